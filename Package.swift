@@ -1,0 +1,71 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "teamwork",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "teamwork-manager", targets: ["teamwork-manager"]),
+        .library(name: "TeamworkModel", targets: ["TeamworkModel"]),
+        .library(name: "CentralStore", targets: ["CentralStore"]),
+        .library(name: "TeamworkTestSupport", targets: ["TeamworkTestSupport"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    ],
+    targets: [
+        // Domain model: value types, validation and errors. No I/O.
+        .target(name: "TeamworkModel"),
+
+        // A private PostgreSQL cluster for the zero-setup local default and for tests.
+        .target(name: "LocalPostgres"),
+
+        // The central store: migrations and queries over PostgreSQL.
+        .target(
+            name: "CentralStore",
+            dependencies: [
+                "TeamworkModel",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            plugins: ["EmbedSQL"]
+        ),
+
+        // The managers' command-line interface, as a library so the executable stays a thin shell.
+        .target(
+            name: "ManagerCLI",
+            dependencies: [
+                "TeamworkModel",
+                "CentralStore",
+                "LocalPostgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "teamwork-manager", dependencies: ["ManagerCLI"]),
+
+        // Build-time embedding of sql/*.sql into the CentralStore module.
+        .executableTarget(name: "EmbedSQLTool"),
+        .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
+
+        // Throwaway databases and fixtures shared by the test targets.
+        .target(
+            name: "TeamworkTestSupport",
+            dependencies: ["CentralStore", "LocalPostgres", "TeamworkModel"]
+        ),
+
+        .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel"]),
+        .testTarget(
+            name: "CentralStoreTests",
+            dependencies: ["CentralStore", "TeamworkTestSupport", "TeamworkModel"]
+        ),
+        .testTarget(
+            name: "ManagerCLITests",
+            dependencies: ["TeamworkTestSupport", "CentralStore", "TeamworkModel", "teamwork-manager"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

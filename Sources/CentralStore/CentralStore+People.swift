@@ -1,0 +1,89 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+extension CentralStore {
+    public func addPerson(_ new: NewPerson) async throws -> Person {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO people AS p (first_name, last_name, email, role, avatar_url)
+                VALUES (\(new.firstName), \(new.lastName), \(new.email), \(new.role.rawValue), \(new.avatarURL))
+                RETURNING \(unescaped: Columns.person)
+                """,
+                logger: logger
+            ).collect()
+            return try Person(row: rows[0])
+        }
+    }
+
+    /// People sorted by last name, optionally only one role or one team's members.
+    public func listPeople(role: Role? = nil, teamID: Int64? = nil) async throws -> [Person] {
+        try await rows(
+            """
+            SELECT \(unescaped: Columns.person) FROM people p
+            WHERE (\(role?.rawValue)::text IS NULL OR p.role = \(role?.rawValue))
+              AND (\(teamID)::bigint IS NULL OR EXISTS (
+                    SELECT 1 FROM team_memberships m WHERE m.person_id = p.id AND m.team_id = \(teamID)))
+            ORDER BY lower(p.last_name), lower(p.first_name), p.id
+            """
+        ).map(Person.init(row:))
+    }
+
+    public func person(id: Int64) async throws -> Person {
+        let found = try await rows("SELECT \(unescaped: Columns.person) FROM people p WHERE p.id = \(id)")
+        guard let row = found.first else { throw TeamworkError.notFound("no person with id \(id)") }
+        return try Person(row: row)
+    }
+
+    /// Finds a person by id (digits) or by email (case-insensitive).
+    public func person(reference: String) async throws -> Person {
+        if let id = Int64(reference) { return try await person(id: id) }
+        let found = try await rows(
+            "SELECT \(unescaped: Columns.person) FROM people p WHERE lower(p.email) = lower(\(reference))"
+        )
+        guard let row = found.first else { throw TeamworkError.notFound("no person with that email") }
+        return try Person(row: row)
+    }
+
+    public func updatePerson(id: Int64, _ changes: PersonChanges) async throws -> Person {
+        let setAvatar = changes.avatarURL != nil
+        let avatar = changes.avatarURL ?? nil
+        let setDefault = changes.defaultTeamID != nil
+        let defaultTeam = changes.defaultTeamID ?? nil
+        return try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE people AS p SET
+                    first_name = coalesce(\(changes.firstName), first_name),
+                    last_name = coalesce(\(changes.lastName), last_name),
+                    email = coalesce(\(changes.email), email),
+                    role = coalesce(\(changes.role?.rawValue), role),
+                    avatar_url = CASE WHEN \(setAvatar) THEN \(avatar) ELSE avatar_url END,
+                    default_team_id = CASE WHEN \(setDefault) THEN \(defaultTeam) ELSE default_team_id END
+                WHERE p.id = \(id)
+                RETURNING \(unescaped: Columns.person)
+                """,
+                logger: logger
+            ).collect()
+            guard let row = rows.first else { throw TeamworkError.notFound("no person with id \(id)") }
+            return try Person(row: row)
+        }
+    }
+
+    /// Removes a person. Refused while tasks are assigned to them; their
+    /// memberships and last-known location go with them.
+    public func removePerson(id: Int64) async throws {
+        try await transaction { connection in
+            let open = try await connection.query(
+                "SELECT count(*) FROM tasks WHERE assignee_id = \(id)", logger: logger
+            ).collect()
+            let count = try open.first?.decode(Int.self) ?? 0
+            if count > 0 {
+                throw TeamworkError.conflict("person \(id) still has \(count) task(s) assigned; reassign or delete them first")
+            }
+            let deleted = try await connection.query("DELETE FROM people WHERE id = \(id) RETURNING id", logger: logger).collect()
+            if deleted.isEmpty { throw TeamworkError.notFound("no person with id \(id)") }
+        }
+    }
+}

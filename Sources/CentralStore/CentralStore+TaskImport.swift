@@ -1,0 +1,122 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+extension CentralStore {
+    /// The columns a task CSV file may have; `title` is required, and each row
+    /// needs a `team`, an `assignee`, or both.
+    public static let taskImportColumns = ["title", "description", "priority", "team", "assignee", "location", "due"]
+
+    /// Creates every task in the CSV text, or none: the first bad row stops the
+    /// import with an error that names its line and column, and nothing is written.
+    public func importTasks(csv text: String) async throws -> [FieldTask] {
+        let table: CSVTable
+        do {
+            table = try CSVTable(parsing: text)
+        } catch let error as CSVError {
+            throw TeamworkError.invalid(error.description)
+        }
+        let unknown = table.header.filter { !Self.taskImportColumns.contains($0) }
+        if let column = unknown.first {
+            throw TeamworkError.invalid(
+                "line 1: unknown column '\(column)'; the columns are \(Self.taskImportColumns.joined(separator: ", "))"
+            )
+        }
+        guard table.header.contains("title") else { throw TeamworkError.invalid("line 1: the header needs a 'title' column") }
+        let directory = try await ImportDirectory.load(self)
+        var tasks: [(line: Int, task: NewTask)] = []
+        for record in table.records {
+            tasks.append((record.line, try directory.task(from: record, header: table.header)))
+        }
+        return try await transaction { connection in
+            var created: [FieldTask] = []
+            created.reserveCapacity(tasks.count)
+            for (line, task) in tasks {
+                do {
+                    created.append(try await insertTask(task, on: connection))
+                } catch {
+                    let mapped = StoreError.map(error)
+                    let message = (mapped as? TeamworkError)?.message ?? "\(mapped)"
+                    throw TeamworkError(.invalidInput, "line \(line): \(message)")
+                }
+            }
+            return created
+        }
+    }
+}
+
+/// Slugs, emails, memberships and locations, loaded once so each CSV row is
+/// checked without a query of its own.
+struct ImportDirectory {
+    var teams: [String: Int64]
+    var teamIDs: Set<Int64>
+    var people: [String: Int64]
+    var personIDs: Set<Int64>
+    var memberships: Set<[Int64]>
+    var locations: Set<Int64>
+
+    static func load(_ store: CentralStore) async throws -> ImportDirectory {
+        var directory = ImportDirectory(teams: [:], teamIDs: [], people: [:], personIDs: [], memberships: [], locations: [])
+        for row in try await store.rows("SELECT id, slug FROM teams") {
+            let (id, slug) = try row.decode((Int64, String).self)
+            directory.teams[slug] = id
+            directory.teamIDs.insert(id)
+        }
+        for row in try await store.rows("SELECT id, lower(email) FROM people") {
+            let (id, email) = try row.decode((Int64, String).self)
+            directory.people[email] = id
+            directory.personIDs.insert(id)
+        }
+        for row in try await store.rows("SELECT team_id, person_id FROM team_memberships") {
+            let (team, person) = try row.decode((Int64, Int64).self)
+            directory.memberships.insert([team, person])
+        }
+        for row in try await store.rows("SELECT id FROM locations") {
+            directory.locations.insert(try row.decode(Int64.self))
+        }
+        return directory
+    }
+
+    func task(from record: CSVTable.Record, header: [String]) throws -> NewTask {
+        var values: [String: String] = [:]
+        for (column, value) in zip(header, record.fields) { values[column] = value }
+        func fail(_ column: String, _ message: String) -> TeamworkError {
+            TeamworkError.invalid("line \(record.line), column '\(column)': \(message)")
+        }
+        func nonEmpty(_ column: String) -> String? {
+            guard let value = values[column]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+            return value
+        }
+        func checked<T>(_ column: String, _ body: () throws -> T) throws -> T {
+            do { return try body() } catch let error as TeamworkError { throw fail(column, error.message) }
+        }
+
+        var teamID: Int64?
+        if let team = nonEmpty("team") {
+            teamID = Int64(team).flatMap { teamIDs.contains($0) ? $0 : nil } ?? teams[team]
+            if teamID == nil { throw fail("team", "no team '\(team)'") }
+        }
+        var assigneeID: Int64?
+        if let assignee = nonEmpty("assignee") {
+            assigneeID = Int64(assignee).flatMap { personIDs.contains($0) ? $0 : nil } ?? people[assignee.lowercased()]
+            if assigneeID == nil { throw fail("assignee", "no such person") }
+        }
+        if let teamID, let assigneeID, !memberships.contains([teamID, assigneeID]) {
+            throw fail("assignee", "the assignee is not a member of that team")
+        }
+        let assignment = try checked("team") { try Assignment(teamID: teamID, assigneeID: assigneeID) }
+        var locationID: Int64?
+        if let location = nonEmpty("location") {
+            guard let id = Int64(location), locations.contains(id) else { throw fail("location", "no location '\(location)'") }
+            locationID = id
+        }
+        let priority = try checked("priority") { try nonEmpty("priority").map(Priority.parse) ?? .normal }
+        let due = try checked("due") { try nonEmpty("due").map { try ISODate.parse($0, field: "due") } }
+        return try checked("title") {
+            try NewTask(
+                title: values["title"] ?? "", description: values["description"] ?? "", priority: priority,
+                assignment: assignment, locationID: locationID, dueAt: due
+            )
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+extension CentralStore {
+    public func createTask(_ new: NewTask) async throws -> FieldTask {
+        try await transaction { connection in
+            try await insertTask(new, on: connection)
+        }
+    }
+
+    func insertTask(_ new: NewTask, on connection: PostgresConnection) async throws -> FieldTask {
+        let rows = try await connection.query(
+            """
+            INSERT INTO tasks AS k (title, description, priority, team_id, assignee_id, location_id, due_at, created_by)
+            VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID),
+                    \(new.assignment.assigneeID), \(new.locationID), \(new.dueAt), \(actorID))
+            RETURNING \(unescaped: Columns.task)
+            """,
+            logger: logger
+        ).collect()
+        return try FieldTask(row: rows[0])
+    }
+
+    /// Tasks matching `filter`, sorted by due date (undated last), then priority
+    /// (urgent first), then id.
+    public func listTasks(_ filter: TaskFilter = TaskFilter()) async throws -> [FieldTask] {
+        let statuses = filter.statuses.map(\.rawValue)
+        let priorities = filter.priorities.map(\.rawValue)
+        return try await rows(
+            """
+            SELECT \(unescaped: Columns.task) FROM tasks k
+            WHERE (\(filter.teamID)::bigint IS NULL OR k.team_id = \(filter.teamID))
+              AND (\(filter.assigneeID)::bigint IS NULL OR k.assignee_id = \(filter.assigneeID))
+              AND (cardinality(\(statuses)::text[]) = 0 OR k.status = ANY(\(statuses)))
+              AND (cardinality(\(priorities)::text[]) = 0 OR k.priority = ANY(\(priorities)))
+              AND (\(filter.dueBefore)::timestamptz IS NULL OR k.due_at < \(filter.dueBefore))
+              AND (\(filter.dueAfter)::timestamptz IS NULL OR k.due_at > \(filter.dueAfter))
+              AND (\(filter.overdueAt)::timestamptz IS NULL
+                   OR (k.due_at < \(filter.overdueAt) AND k.status NOT IN ('completed', 'cancelled')))
+            ORDER BY k.due_at ASC NULLS LAST,
+                     CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END,
+                     k.id
+            LIMIT \(filter.limit ?? Int.max)
+            """
+        ).map(FieldTask.init(row:))
+    }
+
+    public func task(id: Int64) async throws -> FieldTask {
+        let found = try await rows("SELECT \(unescaped: Columns.task) FROM tasks k WHERE k.id = \(id)")
+        guard let row = found.first else { throw TeamworkError.notFound("no task with id \(id)") }
+        return try FieldTask(row: row)
+    }
+
+    /// Applies manager edits. With `expectedVersion`, the edit is refused with a
+    /// conflict when someone else changed the task since that version was read.
+    public func updateTask(id: Int64, _ changes: TaskChanges, expectedVersion: Int? = nil) async throws -> FieldTask {
+        let setLocation = changes.locationID != nil
+        let location = changes.locationID ?? nil
+        let setDue = changes.dueAt != nil
+        let due = changes.dueAt ?? nil
+        return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
+            try await connection.query(
+                """
+                UPDATE tasks AS k SET
+                    title = coalesce(\(changes.title), title),
+                    description = coalesce(\(changes.description), description),
+                    priority = coalesce(\(changes.priority?.rawValue), priority),
+                    location_id = CASE WHEN \(setLocation) THEN \(location) ELSE location_id END,
+                    due_at = CASE WHEN \(setDue) THEN \(due) ELSE due_at END
+                WHERE k.id = \(id) AND (\(version)::integer IS NULL OR k.version = \(version))
+                RETURNING \(unescaped: Columns.task)
+                """,
+                logger: logger
+            ).collect()
+        }
+    }
+
+    /// Gives a task to a team, a member of a team, or a person. A new assignee
+    /// starts from scratch: the task is no longer in progress.
+    public func assignTask(id: Int64, to assignment: Assignment, expectedVersion: Int? = nil) async throws -> FieldTask {
+        let current = try await task(id: id)
+        if current.status.isClosed {
+            throw TeamworkError.conflict("task \(id) is \(current.status.rawValue); reopen it before assigning it")
+        }
+        return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
+            try await connection.query(
+                """
+                UPDATE tasks AS k SET
+                    team_id = \(assignment.teamID),
+                    assignee_id = \(assignment.assigneeID),
+                    status = CASE WHEN k.assignee_id IS DISTINCT FROM \(assignment.assigneeID) THEN 'open' ELSE k.status END,
+                    started_at = CASE WHEN k.assignee_id IS DISTINCT FROM \(assignment.assigneeID) THEN NULL ELSE k.started_at END
+                WHERE k.id = \(id) AND k.status NOT IN ('completed', 'cancelled')
+                  AND (\(version)::integer IS NULL OR k.version = \(version))
+                RETURNING \(unescaped: Columns.task)
+                """,
+                logger: logger
+            ).collect()
+        }
+    }
+
+    /// Cancels a task that is not completed.
+    public func cancelTask(id: Int64, expectedVersion: Int? = nil) async throws -> FieldTask {
+        let current = try await task(id: id)
+        if current.status.isClosed {
+            throw TeamworkError.conflict("task \(id) is already \(current.status.rawValue)")
+        }
+        return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
+            try await connection.query(
+                """
+                UPDATE tasks AS k SET status = 'cancelled'
+                WHERE k.id = \(id) AND k.status NOT IN ('completed', 'cancelled')
+                  AND (\(version)::integer IS NULL OR k.version = \(version))
+                RETURNING \(unescaped: Columns.task)
+                """,
+                logger: logger
+            ).collect()
+        }
+    }
+
+    /// Puts a completed or cancelled task back to work, clearing what the field recorded.
+    public func reopenTask(id: Int64, expectedVersion: Int? = nil) async throws -> FieldTask {
+        let current = try await task(id: id)
+        if !current.status.isClosed {
+            throw TeamworkError.conflict("task \(id) is \(current.status.rawValue), not completed or cancelled")
+        }
+        return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
+            try await connection.query(
+                """
+                UPDATE tasks AS k SET status = 'open', started_at = NULL, completed_at = NULL,
+                    completed_by = NULL, completion_note = NULL
+                WHERE k.id = \(id) AND k.status IN ('completed', 'cancelled')
+                  AND (\(version)::integer IS NULL OR k.version = \(version))
+                RETURNING \(unescaped: Columns.task)
+                """,
+                logger: logger
+            ).collect()
+        }
+    }
+
+    public func deleteTask(id: Int64, expectedVersion: Int? = nil) async throws {
+        _ = try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
+            try await connection.query(
+                """
+                DELETE FROM tasks AS k WHERE k.id = \(id) AND (\(version)::integer IS NULL OR k.version = \(version))
+                RETURNING \(unescaped: Columns.task)
+                """,
+                logger: logger
+            ).collect()
+        }
+    }
+
+    /// Runs a statement guarded by the version check and explains an empty result:
+    /// the task does not exist, or someone changed it since `expectedVersion`, or
+    /// it changed state between our read and our write.
+    private func guardedUpdate(
+        id: Int64, expectedVersion: Int?,
+        _ statement: @Sendable (PostgresConnection, Int?) async throws -> [PostgresRow]
+    ) async throws -> FieldTask {
+        let rows = try await transaction { connection in
+            try await statement(connection, expectedVersion)
+        }
+        if let row = rows.first { return try FieldTask(row: row) }
+        let current = try await task(id: id)
+        if let expectedVersion, current.version != expectedVersion {
+            throw TeamworkError.conflict(
+                "task \(id) was changed by someone else (you have version \(expectedVersion), it is now at version \(current.version)); "
+                    + "run `task show \(id)` and try again"
+            )
+        }
+        throw TeamworkError.conflict("task \(id) changed while this was being applied; try again")
+    }
+
+    /// Every recorded change to a task, oldest first; kept after the task is deleted.
+    public func history(taskID: Int64) async throws -> [TaskHistoryEntry] {
+        let rows = try await rows(
+            """
+            SELECT h.id, h.action, h.actor_id, h.db_user, h.changed_at, c.key, c.value ->> 'old', c.value ->> 'new'
+            FROM task_history h LEFT JOIN LATERAL jsonb_each(h.changes) c ON true
+            WHERE h.task_id = \(taskID)
+            ORDER BY h.id, c.key
+            """
+        )
+        var entries: [TaskHistoryEntry] = []
+        for row in rows {
+            let (id, action, actor, user, at, key, old, new) = try row.decode(
+                (Int64, String, Int64?, String, Date, String?, String?, String?).self
+            )
+            if entries.last?.id != id {
+                entries.append(TaskHistoryEntry(
+                    id: id, taskID: taskID, action: action, actorID: actor, databaseUser: user, changedAt: at, changes: [:]
+                ))
+            }
+            if let key { entries[entries.count - 1].changes[key] = FieldChange(old: old, new: new) }
+        }
+        if entries.isEmpty { throw TeamworkError.notFound("no task with id \(taskID) and no history for it") }
+        return entries
+    }
+
+    /// Feed positions after `position`, in order.
+    public func feed(after position: Int64 = 0, limit: Int = 1000) async throws -> [FeedEntry] {
+        try await rows(
+            """
+            SELECT position, entity, entity_id, operation, team_id, old_team_id, assignee_id, old_assignee_id, changed_at
+            FROM change_feed WHERE position > \(position) ORDER BY position LIMIT \(limit)
+            """
+        ).map { row in
+            let (p, entity, entityID, op, team, oldTeam, assignee, oldAssignee, at) = try row.decode(
+                (Int64, String, Int64, String, Int64?, Int64?, Int64?, Int64?, Date).self
+            )
+            return FeedEntry(
+                position: p, entity: entity, entityID: entityID, operation: op, teamID: team, oldTeamID: oldTeam,
+                assigneeID: assignee, oldAssigneeID: oldAssignee, changedAt: at
+            )
+        }
+    }
+}

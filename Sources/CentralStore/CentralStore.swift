@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import PostgresNIO
+import TeamworkModel
+
+/// The central store: common data and the master task list in PostgreSQL.
+///
+/// A store borrows one connection for its lifetime (``withStore(_:actorID:logger:_:)``).
+/// Every write runs in a transaction that first records who is acting, so the
+/// triggers can write history and the change feed in that same transaction.
+public struct CentralStore: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// The person on whose behalf changes are made; written into task history.
+    public var actorID: Int64?
+
+    /// Connects, runs `body`, and closes the connection, whatever happens.
+    /// Connection failures become `TeamworkError` with code `.unavailable` or `.configuration`.
+    public static func withStore<R: Sendable>(
+        _ url: DatabaseURL,
+        actorID: Int64? = nil,
+        logger: Logger = Logger(label: "teamwork.central-store"),
+        _ body: (CentralStore) async throws -> R
+    ) async throws -> R {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(
+                configuration: try url.connectionConfiguration(), id: 1, logger: logger
+            )
+        } catch {
+            throw StoreError.map(error, connecting: url)
+        }
+        let store = CentralStore(connection: connection, logger: logger, actorID: actorID)
+        do {
+            let result = try await body(store)
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw StoreError.map(error)
+        }
+    }
+
+    /// Runs `body` in a transaction in which the triggers know the acting person.
+    @discardableResult
+    func transaction<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        let actor = actorID.map(String.init) ?? ""
+        do {
+            return try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT set_config('teamwork.actor_id', \(actor), true)", logger: logger)
+                return try await body(connection)
+            }
+        } catch let error as PostgresTransactionError {
+            throw StoreError.map(error.closureError ?? error.beginError ?? error.commitError ?? error)
+        }
+    }
+
+    /// Runs one statement and collects its rows.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await connection.query(query, logger: logger).collect()
+    }
+}

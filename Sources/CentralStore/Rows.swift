@@ -1,0 +1,105 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+/// Column lists and row decoders, one per record, so every query that returns a
+/// record selects the same columns in the same order.
+enum Columns {
+    static let person = "p.id, p.first_name, p.last_name, p.email, p.role, p.avatar_url, p.default_team_id, p.created_at, p.updated_at, p.last_seen_at"
+    static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at"
+    static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at"
+    static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version"
+}
+
+extension PostgresRandomAccessRow {
+    func enumValue<E: RawRepresentable>(_ column: Int, _ type: E.Type) throws -> E where E.RawValue == String {
+        let raw = try self[column].decode(String.self)
+        guard let value = E(rawValue: raw) else {
+            throw TeamworkError(.internal, "unexpected \(E.self) value in the database")
+        }
+        return value
+    }
+}
+
+extension Person {
+    init(row: PostgresRow) throws {
+        let r = PostgresRandomAccessRow(row)
+        self.init(
+            id: try r[0].decode(Int64.self),
+            firstName: try r[1].decode(String.self),
+            lastName: try r[2].decode(String.self),
+            email: try r[3].decode(String.self),
+            role: try r.enumValue(4, Role.self),
+            avatarURL: try r[5].decode(String?.self),
+            defaultTeamID: try r[6].decode(Int64?.self),
+            createdAt: try r[7].decode(Date.self),
+            updatedAt: try r[8].decode(Date.self),
+            lastSeenAt: try r[9].decode(Date?.self)
+        )
+    }
+}
+
+extension Team {
+    init(row: PostgresRow) throws {
+        let r = PostgresRandomAccessRow(row)
+        self.init(
+            id: try r[0].decode(Int64.self),
+            slug: try r[1].decode(String.self),
+            name: try r[2].decode(String.self),
+            description: try r[3].decode(String.self),
+            color: try r[4].decode(String?.self),
+            createdBy: try r[5].decode(Int64?.self),
+            createdAt: try r[6].decode(Date.self),
+            updatedAt: try r[7].decode(Date.self)
+        )
+    }
+}
+
+extension Location {
+    init(row: PostgresRow) throws {
+        let r = PostgresRandomAccessRow(row)
+        self.init(
+            id: try r[0].decode(Int64.self),
+            kind: try r.enumValue(1, LocationKind.self),
+            personID: try r[2].decode(Int64?.self),
+            name: try r[3].decode(String.self),
+            latitude: try r[4].decode(Double.self),
+            longitude: try r[5].decode(Double.self),
+            elevation: try r[6].decode(Double?.self),
+            address: Address(
+                street: try r[7].decode(String.self),
+                city: try r[8].decode(String.self),
+                region: try r[9].decode(String.self),
+                postalCode: try r[10].decode(String.self),
+                country: try r[11].decode(String.self)
+            ),
+            createdAt: try r[12].decode(Date.self),
+            updatedAt: try r[13].decode(Date.self)
+        )
+    }
+}
+
+extension FieldTask {
+    init(row: PostgresRow) throws {
+        let r = PostgresRandomAccessRow(row)
+        self.init(
+            id: try r[0].decode(Int64.self),
+            title: try r[1].decode(String.self),
+            description: try r[2].decode(String.self),
+            priority: try r.enumValue(3, Priority.self),
+            status: try r.enumValue(4, TaskStatus.self),
+            teamID: try r[5].decode(Int64?.self),
+            assigneeID: try r[6].decode(Int64?.self),
+            locationID: try r[7].decode(Int64?.self),
+            dueAt: try r[8].decode(Date?.self),
+            createdBy: try r[9].decode(Int64?.self),
+            createdAt: try r[10].decode(Date.self),
+            updatedAt: try r[11].decode(Date.self),
+            startedAt: try r[12].decode(Date?.self),
+            completedAt: try r[13].decode(Date?.self),
+            completedBy: try r[14].decode(Int64?.self),
+            completionNote: try r[15].decode(String?.self),
+            version: Int(try r[16].decode(Int32.self))
+        )
+    }
+}

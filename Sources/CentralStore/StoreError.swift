@@ -1,0 +1,114 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+/// Turns PostgreSQL failures into `TeamworkError`s with messages for people.
+/// Messages name constraints and fields, never the values (which may be personal data).
+enum StoreError {
+    static func map(_ error: any Error, connecting url: DatabaseURL? = nil) -> any Error {
+        if error is TeamworkError { return error }
+        if let transaction = error as? PostgresTransactionError,
+           let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
+            return map(inner, connecting: url)
+        }
+        guard let psql = error as? PSQLError else {
+            if let url {
+                return TeamworkError(.unavailable, "cannot reach the database at \(url.displayString): \(describe(error))")
+            }
+            return error
+        }
+        if psql.code == .server, let info = psql.serverInfo {
+            return server(state: info[.sqlState] ?? "", constraint: info[.constraintName], message: info[.message] ?? "", url: url)
+        }
+        switch psql.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            let target = url.map { " at \($0.displayString)" } ?? ""
+            let underlying = psql.underlying.map { ": \(describe($0))" } ?? ""
+            return TeamworkError(.unavailable, "cannot reach the database\(target)\(underlying)")
+        case .sslUnsupported:
+            return TeamworkError(.configuration, "the database server does not support TLS; use sslmode=disable")
+        case .authMechanismRequiresPassword:
+            return TeamworkError(.configuration, "the database asks for a password; put it in the database URL")
+        default:
+            return TeamworkError(.internal, "database error: \(psql.code)")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+
+    private static func server(state: String, constraint: String?, message: String, url: DatabaseURL?) -> TeamworkError {
+        switch state {
+        case "23505":
+            return .conflict(uniqueMessages[constraint ?? ""] ?? "this would create a duplicate (\(constraint ?? "unique constraint"))")
+        case "23503":
+            return foreignKey(constraint: constraint ?? "", message: message)
+        case "23514", "23502":
+            return .invalid(checkMessages[constraint ?? ""] ?? "a value is not allowed (\(constraint ?? "check"))")
+        case "22P02", "22003", "22007", "22008":
+            return .invalid("a value has the wrong form for its field")
+        case "40001", "40P01":
+            return .conflict("another change got in the way; try again")
+        case "42501":
+            return TeamworkError(.configuration, "the database role lacks permission for this (\(message))")
+        case "3D000":
+            return TeamworkError(.configuration, "the database \(url?.database ?? "") does not exist")
+        case "28P01", "28000":
+            return TeamworkError(.configuration, "the database refused the login for \(url?.username ?? "this user")")
+        case "57P01", "57P02", "57P03", "08006", "08001", "08004":
+            return TeamworkError(.unavailable, "the database is not available (\(message))")
+        case "42P01", "42883":
+            return TeamworkError(.configuration, "the database schema is missing or old: run `teamwork-manager db migrate`")
+        default:
+            return TeamworkError(.internal, "database error \(state): \(message)")
+        }
+    }
+
+    private static let uniqueMessages: [String: String] = [
+        "people_email_key": "a person with this email already exists",
+        "teams_slug_key": "a team with this slug already exists",
+        "team_memberships_pkey": "this person is already a member of the team",
+        "locations_person_key": "this person already has a last-known location",
+    ]
+
+    private static let checkMessages: [String: String] = [
+        "tasks_check": "a task needs a team, an assignee, or both",
+        "locations_latitude_check": "latitude must be between -90 and 90",
+        "locations_longitude_check": "longitude must be between -180 and 180",
+        "teams_slug_check": "slug must be 1-40 characters of a-z, 0-9 and '-'",
+        "teams_color_check": "colour must be #rrggbb",
+    ]
+
+    private static let missingReference: [String: String] = [
+        "tasks_team_id_fkey": "no such team",
+        "tasks_assignee_id_fkey": "no such person",
+        "tasks_location_id_fkey": "no such location",
+        "tasks_created_by_fkey": "the acting person does not exist",
+        "teams_created_by_fkey": "the acting person does not exist",
+    ]
+
+    private static func foreignKey(constraint: String, message: String) -> TeamworkError {
+        if constraint == "tasks_assignee_membership" {
+            return .invalid("the assignee is not a member of that team")
+        }
+        if let missing = missingReference[constraint] {
+            return .notFound(missing)
+        }
+        if constraint == "people_default_team_membership" {
+            return .invalid("a default team must be one of the person's teams")
+        }
+        // "update or delete on table X violates foreign key constraint ... on table Y": still referenced.
+        if message.hasPrefix("update or delete") {
+            if constraint.hasPrefix("tasks_team") {
+                return .conflict("the team still has tasks; move or delete them first")
+            }
+            if constraint.hasPrefix("tasks_assignee") {
+                return .conflict("the person still has tasks assigned; reassign them first")
+            }
+            return .conflict("it is still referenced (\(constraint))")
+        }
+        return .notFound("a referenced row does not exist (\(constraint))")
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import CentralStore
+import Foundation
+import TeamworkModel
+
+struct LocationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "location",
+        abstract: "Add, list and show locations (task sites and people's last-known positions).",
+        subcommands: [Add.self, List.self, Show.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a task site.")
+        @OptionGroup var connection: ConnectionOptions
+        @Option(name: .customLong("lat"), parsing: .unconditional, help: "Latitude, -90 to 90.") var latitude: String
+        @Option(name: .customLong("lon"), parsing: .unconditional, help: "Longitude, -180 to 180.") var longitude: String
+        @Option(parsing: .unconditional, help: "Elevation in metres.") var elevation: String?
+        @Option(help: "A name for the place.") var name: String = ""
+        @Option var street: String = ""
+        @Option var city: String = ""
+        @Option var region: String = ""
+        @Option var postalCode: String = ""
+        @Option var country: String = ""
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let new = try NewLocation(
+                name: name, latitude: try number(latitude, "latitude"), longitude: try number(longitude, "longitude"),
+                elevation: try elevation.map { try number($0, "elevation") },
+                address: Address(street: street, city: city, region: region, postalCode: postalCode, country: country)
+            )
+            let location = try await connection.withStore { try await $0.addLocation(new) }
+            if output.json { try Output.json(location) } else { Output.line("Added location \(location.id)") }
+        }
+
+        private func number(_ text: String, _ field: String) throws -> Double {
+            guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else {
+                throw TeamworkError.invalid("\(field) must be a number")
+            }
+            return value
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List locations.")
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "site or person.") var kind: String?
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let kind = try self.kind.map { try parseKind($0) }
+            let locations = try await connection.withStore { try await $0.listLocations(kind: kind) }
+            if output.json { return try Output.json(locations) }
+            Output.table(["ID", "KIND", "NAME", "LAT", "LON", "ADDRESS"], locations.map {
+                [String($0.id), $0.kind.rawValue, $0.name, String($0.latitude), String($0.longitude), $0.address.singleLine]
+            })
+        }
+
+        private func parseKind(_ text: String) throws -> LocationKind {
+            guard let kind = LocationKind(rawValue: text.lowercased()) else {
+                throw TeamworkError.invalid("kind must be one of: site, person")
+            }
+            return kind
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one location.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Location id.") var id: Int64
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let l = try await connection.withStore { try await $0.location(id: id) }
+            if output.json { return try Output.json(l) }
+            Output.details([
+                ("id", String(l.id)), ("kind", l.kind.rawValue), ("person", l.personID.map(String.init) ?? "-"),
+                ("name", l.name), ("latitude", String(l.latitude)), ("longitude", String(l.longitude)),
+                ("elevation", l.elevation.map { String($0) } ?? "-"), ("address", l.address.singleLine),
+                ("created", Output.date(l.createdAt)), ("updated", Output.date(l.updatedAt)),
+            ])
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import CentralStore
+import Foundation
+import TeamworkModel
+
+struct TaskCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "task",
+        abstract: "Create, list, change and follow the master list's tasks.",
+        subcommands: [
+            Create.self, List.self, Show.self, Update.self, Assign.self, Cancel.self, Reopen.self, Delete.self,
+            History.self, Import.self,
+        ]
+    )
+
+    /// Team slugs and people's names, to show instead of ids.
+    struct Names: Sendable {
+        var teams: [Int64: String] = [:]
+        var people: [Int64: String] = [:]
+
+        static func load(_ store: CentralStore) async throws -> Names {
+            var names = Names()
+            for line in try await store.listTeams() { names.teams[line.team.id] = line.team.slug }
+            for person in try await store.listPeople() { names.people[person.id] = person.displayName }
+            return names
+        }
+    }
+
+    static func printTable(_ tasks: [FieldTask], names: Names, now: Date) {
+        Output.table(["ID", "DUE", "PRIORITY", "STATUS", "TEAM", "ASSIGNEE", "TITLE"], tasks.map { task in
+            [
+                String(task.id), Output.due(task.dueAt) + (task.isOverdue(at: now) ? " !" : ""), task.priority.rawValue,
+                task.status.rawValue, task.teamID.map { names.teams[$0] ?? String($0) } ?? "-",
+                task.assigneeID.map { names.people[$0] ?? String($0) } ?? "-", task.title,
+            ]
+        })
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a task for a team, a member of a team, or one person."
+        )
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "What needs doing.") var title: String
+        @Option(help: "Details for the worker.") var description: String = ""
+        @Option(help: "low, normal, high or urgent.") var priority: String = "normal"
+        @Option(help: "Team slug or id (free-floating for the team without --assignee).") var team: String?
+        @Option(help: "Person id or email (a member of --team when both are given).") var assignee: String?
+        @Option(help: "Location id of the task site.") var location: Int64?
+        @Option(help: "Due date, ISO 8601: 2026-12-01 or 2026-12-01T09:00:00Z.") var due: String?
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let priority = try Priority.parse(priority)
+            let dueAt = try due.map { try ISODate.parse($0, field: "due") }
+            if team == nil && assignee == nil { throw TeamworkError(.usage, "give --team, --assignee, or both") }
+            let task = try await connection.withStore { store in
+                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                let assigneeID = try await assignee.asyncMap { try await store.person(reference: $0).id }
+                let new = try NewTask(
+                    title: title, description: description, priority: priority,
+                    assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt
+                )
+                return try await store.createTask(new)
+            }
+            if output.json { try Output.json(task) } else { Output.line("Created task \(task.id) (\(task.status.rawValue))") }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List tasks, sorted by due date then priority; '!' marks overdue."
+        )
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "Team slug or id.") var team: String?
+        @Option(help: "Person id or email.") var assignee: String?
+        @Option(help: "open, assigned, in-progress, completed or cancelled (repeatable).") var status: [String] = []
+        @Option(help: "low, normal, high or urgent (repeatable).") var priority: [String] = []
+        @Option(help: "Due before this ISO 8601 date.") var dueBefore: String?
+        @Option(help: "Due after this ISO 8601 date.") var dueAfter: String?
+        @Flag(help: "Only tasks past due that are not completed or cancelled.") var overdue = false
+        @Option(help: "Show at most this many.") var limit: Int?
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        }
+
+        func run() async throws {
+            let now = Date()
+            var filter = TaskFilter(
+                statuses: try status.map(TaskStatus.parse), priorities: try priority.map(Priority.parse),
+                dueBefore: try dueBefore.map { try ISODate.parse($0, field: "due-before") },
+                dueAfter: try dueAfter.map { try ISODate.parse($0, field: "due-after") },
+                overdueAt: overdue ? now : nil, limit: limit
+            )
+            let (tasks, names) = try await connection.withStore { store in
+                filter.teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                filter.assigneeID = try await assignee.asyncMap { try await store.person(reference: $0).id }
+                let tasks = try await store.listTasks(filter)
+                return (tasks, output.json ? Names() : try await Names.load(store))
+            }
+            if output.json { return try Output.json(tasks) }
+            TaskCommand.printTable(tasks, names: names, now: now)
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one task in full.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Task id.") var id: Int64
+        @OptionGroup var output: OutputOptions
+
+        struct Details: Encodable {
+            var task: FieldTask
+            var team: Team?
+            var assignee: Person?
+            var completedBy: Person?
+            var location: Location?
+        }
+
+        static func describe(_ location: Location) -> String {
+            let parts: [String] = [location.name, location.address.singleLine, "(\(location.latitude), \(location.longitude))"]
+            return parts.filter { !$0.isEmpty }.joined(separator: " ")
+        }
+
+        func run() async throws {
+            let d = try await connection.withStore { store in
+                let task = try await store.task(id: id)
+                return Details(
+                    task: task,
+                    team: try await task.teamID.asyncMap { try await store.team(id: $0) },
+                    assignee: try await task.assigneeID.asyncMap { try await store.person(id: $0) },
+                    completedBy: try await task.completedBy.asyncMap { try await store.person(id: $0) },
+                    location: try await task.locationID.asyncMap { try await store.location(id: $0) }
+                )
+            }
+            if output.json { return try Output.json(d) }
+            let t = d.task
+            let place = d.location.map(Self.describe)
+            Output.details([
+                ("id", String(t.id)), ("title", t.title), ("description", t.description), ("priority", t.priority.rawValue),
+                ("status", t.status.rawValue + (t.isOverdue(at: Date()) ? " (overdue)" : "")),
+                ("team", d.team?.slug ?? "-"), ("assignee", d.assignee.map { "\($0.displayName) (\($0.id))" } ?? "-"),
+                ("location", place ?? "-"), ("due", Output.date(t.dueAt)), ("created", Output.date(t.createdAt)),
+                ("updated", Output.date(t.updatedAt)), ("started", Output.date(t.startedAt)),
+                ("completed", Output.date(t.completedAt)),
+                ("completed by", d.completedBy.map { "\($0.displayName) (\($0.id))" } ?? "-"),
+                ("note", t.completionNote ?? "-"), ("version", String(t.version)),
+            ])
+        }
+    }
+}

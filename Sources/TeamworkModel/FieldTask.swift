@@ -1,0 +1,144 @@
+import Foundation
+
+/// A task on the master list: a job at a location, due by a date, for a team,
+/// a member of a team, or one person.
+public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
+    public var id: Int64
+    public var title: String
+    public var description: String
+    public var priority: Priority
+    public var status: TaskStatus
+    public var teamID: Int64?
+    public var assigneeID: Int64?
+    public var locationID: Int64?
+    public var dueAt: Date?
+    public var createdBy: Int64?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var startedAt: Date?
+    public var completedAt: Date?
+    public var completedBy: Int64?
+    public var completionNote: String?
+    /// Goes up by one on every change; an update that names an older version is a conflict.
+    public var version: Int
+
+    public init(
+        id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
+        teamID: Int64?, assigneeID: Int64?, locationID: Int64?, dueAt: Date?,
+        createdBy: Int64?, createdAt: Date, updatedAt: Date,
+        startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int
+    ) {
+        self.id = id
+        self.title = title
+        self.description = description
+        self.priority = priority
+        self.status = status
+        self.teamID = teamID
+        self.assigneeID = assigneeID
+        self.locationID = locationID
+        self.dueAt = dueAt
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.startedAt = startedAt
+        self.completedAt = completedAt
+        self.completedBy = completedBy
+        self.completionNote = completionNote
+        self.version = version
+    }
+
+    /// Due before `now` and still needing work.
+    public func isOverdue(at now: Date) -> Bool {
+        guard let dueAt, !status.isClosed else { return false }
+        return dueAt < now
+    }
+}
+
+/// Who a task is for: a team (free-floating), a member of a team, or a single person.
+public struct Assignment: Sendable, Equatable {
+    public var teamID: Int64?
+    public var assigneeID: Int64?
+
+    public init(teamID: Int64?, assigneeID: Int64?) throws {
+        guard teamID != nil || assigneeID != nil else {
+            throw TeamworkError.invalid("a task needs a team, an assignee, or both")
+        }
+        self.teamID = teamID
+        self.assigneeID = assigneeID
+    }
+}
+
+/// The fields of a task to create, validated on construction.
+public struct NewTask: Sendable, Equatable {
+    public var title: String
+    public var description: String
+    public var priority: Priority
+    public var assignment: Assignment
+    public var locationID: Int64?
+    public var dueAt: Date?
+
+    public init(
+        title: String, description: String = "", priority: Priority = .normal,
+        assignment: Assignment, locationID: Int64? = nil, dueAt: Date? = nil
+    ) throws {
+        self.title = try Validate.name(title, field: "title")
+        self.description = description
+        self.priority = priority
+        self.assignment = assignment
+        self.locationID = locationID
+        self.dueAt = dueAt
+    }
+}
+
+/// Manager edits to a task; `nil` leaves a field as it is.
+public struct TaskChanges: Sendable, Equatable {
+    public var title: String?
+    public var description: String?
+    public var priority: Priority?
+    /// `.some(nil)` clears the location.
+    public var locationID: Int64??
+    /// `.some(nil)` clears the due date.
+    public var dueAt: Date??
+
+    public init(
+        title: String? = nil, description: String? = nil, priority: Priority? = nil,
+        locationID: Int64?? = nil, dueAt: Date?? = nil
+    ) throws {
+        self.title = try title.map { try Validate.name($0, field: "title") }
+        self.description = description
+        self.priority = priority
+        self.locationID = locationID
+        self.dueAt = dueAt
+    }
+
+    public var isEmpty: Bool {
+        title == nil && description == nil && priority == nil && locationID == nil && dueAt == nil
+    }
+}
+
+/// Which tasks to list. Every set field narrows the list.
+public struct TaskFilter: Sendable, Equatable {
+    public var teamID: Int64?
+    public var assigneeID: Int64?
+    public var statuses: [TaskStatus]
+    public var priorities: [Priority]
+    public var dueBefore: Date?
+    public var dueAfter: Date?
+    /// Only tasks past their due date that are neither completed nor cancelled.
+    public var overdueAt: Date?
+    public var limit: Int?
+
+    public init(
+        teamID: Int64? = nil, assigneeID: Int64? = nil, statuses: [TaskStatus] = [], priorities: [Priority] = [],
+        dueBefore: Date? = nil, dueAfter: Date? = nil, overdueAt: Date? = nil, limit: Int? = nil
+    ) {
+        self.teamID = teamID
+        self.assigneeID = assigneeID
+        self.statuses = statuses
+        self.priorities = priorities
+        self.dueBefore = dueBefore
+        self.dueAfter = dueAfter
+        self.overdueAt = overdueAt
+        self.limit = limit
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// A group of people that tasks can be assigned to as a whole.
+public struct Team: Sendable, Codable, Equatable, Identifiable {
+    public var id: Int64
+    /// Short unique name used on the command line and in file names: `red-team`.
+    public var slug: String
+    public var name: String
+    public var description: String
+    /// `#rrggbb`, lower case.
+    public var color: String?
+    public var createdBy: Int64?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: Int64, slug: String, name: String, description: String, color: String?,
+        createdBy: Int64?, createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.slug = slug
+        self.name = name
+        self.description = description
+        self.color = color
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// The fields of a team to create, validated on construction.
+public struct NewTeam: Sendable, Equatable {
+    public var slug: String
+    public var name: String
+    public var description: String
+    public var color: String?
+
+    public init(slug: String, name: String, description: String = "", color: String? = nil) throws {
+        self.slug = try Validate.slug(slug)
+        self.name = try Validate.name(name, field: "team name")
+        self.description = description
+        self.color = try color.map(Validate.color)
+    }
+}
+
+/// Changes to a team; `nil` leaves a field as it is.
+public struct TeamChanges: Sendable, Equatable {
+    public var slug: String?
+    public var name: String?
+    public var description: String?
+    /// `.some(nil)` clears the colour.
+    public var color: String??
+
+    public init(slug: String? = nil, name: String? = nil, description: String? = nil, color: String?? = nil) throws {
+        self.slug = try slug.map(Validate.slug)
+        self.name = try name.map { try Validate.name($0, field: "team name") }
+        self.description = description
+        if case .some(.some(let value)) = color {
+            self.color = .some(try Validate.color(value))
+        } else {
+            self.color = color
+        }
+    }
+
+    public var isEmpty: Bool { slug == nil && name == nil && description == nil && color == nil }
+}
+
+/// A person's place in a team.
+public struct TeamMember: Sendable, Codable, Equatable {
+    public var teamID: Int64
+    public var person: Person
+    public var joinedAt: Date
+
+    public init(teamID: Int64, person: Person, joinedAt: Date) {
+        self.teamID = teamID
+        self.person = person
+        self.joinedAt = joinedAt
+    }
+}

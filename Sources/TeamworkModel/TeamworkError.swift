@@ -1,0 +1,38 @@
+/// The one error type of Teamwork's libraries: a machine-readable code and a
+/// message fit to show a user. Messages never contain secrets or personal data
+/// (no emails, no query values): they name the field or the id instead.
+public struct TeamworkError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is; the CLI maps each code to its own exit status.
+    public enum Code: String, Sendable, Equatable, CaseIterable {
+        /// Arguments that do not make sense together.
+        case usage
+        /// Data that fails validation: an empty name, a bad date, a coordinate out of range.
+        case invalidInput
+        /// An input file that cannot be read.
+        case unreadableFile
+        /// An id, slug or email that matches nothing.
+        case notFound
+        /// A duplicate, a stale version, or a row that is still referenced.
+        case conflict
+        /// The database cannot be reached.
+        case unavailable
+        /// Configuration that cannot work: a malformed database URL, missing server binaries.
+        case configuration
+        /// A failure that is nobody's fault but ours.
+        case `internal`
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func invalid(_ message: String) -> TeamworkError { .init(.invalidInput, message) }
+    public static func notFound(_ message: String) -> TeamworkError { .init(.notFound, message) }
+    public static func conflict(_ message: String) -> TeamworkError { .init(.conflict, message) }
+}

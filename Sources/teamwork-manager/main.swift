@@ -1,0 +1,3 @@
+import ManagerCLI
+
+await TeamworkManager.runMain()
