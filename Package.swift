@@ -60,7 +60,10 @@ let package = Package(
         .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel"]),
         .testTarget(
             name: "CentralStoreTests",
-            dependencies: ["CentralStore", "TeamworkTestSupport", "TeamworkModel"]
+            dependencies: [
+                "CentralStore", "TeamworkTestSupport", "TeamworkModel",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         .testTarget(
             name: "ManagerCLITests",

@@ -1,13 +1,22 @@
 -- Least-privilege roles. They are group roles (NOLOGIN): an administrator grants
 -- them to login roles, e.g. GRANT teamwork_manager TO alice;
--- Roles are cluster-wide, so they are created only when missing.
+-- Roles are cluster-wide, so they are created only when missing. Migrating
+-- needs CREATEROLE unless an administrator made both roles beforehand.
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'teamwork_manager') THEN
+    BEGIN
         CREATE ROLE teamwork_manager NOLOGIN;
+    EXCEPTION WHEN duplicate_object OR unique_violation THEN
+        NULL; -- made concurrently by the migration of another database
+    END;
     END IF;
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'teamwork_service') THEN
+    BEGIN
         CREATE ROLE teamwork_service NOLOGIN;
+    EXCEPTION WHEN duplicate_object OR unique_violation THEN
+        NULL;
+    END;
     END IF;
 END
 $$;

@@ -60,3 +60,11 @@ extension CentralStore {
         return true
     }
 }
+
+extension CentralStore {
+    /// Drops `name`, disconnecting anyone still using it. For tests and tooling.
+    public func dropDatabase(_ name: String) async throws {
+        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)"), logger: logger)
+    }
+}

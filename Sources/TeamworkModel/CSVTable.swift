@@ -99,5 +99,11 @@ public struct CSVTable: Sendable, Equatable {
 public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int
     public var message: String
+
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
+
     public var description: String { "line \(line): \(message)" }
 }
