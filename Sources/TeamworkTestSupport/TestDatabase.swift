@@ -24,6 +24,18 @@ public enum TestDatabase {
     public static func withFresh<R: Sendable>(
         migrated: Bool = true, _ body: (DatabaseURL) async throws -> R
     ) async throws -> R {
+        try await limiter.withPermit {
+            try await withFreshUnlimited(migrated: migrated, body)
+        }
+    }
+
+    /// Bounds how many throwaway databases are in use at once: tests run in
+    /// parallel, and each holds connections of a cluster with a fixed maximum.
+    static let limiter = Limiter(permits: 6)
+
+    private static func withFreshUnlimited<R: Sendable>(
+        migrated: Bool, _ body: (DatabaseURL) async throws -> R
+    ) async throws -> R {
         let admin = try adminURL()
         let name = "tw_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         _ = try await CentralStore.withStore(admin) { try await $0.createDatabaseIfMissing(name) }

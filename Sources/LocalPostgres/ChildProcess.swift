@@ -1,0 +1,48 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a program to completion with its output in files.
+///
+/// posix_spawn and waitpid rather than Foundation.Process, and files rather than
+/// pipes: a server that a child leaves running (as `pg_ctl start` does) inherits
+/// descriptors, and Foundation.Process, like reading a pipe to its end, waits for
+/// those to close, which never happens while the server runs.
+public enum ChildProcess {
+    /// Runs `argv` (`argv[0]` is an absolute path) and returns its exit status,
+    /// or 128 + the signal number if a signal ended it. Standard input is empty.
+    /// When both outputs name the same file they share it, in order.
+    public static func run(
+        _ argv: [String], environment: [String: String]? = nil, standardOutput: String, standardError: String
+    ) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        if standardError == standardOutput {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        }
+
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let cEnvironment = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { cEnvironment?.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = cEnvironment.map { posix_spawn(&pid, argv[0], &actions, nil, cArguments, $0) }
+            ?? posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else {
+            throw LocalClusterError("cannot run \(argv[0]): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw LocalClusterError("lost track of \(argv[0])") }
+        }
+        // WIFEXITED / WEXITSTATUS by hand: the macros do not come through to Swift.
+        let exited = (status & 0x7f) == 0
+        return exited ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+}

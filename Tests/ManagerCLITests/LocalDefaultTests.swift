@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// With no database URL, the tool creates, starts and reuses a private cluster.
+@Suite("teamwork-manager local default")
+struct LocalDefaultTests {
+    @Test func withNoDatabaseURLAPrivateClusterIsCreatedThenReused() throws {
+        let home = URL(fileURLWithPath: "/tmp").appending(path: "tw-local-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o755)
+        let tool = ManagerTool(databaseURL: nil, environment: ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": ""])
+        defer {
+            _ = try? tool("db", "stop-local")
+            try? FileManager.default.removeItem(at: home)
+        }
+
+        let first = try tool("team", "add", "red", "--name", "Red")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("created and started the local PostgreSQL in \(home.path)/postgres"))
+
+        let second = try tool("team", "list")
+        #expect(second.status == 0)
+        #expect(second.stderr.isEmpty, "a running cluster is reused silently")
+        #expect(second.stdout.contains("red"))
+
+        let socket = home.appending(path: "postgres/run/.s.PGSQL.5432").path
+        #expect(FileManager.default.fileExists(atPath: socket))
+        if geteuid() == 0 {
+            let owner = try FileManager.default.attributesOfItem(atPath: home.appending(path: "postgres/data").path)[.ownerAccountName]
+            #expect(owner as? String == "postgres", "as root the server runs as an unprivileged user")
+        }
+
+        #expect(try tool("db", "stop-local").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        let restarted = try tool("team", "list")
+        #expect(restarted.status == 0)
+        #expect(restarted.stderr.contains("started the local PostgreSQL"))
+        #expect(restarted.stdout.contains("red"), "data survives a restart")
+    }
+}

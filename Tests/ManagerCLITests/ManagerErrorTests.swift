@@ -1,0 +1,110 @@
+import CentralStore
+import Foundation
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// Bad input through the built binary: one line on stderr, a documented exit
+/// code, nothing on stdout, nothing written.
+@Suite("teamwork-manager errors")
+struct ManagerErrorTests {
+    static let cases: [(arguments: [String], status: Int32, message: String)] = [
+        (["task", "show", "999"], 67, "no task with id 999"),
+        (["person", "show", "nobody@example.org"], 67, "no person with that email"),
+        (["team", "show", "nope"], 67, "no team with slug 'nope'"),
+        (["task", "create", "--title", "X", "--team", "red", "--due", "next week"], 65, "due must be an ISO 8601 date"),
+        (["task", "create", "--title", "  ", "--team", "red"], 65, "title must not be empty"),
+        (["task", "create", "--title", "X"], 64, "give --team, --assignee, or both"),
+        (["task", "create", "--title", "X", "--team", "red", "--assignee", "cy@example.org"], 65, "not a member of that team"),
+        (["task", "create", "--title", "X", "--team", "red", "--priority", "asap"], 65, "priority must be one of"),
+        (["location", "add", "--lat", "91", "--lon", "0"], 65, "latitude must be between -90 and 90"),
+        (["location", "add", "--lat", "0", "--lon", "-180.5"], 65, "longitude must be between -180 and 180"),
+        (["location", "add", "--lat", "north", "--lon", "0"], 65, "latitude must be a number"),
+        (["person", "add", "--first", "", "--last", "X", "--email", "x@example.org"], 65, "first name must not be empty"),
+        (["person", "add", "--first", "A", "--last", "X", "--email", "not-an-email"], 65, "email is not a valid address"),
+        (["person", "add", "--first", "A", "--last", "X", "--email", "ANN@example.org"], 68, "a person with this email already exists"),
+        (["team", "add", "red", "--name", "Again"], 68, "a team with this slug already exists"),
+        (["team", "add", "Bad Slug", "--name", "X"], 65, "slug must be"),
+        (["team", "remove", "red"], 68, "still has 1 task(s)"),
+        (["task", "import", "/nonexistent/tasks.csv"], 66, "cannot read /nonexistent/tasks.csv"),
+        (["task", "show"], 64, "Missing expected argument"),
+        (["task", "show", "abc"], 64, "abc"),
+        (["task", "frobnicate"], 64, "frobnicate"),
+        (["person", "update", "ann@example.org"], 64, "nothing to change"),
+        (["task", "list", "--actor", "ann@example.org"], 64, "must be a manager or an admin"),
+    ]
+
+    @Test(arguments: cases)
+    func badInputGetsOneLineADocumentedCodeAndChangesNothing(_ arguments: [String], _ status: Int32, _ message: String) async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            try tool("team", "add", "red", "--name", "Red")
+            try tool("team", "add", "blue", "--name", "Blue")
+            try tool("person", "add", "--first", "Ann", "--last", "Lee", "--email", "ann@example.org")
+            try tool("person", "add", "--first", "Cy", "--last", "Wu", "--email", "cy@example.org")
+            try tool("team", "add-member", "red", "ann@example.org")
+            try tool("task", "create", "--title", "Existing", "--team", "red")
+            let before = try await CentralStoreSnapshot.take(url)
+
+            let run = try tool.run(arguments)
+            #expect(run.status == status, "\(run.stderr)")
+            #expect(run.errorLines.count == 1, "\(run.stderr)")
+            #expect(run.stderr.hasPrefix("teamwork-manager: error: "))
+            #expect(run.stderr.contains(message), "\(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(try await CentralStoreSnapshot.take(url) == before)
+        }
+    }
+
+    @Test func aMalformedDatabaseURLIsAConfigurationError() throws {
+        let run = try ManagerTool(databaseURL: "mysql://nope")("task", "list")
+        #expect(run.status == 78)
+        #expect(run.errorLines == ["teamwork-manager: error: database URL must look like postgres://user:password@host:5432/database"])
+    }
+
+    @Test func anUnreachableDatabaseIsReportedWithoutThePassword() throws {
+        let run = try ManagerTool(databaseURL: "postgres://max:s3cret@/teamwork?host=/nonexistent-socket-dir")("task", "list")
+        #expect(run.status == 69)
+        #expect(run.errorLines.count == 1)
+        #expect(run.stderr.contains("cannot reach the database"))
+        #expect(!run.stderr.contains("s3cret"))
+    }
+
+    @Test func aDatabaseWithoutTheSchemaSaysToMigrate() async throws {
+        try await TestDatabase.withFresh(migrated: false) { url in
+            let tool = ManagerTool(url)
+            let run = try tool("task", "list")
+            #expect(run.status == 78)
+            #expect(run.stderr.contains("teamwork-manager db migrate"))
+            let migrate = try tool("db", "migrate")
+            #expect(migrate.status == 0)
+            #expect(migrate.stdout.contains("applied 0001_core_schema"))
+            #expect(try tool("db", "migrate").stdout == "The database schema is up to date.\n")
+            #expect(try tool("db", "status").status == 0)
+            #expect(try tool("task", "list").status == 0)
+        }
+    }
+
+    @Test func helpExitsZeroAndListsTheCommands() throws {
+        let run = try ManagerTool(databaseURL: nil)("--help")
+        #expect(run.status == 0)
+        for command in ["db", "person", "team", "location", "task", "report"] {
+            #expect(run.stdout.contains(command))
+        }
+    }
+}
+
+/// Every write to the central store adds to the change feed, so an unchanged
+/// feed (and task list) proves a failed command wrote nothing.
+enum CentralStoreSnapshot {
+    struct State: Equatable {
+        var feed: [FeedEntry]
+        var tasks: [FieldTask]
+    }
+
+    static func take(_ url: DatabaseURL) async throws -> State {
+        try await CentralStore.withStore(url) { store in
+            State(feed: try await store.feed(limit: 100_000), tasks: try await store.listTasks())
+        }
+    }
+}

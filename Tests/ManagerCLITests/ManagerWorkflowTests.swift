@@ -1,0 +1,125 @@
+import CentralStore
+import Foundation
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// End to end: the built `teamwork-manager` binary against a real database.
+@Suite("teamwork-manager workflow")
+struct ManagerWorkflowTests {
+    static func decode<T: Decodable>(_ type: T.Type, _ run: ManagerTool.Run) throws -> T {
+        try JSONOutput.decode(type, run.stdout)
+    }
+
+    @Test func aManagerRunsThePeopleTeamsLocationsAndTasksWorkflow() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            let ok: (ManagerTool.Run) -> Void = { run in
+                #expect(run.status == 0, "\(run.stderr)")
+            }
+            ok(try tool("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager"))
+            ok(try tool("person", "add", "--first", "Ann", "--last", "Lee", "--email", "ann@example.org"))
+            ok(try tool("person", "add", "--first", "Bo", "--last", "Li", "--email", "bo@example.org"))
+            ok(try tool("team", "add", "red", "--name", "Red Team", "--color", "#D03030", "--actor", "max@example.org"))
+            ok(try tool("team", "add-member", "red", "ann@example.org"))
+            ok(try tool("team", "add-member", "red", "bo@example.org"))
+            let site = try Self.decode(Location.self, try tool(
+                "location", "add", "--lat", "-33.87", "--lon", "151.21", "--name", "Depot", "--city", "Sydney", "--json"
+            ))
+            #expect(site.latitude == -33.87 && site.longitude == 151.21 && site.address.city == "Sydney")
+
+            let created = try Self.decode(FieldTask.self, try tool(
+                "task", "create", "--title", "Fix meter", "--team", "red", "--assignee", "ann@example.org",
+                "--location", String(site.id), "--due", "2026-12-01", "--priority", "high", "--actor", "max@example.org", "--json"
+            ))
+            #expect(created.status == .assigned && created.priority == .high)
+            let floating = try Self.decode(FieldTask.self, try tool("task", "create", "--title", "Sweep", "--team", "red", "--json"))
+            #expect(floating.status == .open)
+
+            let listed = try Self.decode([FieldTask].self, try tool("task", "list", "--team", "red", "--json"))
+            #expect(listed.map(\.id) == [created.id, floating.id])
+            let table = try tool("task", "list", "--assignee", "ann@example.org")
+            #expect(table.stdout.contains("Fix meter") && !table.stdout.contains("Sweep"))
+            #expect(table.stdout.contains("Ann Lee") && table.stdout.contains("red"))
+
+            ok(try tool("task", "update", String(created.id), "--title", "Fix the meter", "--expect-version", "1"))
+            ok(try tool("task", "assign", String(floating.id), "--team", "red", "--assignee", "bo@example.org"))
+            let shown = try tool("task", "show", String(created.id))
+            #expect(shown.stdout.contains("Fix the meter") && shown.stdout.contains("Depot") && shown.stdout.contains("version:      2"))
+
+            let history = try Self.decode([TaskHistoryEntry].self, try tool("task", "history", String(created.id), "--json"))
+            #expect(history.map(\.action) == ["created", "updated"])
+            #expect(history[1].changes["title"] == FieldChange(old: "Fix meter", new: "Fix the meter"))
+
+            ok(try tool("task", "cancel", String(floating.id)))
+            let report = try Self.decode(Report.self, try tool("report", "--json"))
+            #expect(report.countsByStatus == ["assigned": 1, "cancelled": 1])
+            #expect(report.total == 2)
+            ok(try tool("task", "delete", String(floating.id)))
+            ok(try tool("team", "remove-member", "red", "bo@example.org"))
+            ok(try tool("person", "update", "bo@example.org", "--last", "Lin", "--role", "manager"))
+            ok(try tool("person", "remove", "bo@example.org"))
+            let people = try Self.decode([Person].self, try tool("person", "list", "--json"))
+            #expect(people.map(\.email) == ["max@example.org", "ann@example.org"], "sorted by last name: Boss, Lee")
+            let red = try tool("team", "show", "red")
+            #expect(red.stdout.contains("Ann Lee") && !red.stdout.contains("Bo Lin"))
+        }
+    }
+
+    @Test func textWithQuotesSQLAndEmojiRoundTripsThroughTheCLI() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            try tool("team", "add", "red", "--name", "Red")
+            let title = "O'Brien's \"meter\"; DROP TABLE tasks; -- 🚧👷‍♀️"
+            let description = String(repeating: "Zoë 🚧 'x' \"y\"\n", count: 5_000)
+            let created = try Self.decode(FieldTask.self, try tool(
+                "task", "create", "--title", title, "--description", description, "--team", "red", "--json"
+            ))
+            let shown = try Self.decode(ShownTask.self, try tool("task", "show", String(created.id), "--json"))
+            #expect(shown.task.title == title)
+            #expect(shown.task.description == description)
+        }
+    }
+
+    struct ShownTask: Decodable {
+        var task: FieldTask
+    }
+
+    @Test func aStaleVersionIsAConflictForTheSecondManager() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            try tool("team", "add", "red", "--name", "Red")
+            let task = try Self.decode(FieldTask.self, try tool("task", "create", "--title", "One", "--team", "red", "--json"))
+            let first = try tool("task", "update", String(task.id), "--priority", "urgent", "--expect-version", String(task.version))
+            #expect(first.status == 0)
+            let second = try tool("task", "update", String(task.id), "--title", "Two", "--expect-version", String(task.version))
+            #expect(second.status == 68)
+            #expect(second.errorLines.count == 1)
+            #expect(second.stderr.contains("changed by someone else"))
+            let after = try Self.decode(ShownTask.self, try tool("task", "show", String(task.id), "--json"))
+            #expect(after.task.title == "One" && after.task.priority == .urgent)
+        }
+    }
+
+    @Test func importingACSVFileIsAllOrNothing() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            try tool("team", "add", "red", "--name", "Red")
+            let file = FileManager.default.temporaryDirectory.appending(path: "import-\(UUID().uuidString).csv")
+            defer { try? FileManager.default.removeItem(at: file) }
+
+            try "title,team,due\nOne,red,2026-12-01\nTwo,red,soon\n".write(to: file, atomically: true, encoding: .utf8)
+            let bad = try tool("task", "import", file.path)
+            #expect(bad.status == 65)
+            #expect(bad.errorLines == [
+                "teamwork-manager: error: line 3, column 'due': due must be an ISO 8601 date like 2026-12-01 or 2026-12-01T09:30:00Z",
+            ])
+            #expect(try Self.decode([FieldTask].self, try tool("task", "list", "--json")).isEmpty)
+
+            try "title,team,due\nOne,red,2026-12-01\nTwo,red,2026-12-02\n".write(to: file, atomically: true, encoding: .utf8)
+            let good = try tool("task", "import", file.path)
+            #expect(good.status == 0 && good.stdout == "Imported 2 task(s)\n")
+            #expect(try Self.decode([FieldTask].self, try tool("task", "list", "--json")).map(\.title) == ["One", "Two"])
+        }
+    }
+}
