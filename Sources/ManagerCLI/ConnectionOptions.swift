@@ -57,9 +57,9 @@ struct DatabaseTarget {
         }
         if outcome != .alreadyRunning {
             let verb = outcome == .created ? "created and started" : "started"
-            FileHandle.standardError.write(Data(
+            Output.write(Data(
                 "teamwork-manager: \(verb) the local PostgreSQL in \(cluster.configuration.directory.path) (unix socket only)\n".utf8
-            ))
+            ), to: STDERR_FILENO)
         }
         let admin = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
         _ = try await CentralStore.withStore(admin) { store in

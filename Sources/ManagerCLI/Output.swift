@@ -1,5 +1,8 @@
 import Foundation
 import TeamworkModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Plain-text tables and JSON for the commands' output.
 enum Output {
@@ -9,13 +12,27 @@ enum Output {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        let data = try encoder.encode(value)
-        FileHandle.standardOutput.write(data)
-        FileHandle.standardOutput.write(Data("\n".utf8))
+        write(try encoder.encode(value) + Data("\n".utf8), to: STDOUT_FILENO)
     }
 
     static func line(_ text: String = "") {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(Data((text + "\n").utf8), to: STDOUT_FILENO)
+    }
+
+    /// Writes everything, or exits quietly when the reader has gone away
+    /// (`teamwork-manager task list | head`): that is not an error of ours.
+    static func write(_ data: Data, to descriptor: Int32) {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    Glibc.exit(0)
+                }
+                offset += written
+            }
+        }
     }
 
     /// Left-aligned columns separated by two spaces; cells longer than

@@ -111,14 +111,20 @@ extension TaskCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let entries = try await connection.withStore { try await $0.history(taskID: id) }
+            let (entries, names) = try await connection.withStore { store in
+                (try await store.history(taskID: id), output.json ? Names() : try await Names.load(store))
+            }
             if output.json { return try Output.json(entries) }
+            func show(_ value: String?) -> String {
+                guard let value else { return "-" }
+                return value.isEmpty ? "\"\"" : value
+            }
             for entry in entries {
-                let who = entry.actorID.map { "person \($0)" } ?? entry.databaseUser
-                Output.line("\(Output.date(entry.changedAt))  \(entry.action)  by \(who)")
+                let who = entry.actorID.map { id in names.people[id].map { "\($0) (\(id))" } ?? "person \(id)" }
+                Output.line("\(Output.date(entry.changedAt))  \(entry.action)  by \(who ?? "database user \(entry.databaseUser)")")
                 for key in entry.changes.keys.sorted() {
                     let change = entry.changes[key]!
-                    Output.line("    \(key): \(change.old ?? "-") -> \(change.new ?? "-")")
+                    Output.line("    \(key): \(show(change.old)) -> \(show(change.new))")
                 }
             }
         }

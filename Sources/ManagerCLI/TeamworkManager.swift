@@ -26,6 +26,8 @@ public struct TeamworkManager: AsyncParsableCommand {
     /// Parses the command line, runs the command, and turns any failure into one
     /// line on standard error and a documented exit code.
     public static func runMain(_ arguments: [String]? = nil) async -> Never {
+        // A closed pipe is reported as EPIPE to the writer instead of killing the process.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -50,7 +52,7 @@ public struct TeamworkManager: AsyncParsableCommand {
 
     static func printError(_ message: String) {
         let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
-        FileHandle.standardError.write(Data("teamwork-manager: error: \(oneLine)\n".utf8))
+        Output.write(Data("teamwork-manager: error: \(oneLine)\n".utf8), to: STDERR_FILENO)
     }
 }
 
