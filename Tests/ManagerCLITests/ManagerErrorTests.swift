@@ -32,6 +32,22 @@ struct ManagerErrorTests {
         (["task", "frobnicate"], 64, "frobnicate"),
         (["person", "update", "ann@example.org"], 64, "nothing to change"),
         (["task", "list", "--actor", "ann@example.org"], 64, "must be a manager or an admin"),
+        (["task", "list", "--limit", "0"], 64, "--limit must be at least 1"),
+        (["task", "list", "--status", "done"], 65, "status must be one of"),
+        (["task", "update", "1", "--location", "5", "--clear-location"], 64, "not both"),
+        (["task", "update", "1", "--location", "999"], 67, "no such location"),
+        (["task", "reopen", "1"], 68, "not completed or cancelled"),
+        (["task", "assign", "999", "--team", "red"], 67, "no task with id 999"),
+        (["task", "assign", "1", "--team", "blue", "--assignee", "ann@example.org"], 65, "not a member of that team"),
+        (["team", "update", "red"], 64, "nothing to change"),
+        (["team", "update", "red", "--color", "red"], 65, "colour must be #rrggbb"),
+        (["team", "remove-member", "red", "cy@example.org"], 67, "is not a member of team"),
+        (["team", "add-member", "red", "ann@example.org"], 68, "already a member"),
+        (["person", "update", "ann@example.org", "--default-team", "blue"], 65, "must be one of the person's teams"),
+        (["person", "update", "ann@example.org", "--avatar", "ftp://x"], 65, "avatar must be an http or https URL"),
+        (["location", "show", "99"], 67, "no location with id 99"),
+        (["location", "list", "--kind", "moon"], 65, "kind must be one of"),
+        (["report", "--overdue-limit=-1"], 64, "must not be negative"),
     ]
 
     @Test(arguments: cases)

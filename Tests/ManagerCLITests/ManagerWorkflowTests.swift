@@ -81,6 +81,53 @@ struct ManagerWorkflowTests {
         }
     }
 
+    @Test func everyReadCommandPrintsATableAndJSON() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            try tool("person", "add", "--first", "Ann", "--last", "Lee", "--email", "ann@example.org")
+            try tool("team", "add", "red", "--name", "Red", "--description", "North side")
+            try tool("team", "add-member", "red", "ann@example.org")
+            try tool("person", "update", "ann@example.org", "--default-team", "red")
+            try tool("team", "update", "red", "--name", "Crimson", "--color", "#AA0000")
+            try tool("location", "add", "--lat", "10.5", "--lon", "-20.25", "--elevation", "-3", "--street", "1 Main St", "--city", "Town")
+            let task = try Self.decode(FieldTask.self, try tool(
+                "task", "create", "--title", "Overdue", "--team", "red", "--due", "2020-01-01", "--location", "1", "--json"
+            ))
+
+            let person = try tool("person", "show", "ann@example.org")
+            #expect(person.stdout.contains("default team: red") && person.stdout.contains("teams:        red"))
+            struct PersonDetails: Decodable { var person: Person; var teams: [Team] }
+            let personJSON = try Self.decode(PersonDetails.self, try tool("person", "show", "ann@example.org", "--json"))
+            #expect(personJSON.teams.map(\.slug) == ["red"] && personJSON.person.defaultTeamID == personJSON.teams[0].id)
+
+            #expect(try tool("team", "list").stdout.contains("Crimson"))
+            struct TeamDetails: Decodable { var team: Team; var members: [TeamMember] }
+            let team = try Self.decode(TeamDetails.self, try tool("team", "show", "red", "--json"))
+            #expect(team.team.color == "#aa0000" && team.members.map(\.person.email) == ["ann@example.org"])
+
+            let location = try Self.decode(Location.self, try tool("location", "show", "1", "--json"))
+            #expect(location.elevation == -3 && location.address.street == "1 Main St" && location.kind == .site)
+            #expect(try tool("location", "list", "--kind", "site").stdout.contains("1 Main St, Town"))
+            #expect(try Self.decode([Location].self, try tool("location", "list", "--kind", "person", "--json")).isEmpty)
+
+            let overdue = try tool("task", "list", "--overdue")
+            #expect(overdue.stdout.contains("2020-01-01 !"))
+            let shown = try tool("task", "show", String(task.id))
+            #expect(shown.stdout.contains("(overdue)") && shown.stdout.contains("1 Main St, Town (10.5, -20.25)"))
+
+            let report = try tool("report")
+            #expect(report.stdout.contains("Overdue:") && report.stdout.contains("Overdue") && report.stdout.contains("red"))
+            let status = try tool("db", "status")
+            #expect(status.stdout.contains("0001") && status.stdout.contains("core_schema"))
+            let entries = try Self.decode([Migrator.Entry].self, try tool("db", "status", "--json"))
+            #expect(entries.allSatisfy { $0.appliedAt != nil })
+
+            try tool("task", "cancel", String(task.id))
+            let reopened = try tool("task", "reopen", String(task.id))
+            #expect(reopened.stdout == "Reopened task \(task.id) (open)\n")
+        }
+    }
+
     struct ShownTask: Decodable {
         var task: FieldTask
     }
