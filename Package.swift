@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "teamwork-manager", targets: ["teamwork-manager"]),
+        .executable(name: "teamwork-service", targets: ["teamwork-service"]),
         .library(name: "TeamworkModel", targets: ["TeamworkModel"]),
         .library(name: "CentralStore", targets: ["CentralStore"]),
         .library(name: "TeamworkTestSupport", targets: ["TeamworkTestSupport"]),
@@ -15,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // Domain model: value types, validation and errors. No I/O.
@@ -28,11 +30,29 @@ let package = Package(
             name: "CentralStore",
             dependencies: [
                 "TeamworkModel",
+                "LocalPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             plugins: ["EmbedSQL"]
+        ),
+
+        // The SQLite replicas: team, personal and common databases.
+        .target(
+            name: "TeamDatabase",
+            dependencies: ["TeamworkModel", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+
+        // Builds and updates the replicas from the master and checks them.
+        .target(
+            name: "ReplicaGenerator",
+            dependencies: [
+                "TeamworkModel", "CentralStore", "TeamDatabase",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // The managers' command-line interface, as a library so the executable stays a thin shell.
@@ -46,6 +66,16 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "teamwork-manager", dependencies: ["ManagerCLI"]),
+
+        // The service: replica generator now; listener and sync endpoint to come.
+        .target(
+            name: "ServiceCLI",
+            dependencies: [
+                "TeamworkModel", "CentralStore", "ReplicaGenerator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "teamwork-service", dependencies: ["ServiceCLI"]),
 
         // Build-time embedding of sql/*.sql into the CentralStore module.
         .executableTarget(name: "EmbedSQLTool"),

@@ -16,6 +16,7 @@ public struct CentralStore: Sendable {
 
     /// Connects, runs `body`, and closes the connection, whatever happens.
     /// Connection failures become `TeamworkError` with code `.unavailable` or `.configuration`.
+    @discardableResult
     public static func withStore<R: Sendable>(
         _ url: DatabaseURL,
         actorID: Int64? = nil,

@@ -36,7 +36,7 @@ struct DatabaseCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let target = try await DatabaseTarget.resolve(explicit: connection.databaseURL)
+            let target = try await DatabaseTarget.resolve(explicit: connection.databaseURL, announce: Output.announce)
             let entries = try await CentralStore.withStore(target.url) { store in
                 try await Migrator().status(store)
             }

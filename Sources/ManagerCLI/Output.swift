@@ -19,6 +19,11 @@ enum Output {
         write(Data((text + "\n").utf8), to: STDOUT_FILENO)
     }
 
+    /// A note on standard error about what the tool did on the user's behalf.
+    static func announce(_ message: String) {
+        write(Data("teamwork-manager: \(message)\n".utf8), to: STDERR_FILENO)
+    }
+
     /// Writes everything, or exits quietly when the reader has gone away
     /// (`teamwork-manager task list | head`): that is not an error of ours.
     static func write(_ data: Data, to descriptor: Int32) {

@@ -45,8 +45,12 @@ public struct TeamworkManager: AsyncParsableCommand {
                 // --help, --version: the parser's own full output.
                 exit(withError: error)
             }
-            printError(message(for: error) + " (see --help)")
-            Foundation.exit(ExitStatus.usage)
+            if code == .validationFailure {
+                printError(message(for: error) + " (see --help)")
+                Foundation.exit(ExitStatus.usage)
+            }
+            printError("\(error)")
+            Foundation.exit(1)
         }
     }
 

@@ -1,0 +1,185 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+/// Reads of the master made for the replica generator: one consistent snapshot
+/// for a full rebuild, and current rows by id for incremental catch-up.
+extension CentralStore {
+    /// A read-only REPEATABLE READ transaction: every read sees the same moment,
+    /// and ``ReplicationSnapshot/feedPosition`` is the last change it includes.
+    public func withReplicationSnapshot<R: Sendable>(_ body: (ReplicationSnapshot) async throws -> R) async throws -> R {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            let rows = try await connection.query("SELECT coalesce(max(position), 0) FROM change_feed", logger: logger).collect()
+            let position = try rows[0].decode(Int64.self)
+            return try await body(ReplicationSnapshot(connection: connection, logger: logger, feedPosition: position))
+        }
+    }
+
+    /// The tasks with these ids as they are now, with their locations. Missing ids were deleted.
+    public func currentTasks(ids: [Int64]) async throws -> [(task: FieldTask, location: Location?)] {
+        try await rows(
+            """
+            SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
+            FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
+            WHERE k.id = ANY(\(ids))
+            """
+        ).map(ReplicationSnapshot.taskWithLocation)
+    }
+
+    /// The people with these ids as they are now.
+    public func people(ids: [Int64]) async throws -> [Person] {
+        try await rows("SELECT \(unescaped: Columns.person) FROM people p WHERE p.id = ANY(\(ids))").map(Person.init(row:))
+    }
+
+    public func teams(ids: [Int64]) async throws -> [Team] {
+        try await rows("SELECT \(unescaped: Columns.team) FROM teams t WHERE t.id = ANY(\(ids))").map(Team.init(row:))
+    }
+
+    public func locations(ids: [Int64]) async throws -> [Location] {
+        try await rows("SELECT \(unescaped: Columns.location) FROM locations l WHERE l.id = ANY(\(ids))").map(Location.init(row:))
+    }
+
+    /// Team id to its members, for these teams.
+    public func members(ofTeams ids: [Int64]) async throws -> [Int64: [Person]] {
+        var result: [Int64: [Person]] = Dictionary(uniqueKeysWithValues: ids.map { ($0, []) })
+        for row in try await rows(
+            """
+            SELECT \(unescaped: Columns.person), m.team_id FROM team_memberships m JOIN people p ON p.id = m.person_id
+            WHERE m.team_id = ANY(\(ids)) ORDER BY p.id
+            """
+        ) {
+            result[try PostgresRandomAccessRow(row)[10].decode(Int64.self), default: []].append(try Person(row: row))
+        }
+        return result
+    }
+
+    /// Person id to the teams they belong to, for these people.
+    public func teamIDs(ofPeople ids: [Int64]) async throws -> [Int64: Set<Int64>] {
+        var result: [Int64: Set<Int64>] = Dictionary(uniqueKeysWithValues: ids.map { ($0, []) })
+        for row in try await rows("SELECT person_id, team_id FROM team_memberships WHERE person_id = ANY(\(ids))") {
+            let (person, team) = try row.decode((Int64, Int64).self)
+            result[person, default: []].insert(team)
+        }
+        return result
+    }
+
+    /// The replicas that hold a task at one of these locations: (team, assignee) pairs.
+    public func taskOwners(atLocations ids: [Int64]) async throws -> [(teamID: Int64?, assigneeID: Int64?)] {
+        try await rows("SELECT DISTINCT team_id, assignee_id FROM tasks WHERE location_id = ANY(\(ids))").map {
+            try $0.decode((Int64?, Int64?).self)
+        }
+    }
+
+    /// People who have at least one task assigned with no team: the owners of personal replicas.
+    public func peopleWithPersonalTasks() async throws -> Set<Int64> {
+        Set(try await rows("SELECT DISTINCT assignee_id FROM tasks WHERE team_id IS NULL").map { try $0.decode(Int64.self) })
+    }
+}
+
+/// One consistent view of the master for a full rebuild.
+public struct ReplicationSnapshot: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+    /// The last feed position the snapshot includes.
+    public let feedPosition: Int64
+
+    public func teams() async throws -> [Team] {
+        try await connection.query("SELECT \(unescaped: Columns.team) FROM teams t ORDER BY t.id", logger: logger)
+            .collect().map(Team.init(row:))
+    }
+
+    public func people() async throws -> [Person] {
+        try await connection.query("SELECT \(unescaped: Columns.person) FROM people p ORDER BY p.id", logger: logger)
+            .collect().map(Person.init(row:))
+    }
+
+    /// (team, person) pairs, ordered by team.
+    public func memberships() async throws -> [(teamID: Int64, personID: Int64)] {
+        try await connection.query("SELECT team_id, person_id FROM team_memberships ORDER BY team_id, person_id", logger: logger)
+            .collect().map { try $0.decode((Int64, Int64).self) }
+    }
+
+    /// Streams every task with its location, grouped by replica: team tasks by
+    /// team, then personal tasks by assignee, each group in id order. Rows are
+    /// pulled as they are consumed, so memory does not grow with the task count.
+    public func forEachTask(_ body: (FieldTask, Location?) async throws -> Void) async throws {
+        let rows = try await connection.query(
+            """
+            SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
+            FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
+            ORDER BY k.team_id IS NULL, k.team_id, k.assignee_id, k.id
+            """,
+            logger: logger
+        )
+        for try await row in rows {
+            let (task, location) = try Self.taskWithLocation(row)
+            try await body(task, location)
+        }
+    }
+
+    /// Streams every location (sites and people's positions), in id order.
+    public func forEachLocation(_ body: (Location) async throws -> Void) async throws {
+        let rows = try await connection.query("SELECT \(unescaped: Columns.location) FROM locations l ORDER BY l.id", logger: logger)
+        for try await row in rows { try await body(try Location(row: row)) }
+    }
+
+    static func taskWithLocation(_ row: PostgresRow) throws -> (task: FieldTask, location: Location?) {
+        let task = try FieldTask(row: row)
+        let r = PostgresRandomAccessRow(row)
+        guard try r[17].decode(Int64?.self) != nil else { return (task, nil) }
+        let location = Location(
+            id: try r[17].decode(Int64.self), kind: try r.enumValue(18, LocationKind.self), personID: try r[19].decode(Int64?.self),
+            name: try r[20].decode(String.self), latitude: try r[21].decode(Double.self), longitude: try r[22].decode(Double.self),
+            elevation: try r[23].decode(Double?.self),
+            address: Address(
+                street: try r[24].decode(String.self), city: try r[25].decode(String.self), region: try r[26].decode(String.self),
+                postalCode: try r[27].decode(String.self), country: try r[28].decode(String.self)
+            ),
+            createdAt: try r[29].decode(Date.self), updatedAt: try r[30].decode(Date.self)
+        )
+        return (task, location)
+    }
+}
+
+extension CentralStore {
+    /// A team's tasks as they are now, with their locations.
+    public func currentTasks(forTeam teamID: Int64) async throws -> [(task: FieldTask, location: Location?)] {
+        try await rows(
+            """
+            SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
+            FROM tasks k LEFT JOIN locations l ON l.id = k.location_id WHERE k.team_id = \(teamID) ORDER BY k.id
+            """
+        ).map(ReplicationSnapshot.taskWithLocation)
+    }
+
+    /// A person's tasks that have no team, as they are now, with their locations.
+    public func currentPersonalTasks(of personID: Int64) async throws -> [(task: FieldTask, location: Location?)] {
+        try await rows(
+            """
+            SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
+            FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
+            WHERE k.team_id IS NULL AND k.assignee_id = \(personID) ORDER BY k.id
+            """
+        ).map(ReplicationSnapshot.taskWithLocation)
+    }
+}
+
+extension CentralStore {
+    /// The channel every change-feed append notifies, once per committed transaction.
+    public static let feedChannel = "teamwork_feed"
+
+    /// Listens on the feed channel until cancelled: `ready` is called once the
+    /// LISTEN is registered (notifications sent before then are lost, which is
+    /// why readers trust feed positions), `notified` on every notification.
+    public func listenToFeed(ready: @Sendable () -> Void, notified: @Sendable () -> Void) async throws {
+        do {
+            try await connection.listen(on: Self.feedChannel) { notifications in
+                ready()
+                for try await _ in notifications { notified() }
+            }
+        } catch {
+            throw StoreError.map(error)
+        }
+    }
+}

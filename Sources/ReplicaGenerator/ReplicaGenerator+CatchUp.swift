@@ -1,0 +1,231 @@
+import CentralStore
+import Foundation
+import GRDB
+import TeamDatabase
+import TeamworkModel
+
+/// What one catch-up pass did.
+public struct CatchUpReport: Sendable, Equatable {
+    /// Feed entries read.
+    public var entries: Int = 0
+    /// Replica files written (counted once per batch they were written in).
+    public var replicaWrites: Int = 0
+    /// The position every replica is now current through.
+    public var feedPosition: Int64 = 0
+    /// True when there was no checkpoint and the pass did a full rebuild instead.
+    public var rebuilt = false
+}
+
+extension ReplicaGenerator {
+    /// Applies every feed entry after the checkpoint, batch by batch, until the
+    /// feed is exhausted. With no checkpoint yet, rebuilds everything instead.
+    @discardableResult
+    public func catchUp() async throws -> CatchUpReport {
+        guard let start = try checkpoint() else {
+            try await rebuildAll()
+            return CatchUpReport(feedPosition: try checkpoint() ?? 0, rebuilt: true)
+        }
+        return try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
+            try await catchUp(store, from: start)
+        }
+    }
+
+    func catchUp(_ store: CentralStore, from start: Int64) async throws -> CatchUpReport {
+        var report = CatchUpReport(feedPosition: start)
+        while true {
+            let entries = try await store.feed(after: report.feedPosition, limit: configuration.pageSize)
+            guard let last = entries.last else { break }
+            report.replicaWrites += try await apply(entries, through: last.position, store: store)
+            report.entries += entries.count
+            report.feedPosition = last.position
+            try Checkpoint.save(last.position, to: configuration.directory)
+            if entries.count < configuration.pageSize { break }
+        }
+        return report
+    }
+
+    /// Applies one batch of feed entries: works out which replicas each entry
+    /// touches, reads the master's current rows once, and writes each touched
+    /// replica in one transaction. Returns how many replicas were written.
+    private func apply(_ entries: [FeedEntry], through position: Int64, store: CentralStore) async throws -> Int {
+        var plan = BatchPlan()
+        for entry in entries { plan.add(entry) }
+
+        let current = Dictionary(
+            uniqueKeysWithValues: try await store.currentTasks(ids: Array(plan.taskIDs)).map { ($0.task.id, $0) }
+        )
+        for (id, row) in current {
+            // The replica holding the task now, whatever the feed entries said.
+            if let holder = ReplicaID.holding(teamID: row.task.teamID, assigneeID: row.task.assigneeID) {
+                plan.tasks[holder, default: []].insert(id)
+            }
+        }
+        if !plan.locationIDs.isEmpty {
+            for owner in try await store.taskOwners(atLocations: Array(plan.locationIDs)) {
+                if let holder = ReplicaID.holding(teamID: owner.teamID, assigneeID: owner.assigneeID) {
+                    plan.locationReplicas.insert(holder)
+                }
+            }
+        }
+        // People changes show in the member lists of their teams.
+        let personTeams = try await store.teamIDs(ofPeople: Array(plan.personIDs))
+        for teamIDs in personTeams.values { plan.memberTeams.formUnion(teamIDs) }
+        let members = try await store.members(ofTeams: Array(plan.memberTeams))
+        let teams = Dictionary(uniqueKeysWithValues: try await store.teams(ids: Array(plan.teamIDs)).map { ($0.id, $0) })
+        let locations = Dictionary(uniqueKeysWithValues: try await store.locations(ids: Array(plan.locationIDs)).map { ($0.id, $0) })
+        let people = Dictionary(uniqueKeysWithValues: try await store.people(ids: Array(plan.personIDs)).map { ($0.id, $0) })
+
+        var written = 0
+        for replica in plan.touchedReplicas.sorted() {
+            if case .team(let id) = replica, teams[id] == nil, plan.teamIDs.contains(id) {
+                try replicas.retire(replica)
+                continue
+            }
+            let queue: DatabaseQueue
+            if let existing = try await openOrRebuild(replica, store: store, position: position) {
+                queue = existing
+            } else {
+                continue
+            }
+            defer { try? queue.close() }
+            try replicas.update(queue, replica, feedPosition: position) { tx in
+                for id in plan.tasks[replica, default: []].sorted() {
+                    if let row = current[id], ReplicaID.holding(teamID: row.task.teamID, assigneeID: row.task.assigneeID) == replica {
+                        try tx.upsert(row.task)
+                        if let location = row.location { try tx.upsert(location) }
+                    } else {
+                        try tx.deleteTask(id: id)
+                    }
+                }
+                if plan.locationReplicas.contains(replica) {
+                    for location in locations.values { try tx.upsert(location) }
+                }
+                if case .team(let id) = replica {
+                    if let team = teams[id] { try tx.setOwner(name: team.name, slug: team.slug) }
+                    if let list = members[id] { try tx.replaceMembers(list) }
+                }
+                try tx.pruneLocations()
+            }
+            written += 1
+        }
+        if plan.touchesCommon {
+            try writeCommon(plan: plan, people: people, teams: teams, locations: locations, personTeams: personTeams,
+                            position: position, store: store)
+            written += 1
+        }
+        return written
+    }
+
+    /// Opens a replica, or builds it from the master's current state when it is
+    /// missing or unusable (a new team, a person's first personal task, a damaged file).
+    private func openOrRebuild(_ replica: ReplicaID, store: CentralStore, position: Int64) async throws -> DatabaseQueue? {
+        do {
+            if let queue = try replicas.open(replica) { return queue }
+        } catch {
+            logger.warning("rebuilding an unusable replica", metadata: ["replica": "\(replica)", "error": "\(error)"])
+        }
+        try await rebuildOne(replica, store: store, position: position)
+        return try replicas.open(replica)
+    }
+
+    /// Builds one replica from the master's current rows.
+    func rebuildOne(_ replica: ReplicaID, store: CentralStore, position: Int64) async throws {
+        let rows: [(task: FieldTask, location: Location?)]
+        var owner = (name: "", slug: "")
+        var members: [Person] = []
+        switch replica {
+        case .team(let id):
+            guard let team = try await store.teams(ids: [id]).first else { return }
+            owner = (team.name, team.slug)
+            members = try await store.members(ofTeams: [id])[id] ?? []
+            rows = try await store.currentTasks(forTeam: id)
+        case .person(let id):
+            guard let person = try await store.people(ids: [id]).first else { return }
+            owner = (person.displayName, "")
+            members = [person]
+            rows = try await store.currentPersonalTasks(of: id)
+        case .common:
+            try await rebuildAll()
+            return
+        }
+        let build = try replicas.startBuild(of: replica, feedPosition: position)
+        do {
+            try build.write { tx in
+                try tx.setOwner(name: owner.name, slug: owner.slug)
+                try tx.replaceMembers(members)
+                for row in rows {
+                    try tx.upsert(row.task)
+                    if let location = row.location { try tx.upsert(location) }
+                }
+            }
+            try build.commit()
+        } catch {
+            build.abandon()
+            throw error
+        }
+    }
+
+    private func writeCommon(plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location],
+                             personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore) throws {
+        guard let queue = try replicas.open(.common) else {
+            throw TeamworkError(.configuration, "the common replica is missing; run a full rebuild")
+        }
+        defer { try? queue.close() }
+        try replicas.update(queue, .common, feedPosition: position) { tx in
+            for id in plan.personIDs {
+                if let person = people[id] { try tx.upsert(person) } else { try tx.deletePerson(id: id) }
+                try tx.replaceMemberships(personID: id, teamIDs: personTeams[id] ?? [])
+            }
+            for id in plan.teamIDs {
+                if let team = teams[id] { try tx.upsert(team) } else { try tx.deleteTeam(id: id) }
+            }
+            for id in plan.locationIDs {
+                if let location = locations[id] { try tx.upsert(location) } else { try tx.deleteLocation(id: id) }
+            }
+        }
+    }
+}
+
+/// Which replicas and rows one batch of feed entries touches.
+struct BatchPlan {
+    /// Replica to the task ids to re-read into it (upsert if it holds the task now, else delete).
+    var tasks: [ReplicaID: Set<Int64>] = [:]
+    var taskIDs: Set<Int64> = []
+    var personIDs: Set<Int64> = []
+    var teamIDs: Set<Int64> = []
+    var memberTeams: Set<Int64> = []
+    var locationIDs: Set<Int64> = []
+    /// Replicas holding a task at a changed location.
+    var locationReplicas: Set<ReplicaID> = []
+
+    var touchesCommon: Bool { !personIDs.isEmpty || !teamIDs.isEmpty || !locationIDs.isEmpty }
+
+    var touchedReplicas: Set<ReplicaID> {
+        Set(tasks.keys).union(memberTeams.map { .team($0) }).union(teamIDs.map { .team($0) }).union(locationReplicas)
+    }
+
+    mutating func add(_ entry: FeedEntry) {
+        switch entry.entity {
+        case "task":
+            taskIDs.insert(entry.entityID)
+            for holder in [
+                ReplicaID.holding(teamID: entry.teamID, assigneeID: entry.assigneeID),
+                ReplicaID.holding(teamID: entry.oldTeamID, assigneeID: entry.oldAssigneeID),
+            ] {
+                if let holder { tasks[holder, default: []].insert(entry.entityID) }
+            }
+        case "membership":
+            personIDs.insert(entry.entityID)
+            if let team = entry.teamID { memberTeams.insert(team) }
+        case "person":
+            personIDs.insert(entry.entityID)
+        case "team":
+            teamIDs.insert(entry.entityID)
+            memberTeams.insert(entry.entityID)
+        case "location":
+            locationIDs.insert(entry.entityID)
+        default:
+            break
+        }
+    }
+}

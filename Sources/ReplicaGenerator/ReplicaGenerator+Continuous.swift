@@ -1,0 +1,62 @@
+import CentralStore
+import Foundation
+import TeamworkModel
+
+extension ReplicaGenerator {
+    /// Keeps the replicas in step until cancelled: wakes at once on a feed
+    /// notification, and sweeps every ``Configuration/sweepInterval`` anyway,
+    /// since notifications are lost while nobody listens. A lost database
+    /// connection is retried with backoff; catching up resumes from the checkpoint.
+    public func run(afterPass: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) async throws {
+        if try checkpoint() == nil {
+            try await rebuildAll()
+        }
+        let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        wake.yield()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withReconnects("listener") {
+                    try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
+                        try await store.listenToFeed(ready: { wake.yield() }, notified: { wake.yield() })
+                    }
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: configuration.sweepInterval)
+                    wake.yield()
+                }
+            }
+            group.addTask {
+                await withReconnects("catch-up") {
+                    try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
+                        for await _ in wakeups {
+                            try Task.checkCancellation()
+                            let report = try await catchUp(store, from: try checkpoint() ?? 0)
+                            afterPass(report)
+                        }
+                    }
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Runs `body` again after each failure, waiting 0.1 s, doubling up to 5 s,
+    /// until the task is cancelled.
+    private func withReconnects(_ name: String, _ body: () async throws -> Void) async {
+        var delay = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                try await body()
+                delay = .milliseconds(100)
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("\(name) failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+}

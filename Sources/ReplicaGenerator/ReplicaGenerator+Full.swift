@@ -1,0 +1,141 @@
+import CentralStore
+import Foundation
+import TeamDatabase
+import TeamworkModel
+
+/// How far a full rebuild has come.
+public struct RebuildProgress: Sendable {
+    public var tasks: Int
+    public var replicas: Int
+    public var elapsed: Duration
+
+    public var tasksPerSecond: Double {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return seconds > 0 ? Double(tasks) / seconds : 0
+    }
+}
+
+extension ReplicaGenerator {
+    /// Rebuilds every replica from one snapshot of the master, streaming tasks so
+    /// memory stays flat. Each file is built aside and swapped in atomically;
+    /// replicas the master no longer has are retired.
+    @discardableResult
+    public func rebuildAll(progress: @Sendable (RebuildProgress) -> Void = { _ in }) async throws -> RebuildProgress {
+        try replicas.removeAbandonedBuilds()
+        let clock = ContinuousClock()
+        let started = clock.now
+        let existing = Set(try replicas.replicas())
+        let result = try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
+            try await store.withReplicationSnapshot { snapshot in
+                let position = snapshot.feedPosition
+                let teams = try await snapshot.teams()
+                let people = Dictionary(uniqueKeysWithValues: try await snapshot.people().map { ($0.id, $0) })
+                var membersByTeam: [Int64: [Person]] = [:]
+                for (teamID, personID) in try await snapshot.memberships() {
+                    if let person = people[personID] { membersByTeam[teamID, default: []].append(person) }
+                }
+                let teamsByID = Dictionary(uniqueKeysWithValues: teams.map { ($0.id, $0) })
+
+                var built: Set<ReplicaID> = []
+                var current: ReplicaBuild?
+                var batch: [(FieldTask, Location?)] = []
+                var count = 0
+                var lastReport = clock.now
+
+                func flush() throws {
+                    guard let build = current, !batch.isEmpty else { return }
+                    try build.write { tx in
+                        for (task, location) in batch {
+                            try tx.upsert(task)
+                            if let location { try tx.upsert(location) }
+                        }
+                    }
+                    batch.removeAll(keepingCapacity: true)
+                }
+                func begin(_ replica: ReplicaID) throws {
+                    let build = try replicas.startBuild(of: replica, feedPosition: position)
+                    try build.write { tx in
+                        switch replica {
+                        case .team(let id):
+                            try tx.setOwner(name: teamsByID[id]?.name ?? "", slug: teamsByID[id]?.slug ?? "")
+                            try tx.replaceMembers(membersByTeam[id] ?? [])
+                        case .person(let id):
+                            try tx.setOwner(name: people[id]?.displayName ?? "", slug: "")
+                            if let person = people[id] { try tx.replaceMembers([person]) }
+                        case .common:
+                            break
+                        }
+                    }
+                    current = build
+                }
+                func finish() throws {
+                    try flush()
+                    if let build = current {
+                        try build.commit()
+                        built.insert(build.replica)
+                    }
+                    current = nil
+                }
+
+                try await snapshot.forEachTask { task, location in
+                    guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }
+                    if current?.replica != replica {
+                        try finish()
+                        try begin(replica)
+                    }
+                    batch.append((task, location))
+                    if batch.count >= configuration.writeBatch { try flush() }
+                    count += 1
+                    if clock.now - lastReport > .seconds(1) {
+                        lastReport = clock.now
+                        progress(RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started))
+                    }
+                }
+                try finish()
+                for team in teams where !built.contains(.team(team.id)) {
+                    try begin(.team(team.id))
+                    try finish()
+                }
+                try await buildCommon(snapshot, people: people.values.sorted { $0.id < $1.id }, teams: teams,
+                                membersByTeam: membersByTeam, position: position)
+                built.insert(.common)
+                for stale in existing.subtracting(built) {
+                    try replicas.retire(stale)
+                }
+                try Checkpoint.save(position, to: configuration.directory)
+                return RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started)
+            }
+        }
+        progress(result)
+        return result
+    }
+
+    private func buildCommon(_ snapshot: ReplicationSnapshot, people: [Person], teams: [Team],
+                             membersByTeam: [Int64: [Person]], position: Int64) async throws {
+        let build = try replicas.startBuild(of: .common, feedPosition: position)
+        do {
+            try build.write { tx in
+                for person in people { try tx.upsert(person) }
+                for team in teams { try tx.upsert(team) }
+                var teamsOfPerson: [Int64: Set<Int64>] = [:]
+                for (teamID, members) in membersByTeam {
+                    for member in members { teamsOfPerson[member.id, default: []].insert(teamID) }
+                }
+                for (personID, teamIDs) in teamsOfPerson { try tx.replaceMemberships(personID: personID, teamIDs: teamIDs) }
+            }
+            var batch: [Location] = []
+            try await snapshot.forEachLocation { location in
+                batch.append(location)
+                if batch.count >= configuration.writeBatch {
+                    try build.write { tx in for location in batch { try tx.upsert(location) } }
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            try build.write { tx in for location in batch { try tx.upsert(location) } }
+            try build.commit()
+        } catch {
+            build.abandon()
+            throw error
+        }
+    }
+}

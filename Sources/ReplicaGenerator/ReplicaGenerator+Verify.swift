@@ -1,0 +1,138 @@
+import CentralStore
+import Foundation
+import TeamDatabase
+import TeamworkModel
+
+/// One difference between a replica and what the master says it should hold.
+public struct Drift: Sendable, Equatable, CustomStringConvertible {
+    public var replica: ReplicaID
+    public var message: String
+
+    public var description: String { "\(replica.fileName): \(message)" }
+}
+
+extension ReplicaGenerator {
+    /// Compares every replica with one snapshot of the master and lists the
+    /// differences; an empty list means every replica holds exactly what the
+    /// master says (tasks, their master fields, members, locations, position).
+    public func verify() async throws -> [Drift] {
+        let checkpoint = try checkpoint() ?? 0
+        let present = Set(try replicas.replicas())
+        return try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
+            try await store.withReplicationSnapshot { snapshot in
+                var drift: [Drift] = []
+                let position = snapshot.feedPosition
+                let teams = try await snapshot.teams()
+                let people = Dictionary(uniqueKeysWithValues: try await snapshot.people().map { ($0.id, $0) })
+                var membersByTeam: [Int64: [Person]] = [:]
+                for (teamID, personID) in try await snapshot.memberships() {
+                    if let person = people[personID] { membersByTeam[teamID, default: []].append(person) }
+                }
+                var expected: Set<ReplicaID> = Set(teams.map { .team($0.id) })
+
+                var group: ReplicaID?
+                var rows: [(FieldTask, Location?)] = []
+                var checked: Set<ReplicaID> = []
+                func check() throws {
+                    guard let replica = group, checked.insert(replica).inserted else { return }
+                    drift += try compare(replica, rows: rows, members: members(of: replica), position: position, checkpoint: checkpoint)
+                    rows.removeAll(keepingCapacity: true)
+                }
+                func members(of replica: ReplicaID) -> [Person] {
+                    switch replica {
+                    case .team(let id): membersByTeam[id] ?? []
+                    case .person(let id): people[id].map { [$0] } ?? []
+                    case .common: []
+                    }
+                }
+                try await snapshot.forEachTask { task, location in
+                    guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }
+                    if replica != group {
+                        try check()
+                        group = replica
+                        expected.insert(replica)
+                    }
+                    rows.append((task, location))
+                }
+                try check()
+                for team in teams {
+                    group = .team(team.id)
+                    try check()
+                }
+                for case .person(let id) in present {
+                    // A personal replica whose owner has no personal task left must be empty.
+                    group = .person(id)
+                    try check()
+                }
+                for case .team(let id) in present where !teams.contains(where: { $0.id == id }) {
+                    drift.append(Drift(replica: .team(id), message: "the team no longer exists; its replica should be retired"))
+                }
+                if !present.contains(.common) {
+                    drift.append(Drift(replica: .common, message: "missing"))
+                }
+                return drift
+            }
+        }
+    }
+
+    private func compare(_ replica: ReplicaID, rows: [(FieldTask, Location?)], members: [Person],
+                         position: Int64, checkpoint: Int64) throws -> [Drift] {
+        var drift: [Drift] = []
+        func note(_ message: String) { drift.append(Drift(replica: replica, message: message)) }
+        guard replicas.exists(replica) else {
+            if !rows.isEmpty || replica.isTeam { note("missing (\(rows.count) task(s) expected)") }
+            return drift
+        }
+        let contents: ReplicaContents
+        do {
+            contents = try ReplicaContents.read(path: replicas.path(of: replica))
+        } catch {
+            note("unreadable: \(error)")
+            return drift
+        }
+        if max(contents.meta.feedPosition, checkpoint) < position {
+            note("behind: at feed position \(max(contents.meta.feedPosition, checkpoint)), the master is at \(position)")
+        }
+        let held = Dictionary(uniqueKeysWithValues: contents.tasks.map { ($0.master.id, $0.master) })
+        let wanted = Dictionary(uniqueKeysWithValues: rows.map { ($0.0.id, Self.comparable($0.0)) })
+        for id in Set(held.keys).subtracting(wanted.keys).sorted() {
+            note("holds task \(id), which the master does not give to it")
+        }
+        for id in Set(wanted.keys).subtracting(held.keys).sorted() {
+            note("lacks task \(id)")
+        }
+        for (id, task) in wanted where held[id] != nil && held[id] != task {
+            note("task \(id) differs from the master (replica version \(held[id]!.version), master version \(task.version))")
+        }
+        let wantedLocations = Set(rows.compactMap { $0.1?.id })
+        if Set(contents.locationIDs) != wantedLocations {
+            note("locations \(contents.locationIDs.sorted()) instead of \(wantedLocations.sorted())")
+        }
+        let heldMembers = contents.members.map { "\($0.personID) \($0.firstName) \($0.lastName) \($0.role)" }
+        let wantedMembers = members.sorted { $0.id < $1.id }.map { "\($0.id) \($0.firstName) \($0.lastName) \($0.role.rawValue)" }
+        if heldMembers != wantedMembers {
+            note("members differ from the master")
+        }
+        return drift
+    }
+
+    /// The master's task as a replica stores it: dates to the millisecond, no creator.
+    static func comparable(_ task: FieldTask) -> FieldTask {
+        var copy = task
+        func ms(_ date: Date) -> Date { Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000) }
+        copy.createdBy = nil
+        copy.dueAt = task.dueAt.map(ms)
+        copy.createdAt = ms(task.createdAt)
+        copy.updatedAt = ms(task.updatedAt)
+        copy.startedAt = task.startedAt.map(ms)
+        copy.completedAt = task.completedAt.map(ms)
+        return copy
+    }
+}
+
+extension ReplicaID {
+    var isTeam: Bool {
+        if case .team = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,76 @@
+import CentralStore
+import Foundation
+import Logging
+import TeamDatabase
+import TeamworkModel
+
+/// Turns the master task list into one SQLite replica per team, one per person
+/// with personal tasks, and the common database, and keeps them in step.
+///
+/// The change feed's position is the truth: each replica records the position
+/// it reflects, and `generator-state.json` records the position through which
+/// every replica is current. Applying a change twice is harmless (every write is
+/// an upsert of the master's current row), so a crash at any point is recovered
+/// by the next pass.
+public struct ReplicaGenerator: Sendable {
+    /// Where the master and the replicas are, and how work is paced.
+    public struct Configuration: Sendable {
+        public var databaseURL: DatabaseURL
+        /// The folder of replica files.
+        public var directory: URL
+        /// Feed entries read per catch-up batch.
+        public var pageSize: Int
+        /// Continuous mode: catch up at least this often, even with no notification.
+        public var sweepInterval: Duration
+        /// Tasks written per SQLite call during a full rebuild.
+        public var writeBatch: Int
+
+        public init(databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
+                    sweepInterval: Duration = .seconds(5), writeBatch: Int = 512) {
+            self.databaseURL = databaseURL
+            self.directory = directory
+            self.pageSize = pageSize
+            self.sweepInterval = sweepInterval
+            self.writeBatch = writeBatch
+        }
+    }
+
+    public let configuration: Configuration
+    public let logger: Logger
+    let replicas: ReplicaDirectory
+
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.generator")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        replicas = try ReplicaDirectory(configuration.directory)
+    }
+
+    /// The position through which every replica is current, or `nil` before the first full rebuild.
+    public func checkpoint() throws -> Int64? {
+        try Checkpoint.load(from: configuration.directory)
+    }
+}
+
+/// `generator-state.json`: the feed position through which every replica is current.
+enum Checkpoint {
+    struct State: Codable {
+        var feedPosition: Int64
+    }
+
+    static func url(_ directory: URL) -> URL { directory.appending(path: "generator-state.json") }
+
+    static func load(from directory: URL) throws -> Int64? {
+        guard let data = FileManager.default.contents(atPath: url(directory).path) else { return nil }
+        do {
+            return try JSONDecoder().decode(State.self, from: data).feedPosition
+        } catch {
+            throw TeamworkError(.configuration, "\(url(directory).path) is damaged; run a full rebuild")
+        }
+    }
+
+    /// Written to a temporary file and renamed, so it is never half-written.
+    static func save(_ position: Int64, to directory: URL) throws {
+        let data = try JSONEncoder().encode(State(feedPosition: position))
+        try data.write(to: url(directory), options: .atomic)
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import CentralStore
+import Foundation
+import ReplicaGenerator
+import TeamworkModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Replicate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Build the team, personal and common replicas and keep them in step with the master.",
+        discussion: """
+            With no flag, runs until SIGINT or SIGTERM: it wakes on every committed master change and sweeps
+            every --sweep seconds in case a notification was lost. --once catches up and exits (for cron or a
+            systemd timer); --full rebuilds every replica from one snapshot of the master.
+            """
+    )
+    @OptionGroup var options: ServiceOptions
+    @Flag(help: "Rebuild every replica from scratch, then exit.") var full = false
+    @Flag(help: "Apply what changed since the last run, then exit.") var once = false
+    @Option(help: "Continuous mode: seconds between sweeps.") var sweep: Double = 5
+
+    func validate() throws {
+        if full && once { throw ValidationError("use --full or --once, not both") }
+        if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
+    }
+
+    func run() async throws {
+        let generator = try await options.generator(sweepInterval: .milliseconds(Int(sweep * 1000)))
+        let directory = generator.configuration.directory.path
+        if full {
+            let interactive = isatty(STDERR_FILENO) == 1
+            let result = try await generator.rebuildAll { progress in
+                let line = String(format: "%d tasks, %d replicas, %.0f tasks/s", progress.tasks, progress.replicas, progress.tasksPerSecond)
+                FileHandle.standardError.write(Data((interactive ? "\r\u{1B}[K" + line : line + "\n").utf8))
+            }
+            if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
+            print(String(format: "Rebuilt %d replicas with %d tasks in %.2f s (%.0f tasks/s) in %@",
+                         result.replicas, result.tasks, seconds(result.elapsed), result.tasksPerSecond, directory))
+        } else if once {
+            let report = try await generator.catchUp()
+            if report.rebuilt {
+                print("No earlier run: rebuilt every replica in \(directory) (feed position \(report.feedPosition))")
+            } else {
+                print("Applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
+            }
+        } else {
+            TeamworkService.say("replicating into \(directory); stop with Ctrl-C or SIGTERM")
+            try await Self.untilSignalled {
+                try await generator.run { report in
+                    if report.entries > 0 {
+                        TeamworkService.say("applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
+                    }
+                }
+            }
+            TeamworkService.say("stopped")
+        }
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Runs `body` until it ends or SIGINT/SIGTERM arrives, then cancels it and waits for it to wind down.
+    static func untilSignalled(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let (signals, continuation) = AsyncStream<Int32>.makeStream()
+        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+        defer { sources.forEach { $0.cancel() } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                for await _ in signals { return }
+            }
+            try await group.next()
+            group.cancelAll()
+            continuation.finish()
+        }
+    }
+}
+
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compare every replica with the master; exits 2 when any differs."
+    )
+    @OptionGroup var options: ServiceOptions
+    @Flag(help: "Print the drift as JSON lines.") var json = false
+
+    func run() async throws {
+        let generator = try await options.generator()
+        let drift = try await generator.verify()
+        for item in drift {
+            if json {
+                let fields = ["replica": item.replica.fileName, "message": item.message]
+                let data = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print(item.description)
+            }
+        }
+        if drift.isEmpty {
+            if !json { print("No drift: every replica matches the master.") }
+        } else {
+            TeamworkService.say("\(drift.count) difference(s) between the replicas and the master")
+            throw ExitCode(2)
+        }
+    }
+}

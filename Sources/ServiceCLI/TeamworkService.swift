@@ -1,0 +1,93 @@
+import ArgumentParser
+import CentralStore
+import Foundation
+import ReplicaGenerator
+import TeamworkModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `teamwork-service`: the replica generator (and, later, the event listener and
+/// the sync endpoint), continuously or once per run from a scheduler.
+public struct TeamworkService: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "teamwork-service",
+        abstract: "Run Teamwork's server side: the replica generator.",
+        discussion: """
+            The database comes from --database-url or TEAMWORK_DATABASE_URL, else the same local default as
+            teamwork-manager. Replicas go to --replicas or TEAMWORK_REPLICAS (default $TEAMWORK_HOME/replicas).
+
+            Exit codes: 0 success, 2 drift found by verify, 64 usage, 69 database unavailable,
+            78 configuration, 1 internal error.
+            """,
+        subcommands: [Replicate.self, Verify.self]
+    )
+
+    public init() {}
+
+    public static func runMain() async -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            Foundation.exit(0)
+        } catch let error as TeamworkError {
+            say("error: \(error.message)")
+            Foundation.exit(exitCode(error.code))
+        } catch let error as ExitCode {
+            Foundation.exit(error.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success { exit(withError: error) }
+            if code == .validationFailure {
+                say("error: \(message(for: error)) (see --help)")
+                Foundation.exit(64)
+            }
+            say("error: \(error)")
+            Foundation.exit(1)
+        }
+    }
+
+    static func exitCode(_ code: TeamworkError.Code) -> Int32 {
+        switch code {
+        case .usage: 64
+        case .invalidInput: 65
+        case .unreadableFile: 66
+        case .notFound: 67
+        case .conflict: 68
+        case .unavailable: 69
+        case .configuration: 78
+        case .internal: 1
+        }
+    }
+
+    /// One line on standard error.
+    static func say(_ message: String) {
+        FileHandle.standardError.write(Data("teamwork-service: \(message)\n".utf8))
+    }
+}
+
+/// Options every service command shares.
+struct ServiceOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("PostgreSQL URL of the central store.", valueName: "url"))
+    var databaseURL: String?
+
+    @Option(name: .long, help: ArgumentHelp("Folder of the replica files.", valueName: "dir"))
+    var replicas: String?
+
+    func generator(sweepInterval: Duration = .seconds(5)) async throws -> ReplicaGenerator {
+        let target = try await DatabaseTarget.resolve(explicit: databaseURL) { TeamworkService.say($0) }
+        if target.isLocalDefault {
+            try await CentralStore.withStore(target.url) { try await Migrator().migrate($0) }
+        } else {
+            try await CentralStore.withStore(target.url) { try await Migrator().requireCurrent($0) }
+        }
+        let directory = replicas ?? ProcessInfo.processInfo.environment["TEAMWORK_REPLICAS"]
+        let url = directory.map { URL(fileURLWithPath: $0) } ?? DatabaseTarget.home.appending(path: "replicas")
+        return try ReplicaGenerator(.init(databaseURL: target.url, directory: url, sweepInterval: sweepInterval))
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The replica files in one folder: how they are built, swapped in, updated and read.
+public struct ReplicaDirectory: Sendable {
+    public let url: URL
+
+    public init(_ url: URL) throws {
+        self.url = url
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: retiredURL, withIntermediateDirectories: true)
+    }
+
+    public func path(of replica: ReplicaID) -> String { url.appending(path: replica.fileName).path }
+
+    /// Where the files of removed teams are kept.
+    public var retiredURL: URL { url.appending(path: "retired") }
+
+    /// The replicas present in the folder.
+    public func replicas() throws -> [ReplicaID] {
+        try FileManager.default.contentsOfDirectory(atPath: url.path).compactMap(ReplicaID.init(fileName:)).sorted()
+    }
+
+    public func exists(_ replica: ReplicaID) -> Bool {
+        FileManager.default.fileExists(atPath: path(of: replica))
+    }
+
+    /// Builds a new file for `replica` at a temporary path; ``ReplicaBuild/commit()``
+    /// swaps it in atomically. Until then readers see the old file, and a crash
+    /// leaves the old file intact (plus a temporary file the next build removes).
+    public func startBuild(of replica: ReplicaID, feedPosition: Int64, generatedAt: Date = Date()) throws -> ReplicaBuild {
+        try ReplicaBuild(directory: self, replica: replica, feedPosition: feedPosition, generatedAt: generatedAt)
+    }
+
+    /// Opens an existing replica for updating, or returns `nil` when there is none.
+    /// A file of another schema version or that is damaged throws.
+    public func open(_ replica: ReplicaID) throws -> DatabaseQueue? {
+        guard exists(replica) else { return nil }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let queue = try DatabaseQueue(path: path(of: replica), configuration: configuration)
+        let version = try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        guard version == ReplicaSchema.version else {
+            throw ReplicaError("\(replica.fileName) has schema version \(version), expected \(ReplicaSchema.version)")
+        }
+        return queue
+    }
+
+    /// Runs `body` in one write transaction of an existing replica and records
+    /// the feed position it now reflects.
+    public func update<R>(_ queue: DatabaseQueue, _ replica: ReplicaID, feedPosition: Int64,
+                          _ body: (ReplicaTransaction) throws -> R) throws -> R {
+        try queue.write { db in
+            let transaction = try ReplicaTransaction(db, replica: replica)
+            let result = try body(transaction)
+            try transaction.finish(feedPosition: feedPosition)
+            return result
+        }
+    }
+
+    /// Moves a replica's file aside into `retired/`, stamped with the time, rather than deleting it.
+    public func retire(_ replica: ReplicaID) throws {
+        guard exists(replica) else { return }
+        let stamp = Int(Date().timeIntervalSince1970)
+        let target = retiredURL.appending(path: "\(replica.fileName).\(stamp)")
+        try? FileManager.default.removeItem(at: target)
+        try FileManager.default.moveItem(atPath: path(of: replica), toPath: target.path)
+    }
+
+    /// Removes temporary files left behind by interrupted builds.
+    public func removeAbandonedBuilds() throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) where name.contains(".building-") {
+            try? FileManager.default.removeItem(at: url.appending(path: name))
+        }
+    }
+}
+
+/// A replica file being built from scratch; nothing is visible until ``commit()``.
+public final class ReplicaBuild {
+    public let replica: ReplicaID
+    public let epoch: String
+    let directory: ReplicaDirectory
+    let temporaryPath: String
+    let queue: DatabaseQueue
+    let feedPosition: Int64
+    private var transaction: ReplicaTransaction?
+    private var db: Database?
+
+    init(directory: ReplicaDirectory, replica: ReplicaID, feedPosition: Int64, generatedAt: Date) throws {
+        self.directory = directory
+        self.replica = replica
+        self.feedPosition = feedPosition
+        epoch = UUID().uuidString.lowercased()
+        temporaryPath = directory.path(of: replica) + ".building-\(epoch)"
+        var configuration = Configuration()
+        // One transaction spans the whole build, across many write calls.
+        configuration.allowsUnsafeTransactions = true
+        // Built once, then fsynced and renamed: no journal, no syncs while writing.
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = OFF")
+            try db.execute(sql: "PRAGMA synchronous = OFF")
+            try db.execute(sql: "PRAGMA cache_size = -16000")
+        }
+        queue = try DatabaseQueue(path: temporaryPath, configuration: configuration)
+        try queue.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            try ReplicaSchema.create(db, for: replica)
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (id, kind, owner_id, schema_version, epoch, feed_position, generated_at)
+                    VALUES (1, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [replica.kindName, replica.ownerID, ReplicaSchema.version, epoch, feedPosition,
+                            ReplicaTransaction.millis(generatedAt)]
+            )
+        }
+    }
+
+    /// Writes rows into the new file. Runs on the caller's thread, inside the
+    /// build's one transaction.
+    public func write(_ body: (ReplicaTransaction) throws -> Void) throws {
+        try queue.inDatabase { db in
+            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica) }
+            try body(transaction!)
+        }
+    }
+
+    /// Carries over what only this file knows — worker changes not yet applied —
+    /// from the file being replaced, then commits, syncs and renames the new file
+    /// into place.
+    public func commit() throws {
+        let finalPath = directory.path(of: replica)
+        try queue.inDatabase { db in
+            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica) }
+            try transaction!.finish(feedPosition: feedPosition)
+            try db.execute(sql: "COMMIT")
+            // ATTACH is not allowed inside a transaction; the file is still private here.
+            if replica != .common, FileManager.default.fileExists(atPath: finalPath) {
+                try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [finalPath])
+                if try Int.fetchOne(db, sql: "PRAGMA previous.user_version") == ReplicaSchema.version {
+                    try db.execute(sql: "INSERT INTO worker_changes SELECT * FROM previous.worker_changes")
+                }
+                try db.execute(sql: "DETACH DATABASE previous")
+            }
+        }
+        transaction = nil
+        try queue.close()
+        try Self.fsync(path: temporaryPath)
+        guard rename(temporaryPath, finalPath) == 0 else {
+            throw ReplicaError("cannot move the new \(replica.fileName) into place: \(String(cString: strerror(errno)))")
+        }
+        try Self.fsync(path: directory.url.path)
+    }
+
+    /// Gives up on the build and removes the temporary file.
+    public func abandon() {
+        transaction = nil
+        try? queue.close()
+        unlink(temporaryPath)
+    }
+
+    static func fsync(path: String) throws {
+        let fd = Glibc.open(path, O_RDONLY)
+        guard fd >= 0 else { throw ReplicaError("cannot open \(path) to sync it") }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw ReplicaError("cannot sync \(path)") }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import GRDB
+
+/// The metadata record of a replica.
+public struct ReplicaMeta: Sendable, Equatable, Codable {
+    public var kind: String
+    public var ownerID: Int64
+    public var schemaVersion: Int
+    /// Changes whenever the file is rebuilt from scratch: a client holding another
+    /// epoch must refetch rather than apply deltas.
+    public var epoch: String
+    /// The master change-feed position this replica reflects.
+    public var feedPosition: Int64
+    public var generatedAt: Date
+    /// The last `row_version` handed out in this file.
+    public var rowCounter: Int64
+    public var name: String
+    public var slug: String
+
+    static func read(_ db: Database) throws -> ReplicaMeta {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT kind, owner_id, schema_version, epoch, feed_position, generated_at, row_counter, name, slug FROM meta
+            """) else {
+            throw ReplicaError("the replica has no metadata record")
+        }
+        return ReplicaMeta(
+            kind: row[0], ownerID: row[1], schemaVersion: row[2], epoch: row[3], feedPosition: row[4],
+            generatedAt: Date(timeIntervalSince1970: Double(row[5] as Int64) / 1000), rowCounter: row[6], name: row[7], slug: row[8]
+        )
+    }
+}
+
+/// A replica file that cannot be used: missing, damaged, or of another schema.
+public struct ReplicaError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

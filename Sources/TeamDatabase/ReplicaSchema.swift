@@ -1,0 +1,165 @@
+import Foundation
+import GRDB
+
+/// The SQLite schema of the replicas, versioned in code. A shipped migration is
+/// never modified; a change adds a new one and bumps ``version``.
+///
+/// Dates are INTEGER milliseconds since 1970 (UTC). Every row that a worker may
+/// pull carries `row_version`, taken from the database's own counter
+/// (`meta.row_counter`), so a client asks for "rows changed since N"; removed
+/// rows leave an entry in `deleted_rows`.
+public enum ReplicaSchema {
+    /// The schema version written into `meta.schema_version`.
+    public static let version = 1
+
+    /// The tables of a team or personal database.
+    static let teamTables = """
+        CREATE TABLE meta (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            kind TEXT NOT NULL,
+            owner_id INTEGER NOT NULL,
+            schema_version INTEGER NOT NULL,
+            epoch TEXT NOT NULL,
+            feed_position INTEGER NOT NULL,
+            generated_at INTEGER NOT NULL,
+            row_counter INTEGER NOT NULL DEFAULT 0,
+            name TEXT NOT NULL DEFAULT '',
+            slug TEXT NOT NULL DEFAULT ''
+        );
+        -- Manager-owned fields come from the master. Worker-owned fields (status,
+        -- started_at, completed_at, completed_by, completion_note) are what the
+        -- field says; master_* hold the master's values as last applied, so the
+        -- generator overwrites the worker-owned ones only when the master changed them.
+        CREATE TABLE tasks (
+            id INTEGER PRIMARY KEY,
+            title TEXT NOT NULL,
+            description TEXT NOT NULL,
+            priority TEXT NOT NULL,
+            team_id INTEGER,
+            assignee_id INTEGER,
+            location_id INTEGER,
+            due_at INTEGER,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            master_version INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            started_at INTEGER,
+            completed_at INTEGER,
+            completed_by INTEGER,
+            completion_note TEXT,
+            master_status TEXT NOT NULL,
+            master_started_at INTEGER,
+            master_completed_at INTEGER,
+            master_completed_by INTEGER,
+            master_completion_note TEXT,
+            row_version INTEGER NOT NULL
+        );
+        CREATE INDEX tasks_row_version ON tasks (row_version);
+        -- No emails or other contact details: display names and roles only.
+        CREATE TABLE members (
+            person_id INTEGER PRIMARY KEY,
+            first_name TEXT NOT NULL,
+            last_name TEXT NOT NULL,
+            role TEXT NOT NULL,
+            row_version INTEGER NOT NULL
+        );
+        CREATE TABLE locations (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            latitude REAL NOT NULL,
+            longitude REAL NOT NULL,
+            elevation REAL,
+            street TEXT NOT NULL,
+            city TEXT NOT NULL,
+            region TEXT NOT NULL,
+            postal_code TEXT NOT NULL,
+            country TEXT NOT NULL,
+            row_version INTEGER NOT NULL
+        );
+        CREATE TABLE deleted_rows (
+            table_name TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            row_version INTEGER NOT NULL,
+            PRIMARY KEY (table_name, row_id)
+        );
+        -- Where worker changes land (written by the sync endpoint, read by the
+        -- event listener). position is this database's own increasing number;
+        -- change_id is made by the client, so a retried push is stored once.
+        CREATE TABLE worker_changes (
+            position INTEGER PRIMARY KEY AUTOINCREMENT,
+            change_id TEXT NOT NULL UNIQUE,
+            person_id INTEGER NOT NULL,
+            task_id INTEGER,
+            operation TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            made_at INTEGER NOT NULL,
+            received_at INTEGER NOT NULL
+        );
+        """
+
+    /// The tables of the common database: everyone's read-only copy of people
+    /// (names and roles), teams, memberships and locations.
+    static let commonTables = """
+        CREATE TABLE meta (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            kind TEXT NOT NULL,
+            owner_id INTEGER NOT NULL,
+            schema_version INTEGER NOT NULL,
+            epoch TEXT NOT NULL,
+            feed_position INTEGER NOT NULL,
+            generated_at INTEGER NOT NULL,
+            row_counter INTEGER NOT NULL DEFAULT 0,
+            name TEXT NOT NULL DEFAULT '',
+            slug TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE people (
+            id INTEGER PRIMARY KEY,
+            first_name TEXT NOT NULL,
+            last_name TEXT NOT NULL,
+            role TEXT NOT NULL,
+            avatar_url TEXT,
+            row_version INTEGER NOT NULL
+        );
+        CREATE TABLE teams (
+            id INTEGER PRIMARY KEY,
+            slug TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            color TEXT,
+            row_version INTEGER NOT NULL
+        );
+        CREATE TABLE memberships (
+            team_id INTEGER NOT NULL,
+            person_id INTEGER NOT NULL,
+            row_version INTEGER NOT NULL,
+            PRIMARY KEY (team_id, person_id)
+        );
+        CREATE TABLE locations (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            person_id INTEGER,
+            name TEXT NOT NULL,
+            latitude REAL NOT NULL,
+            longitude REAL NOT NULL,
+            elevation REAL,
+            street TEXT NOT NULL,
+            city TEXT NOT NULL,
+            region TEXT NOT NULL,
+            postal_code TEXT NOT NULL,
+            country TEXT NOT NULL,
+            row_version INTEGER NOT NULL
+        );
+        CREATE TABLE deleted_rows (
+            table_name TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            row_version INTEGER NOT NULL,
+            PRIMARY KEY (table_name, row_id)
+        );
+        """
+
+    /// Creates the tables of a new, empty replica.
+    static func create(_ db: Database, for replica: ReplicaID) throws {
+        try db.execute(sql: replica == .common ? commonTables : teamTables)
+        try db.execute(sql: "PRAGMA user_version = \(version)")
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import GRDB
+import TeamworkModel
+
+/// Writes to one replica inside one SQLite transaction. Used both to fill a new
+/// file (full rebuild) and to update an existing one (incremental catch-up), so
+/// the two modes write rows the same way.
+///
+/// Every row written gets the next `row_version`; a row whose content did not
+/// change keeps its version, so a pull of "changes since N" stays small.
+public final class ReplicaTransaction {
+    let db: Database
+    public let replica: ReplicaID
+    private var counter: Int64
+    private let upsertTask: Statement
+    private let upsertLocation: Statement
+
+    init(_ db: Database, replica: ReplicaID) throws {
+        self.db = db
+        self.replica = replica
+        counter = try Int64.fetchOne(db, sql: "SELECT row_counter FROM meta") ?? 0
+        upsertTask = try db.makeStatement(sql: replica == .common ? "SELECT 1" : Self.upsertTaskSQL)
+        upsertLocation = try db.makeStatement(sql: replica == .common ? Self.upsertCommonLocationSQL : Self.upsertLocationSQL)
+    }
+
+    private func nextVersion() -> Int64 {
+        counter += 1
+        return counter
+    }
+
+    /// Saves the row counter and the feed position this replica now reflects.
+    func finish(feedPosition: Int64) throws {
+        try db.execute(
+            sql: "UPDATE meta SET row_counter = ?, feed_position = max(feed_position, ?)",
+            arguments: [counter, feedPosition]
+        )
+    }
+
+    // MARK: Tasks
+
+    static let upsertTaskSQL = """
+        INSERT INTO tasks (id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at,
+            updated_at, master_version, status, started_at, completed_at, completed_by, completion_note,
+            master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note, row_version)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16, ?17)
+        ON CONFLICT (id) DO UPDATE SET
+            title = excluded.title, description = excluded.description, priority = excluded.priority,
+            team_id = excluded.team_id, assignee_id = excluded.assignee_id, location_id = excluded.location_id,
+            due_at = excluded.due_at, created_at = excluded.created_at, updated_at = excluded.updated_at,
+            master_version = excluded.master_version,
+            status = CASE WHEN \(masterFieldWorkChanged) THEN excluded.status ELSE tasks.status END,
+            started_at = CASE WHEN \(masterFieldWorkChanged) THEN excluded.started_at ELSE tasks.started_at END,
+            completed_at = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completed_at ELSE tasks.completed_at END,
+            completed_by = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completed_by ELSE tasks.completed_by END,
+            completion_note = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completion_note ELSE tasks.completion_note END,
+            master_status = excluded.master_status, master_started_at = excluded.master_started_at,
+            master_completed_at = excluded.master_completed_at, master_completed_by = excluded.master_completed_by,
+            master_completion_note = excluded.master_completion_note,
+            row_version = excluded.row_version
+        WHERE tasks.master_version IS NOT excluded.master_version
+        """
+
+    /// True when the master's own worker-owned fields differ from the values last
+    /// applied: the master changed them (a manager reopened or cancelled the task,
+    /// or the listener recorded a completion), so they win over the local ones.
+    static let masterFieldWorkChanged = """
+        (tasks.master_status IS NOT excluded.master_status OR tasks.master_started_at IS NOT excluded.master_started_at \
+        OR tasks.master_completed_at IS NOT excluded.master_completed_at \
+        OR tasks.master_completed_by IS NOT excluded.master_completed_by \
+        OR tasks.master_completion_note IS NOT excluded.master_completion_note)
+        """
+
+    /// Inserts or updates a task from the master, keeping worker-owned fields the
+    /// master has not changed.
+    public func upsert(_ task: FieldTask) throws {
+        upsertTask.setUncheckedArguments([
+            task.id, task.title, task.description, task.priority.rawValue, task.teamID, task.assigneeID, task.locationID,
+            task.dueAt.map(Self.millis), Self.millis(task.createdAt), Self.millis(task.updatedAt), task.version,
+            task.status.rawValue, task.startedAt.map(Self.millis), task.completedAt.map(Self.millis), task.completedBy,
+            task.completionNote, nextVersion(),
+        ])
+        try upsertTask.execute()
+    }
+
+    /// Removes a task (it left this replica or was deleted) and leaves a tombstone.
+    public func deleteTask(id: Int64) throws {
+        try delete(from: "tasks", column: "id", id: id)
+    }
+
+    private func delete(from table: String, column: String, id: Int64) throws {
+        try db.execute(sql: "DELETE FROM \(table) WHERE \(column) = ?", arguments: [id])
+        if db.changesCount > 0 {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO deleted_rows (table_name, row_id, row_version) VALUES (?, ?, ?)",
+                arguments: [table, id, nextVersion()]
+            )
+        }
+    }
+
+    /// Ids of the tasks this replica holds.
+    public func taskIDs() throws -> Set<Int64> {
+        Set(try Int64.fetchAll(db, sql: "SELECT id FROM tasks"))
+    }
+
+    // MARK: Locations
+
+    static let upsertLocationSQL = """
+        INSERT INTO locations (id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version)
+        VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        ON CONFLICT (id) DO UPDATE SET name = excluded.name, latitude = excluded.latitude, longitude = excluded.longitude,
+            elevation = excluded.elevation, street = excluded.street, city = excluded.city, region = excluded.region,
+            postal_code = excluded.postal_code, country = excluded.country, row_version = excluded.row_version
+        WHERE (locations.name, locations.latitude, locations.longitude, locations.elevation, locations.street, locations.city,
+               locations.region, locations.postal_code, locations.country)
+            IS NOT (excluded.name, excluded.latitude, excluded.longitude, excluded.elevation, excluded.street, excluded.city,
+               excluded.region, excluded.postal_code, excluded.country)
+        """
+
+    static let upsertCommonLocationSQL = """
+        INSERT INTO locations (id, kind, person_id, name, latitude, longitude, elevation, street, city, region, postal_code,
+            country, row_version)
+        VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, person_id = excluded.person_id, name = excluded.name,
+            latitude = excluded.latitude, longitude = excluded.longitude, elevation = excluded.elevation,
+            street = excluded.street, city = excluded.city, region = excluded.region, postal_code = excluded.postal_code,
+            country = excluded.country, row_version = excluded.row_version
+        WHERE (locations.kind, locations.person_id, locations.name, locations.latitude, locations.longitude,
+               locations.elevation, locations.street, locations.city, locations.region, locations.postal_code, locations.country)
+            IS NOT (excluded.kind, excluded.person_id, excluded.name, excluded.latitude, excluded.longitude,
+               excluded.elevation, excluded.street, excluded.city, excluded.region, excluded.postal_code, excluded.country)
+        """
+
+    public func upsert(_ location: Location) throws {
+        upsertLocation.setUncheckedArguments([
+            location.id, location.kind.rawValue, location.name, location.latitude, location.longitude, location.elevation,
+            location.address.street, location.address.city, location.address.region, location.address.postalCode,
+            location.address.country, nextVersion(), location.personID,
+        ])
+        try upsertLocation.execute()
+    }
+
+    public func deleteLocation(id: Int64) throws {
+        try delete(from: "locations", column: "id", id: id)
+    }
+
+    /// Drops the locations no task of this replica points at any more.
+    public func pruneLocations() throws {
+        let unused = try Int64.fetchAll(db, sql: """
+            SELECT id FROM locations WHERE id NOT IN (SELECT location_id FROM tasks WHERE location_id IS NOT NULL)
+            """)
+        for id in unused { try deleteLocation(id: id) }
+    }
+
+    // MARK: Members (team replicas) and common data
+
+    /// Makes the member list exactly `members`.
+    public func replaceMembers(_ members: [Person]) throws {
+        let wanted = Set(members.map(\.id))
+        for id in try Int64.fetchAll(db, sql: "SELECT person_id FROM members") where !wanted.contains(id) {
+            try delete(from: "members", column: "person_id", id: id)
+        }
+        for person in members {
+            try db.execute(sql: """
+                INSERT INTO members (person_id, first_name, last_name, role, row_version) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (person_id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
+                    role = excluded.role, row_version = excluded.row_version
+                WHERE (members.first_name, members.last_name, members.role)
+                    IS NOT (excluded.first_name, excluded.last_name, excluded.role)
+                """, arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, nextVersion()])
+        }
+    }
+
+    /// Records the team's (or person's) display name and slug in `meta`.
+    public func setOwner(name: String, slug: String) throws {
+        try db.execute(sql: "UPDATE meta SET name = ?, slug = ? WHERE name IS NOT ? OR slug IS NOT ?",
+                       arguments: [name, slug, name, slug])
+    }
+
+    public func upsert(_ person: Person) throws {
+        try db.execute(sql: """
+            INSERT INTO people (id, first_name, last_name, role, avatar_url, row_version) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
+                role = excluded.role, avatar_url = excluded.avatar_url, row_version = excluded.row_version
+            WHERE (people.first_name, people.last_name, people.role, people.avatar_url)
+                IS NOT (excluded.first_name, excluded.last_name, excluded.role, excluded.avatar_url)
+            """, arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, person.avatarURL, nextVersion()])
+    }
+
+    public func deletePerson(id: Int64) throws {
+        try delete(from: "people", column: "id", id: id)
+    }
+
+    public func upsert(_ team: Team) throws {
+        try db.execute(sql: """
+            INSERT INTO teams (id, slug, name, description, color, row_version) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, name = excluded.name, description = excluded.description,
+                color = excluded.color, row_version = excluded.row_version
+            WHERE (teams.slug, teams.name, teams.description, teams.color)
+                IS NOT (excluded.slug, excluded.name, excluded.description, excluded.color)
+            """, arguments: [team.id, team.slug, team.name, team.description, team.color, nextVersion()])
+    }
+
+    public func deleteTeam(id: Int64) throws {
+        try delete(from: "teams", column: "id", id: id)
+    }
+
+    /// Makes the memberships of one person exactly `teamIDs`.
+    public func replaceMemberships(personID: Int64, teamIDs: Set<Int64>) throws {
+        let current = Set(try Int64.fetchAll(db, sql: "SELECT team_id FROM memberships WHERE person_id = ?", arguments: [personID]))
+        for teamID in current.subtracting(teamIDs) {
+            try db.execute(sql: "DELETE FROM memberships WHERE team_id = ? AND person_id = ?", arguments: [teamID, personID])
+            // A membership's row id in deleted_rows packs both ids: team * 2^32 + person.
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO deleted_rows (table_name, row_id, row_version) VALUES ('memberships', ?, ?)",
+                arguments: [teamID << 32 | personID, nextVersion()]
+            )
+        }
+        for teamID in teamIDs.subtracting(current) {
+            try db.execute(sql: "INSERT INTO memberships (team_id, person_id, row_version) VALUES (?, ?, ?)",
+                           arguments: [teamID, personID, nextVersion()])
+        }
+    }
+
+    static func millis(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+}

@@ -1,0 +1,3 @@
+import ServiceCLI
+
+await TeamworkService.runMain()
