@@ -96,6 +96,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ReplicaGeneratorTests",
+            dependencies: [
+                "ReplicaGenerator", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel", "LocalPostgres",
+                "teamwork-service",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .testTarget(
             name: "ManagerCLITests",
             dependencies: ["TeamworkTestSupport", "CentralStore", "TeamworkModel", "teamwork-manager"]
         ),

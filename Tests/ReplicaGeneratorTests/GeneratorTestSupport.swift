@@ -1,0 +1,52 @@
+import CentralStore
+import Foundation
+import GRDB
+import PostgresNIO
+import ReplicaGenerator
+import TeamDatabase
+import TeamworkModel
+import TeamworkTestSupport
+
+/// A fresh master database, a seeded world, and a generator writing into a
+/// temporary folder that is removed afterwards.
+func withGenerator<R: Sendable>(
+    _ body: (CentralStore, Fixtures, ReplicaGenerator) async throws -> R
+) async throws -> R {
+    try await TestDatabase.withFresh { url in
+        let folder = FileManager.default.temporaryDirectory.appending(path: "replicas-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, pageSize: 50, sweepInterval: .milliseconds(200)))
+        return try await CentralStore.withStore(url) { store in
+            let world = try await Fixtures.seed(store)
+            return try await body(store, world, generator)
+        }
+    }
+}
+
+extension ReplicaGenerator {
+    func contents(_ replica: ReplicaID) throws -> ReplicaContents {
+        try ReplicaContents.read(path: configuration.directory.appending(path: replica.fileName).path)
+    }
+
+    /// Every team and personal replica file with the team or assignee of each task it holds.
+    func holdings() throws -> [ReplicaID: [FieldTask]] {
+        var result: [ReplicaID: [FieldTask]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: configuration.directory.path) {
+            guard let replica = ReplicaID(fileName: name), replica != .common else { continue }
+            result[replica] = try contents(replica).tasks.map(\.master)
+        }
+        return result
+    }
+
+    /// Writes to a replica as the sync endpoint will: worker-owned fields only.
+    func simulateWorker(_ replica: ReplicaID, task: Int64, status: TaskStatus, note: String?, by person: Int64) throws {
+        let queue = try DatabaseQueue(path: configuration.directory.appending(path: replica.fileName).path)
+        defer { try? queue.close() }
+        try queue.write { db in
+            try db.execute(
+                sql: "UPDATE tasks SET status = ?, completed_at = ?, completed_by = ?, completion_note = ? WHERE id = ?",
+                arguments: [status.rawValue, 1_700_000_000_000, person, note, task]
+            )
+        }
+    }
+}

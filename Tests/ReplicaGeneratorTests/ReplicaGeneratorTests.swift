@@ -1,0 +1,216 @@
+import CentralStore
+import Foundation
+import GRDB
+import ReplicaGenerator
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+@Suite("Replica generator")
+struct ReplicaGeneratorTests {
+    @Test func aFullRebuildGivesEachTeamItsTasksAndNothingElse() async throws {
+        try await withGenerator { store, world, generator in
+            let red1 = try await store.createTask(try world.task("red one", team: world.red))
+            let red2 = try await store.createTask(try world.task("red two", team: world.red, assignee: world.ann))
+            let blue = try await store.createTask(try world.task("blue", team: world.blue, assignee: world.cy))
+            let personal = try await store.createTask(try world.task("personal", assignee: world.bo))
+
+            let result = try await generator.rebuildAll()
+            #expect(result.tasks == 4)
+            #expect(try await generator.verify().isEmpty)
+            let holdings = try generator.holdings()
+            #expect(holdings[.team(world.red.id)]?.map(\.id) == [red1.id, red2.id])
+            #expect(holdings[.team(world.blue.id)]?.map(\.id) == [blue.id])
+            #expect(holdings[.person(world.bo.id)]?.map(\.id) == [personal.id])
+
+            let red = try generator.contents(.team(world.red.id))
+            #expect(red.meta.kind == "team" && red.meta.ownerID == world.red.id && red.meta.slug == "red")
+            #expect(red.meta.schemaVersion == ReplicaSchema.version)
+            #expect(red.members.map(\.personID) == [world.ann.id, world.bo.id])
+            #expect(red.locationIDs == [world.site.id])
+        }
+    }
+
+    @Test func replicasHoldNoEmails() async throws {
+        try await withGenerator { store, world, generator in
+            _ = try await store.createTask(try world.task(team: world.red))
+            try await generator.rebuildAll()
+            for name in try FileManager.default.contentsOfDirectory(atPath: generator.configuration.directory.path)
+            where name.hasSuffix(".sqlite") {
+                let bytes = try Data(contentsOf: generator.configuration.directory.appending(path: name))
+                #expect(bytes.range(of: Data("@example.org".utf8)) == nil, "\(name) contains an email")
+            }
+        }
+    }
+
+    @Test func aRebuildChangesTheEpochAndKeepsUnappliedWorkerChanges() async throws {
+        try await withGenerator { store, world, generator in
+            _ = try await store.createTask(try world.task(team: world.red))
+            try await generator.rebuildAll()
+            let before = try generator.contents(.team(world.red.id))
+            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            try ReplicaSQL.run(path, """
+                INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at)
+                VALUES ('c-1', \(world.ann.id), 1, 'complete', '{}', 1, 1)
+                """)
+            try await generator.rebuildAll()
+            let after = try generator.contents(.team(world.red.id))
+            #expect(after.meta.epoch != before.meta.epoch)
+            #expect(after.pendingWorkerChanges == 1)
+        }
+    }
+
+    @Test func incrementalCatchUpFollowsEditsMovesCancelsAndDeletes() async throws {
+        try await withGenerator { store, world, generator in
+            let task = try await store.createTask(try world.task("move me", team: world.red, assignee: world.ann))
+            try await generator.rebuildAll()
+
+            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "moved"))
+            _ = try await store.assignTask(id: task.id, to: try Assignment(teamID: world.blue.id, assigneeID: world.cy.id))
+            var report = try await generator.catchUp()
+            #expect(report.entries == 2)
+            #expect(try await generator.verify().isEmpty)
+            #expect(try generator.contents(.team(world.red.id)).tasks.isEmpty)
+            #expect(try generator.contents(.team(world.blue.id)).tasks.map(\.master.title) == ["moved"])
+
+            _ = try await store.assignTask(id: task.id, to: try Assignment(teamID: nil, assigneeID: world.bo.id))
+            report = try await generator.catchUp()
+            #expect(try generator.contents(.team(world.blue.id)).tasks.isEmpty)
+            #expect(try generator.contents(.person(world.bo.id)).tasks.map(\.master.id) == [task.id])
+
+            _ = try await store.cancelTask(id: task.id)
+            try await generator.catchUp()
+            #expect(try generator.contents(.person(world.bo.id)).tasks.first?.status == .cancelled)
+
+            try await store.deleteTask(id: task.id)
+            try await generator.catchUp()
+            #expect(try generator.contents(.person(world.bo.id)).tasks.isEmpty)
+            #expect(try await generator.verify().isEmpty)
+        }
+    }
+
+    @Test func workerOwnedFieldsSurviveManagerEditsUntilTheMasterChangesThem() async throws {
+        try await withGenerator { store, world, generator in
+            let task = try await store.createTask(try world.task("meter", team: world.red, assignee: world.ann))
+            try await generator.rebuildAll()
+            try generator.simulateWorker(.team(world.red.id), task: task.id, status: .completed, note: "done, meter 4411", by: world.ann.id)
+
+            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "meter (urgent)", dueAt: .some(try ISODate.parse("2026-12-24"))))
+            try await generator.catchUp()
+            var row = try #require(try generator.contents(.team(world.red.id)).tasks.first)
+            #expect(row.master.title == "meter (urgent)")
+            #expect(row.status == .completed && row.completionNote == "done, meter 4411" && row.completedBy == world.ann.id)
+            #expect(try await generator.verify().isEmpty)
+
+            _ = try await store.cancelTask(id: task.id)
+            try await generator.catchUp()
+            row = try #require(try generator.contents(.team(world.red.id)).tasks.first)
+            #expect(row.status == .cancelled, "a change the master makes to worker-owned fields wins")
+            #expect(row.completionNote == nil)
+        }
+    }
+
+    @Test func teamsComeAndGoWithTheirReplicas() async throws {
+        try await withGenerator { store, world, generator in
+            try await generator.rebuildAll()
+            let green = try await store.addTeam(try NewTeam(slug: "green", name: "Green"))
+            try await store.addMember(teamID: green.id, personID: world.cy.id)
+            try await generator.catchUp()
+            let file = try generator.contents(.team(green.id))
+            #expect(file.meta.slug == "green" && file.members.map(\.personID) == [world.cy.id])
+
+            _ = try await store.updatePerson(id: world.cy.id, try PersonChanges(firstName: "Cyrus"))
+            try await generator.catchUp()
+            #expect(try generator.contents(.team(green.id)).members.first?.firstName == "Cyrus")
+            #expect(try generator.contents(.team(world.blue.id)).members.first?.firstName == "Cyrus")
+
+            try await store.removeTeam(id: green.id)
+            try await generator.catchUp()
+            #expect(!FileManager.default.fileExists(atPath: generator.configuration.directory.appending(path: "team-\(green.id).sqlite").path))
+            let retired = try FileManager.default.contentsOfDirectory(atPath: generator.configuration.directory.appending(path: "retired").path)
+            #expect(retired.contains { $0.hasPrefix("team-\(green.id).sqlite.") })
+            #expect(try await generator.verify().isEmpty)
+        }
+    }
+
+    @Test func verifyReportsDriftItDidNotCause() async throws {
+        try await withGenerator { store, world, generator in
+            let task = try await store.createTask(try world.task("x", team: world.red))
+            try await generator.rebuildAll()
+            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            try ReplicaSQL.run(path, "UPDATE tasks SET title = 'tampered' WHERE id = \(task.id)")
+            try ReplicaSQL.run(path, "INSERT INTO tasks SELECT 999, title, description, priority, \(world.blue.id), assignee_id, location_id, due_at, created_at, updated_at, master_version, status, started_at, completed_at, completed_by, completion_note, master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note, row_version FROM tasks WHERE id = \(task.id)")
+            let drift = try await generator.verify().map(\.message)
+            #expect(drift.contains { $0.contains("task \(task.id) differs") })
+            #expect(drift.contains("holds task 999, which the master does not give to it"))
+        }
+    }
+
+    @Test(arguments: 1...3)
+    func randomizedChangesLeaveNoDriftAfterCatchingUp(seed: UInt64) async throws {
+        try await withGenerator { store, world, generator in
+            var random = SplitMix(seed: seed)
+            try await generator.rebuildAll()
+            var ids: [Int64] = []
+            let teams = [world.red, world.blue]
+            let members = [world.red.id: [world.ann, world.bo], world.blue.id: [world.cy]]
+            for step in 0..<120 {
+                let choice = ids.isEmpty ? 0 : random.next(6)
+                let id = ids.isEmpty ? 0 : ids[random.next(ids.count)]
+                switch choice {
+                case 0, 1:
+                    let team = teams[random.next(2)]
+                    let assignee = random.next(3) == 0 ? nil : members[team.id]!.randomElement(using: &random)
+                    let personal = random.next(5) == 0
+                    ids.append(try await store.createTask(try world.task(
+                        "task \(step)", team: personal ? nil : team, assignee: personal ? world.ann : assignee
+                    )).id)
+                case 2:
+                    _ = try await store.updateTask(id: id, try TaskChanges(title: "edited \(step)", priority: .urgent))
+                case 3:
+                    let team = teams[random.next(2)]
+                    let assignee = members[team.id]!.randomElement(using: &random)
+                    _ = try? await store.assignTask(id: id, to: try Assignment(teamID: team.id, assigneeID: assignee?.id))
+                case 4:
+                    _ = try? await store.cancelTask(id: id)
+                default:
+                    try await store.deleteTask(id: id)
+                    ids.removeAll { $0 == id }
+                }
+                if random.next(10) == 0 { try await generator.catchUp() }
+            }
+            try await generator.catchUp()
+            let drift = try await generator.verify()
+            #expect(drift.isEmpty, "\(drift)")
+            for (replica, tasks) in try generator.holdings() {
+                for task in tasks {
+                    #expect(ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) == replica)
+                }
+            }
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing seed can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+/// Writes to a replica file from outside the generator.
+enum ReplicaSQL {
+    static func run(_ path: String, _ sql: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        try queue.write { try $0.execute(sql: sql) }
+    }
+}
