@@ -77,6 +77,17 @@ let package = Package(
         ),
         .executableTarget(name: "teamwork-service", dependencies: ["ServiceCLI"]),
 
+        // Measurements: prints figures, asserts nothing.
+        .executableTarget(
+            name: "teamwork-bench",
+            dependencies: [
+                "CentralStore", "ReplicaGenerator", "TeamDatabase", "LocalPostgres", "TeamworkModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+
         // Build-time embedding of sql/*.sql into the CentralStore module.
         .executableTarget(name: "EmbedSQLTool"),
         .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),

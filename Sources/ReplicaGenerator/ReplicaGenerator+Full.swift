@@ -38,6 +38,7 @@ extension ReplicaGenerator {
 
                 var built: Set<ReplicaID> = []
                 var current: ReplicaBuild?
+                var unpublished: [FinishedReplica] = []
                 var batch: [(FieldTask, Location?)] = []
                 var count = 0
                 var lastReport = clock.now
@@ -71,10 +72,15 @@ extension ReplicaGenerator {
                 func finish() throws {
                     try flush()
                     if let build = current {
-                        try build.commit()
+                        unpublished.append(try build.finish())
                         built.insert(build.replica)
                     }
                     current = nil
+                    if unpublished.count >= configuration.publishBatch { try publish() }
+                }
+                func publish() throws {
+                    try replicas.publish(unpublished)
+                    unpublished.removeAll(keepingCapacity: true)
                 }
 
                 try await snapshot.forEachTask { task, location in
@@ -96,6 +102,7 @@ extension ReplicaGenerator {
                     try begin(.team(team.id))
                     try finish()
                 }
+                try publish()
                 try await buildCommon(snapshot, people: people.values.sorted { $0.id < $1.id }, teams: teams,
                                 membersByTeam: membersByTeam, position: position)
                 built.insert(.common)

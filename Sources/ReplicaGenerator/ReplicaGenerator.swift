@@ -24,14 +24,17 @@ public struct ReplicaGenerator: Sendable {
         public var sweepInterval: Duration
         /// Tasks written per SQLite call during a full rebuild.
         public var writeBatch: Int
+        /// Full rebuild: files made durable with one flush and swapped in together.
+        public var publishBatch: Int
 
         public init(databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
-                    sweepInterval: Duration = .seconds(5), writeBatch: Int = 512) {
+                    sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256) {
             self.databaseURL = databaseURL
             self.directory = directory
             self.pageSize = pageSize
             self.sweepInterval = sweepInterval
             self.writeBatch = writeBatch
+        self.publishBatch = publishBatch
         }
     }
 

@@ -73,6 +73,25 @@ public struct ReplicaDirectory: Sendable {
         try FileManager.default.moveItem(atPath: path(of: replica), toPath: target.path)
     }
 
+    /// Makes finished builds durable and swaps them in: one flush for the lot
+    /// (one file: its own fsync; several: a single sync), then a rename per file,
+    /// then an fsync of the folder. Each rename is atomic: a reader sees the old
+    /// file or the new one, never a mix.
+    public func publish(_ finished: [FinishedReplica]) throws {
+        guard !finished.isEmpty else { return }
+        if finished.count == 1 {
+            try ReplicaBuild.fsync(path: finished[0].temporaryPath)
+        } else {
+            sync()
+        }
+        for file in finished {
+            guard rename(file.temporaryPath, file.finalPath) == 0 else {
+                throw ReplicaError("cannot move the new \(file.replica.fileName) into place: \(String(cString: strerror(errno)))")
+            }
+        }
+        try ReplicaBuild.fsync(path: url.path)
+    }
+
     /// Removes temporary files left behind by interrupted builds.
     public func removeAbandonedBuilds() throws {
         for name in try FileManager.default.contentsOfDirectory(atPath: url.path) where name.contains(".building-") {
@@ -81,7 +100,14 @@ public struct ReplicaDirectory: Sendable {
     }
 }
 
-/// A replica file being built from scratch; nothing is visible until ``commit()``.
+/// A built replica file waiting to be swapped in.
+public struct FinishedReplica: Sendable {
+    public var replica: ReplicaID
+    var temporaryPath: String
+    var finalPath: String
+}
+
+/// A replica file being built from scratch; nothing is visible until it is published.
 public final class ReplicaBuild {
     public let replica: ReplicaID
     public let epoch: String
@@ -131,10 +157,15 @@ public final class ReplicaBuild {
         }
     }
 
-    /// Carries over what only this file knows — worker changes not yet applied —
-    /// from the file being replaced, then commits, syncs and renames the new file
-    /// into place.
+    /// Finishes and swaps in this one file.
     public func commit() throws {
+        try directory.publish([try finish()])
+    }
+
+    /// Carries over what only this file knows — worker changes not yet applied —
+    /// from the file being replaced, commits and closes the new file. It becomes
+    /// visible with ``ReplicaDirectory/publish(_:)``.
+    public func finish() throws -> FinishedReplica {
         let finalPath = directory.path(of: replica)
         try queue.inDatabase { db in
             if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica) }
@@ -151,11 +182,7 @@ public final class ReplicaBuild {
         }
         transaction = nil
         try queue.close()
-        try Self.fsync(path: temporaryPath)
-        guard rename(temporaryPath, finalPath) == 0 else {
-            throw ReplicaError("cannot move the new \(replica.fileName) into place: \(String(cString: strerror(errno)))")
-        }
-        try Self.fsync(path: directory.url.path)
+        return FinishedReplica(replica: replica, temporaryPath: temporaryPath, finalPath: finalPath)
     }
 
     /// Gives up on the build and removes the temporary file.

@@ -1,0 +1,67 @@
+import Foundation
+import PostgresNIO
+
+/// Synthetic load for `teamwork-bench`. Not used by the tools.
+extension CentralStore {
+    /// Seeds `teams` teams of four workers with `tasksPerTeam` tasks each (half of
+    /// them assigned to a member, one site per ten tasks). Triggers are off while
+    /// seeding (superuser only): the seed is the starting state, not a change.
+    public func benchmarkSeed(teams: Int, tasksPerTeam: Int) async throws {
+        try await transaction { connection in
+            try await connection.query("SET LOCAL session_replication_role = replica", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO people (first_name, last_name, email, role)
+                SELECT 'Worker', 'No. ' || g, 'worker' || g || '@bench.example', 'worker' FROM generate_series(1, \(teams * 4)) g
+                """, logger: logger)
+            try await connection.query(
+                "INSERT INTO teams (slug, name) SELECT 'team-' || g, 'Team ' || g FROM generate_series(1, \(teams)) g",
+                logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO team_memberships (team_id, person_id)
+                SELECT t, (t - 1) * 4 + m FROM generate_series(1, \(teams)) t, generate_series(1, 4) m
+                """, logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO locations (kind, name, latitude, longitude, street, city)
+                SELECT 'site', 'Site ' || g, (g % 170) - 85 + 0.5, (g % 350) - 175 + 0.25, g || ' Main Street', 'Benchtown'
+                FROM generate_series(1, \(max(1, teams * tasksPerTeam / 10))) g
+                """, logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO tasks (title, description, priority, status, team_id, assignee_id, location_id, due_at)
+                SELECT 'Task ' || g, 'Synthetic task number ' || g || ' for the benchmark',
+                       (ARRAY['low','normal','high','urgent'])[1 + g % 4],
+                       CASE WHEN g % 2 = 0 THEN 'assigned' ELSE 'open' END,
+                       1 + (g - 1) / \(tasksPerTeam),
+                       CASE WHEN g % 2 = 0 THEN ((g - 1) / \(tasksPerTeam)) * 4 + 1 + g % 4 END,
+                       1 + (g - 1) / 10,
+                       now() + ((g % 60) || ' days')::interval
+                FROM generate_series(1, \(teams * tasksPerTeam)) g
+                """, logger: logger)
+        }
+        try await connection.query("ANALYZE", logger: logger)
+    }
+
+    /// Renames one task and returns the feed position of the change.
+    public func benchmarkRename(taskID: Int64, title: String) async throws -> Int64 {
+        try await transaction { connection in
+            try await connection.query("UPDATE tasks SET title = \(title) WHERE id = \(taskID)", logger: logger)
+            let rows = try await connection.query("SELECT max(position) FROM change_feed", logger: logger).collect()
+            return try rows[0].decode(Int64.self)
+        }
+    }
+
+    /// Changes the priority of the first `count` tasks in one transaction: `count` feed positions.
+    public func benchmarkTouch(firstTasks count: Int) async throws -> Int {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE tasks SET priority = CASE priority WHEN 'urgent' THEN 'low' ELSE 'urgent' END
+                WHERE id <= \(count) RETURNING id
+                """, logger: logger).collect()
+            return rows.count
+        }
+    }
+}
