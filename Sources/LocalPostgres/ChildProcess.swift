@@ -10,12 +10,19 @@ import Glibc
 /// descriptors, and Foundation.Process, like reading a pipe to its end, waits for
 /// those to close, which never happens while the server runs.
 public enum ChildProcess {
-    /// Runs `argv` (`argv[0]` is an absolute path) and returns its exit status,
+    /// Runs `argv` (`argv[0]` is an absolute path) to completion and returns its exit status,
     /// or 128 + the signal number if a signal ended it. Standard input is empty.
     /// When both outputs name the same file they share it, in order.
     public static func run(
         _ argv: [String], environment: [String: String]? = nil, standardOutput: String, standardError: String
     ) throws -> Int32 {
+        try wait(try spawn(argv, environment: environment, standardOutput: standardOutput, standardError: standardError))
+    }
+
+    /// Starts `argv` without waiting for it; ``wait(_:)`` collects its exit status.
+    public static func spawn(
+        _ argv: [String], environment: [String: String]? = nil, standardOutput: String, standardError: String
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -37,9 +44,14 @@ public enum ChildProcess {
         guard spawned == 0 else {
             throw LocalClusterError("cannot run \(argv[0]): \(String(cString: strerror(spawned)))")
         }
+        return pid
+    }
+
+    /// Waits for a spawned child: its exit status, or 128 + the signal that ended it.
+    public static func wait(_ pid: pid_t) throws -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw LocalClusterError("lost track of \(argv[0])") }
+            guard errno == EINTR else { throw LocalClusterError("lost track of process \(pid)") }
         }
         // WIFEXITED / WEXITSTATUS by hand: the macros do not come through to Swift.
         let exited = (status & 0x7f) == 0

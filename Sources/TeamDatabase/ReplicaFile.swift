@@ -173,16 +173,25 @@ public final class ReplicaBuild {
             try db.execute(sql: "COMMIT")
             // ATTACH is not allowed inside a transaction; the file is still private here.
             if replica != .common, FileManager.default.fileExists(atPath: finalPath) {
-                try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [finalPath])
-                if try Int.fetchOne(db, sql: "PRAGMA previous.user_version") == ReplicaSchema.version {
-                    try db.execute(sql: "INSERT INTO worker_changes SELECT * FROM previous.worker_changes")
-                }
-                try db.execute(sql: "DETACH DATABASE previous")
+                try Self.carryOverWorkerChanges(db, from: finalPath)
             }
         }
         transaction = nil
         try queue.close()
         return FinishedReplica(replica: replica, temporaryPath: temporaryPath, finalPath: finalPath)
+    }
+
+    /// Copies the worker changes of the file being replaced. A damaged or
+    /// incompatible old file has nothing usable to give and is left alone.
+    private static func carryOverWorkerChanges(_ db: Database, from path: String) throws {
+        do {
+            try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [path])
+        } catch {
+            return
+        }
+        defer { try? db.execute(sql: "DETACH DATABASE previous") }
+        guard (try? Int.fetchOne(db, sql: "PRAGMA previous.user_version")) == ReplicaSchema.version else { return }
+        try db.execute(sql: "INSERT INTO worker_changes SELECT * FROM previous.worker_changes")
     }
 
     /// Gives up on the build and removes the temporary file.

@@ -17,6 +17,15 @@ public struct ReplicaMeta: Sendable, Equatable, Codable {
     public var name: String
     public var slug: String
 
+    /// Reads the metadata record of any replica file (team, personal or common).
+    public static func read(path: String) throws -> ReplicaMeta {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read(read)
+    }
+
     static func read(_ db: Database) throws -> ReplicaMeta {
         guard let row = try Row.fetchOne(db, sql: """
             SELECT kind, owner_id, schema_version, epoch, feed_position, generated_at, row_counter, name, slug FROM meta

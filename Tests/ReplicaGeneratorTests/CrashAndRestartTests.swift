@@ -1,0 +1,106 @@
+import CentralStore
+import Foundation
+import GRDB
+import LocalPostgres
+import ReplicaGenerator
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Replica generator: crashes, restarts, lost notifications")
+struct CrashAndRestartTests {
+    /// The URL form the binaries take for a test database.
+    static func urlText(_ url: DatabaseURL) -> String {
+        guard case .unixSocket(let socket) = url.endpoint else { return "" }
+        let folder = (socket as NSString).deletingLastPathComponent
+        let port = socket.split(separator: ".").last.map(String.init) ?? "5432"
+        return "postgres://\(url.username)@/\(url.database)?host=\(folder)&port=\(port)"
+    }
+
+    @Test func killingAFullRebuildLeavesEveryFileValidAndTheNextRunFinishesTheJob() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "crash-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: 60, tasksPerTeam: 200) }
+            let service = ManagerTool.binDirectory.appending(path: "teamwork-service").path
+            let arguments = [service, "replicate", "--full", "--database-url", Self.urlText(url), "--replicas", folder.path]
+            let log = folder.path + ".log"
+            defer { unlink(log) }
+            #expect(try ChildProcess.run(arguments, standardOutput: log, standardError: log) == 0)
+
+            var random = SplitMix(seed: 7)
+            var interrupted = 0
+            for round in 0..<6 {
+                // Change the master so the new files differ from the old ones.
+                _ = try await CentralStore.withStore(url) { try await $0.benchmarkTouch(firstTasks: 500 * (round + 1)) }
+                let pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
+                try await Task.sleep(for: .milliseconds(100 + random.next(900)))
+                kill(pid, SIGKILL)
+                if try ChildProcess.wait(pid) == 128 + SIGKILL { interrupted += 1 }
+                for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".sqlite") {
+                    let meta = try ReplicaMeta.read(path: folder.appending(path: name).path)
+                    #expect(meta.schemaVersion == ReplicaSchema.version, "\(name) after kill \(round)")
+                }
+            }
+            #expect(interrupted >= 3, "most kills must land while the rebuild runs")
+            #expect(try ChildProcess.run(arguments, standardOutput: log, standardError: log) == 0)
+            let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
+            let drift = try await generator.verify()
+            #expect(drift.isEmpty, "\(drift.prefix(5))")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".building-") }
+            #expect(leftovers.isEmpty)
+        }
+    }
+
+    @Test func continuousModeAppliesChangesPromptlyAndCatchesUpAfterARestart() async throws {
+        try await withGenerator { store, world, generator in
+            let task = try await store.createTask(try world.task("first", team: world.red))
+            let running = Task { try await generator.run() }
+            try await waitUntil { try generator.contents(.team(world.red.id)).tasks.map(\.master.title) == ["first"] }
+            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "renamed while running"))
+            try await waitUntil { try generator.contents(.team(world.red.id)).tasks.first?.master.title == "renamed while running" }
+            running.cancel()
+            _ = try? await running.value
+
+            // Stopped: these changes' notifications reach nobody.
+            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "renamed while stopped"))
+            let second = try await store.createTask(try world.task("second", team: world.blue))
+            #expect(try generator.contents(.team(world.red.id)).tasks.first?.master.title == "renamed while running")
+
+            let restarted = Task { try await generator.run() }
+            defer { restarted.cancel() }
+            try await waitUntil {
+                try generator.contents(.team(world.red.id)).tasks.first?.master.title == "renamed while stopped"
+                    && generator.contents(.team(world.blue.id)).tasks.map(\.master.id) == [second.id]
+            }
+            #expect(try await generator.verify().isEmpty)
+        }
+    }
+
+    @Test func aDamagedReplicaIsRebuiltOnTheNextPass() async throws {
+        try await withGenerator { store, world, generator in
+            let task = try await store.createTask(try world.task("x", team: world.red))
+            try await generator.rebuildAll()
+            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName)
+            try Data("this is not a database".utf8).write(to: path)
+            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "after the damage"))
+            try await generator.catchUp()
+            #expect(try generator.contents(.team(world.red.id)).tasks.first?.master.title == "after the damage")
+            #expect(try await generator.verify().isEmpty)
+        }
+    }
+
+    /// Polls `condition` every 20 ms for up to 10 s.
+    private func waitUntil(_ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if (try? condition()) == true { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("the condition did not become true within 10 s")
+    }
+}
