@@ -41,7 +41,11 @@ let package = Package(
         // The SQLite replicas: team, personal and common databases.
         .target(
             name: "TeamDatabase",
-            dependencies: ["TeamworkModel", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "TeamworkModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
 
         // Builds and updates the replicas from the master and checks them.

@@ -101,20 +101,29 @@ public struct ReplicationSnapshot: Sendable {
     }
 
     /// Streams every task with its location, grouped by replica: team tasks by
-    /// team, then personal tasks by assignee, each group in id order. Rows are
-    /// pulled as they are consumed, so memory does not grow with the task count.
-    public func forEachTask(_ body: (FieldTask, Location?) async throws -> Void) async throws {
-        let rows = try await connection.query(
-            """
-            SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
-            FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
-            ORDER BY k.team_id IS NULL, k.team_id, k.assignee_id, k.id
-            """,
-            logger: logger
-        )
-        for try await row in rows {
-            let (task, location) = try Self.taskWithLocation(row)
-            try await body(task, location)
+    /// team, then personal tasks by assignee, each group in id order, straight
+    /// from indexes. Rows are pulled as they are consumed, so memory does not grow
+    /// with the task count. The task's location is decoded only when
+    /// `wantsLocation` says so (a replica needs each location once).
+    public func forEachTask(
+        wantsLocation: (FieldTask) -> Bool = { _ in true },
+        _ body: (FieldTask, Location?) async throws -> Void
+    ) async throws {
+        for filter in ["k.team_id IS NOT NULL ORDER BY k.team_id, k.id", "k.team_id IS NULL ORDER BY k.assignee_id, k.id"] {
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
+                FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
+                WHERE \(unescaped: filter)
+                """,
+                logger: logger
+            )
+            for try await row in rows {
+                let r = PostgresRandomAccessRow(row)
+                let task = try FieldTask(r)
+                let location = task.locationID != nil && wantsLocation(task) ? try Self.location(r, from: 17) : nil
+                try await body(task, location)
+            }
         }
     }
 
@@ -125,20 +134,14 @@ public struct ReplicationSnapshot: Sendable {
     }
 
     static func taskWithLocation(_ row: PostgresRow) throws -> (task: FieldTask, location: Location?) {
-        let task = try FieldTask(row: row)
         let r = PostgresRandomAccessRow(row)
-        guard try r[17].decode(Int64?.self) != nil else { return (task, nil) }
-        let location = Location(
-            id: try r[17].decode(Int64.self), kind: try r.enumValue(18, LocationKind.self), personID: try r[19].decode(Int64?.self),
-            name: try r[20].decode(String.self), latitude: try r[21].decode(Double.self), longitude: try r[22].decode(Double.self),
-            elevation: try r[23].decode(Double?.self),
-            address: Address(
-                street: try r[24].decode(String.self), city: try r[25].decode(String.self), region: try r[26].decode(String.self),
-                postalCode: try r[27].decode(String.self), country: try r[28].decode(String.self)
-            ),
-            createdAt: try r[29].decode(Date.self), updatedAt: try r[30].decode(Date.self)
-        )
-        return (task, location)
+        return (try FieldTask(r), try location(r, from: 17))
+    }
+
+    /// The location in the columns of ``Columns/location`` starting at `index`, if any.
+    static func location(_ r: PostgresRandomAccessRow, from index: Int) throws -> Location? {
+        guard try r[index].decode(Int64?.self) != nil else { return nil }
+        return try Location(r, from: index)
     }
 }
 

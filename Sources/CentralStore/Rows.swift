@@ -57,31 +57,38 @@ extension Team {
 
 extension Location {
     init(row: PostgresRow) throws {
-        let r = PostgresRandomAccessRow(row)
+        try self.init(PostgresRandomAccessRow(row), from: 0)
+    }
+
+    /// Decodes the columns of ``Columns/location`` starting at `i`.
+    init(_ r: PostgresRandomAccessRow, from i: Int) throws {
         self.init(
-            id: try r[0].decode(Int64.self),
-            kind: try r.enumValue(1, LocationKind.self),
-            personID: try r[2].decode(Int64?.self),
-            name: try r[3].decode(String.self),
-            latitude: try r[4].decode(Double.self),
-            longitude: try r[5].decode(Double.self),
-            elevation: try r[6].decode(Double?.self),
+            id: try r[i].decode(Int64.self),
+            kind: try r.enumValue(i + 1, LocationKind.self),
+            personID: try r[i + 2].decode(Int64?.self),
+            name: try r[i + 3].decode(String.self),
+            latitude: try r[i + 4].decode(Double.self),
+            longitude: try r[i + 5].decode(Double.self),
+            elevation: try r[i + 6].decode(Double?.self),
             address: Address(
-                street: try r[7].decode(String.self),
-                city: try r[8].decode(String.self),
-                region: try r[9].decode(String.self),
-                postalCode: try r[10].decode(String.self),
-                country: try r[11].decode(String.self)
+                street: try r[i + 7].decode(String.self),
+                city: try r[i + 8].decode(String.self),
+                region: try r[i + 9].decode(String.self),
+                postalCode: try r[i + 10].decode(String.self),
+                country: try r[i + 11].decode(String.self)
             ),
-            createdAt: try r[12].decode(Date.self),
-            updatedAt: try r[13].decode(Date.self)
+            createdAt: try r[i + 12].decode(Date.self),
+            updatedAt: try r[i + 13].decode(Date.self)
         )
     }
 }
 
 extension FieldTask {
     init(row: PostgresRow) throws {
-        let r = PostgresRandomAccessRow(row)
+        try self.init(PostgresRandomAccessRow(row))
+    }
+
+    init(_ r: PostgresRandomAccessRow) throws {
         self.init(
             id: try r[0].decode(Int64.self),
             title: try r[1].decode(String.self),

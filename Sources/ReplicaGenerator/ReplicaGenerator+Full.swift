@@ -83,7 +83,13 @@ extension ReplicaGenerator {
                     unpublished.removeAll(keepingCapacity: true)
                 }
 
-                try await snapshot.forEachTask { task, location in
+                var locationsOf: (replica: ReplicaID?, seen: Set<Int64>) = (nil, [])
+                let wantsLocation = { (task: FieldTask) -> Bool in
+                    let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID)
+                    if replica != locationsOf.replica { locationsOf = (replica, []) }
+                    return locationsOf.seen.insert(task.locationID!).inserted
+                }
+                try await snapshot.forEachTask(wantsLocation: wantsLocation) { task, location in
                     guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }
                     if current?.replica != replica {
                         try finish()

@@ -45,7 +45,7 @@ extension ReplicaGenerator {
                     case .common: []
                     }
                 }
-                try await snapshot.forEachTask { task, location in
+                try await snapshot.forEachTask(wantsLocation: { _ in false }) { task, location in
                     guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }
                     if replica != group {
                         try check()
@@ -104,7 +104,7 @@ extension ReplicaGenerator {
         for (id, task) in wanted where held[id] != nil && held[id] != task {
             note("task \(id) differs from the master (replica version \(held[id]!.version), master version \(task.version))")
         }
-        let wantedLocations = Set(rows.compactMap { $0.1?.id })
+        let wantedLocations = Set(rows.compactMap { $0.0.locationID })
         if Set(contents.locationIDs) != wantedLocations {
             note("locations \(contents.locationIDs.sorted()) instead of \(wantedLocations.sorted())")
         }
