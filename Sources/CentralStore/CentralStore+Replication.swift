@@ -127,6 +127,31 @@ public struct ReplicationSnapshot: Sendable {
         }
     }
 
+    /// The columns of ``forEachTaskRow(_:)``, in the order a replica's `tasks`
+    /// upsert binds them (1...16), then the task's location as a replica stores it.
+    public static let replicaRowColumns = """
+        k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_at,
+        k.updated_at, k.version, k.status, k.started_at, k.completed_at, k.completed_by, k.completion_note,
+        l.id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country
+        """
+
+    /// The full rebuild's fast path: the same stream as ``forEachTask(wantsLocation:_:)``
+    /// as raw binary rows of ``replicaRowColumns``, so they can be copied into
+    /// SQLite without building Swift values for every field.
+    public func forEachTaskRow(_ body: (PostgresRow) async throws -> Void) async throws {
+        for filter in ["k.team_id IS NOT NULL ORDER BY k.team_id, k.id", "k.team_id IS NULL ORDER BY k.assignee_id, k.id"] {
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.replicaRowColumns)
+                FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
+                WHERE \(unescaped: filter)
+                """,
+                logger: logger
+            )
+            for try await row in rows { try await body(row) }
+        }
+    }
+
     /// Streams every location (sites and people's positions), in id order.
     public func forEachLocation(_ body: (Location) async throws -> Void) async throws {
         let rows = try await connection.query("SELECT \(unescaped: Columns.location) FROM locations l ORDER BY l.id", logger: logger)

@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import PostgresNIO
 import TeamDatabase
 import TeamworkModel
 
@@ -39,20 +40,9 @@ extension ReplicaGenerator {
                 var built: Set<ReplicaID> = []
                 var current: ReplicaBuild?
                 var unpublished: [FinishedReplica] = []
-                var batch: [(FieldTask, Location?)] = []
                 var count = 0
                 var lastReport = clock.now
 
-                func flush() throws {
-                    guard let build = current, !batch.isEmpty else { return }
-                    try build.write { tx in
-                        for (task, location) in batch {
-                            try tx.upsert(task)
-                            if let location { try tx.upsert(location) }
-                        }
-                    }
-                    batch.removeAll(keepingCapacity: true)
-                }
                 func begin(_ replica: ReplicaID) throws {
                     let build = try replicas.startBuild(of: replica, feedPosition: position)
                     try build.write { tx in
@@ -70,7 +60,6 @@ extension ReplicaGenerator {
                     current = build
                 }
                 func finish() throws {
-                    try flush()
                     if let build = current {
                         unpublished.append(try build.finish())
                         built.insert(build.replica)
@@ -83,26 +72,40 @@ extension ReplicaGenerator {
                     unpublished.removeAll(keepingCapacity: true)
                 }
 
-                var locationsOf: (replica: ReplicaID?, seen: Set<Int64>) = (nil, [])
-                let wantsLocation = { (task: FieldTask) -> Bool in
-                    let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID)
-                    if replica != locationsOf.replica { locationsOf = (replica, []) }
-                    return locationsOf.seen.insert(task.locationID!).inserted
+                // Rows are copied straight from the network buffers into SQLite,
+                // a batch of them per call into the replica's transaction.
+                var pending: [RowCopier] = []
+                var seenLocations: Set<Int64> = []
+                func flush() throws {
+                    guard let build = current, !pending.isEmpty else { return }
+                    try build.write { tx in
+                        for copier in pending {
+                            try tx.upsertTask(copier.bindTask)
+                            if copier.hasLocation, let id = copier.locationID, seenLocations.insert(id).inserted {
+                                try tx.upsertLocation(copier.bindLocation)
+                            }
+                        }
+                    }
+                    pending.removeAll(keepingCapacity: true)
                 }
-                try await snapshot.forEachTask(wantsLocation: wantsLocation) { task, location in
-                    guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }
+                try await snapshot.forEachTaskRow { row in
+                    let copier = RowCopier(row)
+                    guard let replica = ReplicaID.holding(teamID: copier.teamID, assigneeID: copier.assigneeID) else { return }
                     if current?.replica != replica {
+                        try flush()
                         try finish()
                         try begin(replica)
+                        seenLocations.removeAll(keepingCapacity: true)
                     }
-                    batch.append((task, location))
-                    if batch.count >= configuration.writeBatch { try flush() }
+                    pending.append(copier)
+                    if pending.count >= configuration.writeBatch { try flush() }
                     count += 1
                     if clock.now - lastReport > .seconds(1) {
                         lastReport = clock.now
                         progress(RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started))
                     }
                 }
+                try flush()
                 try finish()
                 for team in teams where !built.contains(.team(team.id)) {
                     try begin(.team(team.id))

@@ -96,6 +96,29 @@ public final class ReplicaTransaction {
         try bind.step(db)
     }
 
+    /// Inserts or updates a task whose fields `bind` binds as parameters 1...16
+    /// (the order of ``upsert(_:)-(FieldTask)``: id, title, description, priority,
+    /// team, assignee, location, due, created, updated, version, status, started,
+    /// completed, completed by, note; dates in milliseconds).
+    public func upsertTask(_ bind: (Binder) throws -> Void) throws {
+        let binder = Binder(upsertTask.sqliteStatement)
+        try bind(binder)
+        binder(17, nextVersion())
+        try binder.step(db)
+    }
+
+    /// Inserts or updates a location whose fields `bind` binds: 1 id, 3 name,
+    /// 4 latitude, 5 longitude, 6 elevation, 7 street, 8 city, 9 region,
+    /// 10 postal code, 11 country.
+    public func upsertLocation(_ bind: (Binder) throws -> Void) throws {
+        let binder = Binder(upsertLocation.sqliteStatement)
+        binder(2, "site")
+        binder(13, nil as Int64?)
+        try bind(binder)
+        binder(12, nextVersion())
+        try binder.step(db)
+    }
+
     /// Removes a task (it left this replica or was deleted) and leaves a tombstone.
     public func deleteTask(id: Int64) throws {
         try delete(from: "tasks", column: "id", id: id)
@@ -251,7 +274,7 @@ public final class ReplicaTransaction {
 
 /// Binds parameters of a prepared statement with SQLite's C API and runs it:
 /// no boxing of each value, which matters when a rebuild writes a million rows.
-struct Binder {
+public struct Binder {
     let statement: SQLiteStatement
 
     init(_ statement: SQLiteStatement) {
@@ -261,15 +284,28 @@ struct Binder {
     /// SQLite copies bound text before the call returns.
     private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-    func callAsFunction(_ index: Int32, _ value: Int64?) {
+    public func callAsFunction(_ index: Int32, _ value: Int64?) {
         if let value { sqlite3_bind_int64(statement, index, value) } else { sqlite3_bind_null(statement, index) }
     }
 
-    func callAsFunction(_ index: Int32, _ value: Double?) {
+    public func callAsFunction(_ index: Int32, _ value: Double?) {
         if let value { sqlite3_bind_double(statement, index, value) } else { sqlite3_bind_null(statement, index) }
     }
 
-    func callAsFunction(_ index: Int32, _ value: String?) {
+    /// Binds UTF-8 text straight from a buffer (SQLite copies it).
+    public func text(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            sqlite3_bind_text(statement, index, "", 0, Self.transient)
+            return
+        }
+        sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+    }
+
+    public func null(_ index: Int32) {
+        sqlite3_bind_null(statement, index)
+    }
+
+    public func callAsFunction(_ index: Int32, _ value: String?) {
         guard let value else {
             sqlite3_bind_null(statement, index)
             return
