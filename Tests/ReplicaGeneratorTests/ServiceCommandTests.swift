@@ -1,0 +1,78 @@
+import CentralStore
+import Foundation
+import LocalPostgres
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The built `teamwork-service` binary, as cron or an operator runs it.
+@Suite("teamwork-service commands")
+struct ServiceCommandTests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func service(_ arguments: [String]) throws -> Run {
+        let base = FileManager.default.temporaryDirectory.appending(path: "svc-\(UUID().uuidString)").path
+        defer {
+            unlink(base + ".out")
+            unlink(base + ".err")
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["TEAMWORK_DATABASE_URL"] = nil
+        let status = try ChildProcess.run(
+            [ManagerTool.binDirectory.appending(path: "teamwork-service").path] + arguments,
+            environment: environment, standardOutput: base + ".out", standardError: base + ".err"
+        )
+        return Run(
+            status: status,
+            stdout: String(decoding: FileManager.default.contents(atPath: base + ".out") ?? Data(), as: UTF8.self),
+            stderr: String(decoding: FileManager.default.contents(atPath: base + ".err") ?? Data(), as: UTF8.self)
+        )
+    }
+
+    @Test func onceThenVerifyThenDriftExitsTwo() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "svc-replicas-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let world = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                _ = try await store.createTask(try world.task(team: world.red))
+                return world
+            }
+            let common = ["--database-url", CrashAndRestartTests.urlText(url), "--replicas", folder.path]
+
+            let first = try Self.service(["replicate", "--once"] + common)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stdout.hasPrefix("No earlier run: rebuilt every replica"))
+
+            _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task(team: world.blue)) }
+            let second = try Self.service(["replicate", "--once"] + common)
+            #expect(second.stdout.contains("Applied 1 change(s) to 1 replica(s)"))
+            #expect(try Self.service(["verify"] + common).status == 0)
+
+            try FileManager.default.removeItem(at: folder.appending(path: ReplicaID.team(world.blue.id).fileName))
+            let drift = try Self.service(["verify", "--json"] + common)
+            #expect(drift.status == 2)
+            #expect(drift.stdout.contains("\"replica\":\"team-\(world.blue.id).sqlite\""))
+        }
+    }
+
+    @Test(arguments: [
+        (["replicate", "--full", "--once"], Int32(64), "not both"),
+        (["replicate", "--sweep", "0"], Int32(64), "--sweep must be positive"),
+        (["replicate", "--once", "--database-url", "mysql://x"], Int32(78), "database URL must look like"),
+        (["verify", "--database-url", "postgres://u:secret@/db?host=/nonexistent-dir"], Int32(69), "cannot reach the database"),
+        (["frobnicate"], Int32(64), "frobnicate"),
+    ])
+    func badInvocationsGetOneLineAndADocumentedCode(_ arguments: [String], _ status: Int32, _ message: String) throws {
+        let run = try Self.service(arguments)
+        #expect(run.status == status, "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        #expect(run.stderr.contains(message))
+        #expect(!run.stderr.contains("secret"))
+    }
+}
