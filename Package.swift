@@ -59,6 +59,12 @@ let package = Package(
             ]
         ),
 
+        // What every command-line tool shares: one-line errors, exit codes, safe output.
+        .target(
+            name: "CommandLineSupport",
+            dependencies: ["TeamworkModel", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         // The managers' command-line interface, as a library so the executable stays a thin shell.
         .target(
             name: "ManagerCLI",
@@ -66,6 +72,7 @@ let package = Package(
                 "TeamworkModel",
                 "CentralStore",
                 "LocalPostgres",
+                "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -75,7 +82,7 @@ let package = Package(
         .target(
             name: "ServiceCLI",
             dependencies: [
-                "TeamworkModel", "CentralStore", "ReplicaGenerator",
+                "TeamworkModel", "CentralStore", "ReplicaGenerator", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -85,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "teamwork-bench",
             dependencies: [
-                "CentralStore", "ReplicaGenerator", "TeamDatabase", "LocalPostgres", "TeamworkModel",
+                "CentralStore", "ReplicaGenerator", "TeamDatabase", "LocalPostgres", "TeamworkModel", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

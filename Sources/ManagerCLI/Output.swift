@@ -1,8 +1,6 @@
+import CommandLineSupport
 import Foundation
 import TeamworkModel
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Plain-text tables and JSON for the commands' output.
 enum Output {
@@ -21,23 +19,11 @@ enum Output {
 
     /// A note on standard error about what the tool did on the user's behalf.
     static func announce(_ message: String) {
-        write(Data("teamwork-manager: \(message)\n".utf8), to: STDERR_FILENO)
+        CommandRunner.say(message, tool: "teamwork-manager")
     }
 
-    /// Writes everything, or exits quietly when the reader has gone away
-    /// (`teamwork-manager task list | head`): that is not an error of ours.
     static func write(_ data: Data, to descriptor: Int32) {
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    Glibc.exit(0)
-                }
-                offset += written
-            }
-        }
+        CommandRunner.write(data, to: descriptor)
     }
 
     /// Left-aligned columns separated by two spaces; cells longer than

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import Foundation
 import TeamworkModel
 
@@ -25,55 +26,7 @@ public struct TeamworkManager: AsyncParsableCommand {
 
     /// Parses the command line, runs the command, and turns any failure into one
     /// line on standard error and a documented exit code.
-    public static func runMain(_ arguments: [String]? = nil) async -> Never {
-        // A closed pipe is reported as EPIPE to the writer instead of killing the process.
-        signal(SIGPIPE, SIG_IGN)
-        do {
-            var command = try parseAsRoot(arguments)
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-            Foundation.exit(0)
-        } catch let error as TeamworkError {
-            printError(error.message)
-            Foundation.exit(ExitStatus.code(for: error.code))
-        } catch {
-            let code = exitCode(for: error)
-            if code == .success {
-                // --help, --version: the parser's own full output.
-                exit(withError: error)
-            }
-            if code == .validationFailure {
-                printError(message(for: error) + " (see --help)")
-                Foundation.exit(ExitStatus.usage)
-            }
-            printError("\(error)")
-            Foundation.exit(1)
-        }
-    }
-
-    static func printError(_ message: String) {
-        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
-        Output.write(Data("teamwork-manager: error: \(oneLine)\n".utf8), to: STDERR_FILENO)
-    }
-}
-
-/// The documented exit codes.
-enum ExitStatus {
-    static let usage: Int32 = 64
-
-    static func code(for code: TeamworkError.Code) -> Int32 {
-        switch code {
-        case .usage: 64
-        case .invalidInput: 65
-        case .unreadableFile: 66
-        case .notFound: 67
-        case .conflict: 68
-        case .unavailable: 69
-        case .configuration: 78
-        case .internal: 1
-        }
+    public static func runMain() async -> Never {
+        await CommandRunner.run(Self.self, toolName: "teamwork-manager")
     }
 }

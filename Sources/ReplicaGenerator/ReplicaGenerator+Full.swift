@@ -29,13 +29,7 @@ extension ReplicaGenerator {
         let result = try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
             try await store.withReplicationSnapshot { snapshot in
                 let position = snapshot.feedPosition
-                let teams = try await snapshot.teams()
-                let people = Dictionary(uniqueKeysWithValues: try await snapshot.people().map { ($0.id, $0) })
-                var membersByTeam: [Int64: [Person]] = [:]
-                for (teamID, personID) in try await snapshot.memberships() {
-                    if let person = people[personID] { membersByTeam[teamID, default: []].append(person) }
-                }
-                let teamsByID = Dictionary(uniqueKeysWithValues: teams.map { ($0.id, $0) })
+                let common = try await CommonData.load(snapshot)
 
                 var built: Set<ReplicaID> = []
                 var current: ReplicaBuild?
@@ -46,16 +40,9 @@ extension ReplicaGenerator {
                 func begin(_ replica: ReplicaID) throws {
                     let build = try replicas.startBuild(of: replica, feedPosition: position)
                     try build.write { tx in
-                        switch replica {
-                        case .team(let id):
-                            try tx.setOwner(name: teamsByID[id]?.name ?? "", slug: teamsByID[id]?.slug ?? "")
-                            try tx.replaceMembers(membersByTeam[id] ?? [])
-                        case .person(let id):
-                            try tx.setOwner(name: people[id]?.displayName ?? "", slug: "")
-                            if let person = people[id] { try tx.replaceMembers([person]) }
-                        case .common:
-                            break
-                        }
+                        let owner = common.owner(of: replica)
+                        try tx.setOwner(name: owner.name, slug: owner.slug)
+                        try tx.replaceMembers(common.members(of: replica))
                     }
                     current = build
                 }
@@ -107,13 +94,12 @@ extension ReplicaGenerator {
                 }
                 try flush()
                 try finish()
-                for team in teams where !built.contains(.team(team.id)) {
+                for team in common.teams where !built.contains(.team(team.id)) {
                     try begin(.team(team.id))
                     try finish()
                 }
                 try publish()
-                try await buildCommon(snapshot, people: people.values.sorted { $0.id < $1.id }, teams: teams,
-                                membersByTeam: membersByTeam, position: position)
+                try await buildCommon(snapshot, common, position: position)
                 built.insert(.common)
                 for stale in existing.subtracting(built) {
                     try replicas.retire(stale)
@@ -126,15 +112,14 @@ extension ReplicaGenerator {
         return result
     }
 
-    private func buildCommon(_ snapshot: ReplicationSnapshot, people: [Person], teams: [Team],
-                             membersByTeam: [Int64: [Person]], position: Int64) async throws {
+    private func buildCommon(_ snapshot: ReplicationSnapshot, _ common: CommonData, position: Int64) async throws {
         let build = try replicas.startBuild(of: .common, feedPosition: position)
         do {
             try build.write { tx in
-                for person in people { try tx.upsert(person) }
-                for team in teams { try tx.upsert(team) }
+                for person in common.people.values.sorted(by: { $0.id < $1.id }) { try tx.upsert(person) }
+                for team in common.teams { try tx.upsert(team) }
                 var teamsOfPerson: [Int64: Set<Int64>] = [:]
-                for (teamID, members) in membersByTeam {
+                for (teamID, members) in common.membersByTeam {
                     for member in members { teamsOfPerson[member.id, default: []].insert(teamID) }
                 }
                 for (personID, teamIDs) in teamsOfPerson { try tx.replaceMemberships(personID: personID, teamIDs: teamIDs) }

@@ -22,12 +22,8 @@ extension ReplicaGenerator {
             try await store.withReplicationSnapshot { snapshot in
                 var drift: [Drift] = []
                 let position = snapshot.feedPosition
-                let teams = try await snapshot.teams()
-                let people = Dictionary(uniqueKeysWithValues: try await snapshot.people().map { ($0.id, $0) })
-                var membersByTeam: [Int64: [Person]] = [:]
-                for (teamID, personID) in try await snapshot.memberships() {
-                    if let person = people[personID] { membersByTeam[teamID, default: []].append(person) }
-                }
+                let common = try await CommonData.load(snapshot)
+                let teams = common.teams
                 var expected: Set<ReplicaID> = Set(teams.map { .team($0.id) })
 
                 var group: ReplicaID?
@@ -35,15 +31,10 @@ extension ReplicaGenerator {
                 var checked: Set<ReplicaID> = []
                 func check() throws {
                     guard let replica = group, checked.insert(replica).inserted else { return }
-                    drift += try compare(replica, rows: rows, members: members(of: replica), position: position, checkpoint: checkpoint)
+                    drift += try compare(
+                        replica, rows: rows, members: common.members(of: replica), position: position, checkpoint: checkpoint
+                    )
                     rows.removeAll(keepingCapacity: true)
-                }
-                func members(of replica: ReplicaID) -> [Person] {
-                    switch replica {
-                    case .team(let id): membersByTeam[id] ?? []
-                    case .person(let id): people[id].map { [$0] } ?? []
-                    case .common: []
-                    }
                 }
                 try await snapshot.forEachTask(wantsLocation: { _ in false }) { task, location in
                     guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }

@@ -1,11 +1,9 @@
 import ArgumentParser
+import CommandLineSupport
 import CentralStore
 import Foundation
 import ReplicaGenerator
 import TeamworkModel
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `teamwork-service`: the replica generator (and, later, the event listener and
 /// the sync endpoint), continuously or once per run from a scheduler.
@@ -26,48 +24,12 @@ public struct TeamworkService: AsyncParsableCommand {
     public init() {}
 
     public static func runMain() async -> Never {
-        signal(SIGPIPE, SIG_IGN)
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-            Foundation.exit(0)
-        } catch let error as TeamworkError {
-            say("error: \(error.message)")
-            Foundation.exit(exitCode(error.code))
-        } catch let error as ExitCode {
-            Foundation.exit(error.rawValue)
-        } catch {
-            let code = exitCode(for: error)
-            if code == .success { exit(withError: error) }
-            if code == .validationFailure {
-                say("error: \(message(for: error)) (see --help)")
-                Foundation.exit(64)
-            }
-            say("error: \(error)")
-            Foundation.exit(1)
-        }
-    }
-
-    static func exitCode(_ code: TeamworkError.Code) -> Int32 {
-        switch code {
-        case .usage: 64
-        case .invalidInput: 65
-        case .unreadableFile: 66
-        case .notFound: 67
-        case .conflict: 68
-        case .unavailable: 69
-        case .configuration: 78
-        case .internal: 1
-        }
+        await CommandRunner.run(Self.self, toolName: "teamwork-service")
     }
 
     /// One line on standard error.
     static func say(_ message: String) {
-        FileHandle.standardError.write(Data("teamwork-service: \(message)\n".utf8))
+        CommandRunner.say(message, tool: "teamwork-service")
     }
 }
 

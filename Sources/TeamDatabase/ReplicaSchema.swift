@@ -12,8 +12,8 @@ public enum ReplicaSchema {
     /// The schema version written into `meta.schema_version`.
     public static let version = 1
 
-    /// The tables of a team or personal database.
-    static let teamTables = """
+    /// The metadata record every replica has.
+    static let metaTable = """
         CREATE TABLE meta (
             id INTEGER PRIMARY KEY CHECK (id = 1),
             kind TEXT NOT NULL,
@@ -26,6 +26,21 @@ public enum ReplicaSchema {
             name TEXT NOT NULL DEFAULT '',
             slug TEXT NOT NULL DEFAULT ''
         );
+        """
+
+    /// Tombstones: which rows were removed, at which row version.
+    static let deletedRowsTable = """
+        CREATE TABLE deleted_rows (
+            table_name TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            row_version INTEGER NOT NULL,
+            PRIMARY KEY (table_name, row_id)
+        );
+        """
+
+    /// The tables of a team or personal database.
+    static let teamTables = """
+        \(metaTable)
         -- Manager-owned fields come from the master. Worker-owned fields (status,
         -- started_at, completed_at, completed_by, completion_note) are what the
         -- field says; master_* hold the master's values as last applied, so the
@@ -76,12 +91,7 @@ public enum ReplicaSchema {
             country TEXT NOT NULL,
             row_version INTEGER NOT NULL
         );
-        CREATE TABLE deleted_rows (
-            table_name TEXT NOT NULL,
-            row_id INTEGER NOT NULL,
-            row_version INTEGER NOT NULL,
-            PRIMARY KEY (table_name, row_id)
-        );
+        \(deletedRowsTable)
         -- Where worker changes land (written by the sync endpoint, read by the
         -- event listener). position is this database's own increasing number;
         -- change_id is made by the client, so a retried push is stored once.
@@ -100,18 +110,7 @@ public enum ReplicaSchema {
     /// The tables of the common database: everyone's read-only copy of people
     /// (names and roles), teams, memberships and locations.
     static let commonTables = """
-        CREATE TABLE meta (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            kind TEXT NOT NULL,
-            owner_id INTEGER NOT NULL,
-            schema_version INTEGER NOT NULL,
-            epoch TEXT NOT NULL,
-            feed_position INTEGER NOT NULL,
-            generated_at INTEGER NOT NULL,
-            row_counter INTEGER NOT NULL DEFAULT 0,
-            name TEXT NOT NULL DEFAULT '',
-            slug TEXT NOT NULL DEFAULT ''
-        );
+        \(metaTable)
         CREATE TABLE people (
             id INTEGER PRIMARY KEY,
             first_name TEXT NOT NULL,
@@ -149,12 +148,7 @@ public enum ReplicaSchema {
             country TEXT NOT NULL,
             row_version INTEGER NOT NULL
         );
-        CREATE TABLE deleted_rows (
-            table_name TEXT NOT NULL,
-            row_id INTEGER NOT NULL,
-            row_version INTEGER NOT NULL,
-            PRIMARY KEY (table_name, row_id)
-        );
+        \(deletedRowsTable)
         """
 
     /// Creates the tables of a new, empty replica.

@@ -36,3 +36,19 @@ public struct TeamworkError: Error, Sendable, Equatable, CustomStringConvertible
     public static func notFound(_ message: String) -> TeamworkError { .init(.notFound, message) }
     public static func conflict(_ message: String) -> TeamworkError { .init(.conflict, message) }
 }
+
+extension TeamworkError.Code {
+    /// The tools' documented exit status for this kind of failure.
+    public var exitStatus: Int32 {
+        switch self {
+        case .usage: 64
+        case .invalidInput: 65
+        case .unreadableFile: 66
+        case .notFound: 67
+        case .conflict: 68
+        case .unavailable: 69
+        case .configuration: 78
+        case .internal: 1
+        }
+    }
+}

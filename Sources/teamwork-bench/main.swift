@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import CommandLineSupport
 
 /// `teamwork-bench`: measurements of Teamwork's moving parts. Prints figures.
 struct TeamworkBench: AsyncParsableCommand {
@@ -8,19 +8,6 @@ struct TeamworkBench: AsyncParsableCommand {
         abstract: "Measure Teamwork on this machine.",
         subcommands: [ReplicaBenchmark.self]
     )
-
-    static func runMain() async {
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
-    }
 }
 
-await TeamworkBench.runMain()
+await CommandRunner.run(TeamworkBench.self, toolName: "teamwork-bench")

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import TeamworkModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a tool's root command the Teamwork way: every failure is one line on
+/// standard error (`tool: error: ...`) and a documented exit code, and a closed
+/// output pipe (`tool ... | head`) ends the tool quietly instead of crashing it.
+public enum CommandRunner {
+    public static func run<Root: ParsableCommand>(_ root: Root.Type, toolName: String) async -> Never {
+        // A closed pipe is reported as EPIPE to the writer instead of killing the process.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try root.parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            exit(0)
+        } catch let error as TeamworkError {
+            say("error: \(error.message)", tool: toolName)
+            exit(error.code.exitStatus)
+        } catch let error as ExitCode {
+            exit(error.rawValue)
+        } catch {
+            let code = root.exitCode(for: error)
+            if code == .success {
+                // --help, --version: the parser's own full output.
+                root.exit(withError: error)
+            }
+            if code == .validationFailure {
+                say("error: \(root.message(for: error)) (see --help)", tool: toolName)
+                exit(TeamworkError.Code.usage.exitStatus)
+            }
+            say("error: \(error)", tool: toolName)
+            exit(TeamworkError.Code.internal.exitStatus)
+        }
+    }
+
+    /// One line on standard error, prefixed with the tool's name; line breaks
+    /// inside `message` are folded so it stays one line.
+    public static func say(_ message: String, tool: String) {
+        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        write(Data("\(tool): \(oneLine)\n".utf8), to: STDERR_FILENO)
+    }
+
+    /// Writes everything, or exits quietly when the reader has gone away:
+    /// that is not an error of ours.
+    public static func write(_ data: Data, to descriptor: Int32) {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    Glibc.exit(0)
+                }
+                offset += written
+            }
+        }
+    }
+}
