@@ -109,8 +109,8 @@ extension ReplicaGenerator {
             written += 1
         }
         if plan.touchesCommon {
-            try writeCommon(plan: plan, people: people, teams: teams, locations: locations, personTeams: personTeams,
-                            position: position, store: store)
+            try await writeCommon(plan: plan, people: people, teams: teams, locations: locations, personTeams: personTeams,
+                                  position: position, store: store)
             written += 1
         }
         return written
@@ -166,10 +166,9 @@ extension ReplicaGenerator {
     }
 
     private func writeCommon(plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location],
-                             personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore) throws {
-        guard let queue = try replicas.open(.common) else {
-            throw TeamworkError(.configuration, "the common replica is missing; run a full rebuild")
-        }
+                             personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore) async throws {
+        // A missing or damaged common replica is rebuilt (with everything else).
+        guard let queue = try await openOrRebuild(.common, store: store, position: position) else { return }
         defer { try? queue.close() }
         try replicas.update(queue, .common, feedPosition: position) { tx in
             for id in plan.personIDs {

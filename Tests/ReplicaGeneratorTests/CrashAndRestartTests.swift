@@ -94,6 +94,18 @@ struct CrashAndRestartTests {
         }
     }
 
+    @Test func aDeletedCommonReplicaComesBackOnTheNextPass() async throws {
+        try await withGenerator { store, world, generator in
+            try await generator.rebuildAll()
+            try FileManager.default.removeItem(at: generator.configuration.directory.appending(path: ReplicaID.common.fileName))
+            _ = try await store.updatePerson(id: world.ann.id, try PersonChanges(lastName: "Renamed"))
+            try await generator.catchUp()
+            let meta = try ReplicaMeta.read(path: generator.configuration.directory.appending(path: ReplicaID.common.fileName).path)
+            #expect(meta.kind == "common")
+            #expect(try await generator.verify().isEmpty)
+        }
+    }
+
     /// Polls `condition` every 20 ms for up to 10 s.
     private func waitUntil(_ condition: () throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
