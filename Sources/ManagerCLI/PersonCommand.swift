@@ -7,7 +7,7 @@ struct PersonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "person",
         abstract: "Add, list, show, update and remove people.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self, Token.self]
     )
 
     struct Add: AsyncParsableCommand {

@@ -128,6 +128,31 @@ struct ManagerWorkflowTests {
         }
     }
 
+    @Test func aManagerIssuesListsAndRevokesAWorkersToken() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            try tool("person", "add", "--first", "Ann", "--last", "Lee", "--email", "ann@example.org")
+            let issued = try tool("person", "token", "issue", "ann@example.org", "--label", "phone")
+            #expect(issued.status == 0)
+            let secret = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(TokenSecret.isWellFormed(secret))
+            #expect(issued.stderr.contains("only time it is shown"))
+
+            let listed = try tool("person", "token", "list", "ann@example.org")
+            #expect(listed.stdout.contains("phone") && !listed.stdout.contains(secret))
+            let tokens = try Self.decode([AccessToken].self, try tool("person", "token", "list", "--json"))
+            #expect(tokens.count == 1 && tokens[0].revokedAt == nil)
+
+            #expect(try tool("person", "token", "revoke", String(tokens[0].id)).status == 0)
+            let again = try tool("person", "token", "revoke", String(tokens[0].id))
+            #expect(again.status == 68 && again.errorLines.count == 1)
+            #expect(try tool("person", "token", "revoke", "999").status == 67)
+            #expect(try Self.decode([AccessToken].self, try tool("person", "token", "list", "--json"))[0].revokedAt != nil)
+            let signedIn = try await CentralStore.withStore(url) { try await $0.authenticate(secret: secret) }
+            #expect(signedIn == nil)
+        }
+    }
+
     struct ShownTask: Decodable {
         var task: FieldTask
     }

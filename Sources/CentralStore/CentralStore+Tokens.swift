@@ -1,0 +1,82 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+extension CentralStore {
+    static let tokenColumns = "a.id, a.person_id, a.label, a.created_by, a.created_at, a.last_used_at, a.revoked_at"
+
+    /// Issues a new token for a person. Returns the record and the secret, which
+    /// is not stored anywhere (only its SHA-256 is) and cannot be shown again.
+    public func issueToken(personID: Int64, label: String) async throws -> (token: AccessToken, secret: String) {
+        _ = try await person(id: personID)
+        let secret = TokenSecret.generate()
+        let token = try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO access_tokens AS a (person_id, token_hash, label, created_by)
+                VALUES (\(personID), sha256(convert_to(\(secret), 'UTF8')), \(label), \(actorID))
+                RETURNING \(unescaped: Self.tokenColumns)
+                """,
+                logger: logger
+            ).collect()
+            return try AccessToken(row: rows[0])
+        }
+        return (token, secret)
+    }
+
+    /// Tokens, newest first; one person's when `personID` is given.
+    public func listTokens(personID: Int64? = nil) async throws -> [AccessToken] {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.tokenColumns) FROM access_tokens a
+            WHERE \(personID)::bigint IS NULL OR a.person_id = \(personID)
+            ORDER BY a.id DESC
+            """
+        ).map(AccessToken.init(row:))
+    }
+
+    /// Revokes a token; it is refused from then on. Revoking twice is a conflict.
+    public func revokeToken(id: Int64) async throws -> AccessToken {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE access_tokens AS a SET revoked_at = now() WHERE a.id = \(id) AND a.revoked_at IS NULL
+                RETURNING \(unescaped: Self.tokenColumns)
+                """,
+                logger: logger
+            ).collect()
+            if let row = rows.first { return try AccessToken(row: row) }
+            let exists = try await connection.query("SELECT 1 FROM access_tokens WHERE id = \(id)", logger: logger).collect()
+            throw exists.isEmpty ? TeamworkError.notFound("no token with id \(id)") : TeamworkError.conflict("token \(id) is already revoked")
+        }
+    }
+
+    /// The person a secret belongs to, if it is known and not revoked; records its use.
+    public func authenticate(secret: String) async throws -> Person? {
+        guard TokenSecret.isWellFormed(secret) else { return nil }
+        return try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE access_tokens SET last_used_at = now()
+                WHERE token_hash = sha256(convert_to(\(secret), 'UTF8')) AND revoked_at IS NULL
+                RETURNING person_id
+                """,
+                logger: logger
+            ).collect()
+            guard let personID = try rows.first?.decode(Int64.self) else { return nil }
+            let people = try await connection.query(
+                "SELECT \(unescaped: Columns.person) FROM people p WHERE p.id = \(personID)", logger: logger
+            ).collect()
+            return try people.first.map(Person.init(row:))
+        }
+    }
+}
+
+extension AccessToken {
+    init(row: PostgresRow) throws {
+        let (id, person, label, createdBy, createdAt, lastUsed, revoked) = try row.decode(
+            (Int64, Int64, String, Int64?, Date, Date?, Date?).self
+        )
+        self.init(id: id, personID: person, label: label, createdBy: createdBy, createdAt: createdAt, lastUsedAt: lastUsed, revokedAt: revoked)
+    }
+}
