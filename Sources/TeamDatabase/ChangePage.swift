@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+
+/// One page of what changed in a team or personal replica since a client's
+/// position: the core of the sync pull (`GET /v1/replicas/{name}/changes`).
+///
+/// Positions are `row_version`s of the file. A client sends the epoch and the
+/// position it holds; when the epoch differs (the file was rebuilt) or the
+/// client has none, the page says `refetch` and starts from 0, and the client
+/// replaces its copy once it has read every page.
+public struct ChangePage: Sendable, Codable, Equatable {
+    public struct Task: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var title: String
+        public var description: String
+        public var priority: String
+        public var teamID: Int64?
+        public var assigneeID: Int64?
+        public var locationID: Int64?
+        public var dueAt: Int64?
+        public var createdAt: Int64
+        public var updatedAt: Int64
+        public var masterVersion: Int
+        /// What the field says: worker-owned fields as they stand in the replica.
+        public var status: String
+        public var startedAt: Int64?
+        public var completedAt: Int64?
+        public var completedBy: Int64?
+        public var completionNote: String?
+        public var rowVersion: Int64
+    }
+
+    public struct Member: Sendable, Codable, Equatable {
+        public var personID: Int64
+        public var firstName: String
+        public var lastName: String
+        public var role: String
+        public var rowVersion: Int64
+    }
+
+    public struct Location: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var name: String
+        public var latitude: Double
+        public var longitude: Double
+        public var elevation: Double?
+        public var street: String
+        public var city: String
+        public var region: String
+        public var postalCode: String
+        public var country: String
+        public var rowVersion: Int64
+    }
+
+    public struct Deletion: Sendable, Codable, Equatable {
+        public var table: String
+        public var id: Int64
+        public var rowVersion: Int64
+    }
+
+    public var epoch: String
+    /// True when the client must drop its copy and rebuild it from these pages.
+    public var refetch: Bool
+    /// The position this page starts after.
+    public var since: Int64
+    /// The position the client holds once it has applied this page.
+    public var upTo: Int64
+    /// More pages follow: ask again with `since = upTo`.
+    public var more: Bool
+    public var tasks: [Task]
+    public var members: [Member]
+    public var locations: [Location]
+    public var deleted: [Deletion]
+
+    /// Reads one page, at most `limit` rows in all, from one consistent read of the file.
+    public static func read(path: String, epoch clientEpoch: String?, since clientPosition: Int64, limit: Int) throws -> ChangePage {
+        precondition(limit > 0, "a page holds at least one row")
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            let meta = try ReplicaMeta.read(db)
+            guard meta.kind != "common" else { throw ReplicaError("the common replica has its own page format") }
+            let refetch = clientEpoch != meta.epoch || clientPosition < 0 || clientPosition > meta.rowCounter
+            let since = refetch ? 0 : clientPosition
+            // The page ends at the limit-th smallest position after `since`, across all tables.
+            let cut = try Int64.fetchOne(db, sql: """
+                SELECT row_version FROM (
+                    SELECT row_version FROM tasks WHERE row_version > ?1
+                    UNION ALL SELECT row_version FROM members WHERE row_version > ?1
+                    UNION ALL SELECT row_version FROM locations WHERE row_version > ?1
+                    UNION ALL SELECT row_version FROM deleted_rows WHERE row_version > ?1)
+                ORDER BY row_version LIMIT 1 OFFSET ?2
+                """, arguments: [since, limit - 1])
+            let more = try cut.map { cut in
+                try Bool.fetchOne(db, sql: """
+                    SELECT EXISTS (SELECT 1 FROM tasks WHERE row_version > ?1)
+                        OR EXISTS (SELECT 1 FROM members WHERE row_version > ?1)
+                        OR EXISTS (SELECT 1 FROM locations WHERE row_version > ?1)
+                        OR EXISTS (SELECT 1 FROM deleted_rows WHERE row_version > ?1)
+                    """, arguments: [cut]) ?? false
+            } ?? false
+            let upTo = more ? cut! : meta.rowCounter
+            let range: StatementArguments = [since, upTo]
+            let tasks = try Row.fetchAll(db, sql: """
+                SELECT id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at, updated_at,
+                       master_version, status, started_at, completed_at, completed_by, completion_note, row_version
+                FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                """, arguments: range).map { r in
+                Task(id: r[0], title: r[1], description: r[2], priority: r[3], teamID: r[4], assigneeID: r[5], locationID: r[6],
+                     dueAt: r[7], createdAt: r[8], updatedAt: r[9], masterVersion: r[10], status: r[11], startedAt: r[12],
+                     completedAt: r[13], completedBy: r[14], completionNote: r[15], rowVersion: r[16])
+            }
+            let members = try Row.fetchAll(db, sql: """
+                SELECT person_id, first_name, last_name, role, row_version FROM members
+                WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                """, arguments: range).map { Member(personID: $0[0], firstName: $0[1], lastName: $0[2], role: $0[3], rowVersion: $0[4]) }
+            let locations = try Row.fetchAll(db, sql: """
+                SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version
+                FROM locations WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                """, arguments: range).map { r in
+                Location(id: r[0], name: r[1], latitude: r[2], longitude: r[3], elevation: r[4], street: r[5], city: r[6],
+                         region: r[7], postalCode: r[8], country: r[9], rowVersion: r[10])
+            }
+            // A client that refetches starts from nothing: tombstones mean nothing to it.
+            let deleted = refetch ? [] : try Row.fetchAll(db, sql: """
+                SELECT table_name, row_id, row_version FROM deleted_rows
+                WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                """, arguments: range).map { Deletion(table: $0[0], id: $0[1], rowVersion: $0[2]) }
+            return ChangePage(
+                epoch: meta.epoch, refetch: refetch, since: since, upTo: upTo, more: more,
+                tasks: tasks, members: members, locations: locations, deleted: deleted
+            )
+        }
+    }
+}
