@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // Domain model: value types, validation and errors. No I/O.
@@ -59,6 +60,16 @@ let package = Package(
             ]
         ),
 
+        // The sync endpoint: workers pull their replicas over HTTP.
+        .target(
+            name: "SyncServer",
+            dependencies: [
+                "TeamworkModel", "CentralStore", "TeamDatabase",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // What every command-line tool shares: one-line errors, exit codes, safe output.
         .target(
             name: "CommandLineSupport",
@@ -82,8 +93,10 @@ let package = Package(
         .target(
             name: "ServiceCLI",
             dependencies: [
-                "TeamworkModel", "CentralStore", "ReplicaGenerator", "CommandLineSupport",
+                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(name: "teamwork-service", dependencies: ["ServiceCLI"]),
@@ -124,6 +137,13 @@ let package = Package(
                 "teamwork-service",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "SyncServerTests",
+            dependencies: [
+                "SyncServer", "ReplicaGenerator", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(

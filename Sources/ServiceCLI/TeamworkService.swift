@@ -18,7 +18,7 @@ public struct TeamworkService: AsyncParsableCommand {
             Exit codes: 0 success, 2 drift found by verify, 64 usage, 69 database unavailable,
             78 configuration, 1 internal error.
             """,
-        subcommands: [Replicate.self, Verify.self]
+        subcommands: [Replicate.self, Verify.self, Serve.self]
     )
 
     public init() {}

@@ -1,0 +1,108 @@
+import CentralStore
+import Foundation
+import Hummingbird
+import TeamDatabase
+import TeamworkModel
+
+/// The read side of sync: which replicas a worker may have, and pages of changes.
+struct ReplicaPulls: Sendable {
+    let configuration: SyncServer.Configuration
+
+    /// One replica the caller may read.
+    struct Entry: Codable, Sendable {
+        var name: String
+        var kind: String
+        var id: Int64?
+        var slug: String?
+        var title: String
+        /// False until the generator has written the file.
+        var available: Bool
+    }
+
+    struct Listing: ResponseEncodable {
+        var person: Int64
+        var replicas: [Entry]
+    }
+
+    /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
+    @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> Listing {
+        let person = try context.requirePerson()
+        let teams = try await CentralStore.withStore(configuration.databaseURL) { try await $0.teams(ofPerson: person.id) }
+        let directory = configuration.replicasDirectory
+        func exists(_ replica: ReplicaID) -> Bool {
+            FileManager.default.fileExists(atPath: directory.appending(path: replica.fileName).path)
+        }
+        var entries = teams.map {
+            Entry(name: "team-\($0.id)", kind: "team", id: $0.id, slug: $0.slug, title: $0.name, available: exists(.team($0.id)))
+        }
+        entries.append(Entry(name: "person-\(person.id)", kind: "person", id: person.id, slug: nil, title: person.displayName,
+                             available: exists(.person(person.id))))
+        entries.append(Entry(name: "common", kind: "common", id: nil, slug: nil, title: "Common data", available: exists(.common)))
+        return Listing(person: person.id, replicas: entries)
+    }
+
+    /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=`.
+    @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Page {
+        let person = try context.requirePerson()
+        let name = try context.parameters.require("name")
+        guard let replica = ReplicaID(fileName: name + ".sqlite") else {
+            throw HTTPError(.notFound, message: "no replica named '\(name)'")
+        }
+        try await requireAccess(person, to: replica, context: context)
+        let query = request.uri.queryParameters
+        let since = try query["since"].map { text -> Int64 in
+            guard let value = Int64(String(text)), value >= 0 else { throw HTTPError(.badRequest, message: "since must be a whole number >= 0") }
+            return value
+        } ?? 0
+        let limit = try query["limit"].map { text -> Int in
+            guard let value = Int(String(text)), (1...configuration.maximumPageSize).contains(value) else {
+                throw HTTPError(.badRequest, message: "limit must be between 1 and \(configuration.maximumPageSize)")
+            }
+            return value
+        } ?? configuration.defaultPageSize
+        let epoch = query["epoch"].map(String.init)
+        guard replica != .common else {
+            throw HTTPError(.notImplemented, message: "the common replica cannot be pulled yet")
+        }
+        let path = configuration.replicasDirectory.appending(path: replica.fileName).path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
+        }
+        do {
+            return Page(page: try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit))
+        } catch {
+            context.logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
+            throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
+        }
+    }
+
+    /// Members read their teams' replicas, people their own personal one, everybody the common one.
+    private func requireAccess(_ person: Person, to replica: ReplicaID, context: SyncRequestContext) async throws {
+        let allowed: Bool
+        switch replica {
+        case .common:
+            allowed = true
+        case .person(let id):
+            allowed = id == person.id
+        case .team(let id):
+            let teams = try await CentralStore.withStore(configuration.databaseURL) { try await $0.teams(ofPerson: person.id) }
+            allowed = teams.contains { $0.id == id }
+        }
+        guard allowed else {
+            context.logger.notice("refused: not the caller's replica", metadata: ["replica": "\(replica.fileName)"])
+            throw HTTPError(.forbidden, message: "\(replica) is not one of your replicas")
+        }
+    }
+
+    struct Page: ResponseEncodable {
+        let page: ChangePage
+        func encode(to encoder: any Encoder) throws { try page.encode(to: encoder) }
+    }
+}
+
+extension SyncRequestContext {
+    func requirePerson() throws -> Person {
+        guard let person else { throw HTTPError(.unauthorized) }
+        return person
+    }
+}

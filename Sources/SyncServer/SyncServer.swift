@@ -1,0 +1,79 @@
+import CentralStore
+import Foundation
+import Hummingbird
+import Logging
+import TeamDatabase
+import TeamworkModel
+
+/// The sync endpoint: signed-in workers list the replicas they may read and
+/// pull pages of changes from them. Everything else is refused and logged.
+///
+///     GET /health                                   no sign-in
+///     GET /v1/replicas                              the caller's replicas
+///     GET /v1/replicas/{name}/changes?epoch=&since=&limit=
+///
+/// Requests carry `Authorization: Bearer tw_...` (a token from
+/// `teamwork-manager person token issue`). No or a bad token: 401. A replica
+/// of a team the caller is not a member of, or another person's: 403.
+public enum SyncServer {
+    /// Where the master and the replicas are, and where to listen.
+    public struct Configuration: Sendable {
+        public var databaseURL: DatabaseURL
+        public var replicasDirectory: URL
+        public var host: String
+        public var port: Int
+        /// Rows per page when the client does not ask for fewer.
+        public var defaultPageSize: Int
+        /// The most rows a client may ask for in one page.
+        public var maximumPageSize: Int
+
+        public init(databaseURL: DatabaseURL, replicasDirectory: URL, host: String = "127.0.0.1", port: Int = 8080,
+                    defaultPageSize: Int = 1_000, maximumPageSize: Int = 10_000) {
+            self.databaseURL = databaseURL
+            self.replicasDirectory = replicasDirectory
+            self.host = host
+            self.port = port
+            self.defaultPageSize = defaultPageSize
+            self.maximumPageSize = maximumPageSize
+        }
+    }
+
+    public static func makeApplication(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.sync"))
+        -> some ApplicationProtocol
+    {
+        Application(
+            router: makeRouter(configuration, logger: logger),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
+            logger: logger
+        )
+    }
+
+    public static func makeRouter(_ configuration: Configuration, logger: Logger) -> Router<SyncRequestContext> {
+        let router = Router(context: SyncRequestContext.self)
+        router.get("/health") { _, _ in "ok" }
+        let pulls = ReplicaPulls(configuration: configuration)
+        router.group("v1")
+            .add(middleware: TokenAuthenticator(databaseURL: configuration.databaseURL))
+            .get("replicas", use: pulls.list)
+            .get("replicas/:name/changes", use: pulls.changes)
+        return router
+    }
+}
+
+/// The request context: who the caller is, once the token is checked; JSON with snake_case keys.
+public struct SyncRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Set by ``TokenAuthenticator`` for every request under `/v1`.
+    public var person: Person?
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+    }
+
+    public var responseEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}

@@ -1,0 +1,118 @@
+import CentralStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import ReplicaGenerator
+import SyncServer
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+@Suite("Sync endpoint: pulls")
+struct SyncServerTests {
+    struct World: Sendable {
+        var fixtures: Fixtures
+        var annToken: String
+        var cyToken: String
+        var revokedToken: String
+        var redTask: Int64
+    }
+
+    /// A master with tasks in both teams, generated replicas, tokens for Ann (red) and Cy (blue).
+    func withServer(_ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "sync-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let world = try await CentralStore.withStore(url) { store in
+                let fixtures = try await Fixtures.seed(store)
+                let red = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
+                _ = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue))
+                let ann = try await store.issueToken(personID: fixtures.ann.id, label: "phone").secret
+                let cy = try await store.issueToken(personID: fixtures.cy.id, label: "phone").secret
+                let revoked = try await store.issueToken(personID: fixtures.ann.id, label: "old")
+                _ = try await store.revokeToken(id: revoked.token.id)
+                return World(fixtures: fixtures, annToken: ann, cyToken: cy, revokedToken: revoked.secret, redTask: red.id)
+            }
+            try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
+            let app = SyncServer.makeApplication(.init(databaseURL: url, replicasDirectory: folder), logger: Logger(label: "test"))
+            try await app.test(.router) { client in try await body(world, client) }
+        }
+    }
+
+    static func get(_ client: any TestClientProtocol, _ uri: String, token: String?) async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await client.execute(uri: uri, method: .get, headers: headers)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ response: TestResponse) throws -> T {
+        try JSONOutput.decode(type, String(buffer: response.body))
+    }
+
+    @Test func aWorkerListsTheirReplicasAndPullsTheirTeam() async throws {
+        try await withServer { world, client in
+            let listing = try await Self.get(client, "/v1/replicas", token: world.annToken)
+            #expect(listing.status == .ok)
+            let body = String(buffer: listing.body)
+            #expect(body.contains("\"name\":\"team-\(world.fixtures.red.id)\""))
+            #expect(!body.contains("\"name\":\"team-\(world.fixtures.blue.id)\""))
+            #expect(body.contains("\"name\":\"person-\(world.fixtures.ann.id)\""))
+
+            let pull = try await Self.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken)
+            #expect(pull.status == .ok)
+            let page = try Self.decode(ChangePage.self, pull)
+            #expect(page.refetch && !page.more)
+            #expect(page.tasks.map(\.id) == [world.redTask])
+
+            let again = try await Self.get(
+                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken
+            )
+            let empty = try Self.decode(ChangePage.self, again)
+            #expect(!empty.refetch && empty.tasks.isEmpty && empty.upTo == page.upTo)
+        }
+    }
+
+    @Test func noBadOrRevokedTokensAre401() async throws {
+        try await withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            for token in [nil, "tw_notarealtoken", TokenSecret.generate(), world.revokedToken] {
+                let response = try await Self.get(client, uri, token: token)
+                #expect(response.status == .unauthorized, "\(token ?? "none")")
+                #expect(String(buffer: response.body).contains("\"error\""))
+            }
+            #expect(try await Self.get(client, "/health", token: nil).status == .ok)
+        }
+    }
+
+    @Test func anotherTeamsOrPersonsReplicaIs403() async throws {
+        try await withServer { world, client in
+            let blue = try await Self.get(client, "/v1/replicas/team-\(world.fixtures.blue.id)/changes", token: world.annToken)
+            #expect(blue.status == .forbidden)
+            let personal = try await Self.get(client, "/v1/replicas/person-\(world.fixtures.bo.id)/changes", token: world.annToken)
+            #expect(personal.status == .forbidden)
+            let cyBlue = try await Self.get(client, "/v1/replicas/team-\(world.fixtures.blue.id)/changes", token: world.cyToken)
+            #expect(cyBlue.status == .ok)
+        }
+    }
+
+    @Test(arguments: [
+        ("/changes?since=-1", 400), ("/changes?since=abc", 400), ("/changes?limit=0", 400), ("/changes?limit=999999", 400),
+    ])
+    func badQueriesAre400(_ suffix: String, _ status: Int) async throws {
+        try await withServer { world, client in
+            let response = try await Self.get(client, "/v1/replicas/team-\(world.fixtures.red.id)\(suffix)", token: world.annToken)
+            #expect(response.status.code == status)
+        }
+    }
+
+    @Test func unknownReplicaNamesAre404() async throws {
+        try await withServer { world, client in
+            for name in ["team-abc", "secrets", "..%2F..%2Fetc%2Fpasswd", "team-0"] {
+                let response = try await Self.get(client, "/v1/replicas/\(name)/changes", token: world.annToken)
+                #expect(response.status == .notFound, "\(name)")
+            }
+        }
+    }
+}
