@@ -44,11 +44,8 @@ struct ReplicaPulls: Sendable {
     /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=`.
     @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Page {
         let person = try context.requirePerson()
-        let name = try context.parameters.require("name")
-        guard let replica = ReplicaID(fileName: name + ".sqlite") else {
-            throw HTTPError(.notFound, message: "no replica named '\(name)'")
-        }
-        try await requireAccess(person, to: replica, context: context)
+        let replica = try await replica(named: context, person: person)
+        let name = replica.fileName.replacingOccurrences(of: ".sqlite", with: "")
         let query = request.uri.queryParameters
         let since = try query["since"].map { text -> Int64 in
             guard let value = Int64(String(text)), value >= 0 else { throw HTTPError(.badRequest, message: "since must be a whole number >= 0") }
@@ -74,6 +71,17 @@ struct ReplicaPulls: Sendable {
             context.logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
             throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
         }
+    }
+
+    /// The replica the `{name}` path parameter names, if the caller may use it
+    /// (404 for no such name, 403 for someone else's).
+    func replica(named context: SyncRequestContext, person: Person) async throws -> ReplicaID {
+        let name = try context.parameters.require("name")
+        guard let replica = ReplicaID(fileName: name + ".sqlite") else {
+            throw HTTPError(.notFound, message: "no replica named '\(name)'")
+        }
+        try await requireAccess(person, to: replica, context: context)
+        return replica
     }
 
     /// Members read their teams' replicas, people their own personal one, everybody the common one.

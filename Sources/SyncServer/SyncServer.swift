@@ -11,6 +11,7 @@ import TeamworkModel
 ///     GET /health                                   no sign-in
 ///     GET /v1/replicas                              the caller's replicas
 ///     GET /v1/replicas/{name}/changes?epoch=&since=&limit=
+///     POST /v1/replicas/{name}/changes              {"changes": [...]}
 ///
 /// Requests carry `Authorization: Bearer tw_...` (a token from
 /// `teamwork-manager person token issue`). No or a bad token: 401. A replica
@@ -52,10 +53,12 @@ public enum SyncServer {
         let router = Router(context: SyncRequestContext.self)
         router.get("/health") { _, _ in "ok" }
         let pulls = ReplicaPulls(configuration: configuration)
+        let pushes = ReplicaPushes(configuration: configuration)
         router.group("v1")
             .add(middleware: TokenAuthenticator(databaseURL: configuration.databaseURL))
             .get("replicas", use: pulls.list)
             .get("replicas/:name/changes", use: pulls.changes)
+            .post("replicas/:name/changes", use: pushes.push)
         return router
     }
 }

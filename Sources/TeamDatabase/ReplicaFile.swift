@@ -85,11 +85,45 @@ public struct ReplicaDirectory: Sendable {
             sync()
         }
         for file in finished {
-            guard rename(file.temporaryPath, file.finalPath) == 0 else {
-                throw ReplicaError("cannot move the new \(file.replica.fileName) into place: \(String(cString: strerror(errno)))")
+            // Under the replica's lock, so no worker change pushed meanwhile is lost.
+            try withLock(file.replica) {
+                if file.replica != .common, FileManager.default.fileExists(atPath: file.finalPath) {
+                    try ReplicaBuild.carryOver(into: file.temporaryPath, from: file.finalPath)
+                }
+                guard rename(file.temporaryPath, file.finalPath) == 0 else {
+                    throw ReplicaError("cannot move the new \(file.replica.fileName) into place: \(String(cString: strerror(errno)))")
+                }
             }
         }
         try ReplicaBuild.fsync(path: url.path)
+    }
+
+    /// Runs `body` holding the replica's lock (`NAME.lock`, flock): the sync
+    /// endpoint's pushes and the swap of a rebuilt file exclude each other,
+    /// across processes.
+    public func withLock<R>(_ replica: ReplicaID, _ body: () throws -> R) throws -> R {
+        let path = url.appending(path: replica.fileName + ".lock").path
+        let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ReplicaError("cannot open \(path)") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw ReplicaError("cannot lock \(path)") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    /// Applies a worker's pushed changes to a replica, in order, in one
+    /// transaction under the replica's lock, and says what became of each.
+    public func push(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
+                     receivedAt: Date = Date()) throws -> [WorkerChangeResult] {
+        try withLock(replica) {
+            guard let queue = try open(replica) else { throw ReplicaError("\(replica.fileName) has not been generated yet") }
+            defer { try? queue.close() }
+            return try update(queue, replica, feedPosition: 0) { tx in
+                try changes.map { try tx.apply($0, by: personID, receivedAt: receivedAt) }
+            }
+        }
     }
 
     /// Removes temporary files left behind by interrupted builds.
@@ -162,36 +196,54 @@ public final class ReplicaBuild {
         try directory.publish([try finish()])
     }
 
-    /// Carries over what only this file knows — worker changes not yet applied —
-    /// from the file being replaced, commits and closes the new file. It becomes
-    /// visible with ``ReplicaDirectory/publish(_:)``.
+    /// Commits and closes the new file. It becomes visible with
+    /// ``ReplicaDirectory/publish(_:)``, which also carries over what only the
+    /// file being replaced knows.
     public func finish() throws -> FinishedReplica {
         let finalPath = directory.path(of: replica)
         try queue.inDatabase { db in
             if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica) }
             try transaction!.finish(feedPosition: feedPosition)
             try db.execute(sql: "COMMIT")
-            // ATTACH is not allowed inside a transaction; the file is still private here.
-            if replica != .common, FileManager.default.fileExists(atPath: finalPath) {
-                try Self.carryOverWorkerChanges(db, from: finalPath)
-            }
         }
         transaction = nil
         try queue.close()
         return FinishedReplica(replica: replica, temporaryPath: temporaryPath, finalPath: finalPath)
     }
 
-    /// Copies the worker changes of the file being replaced. A damaged or
+    /// Carries over, from the file being replaced, what only it knows: worker
+    /// changes not yet applied to the master, and the field's view of the tasks
+    /// wherever the master has not changed those fields since. A damaged or
     /// incompatible old file has nothing usable to give and is left alone.
-    private static func carryOverWorkerChanges(_ db: Database, from path: String) throws {
-        do {
-            try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [path])
-        } catch {
-            return
+    static func carryOver(into newPath: String, from oldPath: String) throws {
+        let queue = try DatabaseQueue(path: newPath)
+        defer { try? queue.close() }
+        try queue.writeWithoutTransaction { db in
+            do {
+                try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [oldPath])
+            } catch {
+                return
+            }
+            defer { try? db.execute(sql: "DETACH DATABASE previous") }
+            guard (try? Int.fetchOne(db, sql: "PRAGMA previous.user_version")) == ReplicaSchema.version else { return }
+            try db.inTransaction {
+                try db.execute(sql: "INSERT OR IGNORE INTO worker_changes SELECT * FROM previous.worker_changes")
+                try db.execute(sql: """
+                    UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
+                        completed_by = p.completed_by, completion_note = p.completion_note
+                    FROM previous.tasks AS p
+                    WHERE p.id = tasks.id
+                      AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note)
+                          IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
+                                  p.master_completion_note)
+                      AND (tasks.master_status, tasks.master_started_at, tasks.master_completed_at,
+                           tasks.master_completed_by, tasks.master_completion_note)
+                          IS (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
+                              p.master_completion_note)
+                    """)
+                return .commit
+            }
         }
-        defer { try? db.execute(sql: "DETACH DATABASE previous") }
-        guard (try? Int.fetchOne(db, sql: "PRAGMA previous.user_version")) == ReplicaSchema.version else { return }
-        try db.execute(sql: "INSERT INTO worker_changes SELECT * FROM previous.worker_changes")
     }
 
     /// Gives up on the build and removes the temporary file.

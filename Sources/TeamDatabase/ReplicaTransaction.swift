@@ -24,7 +24,7 @@ public final class ReplicaTransaction {
         upsertLocation = try db.makeStatement(sql: replica == .common ? Self.upsertCommonLocationSQL : Self.upsertLocationSQL)
     }
 
-    private func nextVersion() -> Int64 {
+    func nextVersion() -> Int64 {
         counter += 1
         return counter
     }

@@ -13,7 +13,10 @@ import TeamworkTestSupport
 @Suite("Sync endpoint: pulls")
 struct SyncServerTests {
     struct World: Sendable {
+        var folder: URL
+        var url: DatabaseURL
         var fixtures: Fixtures
+        var floatingTask: Int64
         var annToken: String
         var cyToken: String
         var revokedToken: String
@@ -29,11 +32,12 @@ struct SyncServerTests {
                 let fixtures = try await Fixtures.seed(store)
                 let red = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
                 _ = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue))
+                let floating = try await store.createTask(try fixtures.task("anyone in red", team: fixtures.red))
                 let ann = try await store.issueToken(personID: fixtures.ann.id, label: "phone").secret
                 let cy = try await store.issueToken(personID: fixtures.cy.id, label: "phone").secret
                 let revoked = try await store.issueToken(personID: fixtures.ann.id, label: "old")
                 _ = try await store.revokeToken(id: revoked.token.id)
-                return World(fixtures: fixtures, annToken: ann, cyToken: cy, revokedToken: revoked.secret, redTask: red.id)
+                return World(folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy, revokedToken: revoked.secret, redTask: red.id)
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             let app = SyncServer.makeApplication(.init(databaseURL: url, replicasDirectory: folder), logger: Logger(label: "test"))
@@ -45,6 +49,12 @@ struct SyncServerTests {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
         return try await client.execute(uri: uri, method: .get, headers: headers)
+    }
+
+    static func post(_ client: any TestClientProtocol, _ uri: String, token: String?, body: String) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ response: TestResponse) throws -> T {
@@ -64,7 +74,7 @@ struct SyncServerTests {
             #expect(pull.status == .ok)
             let page = try Self.decode(ChangePage.self, pull)
             #expect(page.refetch && !page.more)
-            #expect(page.tasks.map(\.id) == [world.redTask])
+            #expect(Set(page.tasks.map(\.id)) == [world.redTask, world.floatingTask])
 
             let again = try await Self.get(
                 client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken

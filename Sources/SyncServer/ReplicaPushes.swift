@@ -1,0 +1,78 @@
+import CentralStore
+import Foundation
+import Hummingbird
+import TeamDatabase
+import TeamworkModel
+
+/// The write side of sync: `POST /v1/replicas/{name}/changes` with
+/// `{"changes": [...]}`. Each change is accepted or rejected on its own, with a
+/// reason; a change id seen before is accepted again without being applied twice.
+struct ReplicaPushes: Sendable {
+    let configuration: SyncServer.Configuration
+
+    /// Largest body accepted, in bytes.
+    static let maximumBodySize = 1 << 20
+    /// Most changes in one push.
+    static let maximumChanges = 1_000
+
+    struct PushRequest: Decodable {
+        var changes: [WorkerChange]
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case changes }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: WorkerChange.AnyKey.self)
+            if let unknown = container.allKeys.first(where: { $0.stringValue != "changes" }) {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "unknown field '\(unknown.stringValue)'"))
+            }
+            changes = try decoder.container(keyedBy: CodingKeys.self).decode([WorkerChange].self, forKey: .changes)
+        }
+    }
+
+    struct PushResponse: ResponseEncodable {
+        var results: [WorkerChangeResult]
+        var accepted: Int
+        var rejected: Int
+    }
+
+    @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
+        let person = try context.requirePerson()
+        let replica = try await ReplicaPulls(configuration: configuration).replica(named: context, person: person)
+        guard replica != .common else { throw HTTPError(.forbidden, message: "the common replica is read-only") }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: Self.maximumBodySize)
+        } catch {
+            throw HTTPError(.contentTooLarge, message: "a push is at most \(Self.maximumBodySize) bytes; send fewer changes at a time")
+        }
+        let pushed: PushRequest
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            pushed = try decoder.decode(PushRequest.self, from: Data(buffer: body))
+        } catch let DecodingError.dataCorrupted(details) {
+            throw HTTPError(.badRequest, message: "bad push body: \(details.debugDescription)")
+        } catch {
+            throw HTTPError(.badRequest, message: "bad push body: expected {\"changes\": [{\"id\", \"operation\", \"task_id\", \"made_at\", ...}]}")
+        }
+        guard pushed.changes.count <= Self.maximumChanges else {
+            throw HTTPError(.badRequest, message: "a push holds at most \(Self.maximumChanges) changes")
+        }
+        let directory = try ReplicaDirectory(configuration.replicasDirectory)
+        let results = try directory.push(pushed.changes, to: replica, by: person.id)
+        for result in results where result.status == .rejected {
+            context.logger.notice("change rejected", metadata: ["change": "\(result.id)", "reason": "\(result.reason ?? "")"])
+        }
+        return PushResponse(
+            results: results,
+            accepted: results.filter { $0.status == .accepted }.count,
+            rejected: results.filter { $0.status == .rejected }.count
+        )
+    }
+}
+
+extension Data {
+    init(buffer: ByteBuffer) {
+        self = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes) ?? Data()
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import GRDB
+
+extension ReplicaTransaction {
+    /// Checks one pushed change against what the replica holds, records it in
+    /// `worker_changes` (once per change id) and shows its effect on the task
+    /// (worker-owned fields, with a new row version) so teammates pull it.
+    public func apply(_ change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> WorkerChangeResult {
+        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM worker_changes WHERE change_id = ?)", arguments: [change.id]) == true {
+            return .accepted(change.id, duplicate: true)
+        }
+        if let reason = try rejection(of: change, by: personID) {
+            return .rejected(change.id, reason)
+        }
+        let made = Self.millis(change.madeAt)
+        let version = nextVersion()
+        switch change.operation {
+        case .start:
+            try db.execute(sql: "UPDATE tasks SET status = 'in_progress', started_at = ?, row_version = ? WHERE id = ?",
+                           arguments: [made, version, change.taskID])
+        case .complete:
+            try db.execute(sql: """
+                UPDATE tasks SET status = 'completed', completed_at = ?, completed_by = ?, completion_note = ?,
+                    started_at = coalesce(started_at, ?), row_version = ? WHERE id = ?
+                """, arguments: [made, personID, change.note ?? "", made, version, change.taskID])
+        case .reopen:
+            try db.execute(sql: """
+                UPDATE tasks SET status = CASE WHEN started_at IS NULL THEN 'assigned' ELSE 'in_progress' END,
+                    completed_at = NULL, completed_by = NULL, completion_note = NULL, row_version = ? WHERE id = ?
+                """, arguments: [version, change.taskID])
+        case .claim:
+            try db.execute(sql: "UPDATE tasks SET assignee_id = ?, status = 'assigned', row_version = ? WHERE id = ?",
+                           arguments: [personID, version, change.taskID])
+        case .checkin:
+            break
+        }
+        let payload = try JSONEncoder().encode(change)
+        try db.execute(sql: """
+            INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [change.id, personID, change.taskID, change.operation.rawValue, String(decoding: payload, as: UTF8.self),
+                             made, Self.millis(receivedAt)])
+        return .accepted(change.id)
+    }
+
+    /// Why a change cannot be applied, or `nil` when it can. Workers change only
+    /// what workers own, and only on their own (or their team's free-floating) tasks.
+    private func rejection(of change: WorkerChange, by personID: Int64) throws -> String? {
+        guard (1...100).contains(change.id.count) else { return "a change id has 1 to 100 characters" }
+        if change.operation == .checkin {
+            guard let latitude = change.latitude, let longitude = change.longitude,
+                  (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+                return "a check-in needs a latitude between -90 and 90 and a longitude between -180 and 180"
+            }
+            return nil
+        }
+        if change.latitude != nil || change.longitude != nil { return "only a check-in carries a position" }
+        guard let taskID = change.taskID else { return "\(change.operation.rawValue) needs a task_id" }
+        guard let row = try Row.fetchOne(db, sql: "SELECT assignee_id, status, completed_by FROM tasks WHERE id = ?",
+                                         arguments: [taskID]) else {
+            return "task \(taskID) is not in this replica"
+        }
+        let assignee: Int64? = row[0]
+        let status: String = row[1]
+        let completedBy: Int64? = row[2]
+        if status == "cancelled" { return "task \(taskID) was cancelled" }
+        if let note = change.note, note.count > 10_000 { return "a note has at most 10,000 characters" }
+        switch change.operation {
+        case .claim:
+            guard case .team = replica else { return "only a team's free-floating task can be claimed" }
+            if assignee == personID { return "task \(taskID) is already yours" }
+            if assignee != nil { return "task \(taskID) is assigned to someone else" }
+        case .start, .complete:
+            if assignee == nil { return "claim task \(taskID) before working on it" }
+            if assignee != personID { return "task \(taskID) is assigned to someone else" }
+            if status == "completed" { return "task \(taskID) is already completed" }
+            if change.operation == .start, status == "in_progress" { return "task \(taskID) is already started" }
+        case .reopen:
+            if status != "completed" { return "task \(taskID) is not completed" }
+            if completedBy != personID { return "only the worker who completed task \(taskID) can reopen it" }
+        case .checkin:
+            break
+        }
+        return nil
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// A change a worker made in the field, as pushed by `teamwork-worker sync`.
+/// Decoding is strict: an unknown field or operation is an error, not ignored.
+public struct WorkerChange: Sendable, Codable, Equatable {
+    public enum Operation: String, Sendable, Codable, CaseIterable {
+        /// Begin work on a task assigned to the worker.
+        case start
+        /// Finish a task assigned to the worker, with a note.
+        case complete
+        /// Take back the worker's own completion.
+        case reopen
+        /// Take a free-floating task of the worker's team.
+        case claim
+        /// Report the worker's own position.
+        case checkin
+    }
+
+    /// Made by the client, unique per change: a retried push is applied once.
+    public var id: String
+    public var operation: Operation
+    public var taskID: Int64?
+    public var note: String?
+    /// When the worker made the change, on their device (ISO 8601).
+    public var madeAt: Date
+    public var latitude: Double?
+    public var longitude: Double?
+
+    public init(id: String, operation: Operation, taskID: Int64? = nil, note: String? = nil, madeAt: Date,
+                latitude: Double? = nil, longitude: Double? = nil) {
+        self.id = id
+        self.operation = operation
+        self.taskID = taskID
+        self.note = note
+        self.madeAt = madeAt
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        let known = Set(CodingKeys.allCases.map(\.rawValue))
+        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown field '\(unknown.stringValue)'"))
+        }
+        let keyed = try decoder.container(keyedBy: CodingKeys.self)
+        id = try keyed.decode(String.self, forKey: .id)
+        let operation = try keyed.decode(String.self, forKey: .operation)
+        guard let parsed = Operation(rawValue: operation) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown operation '\(operation)'"))
+        }
+        self.operation = parsed
+        taskID = try keyed.decodeIfPresent(Int64.self, forKey: .taskID)
+        note = try keyed.decodeIfPresent(String.self, forKey: .note)
+        madeAt = try keyed.decode(Date.self, forKey: .madeAt)
+        latitude = try keyed.decodeIfPresent(Double.self, forKey: .latitude)
+        longitude = try keyed.decodeIfPresent(Double.self, forKey: .longitude)
+    }
+
+    /// Any key, to find fields a strict decoder does not know.
+    public struct AnyKey: CodingKey {
+        public var stringValue: String
+        public var intValue: Int? { nil }
+        public init?(stringValue: String) { self.stringValue = stringValue }
+        public init?(intValue: Int) { nil }
+    }
+}
+
+/// What became of one pushed change.
+public struct WorkerChangeResult: Sendable, Codable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case accepted, rejected
+    }
+
+    public var id: String
+    public var status: Status
+    /// Why it was rejected, in words for the worker.
+    public var reason: String?
+    /// Accepted earlier already: this push was a retry.
+    public var duplicate: Bool
+
+    public static func accepted(_ id: String, duplicate: Bool = false) -> WorkerChangeResult {
+        WorkerChangeResult(id: id, status: .accepted, reason: nil, duplicate: duplicate)
+    }
+
+    public static func rejected(_ id: String, _ reason: String) -> WorkerChangeResult {
+        WorkerChangeResult(id: id, status: .rejected, reason: reason, duplicate: false)
+    }
+}

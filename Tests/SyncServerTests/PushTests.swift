@@ -1,0 +1,139 @@
+import CentralStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import ReplicaGenerator
+import SyncServer
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+@Suite("Sync endpoint: pushes")
+struct PushTests {
+    let server = SyncServerTests()
+
+    struct Results: Decodable {
+        var results: [WorkerChangeResult]
+        var accepted: Int
+        var rejected: Int
+    }
+
+    static func change(_ id: String, _ operation: String, task: Int64?, note: String? = nil, extra: String = "") -> String {
+        var fields = ["\"id\": \"\(id)\"", "\"operation\": \"\(operation)\"", "\"made_at\": \"2026-11-21T10:00:00Z\""]
+        if let task { fields.append("\"task_id\": \(task)") }
+        if let note { fields.append("\"note\": \"\(note)\"") }
+        if !extra.isEmpty { fields.append(extra) }
+        return "{" + fields.joined(separator: ", ") + "}"
+    }
+
+    static func body(_ changes: String...) -> String { "{\"changes\": [\(changes.joined(separator: ", "))]}" }
+
+    func pending(_ world: SyncServerTests.World, _ replica: ReplicaID) throws -> Int {
+        try ReplicaContents.read(path: world.folder.appending(path: replica.fileName).path).pendingWorkerChanges
+    }
+
+    @Test func aCompletionIsAcceptedShownToTeammatesAndAppliedOnceWhenRetried() async throws {
+        try await server.withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let push = Self.body(Self.change("c-1", "complete", task: world.redTask, note: "meter swapped, serial 4411"))
+            let first = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: push))
+            #expect(first.accepted == 1 && first.results[0].duplicate == false)
+            let retry = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: push))
+            #expect(retry.accepted == 1 && retry.results[0].duplicate == true)
+            #expect(try pending(world, .team(world.fixtures.red.id)) == 1)
+
+            // Bo pulls the team and sees Ann's completion.
+            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
+            let page = try SyncServerTests.decode(ChangePage.self, try await SyncServerTests.get(client, uri, token: boToken))
+            let task = try #require(page.tasks.first { $0.id == world.redTask })
+            #expect(task.status == "completed" && task.completionNote == "meter swapped, serial 4411" && task.completedBy == world.fixtures.ann.id)
+        }
+    }
+
+    @Test func workersChangeOnlyWhatWorkersOwnOnTheirOwnTasks() async throws {
+        try await server.withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
+            let boTries = Self.body(
+                Self.change("b-1", "complete", task: world.redTask),
+                Self.change("b-2", "start", task: world.floatingTask),
+                Self.change("b-3", "claim", task: world.floatingTask),
+                Self.change("b-4", "claim", task: world.floatingTask),
+                Self.change("b-5", "start", task: 999_999),
+                Self.change("b-6", "checkin", task: nil, extra: "\"latitude\": 95, \"longitude\": 0"),
+                Self.change("b-7", "checkin", task: nil, extra: "\"latitude\": 51.5, \"longitude\": -0.1"),
+                Self.change("b-8", "reopen", task: world.redTask)
+            )
+            let response = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: boToken, body: boTries))
+            let status = Dictionary(uniqueKeysWithValues: response.results.map { ($0.id, $0) })
+            #expect(status["b-1"]?.reason == "task \(world.redTask) is assigned to someone else")
+            #expect(status["b-2"]?.reason == "claim task \(world.floatingTask) before working on it")
+            #expect(status["b-3"]?.status == .accepted)
+            #expect(status["b-4"]?.reason == "task \(world.floatingTask) is already yours")
+            #expect(status["b-5"]?.reason == "task 999999 is not in this replica")
+            #expect(status["b-6"]?.status == .rejected)
+            #expect(status["b-7"]?.status == .accepted)
+            #expect(status["b-8"]?.reason == "task \(world.redTask) is not completed")
+            #expect(response.accepted == 2 && response.rejected == 6)
+            #expect(try pending(world, .team(world.fixtures.red.id)) == 2, "rejected changes are not stored")
+        }
+    }
+
+    @Test(arguments: [
+        ("not json at all", 400),
+        ("{\"changes\": [{\"id\": \"x\", \"operation\": \"complete\", \"task_id\": 1, \"made_at\": \"2026-11-21T10:00:00Z\", \"status\": \"completed\"}]}", 400),
+        ("{\"changes\": [{\"id\": \"x\", \"operation\": \"delete\", \"task_id\": 1, \"made_at\": \"2026-11-21T10:00:00Z\"}]}", 400),
+        ("{\"changes\": [], \"admin\": true}", 400),
+        ("{\"changes\": [{\"id\": \"x\", \"operation\": \"start\", \"task_id\": 1, \"made_at\": \"yesterday\"}]}", 400),
+    ])
+    func malformedBodiesAre400AndChangeNothing(_ body: String, _ status: Int) async throws {
+        try await server.withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let response = try await SyncServerTests.post(client, uri, token: world.annToken, body: body)
+            #expect(response.status.code == status, "\(String(buffer: response.body))")
+            #expect(String(buffer: response.body).contains("\"error\""))
+            #expect(try pending(world, .team(world.fixtures.red.id)) == 0)
+        }
+    }
+
+    @Test func oversizedAndOverlongPushesAreRefused() async throws {
+        try await server.withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let huge = Self.body(Self.change("big", "complete", task: world.redTask, note: String(repeating: "x", count: 1_100_000)))
+            let tooLarge = try await SyncServerTests.post(client, uri, token: world.annToken, body: huge)
+            #expect(tooLarge.status == .contentTooLarge)
+            let many = Self.body((0...1_000).map { Self.change("m-\($0)", "checkin", task: nil, extra: "\"latitude\": 1, \"longitude\": 1") }
+                .joined(separator: ", "))
+            let tooMany = try await SyncServerTests.post(client, uri, token: world.annToken, body: many)
+            #expect(tooMany.status == .badRequest)
+            let stored = try pending(world, .team(world.fixtures.red.id))
+            #expect(stored == 0)
+        }
+    }
+
+    @Test func pushingToAnotherTeamOrTheCommonReplicaIsRefused() async throws {
+        try await server.withServer { world, client in
+            let push = Self.body(Self.change("x-1", "claim", task: world.floatingTask))
+            let otherTeam = try await SyncServerTests.post(client, "/v1/replicas/team-\(world.fixtures.blue.id)/changes", token: world.annToken, body: push)
+            let common = try await SyncServerTests.post(client, "/v1/replicas/common/changes", token: world.annToken, body: push)
+            let anonymous = try await SyncServerTests.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: nil, body: push)
+            #expect(otherTeam.status == .forbidden)
+            #expect(common.status == .forbidden)
+            #expect(anonymous.status == .unauthorized)
+        }
+    }
+
+    @Test func aFullRebuildKeepsPushedChangesAndTheFieldsView() async throws {
+        try await server.withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            _ = try await SyncServerTests.post(client, uri, token: world.annToken,
+                                               body: Self.body(Self.change("c-9", "complete", task: world.redTask, note: "done")))
+            try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).rebuildAll()
+            let contents = try ReplicaContents.read(path: world.folder.appending(path: ReplicaID.team(world.fixtures.red.id).fileName).path)
+            #expect(contents.pendingWorkerChanges == 1)
+            let task = try #require(contents.tasks.first { $0.master.id == world.redTask })
+            #expect(task.status == .completed && task.completionNote == "done")
+        }
+    }
+}
