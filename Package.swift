@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "teamwork-manager", targets: ["teamwork-manager"]),
         .executable(name: "teamwork-service", targets: ["teamwork-service"]),
+        .executable(name: "teamwork-worker", targets: ["teamwork-worker"]),
         .library(name: "TeamworkModel", targets: ["TeamworkModel"]),
         .library(name: "CentralStore", targets: ["CentralStore"]),
         .library(name: "TeamworkTestSupport", targets: ["TeamworkTestSupport"]),
@@ -67,6 +68,19 @@ let package = Package(
                 "TeamworkModel", "CentralStore", "TeamDatabase",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The worker's device: local copies, the offline queue, the sync client.
+        .target(
+            name: "WorkerClient",
+            dependencies: ["TeamworkModel", "TeamDatabase", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .executableTarget(
+            name: "teamwork-worker",
+            dependencies: [
+                "WorkerClient", "TeamworkModel", "TeamDatabase", "CommandLineSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
@@ -144,6 +158,13 @@ let package = Package(
             dependencies: [
                 "SyncServer", "ReplicaGenerator", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "WorkerCLITests",
+            dependencies: [
+                "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
+                "teamwork-worker", "teamwork-service",
             ]
         ),
         .testTarget(

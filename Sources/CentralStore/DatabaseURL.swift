@@ -78,6 +78,22 @@ public struct DatabaseURL: Sendable, Equatable {
         return copy
     }
 
+    /// The `postgres://` form that ``init(parsing:)`` reads back, password
+    /// included: for handing to another process, never for messages.
+    public var connectionString: String {
+        let user = username.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? username
+        let secret = password.map { ":" + ($0.addingPercentEncoding(withAllowedCharacters: .urlPasswordAllowed) ?? $0) } ?? ""
+        let name = database.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? database
+        switch endpoint {
+        case .unixSocket(let path):
+            let folder = (path as NSString).deletingLastPathComponent
+            let port = path.split(separator: ".").last.map(String.init) ?? "5432"
+            return "postgres://\(user)\(secret)@/\(name)?host=\(folder)&port=\(port)"
+        case .tcp(let host, let port):
+            return "postgres://\(user)\(secret)@\(host):\(port)/\(name)?sslmode=\(tlsMode.rawValue)"
+        }
+    }
+
     /// Where this points, for messages: never includes the password.
     public var displayString: String {
         switch endpoint {

@@ -24,16 +24,7 @@ public struct ManagerTool: Sendable {
     }
 
     public init(_ url: DatabaseURL) {
-        let path: String
-        switch url.endpoint {
-        case .unixSocket(let socket):
-            let folder = (socket as NSString).deletingLastPathComponent
-            let port = socket.split(separator: ".").last.map(String.init) ?? "5432"
-            path = "postgres://\(url.username)@/\(url.database)?host=\(folder)&port=\(port)"
-        case .tcp(let host, let port):
-            path = "postgres://\(url.username)\(url.password.map { ":\($0)" } ?? "")@\(host):\(port)/\(url.database)?sslmode=disable"
-        }
-        self.init(databaseURL: path)
+        self.init(databaseURL: url.connectionString)
     }
 
     /// The folder with the built executables: TEAMWORK_BIN_DIR (set by scripts/test),

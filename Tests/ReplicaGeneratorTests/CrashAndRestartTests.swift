@@ -13,21 +13,13 @@ import Glibc
 
 @Suite("Replica generator: crashes, restarts, lost notifications")
 struct CrashAndRestartTests {
-    /// The URL form the binaries take for a test database.
-    static func urlText(_ url: DatabaseURL) -> String {
-        guard case .unixSocket(let socket) = url.endpoint else { return "" }
-        let folder = (socket as NSString).deletingLastPathComponent
-        let port = socket.split(separator: ".").last.map(String.init) ?? "5432"
-        return "postgres://\(url.username)@/\(url.database)?host=\(folder)&port=\(port)"
-    }
-
     @Test func killingAFullRebuildLeavesEveryFileValidAndTheNextRunFinishesTheJob() async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "crash-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
             try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: 60, tasksPerTeam: 200) }
             let service = ManagerTool.binDirectory.appending(path: "teamwork-service").path
-            let arguments = [service, "replicate", "--full", "--database-url", Self.urlText(url), "--replicas", folder.path]
+            let arguments = [service, "replicate", "--full", "--database-url", url.connectionString, "--replicas", folder.path]
             let log = folder.path + ".log"
             defer { unlink(log) }
             #expect(try ChildProcess.run(arguments, standardOutput: log, standardError: log) == 0)

@@ -43,7 +43,7 @@ struct ServiceCommandTests {
                 _ = try await store.createTask(try world.task(team: world.red))
                 return world
             }
-            let common = ["--database-url", CrashAndRestartTests.urlText(url), "--replicas", folder.path]
+            let common = ["--database-url", url.connectionString, "--replicas", folder.path]
 
             let first = try Self.service(["replicate", "--once"] + common)
             #expect(first.status == 0, "\(first.stderr)")

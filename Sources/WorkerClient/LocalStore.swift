@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+import TeamDatabase
+import TeamworkModel
+
+/// The worker's device: copies of their replicas and the queue of changes made
+/// offline, in one SQLite file. A damaged or incompatible file is set aside and
+/// started afresh (everything is refetched at the next sync), never trusted.
+public struct LocalStore: Sendable {
+    public static let schemaVersion = 1
+    let queue: DatabaseQueue
+
+    public init(path: String) throws {
+        do {
+            queue = try Self.open(path)
+        } catch {
+            let aside = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
+            try? FileManager.default.moveItem(atPath: path, toPath: aside)
+            queue = try Self.open(path)
+        }
+    }
+
+    private static func open(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in
+            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            if version == 0 {
+                try db.execute(sql: schema)
+                try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
+            } else if version != schemaVersion {
+                throw ReplicaError("local data has schema version \(version), expected \(schemaVersion)")
+            }
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM tasks")
+        }
+        return queue
+    }
+
+    static let schema = """
+        CREATE TABLE replicas (name TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL, slug TEXT,
+            epoch TEXT, position INTEGER NOT NULL DEFAULT 0, synced_at INTEGER);
+        CREATE TABLE tasks (replica TEXT NOT NULL, id INTEGER NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL,
+            priority TEXT NOT NULL, team_id INTEGER, assignee_id INTEGER, location_id INTEGER, due_at INTEGER,
+            status TEXT NOT NULL, started_at INTEGER, completed_at INTEGER, completed_by INTEGER, completion_note TEXT,
+            PRIMARY KEY (replica, id));
+        CREATE TABLE members (replica TEXT NOT NULL, person_id INTEGER NOT NULL, first_name TEXT NOT NULL,
+            last_name TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (replica, person_id));
+        CREATE TABLE locations (replica TEXT NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL, latitude REAL NOT NULL,
+            longitude REAL NOT NULL, street TEXT NOT NULL, city TEXT NOT NULL, country TEXT NOT NULL,
+            PRIMARY KEY (replica, id));
+        CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, change_id TEXT NOT NULL UNIQUE, replica TEXT NOT NULL,
+            operation TEXT NOT NULL, task_id INTEGER, note TEXT, made_at INTEGER NOT NULL, latitude REAL, longitude REAL,
+            state TEXT NOT NULL DEFAULT 'pending', reason TEXT);
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+
+    // MARK: Replicas
+
+    public struct Replica: Sendable, Equatable {
+        public var name: String
+        public var kind: String
+        public var title: String
+        public var slug: String?
+        public var epoch: String?
+        public var position: Int64
+    }
+
+    public func replicas() throws -> [Replica] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, kind, title, slug, epoch, position FROM replicas ORDER BY name").map {
+                Replica(name: $0[0], kind: $0[1], title: $0[2], slug: $0[3], epoch: $0[4], position: $0[5])
+            }
+        }
+    }
+
+    /// Records a replica the server lists (keeping its position if known).
+    func register(name: String, kind: String, title: String, slug: String?) throws {
+        try queue.write { db in
+            try db.execute(sql: """
+                INSERT INTO replicas (name, kind, title, slug) VALUES (?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, title = excluded.title, slug = excluded.slug
+                """, arguments: [name, kind, title, slug])
+        }
+    }
+
+    /// Drops the local copy of a replica the worker may no longer read.
+    func remove(replica name: String) throws {
+        try queue.write { db in
+            for table in ["tasks", "members", "locations", "replicas"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE \(table == "replicas" ? "name" : "replica") = ?", arguments: [name])
+            }
+        }
+    }
+
+    /// Applies pages of changes in one transaction; with `replace`, the old copy
+    /// goes first (a refetch), so the copy is swapped whole or not at all.
+    func apply(_ pages: [ChangePage], to name: String, replace: Bool) throws -> Int {
+        try queue.write { db in
+            if replace {
+                for table in ["tasks", "members", "locations"] {
+                    try db.execute(sql: "DELETE FROM \(table) WHERE replica = ?", arguments: [name])
+                }
+            }
+            var rows = 0
+            for page in pages {
+                for task in page.tasks {
+                    try db.execute(sql: """
+                        INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
+                            due_at, status, started_at, completed_at, completed_by, completion_note)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: [name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
+                                         task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
+                                         task.completedBy, task.completionNote])
+                }
+                for member in page.members {
+                    try db.execute(sql: "INSERT OR REPLACE INTO members VALUES (?, ?, ?, ?, ?)",
+                                   arguments: [name, member.personID, member.firstName, member.lastName, member.role])
+                }
+                for location in page.locations {
+                    try db.execute(sql: "INSERT OR REPLACE INTO locations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                   arguments: [name, location.id, location.name, location.latitude, location.longitude,
+                                               location.street, location.city, location.country])
+                }
+                for deletion in page.deleted {
+                    let (table, column) = switch deletion.table {
+                    case "members": ("members", "person_id")
+                    case "locations": ("locations", "id")
+                    default: ("tasks", "id")
+                    }
+                    try db.execute(sql: "DELETE FROM \(table) WHERE replica = ? AND \(column) = ?", arguments: [name, deletion.id])
+                }
+                rows += page.tasks.count + page.members.count + page.locations.count + page.deleted.count
+            }
+            if let last = pages.last {
+                try db.execute(sql: "UPDATE replicas SET epoch = ?, position = ?, synced_at = ? WHERE name = ?",
+                               arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970), name])
+            }
+            return rows
+        }
+    }
+
+    // MARK: Settings
+
+    public func setting(_ key: String) throws -> String? {
+        try queue.read { try String.fetchOne($0, sql: "SELECT value FROM settings WHERE key = ?", arguments: [key]) }
+    }
+
+    func set(_ key: String, _ value: String) throws {
+        try queue.write { try $0.execute(sql: "INSERT OR REPLACE INTO settings VALUES (?, ?)", arguments: [key, value]) }
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import CommandLineSupport
+import Foundation
+import TeamDatabase
+import TeamworkModel
+import WorkerClient
+
+/// `teamwork-worker`: a field worker's tasks, on their own device, online or not.
+@main
+struct TeamworkWorker: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "teamwork-worker",
+        abstract: "Your team's tasks on your device: work offline, sync when you can.",
+        discussion: """
+            start, complete, claim and checkin work with no network: they are queued on the device and sent by
+            the next sync. Data lives in TEAMWORK_WORKER_HOME (default ~/.local/share/teamwork-worker).
+            Exit codes: 0 success, 64 usage, 65 invalid data, 67 not found, 68 not allowed, 69 server unreachable,
+            78 configuration, 1 internal error.
+            """,
+        subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, Start.self, Complete.self, Claim.self,
+                      Checkin.self, Status.self]
+    )
+
+    static func main() async {
+        await CommandRunner.run(Self.self, toolName: "teamwork-worker")
+    }
+
+    static func say(_ line: String) {
+        CommandRunner.write(Data((line + "\n").utf8), to: STDOUT_FILENO)
+    }
+}
+
+struct JSONOption: ParsableArguments {
+    @Flag(help: "Print JSON, for scripts.") var json = false
+
+    func print<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        TeamworkWorker.say(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}
+
+extension SyncClient.Failure {
+    var teamworkError: TeamworkError {
+        switch kind {
+        case .unreachable: TeamworkError(.unavailable, message)
+        case .refused: TeamworkError(.conflict, message)
+        case .server: TeamworkError(.internal, message)
+        }
+    }
+}
+
+struct Login: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Sign in with the token your manager gave you.")
+    @Option(help: "The sync server, e.g. http://teamwork.example:8080") var server: String
+    @Option(help: "Your token (tw_...).") var token: String
+
+    func run() async throws {
+        guard TokenSecret.isWellFormed(token) else { throw TeamworkError.invalid("that is not a Teamwork token (tw_ and 43 characters)") }
+        guard let url = URL(string: server.hasSuffix("/") ? server : server + "/"), url.scheme == "http" || url.scheme == "https" else {
+            throw TeamworkError.invalid("server must be an http or https URL")
+        }
+        let home = try WorkerHome()
+        let store = try home.store()
+        do {
+            let report = try await Synchronizer(client: SyncClient(server: url, token: token), store: store).sync()
+            try home.save(.init(server: url.absoluteString, token: token))
+            TeamworkWorker.say("Signed in; pulled \(report.pulledRows) change(s) for \(try store.replicas().map(\.title).joined(separator: ", ")).")
+        } catch let failure as SyncClient.Failure {
+            throw failure.teamworkError
+        }
+    }
+}
+
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Send queued changes and fetch what changed.")
+
+    func run() async throws {
+        let home = try WorkerHome()
+        do {
+            let report = try await Synchronizer(client: try home.client(), store: try home.store()).sync { line in
+                CommandRunner.say(line, tool: "teamwork-worker")
+            }
+            var line = "Synced: pulled \(report.pulledRows), pushed \(report.pushed), \(report.rejected) rejected"
+            if !report.removed.isEmpty { line += "; removed \(report.removed.joined(separator: ", ")) (no longer yours)" }
+            TeamworkWorker.say(line + (report.rejected > 0 ? ". See `teamwork-worker status`." : "."))
+        } catch let failure as SyncClient.Failure {
+            throw failure.teamworkError
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import TeamDatabase
+import TeamworkModel
+import WorkerClient
+
+struct Teams: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The teams (and personal list) on this device.")
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        let replicas = try WorkerHome().store().replicas()
+        if output.json { return try output.print(replicas.map { ["name": $0.name, "title": $0.title, "kind": $0.kind] }) }
+        for replica in replicas {
+            TeamworkWorker.say("\(replica.slug ?? replica.name)  \(replica.title)")
+        }
+    }
+}
+
+struct Tasks: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Your tasks, by due date then priority; '!' marks overdue.",
+        discussion: "Yours by default; --all for everything on the device, --team for one team's."
+    )
+    @Flag(help: "Every task on the device, not just yours.") var all = false
+    @Option(help: "One team, by slug.") var team: String?
+    @Option(help: "open, assigned, in-progress, completed or cancelled (repeatable).") var status: [String] = []
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        let home = try WorkerHome()
+        let store = try home.store()
+        let statuses = try status.map { try TaskStatus.parse($0).rawValue }
+        var replica: String?
+        if let team {
+            guard let found = try store.replicas().first(where: { $0.slug == team }) else {
+                throw TeamworkError.notFound("no team '\(team)' on this device")
+            }
+            replica = found.name
+        }
+        let me = try home.personID(store)
+        let tasks = try store.tasks(assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses)
+        if output.json { return try output.print(tasks) }
+        let now = Date()
+        for task in tasks {
+            let due = task.dueAt.map { ISODate.format($0).prefix(10) + (task.isOverdue(at: now) ? " !" : "") } ?? "-"
+            TeamworkWorker.say("\(task.id)\t\(due)\t\(task.priority)\t\(task.status)\t\(task.title)")
+        }
+        if tasks.isEmpty { TeamworkWorker.say("No tasks.") }
+    }
+}
+
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "One task in full, with its location.")
+    @Argument(help: "Task id.") var id: Int64
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        guard let task = try WorkerHome().store().task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
+        if output.json { return try output.print(task) }
+        let lines: [(String, String)] = [
+            ("id", String(task.id)), ("title", task.title), ("description", task.description), ("priority", task.priority),
+            ("status", task.status + (task.isOverdue(at: Date()) ? " (overdue)" : "")),
+            ("due", task.dueAt.map(ISODate.format) ?? "-"), ("location", task.location ?? "-"),
+            ("note", task.completionNote ?? "-"),
+        ]
+        for (key, value) in lines { TeamworkWorker.say("\(key + ":")\t\(value)") }
+    }
+}
+
+/// Start, complete and claim: checked on the device, queued, shown at once.
+struct TaskChange {
+    static func queue(_ operation: WorkerChange.Operation, id: Int64, note: String? = nil) throws {
+        let home = try WorkerHome()
+        let store = try home.store()
+        let me = try home.personID(store)
+        guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
+        if task.status == "cancelled" { throw TeamworkError.conflict("task \(id) was cancelled") }
+        switch operation {
+        case .claim:
+            if task.assigneeID == me { throw TeamworkError.conflict("task \(id) is already yours") }
+            if task.assigneeID != nil { throw TeamworkError.conflict("task \(id) is assigned to someone else") }
+            if task.teamID == nil { throw TeamworkError.conflict("only a team's free-floating task can be claimed") }
+        case .start, .complete:
+            if task.assigneeID == nil { throw TeamworkError.conflict("claim task \(id) first (`teamwork-worker claim \(id)`)") }
+            if task.assigneeID != me { throw TeamworkError.conflict("task \(id) is assigned to someone else") }
+            if task.status == "completed" { throw TeamworkError.conflict("task \(id) is already completed") }
+        default:
+            break
+        }
+        _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note)
+        TeamworkWorker.say("\(operation.rawValue.capitalized) task \(id): queued; it goes to the server at the next sync.")
+    }
+}
+
+struct Start: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start one of your tasks (works offline).")
+    @Argument(help: "Task id.") var id: Int64
+    func run() async throws { try TaskChange.queue(.start, id: id) }
+}
+
+struct Complete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Complete one of your tasks with a note (works offline).")
+    @Argument(help: "Task id.") var id: Int64
+    @Option(help: "What was done.") var note: String
+    func validate() throws {
+        if note.count > 10_000 { throw ValidationError("a note has at most 10,000 characters") }
+    }
+    func run() async throws { try TaskChange.queue(.complete, id: id, note: note) }
+}
+
+struct Claim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Take a free-floating task of your team (works offline).")
+    @Argument(help: "Task id.") var id: Int64
+    func run() async throws { try TaskChange.queue(.claim, id: id) }
+}
+
+struct Checkin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Report where you are (works offline).")
+    @Option(name: .customLong("lat"), parsing: .unconditional, help: "Latitude, -90 to 90.") var latitude: Double
+    @Option(name: .customLong("lon"), parsing: .unconditional, help: "Longitude, -180 to 180.") var longitude: Double
+
+    func run() async throws {
+        _ = try Validate.latitude(latitude)
+        _ = try Validate.longitude(longitude)
+        let home = try WorkerHome()
+        let store = try home.store()
+        let me = try home.personID(store)
+        guard let replica = try store.replicas().first else { throw TeamworkError(.usage, "run `teamwork-worker sync` once while online") }
+        _ = try store.enqueue(.checkin, taskID: nil, in: replica.name, by: me, latitude: latitude, longitude: longitude)
+        TeamworkWorker.say("Check-in queued; it goes to the server at the next sync.")
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Last sync, queued changes and rejected ones.")
+    @OptionGroup var output: JSONOption
+
+    struct Summary: Encodable {
+        var lastSync: String?
+        var queued: [QueuedChange]
+        var rejected: [QueuedChange]
+    }
+
+    func run() async throws {
+        let store = try WorkerHome().store()
+        let outbox = try store.outbox()
+        let summary = Summary(lastSync: try store.setting("last_sync"), queued: outbox.filter { $0.state == "pending" },
+                              rejected: outbox.filter { $0.state == "rejected" })
+        if output.json { return try output.print(summary) }
+        TeamworkWorker.say("Last sync: \(summary.lastSync ?? "never")")
+        TeamworkWorker.say("Queued: \(summary.queued.count) change(s) waiting for the next sync")
+        for change in summary.rejected {
+            TeamworkWorker.say("Rejected: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")")
+        }
+    }
+}

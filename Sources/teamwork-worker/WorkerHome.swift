@@ -1,0 +1,70 @@
+import Foundation
+import TeamworkModel
+import WorkerClient
+
+/// Where the worker's device keeps its sign-in and data: TEAMWORK_WORKER_HOME,
+/// default `~/.local/share/teamwork-worker` (`config.json` readable by the owner
+/// only, `local.sqlite`).
+struct WorkerHome {
+    struct Config: Codable {
+        var server: String
+        var token: String
+    }
+
+    let url: URL
+
+    init() throws {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit = environment["TEAMWORK_WORKER_HOME"], !explicit.isEmpty {
+            url = URL(fileURLWithPath: explicit)
+        } else if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            url = URL(fileURLWithPath: xdg).appending(path: "teamwork-worker")
+        } else {
+            url = FileManager.default.homeDirectoryForCurrentUser.appending(path: ".local/share/teamwork-worker")
+        }
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    var configURL: URL { url.appending(path: "config.json") }
+
+    func config() throws -> Config {
+        guard let data = FileManager.default.contents(atPath: configURL.path) else {
+            throw TeamworkError(.usage, "not signed in: run `teamwork-worker login --server URL --token TOKEN` first")
+        }
+        do {
+            return try JSONDecoder().decode(Config.self, from: data)
+        } catch {
+            throw TeamworkError(.configuration, "\(configURL.path) is damaged: run `teamwork-worker login` again")
+        }
+    }
+
+    /// Written with owner-only permissions: the token is a secret.
+    func save(_ config: Config) throws {
+        let data = try JSONEncoder().encode(config)
+        let temporary = configURL.path + ".new"
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]),
+              rename(temporary, configURL.path) == 0 else {
+            throw TeamworkError(.configuration, "cannot write \(configURL.path)")
+        }
+    }
+
+    func store() throws -> LocalStore {
+        try LocalStore(path: url.appending(path: "local.sqlite").path)
+    }
+
+    /// The signed-in person, as the server said at the last sync or login.
+    func personID(_ store: LocalStore) throws -> Int64 {
+        guard let text = try store.setting("person_id"), let id = Int64(text) else {
+            throw TeamworkError(.usage, "run `teamwork-worker sync` once while online")
+        }
+        return id
+    }
+
+    func client() throws -> SyncClient {
+        let config = try config()
+        guard let server = URL(string: config.server.hasSuffix("/") ? config.server : config.server + "/") else {
+            throw TeamworkError(.configuration, "the saved server address is not a URL: run `teamwork-worker login` again")
+        }
+        return SyncClient(server: server, token: config.token)
+    }
+}

@@ -1,0 +1,198 @@
+import CentralStore
+import Foundation
+import LocalPostgres
+import ReplicaGenerator
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `teamwork-worker` against a real `teamwork-service serve` and a real PostgreSQL.
+@Suite("teamwork-worker end to end")
+struct WorkerEndToEndTests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// A running sync server on a free port; `stop()` ends it, `start()` brings it back.
+    final class Server: @unchecked Sendable {
+        let arguments: [String]
+        let port: Int
+        var pid: pid_t = 0
+        let log: String
+
+        init(databaseURL: String, replicas: URL) throws {
+            port = Self.freePort()
+            log = replicas.path + ".server.log"
+            arguments = [ManagerTool.binDirectory.appending(path: "teamwork-service").path, "serve", "--database-url", databaseURL,
+                         "--replicas", replicas.path, "--port", String(port)]
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+
+        func start() async throws {
+            pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
+            for _ in 0..<100 {
+                if Self.accepts(port) { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw TeamworkError(.internal, "the sync server did not start; see \(log)")
+        }
+
+        func stop() throws {
+            guard pid > 0 else { return }
+            kill(pid, SIGTERM)
+            _ = try ChildProcess.wait(pid)
+            pid = 0
+        }
+
+        static func freePort() -> Int {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        static func accepts(_ port: Int) -> Bool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            } == 0
+        }
+    }
+
+    static func worker(_ home: URL, _ arguments: String...) throws -> Run {
+        var environment = ProcessInfo.processInfo.environment
+        environment["TEAMWORK_WORKER_HOME"] = home.path
+        let out = home.path + ".out"
+        let err = home.path + ".err"
+        let status = try ChildProcess.run([ManagerTool.binDirectory.appending(path: "teamwork-worker").path] + arguments,
+                                          environment: environment, standardOutput: out, standardError: err)
+        return Run(status: status,
+                   stdout: String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self),
+                   stderr: String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self))
+    }
+
+    struct Setup {
+        var url: DatabaseURL
+        var world: Fixtures
+        var folder: URL
+        var server: Server
+        var annHome: URL
+        var cyHome: URL
+        var annToken: String
+        var cyToken: String
+        var annTask: Int64
+        var blueTask: Int64
+    }
+
+    func withSetup(_ body: (Setup) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "worker-e2e-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (world, annToken, cyToken, annTask, blueTask) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let annTask = try await store.createTask(try world.task("fix red meter", team: world.red, assignee: world.ann))
+                _ = try await store.createTask(try world.task("red floating", team: world.red))
+                let blueTask = try await store.createTask(try world.task("blue job", team: world.blue, assignee: world.cy))
+                return (world, try await store.issueToken(personID: world.ann.id, label: "").secret,
+                        try await store.issueToken(personID: world.cy.id, label: "").secret, annTask.id, blueTask.id)
+            }
+            let replicas = folder.appending(path: "replicas")
+            try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
+            let server = try Server(databaseURL: url.connectionString, replicas: replicas)
+            try await server.start()
+            defer { try? server.stop() }
+            try await body(Setup(url: url, world: world, folder: replicas, server: server,
+                                 annHome: folder.appending(path: "ann"), cyHome: folder.appending(path: "cy"),
+                                 annToken: annToken, cyToken: cyToken, annTask: annTask, blueTask: blueTask))
+        }
+    }
+
+    @Test func twoWorkersOnDifferentTeamsEachSeeOnlyTheirOwnTeam() async throws {
+        try await withSetup { setup in
+            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try Self.worker(setup.cyHome, "login", "--server", setup.server.url, "--token", setup.cyToken).status == 0)
+            let ann = try Self.worker(setup.annHome, "tasks", "--all")
+            #expect(ann.stdout.contains("fix red meter") && ann.stdout.contains("red floating") && !ann.stdout.contains("blue job"))
+            let cy = try Self.worker(setup.cyHome, "tasks", "--all")
+            #expect(cy.stdout.contains("blue job") && !cy.stdout.contains("red"))
+            let annMine = try Self.worker(setup.annHome, "tasks")
+            #expect(annMine.stdout.contains("fix red meter") && !annMine.stdout.contains("red floating"))
+        }
+    }
+
+    @Test func workDoneOfflineArrivesOnceAtTheNextSync() async throws {
+        try await withSetup { setup in
+            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            try setup.server.stop()
+            let id = String(setup.annTask)
+            #expect(try Self.worker(setup.annHome, "start", id).status == 0)
+            #expect(try Self.worker(setup.annHome, "complete", id, "--note", "done offline").status == 0)
+            let offline = try Self.worker(setup.annHome, "sync")
+            #expect(offline.status == 69 && offline.stderr.contains("your changes stay queued"))
+            // A new process each time: the queue lives on disk.
+            #expect(try Self.worker(setup.annHome, "status").stdout.contains("Queued: 2"))
+            #expect(try Self.worker(setup.annHome, "show", id).stdout.contains("done offline"))
+
+            try await setup.server.start()
+            let online = try Self.worker(setup.annHome, "sync")
+            #expect(online.status == 0 && online.stdout.contains("pushed 2, 0 rejected"), "\(online.stderr)")
+            #expect(try Self.worker(setup.annHome, "sync").stdout.contains("pushed 0"))
+            let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
+            #expect(try ReplicaContents.read(path: file).pendingWorkerChanges == 2)
+            #expect(try Self.worker(setup.annHome, "status").stdout.contains("Queued: 0"))
+        }
+    }
+
+    @Test func aRevokedTokenIsRefusedAndARemovedMemberLosesTheTeam() async throws {
+        try await withSetup { setup in
+            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            try await CentralStore.withStore(setup.url) { store in
+                try await store.removeMember(teamID: setup.world.red.id, personID: setup.world.ann.id)
+            }
+            let after = try Self.worker(setup.annHome, "sync")
+            #expect(after.status == 0 && after.stdout.contains("removed Red Team"))
+            #expect(!(try Self.worker(setup.annHome, "tasks", "--all").stdout.contains("red")))
+
+            let tokens = try await CentralStore.withStore(setup.url) { try await $0.listTokens(personID: setup.world.ann.id) }
+            _ = try await CentralStore.withStore(setup.url) { try await $0.revokeToken(id: tokens[0].id) }
+            let refused = try Self.worker(setup.annHome, "sync")
+            #expect(refused.status == 68 && refused.stderr.contains("refused the token"))
+        }
+    }
+
+    @Test func badInputGetsOneLineAndAnExitCode() async throws {
+        try await withSetup { setup in
+            let notSignedIn = try Self.worker(setup.annHome, "sync")
+            #expect(notSignedIn.status == 64 && notSignedIn.stderr.contains("not signed in"))
+            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", "nope").status == 65)
+            #expect(try Self.worker(setup.annHome, "login", "--server", "ftp://x", "--token", setup.annToken).status == 65)
+            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            let unknown = try Self.worker(setup.annHome, "start", "999999")
+            #expect(unknown.status == 67 && unknown.stderr.split(separator: "\n").count == 1)
+            #expect(try Self.worker(setup.annHome, "complete", String(setup.annTask)).status == 64)
+            #expect(try Self.worker(setup.annHome, "checkin", "--lat", "91", "--lon", "0").status == 65)
+            let config = setup.annHome.appending(path: "config.json").path
+            let mode = try FileManager.default.attributesOfItem(atPath: config)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+}
