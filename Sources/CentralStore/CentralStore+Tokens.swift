@@ -51,24 +51,20 @@ extension CentralStore {
         }
     }
 
-    /// The person a secret belongs to, if it is known and not revoked; records its use.
+    /// The person a secret belongs to, if it is known and not revoked; records
+    /// its use. One statement, no transaction: safe on a connection shared by
+    /// concurrent requests.
     public func authenticate(secret: String) async throws -> Person? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
-        return try await transaction { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE access_tokens SET last_used_at = now()
-                WHERE token_hash = sha256(convert_to(\(secret), 'UTF8')) AND revoked_at IS NULL
-                RETURNING person_id
-                """,
-                logger: logger
-            ).collect()
-            guard let personID = try rows.first?.decode(Int64.self) else { return nil }
-            let people = try await connection.query(
-                "SELECT \(unescaped: Columns.person) FROM people p WHERE p.id = \(personID)", logger: logger
-            ).collect()
-            return try people.first.map(Person.init(row:))
-        }
+        let rows = try await rows(
+            """
+            UPDATE access_tokens a SET last_used_at = now()
+            FROM people p
+            WHERE a.token_hash = sha256(convert_to(\(secret), 'UTF8')) AND a.revoked_at IS NULL AND p.id = a.person_id
+            RETURNING \(unescaped: Columns.person)
+            """
+        )
+        return try rows.first.map(Person.init(row:))
     }
 }
 

@@ -42,6 +42,27 @@ public struct CentralStore: Sendable {
         }
     }
 
+    /// Connects for as long as the caller likes; ``close()`` ends it. For a
+    /// long-lived service that shares one connection among requests (queries
+    /// only: a transaction on a shared connection would take in others' queries).
+    public static func connect(_ url: DatabaseURL, logger: Logger = Logger(label: "teamwork.central-store")) async throws -> CentralStore {
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try url.connectionConfiguration(), id: 1, logger: logger
+            )
+            return CentralStore(connection: connection, logger: logger, actorID: nil)
+        } catch {
+            throw StoreError.map(error, connecting: url)
+        }
+    }
+
+    public func close() async {
+        try? await connection.close()
+    }
+
+    /// False once the connection has failed or been closed.
+    public var isOpen: Bool { !connection.isClosed }
+
     /// Runs `body` in a transaction in which the triggers know the acting person.
     @discardableResult
     func transaction<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {

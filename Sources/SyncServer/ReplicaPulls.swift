@@ -7,6 +7,7 @@ import TeamworkModel
 /// The read side of sync: which replicas a worker may have, and pages of changes.
 struct ReplicaPulls: Sendable {
     let configuration: SyncServer.Configuration
+    let store: SharedStore
 
     /// One replica the caller may read.
     struct Entry: Codable, Sendable {
@@ -27,7 +28,7 @@ struct ReplicaPulls: Sendable {
     /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> Listing {
         let person = try context.requirePerson()
-        let teams = try await CentralStore.withStore(configuration.databaseURL) { try await $0.teams(ofPerson: person.id) }
+        let teams = try await store.run { try await $0.teams(ofPerson: person.id) }
         let directory = configuration.replicasDirectory
         func exists(_ replica: ReplicaID) -> Bool {
             FileManager.default.fileExists(atPath: directory.appending(path: replica.fileName).path)
@@ -93,7 +94,7 @@ struct ReplicaPulls: Sendable {
         case .person(let id):
             allowed = id == person.id
         case .team(let id):
-            let teams = try await CentralStore.withStore(configuration.databaseURL) { try await $0.teams(ofPerson: person.id) }
+            let teams = try await store.run { try await $0.teams(ofPerson: person.id) }
             allowed = teams.contains { $0.id == id }
         }
         guard allowed else {

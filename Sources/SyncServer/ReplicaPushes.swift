@@ -9,6 +9,7 @@ import TeamworkModel
 /// reason; a change id seen before is accepted again without being applied twice.
 struct ReplicaPushes: Sendable {
     let configuration: SyncServer.Configuration
+    let store: SharedStore
 
     /// Largest body accepted, in bytes.
     static let maximumBodySize = 1 << 20
@@ -37,7 +38,7 @@ struct ReplicaPushes: Sendable {
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
         let person = try context.requirePerson()
-        let replica = try await ReplicaPulls(configuration: configuration).replica(named: context, person: person)
+        let replica = try await ReplicaPulls(configuration: configuration, store: store).replica(named: context, person: person)
         guard replica != .common else { throw HTTPError(.forbidden, message: "the common replica is read-only") }
         let body: ByteBuffer
         do {

@@ -42,20 +42,22 @@ public enum SyncServer {
     public static func makeApplication(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.sync"))
         -> some ApplicationProtocol
     {
-        Application(
-            router: makeRouter(configuration, logger: logger),
+        let store = SharedStore(url: configuration.databaseURL, logger: logger)
+        return Application(
+            router: makeRouter(configuration, store: store),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
+            services: [store],
             logger: logger
         )
     }
 
-    public static func makeRouter(_ configuration: Configuration, logger: Logger) -> Router<SyncRequestContext> {
+    static func makeRouter(_ configuration: Configuration, store: SharedStore) -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.get("/health") { _, _ in "ok" }
-        let pulls = ReplicaPulls(configuration: configuration)
-        let pushes = ReplicaPushes(configuration: configuration)
+        let pulls = ReplicaPulls(configuration: configuration, store: store)
+        let pushes = ReplicaPushes(configuration: configuration, store: store)
         router.group("v1")
-            .add(middleware: TokenAuthenticator(databaseURL: configuration.databaseURL))
+            .add(middleware: TokenAuthenticator(store: store))
             .get("replicas", use: pulls.list)
             .get("replicas/:name/changes", use: pulls.changes)
             .post("replicas/:name/changes", use: pushes.push)

@@ -6,7 +6,7 @@ import TeamworkModel
 /// Checks `Authorization: Bearer <token>` against the central store and puts
 /// the person in the context; refuses with 401 (and logs it) otherwise.
 struct TokenAuthenticator: RouterMiddleware {
-    let databaseURL: DatabaseURL
+    let store: SharedStore
 
     func handle(_ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response)
         async throws -> Response
@@ -18,7 +18,7 @@ struct TokenAuthenticator: RouterMiddleware {
         let secret = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
         let person: Person?
         do {
-            person = try await CentralStore.withStore(databaseURL) { try await $0.authenticate(secret: secret) }
+            person = try await store.run { try await $0.authenticate(secret: secret) }
         } catch {
             context.logger.error("cannot check a token", metadata: ["error": "\(error)"])
             throw HTTPError(.serviceUnavailable, message: "the central store is not available; try again")
