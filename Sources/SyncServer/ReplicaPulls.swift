@@ -59,14 +59,14 @@ struct ReplicaPulls: Sendable {
             return value
         } ?? configuration.defaultPageSize
         let epoch = query["epoch"].map(String.init)
-        guard replica != .common else {
-            throw HTTPError(.notImplemented, message: "the common replica cannot be pulled yet")
-        }
         let path = configuration.replicasDirectory.appending(path: replica.fileName).path
         guard FileManager.default.fileExists(atPath: path) else {
             throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
         }
         do {
+            if replica == .common {
+                return Page(page: try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit))
+            }
             return Page(page: try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit))
         } catch {
             context.logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
@@ -103,8 +103,9 @@ struct ReplicaPulls: Sendable {
         }
     }
 
+    /// A team, personal or common page, encoded as itself.
     struct Page: ResponseEncodable {
-        let page: ChangePage
+        let page: any Encodable & Sendable
         func encode(to encoder: any Encoder) throws { try page.encode(to: encoder) }
     }
 }

@@ -83,26 +83,9 @@ public struct ChangePage: Sendable, Codable, Equatable {
         return try queue.read { db in
             let meta = try ReplicaMeta.read(db)
             guard meta.kind != "common" else { throw ReplicaError("the common replica has its own page format") }
-            let refetch = clientEpoch != meta.epoch || clientPosition < 0 || clientPosition > meta.rowCounter
-            let since = refetch ? 0 : clientPosition
-            // The page ends at the limit-th smallest position after `since`, across all tables.
-            let cut = try Int64.fetchOne(db, sql: """
-                SELECT row_version FROM (
-                    SELECT row_version FROM tasks WHERE row_version > ?1
-                    UNION ALL SELECT row_version FROM members WHERE row_version > ?1
-                    UNION ALL SELECT row_version FROM locations WHERE row_version > ?1
-                    UNION ALL SELECT row_version FROM deleted_rows WHERE row_version > ?1)
-                ORDER BY row_version LIMIT 1 OFFSET ?2
-                """, arguments: [since, limit - 1])
-            let more = try cut.map { cut in
-                try Bool.fetchOne(db, sql: """
-                    SELECT EXISTS (SELECT 1 FROM tasks WHERE row_version > ?1)
-                        OR EXISTS (SELECT 1 FROM members WHERE row_version > ?1)
-                        OR EXISTS (SELECT 1 FROM locations WHERE row_version > ?1)
-                        OR EXISTS (SELECT 1 FROM deleted_rows WHERE row_version > ?1)
-                    """, arguments: [cut]) ?? false
-            } ?? false
-            let upTo = more ? cut! : meta.rowCounter
+            let window = try PageWindow(db, meta: meta, tables: ["tasks", "members", "locations", "deleted_rows"],
+                                        epoch: clientEpoch, since: clientPosition, limit: limit)
+            let (refetch, since, upTo, more) = (window.refetch, window.since, window.upTo, window.more)
             let range: StatementArguments = [since, upTo]
             let tasks = try Row.fetchAll(db, sql: """
                 SELECT id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at, updated_at,
@@ -134,5 +117,25 @@ public struct ChangePage: Sendable, Codable, Equatable {
                 tasks: tasks, members: members, locations: locations, deleted: deleted
             )
         }
+    }
+}
+
+/// Which positions one page covers: after `since` (0 on a refetch) up to the
+/// `limit`-th smallest position among `tables`, or the file's counter when fewer remain.
+struct PageWindow {
+    var refetch: Bool
+    var since: Int64
+    var upTo: Int64
+    var more: Bool
+
+    init(_ db: Database, meta: ReplicaMeta, tables: [String], epoch: String?, since clientPosition: Int64, limit: Int) throws {
+        refetch = epoch != meta.epoch || clientPosition < 0 || clientPosition > meta.rowCounter
+        since = refetch ? 0 : clientPosition
+        let union = tables.map { "SELECT row_version FROM \($0) WHERE row_version > ?1" }.joined(separator: " UNION ALL ")
+        let cut = try Int64.fetchOne(db, sql: "SELECT row_version FROM (\(union)) ORDER BY row_version LIMIT 1 OFFSET ?2",
+                                     arguments: [since, limit - 1])
+        let exists = tables.map { "EXISTS (SELECT 1 FROM \($0) WHERE row_version > ?1)" }.joined(separator: " OR ")
+        more = try cut.map { try Bool.fetchOne(db, sql: "SELECT \(exists)", arguments: [$0]) ?? false } ?? false
+        upTo = more ? cut! : meta.rowCounter
     }
 }

@@ -84,6 +84,17 @@ struct SyncServerTests {
         }
     }
 
+    @Test func everyoneSignedInPullsTheCommonReplicaWithoutEmails() async throws {
+        try await withServer { world, client in
+            let response = try await Self.get(client, "/v1/replicas/common/changes", token: world.cyToken)
+            #expect(response.status == .ok)
+            let page = try Self.decode(CommonPage.self, response)
+            #expect(page.refetch && page.people.count == 4 && page.teams.map(\.slug).sorted() == ["blue", "red"])
+            #expect(page.memberships.count == 3 && page.locations.map(\.id) == [world.fixtures.site.id])
+            #expect(!String(buffer: response.body).contains("@example.org"))
+        }
+    }
+
     @Test func noBadOrRevokedTokensAre401() async throws {
         try await withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"

@@ -179,6 +179,19 @@ struct WorkerEndToEndTests {
         }
     }
 
+    @Test func aDamagedLocalCopyIsSetAsideAndRefetched() async throws {
+        try await withSetup { setup in
+            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            try Data("not a database".utf8).write(to: setup.annHome.appending(path: "local.sqlite"))
+            let before = try Self.worker(setup.annHome, "tasks")
+            #expect(before.status == 64 && before.stderr.contains("sync"))
+            #expect(try Self.worker(setup.annHome, "sync").status == 0)
+            #expect(try Self.worker(setup.annHome, "tasks").stdout.contains("fix red meter"))
+            let files = try FileManager.default.contentsOfDirectory(atPath: setup.annHome.path)
+            #expect(files.contains { $0.hasPrefix("local.sqlite.damaged-") })
+        }
+    }
+
     @Test func badInputGetsOneLineAndAnExitCode() async throws {
         try await withSetup { setup in
             let notSignedIn = try Self.worker(setup.annHome, "sync")
