@@ -1,5 +1,8 @@
 import CentralStore
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LocalPostgres
 import ReplicaGenerator
 import TeamDatabase
@@ -176,6 +179,38 @@ struct WorkerEndToEndTests {
             _ = try await CentralStore.withStore(setup.url) { try await $0.revokeToken(id: tokens[0].id) }
             let refused = try Self.worker(setup.annHome, "sync")
             #expect(refused.status == 68 && refused.stderr.contains("refused the token"))
+        }
+    }
+
+    /// Requests a client other than teamwork-worker could send, against the live server process.
+    @Test func theLiveServerRefusesStrangersOtherTeamsAndBadBodies() async throws {
+        try await withSetup { setup in
+            func send(_ path: String, token: String?, body: Data? = nil) async throws -> Int {
+                var request = URLRequest(url: URL(string: setup.server.url + path)!)
+                if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+                if let body {
+                    request.httpMethod = "POST"
+                    request.httpBody = body
+                    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                }
+                let (_, response) = try await URLSession.shared.data(for: request)
+                return (response as? HTTPURLResponse)?.statusCode ?? 0
+            }
+            let red = "/v1/replicas/team-\(setup.world.red.id)/changes"
+            let blue = "/v1/replicas/team-\(setup.world.blue.id)/changes"
+            let claim = Data(#"{"changes": [{"id": "x", "operation": "claim", "task_id": 1, "made_at": "2026-11-21T10:00:00Z"}]}"#.utf8)
+            let statuses = [
+                try await send(red, token: nil),
+                try await send(red, token: TokenSecret.generate()),
+                try await send(blue, token: setup.annToken),
+                try await send(blue, token: setup.annToken, body: claim),
+                try await send(red, token: setup.annToken, body: Data("{\"changes\": [".utf8)),
+                try await send(red, token: setup.annToken, body: Data(repeating: 0x20, count: 2 << 20)),
+            ]
+            #expect(statuses == [401, 401, 403, 403, 400, 413])
+            let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
+            let stored = try ReplicaContents.read(path: file).pendingWorkerChanges
+            #expect(stored == 0)
         }
     }
 
