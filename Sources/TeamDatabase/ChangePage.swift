@@ -75,12 +75,7 @@ public struct ChangePage: Sendable, Codable, Equatable {
     /// Reads one page, at most `limit` rows in all, from one consistent read of the file.
     public static func read(path: String, epoch clientEpoch: String?, since clientPosition: Int64, limit: Int) throws -> ChangePage {
         precondition(limit > 0, "a page holds at least one row")
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read { db in
+        return try readOnly(path: path) { db in
             let meta = try ReplicaMeta.read(db)
             guard meta.kind != "common" else { throw ReplicaError("the common replica has its own page format") }
             let window = try PageWindow(db, meta: meta, tables: ["tasks", "members", "locations", "deleted_rows"],

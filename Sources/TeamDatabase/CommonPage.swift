@@ -56,12 +56,7 @@ public struct CommonPage: Sendable, Codable, Equatable {
 
     public static func read(path: String, epoch: String?, since: Int64, limit: Int) throws -> CommonPage {
         precondition(limit > 0, "a page holds at least one row")
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read { db in
+        return try readOnly(path: path) { db in
             let meta = try ReplicaMeta.read(db)
             guard meta.kind == "common" else { throw ReplicaError("not the common replica") }
             let window = try PageWindow(db, meta: meta, tables: ["people", "teams", "memberships", "locations", "deleted_rows"],

@@ -32,11 +32,7 @@ public struct ReplicaContents: Sendable {
 
     /// Reads a team or personal replica file.
     public static func read(path: String) throws -> ReplicaContents {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read { db in
+        return try readOnly(path: path) { db in
             let meta = try ReplicaMeta.read(db)
             let tasks = try Row.fetchAll(db, sql: """
                 SELECT id, title, description, priority, master_status, team_id, assignee_id, location_id, due_at,

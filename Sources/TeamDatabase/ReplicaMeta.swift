@@ -19,11 +19,7 @@ public struct ReplicaMeta: Sendable, Equatable, Codable {
 
     /// Reads the metadata record of any replica file (team, personal or common).
     public static func read(path: String) throws -> ReplicaMeta {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        return try queue.read(read)
+        try readOnly(path: path, read)
     }
 
     static func read(_ db: Database) throws -> ReplicaMeta {
@@ -37,6 +33,16 @@ public struct ReplicaMeta: Sendable, Equatable, Codable {
             generatedAt: Date(timeIntervalSince1970: Double(row[5] as Int64) / 1000), rowCounter: row[6], name: row[7], slug: row[8]
         )
     }
+}
+
+/// Opens a replica file read-only, runs `body` in one read transaction, closes it.
+func readOnly<T>(path: String, _ body: (Database) throws -> T) throws -> T {
+    var configuration = Configuration()
+    configuration.readonly = true
+    configuration.busyMode = .timeout(10)
+    let queue = try DatabaseQueue(path: path, configuration: configuration)
+    defer { try? queue.close() }
+    return try queue.read(body)
 }
 
 /// A replica file that cannot be used: missing, damaged, or of another schema.

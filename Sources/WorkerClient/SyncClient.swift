@@ -79,7 +79,7 @@ public struct SyncClient: Sendable {
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 switch status {
                 case 200..<300:
-                    return try JSONOutputDecoder.decode(type, data)
+                    return try TeamworkJSON.decoder().decode(type, from: data)
                 case 401:
                     throw Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`")
                 case 403:
@@ -106,23 +106,5 @@ public struct SyncClient: Sendable {
             var error: Inner
         }
         return (try? JSONDecoder().decode(Body.self, from: data))?.error.message ?? "no details"
-    }
-}
-
-/// The server's JSON: snake_case keys, ISO 8601 dates.
-enum JSONOutputDecoder {
-    static func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        decoder.keyDecodingStrategy = .custom { path in
-            let key = path.last!.stringValue
-            let words = key.split(separator: "_")
-            var name = String(words.first ?? "")
-            for word in words.dropFirst() {
-                name += word == "id" ? "ID" : word.prefix(1).uppercased() + word.dropFirst()
-            }
-            return WorkerChange.AnyKey(stringValue: name)!
-        }
-        return try decoder.decode(type, from: data)
     }
 }
