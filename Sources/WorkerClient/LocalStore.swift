@@ -53,6 +53,9 @@ public struct LocalStore: Sendable {
             operation TEXT NOT NULL, task_id INTEGER, note TEXT, made_at INTEGER NOT NULL, latitude REAL, longitude REAL,
             state TEXT NOT NULL DEFAULT 'pending', reason TEXT);
         CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE people (id INTEGER PRIMARY KEY, first_name TEXT NOT NULL, last_name TEXT NOT NULL, role TEXT NOT NULL);
+        CREATE TABLE teams (id INTEGER PRIMARY KEY, slug TEXT NOT NULL, name TEXT NOT NULL);
+        CREATE TABLE memberships (team_id INTEGER NOT NULL, person_id INTEGER NOT NULL, PRIMARY KEY (team_id, person_id));
         """
 
     // MARK: Replicas
@@ -87,7 +90,7 @@ public struct LocalStore: Sendable {
     /// Drops the local copy of a replica the worker may no longer read.
     func remove(replica name: String) throws {
         try queue.write { db in
-            for table in ["tasks", "members", "locations", "replicas"] {
+            for table in ["tasks", "members", "locations", "replicas"] where name != "common" || table == "replicas" {
                 try db.execute(sql: "DELETE FROM \(table) WHERE \(table == "replicas" ? "name" : "replica") = ?", arguments: [name])
             }
         }
@@ -137,6 +140,53 @@ public struct LocalStore: Sendable {
                                arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970), name])
             }
             return rows
+        }
+    }
+
+    /// Applies pages of the common replica (people, teams, memberships) the same way.
+    func apply(common pages: [CommonPage], replace: Bool) throws -> Int {
+        try queue.write { db in
+            if replace {
+                for table in ["people", "teams", "memberships"] { try db.execute(sql: "DELETE FROM \(table)") }
+            }
+            var rows = 0
+            for page in pages {
+                for person in page.people {
+                    try db.execute(sql: "INSERT OR REPLACE INTO people VALUES (?, ?, ?, ?)",
+                                   arguments: [person.id, person.firstName, person.lastName, person.role])
+                }
+                for team in page.teams {
+                    try db.execute(sql: "INSERT OR REPLACE INTO teams VALUES (?, ?, ?)", arguments: [team.id, team.slug, team.name])
+                }
+                for membership in page.memberships {
+                    try db.execute(sql: "INSERT OR REPLACE INTO memberships VALUES (?, ?)",
+                                   arguments: [membership.teamID, membership.personID])
+                }
+                for deletion in page.deleted {
+                    switch deletion.table {
+                    case "people": try db.execute(sql: "DELETE FROM people WHERE id = ?", arguments: [deletion.id])
+                    case "teams": try db.execute(sql: "DELETE FROM teams WHERE id = ?", arguments: [deletion.id])
+                    case "memberships":
+                        try db.execute(sql: "DELETE FROM memberships WHERE team_id = ? AND person_id = ?",
+                                       arguments: [deletion.id >> 32, deletion.id & 0xFFFF_FFFF])
+                    default: break
+                    }
+                }
+                rows += page.people.count + page.teams.count + page.memberships.count + page.deleted.count
+            }
+            if let last = pages.last {
+                try db.execute(sql: "UPDATE replicas SET epoch = ?, position = ?, synced_at = ? WHERE name = 'common'",
+                               arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970)])
+            }
+            return rows
+        }
+    }
+
+    /// A person's name from the common data, if the device has it.
+    public func personName(_ id: Int64) throws -> String? {
+        try queue.read { db in
+            try Row.fetchOne(db, sql: "SELECT first_name, last_name FROM people WHERE id = ?", arguments: [id])
+                .map { "\($0[0] as String) \($0[1] as String)" }
         }
     }
 

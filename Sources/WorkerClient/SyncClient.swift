@@ -54,6 +54,12 @@ public struct SyncClient: Sendable {
         return try await request("GET", path, as: ChangePage.self)
     }
 
+    func commonPage(epoch: String?, since: Int64, limit: Int) async throws -> CommonPage {
+        var path = "v1/replicas/common/changes?since=\(since)&limit=\(limit)"
+        if let epoch { path += "&epoch=\(epoch)" }
+        return try await request("GET", path, as: CommonPage.self)
+    }
+
     func push(_ changes: [WorkerChange], to replica: String) async throws -> [WorkerChangeResult] {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601

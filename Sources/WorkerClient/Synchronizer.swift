@@ -26,8 +26,7 @@ public struct Synchronizer: Sendable {
         var report = Report()
         let listing = try await client.listing()
         try store.set("person_id", String(listing.person))
-        // The common replica is not served yet; team and personal ones are.
-        let wanted = listing.replicas.filter { $0.kind != "common" }
+        let wanted = listing.replicas
         let names = Set(wanted.map(\.name))
         for local in try store.replicas() where !names.contains(local.name) {
             try store.remove(replica: local.name)
@@ -54,6 +53,10 @@ public struct Synchronizer: Sendable {
 
         for local in try store.replicas() {
             guard wanted.first(where: { $0.name == local.name })?.available == true else { continue }
+            if local.kind == "common" {
+                report.pulledRows += try await pullCommon(local)
+                continue
+            }
             var pages: [ChangePage] = []
             var epoch = local.epoch
             var position = local.position
@@ -83,5 +86,28 @@ public struct Synchronizer: Sendable {
         }
         try store.set("last_sync", ISODate.format(Date()))
         return report
+    }
+
+    /// The common replica: the same paging, into the device's people, teams and memberships.
+    private func pullCommon(_ local: LocalStore.Replica) async throws -> Int {
+        var pages: [CommonPage] = []
+        var epoch = local.epoch
+        var position = local.position
+        var replace = false
+        var rows = 0
+        var more = true
+        while more {
+            let page = try await client.commonPage(epoch: epoch, since: position, limit: pageSize)
+            if page.refetch {
+                replace = true
+                pages.removeAll()
+            }
+            if replace { pages.append(page) } else { rows += try store.apply(common: [page], replace: false) }
+            epoch = page.epoch
+            position = page.upTo
+            more = page.more
+        }
+        if replace { rows += try store.apply(common: pages, replace: true) }
+        return rows
     }
 }

@@ -9,7 +9,7 @@ struct Teams: AsyncParsableCommand {
     @OptionGroup var output: JSONOption
 
     func run() async throws {
-        let replicas = try WorkerHome().store().replicas()
+        let replicas = try WorkerHome().store().replicas().filter { $0.kind != "common" }
         if output.json { return try output.print(replicas.map { ["name": $0.name, "title": $0.title, "kind": $0.kind] }) }
         for replica in replicas {
             TeamworkWorker.say("\(replica.slug ?? replica.name)  \(replica.title)")
@@ -56,11 +56,13 @@ struct Show: AsyncParsableCommand {
     @OptionGroup var output: JSONOption
 
     func run() async throws {
-        guard let task = try WorkerHome().store().task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
+        let store = try WorkerHome().store()
+        guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
         if output.json { return try output.print(task) }
+        let assignee = try task.assigneeID.map { id in try store.personName(id).map { "\($0) (\(id))" } ?? String(id) }
         let lines: [(String, String)] = [
             ("id", String(task.id)), ("title", task.title), ("description", task.description), ("priority", task.priority),
-            ("status", task.status + (task.isOverdue(at: Date()) ? " (overdue)" : "")),
+            ("status", task.status + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
             ("due", task.dueAt.map(ISODate.format) ?? "-"), ("location", task.location ?? "-"),
             ("note", task.completionNote ?? "-"),
         ]
@@ -126,7 +128,9 @@ struct Checkin: AsyncParsableCommand {
         let home = try WorkerHome()
         let store = try home.store()
         let me = try home.personID(store)
-        guard let replica = try store.replicas().first else { throw TeamworkError(.usage, "run `teamwork-worker sync` once while online") }
+        guard let replica = try store.replicas().first(where: { $0.kind != "common" }) else {
+            throw TeamworkError(.usage, "run `teamwork-worker sync` once while online")
+        }
         _ = try store.enqueue(.checkin, taskID: nil, in: replica.name, by: me, latitude: latitude, longitude: longitude)
         TeamworkWorker.say("Check-in queued; it goes to the server at the next sync.")
     }

@@ -139,6 +139,9 @@ struct WorkerEndToEndTests {
             #expect(cy.stdout.contains("blue job") && !cy.stdout.contains("red"))
             let annMine = try Self.worker(setup.annHome, "tasks")
             #expect(annMine.stdout.contains("fix red meter") && !annMine.stdout.contains("red floating"))
+            // Names come from the common replica, which every worker holds too.
+            let shown = try Self.worker(setup.annHome, "show", String(setup.annTask))
+            #expect(shown.stdout.contains("ann Test (\(setup.world.ann.id))"), "\(shown.stdout)")
         }
     }
 
