@@ -51,17 +51,22 @@ extension CentralStore {
         }
     }
 
-    /// The person a secret belongs to, if it is known and not revoked; records
-    /// its use. One statement, no transaction: safe on a connection shared by
-    /// concurrent requests.
+    /// The person a secret belongs to, if it is known and not revoked. Records
+    /// its use at most once a minute, so a busy device does not turn every
+    /// request into a write. One statement, no transaction: safe on a
+    /// connection shared by concurrent requests.
     public func authenticate(secret: String) async throws -> Person? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let rows = try await rows(
             """
-            UPDATE access_tokens a SET last_used_at = now()
-            FROM people p
-            WHERE a.token_hash = sha256(convert_to(\(secret), 'UTF8')) AND a.revoked_at IS NULL AND p.id = a.person_id
-            RETURNING \(unescaped: Columns.person)
+            WITH hit AS (
+                SELECT a.id, a.person_id, a.last_used_at FROM access_tokens a
+                WHERE a.token_hash = sha256(convert_to(\(secret), 'UTF8')) AND a.revoked_at IS NULL
+            ), touched AS (
+                UPDATE access_tokens SET last_used_at = now()
+                WHERE id IN (SELECT id FROM hit WHERE last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+            )
+            SELECT \(unescaped: Columns.person) FROM hit JOIN people p ON p.id = hit.person_id
             """
         )
         return try rows.first.map(Person.init(row:))

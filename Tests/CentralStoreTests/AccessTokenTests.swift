@@ -25,6 +25,22 @@ struct AccessTokenTests {
         }
     }
 
+    @Test func useIsRecordedAtMostOnceAMinute() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let (token, secret) = try await store.issueToken(personID: world.ann.id, label: "")
+            _ = try await store.authenticate(secret: secret)
+            let first = try #require(try await store.listTokens(personID: world.ann.id).first?.lastUsedAt)
+            _ = try await store.authenticate(secret: secret)
+            #expect(try await store.listTokens(personID: world.ann.id).first?.lastUsedAt == first)
+            try await store.connection.query(
+                "UPDATE access_tokens SET last_used_at = now() - interval '2 minutes' WHERE id = \(token.id)", logger: store.logger
+            )
+            _ = try await store.authenticate(secret: secret)
+            #expect(try #require(try await store.listTokens(personID: world.ann.id).first?.lastUsedAt) >= first)
+        }
+    }
+
     @Test func unknownAndMalformedSecretsSignNobodyIn() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
