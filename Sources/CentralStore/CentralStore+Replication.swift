@@ -18,7 +18,8 @@ extension CentralStore {
 
     /// The tasks with these ids as they are now, with their locations. Missing ids were deleted.
     public func currentTasks(ids: [Int64]) async throws -> [(task: FieldTask, location: Location?)] {
-        try await rows(
+        guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
+        return try await rows(
             """
             SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
             FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
@@ -29,19 +30,23 @@ extension CentralStore {
 
     /// The people with these ids as they are now.
     public func people(ids: [Int64]) async throws -> [Person] {
-        try await rows("SELECT \(unescaped: Columns.person) FROM people p WHERE p.id = ANY(\(ids))").map(Person.init(row:))
+        guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
+        return try await rows("SELECT \(unescaped: Columns.person) FROM people p WHERE p.id = ANY(\(ids))").map(Person.init(row:))
     }
 
     public func teams(ids: [Int64]) async throws -> [Team] {
-        try await rows("SELECT \(unescaped: Columns.team) FROM teams t WHERE t.id = ANY(\(ids))").map(Team.init(row:))
+        guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
+        return try await rows("SELECT \(unescaped: Columns.team) FROM teams t WHERE t.id = ANY(\(ids))").map(Team.init(row:))
     }
 
     public func locations(ids: [Int64]) async throws -> [Location] {
-        try await rows("SELECT \(unescaped: Columns.location) FROM locations l WHERE l.id = ANY(\(ids))").map(Location.init(row:))
+        guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
+        return try await rows("SELECT \(unescaped: Columns.location) FROM locations l WHERE l.id = ANY(\(ids))").map(Location.init(row:))
     }
 
     /// Team id to its members, for these teams.
     public func members(ofTeams ids: [Int64]) async throws -> [Int64: [Person]] {
+        guard !ids.isEmpty else { return [:] }
         var result: [Int64: [Person]] = Dictionary(uniqueKeysWithValues: ids.map { ($0, []) })
         for row in try await rows(
             """
@@ -56,6 +61,7 @@ extension CentralStore {
 
     /// Person id to the teams they belong to, for these people.
     public func teamIDs(ofPeople ids: [Int64]) async throws -> [Int64: Set<Int64>] {
+        guard !ids.isEmpty else { return [:] }
         var result: [Int64: Set<Int64>] = Dictionary(uniqueKeysWithValues: ids.map { ($0, []) })
         for row in try await rows("SELECT person_id, team_id FROM team_memberships WHERE person_id = ANY(\(ids))") {
             let (person, team) = try row.decode((Int64, Int64).self)
@@ -69,11 +75,6 @@ extension CentralStore {
         try await rows("SELECT DISTINCT team_id, assignee_id FROM tasks WHERE location_id = ANY(\(ids))").map {
             try $0.decode((Int64?, Int64?).self)
         }
-    }
-
-    /// People who have at least one task assigned with no team: the owners of personal replicas.
-    public func peopleWithPersonalTasks() async throws -> Set<Int64> {
-        Set(try await rows("SELECT DISTINCT assignee_id FROM tasks WHERE team_id IS NULL").map { try $0.decode(Int64.self) })
     }
 }
 
@@ -100,30 +101,18 @@ public struct ReplicationSnapshot: Sendable {
             .collect().map { try $0.decode((Int64, Int64).self) }
     }
 
-    /// Streams every task with its location, grouped by replica: team tasks by
-    /// team, then personal tasks by assignee, each group in id order, straight
-    /// from indexes. Rows are pulled as they are consumed, so memory does not grow
-    /// with the task count. The task's location is decoded only when
-    /// `wantsLocation` says so (a replica needs each location once).
-    public func forEachTask(
-        wantsLocation: (FieldTask) -> Bool = { _ in true },
-        _ body: (FieldTask, Location?) async throws -> Void
-    ) async throws {
-        for filter in ["k.team_id IS NOT NULL ORDER BY k.team_id, k.id", "k.team_id IS NULL ORDER BY k.assignee_id, k.id"] {
+    /// The two streams every replica-by-replica read goes through, straight from
+    /// indexes: team tasks by team, then personal tasks by assignee, each in id order.
+    static let replicaOrder = ["k.team_id IS NOT NULL ORDER BY k.team_id, k.id", "k.team_id IS NULL ORDER BY k.assignee_id, k.id"]
+
+    /// Streams every task, grouped by replica (see ``replicaOrder``). Rows are
+    /// pulled as they are consumed, so memory does not grow with the task count.
+    public func forEachTask(_ body: (FieldTask) async throws -> Void) async throws {
+        for filter in Self.replicaOrder {
             let rows = try await connection.query(
-                """
-                SELECT \(unescaped: Columns.task), \(unescaped: Columns.location)
-                FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
-                WHERE \(unescaped: filter)
-                """,
-                logger: logger
+                "SELECT \(unescaped: Columns.task) FROM tasks k WHERE \(unescaped: filter)", logger: logger
             )
-            for try await row in rows {
-                let r = PostgresRandomAccessRow(row)
-                let task = try FieldTask(r)
-                let location = task.locationID != nil && wantsLocation(task) ? try Self.location(r, from: 17) : nil
-                try await body(task, location)
-            }
+            for try await row in rows { try await body(try FieldTask(row: row)) }
         }
     }
 
@@ -135,11 +124,11 @@ public struct ReplicationSnapshot: Sendable {
         l.id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country
         """
 
-    /// The full rebuild's fast path: the same stream as ``forEachTask(wantsLocation:_:)``
+    /// The full rebuild's fast path: the same stream as ``forEachTask(_:)``, with locations,
     /// as raw binary rows of ``replicaRowColumns``, so they can be copied into
     /// SQLite without building Swift values for every field.
     public func forEachTaskRow(_ body: (PostgresRow) async throws -> Void) async throws {
-        for filter in ["k.team_id IS NOT NULL ORDER BY k.team_id, k.id", "k.team_id IS NULL ORDER BY k.assignee_id, k.id"] {
+        for filter in Self.replicaOrder {
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.replicaRowColumns)

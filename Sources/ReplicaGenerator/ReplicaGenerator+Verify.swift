@@ -27,7 +27,7 @@ extension ReplicaGenerator {
                 var expected: Set<ReplicaID> = Set(teams.map { .team($0.id) })
 
                 var group: ReplicaID?
-                var rows: [(FieldTask, Location?)] = []
+                var rows: [FieldTask] = []
                 var checked: Set<ReplicaID> = []
                 func check() throws {
                     guard let replica = group, checked.insert(replica).inserted else { return }
@@ -36,14 +36,14 @@ extension ReplicaGenerator {
                     )
                     rows.removeAll(keepingCapacity: true)
                 }
-                try await snapshot.forEachTask(wantsLocation: { _ in false }) { task, location in
+                try await snapshot.forEachTask { task in
                     guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }
                     if replica != group {
                         try check()
                         group = replica
                         expected.insert(replica)
                     }
-                    rows.append((task, location))
+                    rows.append(task)
                 }
                 try check()
                 for team in teams {
@@ -66,7 +66,7 @@ extension ReplicaGenerator {
         }
     }
 
-    private func compare(_ replica: ReplicaID, rows: [(FieldTask, Location?)], members: [Person],
+    private func compare(_ replica: ReplicaID, rows: [FieldTask], members: [Person],
                          position: Int64, checkpoint: Int64) throws -> [Drift] {
         var drift: [Drift] = []
         func note(_ message: String) { drift.append(Drift(replica: replica, message: message)) }
@@ -85,7 +85,7 @@ extension ReplicaGenerator {
             note("behind: at feed position \(max(contents.meta.feedPosition, checkpoint)), the master is at \(position)")
         }
         let held = Dictionary(uniqueKeysWithValues: contents.tasks.map { ($0.master.id, $0.master) })
-        let wanted = Dictionary(uniqueKeysWithValues: rows.map { ($0.0.id, Self.comparable($0.0)) })
+        let wanted = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, Self.comparable($0)) })
         for id in Set(held.keys).subtracting(wanted.keys).sorted() {
             note("holds task \(id), which the master does not give to it")
         }
@@ -95,7 +95,7 @@ extension ReplicaGenerator {
         for (id, task) in wanted where held[id] != nil && held[id] != task {
             note("task \(id) differs from the master (replica version \(held[id]!.version), master version \(task.version))")
         }
-        let wantedLocations = Set(rows.compactMap { $0.0.locationID })
+        let wantedLocations = Set(rows.compactMap(\.locationID))
         if Set(contents.locationIDs) != wantedLocations {
             note("locations \(contents.locationIDs.sorted()) instead of \(wantedLocations.sorted())")
         }

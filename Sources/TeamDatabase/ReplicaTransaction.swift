@@ -134,11 +134,6 @@ public final class ReplicaTransaction {
         }
     }
 
-    /// Ids of the tasks this replica holds.
-    public func taskIDs() throws -> Set<Int64> {
-        Set(try Int64.fetchAll(db, sql: "SELECT id FROM tasks"))
-    }
-
     // MARK: Locations
 
     static let upsertLocationSQL = """
