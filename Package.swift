@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Domain model: value types, validation and errors. No I/O.
@@ -59,6 +60,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The event listener: worker changes from the replicas reach the master exactly once.
+        .target(
+            name: "EventListener",
+            dependencies: [
+                "TeamworkModel", "CentralStore", "TeamDatabase",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
 
@@ -109,8 +120,10 @@ let package = Package(
         .target(
             name: "ServiceCLI",
             dependencies: [
-                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "CommandLineSupport",
+                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "EventListener", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -163,6 +176,15 @@ let package = Package(
             dependencies: [
                 "SyncServer", "ReplicaGenerator", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "EventListenerTests",
+            dependencies: [
+                "EventListener", "ReplicaGenerator", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
+                "LocalPostgres", "teamwork-service",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

@@ -176,7 +176,7 @@ extension CentralStore {
     public func history(taskID: Int64) async throws -> [TaskHistoryEntry] {
         let rows = try await rows(
             """
-            SELECT h.id, h.action, h.actor_id, h.db_user, h.changed_at, c.key, c.value ->> 'old', c.value ->> 'new'
+            SELECT h.id, h.action, h.actor_id, h.db_user, h.changed_at, h.field_change_id, c.key, c.value ->> 'old', c.value ->> 'new'
             FROM task_history h LEFT JOIN LATERAL jsonb_each(h.changes) c ON true
             WHERE h.task_id = \(taskID)
             ORDER BY h.id, c.key
@@ -184,12 +184,13 @@ extension CentralStore {
         )
         var entries: [TaskHistoryEntry] = []
         for row in rows {
-            let (id, action, actor, user, at, key, old, new) = try row.decode(
-                (Int64, String, Int64?, String, Date, String?, String?, String?).self
+            let (id, action, actor, user, at, fieldChange, key, old, new) = try row.decode(
+                (Int64, String, Int64?, String, Date, String?, String?, String?, String?).self
             )
             if entries.last?.id != id {
                 entries.append(TaskHistoryEntry(
-                    id: id, taskID: taskID, action: action, actorID: actor, databaseUser: user, changedAt: at, changes: [:]
+                    id: id, taskID: taskID, action: action, actorID: actor, databaseUser: user, changedAt: at, changes: [:],
+                    fieldChangeID: fieldChange
                 ))
             }
             if let key { entries[entries.count - 1].changes[key] = FieldChange(old: old, new: new) }

@@ -5,20 +5,21 @@ import Foundation
 import ReplicaGenerator
 import TeamworkModel
 
-/// `teamwork-service`: the replica generator (and, later, the event listener and
-/// the sync endpoint), continuously or once per run from a scheduler.
+/// `teamwork-service`: the replica generator, the event listener and the sync
+/// endpoint, together (`run`) or one at a time, continuously or once per run
+/// from a scheduler.
 public struct TeamworkService: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "teamwork-service",
-        abstract: "Run Teamwork's server side: the replica generator.",
+        abstract: "Run Teamwork's server side: the replica generator, the event listener and the sync endpoint.",
         discussion: """
             The database comes from --database-url or TEAMWORK_DATABASE_URL, else the same local default as
             teamwork-manager. Replicas go to --replicas or TEAMWORK_REPLICAS (default $TEAMWORK_HOME/replicas).
 
             Exit codes: 0 success, 2 drift found by verify, 64 usage, 69 database unavailable,
-            78 configuration, 1 internal error.
+            75 listen --once could not take in every replica, 78 configuration, 1 internal error.
             """,
-        subcommands: [Replicate.self, Verify.self, Serve.self]
+        subcommands: [RunAll.self, Replicate.self, Listen.self, Serve.self, Verify.self]
     )
 
     public init() {}
@@ -41,15 +42,25 @@ struct ServiceOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Folder of the replica files.", valueName: "dir"))
     var replicas: String?
 
-    func generator(sweepInterval: Duration = .seconds(5)) async throws -> ReplicaGenerator {
+    /// The central store, migrated when it is the local default, else checked to be current.
+    func target() async throws -> DatabaseTarget {
         let target = try await DatabaseTarget.resolve(explicit: databaseURL) { TeamworkService.say($0) }
         if target.isLocalDefault {
             try await CentralStore.withStore(target.url) { try await Migrator().migrate($0) }
         } else {
             try await CentralStore.withStore(target.url) { try await Migrator().requireCurrent($0) }
         }
+        return target
+    }
+
+    /// The folder of the replica files.
+    var replicasURL: URL {
         let directory = replicas ?? ProcessInfo.processInfo.environment["TEAMWORK_REPLICAS"]
-        let url = directory.map { URL(fileURLWithPath: $0) } ?? DatabaseTarget.home.appending(path: "replicas")
-        return try ReplicaGenerator(.init(databaseURL: target.url, directory: url, sweepInterval: sweepInterval))
+        return directory.map { URL(fileURLWithPath: $0) } ?? DatabaseTarget.home.appending(path: "replicas")
+    }
+
+    func generator(sweepInterval: Duration = .seconds(5)) async throws -> ReplicaGenerator {
+        let target = try await target()
+        return try ReplicaGenerator(.init(databaseURL: target.url, directory: replicasURL, sweepInterval: sweepInterval))
     }
 }

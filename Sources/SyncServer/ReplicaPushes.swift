@@ -61,6 +61,7 @@ struct ReplicaPushes: Sendable {
         }
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
         let results = try directory.push(pushed.changes, to: replica, by: person.id)
+        configuration.pushed?(replica.name)
         for result in results where result.status == .rejected {
             context.logger.notice("change rejected", metadata: ["change": "\(result.id)", "reason": "\(result.reason ?? "")"])
         }

@@ -2,13 +2,15 @@ import CentralStore
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel
 
 /// The sync endpoint: signed-in workers list the replicas they may read and
 /// pull pages of changes from them. Everything else is refused and logged.
 ///
-///     GET /health                                   no sign-in
+///     GET /health                                   no sign-in; 503 when a part of the service is down
+///     GET /metrics                                  no sign-in; Prometheus text (teamwork-service run)
 ///     GET /v1/replicas                              the caller's replicas
 ///     GET /v1/replicas/{name}/changes?epoch=&since=&limit=
 ///     POST /v1/replicas/{name}/changes              {"changes": [...]}
@@ -27,6 +29,13 @@ public enum SyncServer {
         public var defaultPageSize: Int
         /// The most rows a client may ask for in one page.
         public var maximumPageSize: Int
+        /// Called after worker changes are stored in a replica (by name, `team-12`):
+        /// wakes a listener running in the same process.
+        public var pushed: (@Sendable (String) -> Void)?
+        /// The Prometheus text served on `GET /metrics`; no route when `nil`.
+        public var metrics: (@Sendable () -> String)?
+        /// What `GET /health` says: 200 with the details when healthy, else 503.
+        public var health: (@Sendable () async -> (healthy: Bool, details: [String: String]))?
 
         public init(databaseURL: DatabaseURL, replicasDirectory: URL, host: String = "127.0.0.1", port: Int = 8080,
                     defaultPageSize: Int = 1_000, maximumPageSize: Int = 10_000) {
@@ -39,21 +48,31 @@ public enum SyncServer {
         }
     }
 
-    public static func makeApplication(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.sync"))
-        -> some ApplicationProtocol
-    {
+    /// The HTTP application; `services` run alongside it and share its graceful shutdown.
+    public static func makeApplication(_ configuration: Configuration, services: [any Service] = [],
+                                       logger: Logger = Logger(label: "teamwork.sync")) -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
         return Application(
             router: makeRouter(configuration, store: store),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
-            services: [store],
+            services: [store] + services,
             logger: logger
         )
     }
 
     static func makeRouter(_ configuration: Configuration, store: SharedStore) -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
-        router.get("/health") { _, _ in "ok" }
+        router.get("/health") { _, _ -> Response in
+            guard let health = configuration.health else { return Self.json(.ok, ["status": "ok"]) }
+            let (healthy, details) = await health()
+            return Self.json(healthy ? .ok : .serviceUnavailable, details.merging(["status": healthy ? "ok" : "unhealthy"]) { $1 })
+        }
+        if let metrics = configuration.metrics {
+            router.get("/metrics") { _, _ -> Response in
+                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                         body: .init(byteBuffer: ByteBuffer(string: metrics())))
+            }
+        }
         let pulls = ReplicaPulls(configuration: configuration, store: store)
         let pushes = ReplicaPushes(configuration: configuration, store: store)
         router.group("v1")
@@ -62,6 +81,13 @@ public enum SyncServer {
             .get("replicas/:name/changes", use: pulls.changes)
             .post("replicas/:name/changes", use: pushes.push)
         return router
+    }
+}
+
+extension SyncServer {
+    static func json(_ status: HTTPResponse.Status, _ fields: [String: String]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 

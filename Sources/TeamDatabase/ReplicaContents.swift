@@ -28,7 +28,10 @@ public struct ReplicaContents: Sendable {
     public var tasks: [TaskRow]
     public var members: [Member]
     public var locationIDs: [Int64]
-    public var pendingWorkerChanges: Int
+    /// Worker changes the sync endpoint accepted into this file.
+    public var acceptedWorkerChanges: Int
+    /// Worker changes it refused, kept with their reason.
+    public var rejectedWorkerChanges: Int
 
     /// Reads a team or personal replica file.
     public static func read(path: String) throws -> ReplicaContents {
@@ -56,8 +59,11 @@ public struct ReplicaContents: Sendable {
             let members = try Row.fetchAll(db, sql: "SELECT person_id, first_name, last_name, role FROM members ORDER BY person_id")
                 .map { Member(personID: $0[0], firstName: $0[1], lastName: $0[2], role: $0[3]) }
             let locations = try Int64.fetchAll(db, sql: "SELECT id FROM locations ORDER BY id")
-            let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM worker_changes") ?? 0
-            return ReplicaContents(meta: meta, tasks: tasks, members: members, locationIDs: locations, pendingWorkerChanges: pending)
+            let counts = try Row.fetchOne(db, sql: """
+                SELECT count(*) FILTER (WHERE rejection IS NULL), count(*) FILTER (WHERE rejection IS NOT NULL) FROM worker_changes
+                """)
+            return ReplicaContents(meta: meta, tasks: tasks, members: members, locationIDs: locations,
+                                   acceptedWorkerChanges: counts?[0] ?? 0, rejectedWorkerChanges: counts?[1] ?? 0)
         }
     }
 

@@ -45,7 +45,11 @@ public struct ReplicaDirectory: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         let queue = try DatabaseQueue(path: path(of: replica), configuration: configuration)
-        let version = try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        var version = try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        if (1..<ReplicaSchema.version).contains(version) {
+            try ReplicaSchema.upgrade(queue)
+            version = try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        }
         guard version == ReplicaSchema.version else {
             throw ReplicaError("\(replica.fileName) has schema version \(version), expected \(ReplicaSchema.version)")
         }
@@ -225,9 +229,16 @@ public final class ReplicaBuild {
                 return
             }
             defer { try? db.execute(sql: "DETACH DATABASE previous") }
-            guard (try? Int.fetchOne(db, sql: "PRAGMA previous.user_version")) == ReplicaSchema.version else { return }
+            guard let previousVersion = try? Int.fetchOne(db, sql: "PRAGMA previous.user_version"),
+                  (1...ReplicaSchema.version).contains(previousVersion) else { return }
+            let rejection = previousVersion >= 2 ? "rejection" : "NULL"
             try db.inTransaction {
-                try db.execute(sql: "INSERT OR IGNORE INTO worker_changes SELECT * FROM previous.worker_changes")
+                try db.execute(sql: """
+                    INSERT OR IGNORE INTO worker_changes
+                        (position, change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
+                    SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at, \(rejection)
+                    FROM previous.worker_changes
+                    """)
                 try db.execute(sql: """
                     UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
                         completed_by = p.completed_by, completion_note = p.completion_note

@@ -16,6 +16,9 @@ public enum ReplicaID: Hashable, Sendable, Comparable, CustomStringConvertible {
         }
     }
 
+    /// `team-12`, `person-7`, `common`: the file name without its extension.
+    public var name: String { String(fileName.dropLast(".sqlite".count)) }
+
     /// The replica a file name stands for, or `nil` for any other file.
     public init?(fileName: String) {
         guard fileName.hasSuffix(".sqlite") else { return nil }

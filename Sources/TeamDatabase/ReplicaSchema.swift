@@ -10,7 +10,8 @@ import GRDB
 /// rows leave an entry in `deleted_rows`.
 public enum ReplicaSchema {
     /// The schema version written into `meta.schema_version`.
-    public static let version = 1
+    /// Version 2 added `worker_changes.rejection`.
+    public static let version = 2
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -103,7 +104,10 @@ public enum ReplicaSchema {
             operation TEXT NOT NULL,
             payload TEXT NOT NULL,
             made_at INTEGER NOT NULL,
-            received_at INTEGER NOT NULL
+            received_at INTEGER NOT NULL,
+            -- Why the sync endpoint refused the change, NULL when it accepted it.
+            -- Refused changes are kept so managers see them (the listener records them).
+            rejection TEXT
         );
         """
 
@@ -150,6 +154,24 @@ public enum ReplicaSchema {
         );
         \(deletedRowsTable)
         """
+
+    /// Brings a file of an older version up to ``version`` in place, keeping its
+    /// data. Runs in its own immediate transaction, so concurrent openers upgrade once.
+    static func upgrade(_ queue: DatabaseQueue) throws {
+        try queue.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                let found = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                guard (1..<version).contains(found) else { return .commit }
+                let hasWorkerChanges = try db.tableExists("worker_changes")
+                if found < 2, hasWorkerChanges {
+                    try db.execute(sql: "ALTER TABLE worker_changes ADD COLUMN rejection TEXT")
+                }
+                try db.execute(sql: "UPDATE meta SET schema_version = \(version)")
+                try db.execute(sql: "PRAGMA user_version = \(version)")
+                return .commit
+            }
+        }
+    }
 
     /// Creates the tables of a new, empty replica.
     static func create(_ db: Database, for replica: ReplicaID) throws {

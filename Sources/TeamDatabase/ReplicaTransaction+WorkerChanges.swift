@@ -6,13 +6,19 @@ extension ReplicaTransaction {
     /// `worker_changes` (once per change id) and shows its effect on the task
     /// (worker-owned fields, with a new row version) so teammates pull it.
     public func apply(_ change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> WorkerChangeResult {
-        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM worker_changes WHERE change_id = ?)", arguments: [change.id]) == true {
-            return .accepted(change.id, duplicate: true)
-        }
-        if let reason = try rejection(of: change, by: personID) {
-            return .rejected(change.id, reason)
+        if let earlier = try Row.fetchOne(db, sql: "SELECT rejection FROM worker_changes WHERE change_id = ?", arguments: [change.id]) {
+            let reason: String? = earlier[0]
+            return reason.map { .rejected(change.id, $0) } ?? .accepted(change.id, duplicate: true)
         }
         let made = Self.millis(change.madeAt)
+        if let reason = try rejection(of: change, by: personID) {
+            // Kept (with its reason) so the listener shows managers what the field
+            // tried; an id too malformed to keep is refused without a trace.
+            if (1...100).contains(change.id.count) {
+                try record(change, by: personID, made: made, receivedAt: receivedAt, rejection: reason)
+            }
+            return .rejected(change.id, reason)
+        }
         let version = nextVersion()
         switch change.operation {
         case .start:
@@ -34,13 +40,17 @@ extension ReplicaTransaction {
         case .checkin:
             break
         }
+        try record(change, by: personID, made: made, receivedAt: receivedAt, rejection: nil)
+        return .accepted(change.id)
+    }
+
+    private func record(_ change: WorkerChange, by personID: Int64, made: Int64, receivedAt: Date, rejection: String?) throws {
         let payload = try JSONEncoder().encode(change)
         try db.execute(sql: """
-            INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [change.id, personID, change.taskID, change.operation.rawValue, String(decoding: payload, as: UTF8.self),
-                             made, Self.millis(receivedAt)])
-        return .accepted(change.id)
+                             made, Self.millis(receivedAt), rejection])
     }
 
     /// Why a change cannot be applied, or `nil` when it can. Workers change only

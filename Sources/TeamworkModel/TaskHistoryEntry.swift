@@ -4,7 +4,8 @@ import Foundation
 public struct TaskHistoryEntry: Sendable, Codable, Equatable {
     public var id: Int64
     public var taskID: Int64
-    /// `created`, `updated` or `deleted`.
+    /// `created`, `updated`, `deleted`, or `field_change` for a worker's change
+    /// the master took in without changing the task (a conflict, or nothing to do).
     public var action: String
     public var actorID: Int64?
     /// The database role that made the change.
@@ -12,8 +13,11 @@ public struct TaskHistoryEntry: Sendable, Codable, Equatable {
     public var changedAt: Date
     /// Field name to old and new value, as JSON text of each value.
     public var changes: [String: FieldChange]
+    /// The worker's change this entry came from, if it came from the field.
+    public var fieldChangeID: String?
 
-    public init(id: Int64, taskID: Int64, action: String, actorID: Int64?, databaseUser: String, changedAt: Date, changes: [String: FieldChange]) {
+    public init(id: Int64, taskID: Int64, action: String, actorID: Int64?, databaseUser: String, changedAt: Date,
+                changes: [String: FieldChange], fieldChangeID: String? = nil) {
         self.id = id
         self.taskID = taskID
         self.action = action
@@ -21,6 +25,7 @@ public struct TaskHistoryEntry: Sendable, Codable, Equatable {
         self.databaseUser = databaseUser
         self.changedAt = changedAt
         self.changes = changes
+        self.fieldChangeID = fieldChangeID
     }
 }
 

@@ -57,7 +57,7 @@ struct ReplicaGeneratorTests {
             try await generator.rebuildAll()
             let after = try generator.contents(.team(world.red.id))
             #expect(after.meta.epoch != before.meta.epoch)
-            #expect(after.pendingWorkerChanges == 1)
+            #expect(after.acceptedWorkerChanges == 1)
         }
     }
 

@@ -30,7 +30,7 @@ struct PushTests {
     static func body(_ changes: String...) -> String { "{\"changes\": [\(changes.joined(separator: ", "))]}" }
 
     func pending(_ world: SyncServerTests.World, _ replica: ReplicaID) throws -> Int {
-        try ReplicaContents.read(path: world.folder.appending(path: replica.fileName).path).pendingWorkerChanges
+        try ReplicaContents.read(path: world.folder.appending(path: replica.fileName).path).acceptedWorkerChanges
     }
 
     @Test func aCompletionIsAcceptedShownToTeammatesAndAppliedOnceWhenRetried() async throws {
@@ -76,7 +76,14 @@ struct PushTests {
             #expect(status["b-7"]?.status == .accepted)
             #expect(status["b-8"]?.reason == "task \(world.redTask) is not completed")
             #expect(response.accepted == 2 && response.rejected == 6)
-            #expect(try pending(world, .team(world.fixtures.red.id)) == 2, "rejected changes are not stored")
+            #expect(try pending(world, .team(world.fixtures.red.id)) == 2)
+            let contents = try ReplicaContents.read(path: world.folder.appending(path: "team-\(world.fixtures.red.id).sqlite").path)
+            #expect(contents.rejectedWorkerChanges == 6, "refused changes are kept, with their reason, for the managers")
+            let again = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: boToken, body: boTries))
+            #expect(again.results.map(\.status) == response.results.map(\.status), "a retried refusal is refused again, not stored twice")
+            #expect(again.results.first { $0.id == "b-1" }?.reason == status["b-1"]?.reason)
+            let after = try ReplicaContents.read(path: world.folder.appending(path: "team-\(world.fixtures.red.id).sqlite").path)
+            #expect(after.rejectedWorkerChanges == 6 && after.acceptedWorkerChanges == 2)
         }
     }
 
@@ -131,7 +138,7 @@ struct PushTests {
                                                body: Self.body(Self.change("c-9", "complete", task: world.redTask, note: "done")))
             try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).rebuildAll()
             let contents = try ReplicaContents.read(path: world.folder.appending(path: ReplicaID.team(world.fixtures.red.id).fileName).path)
-            #expect(contents.pendingWorkerChanges == 1)
+            #expect(contents.acceptedWorkerChanges == 1)
             let task = try #require(contents.tasks.first { $0.master.id == world.redTask })
             #expect(task.status == .completed && task.completionNote == "done")
         }

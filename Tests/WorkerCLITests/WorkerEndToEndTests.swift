@@ -163,7 +163,7 @@ struct WorkerEndToEndTests {
             #expect(online.status == 0 && online.stdout.contains("pushed 2, 0 rejected"), "\(online.stderr)")
             #expect(try Self.worker(setup.annHome, "sync").stdout.contains("pushed 0"))
             let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
-            #expect(try ReplicaContents.read(path: file).pendingWorkerChanges == 2)
+            #expect(try ReplicaContents.read(path: file).acceptedWorkerChanges == 2)
             #expect(try Self.worker(setup.annHome, "status").stdout.contains("Queued: 0"))
         }
     }
@@ -212,7 +212,7 @@ struct WorkerEndToEndTests {
             ]
             #expect(statuses == [401, 401, 403, 403, 400, 413])
             let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
-            let stored = try ReplicaContents.read(path: file).pendingWorkerChanges
+            let stored = try ReplicaContents.read(path: file).acceptedWorkerChanges
             #expect(stored == 0)
         }
     }

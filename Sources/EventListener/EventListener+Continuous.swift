@@ -1,0 +1,124 @@
+import CentralStore
+import Foundation
+import TeamworkModel
+
+extension EventListener {
+    /// Runs until ``stop()``: wakes at once when a replica file is written
+    /// (Linux inotify), and looks at every replica every
+    /// ``Configuration/sweepInterval`` anyway. PostgreSQL down or restarting:
+    /// keeps retrying with backoff (0.1 s doubling to 5 s), then catches up.
+    /// ``stop()`` lets the batch in hand finish.
+    public func run(afterPass: @escaping @Sendable (PassReport) -> Void = { _ in }) async {
+        let watcher = DirectoryWatcher(path: configuration.directory.path) { [wakeups] names in wakeups.post(names) }
+        defer { watcher?.stop() }
+        if watcher == nil {
+            logger.info("no file watching here; relying on the sweep", metadata: ["sweep": "\(configuration.sweepInterval)"])
+        }
+        let sweeper = Task { [wakeups, configuration] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: configuration.sweepInterval)
+                wakeups.postAll()
+            }
+        }
+        defer { sweeper.cancel() }
+
+        var delay = Duration.milliseconds(100)
+        var iterator = wakeups.stream.makeAsyncIterator()
+        wakeups.postAll()
+        while !wakeups.isStopping {
+            let store: CentralStore
+            do {
+                store = try await CentralStore.connect(configuration.databaseURL, logger: logger)
+            } catch {
+                metrics.error("database_unavailable")
+                logger.warning("cannot reach the master; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                await wakeups.sleep(delay)
+                delay = min(delay * 2, .seconds(5))
+                continue
+            }
+            logger.info("connected to the master")
+            wakeups.postAll()
+            do {
+                while await iterator.next() != nil {
+                    let (names, all) = wakeups.take()
+                    if wakeups.isStopping { break }
+                    if !all && names.isEmpty { continue }
+                    let report = try await pass(store, only: all ? nil : names)
+                    delay = .milliseconds(100)
+                    afterPass(report)
+                }
+            } catch {
+                metrics.error("database_failed")
+                logger.warning("lost the master; reconnecting", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                wakeups.postAll()
+                await store.close()
+                await wakeups.sleep(delay)
+                delay = min(delay * 2, .seconds(5))
+                continue
+            }
+            await store.close()
+        }
+        logger.info("listener stopped")
+    }
+
+    /// Asks ``run(afterPass:)`` to finish the batch in hand and return.
+    public func stop() {
+        wakeups.stop()
+    }
+
+    /// Wakes the listener for these replicas (`team-12`), e.g. from the sync
+    /// endpoint in the same process.
+    public func wake(_ names: Set<String>) {
+        wakeups.post(names)
+    }
+}
+
+/// What woke the listener: names of replicas written, or "look at everything".
+final class Wakeups: Sendable {
+    private struct State {
+        var names: Set<String> = []
+        var all = false
+        var stopping = false
+    }
+
+    private let state = Locked(State())
+    let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func post(_ names: Set<String>) {
+        state.mutate { $0.names.formUnion(names) }
+        continuation.yield()
+    }
+
+    func postAll() {
+        state.mutate { $0.all = true }
+        continuation.yield()
+    }
+
+    /// What was posted since the last call.
+    func take() -> (names: Set<String>, all: Bool) {
+        state.mutate { state in
+            defer { state.names = []; state.all = false }
+            return (state.names, state.all)
+        }
+    }
+
+    var isStopping: Bool { state.value.stopping }
+
+    func stop() {
+        state.mutate { $0.stopping = true }
+        continuation.finish()
+    }
+
+    /// Sleeps for `duration`, or less when asked to stop.
+    func sleep(_ duration: Duration) async {
+        let deadline = ContinuousClock.now + duration
+        while !isStopping, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: min(.milliseconds(100), deadline - ContinuousClock.now))
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import CentralStore
+import Foundation
+import Logging
+import TeamDatabase
+import TeamworkModel
+
+/// Carries worker changes from the team and personal replicas to the master,
+/// exactly once.
+///
+/// For each replica file it takes the replica's advisory lock in PostgreSQL (so
+/// two instances never work on one replica at once), reads the worker changes
+/// after the cursor stored in PostgreSQL, and hands them to
+/// `teamwork_apply_field_changes`, which applies them, records each in the
+/// ledger (whose key skips a change taken in before) and moves the cursor, in
+/// one transaction. The master's own change then flows back to the replica
+/// through the feed and the generator; that writes no worker changes, so the
+/// listener is not woken into doing anything twice.
+public final class EventListener: Sendable {
+    public struct Configuration: Sendable {
+        public var databaseURL: DatabaseURL
+        /// The folder of replica files.
+        public var directory: URL
+        /// Worker changes applied per PostgreSQL transaction.
+        public var batchSize: Int
+        /// Continuous mode: look at every replica at least this often.
+        public var sweepInterval: Duration
+        /// How long to wait for a replica another process is writing before skipping it.
+        public var busyTimeout: TimeInterval
+
+        public init(databaseURL: DatabaseURL, directory: URL, batchSize: Int = 1_000,
+                    sweepInterval: Duration = .seconds(5), busyTimeout: TimeInterval = 2) {
+            self.databaseURL = databaseURL
+            self.directory = directory
+            self.batchSize = batchSize
+            self.sweepInterval = sweepInterval
+            self.busyTimeout = busyTimeout
+        }
+    }
+
+    /// What one pass did.
+    public struct PassReport: Sendable, Equatable {
+        /// Replica files looked at.
+        public var files = 0
+        /// Changes taken into the master's ledger, applied or not.
+        public var recorded = 0
+        /// Of those, changes the master took as asked.
+        public var applied = 0
+        /// Of those, changes decided by a conflict rule.
+        public var conflicts = 0
+        /// Files that could not be read or whose changes the master refused, and why.
+        public var skipped: [String: String] = [:]
+        /// Replicas another instance was working on.
+        public var busy: [String] = []
+
+        /// Every file that could be read was taken in up to its last change.
+        public var complete: Bool { skipped.isEmpty }
+
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    public let logger: Logger
+    public let metrics: ListenerMetrics
+    let replicas: ReplicaDirectory
+    let wakeups = Wakeups()
+    /// Retired files read to their end: they never receive changes again.
+    let drainedRetired = Locked(Set<String>())
+
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.listener"),
+                metrics: ListenerMetrics = ListenerMetrics()) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = metrics
+        replicas = try ReplicaDirectory(configuration.directory)
+    }
+
+    /// One pass over every replica and retired file, then returns: `teamwork-service listen --once`.
+    public func once() async throws -> PassReport {
+        try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
+            try await pass(store)
+        }
+    }
+
+    /// Looks at the replicas named in `only` (every replica and retired file
+    /// when `nil`) and takes in their new worker changes. A file that cannot be
+    /// read is reported and skipped; a lost database connection throws.
+    public func pass(_ store: CentralStore, only names: Set<String>? = nil) async throws -> PassReport {
+        var report = PassReport()
+        let live = try replicas.replicas().filter { $0 != .common && (names == nil || names!.contains($0.name)) }
+        for replica in live {
+            if wakeups.isStopping { return report }
+            try await drain(store, replica: replica, path: replicas.path(of: replica), source: replica.name, report: &report)
+        }
+        guard names == nil else { return report }
+        for file in try replicas.retiredFiles() {
+            let source = "retired/" + file.name
+            if wakeups.isStopping { return report }
+            if drainedRetired.value.contains(source) { continue }
+            try await drain(store, replica: file.replica, path: file.path, source: source, report: &report)
+            if report.skipped[source] == nil && !report.busy.contains(file.replica.name) {
+                drainedRetired.mutate { $0.insert(source) }
+            }
+        }
+        return report
+    }
+
+    /// Takes in one file's changes under its replica's advisory lock.
+    private func drain(_ store: CentralStore, replica: ReplicaID, path: String, source: String,
+                       report: inout PassReport) async throws {
+        report.files += 1
+        guard try await store.tryLockReplica(replica.name) else {
+            report.busy.append(replica.name)
+            return
+        }
+        do {
+            try await drainLocked(store, replica: replica, path: path, source: source, report: &report)
+        } catch {
+            if store.isOpen { try? await store.unlockReplica(replica.name) }
+            throw error
+        }
+        try await store.unlockReplica(replica.name)
+    }
+
+    private func drainLocked(_ store: CentralStore, replica: ReplicaID, path: String, source: String,
+                             report: inout PassReport) async throws {
+        var cursor = try await store.listenerCursor(source: source)
+        while true {
+            let batch: WorkerChangeBatch
+            do {
+                batch = try ReplicaDirectory.workerChanges(at: path, after: cursor, limit: configuration.batchSize,
+                                                           busyTimeout: configuration.busyTimeout)
+            } catch {
+                let locked = "\(error)".contains("locked") || "\(error)".contains("busy")
+                report.skipped[source] = locked ? "locked by another writer: \(error)" : "cannot read it: \(error)"
+                metrics.error(locked ? "replica_locked" : "replica_unreadable")
+                logger.error("skipping a replica file", metadata: ["source": "\(source)", "error": "\(error)"])
+                return
+            }
+            if batch.restarted {
+                logger.warning("the replica's change positions restarted; reading it from the beginning",
+                               metadata: ["source": "\(source)"])
+            }
+            metrics.lag(replica: source, waiting: batch.waiting, oldest: batch.oldestReceivedAt)
+            guard let next = batch.cursorAfter else { return }
+            let started = ContinuousClock.now
+            let outcomes: [FieldChangeOutcome]
+            do {
+                outcomes = try await store.applyFieldChanges(replica: replica.name, source: source, batch.changes, cursor: next)
+            } catch where store.isOpen {
+                report.skipped[source] = "the master refused its changes: \(error)"
+                metrics.error("master_refused")
+                logger.error("the master refused a batch of worker changes",
+                             metadata: ["source": "\(source)", "position": "\(next.position)", "error": "\(error)"])
+                return
+            }
+            metrics.batch(ContinuousClock.now - started)
+            metrics.recorded(outcomes.map { FieldOutcomeCount(applied: $0.applied, conflict: $0.conflict) })
+            report.recorded += outcomes.count
+            report.applied += outcomes.filter(\.applied).count
+            report.conflicts += outcomes.filter { $0.conflict != nil }.count
+            for outcome in outcomes where outcome.conflict != nil {
+                logger.notice("conflict", metadata: [
+                    "source": "\(source)", "change": "\(outcome.changeID)", "task": "\(outcome.taskID.map(String.init) ?? "-")",
+                    "rule": "\(outcome.conflict!)", "applied": "\(outcome.applied)",
+                ])
+            }
+            if outcomes.count > 0 {
+                logger.debug("applied worker changes", metadata: [
+                    "source": "\(source)", "recorded": "\(outcomes.count)", "position": "\(next.position)",
+                ])
+            }
+            cursor = next
+            if batch.changes.count >= batch.waiting {
+                metrics.lag(replica: source, waiting: 0, oldest: nil)
+                return
+            }
+            if wakeups.isStopping { return }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import CentralStore
+import EventListener
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+import ReplicaGenerator
+import ServiceLifecycle
+import SyncServer
+
+/// `teamwork-service run`: the whole server side in one process.
+struct RunAll: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the generator, the listener and the sync endpoint together until SIGTERM or SIGINT.",
+        discussion: """
+            The HTTP port serves the sync protocol, GET /health (503 when the generator or the listener has not \
+            finished a pass lately) and GET /metrics (Prometheus). On SIGTERM or SIGINT each part finishes what it \
+            has in hand and the process exits 0. PostgreSQL going away is survived: each part retries with backoff.
+            """
+    )
+    @OptionGroup var options: ServiceOptions
+    @OptionGroup var logging: LoggingOptions
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on.") var port = 8080
+    @Option(help: "Seconds between the generator's and the listener's sweeps.") var sweep: Double = 5
+
+    func validate() throws {
+        if !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
+        if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
+    }
+
+    func run() async throws {
+        logging.bootstrap()
+        let logger = Logger(label: "teamwork.service")
+        let registry = PrometheusCollectorRegistry()
+        let interval = Duration.milliseconds(Int(sweep * 1000))
+        let generator = try await options.generator(sweepInterval: interval)
+        let listener = try EventListener(
+            .init(databaseURL: generator.configuration.databaseURL, directory: generator.configuration.directory,
+                  sweepInterval: interval),
+            metrics: ListenerMetrics(registry: registry)
+        )
+        let status = ServiceStatus()
+        let feedPosition = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "teamwork", subsystem: "generator", metricName: "feed_position", unitName: "",
+            helpText: "The master change-feed position every replica reflects"))
+        let window = max(30, sweep * 3)
+        var configuration = SyncServer.Configuration(
+            databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory,
+            host: host, port: port)
+        configuration.pushed = { listener.wake([$0]) }
+        configuration.metrics = { registry.emitToString() }
+        configuration.health = { status.health(window: window, generator: true) }
+        let app = SyncServer.makeApplication(configuration, services: [
+            GeneratorService(generator: generator, status: status) { feedPosition.set(Double($0.feedPosition)) },
+            ListenerService(listener: listener, status: status),
+        ], logger: Logger(label: "teamwork.sync"))
+        logger.info("running", metadata: [
+            "replicas": "\(generator.configuration.directory.path)", "http": "http://\(host):\(port)",
+        ])
+        try await app.runService()
+        logger.info("stopped")
+    }
+}
+
+/// The generator as a service: follows the feed until graceful shutdown; a
+/// failure (PostgreSQL unreachable at start, say) is retried with backoff
+/// rather than taking the whole service down.
+struct GeneratorService: Service {
+    let generator: ReplicaGenerator
+    let status: ServiceStatus
+    let afterPass: @Sendable (CatchUpReport) -> Void
+
+    func run() async throws {
+        var delay = Duration.milliseconds(100)
+        while !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await generator.run { report in
+                        status.generatorPassed()
+                        afterPass(report)
+                        if report.entries > 0 {
+                            generator.logger.info("replicated", metadata: [
+                                "changes": "\(report.entries)", "replicas": "\(report.replicaWrites)",
+                                "feed_position": "\(report.feedPosition)",
+                            ])
+                        }
+                    }
+                }
+            } catch {
+                if Task.isShuttingDownGracefully || Task.isCancelled { return }
+                generator.logger.warning("the generator failed; restarting it", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+}

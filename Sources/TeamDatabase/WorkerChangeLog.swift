@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import TeamworkModel
+
+/// What the event listener reads from one replica file's `worker_changes`.
+public struct WorkerChangeBatch: Sendable {
+    /// Changes after the cursor, in position order.
+    public var changes: [RecordedWorkerChange]
+    /// The file no longer holds the cursor's change at its position (it was
+    /// recreated and its positions restarted): the batch starts from the beginning.
+    public var restarted: Bool
+    /// How many changes follow the cursor in all (this batch included).
+    public var waiting: Int
+    /// When the oldest of them was received, if any.
+    public var oldestReceivedAt: Date?
+
+    /// The cursor after this batch is taken in.
+    public var cursorAfter: ListenerCursor? {
+        changes.last.map { ListenerCursor(position: $0.position, changeID: $0.changeID) }
+    }
+}
+
+extension ReplicaDirectory {
+    /// The files of removed teams and people that may still hold worker changes.
+    public func retiredFiles() throws -> [(replica: ReplicaID, path: String, name: String)] {
+        try FileManager.default.contentsOfDirectory(atPath: retiredURL.path).sorted().compactMap { name in
+            // team-12.sqlite.1732190000
+            guard let dot = name.lastIndex(of: "."), Int(name[name.index(after: dot)...]) != nil,
+                  let replica = ReplicaID(fileName: String(name[..<dot])), replica != .common else { return nil }
+            return (replica, retiredURL.appending(path: name).path, name)
+        }
+    }
+
+    /// Reads up to `limit` worker changes after `cursor` from the replica file
+    /// at `path` (a live replica or a retired one). Waits at most `busyTimeout`
+    /// for a writer; a damaged or locked file throws.
+    public static func workerChanges(at path: String, after cursor: ListenerCursor, limit: Int,
+                                     busyTimeout: TimeInterval = 2) throws -> WorkerChangeBatch {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        let version = try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
+        if (1..<ReplicaSchema.version).contains(version) {
+            try ReplicaSchema.upgrade(queue)
+        } else if version != ReplicaSchema.version {
+            throw ReplicaError("\(path) has schema version \(version), expected \(ReplicaSchema.version)")
+        }
+        return try queue.read { db in
+            var after = cursor.position
+            var restarted = false
+            if after > 0 {
+                let there = try String.fetchOne(db, sql: "SELECT change_id FROM worker_changes WHERE position = ?", arguments: [after])
+                if there == nil || there != cursor.changeID {
+                    after = 0
+                    restarted = true
+                }
+            }
+            let changes = try Row.fetchAll(db, sql: """
+                SELECT position, change_id, person_id, task_id, operation, json_extract(payload, '$.note'),
+                       made_at, received_at, json_extract(payload, '$.latitude'), json_extract(payload, '$.longitude'),
+                       rejection
+                FROM worker_changes WHERE position > ? ORDER BY position LIMIT ?
+                """, arguments: [after, limit]).map { row in
+                RecordedWorkerChange(position: row[0], changeID: row[1], personID: row[2], taskID: row[3], operation: row[4],
+                                     note: row[5], madeAt: row[6], receivedAt: row[7], latitude: row[8], longitude: row[9],
+                                     rejection: row[10])
+            }
+            let summary = try Row.fetchOne(db, sql: "SELECT count(*), min(received_at) FROM worker_changes WHERE position > ?",
+                                           arguments: [after])
+            let oldest: Int64? = summary?[1]
+            return WorkerChangeBatch(changes: changes, restarted: restarted, waiting: summary?[0] ?? 0,
+                                     oldestReceivedAt: oldest.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+        }
+    }
+}
