@@ -1,0 +1,139 @@
+@testable import CentralStore
+import EventListener
+import Foundation
+import GRDB
+import ReplicaGenerator
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+@Suite("Event listener: locks, damaged files, restarts")
+struct ListenerRobustnessTests {
+    @Test func aReplicaAnotherInstanceHoldsIsLeftToItAndTakenInOnceReleased() async throws {
+        try await ListenerWorld.with { world, store in
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+            try world.push(world.blue, by: world.fixtures.cy, .complete(world.cyTask, id: "c-2"))
+            try await CentralStore.withStore(world.url) { other in
+                #expect(try await other.tryLockReplica(world.red.name))
+                let report = try await world.listener.once()
+                #expect(report.busy == [world.red.name])
+                #expect(report.recorded == 1, "blue carries on")
+                #expect(try await store.task(id: world.annTask).status == .assigned)
+                try await other.unlockReplica(world.red.name)
+            }
+            let after = try await world.listener.once()
+            #expect(after.busy.isEmpty && after.recorded == 1)
+            #expect(try await store.task(id: world.annTask).status == .completed)
+        }
+    }
+
+    @Test func twoListenersRacingOverManyReplicasNeverTakeAChangeInTwice() async throws {
+        try await ListenerWorld.with { world, store in
+            var expected: [String] = []
+            for round in 0..<40 {
+                let task = try await store.createTask(try world.fixtures.task("job \(round)", team: world.fixtures.red, assignee: world.fixtures.ann))
+                _ = try await world.generator.catchUp()
+                try world.push(world.red, by: world.fixtures.ann, .start(task.id, id: "s-\(round)"), .complete(task.id, id: "c-\(round)"))
+                expected += ["s-\(round)", "c-\(round)"]
+            }
+            let second = try EventListener(.init(databaseURL: world.url, directory: world.folder, batchSize: 3))
+            async let one = world.listener.once()
+            async let two = second.once()
+            let (a, b) = try await (one, two)
+            let third = try await world.listener.once()
+            #expect(a.recorded + b.recorded + third.recorded == expected.count)
+            #expect(try await store.ledgerCount() == expected.count)
+            let history = try await store.historyCountsByFieldChange()
+            #expect(history.count == expected.count && history.values.allSatisfy { $0 == 1 })
+        }
+    }
+
+    @Test func aDamagedReplicaIsReportedAndSkippedWhileTheOthersCarryOn() async throws {
+        try await ListenerWorld.with { world, store in
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+            try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: world.path(world.blue)))
+            let report = try await world.listener.once()
+            #expect(!report.complete)
+            #expect(report.skipped.keys.sorted() == [world.blue.name])
+            #expect(report.recorded == 1)
+            #expect(try await store.task(id: world.annTask).status == .completed)
+        }
+    }
+
+    @Test func aRecreatedReplicaWhosePositionsRestartedIsStillTakenIn() async throws {
+        try await ListenerWorld.with { world, store in
+            try world.push(world.red, by: world.fixtures.ann, .start(world.annTask, id: "s-1"), .complete(world.annTask, id: "c-1"))
+            _ = try await world.listener.once()
+            // The file is lost and rebuilt from the master: its worker changes start again at position 1.
+            try FileManager.default.removeItem(atPath: world.path(world.red))
+            _ = try await world.generator.rebuildAll()
+            try world.push(world.red, by: world.fixtures.bo, .claim(world.freeTask, id: "claim-1"))
+            let report = try await world.listener.once()
+            #expect(report.recorded == 1 && report.applied == 1)
+            #expect(try await store.task(id: world.freeTask).assigneeID == world.fixtures.bo.id)
+        }
+    }
+
+    @Test func changesLeftInTheFileOfARemovedTeamAreStillTakenIn() async throws {
+        try await ListenerWorld.with { world, store in
+            try world.push(world.blue, by: world.fixtures.cy, .complete(world.cyTask, note: "last job", id: "c-1"))
+            // The manager moves blue's task out and removes the team before the listener runs.
+            _ = try await store.assignTask(id: world.cyTask, to: try Assignment(teamID: world.fixtures.red.id, assigneeID: nil))
+            try await store.removeTeam(id: world.fixtures.blue.id)
+            _ = try await world.generator.catchUp()
+            #expect(!FileManager.default.fileExists(atPath: world.path(world.blue)), "retired")
+            let report = try await world.listener.once()
+            #expect(report.recorded == 1)
+            let task = try await store.task(id: world.cyTask)
+            #expect(task.status == .completed && task.completionNote == "last job")
+            #expect(try await store.conflicts().map(\.rule) == ["moved"])
+            #expect(try await world.listener.once().recorded == 0)
+        }
+    }
+
+    @Test func aVersionOneReplicaIsUpgradedInPlaceAndKeepsItsChanges() async throws {
+        try await ListenerWorld.with { world, store in
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+            let queue = try DatabaseQueue(path: world.path(world.red))
+            try await queue.write { db in
+                // The version 1 table, as shipped.
+                try db.execute(sql: """
+                    CREATE TABLE v1 (position INTEGER PRIMARY KEY AUTOINCREMENT, change_id TEXT NOT NULL UNIQUE,
+                        person_id INTEGER NOT NULL, task_id INTEGER, operation TEXT NOT NULL, payload TEXT NOT NULL,
+                        made_at INTEGER NOT NULL, received_at INTEGER NOT NULL);
+                    INSERT INTO v1 SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at
+                        FROM worker_changes;
+                    DROP TABLE worker_changes;
+                    ALTER TABLE v1 RENAME TO worker_changes;
+                    """)
+                try db.execute(sql: "UPDATE meta SET schema_version = 1")
+                try db.execute(sql: "PRAGMA user_version = 1")
+            }
+            try queue.close()
+            let report = try await world.listener.once()
+            #expect(report.recorded == 1 && report.complete)
+            #expect(try ReplicaMeta.read(path: world.path(world.red)).schemaVersion == ReplicaSchema.version)
+            #expect(try await store.task(id: world.annTask).status == .completed)
+        }
+    }
+
+    @Test func continuousModeWakesOnAPushWithoutWaitingForTheSweep() async throws {
+        try await ListenerWorld.with { world, store in
+            let listener = try EventListener(.init(databaseURL: world.url, directory: world.folder, sweepInterval: .seconds(3600)))
+            let passes = Locked(0)
+            let running = Task { await listener.run { _ in passes.mutate { $0 += 1 } } }
+            defer { listener.stop() }
+            while passes.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+            var status = TaskStatus.assigned
+            for _ in 0..<250 where status != .completed {
+                try await Task.sleep(for: .milliseconds(20))
+                status = try await store.task(id: world.annTask).status
+            }
+            #expect(status == .completed, "applied within 5 s while the sweep is an hour away")
+            listener.stop()
+            await running.value
+        }
+    }
+}
