@@ -13,6 +13,9 @@ public struct CentralStore: Sendable {
     let logger: Logger
     /// The person on whose behalf changes are made; written into task history.
     public var actorID: Int64?
+    /// Long-running services: give up on a query (and the connection) after this
+    /// long, rather than wait forever on a connection the server dropped.
+    public var queryDeadline: Duration?
 
     /// Connects, runs `body`, and closes the connection, whatever happens.
     /// Connection failures become `TeamworkError` with code `.unavailable` or `.configuration`.
@@ -20,6 +23,7 @@ public struct CentralStore: Sendable {
     public static func withStore<R: Sendable>(
         _ url: DatabaseURL,
         actorID: Int64? = nil,
+        queryDeadline: Duration? = nil,
         logger: Logger = Logger(label: "teamwork.central-store"),
         _ body: (CentralStore) async throws -> R
     ) async throws -> R {
@@ -31,7 +35,7 @@ public struct CentralStore: Sendable {
         } catch {
             throw StoreError.map(error, connecting: url)
         }
-        let store = CentralStore(connection: connection, logger: logger, actorID: actorID)
+        let store = CentralStore(connection: connection, logger: logger, actorID: actorID, queryDeadline: queryDeadline)
         do {
             let result = try await body(store)
             try? await connection.close()
@@ -45,12 +49,13 @@ public struct CentralStore: Sendable {
     /// Connects for as long as the caller likes; ``close()`` ends it. For a
     /// long-lived service that shares one connection among requests (queries
     /// only: a transaction on a shared connection would take in others' queries).
-    public static func connect(_ url: DatabaseURL, logger: Logger = Logger(label: "teamwork.central-store")) async throws -> CentralStore {
+    public static func connect(_ url: DatabaseURL, queryDeadline: Duration? = nil,
+                               logger: Logger = Logger(label: "teamwork.central-store")) async throws -> CentralStore {
         do {
             let connection = try await PostgresConnection.connect(
                 configuration: try url.connectionConfiguration(), id: 1, logger: logger
             )
-            return CentralStore(connection: connection, logger: logger, actorID: nil)
+            return CentralStore(connection: connection, logger: logger, actorID: nil, queryDeadline: queryDeadline)
         } catch {
             throw StoreError.map(error, connecting: url)
         }
@@ -79,6 +84,10 @@ public struct CentralStore: Sendable {
 
     /// Runs one statement and collects its rows.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await connection.query(query, logger: logger).collect()
+        guard let queryDeadline else { return try await connection.query(query, logger: logger).collect() }
+        let (connection, logger) = (self.connection, self.logger)
+        return try await Self.withDeadline(queryDeadline, connection: connection) {
+            try await connection.query(query, logger: logger).collect()
+        }
     }
 }

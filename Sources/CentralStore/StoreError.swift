@@ -7,6 +7,7 @@ import TeamworkModel
 enum StoreError {
     static func map(_ error: any Error, connecting url: DatabaseURL? = nil) -> any Error {
         if error is TeamworkError { return error }
+        if let deadline = error as? QueryDeadlineExceeded { return TeamworkError(.unavailable, deadline.description) }
         if let transaction = error as? PostgresTransactionError,
            let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
             return map(inner, connecting: url)
@@ -110,5 +111,15 @@ enum StoreError {
             return .conflict("it is still referenced (\(constraint))")
         }
         return .notFound("a referenced row does not exist (\(constraint))")
+    }
+}
+
+extension CentralStore {
+    /// A store error in words fit for a log line or a report: PostgreSQL errors
+    /// hide their details from `description`.
+    public static func explain(_ error: any Error) -> String {
+        let mapped = StoreError.map(error)
+        if let teamwork = mapped as? TeamworkError { return teamwork.message }
+        return "\(mapped)"
     }
 }

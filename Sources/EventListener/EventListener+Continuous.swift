@@ -28,10 +28,10 @@ extension EventListener {
         while !wakeups.isStopping {
             let store: CentralStore
             do {
-                store = try await CentralStore.connect(configuration.databaseURL, logger: logger)
+                store = try await CentralStore.connect(configuration.databaseURL, queryDeadline: .seconds(15), logger: logger)
             } catch {
                 metrics.error("database_unavailable")
-                logger.warning("cannot reach the master; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                logger.warning("cannot reach the master; retrying", metadata: ["error": "\(CentralStore.explain(error))", "delay": "\(delay)"])
                 await wakeups.sleep(delay)
                 delay = min(delay * 2, .seconds(5))
                 continue
@@ -43,13 +43,14 @@ extension EventListener {
                     let (names, all) = wakeups.take()
                     if wakeups.isStopping { break }
                     if !all && names.isEmpty { continue }
+                    try await store.ping()
                     let report = try await pass(store, only: all ? nil : names)
                     delay = .milliseconds(100)
                     afterPass(report)
                 }
             } catch {
                 metrics.error("database_failed")
-                logger.warning("lost the master; reconnecting", metadata: ["error": "\(error)", "delay": "\(delay)"])
+                logger.warning("lost the master; reconnecting", metadata: ["error": "\(CentralStore.explain(error))", "delay": "\(delay)"])
                 wakeups.postAll()
                 await store.close()
                 await wakeups.sleep(delay)

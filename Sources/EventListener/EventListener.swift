@@ -146,11 +146,11 @@ public final class EventListener: Sendable {
             let outcomes: [FieldChangeOutcome]
             do {
                 outcomes = try await store.applyFieldChanges(replica: replica.name, source: source, batch.changes, cursor: next)
-            } catch where store.isOpen {
-                report.skipped[source] = "the master refused its changes: \(error)"
+            } catch where store.isOpen && !(error is QueryDeadlineExceeded) {
+                report.skipped[source] = "the master refused its changes: \(CentralStore.explain(error))"
                 metrics.error("master_refused")
                 logger.error("the master refused a batch of worker changes",
-                             metadata: ["source": "\(source)", "position": "\(next.position)", "error": "\(error)"])
+                             metadata: ["source": "\(source)", "position": "\(next.position)", "error": "\(CentralStore.explain(error))"])
                 return
             }
             metrics.batch(ContinuousClock.now - started)

@@ -29,9 +29,10 @@ extension ReplicaGenerator {
             }
             group.addTask {
                 await withReconnects("catch-up") {
-                    try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
+                    try await CentralStore.withStore(configuration.databaseURL, queryDeadline: .seconds(15), logger: logger) { store in
                         for await _ in wakeups {
                             try Task.checkCancellation()
+                            try await store.ping()
                             let report = try await catchUp(store, from: try checkpoint() ?? 0)
                             afterPass(report)
                         }

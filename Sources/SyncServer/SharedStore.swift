@@ -23,7 +23,7 @@ actor SharedStore: Service {
         do {
             return try await body(store)
         } catch {
-            if !store.isOpen {
+            if !store.isOpen || error is QueryDeadlineExceeded {
                 // The connection died under us: forget it, and try once more on a new one.
                 self.store = nil
                 logger.warning("central store connection lost; reconnecting", metadata: ["error": "\(error)"])
@@ -42,7 +42,7 @@ actor SharedStore: Service {
 
     private func connected() async throws -> CentralStore {
         if let store, store.isOpen { return store }
-        let fresh = try await CentralStore.connect(url, logger: logger)
+        let fresh = try await CentralStore.connect(url, queryDeadline: .seconds(10), logger: logger)
         store = fresh
         return fresh
     }

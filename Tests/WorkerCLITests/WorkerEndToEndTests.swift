@@ -22,64 +22,6 @@ struct WorkerEndToEndTests {
         var stderr: String
     }
 
-    /// A running sync server on a free port; `stop()` ends it, `start()` brings it back.
-    final class Server: @unchecked Sendable {
-        let arguments: [String]
-        let port: Int
-        var pid: pid_t = 0
-        let log: String
-
-        init(databaseURL: String, replicas: URL) throws {
-            port = Self.freePort()
-            log = replicas.path + ".server.log"
-            arguments = [ManagerTool.binDirectory.appending(path: "teamwork-service").path, "serve", "--database-url", databaseURL,
-                         "--replicas", replicas.path, "--port", String(port)]
-        }
-
-        var url: String { "http://127.0.0.1:\(port)" }
-
-        func start() async throws {
-            pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
-            for _ in 0..<100 {
-                if Self.accepts(port) { return }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            throw TeamworkError(.internal, "the sync server did not start; see \(log)")
-        }
-
-        func stop() throws {
-            guard pid > 0 else { return }
-            kill(pid, SIGTERM)
-            _ = try ChildProcess.wait(pid)
-            pid = 0
-        }
-
-        static func freePort() -> Int {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-            return Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        static func accepts(_ port: Int) -> Bool {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            } == 0
-        }
-    }
-
     static func worker(_ home: URL, _ arguments: String...) throws -> Run {
         var environment = ProcessInfo.processInfo.environment
         environment["TEAMWORK_WORKER_HOME"] = home.path
@@ -96,7 +38,7 @@ struct WorkerEndToEndTests {
         var url: DatabaseURL
         var world: Fixtures
         var folder: URL
-        var server: Server
+        var server: ServiceProcess
         var annHome: URL
         var cyHome: URL
         var annToken: String
@@ -120,7 +62,7 @@ struct WorkerEndToEndTests {
             }
             let replicas = folder.appending(path: "replicas")
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
-            let server = try Server(databaseURL: url.connectionString, replicas: replicas)
+            let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
             try await server.start()
             defer { try? server.stop() }
             try await body(Setup(url: url, world: world, folder: replicas, server: server,

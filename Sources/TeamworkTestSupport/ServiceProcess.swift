@@ -1,0 +1,87 @@
+import Foundation
+import LocalPostgres
+import TeamworkModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A built `teamwork-service` running as a child process, for end-to-end tests.
+/// `start()` runs it (and waits for its port when it has one); `stop()` sends
+/// SIGTERM and returns the exit status; the log goes to `log`.
+public final class ServiceProcess: @unchecked Sendable {
+    public let arguments: [String]
+    /// The HTTP port, for `serve` and `run`.
+    public let port: Int?
+    public let log: String
+    public private(set) var pid: pid_t = 0
+
+    /// `teamwork-service <arguments>`; pass `port` when the command serves HTTP on it.
+    public init(_ arguments: [String], port: Int? = nil, log: String) {
+        self.arguments = [ManagerTool.binDirectory.appending(path: "teamwork-service").path] + arguments
+        self.port = port
+        self.log = log
+    }
+
+    /// `teamwork-service serve` on a free port.
+    public static func serve(databaseURL: String, replicas: URL) -> ServiceProcess {
+        let port = freePort()
+        return ServiceProcess(["serve", "--database-url", databaseURL, "--replicas", replicas.path, "--port", String(port)],
+                              port: port, log: replicas.path + ".server.log")
+    }
+
+    public var url: String { "http://127.0.0.1:\(port ?? 0)" }
+
+    public func start() async throws {
+        pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
+        guard let port else { return }
+        for _ in 0..<200 {
+            if Self.accepts(port) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TeamworkError(.internal, "teamwork-service did not start listening; see \(log)")
+    }
+
+    /// Sends `signal` and waits for the process; returns its exit status (128 + n when killed by signal n).
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM) throws -> Int32 {
+        guard pid > 0 else { return 0 }
+        kill(pid, signal)
+        let status = try ChildProcess.wait(pid)
+        pid = 0
+        return status
+    }
+
+    /// Still running (not exited, not reaped).
+    public var isRunning: Bool {
+        guard pid > 0 else { return false }
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == 0
+    }
+
+    public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }
+
+    public static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    public static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}

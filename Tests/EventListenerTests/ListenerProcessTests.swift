@@ -1,0 +1,163 @@
+@testable import CentralStore
+import EventListener
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LocalPostgres
+import ReplicaGenerator
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `teamwork-service` as separate processes: killed, stopped, doubled up.
+@Suite("Event listener: real processes")
+struct ListenerProcessTests {
+    /// A seeded master, generated replicas and a backlog of worker changes in them.
+    struct Backlog {
+        var url: DatabaseURL
+        var folder: URL
+        var expected: Int
+    }
+
+    static func withBacklog(teams: Int, tasksPerTeam: Int, _ body: (Backlog, CentralStore) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "backlog-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: teams, tasksPerTeam: tasksPerTeam) }
+            try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
+            let directory = try ReplicaDirectory(folder)
+            var expected = 0
+            for replica in try directory.replicas() where replica != .common {
+                expected += try directory.syntheticFieldWork(in: replica)
+            }
+            try await CentralStore.withStore(url) { store in
+                try await body(Backlog(url: url, folder: folder, expected: expected), store)
+            }
+        }
+    }
+
+    @Test func killingTheListenerTwentyTimesDuringABacklogLosesNothingAndDoublesNothing() async throws {
+        try await Self.withBacklog(teams: 100, tasksPerTeam: 100) { backlog, store in
+            #expect(backlog.expected == 100 * 50 * 2)
+            let arguments = ["listen", "--database-url", backlog.url.connectionString, "--replicas", backlog.folder.path,
+                             "--batch", "5", "--sweep", "0.2"]
+            let log = backlog.folder.path + ".listen.log"
+            defer { unlink(log) }
+            var random = SplitMix(seed: 11)
+            var landedMidBacklog = 0
+            for _ in 0..<20 {
+                let listener = ServiceProcess(arguments, log: log)
+                try await listener.start()
+                try await Task.sleep(for: .milliseconds(150 + random.next(350)))
+                let status = try listener.stop(signal: SIGKILL)
+                let taken = try await store.ledgerCount()
+                if status == 128 + SIGKILL && taken < backlog.expected { landedMidBacklog += 1 }
+            }
+            #expect(landedMidBacklog >= 10, "most kills must land while changes are still waiting")
+
+            let last = try ChildProcess.run(["\(ManagerTool.binDirectory.path)/teamwork-service"] + arguments.filter { $0 != "--sweep" && $0 != "0.2" } + ["--once"],
+                                            standardOutput: log, standardError: log)
+            #expect(last == 0)
+            #expect(try await store.ledgerCount() == backlog.expected)
+            let history = try await store.historyCountsByFieldChange()
+            #expect(history.count == backlog.expected && history.values.allSatisfy { $0 == 1 }, "every change once in the history")
+            try await Self.expectEveryAssignedTaskCompletedByItsAssignee(store)
+        }
+    }
+
+    @Test func twoListenerProcessesAtOnceShareTheWorkWithoutDoingAnyTwice() async throws {
+        try await Self.withBacklog(teams: 30, tasksPerTeam: 40) { backlog, store in
+            let arguments = ["listen", "--database-url", backlog.url.connectionString, "--replicas", backlog.folder.path,
+                             "--batch", "25", "--sweep", "0.2"]
+            let first = ServiceProcess(arguments, log: backlog.folder.path + ".one.log")
+            let second = ServiceProcess(arguments, log: backlog.folder.path + ".two.log")
+            try await first.start()
+            try await second.start()
+            let deadline = ContinuousClock.now + .seconds(90)
+            while try await store.ledgerCount() < backlog.expected, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try first.stop() == 0, "SIGTERM: a clean exit")
+            #expect(try second.stop() == 0)
+            #expect(try await store.ledgerCount() == backlog.expected)
+            let history = try await store.historyCountsByFieldChange()
+            #expect(history.count == backlog.expected && history.values.allSatisfy { $0 == 1 })
+            try await Self.expectEveryAssignedTaskCompletedByItsAssignee(store)
+        }
+    }
+
+    @Test func theServiceSurvivesPostgreSQLStoppingAndDrainsTheBacklogWhenItReturns() async throws {
+        let directory = URL(fileURLWithPath: "/tmp/tw-pgstop-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        chmod(directory.path, 0o755)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cluster = LocalCluster(.init(directory: directory.appending(path: "pg")))
+        _ = try cluster.ensureRunning()
+        defer { try? cluster.stop() }
+        let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
+        let folder = directory.appending(path: "replicas")
+        let (fixtures, annTask, cyTask) = try await CentralStore.withStore(url) { store in
+            try await Migrator().migrate(store)
+            let fixtures = try await Fixtures.seed(store)
+            let ann = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
+            let cy = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue, assignee: fixtures.cy))
+            return (fixtures, ann.id, cy.id)
+        }
+        try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
+        let port = ServiceProcess.freePort()
+        let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
+                                      "--port", String(port), "--sweep", "0.5"], port: port, log: directory.path + "/service.log")
+        try await service.start()
+        defer { try? service.stop() }
+        let replicas = try ReplicaDirectory(folder)
+
+        try replicas.push([.complete(annTask, note: "before the outage", id: "c-1")], to: .team(fixtures.red.id), by: fixtures.ann.id)
+        try await Self.waitUntilCompleted(annTask, url: url)
+
+        try cluster.stop()
+        try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
+        try await Task.sleep(for: .seconds(2))
+        #expect(service.isRunning, "PostgreSQL going away does not take the service down")
+        _ = try cluster.ensureRunning()
+        try await Self.waitUntilCompleted(cyTask, url: url, within: 40)
+
+        let (metricsStatus, metrics) = try await Self.get("http://127.0.0.1:\(port)/metrics")
+        #expect(metricsStatus == 200)
+        #expect(metrics.contains("teamwork_listener_changes_applied_total 2"))
+        #expect(metrics.contains("teamwork_listener_errors_total{kind=\"database_"))
+        let (healthStatus, health) = try await Self.get("http://127.0.0.1:\(port)/health")
+        #expect(healthStatus == 200 && health.contains("\"listener\":\"ok\""), "\(health)")
+        #expect(try service.stop() == 0, "SIGTERM: a clean exit")
+        let history = try await CentralStore.withStore(url) { try await $0.historyCountsByFieldChange() }
+        #expect(history == ["c-1": 1, "c-2": 1])
+    }
+
+    static func expectEveryAssignedTaskCompletedByItsAssignee(_ store: CentralStore) async throws {
+        let wrong = try await store.rows("""
+            SELECT count(*)::int FROM tasks WHERE assignee_id IS NOT NULL
+               AND (status <> 'completed' OR completed_by <> assignee_id OR completion_note <> 'done ' || id)
+            """)[0].decode(Int.self)
+        let untouched = try await store.rows("SELECT count(*)::int FROM tasks WHERE assignee_id IS NULL AND status <> 'open'")[0].decode(Int.self)
+        #expect(wrong == 0 && untouched == 0)
+    }
+
+    static func waitUntilCompleted(_ task: Int64, url: DatabaseURL, within seconds: Int = 30) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            let status = try? await CentralStore.withStore(url) { try await $0.task(id: task).status }
+            if status == .completed { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("task \(task) was not completed in the master within \(seconds) s")
+    }
+
+    static func get(_ address: String) async throws -> (Int, String) {
+        let (data, response) = try await URLSession.shared.data(from: URL(string: address)!)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+}
