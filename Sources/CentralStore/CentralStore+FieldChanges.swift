@@ -108,18 +108,6 @@ extension CentralStore {
             return try FieldConflict(row: rows[0])
         }
     }
-
-    /// How many field changes the master has taken in, and how many conflicts are open.
-    public func fieldChangeCounts() async throws -> (recorded: Int64, applied: Int64, openConflicts: Int64) {
-        let rows = try await rows(
-            """
-            SELECT count(*), count(*) FILTER (WHERE applied),
-                   count(*) FILTER (WHERE conflict IS NOT NULL AND resolved_at IS NULL)
-            FROM field_changes
-            """
-        )
-        return try rows[0].decode((Int64, Int64, Int64).self)
-    }
 }
 
 extension FieldConflict {

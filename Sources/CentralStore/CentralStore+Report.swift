@@ -41,11 +41,17 @@ extension CentralStore {
                 """,
                 logger: logger
             ).collect().map(FieldTask.init(row:))
+            let field = try await connection.query(
+                "SELECT count(*)::int, count(*) FILTER (WHERE conflict IS NOT NULL AND resolved_at IS NULL)::int FROM field_changes",
+                logger: logger
+            ).collect()
+            let (fieldChanges, openConflicts) = try field[0].decode((Int, Int).self)
             let completed = byStatus["completed"] ?? 0
             let countable = total - (byStatus["cancelled"] ?? 0)
             return Report(
                 generatedAt: now, countsByStatus: byStatus, teams: teams, overdueTasks: overdue, total: total,
-                completionRate: countable > 0 ? Double(completed) / Double(countable) : nil
+                completionRate: countable > 0 ? Double(completed) / Double(countable) : nil,
+                fieldChanges: fieldChanges, openConflicts: openConflicts
             )
         }
     }

@@ -35,5 +35,8 @@ struct ReportCommand: AsyncParsableCommand {
             Output.line("Overdue:")
             TaskCommand.printTable(report.overdueTasks, names: names, now: report.generatedAt)
         }
+        Output.line()
+        Output.line("Field changes taken in: \(report.fieldChanges)   open conflicts: \(report.openConflicts)"
+            + (report.openConflicts > 0 ? " (see `teamwork-manager conflicts`)" : ""))
     }
 }

@@ -1,0 +1,60 @@
+import ArgumentParser
+import CentralStore
+import Foundation
+import TeamworkModel
+
+/// `teamwork-manager conflicts`: worker changes the master could not take as they were.
+struct ConflictsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conflicts",
+        abstract: "Worker changes the master could not take as they were, and why.",
+        discussion: """
+            Rules (docs/listener.md): a change for a cancelled or deleted task is not applied; the first \
+            completion of a task to reach the master wins; a completion of a task moved to another team or \
+            reassigned meanwhile is applied but listed; a claim of a task assigned meanwhile is not applied; \
+            changes the sync endpoint refused are listed with its reason.
+            """,
+        subcommands: [List.self, Resolve.self],
+        defaultSubcommand: List.self
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List open conflicts, oldest first.")
+        @OptionGroup var connection: ConnectionOptions
+        @Flag(help: "Include resolved conflicts.") var all = false
+        @Option(help: "Only this task's conflicts.") var task: Int64?
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let conflicts = try await connection.withStore { try await $0.conflicts(includeResolved: all, taskID: task) }
+            if output.json { return try Output.json(conflicts) }
+            if conflicts.isEmpty {
+                Output.line(all ? "No conflicts." : "No open conflicts.")
+                return
+            }
+            Output.table(["ID", "RULE", "APPLIED", "TASK", "WORKER", "CHANGE", "WHEN", "DETAIL"], conflicts.map { conflict in
+                [String(conflict.id), conflict.rule + (conflict.resolvedAt == nil ? "" : " (resolved)"),
+                 conflict.applied ? "yes" : "no",
+                 conflict.taskID.map { "\($0) \(conflict.taskTitle ?? "(deleted)")" } ?? "-",
+                 conflict.personName ?? String(conflict.personID), conflict.operation + (conflict.note.map { ": \($0)" } ?? ""),
+                 Output.date(conflict.madeAt), conflict.detail ?? ""]
+            }, maxWidth: 60)
+        }
+    }
+
+    struct Resolve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mark a conflict resolved, with a note of what was done.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Conflict id (from `conflicts`).") var id: Int64
+        @Option(help: "What was decided.") var note: String = ""
+
+        func validate() throws {
+            if note.count > 2_000 { throw ValidationError("--note has at most 2000 characters") }
+        }
+
+        func run() async throws {
+            let conflict = try await connection.withStore { try await $0.resolveConflict(id: id, resolution: note) }
+            Output.line("Resolved conflict \(conflict.id) (\(conflict.rule), task \(conflict.taskID.map(String.init) ?? "-"))")
+        }
+    }
+}
