@@ -1,0 +1,118 @@
+import ArgumentParser
+import CentralStore
+import EventListener
+import Foundation
+import Logging
+import ReplicaGenerator
+import TeamDatabase
+import TeamworkModel
+
+/// `teamwork-bench listener`: a backlog of worker changes across many teams
+/// applied to the master, then single changes timed from the replica file to
+/// the master. Prints figures; asserts nothing.
+struct ListenerBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listener",
+        abstract: "Measure the event listener: backlog throughput and write-to-master latency."
+    )
+    @Option(help: "PostgreSQL URL with rights to create a database; default: a throwaway local cluster.")
+    var adminURL: String?
+    @Option(help: "Number of teams.") var teams = 100
+    @Option(help: "Tasks per team; half are assigned, and each assigned one gets a start and a completion.")
+    var tasksPerTeam = 1_000
+    @Option(help: "Single changes timed in continuous mode.") var changes = 1_000
+    @Option(help: "Worker changes per PostgreSQL transaction.") var batch = 1_000
+
+    func run() async throws {
+        let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
+        defer { try? cluster?.stop() }
+        let name = "teamwork_bench_listener"
+        try await CentralStore.withStore(admin) { store in
+            try await store.dropDatabase(name)
+            _ = try await store.createDatabaseIfMissing(name)
+        }
+        let url = admin.with(database: name)
+        try await CentralStore.withStore(url) { store in
+            try await Migrator().migrate(store)
+            try await store.benchmarkSeed(teams: teams, tasksPerTeam: tasksPerTeam)
+        }
+        let folder = FileManager.default.temporaryDirectory.appending(path: "teamwork-bench-listener")
+        try? FileManager.default.removeItem(at: folder)
+        var quiet = Logger(label: "bench")
+        quiet.logLevel = .critical
+        let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, sweepInterval: .seconds(5)), logger: quiet)
+        try await generator.rebuildAll()
+        let listener = try EventListener(.init(databaseURL: url, directory: folder, batchSize: batch), logger: quiet)
+        print("machine: \(ProcessInfo.processInfo.processorCount) cores; \(teams) teams x \(tasksPerTeam) tasks")
+
+        // The backlog, written as the sync endpoint writes pushes.
+        let directory = try ReplicaDirectory(folder)
+        var start = ContinuousClock.now
+        var backlog = 0
+        for replica in try directory.replicas() where replica != .common {
+            backlog += try directory.syntheticFieldWork(in: replica)
+        }
+        print(String(format: "backlog: %d worker changes written into %d team databases in %.2f s", backlog, teams,
+                     ReplicaBenchmark.since(start)))
+
+        start = ContinuousClock.now
+        let report = try await listener.once()
+        let elapsed = ReplicaBenchmark.since(start)
+        print(String(format: "batch: %d changes applied to the master in %.2f s = %.0f changes/s (%d per transaction, listen --once)",
+                     report.recorded, elapsed, Double(report.recorded) / elapsed, batch))
+
+        try await latency(url, generator: generator, directory: directory)
+        print("peak RSS: \(ReplicaBenchmark.peakRSSMegabytes()) MB")
+    }
+
+    /// Continuous mode with the generator running too, as `teamwork-service run`
+    /// does: each sample reopens one completed task in its team database (as a
+    /// pushed change) and waits until the master's notification of that task's change.
+    private func latency(_ url: DatabaseURL, generator: ReplicaGenerator, directory: ReplicaDirectory) async throws {
+        var quiet = Logger(label: "bench")
+        quiet.logLevel = .critical
+        let listener = try EventListener(.init(databaseURL: url, directory: directory.url, batchSize: batch), logger: quiet)
+        let generating = Task { try await generator.run() }
+        let listening = Task { await listener.run() }
+        defer {
+            listener.stop()
+            generating.cancel()
+        }
+        let (notifications, notify) = AsyncStream<Void>.makeStream()
+        let (ready, isReady) = AsyncStream<Void>.makeStream()
+        let watching = Task {
+            try await CentralStore.withStore(url, logger: quiet) { store in
+                try await store.listenToFeed(ready: { isReady.yield() }, notified: { notify.yield() })
+            }
+        }
+        defer { watching.cancel() }
+        var readyIterator = ready.makeAsyncIterator()
+        _ = await readyIterator.next()
+        try await Task.sleep(for: .seconds(1))
+
+        let samplesToTake = changes
+        let targets = try await CentralStore.withStore(url) { store in
+            try await store.listTasks(TaskFilter(statuses: [.completed], limit: samplesToTake)).map { ($0.id, $0.teamID!, $0.completedBy!) }
+        }
+        var samples: [Double] = []
+        var iterator = notifications.makeAsyncIterator()
+        try await CentralStore.withStore(url, logger: quiet) { store in
+            for (task, team, person) in targets {
+                let start = ContinuousClock.now
+                _ = try directory.push([WorkerChange(id: "reopen-\(task)", operation: .reopen, taskID: task, madeAt: Date())],
+                                       to: .team(team), by: person)
+                while await iterator.next() != nil {
+                    if try await store.task(id: task).status != .completed { break }
+                }
+                samples.append(ReplicaBenchmark.since(start) * 1000)
+            }
+        }
+        samples.sort()
+        func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int(Double(samples.count) * p))] }
+        print(String(format: "latency from a change written to a team database to the master showing it, over %d changes "
+            + "(continuous mode, generator running): p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+                     samples.count, percentile(0.5), percentile(0.99), samples.last ?? 0))
+        listener.stop()
+        await listening.value
+    }
+}
