@@ -58,17 +58,67 @@ ALTER TABLE task_history ADD CONSTRAINT task_history_action_check
     CHECK (action IN ('created', 'updated', 'deleted', 'field_change'));
 CREATE INDEX task_history_field_change_idx ON task_history (field_change_id) WHERE field_change_id IS NOT NULL;
 
-CREATE FUNCTION task_history_field_change() RETURNS trigger
-LANGUAGE plpgsql AS $$
+-- The history trigger records which field change (if any) an entry came from,
+-- and works out the changed fields in one query rather than key by key.
+CREATE OR REPLACE FUNCTION tasks_record_change() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+DECLARE
+    old_row jsonb;
+    new_row jsonb;
+    diff    jsonb;
+    field_change text := nullif(current_setting('teamwork.field_change', true), '');
 BEGIN
-    IF NEW.field_change_id IS NULL THEN
-        NEW.field_change_id := nullif(current_setting('teamwork.field_change', true), '');
+    IF TG_OP = 'INSERT' THEN
+        new_row := to_jsonb(NEW) - 'id' - 'version' - 'updated_at' - 'created_at';
+        SELECT coalesce(jsonb_object_agg(key, jsonb_build_object('old', NULL, 'new', value)), '{}'::jsonb)
+          INTO diff FROM jsonb_each(new_row) WHERE value <> 'null'::jsonb;
+        INSERT INTO task_history (task_id, action, actor_id, changes, field_change_id)
+        VALUES (NEW.id, 'created', teamwork_actor_id(), diff, field_change);
+        PERFORM teamwork_feed_append('task', NEW.id, 'insert', NEW.team_id, NULL, NEW.assignee_id, NULL);
+        RETURN NEW;
+    ELSIF TG_OP = 'UPDATE' THEN
+        old_row := to_jsonb(OLD) - 'version' - 'updated_at';
+        new_row := to_jsonb(NEW) - 'version' - 'updated_at';
+        SELECT jsonb_object_agg(n.key, jsonb_build_object('old', o.value, 'new', n.value))
+          INTO diff FROM jsonb_each(new_row) n JOIN jsonb_each(old_row) o ON o.key = n.key
+         WHERE o.value IS DISTINCT FROM n.value;
+        IF diff IS NULL THEN
+            RETURN NEW;
+        END IF;
+        INSERT INTO task_history (task_id, action, actor_id, changes, field_change_id)
+        VALUES (NEW.id, 'updated', teamwork_actor_id(), diff, field_change);
+        PERFORM teamwork_feed_append('task', NEW.id, 'update', NEW.team_id, OLD.team_id, NEW.assignee_id, OLD.assignee_id);
+        RETURN NEW;
+    ELSE
+        old_row := to_jsonb(OLD) - 'id' - 'version' - 'updated_at' - 'created_at';
+        SELECT coalesce(jsonb_object_agg(key, jsonb_build_object('old', value, 'new', NULL)), '{}'::jsonb)
+          INTO diff FROM jsonb_each(old_row) WHERE value <> 'null'::jsonb;
+        INSERT INTO task_history (task_id, action, actor_id, changes, field_change_id)
+        VALUES (OLD.id, 'deleted', teamwork_actor_id(), diff, field_change);
+        PERFORM teamwork_feed_append('task', OLD.id, 'delete', NULL, OLD.team_id, NULL, OLD.assignee_id);
+        RETURN OLD;
     END IF;
-    RETURN NEW;
 END
 $$;
-CREATE TRIGGER task_history_field_change BEFORE INSERT ON task_history
-    FOR EACH ROW EXECUTE FUNCTION task_history_field_change();
+
+-- The feed is appended to only by the SECURITY DEFINER triggers above, which run
+-- as the owner: the function itself needs no rights of its own, and nobody
+-- else may call it.
+CREATE OR REPLACE FUNCTION teamwork_feed_append(
+    p_entity text, p_entity_id bigint, p_operation text,
+    p_team bigint, p_old_team bigint, p_assignee bigint, p_old_assignee bigint
+) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(7310150001);
+    INSERT INTO change_feed (position, entity, entity_id, operation, team_id, old_team_id, assignee_id, old_assignee_id)
+    VALUES (nextval('change_feed_position_seq'), p_entity, p_entity_id, p_operation,
+            p_team, p_old_team, p_assignee, p_old_assignee);
+    -- A constant payload: PostgreSQL folds the notifications of one transaction into one.
+    PERFORM pg_notify('teamwork_feed', '');
+END
+$$;
+REVOKE ALL ON FUNCTION teamwork_feed_append(text, bigint, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
 
 -- Applies one batch of worker changes read from one replica, in position order,
 -- and moves the cursor of p_source to (p_position, p_change_id), all in the
@@ -114,15 +164,14 @@ BEGIN
         RAISE EXCEPTION 'not a team or personal replica: %', p_replica USING ERRCODE = '22023';
     END IF;
 
+    -- Exactly once: a change already in the ledger was taken in before.
     FOR c IN
         SELECT * FROM jsonb_to_recordset(p_changes) AS x(
             position bigint, change_id text, person_id bigint, task_id bigint, operation text, note text,
             made_at bigint, received_at bigint, latitude double precision, longitude double precision, rejection text)
+        WHERE NOT EXISTS (SELECT 1 FROM field_changes f WHERE f.person_id = x.person_id AND f.change_id = x.change_id)
         ORDER BY x.position
     LOOP
-        -- Exactly once: a change already in the ledger was taken in before.
-        PERFORM 1 FROM field_changes f WHERE f.person_id = c.person_id AND f.change_id = c.change_id;
-        CONTINUE WHEN FOUND;
 
         v_applied := false;
         v_changed := false;
@@ -235,8 +284,9 @@ BEGIN
         -- Every change about a task leaves one history entry: the update it made,
         -- or, when it changed nothing, an entry saying what came in and why.
         IF c.task_id IS NOT NULL AND NOT v_changed THEN
-            INSERT INTO task_history (task_id, action, actor_id, changes)
-            SELECT c.task_id, 'field_change', c.person_id, jsonb_object_agg(k, jsonb_build_object('old', NULL, 'new', v))
+            INSERT INTO task_history (task_id, action, actor_id, changes, field_change_id)
+            SELECT c.task_id, 'field_change', c.person_id, jsonb_object_agg(k, jsonb_build_object('old', NULL, 'new', v)),
+                   c.change_id
               FROM (VALUES ('operation', to_jsonb(c.operation)), ('applied', to_jsonb(v_applied)),
                            ('conflict', to_jsonb(v_conflict)), ('detail', to_jsonb(v_detail)), ('note', to_jsonb(c.note))
                    ) AS entry (k, v)

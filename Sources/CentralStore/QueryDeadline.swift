@@ -32,15 +32,15 @@ extension CentralStore {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 outcome.install(continuation)
-                let work = Task {
-                    do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
-                }
-                Task {
-                    try? await Task.sleep(for: limit)
+                let timer = Task {
+                    try await Task.sleep(for: limit)
                     if outcome.resume(.failure(QueryDeadlineExceeded(limit: limit))) {
-                        work.cancel()
                         Task { try? await connection.close() }
                     }
+                }
+                Task {
+                    do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
+                    timer.cancel()
                 }
             }
         } onCancel: {

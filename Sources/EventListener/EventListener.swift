@@ -123,12 +123,22 @@ public final class EventListener: Sendable {
 
     private func drainLocked(_ store: CentralStore, replica: ReplicaID, path: String, source: String,
                              report: inout PassReport) async throws {
+        let (limit, busyTimeout) = (configuration.batchSize, configuration.busyTimeout)
+        @Sendable func read(after cursor: ListenerCursor) -> Result<WorkerChangeBatch, any Error> {
+            Result { try ReplicaDirectory.workerChanges(at: path, after: cursor, limit: limit, busyTimeout: busyTimeout) }
+        }
         var cursor = try await store.listenerCursor(source: source)
+        // The next batch is read from SQLite while PostgreSQL applies this one.
+        var prefetched: Task<Result<WorkerChangeBatch, any Error>, Never>?
         while true {
             let batch: WorkerChangeBatch
             do {
-                batch = try ReplicaDirectory.workerChanges(at: path, after: cursor, limit: configuration.batchSize,
-                                                           busyTimeout: configuration.busyTimeout)
+                if let prefetched {
+                    batch = try await prefetched.value.get()
+                } else {
+                    batch = try read(after: cursor).get()
+                }
+                prefetched = nil
             } catch {
                 let locked = "\(error)".contains("locked") || "\(error)".contains("busy")
                 report.skipped[source] = locked ? "locked by another writer: \(error)" : "cannot read it: \(error)"
@@ -142,6 +152,9 @@ public final class EventListener: Sendable {
             }
             metrics.lag(replica: source, waiting: batch.waiting, oldest: batch.oldestReceivedAt)
             guard let next = batch.cursorAfter else { return }
+            if batch.changes.count < batch.waiting {
+                prefetched = Task { read(after: next) }
+            }
             let started = ContinuousClock.now
             let outcomes: [FieldChangeOutcome]
             do {

@@ -36,13 +36,22 @@ extension ReplicaDirectory {
     /// for a writer; a damaged or locked file throws.
     public static func workerChanges(at path: String, after cursor: ListenerCursor, limit: Int,
                                      busyTimeout: TimeInterval = 2) throws -> WorkerChangeBatch {
+        // Read-only: a file opened for writing reports a write when it is closed,
+        // which would wake a watching listener for nothing.
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        configuration.readonly = true
+        var queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         let version = try queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }
         if (1..<ReplicaSchema.version).contains(version) {
-            try ReplicaSchema.upgrade(queue)
+            try queue.close()
+            configuration.readonly = false
+            let writable = try DatabaseQueue(path: path, configuration: configuration)
+            try ReplicaSchema.upgrade(writable)
+            try writable.close()
+            configuration.readonly = true
+            queue = try DatabaseQueue(path: path, configuration: configuration)
         } else if version != ReplicaSchema.version {
             throw ReplicaError("\(path) has schema version \(version), expected \(ReplicaSchema.version)")
         }
