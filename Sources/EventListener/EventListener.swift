@@ -86,7 +86,7 @@ public final class EventListener: Sendable {
     /// read is reported and skipped; a lost database connection throws.
     public func pass(_ store: CentralStore, only names: Set<String>? = nil) async throws -> PassReport {
         var report = PassReport()
-        let live = try replicas.replicas().filter { $0 != .common && (names == nil || names!.contains($0.name)) }
+        let live = try replicas.replicas().filter { $0 != .common && names?.contains($0.name) != false }
         for replica in live {
             if wakeups.isStopping { return report }
             try await drain(store, replica: replica, path: replicas.path(of: replica), source: replica.name, report: &report)
@@ -140,7 +140,7 @@ public final class EventListener: Sendable {
                 }
                 prefetched = nil
             } catch {
-                let locked = "\(error)".contains("locked") || "\(error)".contains("busy")
+                let locked = ReplicaDirectory.isBusy(error)
                 report.skipped[source] = locked ? "locked by another writer: \(error)" : "cannot read it: \(error)"
                 metrics.error(locked ? "replica_locked" : "replica_unreadable")
                 logger.error("skipping a replica file", metadata: ["source": "\(source)", "error": "\(error)"])

@@ -62,10 +62,11 @@ public enum SyncServer {
 
     static func makeRouter(_ configuration: Configuration, store: SharedStore) -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
-        router.get("/health") { _, _ -> Response in
-            guard let health = configuration.health else { return Self.json(.ok, ["status": "ok"]) }
+        router.get("/health") { _, _ -> EditedResponse<Health> in
+            guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
             let (healthy, details) = await health()
-            return Self.json(healthy ? .ok : .serviceUnavailable, details.merging(["status": healthy ? "ok" : "unhealthy"]) { $1 })
+            return EditedResponse(status: healthy ? .ok : .serviceUnavailable,
+                                  response: Health(fields: details.merging(["status": healthy ? "ok" : "unhealthy"]) { $1 }))
         }
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
@@ -84,10 +85,12 @@ public enum SyncServer {
     }
 }
 
-extension SyncServer {
-    static func json(_ status: HTTPResponse.Status, _ fields: [String: String]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+/// What `GET /health` answers: the status and, in `run`, each part's.
+struct Health: ResponseEncodable {
+    var fields: [String: String]
+
+    func encode(to encoder: any Encoder) throws {
+        try fields.encode(to: encoder)
     }
 }
 

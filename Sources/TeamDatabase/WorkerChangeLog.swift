@@ -9,10 +9,13 @@ public struct WorkerChangeBatch: Sendable {
     /// The file no longer holds the cursor's change at its position (it was
     /// recreated and its positions restarted): the batch starts from the beginning.
     public var restarted: Bool
-    /// How many changes follow the cursor in all (this batch included).
+    /// How many changes follow the cursor in all, this batch included: at most
+    /// (positions can have gaps), read from the last position rather than counted.
     public var waiting: Int
     /// When the oldest of them was received, if any.
-    public var oldestReceivedAt: Date?
+    public var oldestReceivedAt: Date? {
+        changes.first.map { Date(timeIntervalSince1970: Double($0.receivedAt) / 1000) }
+    }
 
     /// The cursor after this batch is taken in.
     public var cursorAfter: ListenerCursor? {
@@ -29,6 +32,13 @@ extension ReplicaDirectory {
                   let replica = ReplicaID(fileName: String(name[..<dot])), replica != .common else { return nil }
             return (replica, retiredURL.appending(path: name).path, name)
         }
+    }
+
+    /// Whether `error` means another connection held the file too long (busy or
+    /// locked), as opposed to a file that cannot be read at all.
+    public static func isBusy(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
     }
 
     /// Reads up to `limit` worker changes after `cursor` from the replica file
@@ -75,11 +85,8 @@ extension ReplicaDirectory {
                                      note: row[5], madeAt: row[6], receivedAt: row[7], latitude: row[8], longitude: row[9],
                                      rejection: row[10])
             }
-            let summary = try Row.fetchOne(db, sql: "SELECT count(*), min(received_at) FROM worker_changes WHERE position > ?",
-                                           arguments: [after])
-            let oldest: Int64? = summary?[1]
-            return WorkerChangeBatch(changes: changes, restarted: restarted, waiting: summary?[0] ?? 0,
-                                     oldestReceivedAt: oldest.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+            let last = try Int64.fetchOne(db, sql: "SELECT max(position) FROM worker_changes") ?? 0
+            return WorkerChangeBatch(changes: changes, restarted: restarted, waiting: Int(max(0, last - after)))
         }
     }
 }
