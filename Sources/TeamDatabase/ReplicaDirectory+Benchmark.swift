@@ -29,4 +29,42 @@ extension ReplicaDirectory {
         }
         return accepted
     }
+
+    /// Pushes, as the sync endpoint would, a claim, a start and a completion of
+    /// up to `limit` free-floating tasks of a team replica, shared out among its
+    /// members in turn; with `workersPerTask` 2, the next member does the same
+    /// work on each task too (and the endpoint refuses what comes second, as
+    /// when two workers take the same task offline). Change ids are
+    /// `<prefix>-<task>-<person>-claim|start|complete`. Returns how many changes
+    /// were written (accepted or refused), and how many of them were accepted.
+    @discardableResult
+    public func syntheticFreeWork(in replica: ReplicaID, limit: Int = .max, workersPerTask: Int = 1,
+                                  prefix: String = "free", madeAt: Date = Date()) throws -> (written: Int, accepted: Int) {
+        guard case .team = replica, let queue = try open(replica) else { return (0, 0) }
+        let (free, members) = try queue.read { db in
+            (try Int64.fetchAll(db, sql: """
+                SELECT id FROM tasks WHERE assignee_id IS NULL AND status = 'open' ORDER BY id LIMIT ?
+                """, arguments: [limit]),
+             try Int64.fetchAll(db, sql: "SELECT person_id FROM members ORDER BY person_id"))
+        }
+        try queue.close()
+        guard !members.isEmpty else { return (0, 0) }
+        var work: [Int64: [WorkerChange]] = [:]
+        for (index, task) in free.enumerated() {
+            for turn in 0..<min(workersPerTask, members.count) {
+                let person = members[(index + turn) % members.count]
+                work[person, default: []] += [WorkerChange.Operation.claim, .start, .complete].map { operation in
+                    WorkerChange(id: "\(prefix)-\(task)-\(person)-\(operation.rawValue)", operation: operation,
+                                 taskID: task, note: operation == .complete ? "done \(task)" : nil, madeAt: madeAt)
+                }
+            }
+        }
+        var written = 0, accepted = 0
+        for (person, changes) in work.sorted(by: { $0.key < $1.key }) {
+            let results = try push(changes, to: replica, by: person)
+            written += results.count
+            accepted += results.filter { $0.status == .accepted }.count
+        }
+        return (written, accepted)
+    }
 }

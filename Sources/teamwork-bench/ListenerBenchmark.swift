@@ -18,7 +18,7 @@ struct ListenerBenchmark: AsyncParsableCommand {
     @Option(help: "PostgreSQL URL with rights to create a database; default: a throwaway local cluster.")
     var adminURL: String?
     @Option(help: "Number of teams.") var teams = 100
-    @Option(help: "Tasks per team; half are assigned, and each assigned one gets a start and a completion.")
+    @Option(help: "Tasks per team; half are assigned, and each assigned one gets a start and a completion; then a third of all are free ones claimed, started and completed.")
     var tasksPerTeam = 1_000
     @Option(help: "Single changes timed in continuous mode.") var changes = 1_000
     @Option(help: "Worker changes per PostgreSQL transaction.") var batch = 1_000
@@ -58,11 +58,44 @@ struct ListenerBenchmark: AsyncParsableCommand {
         start = ContinuousClock.now
         let report = try await listener.once()
         let elapsed = ReplicaBenchmark.since(start)
-        print(String(format: "batch: %d changes applied to the master in %.2f s = %.0f changes/s (%d per transaction, listen --once)",
+        print(String(format: "assigned: %d changes (start, complete by the assignee) applied to the master in %.2f s = %.0f changes/s (%d per transaction, listen --once)",
                      report.recorded, elapsed, Double(report.recorded) / elapsed, batch))
+        if report.recorded != backlog || report.applied != backlog {
+            print("warning: \(backlog) written, \(report.recorded) recorded, \(report.applied) applied")
+        }
+
+        // Free-floating work: a third of each team's tasks claimed, started and
+        // completed by one member each (the bulk path, claims included) ...
+        try await measure("free-floating", "claim, start, complete by one member each", listener) {
+            try directory.replicas().filter { $0 != .common }.reduce(0) {
+                $0 + (try directory.syntheticFreeWork(in: $1, limit: tasksPerTeam / 3, prefix: "free").written)
+            }
+        }
+        // ... then the rest of the free tasks worked by two members each, offline:
+        // the sync endpoint refuses the second, and every change of these tasks
+        // goes the change-by-change way (the rules and their conflicts).
+        try await measure("contested", "two members each claim, start, complete; the second refused", listener) {
+            try directory.replicas().filter { $0 != .common }.reduce(0) {
+                $0 + (try directory.syntheticFreeWork(in: $1, workersPerTask: 2, prefix: "contested").written)
+            }
+        }
 
         try await latency(url, generator: generator, directory: directory)
         print("peak RSS: \(ReplicaBenchmark.peakRSSMegabytes()) MB")
+    }
+
+    /// Writes a backlog, then times one `listen --once` over it.
+    private func measure(_ name: String, _ what: String, _ listener: EventListener,
+                         write: () throws -> Int) async throws {
+        let written = try write()
+        let start = ContinuousClock.now
+        let report = try await listener.once()
+        let elapsed = ReplicaBenchmark.since(start)
+        print(String(format: "%@: %d changes (%@) applied to the master in %.2f s = %.0f changes/s; %d applied, %d conflicts",
+                     name, report.recorded, what, elapsed, Double(report.recorded) / elapsed, report.applied, report.conflicts))
+        if report.recorded != written {
+            print("warning: \(written) written, \(report.recorded) recorded")
+        }
     }
 
     /// Continuous mode with the generator running too, as `teamwork-service run`

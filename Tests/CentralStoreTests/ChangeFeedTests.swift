@@ -29,6 +29,31 @@ struct ChangeFeedTests {
         }
     }
 
+    @Test func aStatementChangingManyTasksGivesEachItsOwnHistoryEntryAndPosition() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            var bos: [Int64] = []
+            for title in ["one", "two", "three"] {
+                bos.append(try await store.createTask(try world.task(title, team: world.red, assignee: world.bo)).id)
+            }
+            let anns = try await store.createTask(try world.task("ann's", team: world.red, assignee: world.ann)).id
+            let start = try await store.feed().last?.position ?? 0
+            // One DELETE of the membership; its foreign key releases all of Bo's red tasks in one UPDATE.
+            try await store.removeMember(teamID: world.red.id, personID: world.bo.id)
+
+            let taskEntries = try await store.feed(after: start).filter { $0.entity == "task" }
+            #expect(taskEntries.map(\.entityID).sorted() == bos)
+            #expect(taskEntries.allSatisfy { $0.operation == "update" && $0.oldAssigneeID == world.bo.id && $0.assigneeID == nil })
+            for id in bos {
+                let released = try await store.history(taskID: id).filter { $0.action == "updated" }
+                #expect(released.count == 1)
+                #expect(released.first?.changes["assignee_id"]?.old == "\(world.bo.id)")
+                #expect(released.first?.changes["status"]?.new == "open")
+            }
+            #expect(try await store.history(taskID: anns).map(\.action) == ["created"])
+        }
+    }
+
     @Test func anUpdateThatChangesNothingAddsNoPositionAndNoHistory() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
