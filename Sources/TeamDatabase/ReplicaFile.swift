@@ -171,10 +171,10 @@ public final class ReplicaBuild {
             try db.execute(sql: "PRAGMA synchronous = OFF")
             try db.execute(sql: "PRAGMA cache_size = -16000")
         }
+        try Self.write(ReplicaSchema.emptyFile(for: replica), to: temporaryPath)
         queue = try DatabaseQueue(path: temporaryPath, configuration: configuration)
         try queue.inDatabase { db in
             try db.execute(sql: "BEGIN")
-            try ReplicaSchema.create(db, for: replica)
             try db.execute(
                 sql: """
                     INSERT INTO meta (id, kind, owner_id, schema_version, epoch, feed_position, generated_at)
@@ -262,6 +262,20 @@ public final class ReplicaBuild {
         transaction = nil
         try? queue.close()
         unlink(temporaryPath)
+    }
+
+    /// Creates `path` (it must not exist) holding `bytes`.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ReplicaError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw ReplicaError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            written += count
+        }
     }
 
     static func fsync(path: String) throws {

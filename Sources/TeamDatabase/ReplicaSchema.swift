@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The SQLite schema of the replicas, versioned in code. A shipped migration is
 /// never modified; a change adds a new one and bumps ``version``.
@@ -177,5 +178,28 @@ public enum ReplicaSchema {
     static func create(_ db: Database, for replica: ReplicaID) throws {
         try db.execute(sql: replica == .common ? commonTables : teamTables)
         try db.execute(sql: "PRAGMA user_version = \(version)")
+    }
+
+    /// The bytes of an empty file of the replica's kind (tables made, no rows):
+    /// a full rebuild writes a thousand new files, and copying these is much
+    /// cheaper than running the schema's DDL in each.
+    static func emptyFile(for replica: ReplicaID) throws -> [UInt8] {
+        try (replica == .common ? emptyCommonFile : emptyTeamFile).get()
+    }
+
+    private static let emptyTeamFile = Result { try serializedEmptyFile(for: .team(0)) }
+    private static let emptyCommonFile = Result { try serializedEmptyFile(for: .common) }
+
+    private static func serializedEmptyFile(for replica: ReplicaID) throws -> [UInt8] {
+        let queue = try DatabaseQueue()
+        return try queue.inDatabase { db in
+            try create(db, for: replica)
+            var size: sqlite3_int64 = 0
+            guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {
+                throw ReplicaError("cannot serialize an empty replica")
+            }
+            defer { sqlite3_free(bytes) }
+            return Array(UnsafeRawBufferPointer(start: bytes, count: Int(size)))
+        }
     }
 }
