@@ -5,7 +5,7 @@ import TeamworkModel
 
 /// The common data of one master snapshot — teams, people, who belongs where —
 /// and what each replica shows of it.
-struct CommonData {
+struct CommonData: Sendable {
     var teams: [Team]
     var teamsByID: [Int64: Team]
     var people: [Int64: Person]

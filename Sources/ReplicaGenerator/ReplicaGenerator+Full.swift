@@ -31,74 +31,69 @@ extension ReplicaGenerator {
                 let position = snapshot.feedPosition
                 let common = try await CommonData.load(snapshot)
 
+                // Files are built on their own threads while this task reads rows;
+                // rows are copied straight from the network buffers into SQLite.
+                let builds = ParallelBuilds(directory: replicas, feedPosition: position, common: common,
+                                            threads: configuration.buildThreads)
                 var built: Set<ReplicaID> = []
-                var current: ReplicaBuild?
-                var unpublished: [FinishedReplica] = []
+                var current: ReplicaID?
+                var pending: [RowCopier] = []
                 var count = 0
                 var lastReport = clock.now
 
-                func begin(_ replica: ReplicaID) throws {
-                    let build = try replicas.startBuild(of: replica, feedPosition: position)
-                    try build.write { tx in
-                        let owner = common.owner(of: replica)
-                        try tx.setOwner(name: owner.name, slug: owner.slug)
-                        try tx.replaceMembers(common.members(of: replica))
+                func publishFinished(atLeast minimum: Int) throws {
+                    let finished = builds.takeFinished()
+                    guard !finished.isEmpty else { return }
+                    if finished.count >= minimum {
+                        try replicas.publish(finished)
+                    } else {
+                        builds.putBack(finished)
                     }
-                    current = build
                 }
-                func finish() throws {
-                    if let build = current {
-                        unpublished.append(try build.finish())
-                        built.insert(build.replica)
+                func switchTo(_ replica: ReplicaID?) async throws {
+                    if !pending.isEmpty {
+                        try await builds.write(pending)
+                        pending = []
+                        pending.reserveCapacity(configuration.writeBatch)
                     }
-                    current = nil
-                    if unpublished.count >= configuration.publishBatch { try publish() }
-                }
-                func publish() throws {
-                    try replicas.publish(unpublished)
-                    unpublished.removeAll(keepingCapacity: true)
+                    if current != nil { try await builds.finish() }
+                    current = replica
+                    if let replica {
+                        built.insert(replica)
+                        try await builds.begin(replica)
+                    }
+                    try publishFinished(atLeast: configuration.publishBatch)
                 }
 
-                // Rows are copied straight from the network buffers into SQLite,
-                // a batch of them per call into the replica's transaction.
-                var pending: [RowCopier] = []
-                var seenLocations: Set<Int64> = []
-                func flush() throws {
-                    guard let build = current, !pending.isEmpty else { return }
-                    try build.write { tx in
-                        for copier in pending {
-                            try tx.upsertTask(copier.bindTask)
-                            if copier.hasLocation, let id = copier.locationID, seenLocations.insert(id).inserted {
-                                try tx.upsertLocation(copier.bindLocation)
-                            }
+                do {
+                    try await snapshot.forEachTaskRow { row in
+                        let copier = RowCopier(row)
+                        guard let replica = ReplicaID.holding(teamID: copier.teamID, assigneeID: copier.assigneeID) else {
+                            return
+                        }
+                        if current != replica { try await switchTo(replica) }
+                        pending.append(copier)
+                        if pending.count >= configuration.writeBatch {
+                            try await builds.write(pending)
+                            pending = []
+                            pending.reserveCapacity(configuration.writeBatch)
+                        }
+                        count += 1
+                        if clock.now - lastReport > .seconds(1) {
+                            lastReport = clock.now
+                            progress(RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started))
                         }
                     }
-                    pending.removeAll(keepingCapacity: true)
-                }
-                try await snapshot.forEachTaskRow { row in
-                    let copier = RowCopier(row)
-                    guard let replica = ReplicaID.holding(teamID: copier.teamID, assigneeID: copier.assigneeID) else { return }
-                    if current?.replica != replica {
-                        try flush()
-                        try finish()
-                        try begin(replica)
-                        seenLocations.removeAll(keepingCapacity: true)
+                    for team in common.teams where !built.contains(.team(team.id)) {
+                        try await switchTo(.team(team.id))
                     }
-                    pending.append(copier)
-                    if pending.count >= configuration.writeBatch { try flush() }
-                    count += 1
-                    if clock.now - lastReport > .seconds(1) {
-                        lastReport = clock.now
-                        progress(RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started))
-                    }
+                    try await switchTo(nil)
+                    try await builds.drain()
+                    try publishFinished(atLeast: 1)
+                } catch {
+                    await builds.abandon()
+                    throw error
                 }
-                try flush()
-                try finish()
-                for team in common.teams where !built.contains(.team(team.id)) {
-                    try begin(.team(team.id))
-                    try finish()
-                }
-                try publish()
                 try await buildCommon(snapshot, common, position: position)
                 built.insert(.common)
                 for stale in existing.subtracting(built) {

@@ -26,15 +26,19 @@ public struct ReplicaGenerator: Sendable {
         public var writeBatch: Int
         /// Full rebuild: files made durable with one flush and swapped in together.
         public var publishBatch: Int
+        /// Full rebuild: files built at once, each on its own thread, while rows are read.
+        public var buildThreads: Int
 
         public init(databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
-                    sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256) {
+                    sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256,
+                    buildThreads: Int = ProcessInfo.processInfo.activeProcessorCount) {
             self.databaseURL = databaseURL
             self.directory = directory
             self.pageSize = pageSize
             self.sweepInterval = sweepInterval
             self.writeBatch = writeBatch
-        self.publishBatch = publishBatch
+            self.publishBatch = publishBatch
+            self.buildThreads = buildThreads
         }
     }
 

@@ -7,7 +7,7 @@ import TeamDatabase
 /// replica without making Swift values of its fields: text goes from the
 /// network buffer to SQLite, integers and floats are read in place, timestamps
 /// become milliseconds. The full rebuild's inner loop.
-struct RowCopier {
+struct RowCopier: Sendable {
     /// Microseconds from 1970 to PostgreSQL's epoch, 2000-01-01.
     static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
 

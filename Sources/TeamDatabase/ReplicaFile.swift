@@ -143,6 +143,11 @@ public struct FinishedReplica: Sendable {
     public var replica: ReplicaID
     var temporaryPath: String
     var finalPath: String
+
+    /// Removes the file instead of publishing it.
+    public func discard() {
+        unlink(temporaryPath)
+    }
 }
 
 /// A replica file being built from scratch; nothing is visible until it is published.

@@ -1,0 +1,170 @@
+import Foundation
+import TeamDatabase
+import TeamworkModel
+
+/// The full rebuild's writers. Replica files are built on a few serial queues,
+/// one file per queue at a time, while the caller goes on reading rows from
+/// PostgreSQL: creating a file, filling it and closing it is most of a
+/// rebuild's work, and files are independent of each other.
+///
+/// A file's work (begin, its rows, finish) goes to one queue, in order, so each
+/// file is only ever touched by one thread. At most `limit` pieces of work wait
+/// at once, so memory stays flat however fast PostgreSQL sends rows. After the
+/// first failure the rest is skipped; ``drain()`` reports it.
+final class ParallelBuilds: @unchecked Sendable {
+    // @unchecked: builders[i] is only touched on queues[i]; `current` only by
+    // the caller, which is one task; everything shared is behind `state`.
+
+    /// What one queue is building.
+    private final class Builder {
+        var build: ReplicaBuild?
+        var seenLocations: Set<Int64> = []
+    }
+
+    private struct State: Sendable {
+        var inFlight = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var finished: [FinishedReplica] = []
+        var failure: (any Error)?
+    }
+
+    private let directory: ReplicaDirectory
+    private let feedPosition: Int64
+    private let common: CommonData
+    private let queues: [DispatchQueue]
+    private let builders: [Builder]
+    private let limit: Int
+    private let state = Locked(State())
+    private var turn = -1
+
+    init(directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, threads: Int, limit: Int = 16) {
+        self.directory = directory
+        self.feedPosition = feedPosition
+        self.common = common
+        let threads = max(1, threads)
+        queues = (0..<threads).map { DispatchQueue(label: "teamwork.generator.build-\($0)") }
+        builders = (0..<threads).map { _ in Builder() }
+        self.limit = max(limit, threads)
+    }
+
+    /// Starts building `replica` on the next queue; the rows that follow go there.
+    func begin(_ replica: ReplicaID) async throws {
+        turn = (turn + 1) % queues.count
+        let directory = directory, feedPosition = feedPosition, common = common
+        try await submit { builder in
+            let build = try directory.startBuild(of: replica, feedPosition: feedPosition)
+            builder.build = build
+            builder.seenLocations.removeAll(keepingCapacity: true)
+            try build.write { tx in
+                let owner = common.owner(of: replica)
+                try tx.setOwner(name: owner.name, slug: owner.slug)
+                try tx.replaceMembers(common.members(of: replica))
+            }
+        }
+    }
+
+    /// Writes rows (and their locations, once per file) into the file begun last.
+    func write(_ rows: [RowCopier]) async throws {
+        try await submit { builder in
+            guard let build = builder.build else { return }
+            try build.write { tx in
+                for row in rows {
+                    try tx.upsertTask(row.bindTask)
+                    if row.hasLocation, let id = row.locationID, builder.seenLocations.insert(id).inserted {
+                        try tx.upsertLocation(row.bindLocation)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Finishes the file begun last; it waits in ``takeFinished()`` to be published.
+    func finish() async throws {
+        let state = state
+        try await submit { builder in
+            guard let build = builder.build else { return }
+            builder.build = nil
+            let finished = try build.finish()
+            state.mutate { $0.finished.append(finished) }
+        }
+    }
+
+    /// The files finished so far and not yet taken.
+    func takeFinished() -> [FinishedReplica] {
+        state.mutate { state in
+            defer { state.finished.removeAll() }
+            return state.finished
+        }
+    }
+
+    /// Returns files taken but not published yet, to be taken again later.
+    func putBack(_ finished: [FinishedReplica]) {
+        state.mutate { $0.finished.insert(contentsOf: finished, at: 0) }
+    }
+
+    /// Waits until every queue is idle, then throws the first failure, if any.
+    func drain() async throws {
+        for queue in queues {
+            await withCheckedContinuation { done in queue.async { done.resume() } }
+        }
+        if let failure = state.value.failure { throw failure }
+    }
+
+    /// Removes whatever is half-built (after a failure, or when the caller gives up).
+    func abandon() async {
+        for (queue, builder) in zip(queues, builders.map(UncheckedBuilder.init)) {
+            await withCheckedContinuation { done in
+                queue.async {
+                    builder.builder.build?.abandon()
+                    builder.builder.build = nil
+                    done.resume()
+                }
+            }
+        }
+        for finished in takeFinished() { finished.discard() }
+    }
+
+    private func submit(_ work: @escaping @Sendable (Builder) throws -> Void) async throws {
+        if let failure = state.value.failure { throw failure }
+        await acquire()
+        let builder = UncheckedBuilder(builder: builders[turn])
+        let state = state
+        queues[turn].async { [self] in
+            defer { release() }
+            guard state.value.failure == nil else { return }
+            do {
+                try work(builder.builder)
+            } catch {
+                state.mutate { if $0.failure == nil { $0.failure = error } }
+            }
+        }
+    }
+
+    /// A builder handed to its own queue.
+    private struct UncheckedBuilder: @unchecked Sendable {
+        let builder: Builder
+    }
+
+    private func acquire() async {
+        await withCheckedContinuation { (go: CheckedContinuation<Void, Never>) in
+            let now = state.mutate { state -> Bool in
+                guard state.inFlight < limit else {
+                    state.waiting.append(go)
+                    return false
+                }
+                state.inFlight += 1
+                return true
+            }
+            if now { go.resume() }
+        }
+    }
+
+    private func release() {
+        let next = state.mutate { state -> CheckedContinuation<Void, Never>? in
+            guard state.waiting.isEmpty else { return state.waiting.removeFirst() }
+            state.inFlight -= 1
+            return nil
+        }
+        next?.resume()
+    }
+}
