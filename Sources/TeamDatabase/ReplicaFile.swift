@@ -170,6 +170,7 @@ public final class ReplicaBuild {
         var configuration = Configuration()
         // One transaction spans the whole build, across many write calls.
         configuration.allowsUnsafeTransactions = true
+        configuration.foreignKeysEnabled = false  // the replica schema has none
         // Built once, then fsynced and renamed: no journal, no syncs while writing.
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = OFF")
@@ -195,7 +196,7 @@ public final class ReplicaBuild {
     /// build's one transaction.
     public func write(_ body: (ReplicaTransaction) throws -> Void) throws {
         try queue.inDatabase { db in
-            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica) }
+            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true) }
             try body(transaction!)
         }
     }
@@ -211,7 +212,7 @@ public final class ReplicaBuild {
     public func finish() throws -> FinishedReplica {
         let finalPath = directory.path(of: replica)
         try queue.inDatabase { db in
-            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica) }
+            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true) }
             try transaction!.finish(feedPosition: feedPosition)
             try db.execute(sql: "COMMIT")
         }

@@ -15,13 +15,23 @@ public final class ReplicaTransaction {
     private var counter: Int64
     private let upsertTask: Statement
     private let upsertLocation: Statement
+    private let fresh: Bool
 
-    init(_ db: Database, replica: ReplicaID) throws {
+    /// `fresh`: the file is being built from scratch (``ReplicaBuild``), so its
+    /// tables start empty.
+    init(_ db: Database, replica: ReplicaID, fresh: Bool = false) throws {
         self.db = db
         self.replica = replica
-        counter = try Int64.fetchOne(db, sql: "SELECT row_counter FROM meta") ?? 0
-        upsertTask = try db.makeStatement(sql: replica == .common ? "SELECT 1" : Self.upsertTaskSQL)
-        upsertLocation = try db.makeStatement(sql: replica == .common ? Self.upsertCommonLocationSQL : Self.upsertLocationSQL)
+        self.fresh = fresh
+        counter = fresh ? 0 : try Int64.fetchOne(db, sql: "SELECT row_counter FROM meta") ?? 0
+        // In a new file a row written twice (catch-up can build a file from
+        // several entries about one task) is the master's row both times:
+        // replacing it is enough, and much cheaper to prepare than the upsert.
+        let (task, location) = replica == .common
+            ? ("SELECT 1", Self.upsertCommonLocationSQL)
+            : fresh ? (Self.replaceTaskSQL, Self.replaceLocationSQL) : (Self.upsertTaskSQL, Self.upsertLocationSQL)
+        upsertTask = try db.makeStatement(sql: task)
+        upsertLocation = try db.makeStatement(sql: location)
     }
 
     func nextVersion() -> Int64 {
@@ -39,11 +49,17 @@ public final class ReplicaTransaction {
 
     // MARK: Tasks
 
-    static let upsertTaskSQL = """
+    static let insertTaskSQL = """
         INSERT INTO tasks (id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at,
             updated_at, master_version, status, started_at, completed_at, completed_by, completion_note,
             master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note, row_version)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16, ?17)
+        """
+
+    static let replaceTaskSQL = insertTaskSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO", maxReplacements: 1)
+
+    static let upsertTaskSQL = """
+        \(insertTaskSQL)
         ON CONFLICT (id) DO UPDATE SET
             title = excluded.title, description = excluded.description, priority = excluded.priority,
             team_id = excluded.team_id, assignee_id = excluded.assignee_id, location_id = excluded.location_id,
@@ -136,9 +152,16 @@ public final class ReplicaTransaction {
 
     // MARK: Locations
 
-    static let upsertLocationSQL = """
+    static let insertLocationSQL = """
         INSERT INTO locations (id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version)
         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        """
+
+    static let replaceLocationSQL = insertLocationSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO",
+                                                                maxReplacements: 1)
+
+    static let upsertLocationSQL = """
+        \(insertLocationSQL)
         ON CONFLICT (id) DO UPDATE SET name = excluded.name, latitude = excluded.latitude, longitude = excluded.longitude,
             elevation = excluded.elevation, street = excluded.street, city = excluded.city, region = excluded.region,
             postal_code = excluded.postal_code, country = excluded.country, row_version = excluded.row_version
@@ -197,17 +220,21 @@ public final class ReplicaTransaction {
     /// Makes the member list exactly `members`.
     public func replaceMembers(_ members: [Person]) throws {
         let wanted = Set(members.map(\.id))
-        for id in try Int64.fetchAll(db, sql: "SELECT person_id FROM members") where !wanted.contains(id) {
-            try delete(from: "members", column: "person_id", id: id)
+        if !fresh {
+            for id in try Int64.fetchAll(db, sql: "SELECT person_id FROM members") where !wanted.contains(id) {
+                try delete(from: "members", column: "person_id", id: id)
+            }
         }
+        guard !members.isEmpty else { return }
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO members (person_id, first_name, last_name, role, row_version) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (person_id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
+                role = excluded.role, row_version = excluded.row_version
+            WHERE (members.first_name, members.last_name, members.role)
+                IS NOT (excluded.first_name, excluded.last_name, excluded.role)
+            """)
         for person in members {
-            try db.execute(sql: """
-                INSERT INTO members (person_id, first_name, last_name, role, row_version) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (person_id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
-                    role = excluded.role, row_version = excluded.row_version
-                WHERE (members.first_name, members.last_name, members.role)
-                    IS NOT (excluded.first_name, excluded.last_name, excluded.role)
-                """, arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, nextVersion()])
+            try upsert.execute(arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, nextVersion()])
         }
     }
 

@@ -50,10 +50,14 @@ struct ReplicaBenchmark: AsyncParsableCommand {
         try? FileManager.default.removeItem(at: folder)
         let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
         clock = .now
+        let cpuBefore = Self.cpuSeconds()
         let rebuilt = try await generator.rebuildAll()
         let rebuildSeconds = Self.since(clock)
+        let cpu = (user: Self.cpuSeconds().user - cpuBefore.user, system: Self.cpuSeconds().system - cpuBefore.system)
         print(String(format: "full rebuild: %d tasks into %d replicas in %.2f s = %.0f tasks/s",
                      rebuilt.tasks, rebuilt.replicas, rebuildSeconds, Double(rebuilt.tasks) / rebuildSeconds))
+        print(String(format: "CPU of the generator during the rebuild: %.2f s user + %.2f s system (PostgreSQL not counted)",
+                     cpu.user, cpu.system))
         print("peak RSS after the full rebuild: \(Self.peakRSSMegabytes()) MB")
 
         if baselineTeams > 0 {
@@ -142,6 +146,14 @@ struct ReplicaBenchmark: AsyncParsableCommand {
     static func since(_ start: ContinuousClock.Instant) -> Double {
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// CPU time this process has used so far.
+    static func cpuSeconds() -> (user: Double, system: Double) {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return (seconds(usage.ru_utime), seconds(usage.ru_stime))
     }
 
     static func peakRSSMegabytes() -> Int {
