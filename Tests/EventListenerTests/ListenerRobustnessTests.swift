@@ -61,6 +61,29 @@ struct ListenerRobustnessTests {
         }
     }
 
+    @Test func aReplicaLockedByAWriterIsReportedAndSkippedThenTakenInOnceFree() async throws {
+        try await ListenerWorld.with { world, store in
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+            try world.push(world.blue, by: world.fixtures.cy, .complete(world.cyTask, id: "c-2"))
+            // Another process writing the blue file holds SQLite's exclusive lock past the listener's busy timeout.
+            var holding = Configuration()
+            holding.allowsUnsafeTransactions = true
+            let writer = try DatabaseQueue(path: world.path(world.blue), configuration: holding)
+            try await writer.writeWithoutTransaction { try $0.execute(sql: "BEGIN EXCLUSIVE") }
+            let report = try await world.listener.once()
+            #expect(report.skipped.keys.sorted() == [world.blue.name])
+            #expect(report.skipped[world.blue.name]?.contains("lock") == true, "\(report.skipped)")
+            #expect(report.recorded == 1, "red carries on")
+            #expect(try await store.task(id: world.cyTask).status == .assigned)
+
+            try await writer.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
+            try writer.close()
+            let after = try await world.listener.once()
+            #expect(after.complete && after.recorded == 1)
+            #expect(try await store.task(id: world.cyTask).status == .completed)
+        }
+    }
+
     @Test func aRecreatedReplicaWhosePositionsRestartedIsStillTakenIn() async throws {
         try await ListenerWorld.with { world, store in
             try world.push(world.red, by: world.fixtures.ann, .start(world.annTask, id: "s-1"), .complete(world.annTask, id: "c-1"))
