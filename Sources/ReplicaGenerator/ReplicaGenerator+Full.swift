@@ -50,12 +50,14 @@ extension ReplicaGenerator {
                         builds.putBack(finished)
                     }
                 }
+                func sendPending() async throws {
+                    guard !pending.isEmpty else { return }
+                    try await builds.write(pending)
+                    pending = []
+                    pending.reserveCapacity(configuration.writeBatch)
+                }
                 func switchTo(_ replica: ReplicaID?) async throws {
-                    if !pending.isEmpty {
-                        try await builds.write(pending)
-                        pending = []
-                        pending.reserveCapacity(configuration.writeBatch)
-                    }
+                    try await sendPending()
                     if current != nil { try await builds.finish() }
                     current = replica
                     if let replica {
@@ -73,11 +75,7 @@ extension ReplicaGenerator {
                         }
                         if current != replica { try await switchTo(replica) }
                         pending.append(copier)
-                        if pending.count >= configuration.writeBatch {
-                            try await builds.write(pending)
-                            pending = []
-                            pending.reserveCapacity(configuration.writeBatch)
-                        }
+                        if pending.count >= configuration.writeBatch { try await sendPending() }
                         count += 1
                         if clock.now - lastReport > .seconds(1) {
                             lastReport = clock.now
