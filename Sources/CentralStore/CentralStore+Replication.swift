@@ -125,13 +125,13 @@ public struct ReplicationSnapshot: Sendable {
         """
 
     /// The full rebuild's fast path: the same stream as ``forEachTask(_:)``, with locations,
-    /// as raw binary rows of ``replicaRowColumns``, so they can be copied into
-    /// SQLite without building Swift values for every field.
+    /// each row one binary record (a single cell) of ``replicaRowColumns``, so
+    /// it can be copied into SQLite without building Swift values for every field.
     public func forEachTaskRow(_ body: (PostgresRow) async throws -> Void) async throws {
         for filter in Self.replicaOrder {
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: Self.replicaRowColumns)
+                SELECT ROW(\(unescaped: Self.replicaRowColumns))
                 FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
                 WHERE \(unescaped: filter)
                 """,

@@ -69,7 +69,7 @@ extension ReplicaGenerator {
 
                 do {
                     try await snapshot.forEachTaskRow { row in
-                        let copier = RowCopier(row)
+                        let copier = try RowCopier(row)
                         guard let replica = ReplicaID.holding(teamID: copier.teamID, assigneeID: copier.assigneeID) else {
                             return
                         }

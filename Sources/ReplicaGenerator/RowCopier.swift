@@ -3,72 +3,104 @@ import Foundation
 import PostgresNIO
 import TeamDatabase
 
-/// Copies one binary row of ``ReplicationSnapshot/replicaRowColumns`` into a
-/// replica without making Swift values of its fields: text goes from the
-/// network buffer to SQLite, integers and floats are read in place, timestamps
-/// become milliseconds. The full rebuild's inner loop.
+/// Copies one row of ``ReplicationSnapshot/forEachTaskRow(_:)`` into a replica
+/// without making Swift values of its fields: the row is one binary record
+/// (PostgreSQL's `record_send`: a field count, then per field its type, its
+/// length or -1 for NULL, and its bytes), so the reading thread takes one cell
+/// per row instead of 26, notes where each field starts, and a building thread
+/// binds text straight from the network buffer to SQLite, integers and floats
+/// read in place, timestamps as milliseconds. The full rebuild's inner loop.
 struct RowCopier: Sendable {
     /// Microseconds from 1970 to PostgreSQL's epoch, 2000-01-01.
     static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
+    static let fieldCount = 26
 
-    let cells: [ByteBuffer?]
+    private let record: ByteBuffer
+    /// Where each field's bytes start in `record`, -1 for NULL; and their length.
+    private var starts = InlineArray<26, Int32>(repeating: -1)
+    private var lengths = InlineArray<26, Int32>(repeating: 0)
 
-    /// Takes the cells of `row`, which must have the replica columns.
-    init(_ row: PostgresRow) {
-        var cells: [ByteBuffer?] = []
-        cells.reserveCapacity(26)
-        for cell in row { cells.append(cell.bytes) }
-        self.cells = cells
+    /// Takes the record of `row`, which must hold the replica columns.
+    init(_ row: PostgresRow) throws {
+        var cells = row.makeIterator()
+        guard let record = cells.next()?.bytes else { throw ReplicaError("a replica row without its record") }
+        self.record = record
+        let (starts, lengths) = try record.withUnsafeReadableBytes { raw in
+            var starts = InlineArray<26, Int32>(repeating: -1), lengths = InlineArray<26, Int32>(repeating: 0)
+            func int32(at offset: Int) throws -> Int32 {
+                guard offset + 4 <= raw.count else { throw ReplicaError("a replica row record is cut short") }
+                return Int32(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self))
+            }
+            guard try int32(at: 0) == Self.fieldCount else { throw ReplicaError("a replica row record has the wrong fields") }
+            var offset = 4
+            for field in 0..<Self.fieldCount {
+                let length = try int32(at: offset + 4)  // after the field's type
+                offset += 8
+                guard length >= 0 else { continue }
+                guard offset + Int(length) <= raw.count else { throw ReplicaError("a replica row record is cut short") }
+                starts[field] = Int32(offset)
+                lengths[field] = length
+                offset += Int(length)
+            }
+            return (starts, lengths)
+        }
+        self.starts = starts
+        self.lengths = lengths
     }
 
-    func int64(_ index: Int) -> Int64? {
-        guard let buffer = cells[index] else { return nil }
-        if buffer.readableBytes == 8 { return buffer.getInteger(at: buffer.readerIndex, as: Int64.self) }
-        return buffer.getInteger(at: buffer.readerIndex, as: Int32.self).map(Int64.init)
-    }
-
-    var teamID: Int64? { int64(4) }
-    var assigneeID: Int64? { int64(5) }
-    var locationID: Int64? { int64(6) }
-    var hasLocation: Bool { cells[16] != nil }
+    var teamID: Int64? { record.withUnsafeReadableBytes { int64(4, $0) } }
+    var assigneeID: Int64? { record.withUnsafeReadableBytes { int64(5, $0) } }
+    var locationID: Int64? { record.withUnsafeReadableBytes { int64(6, $0) } }
+    var hasLocation: Bool { starts[16] >= 0 }
 
     func bindTask(_ bind: Binder) {
-        for (column, index) in zip(0..<16, Int32(1)...) {
-            switch column {
-            case 1, 2, 3, 11, 15: text(column, index, bind)
-            case 7, 8, 9, 12, 13: timestamp(column, index, bind)
-            default: bind(index, int64(column))
+        record.withUnsafeReadableBytes { raw in
+            for (field, index) in zip(0..<16, Int32(1)...) {
+                switch field {
+                case 1, 2, 3, 11, 15: text(field, index, raw, bind)
+                case 7, 8, 9, 12, 13: timestamp(field, index, raw, bind)
+                default: bind(index, int64(field, raw))
+                }
             }
         }
     }
 
     func bindLocation(_ bind: Binder) {
-        bind(1, int64(16))
-        text(17, 3, bind)
-        double(18, 4, bind)
-        double(19, 5, bind)
-        double(20, 6, bind)
-        for (column, index) in zip(21...25, Int32(7)...) { text(column, index, bind) }
-    }
-
-    private func text(_ column: Int, _ index: Int32, _ bind: Binder) {
-        guard let buffer = cells[column] else { return bind.null(index) }
-        buffer.withUnsafeReadableBytes { bind.text(index, $0) }
-    }
-
-    private func double(_ column: Int, _ index: Int32, _ bind: Binder) {
-        guard let buffer = cells[column], let bits = buffer.getInteger(at: buffer.readerIndex, as: UInt64.self) else {
-            return bind.null(index)
+        record.withUnsafeReadableBytes { raw in
+            bind(1, int64(16, raw))
+            text(17, 3, raw, bind)
+            double(18, 4, raw, bind)
+            double(19, 5, raw, bind)
+            double(20, 6, raw, bind)
+            for (field, index) in zip(21...25, Int32(7)...) { text(field, index, raw, bind) }
         }
-        bind(index, Double(bitPattern: bits))
+    }
+
+    private func int64(_ field: Int, _ raw: UnsafeRawBufferPointer) -> Int64? {
+        let start = Int(starts[field])
+        guard start >= 0 else { return nil }
+        if lengths[field] == 8 { return Int64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: Int64.self)) }
+        return Int64(Int32(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: Int32.self)))
+    }
+
+    private func text(_ field: Int, _ index: Int32, _ raw: UnsafeRawBufferPointer, _ bind: Binder) {
+        let start = Int(starts[field])
+        guard start >= 0 else { return bind.null(index) }
+        bind.text(index, UnsafeRawBufferPointer(rebasing: raw[start..<start + Int(lengths[field])]))
+    }
+
+    private func double(_ field: Int, _ index: Int32, _ raw: UnsafeRawBufferPointer, _ bind: Binder) {
+        let start = Int(starts[field])
+        guard start >= 0 else { return bind.null(index) }
+        bind(index, Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))))
     }
 
     /// timestamptz is microseconds since 2000-01-01; the replica stores
     /// milliseconds since 1970, rounded exactly as for a decoded `Date`.
-    private func timestamp(_ column: Int, _ index: Int32, _ bind: Binder) {
-        guard let buffer = cells[column], let micros = buffer.getInteger(at: buffer.readerIndex, as: Int64.self) else {
-            return bind.null(index)
-        }
+    private func timestamp(_ field: Int, _ index: Int32, _ raw: UnsafeRawBufferPointer, _ bind: Binder) {
+        let start = Int(starts[field])
+        guard start >= 0 else { return bind.null(index) }
+        let micros = Int64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: Int64.self))
         let date = Date(timeInterval: Double(micros) / 1_000_000, since: Self.postgresEpoch)
         bind(index, Int64((date.timeIntervalSince1970 * 1000).rounded()))
     }

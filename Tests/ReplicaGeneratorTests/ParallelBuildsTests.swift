@@ -1,5 +1,6 @@
 @testable import CentralStore
 import Foundation
+import PostgresNIO
 @testable import ReplicaGenerator
 import TeamDatabase
 import Testing
@@ -15,10 +16,10 @@ struct ParallelBuildsTests {
             let directory = try ReplicaDirectory(folder)
             // One row of the replica columns whose title is NULL: SQLite's NOT NULL refuses it.
             let bad = try await store.rows("""
-                SELECT 7::bigint, NULL::text, ''::text, 'normal'::text, 1::bigint, NULL::bigint, NULL::bigint,
+                SELECT ROW(7::bigint, NULL::text, ''::text, 'normal'::text, 1::bigint, NULL::bigint, NULL::bigint,
                        NULL::timestamptz, now(), now(), 1, 'open'::text, NULL::timestamptz, NULL::timestamptz,
                        NULL::bigint, NULL::text, NULL::bigint, NULL::text, NULL::float8, NULL::float8, NULL::float8,
-                       NULL::text, NULL::text, NULL::text, NULL::text, NULL::text
+                       NULL::text, NULL::text, NULL::text, NULL::text, NULL::text)
                 """).map(RowCopier.init)
             let common = CommonData(teams: [], teamsByID: [:], people: [:], membersByTeam: [:])
             let builds = ParallelBuilds(directory: directory, feedPosition: 1, common: common, threads: 2)
@@ -32,6 +33,15 @@ struct ParallelBuildsTests {
             let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0 != "retired" }
             #expect(left.allSatisfy { !$0.contains(".building-") }, "\(left)")
             #expect(try directory.replicas().isEmpty, "nothing was published")
+        }
+    }
+
+    @Test func aRowThatIsNotAReplicaRecordIsRefusedNotMisread() async throws {
+        try await TestDatabase.withStore { store in
+            for query: PostgresQuery in ["SELECT ROW(1::bigint, 'two'::text)", "SELECT 1::bigint, 2::bigint"] {
+                let rows = try await store.rows(query)
+                #expect(throws: ReplicaError.self) { try RowCopier(rows[0]) }
+            }
         }
     }
 
