@@ -8,7 +8,8 @@ import TeamworkModel
 /// rebuild's work, and files are independent of each other.
 ///
 /// A file's work (begin, its rows, finish) goes to one queue, in order, so each
-/// file is only ever touched by one thread. At most `limit` pieces of work wait
+/// file is only ever touched by one thread; finished files are published in
+/// batches on one more queue. At most `limit` pieces of work wait
 /// at once, so memory stays flat however fast PostgreSQL sends rows. After the
 /// first failure the rest is skipped; ``drain()`` reports it.
 final class ParallelBuilds: @unchecked Sendable {
@@ -34,10 +35,13 @@ final class ParallelBuilds: @unchecked Sendable {
     private let queues: [DispatchQueue]
     private let builders: [Builder]
     private let limit: Int
+    private let publishBatch: Int
+    private let publisher = DispatchQueue(label: "teamwork.generator.publish")
     private let state = Locked(State())
     private var turn = -1
 
-    init(directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, threads: Int, limit: Int = 16) {
+    init(directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, threads: Int, publishBatch: Int,
+         limit: Int = 16) {
         self.directory = directory
         self.feedPosition = feedPosition
         self.common = common
@@ -45,6 +49,7 @@ final class ParallelBuilds: @unchecked Sendable {
         queues = (0..<threads).map { DispatchQueue(label: "teamwork.generator.build-\($0)") }
         builders = (0..<threads).map { _ in Builder() }
         self.limit = max(limit, threads)
+        self.publishBatch = max(1, publishBatch)
     }
 
     /// Starts building `replica` on the next queue; the rows that follow go there.
@@ -78,35 +83,47 @@ final class ParallelBuilds: @unchecked Sendable {
         }
     }
 
-    /// Finishes the file begun last; it waits in ``takeFinished()`` to be published.
+    /// Finishes the file begun last. Finished files are published (made
+    /// durable and swapped in) `publishBatch` at a time, on a queue of their
+    /// own, so neither reading nor building waits for it.
     func finish() async throws {
-        let state = state
-        try await submit { builder in
+        try await submit { [self] builder in
             guard let build = builder.build else { return }
             builder.build = nil
             let finished = try build.finish()
-            state.mutate { $0.finished.append(finished) }
+            let batch = state.mutate { state -> [FinishedReplica] in
+                state.finished.append(finished)
+                guard state.finished.count >= publishBatch else { return [] }
+                defer { state.finished.removeAll() }
+                return state.finished
+            }
+            if !batch.isEmpty { publishLater(batch) }
         }
     }
 
-    /// The files finished so far and not yet taken.
-    func takeFinished() -> [FinishedReplica] {
-        state.mutate { state in
-            defer { state.finished.removeAll() }
-            return state.finished
+    private func publishLater(_ batch: [FinishedReplica]) {
+        publisher.async { [self] in
+            guard state.value.failure == nil else { return batch.forEach { $0.discard() } }
+            do {
+                try directory.publish(batch)
+            } catch {
+                batch.forEach { $0.discard() }
+                state.mutate { if $0.failure == nil { $0.failure = error } }
+            }
         }
     }
 
-    /// Returns files taken but not published yet, to be taken again later.
-    func putBack(_ finished: [FinishedReplica]) {
-        state.mutate { $0.finished.insert(contentsOf: finished, at: 0) }
-    }
-
-    /// Waits until every queue is idle, then throws the first failure, if any.
+    /// Waits until every file is built and published, then throws the first failure, if any.
     func drain() async throws {
         for queue in queues {
             await withCheckedContinuation { done in queue.async { done.resume() } }
         }
+        let rest = state.mutate { state in
+            defer { state.finished.removeAll() }
+            return state.finished
+        }
+        if !rest.isEmpty { publishLater(rest) }
+        await withCheckedContinuation { done in publisher.async { done.resume() } }
         if let failure = state.value.failure { throw failure }
     }
 
@@ -121,7 +138,12 @@ final class ParallelBuilds: @unchecked Sendable {
                 }
             }
         }
-        for finished in takeFinished() { finished.discard() }
+        await withCheckedContinuation { done in publisher.async { done.resume() } }
+        let unpublished = state.mutate { state in
+            defer { state.finished.removeAll() }
+            return state.finished
+        }
+        unpublished.forEach { $0.discard() }
     }
 
     private func submit(_ work: @escaping @Sendable (Builder) throws -> Void) async throws {

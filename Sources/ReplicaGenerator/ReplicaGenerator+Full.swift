@@ -34,22 +34,13 @@ extension ReplicaGenerator {
                 // Files are built on their own threads while this task reads rows;
                 // rows are copied straight from the network buffers into SQLite.
                 let builds = ParallelBuilds(directory: replicas, feedPosition: position, common: common,
-                                            threads: configuration.buildThreads)
+                                            threads: configuration.buildThreads, publishBatch: configuration.publishBatch)
                 var built: Set<ReplicaID> = []
                 var current: ReplicaID?
                 var pending: [RowCopier] = []
                 var count = 0
                 var lastReport = clock.now
 
-                func publishFinished(atLeast minimum: Int) throws {
-                    let finished = builds.takeFinished()
-                    guard !finished.isEmpty else { return }
-                    if finished.count >= minimum {
-                        try replicas.publish(finished)
-                    } else {
-                        builds.putBack(finished)
-                    }
-                }
                 func sendPending() async throws {
                     guard !pending.isEmpty else { return }
                     try await builds.write(pending)
@@ -64,7 +55,6 @@ extension ReplicaGenerator {
                         built.insert(replica)
                         try await builds.begin(replica)
                     }
-                    try publishFinished(atLeast: configuration.publishBatch)
                 }
 
                 do {
@@ -87,7 +77,6 @@ extension ReplicaGenerator {
                     }
                     try await switchTo(nil)
                     try await builds.drain()
-                    try publishFinished(atLeast: 1)
                 } catch {
                     await builds.abandon()
                     throw error

@@ -22,7 +22,7 @@ struct ParallelBuildsTests {
                        NULL::text, NULL::text, NULL::text, NULL::text, NULL::text)
                 """).map(RowCopier.init)
             let common = CommonData(teams: [], teamsByID: [:], people: [:], membersByTeam: [:])
-            let builds = ParallelBuilds(directory: directory, feedPosition: 1, common: common, threads: 2)
+            let builds = ParallelBuilds(directory: directory, feedPosition: 1, common: common, threads: 2, publishBatch: 100)
             for team in 1...6 {
                 try? await builds.begin(.team(Int64(team)))
                 if team == 3 { try? await builds.write(bad) }
