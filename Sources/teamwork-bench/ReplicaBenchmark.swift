@@ -28,6 +28,8 @@ struct ReplicaBenchmark: AsyncParsableCommand {
     @Option(help: "Also time the plain psql + sqlite3 export script over this many teams (0 to skip).")
     var baselineTeams = 100
     @Option(help: "Folder for the replicas (emptied first).") var directory = "/tmp/teamwork-bench-replicas"
+    @Option(help: "Threads building files in the full rebuild (default: one per core).")
+    var buildThreads = ProcessInfo.processInfo.activeProcessorCount
 
     func run() async throws {
         let (admin, cluster) = try await Self.adminURL(adminURL)
@@ -48,7 +50,7 @@ struct ReplicaBenchmark: AsyncParsableCommand {
 
         let folder = URL(fileURLWithPath: directory)
         try? FileManager.default.removeItem(at: folder)
-        let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
+        let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, buildThreads: buildThreads))
         clock = .now
         let cpuBefore = Self.cpuSeconds()
         let postgresBefore = Self.postgresCPUSeconds()
