@@ -59,7 +59,8 @@ public struct ReplicaContents: Sendable {
             let members = try Row.fetchAll(db, sql: "SELECT person_id, first_name, last_name, role FROM members ORDER BY person_id")
                 .map { Member(personID: $0[0], firstName: $0[1], lastName: $0[2], role: $0[3]) }
             let locations = try Int64.fetchAll(db, sql: "SELECT id FROM locations ORDER BY id")
-            let counts = try Row.fetchOne(db, sql: """
+            // A version 1 file (upgraded in place on its next write) kept no refusals.
+            let counts = try Row.fetchOne(db, sql: meta.schemaVersion < 2 ? "SELECT count(*), 0 FROM worker_changes" : """
                 SELECT count(*) FILTER (WHERE rejection IS NULL), count(*) FILTER (WHERE rejection IS NOT NULL) FROM worker_changes
                 """)
             return ReplicaContents(meta: meta, tasks: tasks, members: members, locationIDs: locations,

@@ -118,27 +118,42 @@ struct ListenerRobustnessTests {
     @Test func aVersionOneReplicaIsUpgradedInPlaceAndKeepsItsChanges() async throws {
         try await ListenerWorld.with { world, store in
             try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
-            let queue = try DatabaseQueue(path: world.path(world.red))
-            try await queue.write { db in
-                // The version 1 table, as shipped.
-                try db.execute(sql: """
-                    CREATE TABLE v1 (position INTEGER PRIMARY KEY AUTOINCREMENT, change_id TEXT NOT NULL UNIQUE,
-                        person_id INTEGER NOT NULL, task_id INTEGER, operation TEXT NOT NULL, payload TEXT NOT NULL,
-                        made_at INTEGER NOT NULL, received_at INTEGER NOT NULL);
-                    INSERT INTO v1 SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at
-                        FROM worker_changes;
-                    DROP TABLE worker_changes;
-                    ALTER TABLE v1 RENAME TO worker_changes;
-                    """)
-                try db.execute(sql: "UPDATE meta SET schema_version = 1")
-                try db.execute(sql: "PRAGMA user_version = 1")
-            }
-            try queue.close()
+            try await Self.makeVersionOne(world.path(world.red))
             let report = try await world.listener.once()
             #expect(report.recorded == 1 && report.complete)
             #expect(try ReplicaMeta.read(path: world.path(world.red)).schemaVersion == ReplicaSchema.version)
             #expect(try await store.task(id: world.annTask).status == .completed)
         }
+    }
+
+    @Test func verifyReadsAVersionOneReplicaNobodyHasWrittenToSinceTheUpgrade() async throws {
+        try await ListenerWorld.with { world, _ in
+            try world.push(world.blue, by: world.fixtures.cy, .start(world.cyTask, id: "s-1"))
+            try await Self.makeVersionOne(world.path(world.blue))
+            #expect(try await world.generator.verify().isEmpty)
+            let contents = try ReplicaContents.read(path: world.path(world.blue))
+            #expect(contents.acceptedWorkerChanges == 1 && contents.rejectedWorkerChanges == 0)
+        }
+    }
+
+    /// Turns a replica back into schema version 1, as files made before worker_changes.rejection are.
+    static func makeVersionOne(_ path: String) async throws {
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            // The version 1 table, as shipped.
+            try db.execute(sql: """
+                CREATE TABLE v1 (position INTEGER PRIMARY KEY AUTOINCREMENT, change_id TEXT NOT NULL UNIQUE,
+                    person_id INTEGER NOT NULL, task_id INTEGER, operation TEXT NOT NULL, payload TEXT NOT NULL,
+                    made_at INTEGER NOT NULL, received_at INTEGER NOT NULL);
+                INSERT INTO v1 SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at
+                    FROM worker_changes;
+                DROP TABLE worker_changes;
+                ALTER TABLE v1 RENAME TO worker_changes;
+                """)
+            try db.execute(sql: "UPDATE meta SET schema_version = 1")
+            try db.execute(sql: "PRAGMA user_version = 1")
+        }
+        try queue.close()
     }
 
     @Test func continuousModeWakesOnAPushWithoutWaitingForTheSweep() async throws {

@@ -17,7 +17,7 @@ struct CrashAndRestartTests {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "crash-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
-            try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: 60, tasksPerTeam: 200) }
+            try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: 200, tasksPerTeam: 200) }
             let service = ManagerTool.binDirectory.appending(path: "teamwork-service").path
             let arguments = [service, "replicate", "--full", "--database-url", url.connectionString, "--replicas", folder.path]
             let log = folder.path + ".log"
@@ -30,7 +30,7 @@ struct CrashAndRestartTests {
                 // Change the master so the new files differ from the old ones.
                 _ = try await CentralStore.withStore(url) { try await $0.benchmarkTouch(firstTasks: 500 * (round + 1)) }
                 let pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
-                try await Task.sleep(for: .milliseconds(100 + random.next(900)))
+                try await Task.sleep(for: .milliseconds(50 + random.next(600)))
                 kill(pid, SIGKILL)
                 if try ChildProcess.wait(pid) == 128 + SIGKILL { interrupted += 1 }
                 for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".sqlite") {
