@@ -91,14 +91,24 @@ final class ParallelBuilds: @unchecked Sendable {
             guard let build = builder.build else { return }
             builder.build = nil
             let finished = try build.finish()
-            let batch = state.mutate { state -> [FinishedReplica] in
-                state.finished.append(finished)
-                guard state.finished.count >= publishBatch else { return [] }
-                defer { state.finished.removeAll() }
-                return state.finished
-            }
+            state.mutate { $0.finished.append(finished) }
+            let batch = takeFinished(atLeast: publishBatch)
             if !batch.isEmpty { publishLater(batch) }
         }
+    }
+
+    /// The files finished and not yet published, if there are at least `minimum`.
+    private func takeFinished(atLeast minimum: Int = 1) -> [FinishedReplica] {
+        state.mutate { state in
+            guard state.finished.count >= minimum else { return [] }
+            defer { state.finished.removeAll() }
+            return state.finished
+        }
+    }
+
+    /// Waits until `queue` has done everything given to it so far.
+    private static func idle(_ queue: DispatchQueue) async {
+        await withCheckedContinuation { done in queue.async { done.resume() } }
     }
 
     private func publishLater(_ batch: [FinishedReplica]) {
@@ -115,15 +125,10 @@ final class ParallelBuilds: @unchecked Sendable {
 
     /// Waits until every file is built and published, then throws the first failure, if any.
     func drain() async throws {
-        for queue in queues {
-            await withCheckedContinuation { done in queue.async { done.resume() } }
-        }
-        let rest = state.mutate { state in
-            defer { state.finished.removeAll() }
-            return state.finished
-        }
+        for queue in queues { await Self.idle(queue) }
+        let rest = takeFinished()
         if !rest.isEmpty { publishLater(rest) }
-        await withCheckedContinuation { done in publisher.async { done.resume() } }
+        await Self.idle(publisher)
         if let failure = state.value.failure { throw failure }
     }
 
@@ -138,12 +143,8 @@ final class ParallelBuilds: @unchecked Sendable {
                 }
             }
         }
-        await withCheckedContinuation { done in publisher.async { done.resume() } }
-        let unpublished = state.mutate { state in
-            defer { state.finished.removeAll() }
-            return state.finished
-        }
-        unpublished.forEach { $0.discard() }
+        await Self.idle(publisher)
+        takeFinished().forEach { $0.discard() }
     }
 
     private func submit(_ work: @escaping @Sendable (Builder) throws -> Void) async throws {

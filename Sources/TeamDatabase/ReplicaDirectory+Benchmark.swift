@@ -18,16 +18,25 @@ extension ReplicaDirectory {
                 """, arguments: [limit]).map { (task: $0[0] as Int64, person: $0[1] as Int64) }
         }
         try queue.close()
-        var accepted = 0
-        for (person, tasks) in Dictionary(grouping: assigned, by: \.person).sorted(by: { $0.key < $1.key }) {
-            let changes = tasks.flatMap { item in [
+        let work = Dictionary(grouping: assigned, by: \.person).mapValues { tasks in
+            tasks.flatMap { item in [
                 WorkerChange(id: "\(prefix)-\(item.task)-start", operation: .start, taskID: item.task, madeAt: madeAt),
                 WorkerChange(id: "\(prefix)-\(item.task)-complete", operation: .complete, taskID: item.task,
                              note: "done \(item.task)", madeAt: madeAt),
             ] }
-            accepted += try push(changes, to: replica, by: person).filter { $0.status == .accepted }.count
         }
-        return accepted
+        return try pushEach(work, to: replica).accepted
+    }
+
+    /// Pushes each person's changes, in person order; how many were written and accepted.
+    private func pushEach(_ work: [Int64: [WorkerChange]], to replica: ReplicaID) throws -> (written: Int, accepted: Int) {
+        var written = 0, accepted = 0
+        for (person, changes) in work.sorted(by: { $0.key < $1.key }) {
+            let results = try push(changes, to: replica, by: person)
+            written += results.count
+            accepted += results.filter { $0.status == .accepted }.count
+        }
+        return (written, accepted)
     }
 
     /// Pushes, as the sync endpoint would, a claim, a start and a completion of
@@ -59,12 +68,6 @@ extension ReplicaDirectory {
                 }
             }
         }
-        var written = 0, accepted = 0
-        for (person, changes) in work.sorted(by: { $0.key < $1.key }) {
-            let results = try push(changes, to: replica, by: person)
-            written += results.count
-            accepted += results.filter { $0.status == .accepted }.count
-        }
-        return (written, accepted)
+        return try pushEach(work, to: replica)
     }
 }
