@@ -128,6 +128,16 @@ public struct ReplicationSnapshot: Sendable {
     /// each row one binary record (a single cell) of ``replicaRowColumns``, so
     /// it can be copied into SQLite without building Swift values for every field.
     public func forEachTaskRow(_ body: (PostgresRow) async throws -> Void) async throws {
+        // Stream straight from the indexes, on this backend alone: left to itself the
+        // planner may sort a million rows on disk with parallel workers and JIT, which
+        // costs PostgreSQL's share of two cores several times over and sends nothing until done.
+        try await connection.query(
+            """
+            SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true),
+                   set_config('max_parallel_workers_per_gather', '0', true)
+            """,
+            logger: logger
+        )
         for filter in Self.replicaOrder {
             let rows = try await connection.query(
                 """

@@ -36,12 +36,13 @@ final class ParallelBuilds: @unchecked Sendable {
     private let builders: [Builder]
     private let limit: Int
     private let publishBatch: Int
+    private let memoryLimit: Int
     private let publisher = DispatchQueue(label: "teamwork.generator.publish")
     private let state = Locked(State())
     private var turn = -1
 
     init(directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, threads: Int, publishBatch: Int,
-         limit: Int = 16) {
+         memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, limit: Int = 16) {
         self.directory = directory
         self.feedPosition = feedPosition
         self.common = common
@@ -50,14 +51,15 @@ final class ParallelBuilds: @unchecked Sendable {
         builders = (0..<threads).map { _ in Builder() }
         self.limit = max(limit, threads)
         self.publishBatch = max(1, publishBatch)
+        self.memoryLimit = memoryLimit
     }
 
     /// Starts building `replica` on the next queue; the rows that follow go there.
     func begin(_ replica: ReplicaID) async throws {
         turn = (turn + 1) % queues.count
-        let directory = directory, feedPosition = feedPosition, common = common
+        let directory = directory, feedPosition = feedPosition, common = common, memoryLimit = memoryLimit
         try await submit { builder in
-            let build = try directory.startBuild(of: replica, feedPosition: feedPosition)
+            let build = try directory.startBuild(of: replica, feedPosition: feedPosition, memoryLimit: memoryLimit)
             builder.build = build
             builder.seenLocations.removeAll(keepingCapacity: true)
             try build.write { tx in

@@ -148,7 +148,7 @@ extension ReplicaGenerator {
             try await rebuildAll()
             return
         }
-        let build = try replicas.startBuild(of: replica, feedPosition: position)
+        let build = try replicas.startBuild(of: replica, feedPosition: position, memoryLimit: configuration.buildMemoryLimit)
         do {
             try build.write { tx in
                 try tx.setOwner(name: owner.name, slug: owner.slug)

@@ -34,7 +34,8 @@ extension ReplicaGenerator {
                 // Files are built on their own threads while this task reads rows;
                 // rows are copied straight from the network buffers into SQLite.
                 let builds = ParallelBuilds(directory: replicas, feedPosition: position, common: common,
-                                            threads: configuration.buildThreads, publishBatch: configuration.publishBatch)
+                                            threads: configuration.buildThreads, publishBatch: configuration.publishBatch,
+                                            memoryLimit: configuration.buildMemoryLimit)
                 var built: Set<ReplicaID> = []
                 var current: ReplicaID?
                 var pending: [RowCopier] = []
@@ -95,7 +96,7 @@ extension ReplicaGenerator {
     }
 
     private func buildCommon(_ snapshot: ReplicationSnapshot, _ common: CommonData, position: Int64) async throws {
-        let build = try replicas.startBuild(of: .common, feedPosition: position)
+        let build = try replicas.startBuild(of: .common, feedPosition: position, memoryLimit: configuration.buildMemoryLimit)
         do {
             try build.write { tx in
                 for person in common.people.values.sorted(by: { $0.id < $1.id }) { try tx.upsert(person) }

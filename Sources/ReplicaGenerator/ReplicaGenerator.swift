@@ -28,10 +28,13 @@ public struct ReplicaGenerator: Sendable {
         public var publishBatch: Int
         /// Full rebuild: files built at once, each on its own thread, while rows are read.
         public var buildThreads: Int
+        /// A new file is built in memory up to this many bytes, then in its temporary file.
+        public var buildMemoryLimit: Int
 
         public init(databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
                     sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256,
-                    buildThreads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+                    buildThreads: Int = ProcessInfo.processInfo.activeProcessorCount,
+                    buildMemoryLimit: Int = ReplicaBuild.defaultMemoryLimit) {
             self.databaseURL = databaseURL
             self.directory = directory
             self.pageSize = pageSize
@@ -39,6 +42,7 @@ public struct ReplicaGenerator: Sendable {
             self.writeBatch = writeBatch
             self.publishBatch = publishBatch
             self.buildThreads = buildThreads
+            self.buildMemoryLimit = buildMemoryLimit
         }
     }
 

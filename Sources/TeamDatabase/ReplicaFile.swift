@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,8 +32,10 @@ public struct ReplicaDirectory: Sendable {
     /// Builds a new file for `replica` at a temporary path; ``ReplicaBuild/commit()``
     /// swaps it in atomically. Until then readers see the old file, and a crash
     /// leaves the old file intact (plus a temporary file the next build removes).
-    public func startBuild(of replica: ReplicaID, feedPosition: Int64, generatedAt: Date = Date()) throws -> ReplicaBuild {
-        try ReplicaBuild(directory: self, replica: replica, feedPosition: feedPosition, generatedAt: generatedAt)
+    public func startBuild(of replica: ReplicaID, feedPosition: Int64, generatedAt: Date = Date(),
+                           memoryLimit: Int = ReplicaBuild.defaultMemoryLimit) throws -> ReplicaBuild {
+        try ReplicaBuild(directory: self, replica: replica, feedPosition: feedPosition, generatedAt: generatedAt,
+                         memoryLimit: memoryLimit)
     }
 
     /// Opens an existing replica for updating, or returns `nil` when there is none.
@@ -89,9 +92,10 @@ public struct ReplicaDirectory: Sendable {
             sync()
         }
         for file in finished {
-            // Under the replica's lock, so no worker change pushed meanwhile is lost.
+            // Under the replica's lock, so no worker change pushed meanwhile is lost:
+            // carried over again if the old file changed after the build read it.
             try withLock(file.replica) {
-                if file.replica != .common, FileManager.default.fileExists(atPath: file.finalPath) {
+                if file.replica != .common, let version = FileVersion(path: file.finalPath), version != file.carriedOver {
                     try ReplicaBuild.carryOver(into: file.temporaryPath, from: file.finalPath)
                 }
                 guard rename(file.temporaryPath, file.finalPath) == 0 else {
@@ -143,6 +147,9 @@ public struct FinishedReplica: Sendable {
     public var replica: ReplicaID
     var temporaryPath: String
     var finalPath: String
+    /// The file being replaced, as it was when its worker changes and the
+    /// field's view were carried over into the new file (`nil`: there was none).
+    var carriedOver: FileVersion?
 
     /// Removes the file instead of publishing it.
     public func discard() {
@@ -151,36 +158,40 @@ public struct FinishedReplica: Sendable {
 }
 
 /// A replica file being built from scratch; nothing is visible until it is published.
+///
+/// The new file is built in memory (a copy of an empty replica, deserialized)
+/// and written out once, when finished: SQLite then does no file I/O of its own,
+/// which is most of the cost of a thousand small files. A file that outgrows
+/// `memoryLimit` moves to its temporary path and is finished there, so memory
+/// stays flat whatever a team's task count.
 public final class ReplicaBuild {
     public let replica: ReplicaID
     public let epoch: String
     let directory: ReplicaDirectory
     let temporaryPath: String
-    let queue: DatabaseQueue
     let feedPosition: Int64
+    let memoryLimit: Int
+    private var queue: DatabaseQueue
+    private var inMemory = true
     private var transaction: ReplicaTransaction?
-    private var db: Database?
+    /// The row counter to carry on from after moving to the temporary file.
+    private var counter: Int64 = 0
 
-    init(directory: ReplicaDirectory, replica: ReplicaID, feedPosition: Int64, generatedAt: Date) throws {
+    /// The limit a build is kept in memory under, by default.
+    public static let defaultMemoryLimit = 16 << 20
+
+    init(directory: ReplicaDirectory, replica: ReplicaID, feedPosition: Int64, generatedAt: Date,
+         memoryLimit: Int = ReplicaBuild.defaultMemoryLimit) throws {
         self.directory = directory
         self.replica = replica
         self.feedPosition = feedPosition
+        self.memoryLimit = memoryLimit
         epoch = UUID().uuidString.lowercased()
         temporaryPath = directory.path(of: replica) + ".building-\(epoch)"
-        var configuration = Configuration()
-        // One transaction spans the whole build, across many write calls.
-        configuration.allowsUnsafeTransactions = true
-        configuration.foreignKeysEnabled = false  // the replica schema has none
-        // Built once, then fsynced and renamed: no journal, no syncs while writing.
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA journal_mode = OFF")
-            try db.execute(sql: "PRAGMA synchronous = OFF")
-            try db.execute(sql: "PRAGMA cache_size = -16000")
-        }
-        try Self.write(ReplicaSchema.emptyFile(for: replica), to: temporaryPath)
-        queue = try DatabaseQueue(path: temporaryPath, configuration: configuration)
+        queue = try DatabaseQueue(configuration: Self.configuration)
         try queue.inDatabase { db in
-            try db.execute(sql: "BEGIN")
+            try ReplicaSchema.loadEmpty(for: replica, into: db)
+            try Self.prepare(db)
             try db.execute(
                 sql: """
                     INSERT INTO meta (id, kind, owner_id, schema_version, epoch, feed_position, generated_at)
@@ -192,13 +203,47 @@ public final class ReplicaBuild {
         }
     }
 
+    private static var configuration: Configuration {
+        var configuration = Configuration()
+        // One transaction spans the whole build, across many write calls.
+        configuration.allowsUnsafeTransactions = true
+        configuration.foreignKeysEnabled = false  // the replica schema has none
+        return configuration
+    }
+
+    /// Built once, then fsynced and renamed: no journal, no syncs while writing.
+    private static func prepare(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA journal_mode = OFF")
+        try db.execute(sql: "PRAGMA synchronous = OFF")
+        try db.execute(sql: "PRAGMA cache_size = -16000")
+        try db.execute(sql: "BEGIN")
+    }
+
     /// Writes rows into the new file. Runs on the caller's thread, inside the
     /// build's one transaction.
     public func write(_ body: (ReplicaTransaction) throws -> Void) throws {
-        try queue.inDatabase { db in
-            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true) }
+        let outgrown = try queue.inDatabase { db in
+            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true, counter: counter) }
             try body(transaction!)
+            guard inMemory else { return false }
+            let size = try Int.fetchOne(db, sql: "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
+            return size ?? 0 > memoryLimit
         }
+        if outgrown { try moveToFile() }
+    }
+
+    /// Writes what is built so far to the temporary path and goes on there.
+    private func moveToFile() throws {
+        try queue.inDatabase { db in
+            counter = transaction?.rowCounter ?? counter
+            try db.execute(sql: "COMMIT")
+            try Self.writeOut(db, to: temporaryPath)
+        }
+        transaction = nil
+        try queue.close()
+        inMemory = false
+        queue = try DatabaseQueue(path: temporaryPath, configuration: Self.configuration)
+        try queue.inDatabase(Self.prepare)
     }
 
     /// Finishes and swaps in this one file.
@@ -206,61 +251,85 @@ public final class ReplicaBuild {
         try directory.publish([try finish()])
     }
 
-    /// Commits and closes the new file. It becomes visible with
-    /// ``ReplicaDirectory/publish(_:)``, which also carries over what only the
-    /// file being replaced knows.
+    /// Commits and closes the new file, carrying over what only the file it
+    /// replaces knows (see ``carryOver(_:from:)``). It becomes visible with
+    /// ``ReplicaDirectory/publish(_:)``, which carries over again whatever
+    /// reached the old file since.
     public func finish() throws -> FinishedReplica {
         let finalPath = directory.path(of: replica)
-        try queue.inDatabase { db in
-            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true) }
+        let carriedOver = try queue.inDatabase { db -> FileVersion? in
+            if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true, counter: counter) }
             try transaction!.finish(feedPosition: feedPosition)
             try db.execute(sql: "COMMIT")
+            var carriedOver: FileVersion?
+            if replica != .common, let version = FileVersion(path: finalPath) {
+                try Self.carryOver(db, from: finalPath)
+                carriedOver = version
+            }
+            if inMemory { try Self.writeOut(db, to: temporaryPath) }
+            return carriedOver
         }
         transaction = nil
         try queue.close()
-        return FinishedReplica(replica: replica, temporaryPath: temporaryPath, finalPath: finalPath)
+        return FinishedReplica(replica: replica, temporaryPath: temporaryPath, finalPath: finalPath, carriedOver: carriedOver)
     }
 
-    /// Carries over, from the file being replaced, what only it knows: worker
-    /// changes not yet applied to the master, and the field's view of the tasks
-    /// wherever the master has not changed those fields since. A damaged or
-    /// incompatible old file has nothing usable to give and is left alone.
+    /// Writes the in-memory database `db` to `path`, which must not exist.
+    private static func writeOut(_ db: Database, to path: String) throws {
+        var size: sqlite3_int64 = 0
+        // NOCOPY: the in-memory database's own buffer, no copy of it.
+        guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, UInt32(SQLITE_SERIALIZE_NOCOPY)) else {
+            throw ReplicaError("cannot serialize the new \(path)")
+        }
+        try write(UnsafeRawBufferPointer(start: bytes, count: Int(size)), to: path)
+    }
+
+    /// Carries over into `db`, from the file being replaced, what only that
+    /// file knows: worker changes not yet applied to the master, and the
+    /// field's view of the tasks wherever the master has not changed those
+    /// fields since. A damaged or incompatible old file has nothing usable to
+    /// give and is left alone.
+    static func carryOver(_ db: Database, from oldPath: String) throws {
+        do {
+            try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [oldPath])
+        } catch {
+            return
+        }
+        defer { try? db.execute(sql: "DETACH DATABASE previous") }
+        guard let previousVersion = try? Int.fetchOne(db, sql: "PRAGMA previous.user_version"),
+              (1...ReplicaSchema.version).contains(previousVersion) else { return }
+        let rejection = previousVersion >= 2 ? "rejection" : "NULL"
+        try db.inTransaction {
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO worker_changes
+                    (position, change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
+                SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at, \(rejection)
+                FROM previous.worker_changes
+                """)
+            try db.execute(sql: """
+                UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
+                    completed_by = p.completed_by, completion_note = p.completion_note
+                FROM previous.tasks AS p
+                WHERE p.id = tasks.id
+                  AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note)
+                      IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
+                              p.master_completion_note)
+                  AND (tasks.master_status, tasks.master_started_at, tasks.master_completed_at,
+                       tasks.master_completed_by, tasks.master_completion_note)
+                      IS (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
+                          p.master_completion_note)
+                """)
+            return .commit
+        }
+    }
+
+    /// Carries over again into a finished file, at `newPath`, from the file it
+    /// replaces (see ``carryOver(_:from:)``): run under the replica's lock when
+    /// the old file changed after the build carried over from it.
     static func carryOver(into newPath: String, from oldPath: String) throws {
         let queue = try DatabaseQueue(path: newPath)
         defer { try? queue.close() }
-        try queue.writeWithoutTransaction { db in
-            do {
-                try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [oldPath])
-            } catch {
-                return
-            }
-            defer { try? db.execute(sql: "DETACH DATABASE previous") }
-            guard let previousVersion = try? Int.fetchOne(db, sql: "PRAGMA previous.user_version"),
-                  (1...ReplicaSchema.version).contains(previousVersion) else { return }
-            let rejection = previousVersion >= 2 ? "rejection" : "NULL"
-            try db.inTransaction {
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO worker_changes
-                        (position, change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
-                    SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at, \(rejection)
-                    FROM previous.worker_changes
-                    """)
-                try db.execute(sql: """
-                    UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
-                        completed_by = p.completed_by, completion_note = p.completion_note
-                    FROM previous.tasks AS p
-                    WHERE p.id = tasks.id
-                      AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note)
-                          IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
-                                  p.master_completion_note)
-                      AND (tasks.master_status, tasks.master_started_at, tasks.master_completed_at,
-                           tasks.master_completed_by, tasks.master_completion_note)
-                          IS (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
-                              p.master_completion_note)
-                    """)
-                return .commit
-            }
-        }
+        try queue.writeWithoutTransaction { db in try carryOver(db, from: oldPath) }
     }
 
     /// Gives up on the build and removes the temporary file.
@@ -271,13 +340,13 @@ public final class ReplicaBuild {
     }
 
     /// Creates `path` (it must not exist) holding `bytes`.
-    static func write(_ bytes: [UInt8], to path: String) throws {
+    static func write(_ bytes: UnsafeRawBufferPointer, to path: String) throws {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ReplicaError("cannot create \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var written = 0
         while written < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            let count = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { throw ReplicaError("cannot write \(path): \(String(cString: strerror(errno)))") }
             written += count
@@ -289,5 +358,36 @@ public final class ReplicaBuild {
         guard fd >= 0 else { throw ReplicaError("cannot open \(path) to sync it") }
         defer { close(fd) }
         guard Glibc.fsync(fd) == 0 else { throw ReplicaError("cannot sync \(path)") }
+    }
+}
+
+/// Which version of a replica file is at a path: its inode, size, modification
+/// time and SQLite's file change counter (bytes 24-27 of the header, bumped by
+/// every committed write in rollback-journal mode, which replicas use). Two
+/// equal versions mean nothing was written in between.
+struct FileVersion: Equatable, Sendable {
+    var inode: UInt64
+    var size: Int64
+    var modified: timespec
+    var changeCounter: UInt32
+
+    /// `nil` when there is no file at `path`.
+    init?(path: String) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        var counter: UInt32 = 0
+        _ = pread(fd, &counter, 4, 24)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+        changeCounter = UInt32(bigEndian: counter)
+    }
+
+    static func == (a: FileVersion, b: FileVersion) -> Bool {
+        a.inode == b.inode && a.size == b.size && a.changeCounter == b.changeCounter
+            && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }
 }

@@ -187,6 +187,20 @@ public enum ReplicaSchema {
         try (replica == .common ? emptyCommonFile : emptyTeamFile).get()
     }
 
+    /// Makes `db` (a new in-memory connection) an empty replica of the
+    /// replica's kind, kept in memory until it is serialized.
+    static func loadEmpty(for replica: ReplicaID, into db: Database) throws {
+        let bytes = try emptyFile(for: replica)
+        // SQLite takes the buffer (FREEONCLOSE) and grows it (RESIZEABLE): it must come from sqlite3_malloc.
+        guard let buffer = sqlite3_malloc64(sqlite3_uint64(bytes.count)) else { throw ReplicaError("out of memory") }
+        bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
+        let code = sqlite3_deserialize(db.sqliteConnection, "main", buffer.assumingMemoryBound(to: UInt8.self),
+                                       sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
+        guard code == SQLITE_OK else { throw ReplicaError("cannot load an empty replica (SQLite code \(code))") }
+        db.clearSchemaCache()
+    }
+
     private static let emptyTeamFile = Result { try serializedEmptyFile(for: .team(0)) }
     private static let emptyCommonFile = Result { try serializedEmptyFile(for: .common) }
 

@@ -18,12 +18,13 @@ public final class ReplicaTransaction {
     private let fresh: Bool
 
     /// `fresh`: the file is being built from scratch (``ReplicaBuild``), so its
-    /// tables start empty.
-    init(_ db: Database, replica: ReplicaID, fresh: Bool = false) throws {
+    /// tables hold only what this build wrote, and its row counter starts at
+    /// `counter` (0 for a new file).
+    init(_ db: Database, replica: ReplicaID, fresh: Bool = false, counter: Int64 = 0) throws {
         self.db = db
         self.replica = replica
         self.fresh = fresh
-        counter = fresh ? 0 : try Int64.fetchOne(db, sql: "SELECT row_counter FROM meta") ?? 0
+        self.counter = fresh ? counter : try Int64.fetchOne(db, sql: "SELECT row_counter FROM meta") ?? 0
         // In a new file a row written twice (catch-up can build a file from
         // several entries about one task) is the master's row both times:
         // replacing it is enough, and much cheaper to prepare than the upsert.
@@ -33,6 +34,9 @@ public final class ReplicaTransaction {
         upsertTask = try db.makeStatement(sql: task)
         upsertLocation = try db.makeStatement(sql: location)
     }
+
+    /// The last row version given out.
+    var rowCounter: Int64 { counter }
 
     func nextVersion() -> Int64 {
         counter += 1

@@ -61,6 +61,49 @@ struct ReplicaGeneratorTests {
         }
     }
 
+    @Test func aChangePushedWhileAFileIsRebuiltIsCarriedIntoTheNewFile() async throws {
+        try await withGenerator { store, world, generator in
+            let created = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
+            try await generator.rebuildAll()
+            let directory = try ReplicaDirectory(generator.configuration.directory)
+            let red = ReplicaID.team(world.red.id)
+            // The new file is built (and carries over what the old one held then)...
+            let build = try directory.startBuild(of: red, feedPosition: 0)
+            let task = try #require(try await store.currentTasks(forTeam: world.red.id).first?.task)
+            try build.write { tx in try tx.upsert(task) }
+            let finished = try build.finish()
+            // ...then a worker's completion reaches the old file before the new one is swapped in.
+            let results = try directory.push([WorkerChange(id: "late-1", operation: .complete, taskID: created.id,
+                                                           note: "done late", madeAt: Date())],
+                                             to: red, by: world.ann.id)
+            #expect(results.map(\.status) == [.accepted])
+            try directory.publish([finished])
+            let contents = try generator.contents(red)
+            #expect(contents.acceptedWorkerChanges == 1)
+            let row = try #require(contents.tasks.first { $0.master.id == created.id })
+            #expect(row.status == .completed && row.completionNote == "done late")
+        }
+    }
+
+    @Test func aTeamTooBigToBuildInMemoryIsBuiltInItsTemporaryFile() async throws {
+        try await TestDatabase.withFresh { url in try await CentralStore.withStore(url) { store in
+            let world = try await Fixtures.seed(store)
+            for index in 0..<30 { _ = try await store.createTask(try world.task("task \(index)", team: world.red)) }
+            let folder = FileManager.default.temporaryDirectory.appending(path: "spill-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            // No memory at all: every file moves to disk after its first write.
+            let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, writeBatch: 4, buildMemoryLimit: 0))
+            try await generator.rebuildAll()
+            #expect(try await generator.verify().isEmpty)
+            let contents = try generator.contents(.team(world.red.id))
+            #expect(contents.tasks.count == 30)
+            let versions = try ReplicaSQL.fetchInts(generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path,
+                                                    "SELECT row_version FROM tasks UNION ALL SELECT row_version FROM members")
+            #expect(versions.count == 32 && Set(versions).count == versions.count, "each row its own version across the move to disk")
+            #expect(contents.meta.rowCounter == versions.max())
+        } }
+    }
+
     @Test func incrementalCatchUpFollowsEditsMovesCancelsAndDeletes() async throws {
         try await withGenerator { store, world, generator in
             let task = try await store.createTask(try world.task("move me", team: world.red, assignee: world.ann))
@@ -199,5 +242,11 @@ enum ReplicaSQL {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         try queue.write { try $0.execute(sql: sql) }
+    }
+
+    static func fetchInts(_ path: String, _ sql: String) throws -> [Int64] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { try Int64.fetchAll($0, sql: sql) }
     }
 }
