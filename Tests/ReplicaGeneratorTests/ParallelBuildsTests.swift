@@ -68,4 +68,47 @@ struct ParallelBuildsTests {
             }
         } }
     }
+
+    @Test func aRebuildWritesOverTheFileTheLastRebuildReplacedUnlessSomeoneHasItOpen() async throws {
+        try await TestDatabase.withFresh { url in try await CentralStore.withStore(url) { store in
+            let world = try await Fixtures.seed(store)
+            _ = try await store.createTask(try world.task("red work", team: world.red))
+            _ = try await store.createTask(try world.task("blue work", team: world.blue))
+            let folder = FileManager.default.temporaryDirectory.appending(path: "spares-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
+            let red = folder.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let blue = folder.appending(path: ReplicaID.team(world.blue.id).fileName).path
+            func inode(_ path: String) throws -> UInt64 {
+                try #require(FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+            }
+
+            try await generator.rebuildAll()
+            let first = (red: try inode(red), blue: try inode(blue))
+            try await generator.rebuildAll()
+            #expect(try inode(red + ".spare") == first.red, "the replaced file is kept as the spare")
+            #expect(try inode(red) != first.red)
+
+            // Someone still reads blue's old file: it must not be written over.
+            let reader = try FileHandle(forReadingFrom: URL(fileURLWithPath: blue + ".spare"))
+            defer { try? reader.close() }
+            let before = try reader.readToEnd()
+            try await generator.rebuildAll()
+            #expect(try inode(red) == first.red, "the spare was written over and swapped in")
+            #expect(try inode(blue) != first.blue, "a spare someone has open gets a new file instead")
+            try reader.seek(toOffset: 0)
+            #expect(try reader.readToEnd() == before, "what the reader has open is unchanged")
+            #expect(try await generator.verify().isEmpty)
+            let contents = try ReplicaContents.read(path: red)
+            #expect(contents.tasks.map(\.master.title) == ["red work"])
+
+            // A crash after keeping the spare and before the swap leaves the live file with two names.
+            let live = try inode(red)
+            try FileManager.default.removeItem(atPath: red + ".spare")
+            try FileManager.default.linkItem(atPath: red, toPath: red + ".spare")
+            try await generator.rebuildAll()
+            #expect(try inode(red) != live, "the live file is never written over in place")
+            #expect(try await generator.verify().isEmpty)
+        } }
+    }
 }
