@@ -117,20 +117,21 @@ public struct ReplicationSnapshot: Sendable {
     }
 
     /// The columns of ``forEachTaskRow(_:)``, in the order a replica's `tasks`
-    /// upsert binds them (1...16), then the task's location as a replica stores it.
+    /// upsert binds them (1...16).
     public static let replicaRowColumns = """
         k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_at,
-        k.updated_at, k.version, k.status, k.started_at, k.completed_at, k.completed_by, k.completion_note,
-        l.id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country
+        k.updated_at, k.version, k.status, k.started_at, k.completed_at, k.completed_by, k.completion_note
         """
 
-    /// The full rebuild's fast path: the same stream as ``forEachTask(_:)``, with locations,
+    /// The full rebuild's fast path: the same stream as ``forEachTask(_:)``,
     /// each row one binary record (a single cell) of ``replicaRowColumns``, so
     /// it can be copied into SQLite without building Swift values for every field.
+    /// No locations: joining them costs PostgreSQL as much again as the tasks
+    /// alone, and the rebuild copies them from the common replica instead.
     public func forEachTaskRow(_ body: (PostgresRow) async throws -> Void) async throws {
         // Stream straight from the indexes, on this backend alone: left to itself the
         // planner may sort a million rows on disk with parallel workers and JIT, which
-        // costs PostgreSQL's share of two cores several times over and sends nothing until done.
+        // costs several times the CPU and sends nothing until done.
         try await connection.query(
             """
             SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true),
@@ -141,9 +142,7 @@ public struct ReplicationSnapshot: Sendable {
         for filter in Self.replicaOrder {
             let rows = try await connection.query(
                 """
-                SELECT ROW(\(unescaped: Self.replicaRowColumns))
-                FROM tasks k LEFT JOIN locations l ON l.id = k.location_id
-                WHERE \(unescaped: filter)
+                SELECT ROW(\(unescaped: Self.replicaRowColumns)) FROM tasks k WHERE \(unescaped: filter)
                 """,
                 logger: logger
             )

@@ -19,7 +19,6 @@ final class ParallelBuilds: @unchecked Sendable {
     /// What one queue is building.
     private final class Builder {
         var build: ReplicaBuild?
-        var seenLocations: Set<Int64> = []
     }
 
     private struct State: Sendable {
@@ -37,12 +36,15 @@ final class ParallelBuilds: @unchecked Sendable {
     private let limit: Int
     private let publishBatch: Int
     private let memoryLimit: Int
+    private let locationsFrom: String?
     private let publisher = DispatchQueue(label: "teamwork.generator.publish")
     private let state = Locked(State())
     private var turn = -1
 
-    init(directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, threads: Int, publishBatch: Int,
-         memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, limit: Int = 16) {
+    /// `locationsFrom`: the path of a common replica of the same snapshot, whose
+    /// locations the files' tasks point at.
+    init(directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, locationsFrom: String?, threads: Int,
+         publishBatch: Int, memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, limit: Int = 16) {
         self.directory = directory
         self.feedPosition = feedPosition
         self.common = common
@@ -52,6 +54,7 @@ final class ParallelBuilds: @unchecked Sendable {
         self.limit = max(limit, threads)
         self.publishBatch = max(1, publishBatch)
         self.memoryLimit = memoryLimit
+        self.locationsFrom = locationsFrom
     }
 
     /// Starts building `replica` on the next queue; the rows that follow go there.
@@ -61,7 +64,6 @@ final class ParallelBuilds: @unchecked Sendable {
         try await submit { builder in
             let build = try directory.startBuild(of: replica, feedPosition: feedPosition, memoryLimit: memoryLimit)
             builder.build = build
-            builder.seenLocations.removeAll(keepingCapacity: true)
             try build.write { tx in
                 let owner = common.owner(of: replica)
                 try tx.setOwner(name: owner.name, slug: owner.slug)
@@ -70,29 +72,26 @@ final class ParallelBuilds: @unchecked Sendable {
         }
     }
 
-    /// Writes rows (and their locations, once per file) into the file begun last.
+    /// Writes rows into the file begun last.
     func write(_ rows: [RowCopier]) async throws {
         try await submit { builder in
             guard let build = builder.build else { return }
             try build.write { tx in
-                for row in rows {
-                    try tx.upsertTask(row.bindTask)
-                    if row.hasLocation, let id = row.locationID, builder.seenLocations.insert(id).inserted {
-                        try tx.upsertLocation(row.bindLocation)
-                    }
-                }
+                for row in rows { try tx.upsertTask(row.bindTask) }
             }
         }
     }
 
-    /// Finishes the file begun last. Finished files are published (made
-    /// durable and swapped in) `publishBatch` at a time, on a queue of their
-    /// own, so neither reading nor building waits for it.
+    /// Finishes the file begun last, with the locations of its tasks (copied
+    /// from the common replica at `locationsFrom`). Finished files are
+    /// published (made durable and swapped in) `publishBatch` at a time, on a
+    /// queue of their own, so neither reading nor building waits for it.
     func finish() async throws {
+        let locations = locationsFrom
         try await submit { [self] builder in
             guard let build = builder.build else { return }
             builder.build = nil
-            let finished = try build.finish()
+            let finished = try build.finish(locationsFrom: locations)
             state.mutate { $0.finished.append(finished) }
             let batch = takeFinished(atLeast: publishBatch)
             if !batch.isEmpty { publishLater(batch) }

@@ -30,11 +30,14 @@ extension ReplicaGenerator {
             try await store.withReplicationSnapshot { snapshot in
                 let position = snapshot.feedPosition
                 let common = try await CommonData.load(snapshot)
+                // The common replica comes first: the team files copy their tasks' locations from it.
+                let commonFile = try await buildCommon(snapshot, common, position: position)
 
                 // Files are built on their own threads while this task reads rows;
                 // rows are copied straight from the network buffers into SQLite.
                 let builds = ParallelBuilds(directory: replicas, feedPosition: position, common: common,
-                                            threads: configuration.buildThreads, publishBatch: configuration.publishBatch,
+                                            locationsFrom: commonFile.temporaryPath, threads: configuration.buildThreads,
+                                            publishBatch: configuration.publishBatch,
                                             memoryLimit: configuration.buildMemoryLimit)
                 var built: Set<ReplicaID> = []
                 var current: ReplicaID?
@@ -80,9 +83,10 @@ extension ReplicaGenerator {
                     try await builds.drain()
                 } catch {
                     await builds.abandon()
+                    commonFile.discard()
                     throw error
                 }
-                try await buildCommon(snapshot, common, position: position)
+                try replicas.publish([commonFile])
                 built.insert(.common)
                 for stale in existing.subtracting(built) {
                     try replicas.retire(stale)
@@ -95,7 +99,9 @@ extension ReplicaGenerator {
         return result
     }
 
-    private func buildCommon(_ snapshot: ReplicationSnapshot, _ common: CommonData, position: Int64) async throws {
+    /// Builds the common replica, finished and not yet published.
+    private func buildCommon(_ snapshot: ReplicationSnapshot, _ common: CommonData,
+                             position: Int64) async throws -> FinishedReplica {
         let build = try replicas.startBuild(of: .common, feedPosition: position, memoryLimit: configuration.buildMemoryLimit)
         do {
             try build.write { tx in
@@ -116,7 +122,7 @@ extension ReplicaGenerator {
                 }
             }
             try build.write { tx in for location in batch { try tx.upsert(location) } }
-            try build.commit()
+            return try build.finish()
         } catch {
             build.abandon()
             throw error

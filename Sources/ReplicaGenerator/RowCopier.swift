@@ -7,18 +7,18 @@ import TeamDatabase
 /// without making Swift values of its fields: the row is one binary record
 /// (PostgreSQL's `record_send`: a field count, then per field its type, its
 /// length or -1 for NULL, and its bytes), so the reading thread takes one cell
-/// per row instead of 26, notes where each field starts, and a building thread
+/// per row instead of 16, notes where each field starts, and a building thread
 /// binds text straight from the network buffer to SQLite, integers and floats
 /// read in place, timestamps as milliseconds. The full rebuild's inner loop.
 struct RowCopier: Sendable {
     /// Microseconds from 1970 to PostgreSQL's epoch, 2000-01-01.
     static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-    static let fieldCount = 26
+    static let fieldCount = 16
 
     private let record: ByteBuffer
     /// Where each field's bytes start in `record`, -1 for NULL; and their length.
-    private var starts = InlineArray<26, Int32>(repeating: -1)
-    private var lengths = InlineArray<26, Int32>(repeating: 0)
+    private var starts = InlineArray<16, Int32>(repeating: -1)
+    private var lengths = InlineArray<16, Int32>(repeating: 0)
 
     /// Takes the record of `row`, which must hold the replica columns.
     init(_ row: PostgresRow) throws {
@@ -26,7 +26,7 @@ struct RowCopier: Sendable {
         guard let record = cells.next()?.bytes else { throw ReplicaError("a replica row without its record") }
         self.record = record
         let (starts, lengths) = try record.withUnsafeReadableBytes { raw in
-            var starts = InlineArray<26, Int32>(repeating: -1), lengths = InlineArray<26, Int32>(repeating: 0)
+            var starts = InlineArray<16, Int32>(repeating: -1), lengths = InlineArray<16, Int32>(repeating: 0)
             func int32(at offset: Int) throws -> Int32 {
                 guard offset + 4 <= raw.count else { throw ReplicaError("a replica row record is cut short") }
                 return Int32(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self))
@@ -50,8 +50,6 @@ struct RowCopier: Sendable {
 
     var teamID: Int64? { record.withUnsafeReadableBytes { int64(4, $0) } }
     var assigneeID: Int64? { record.withUnsafeReadableBytes { int64(5, $0) } }
-    var locationID: Int64? { record.withUnsafeReadableBytes { int64(6, $0) } }
-    var hasLocation: Bool { starts[16] >= 0 }
 
     func bindTask(_ bind: Binder) {
         record.withUnsafeReadableBytes { raw in
@@ -62,17 +60,6 @@ struct RowCopier: Sendable {
                 default: bind(index, int64(field, raw))
                 }
             }
-        }
-    }
-
-    func bindLocation(_ bind: Binder) {
-        record.withUnsafeReadableBytes { raw in
-            bind(1, int64(16, raw))
-            text(17, 3, raw, bind)
-            double(18, 4, raw, bind)
-            double(19, 5, raw, bind)
-            double(20, 6, raw, bind)
-            for (field, index) in zip(21...25, Int32(7)...) { text(field, index, raw, bind) }
         }
     }
 
@@ -87,12 +74,6 @@ struct RowCopier: Sendable {
         let start = Int(starts[field])
         guard start >= 0 else { return bind.null(index) }
         bind.text(index, UnsafeRawBufferPointer(rebasing: raw[start..<start + Int(lengths[field])]))
-    }
-
-    private func double(_ field: Int, _ index: Int32, _ raw: UnsafeRawBufferPointer, _ bind: Binder) {
-        let start = Int(starts[field])
-        guard start >= 0 else { return bind.null(index) }
-        bind(index, Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))))
     }
 
     /// timestamptz is microseconds since 2000-01-01; the replica stores

@@ -157,7 +157,8 @@ public struct ReplicaDirectory: Sendable {
 /// A built replica file waiting to be swapped in.
 public struct FinishedReplica: Sendable {
     public var replica: ReplicaID
-    var temporaryPath: String
+    /// Where the file is until it is published.
+    public internal(set) var temporaryPath: String
     var finalPath: String
     /// The file being replaced, as it was when its worker changes and the
     /// field's view were carried over into the new file (`nil`: there was none).
@@ -266,13 +267,19 @@ public final class ReplicaBuild {
     /// Commits and closes the new file, carrying over what only the file it
     /// replaces knows (see ``carryOver(_:from:)``). It becomes visible with
     /// ``ReplicaDirectory/publish(_:)``, which carries over again whatever
-    /// reached the old file since.
-    public func finish() throws -> FinishedReplica {
+    /// reached the old file since. With `locationsFrom`, the path of a common
+    /// replica, the locations of the file's tasks are copied from there.
+    public func finish(locationsFrom common: String? = nil) throws -> FinishedReplica {
         let finalPath = directory.path(of: replica)
         let carriedOver = try queue.inDatabase { db -> FileVersion? in
             if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true, counter: counter) }
-            try transaction!.finish(feedPosition: feedPosition)
             try db.execute(sql: "COMMIT")
+            if let common {
+                try db.execute(sql: "ATTACH DATABASE ? AS common", arguments: [common])
+                defer { try? db.execute(sql: "DETACH DATABASE common") }
+                try transaction!.copyLocationsOfTasks(from: "common")
+            }
+            try transaction!.finish(feedPosition: feedPosition)
             var carriedOver: FileVersion?
             if replica != .common, let version = FileVersion(path: finalPath) {
                 try Self.carryOver(db, from: finalPath)

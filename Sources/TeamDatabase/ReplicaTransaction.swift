@@ -211,6 +211,20 @@ public final class ReplicaTransaction {
         try delete(from: "locations", column: "id", id: id)
     }
 
+    /// Copies from the attached database `schema` (a common replica) the
+    /// locations this replica's tasks point at: the full rebuild's way to fill
+    /// a new file's locations, one statement per file.
+    public func copyLocationsOfTasks(from schema: String) throws {
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO main.locations
+                (id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version)
+            SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country,
+                   ? + row_number() OVER (ORDER BY id)
+            FROM \(schema).locations WHERE id IN (SELECT location_id FROM main.tasks)
+            """, arguments: [counter])
+        counter += Int64(db.changesCount)
+    }
+
     /// Drops the locations no task of this replica points at any more.
     public func pruneLocations() throws {
         let unused = try Int64.fetchAll(db, sql: """

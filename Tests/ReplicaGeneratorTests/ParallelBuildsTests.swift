@@ -18,11 +18,11 @@ struct ParallelBuildsTests {
             let bad = try await store.rows("""
                 SELECT ROW(7::bigint, NULL::text, ''::text, 'normal'::text, 1::bigint, NULL::bigint, NULL::bigint,
                        NULL::timestamptz, now(), now(), 1, 'open'::text, NULL::timestamptz, NULL::timestamptz,
-                       NULL::bigint, NULL::text, NULL::bigint, NULL::text, NULL::float8, NULL::float8, NULL::float8,
-                       NULL::text, NULL::text, NULL::text, NULL::text, NULL::text)
+                       NULL::bigint, NULL::text)
                 """).map(RowCopier.init)
             let common = CommonData(teams: [], teamsByID: [:], people: [:], membersByTeam: [:])
-            let builds = ParallelBuilds(directory: directory, feedPosition: 1, common: common, threads: 2, publishBatch: 100)
+            let builds = ParallelBuilds(directory: directory, feedPosition: 1, common: common, locationsFrom: nil,
+                                        threads: 2, publishBatch: 100)
             for team in 1...6 {
                 try? await builds.begin(.team(Int64(team)))
                 if team == 3 { try? await builds.write(bad) }

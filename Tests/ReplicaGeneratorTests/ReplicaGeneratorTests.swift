@@ -32,6 +32,36 @@ struct ReplicaGeneratorTests {
         }
     }
 
+    @Test func aTeamFileHoldsTheSitesOfItsTasksAsTheMasterHasThem() async throws {
+        try await withGenerator { store, world, generator in
+            let yard = try await store.addLocation(try NewLocation(
+                name: "North Yard", latitude: 52.25, longitude: 0.5, elevation: 12.5,
+                address: Address(street: "1 Quay St", city: "Ely", region: "Cambs", postalCode: "CB7 4AA", country: "GB")))
+            let unused = try await store.addLocation(try NewLocation(name: "Nobody's", latitude: 1, longitude: 2))
+            for location in [world.site.id, yard.id, yard.id] {
+                _ = try await store.createTask(try NewTask(title: "job", assignment: try Assignment(teamID: world.red.id, assigneeID: nil),
+                                                           locationID: location))
+            }
+            _ = try await store.createTask(try NewTask(title: "blue job", assignment: try Assignment(teamID: world.blue.id, assigneeID: nil),
+                                                       locationID: unused.id))
+            try await generator.rebuildAll()
+            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            let rows = try await queue.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country FROM locations ORDER BY id
+                    """)
+            }
+            #expect(rows.map { $0["id"] as Int64 } == [world.site.id, yard.id])
+            let row = try #require(rows.last)
+            #expect(row["name"] as String == "North Yard" && row["latitude"] as Double == 52.25 && row["longitude"] as Double == 0.5)
+            #expect(row["elevation"] as Double? == 12.5 && row["street"] as String == "1 Quay St" && row["city"] as String == "Ely")
+            #expect(row["region"] as String == "Cambs" && row["postal_code"] as String == "CB7 4AA" && row["country"] as String == "GB")
+            #expect(try await generator.verify().isEmpty)
+        }
+    }
+
     @Test func replicasHoldNoEmails() async throws {
         try await withGenerator { store, world, generator in
             _ = try await store.createTask(try world.task(team: world.red))
@@ -98,8 +128,12 @@ struct ReplicaGeneratorTests {
             let contents = try generator.contents(.team(world.red.id))
             #expect(contents.tasks.count == 30)
             let versions = try ReplicaSQL.fetchInts(generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path,
-                                                    "SELECT row_version FROM tasks UNION ALL SELECT row_version FROM members")
-            #expect(versions.count == 32 && Set(versions).count == versions.count, "each row its own version across the move to disk")
+                                                    """
+                SELECT row_version FROM tasks UNION ALL SELECT row_version FROM members
+                UNION ALL SELECT row_version FROM locations
+                """)
+            // 30 tasks, 2 members, 1 site.
+            #expect(versions.count == 33 && Set(versions).count == versions.count, "each row its own version across the move to disk")
             #expect(contents.meta.rowCounter == versions.max())
         } }
     }
