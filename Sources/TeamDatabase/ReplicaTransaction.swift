@@ -292,7 +292,10 @@ public final class ReplicaTransaction {
 
     /// Makes the memberships of one person exactly `teamIDs`.
     public func replaceMemberships(personID: Int64, teamIDs: Set<Int64>) throws {
-        let current = Set(try Int64.fetchAll(db, sql: "SELECT team_id FROM memberships WHERE person_id = ?", arguments: [personID]))
+        // Not looked up in a new file: the lookup scans every membership (they are keyed by team
+        // first), which made a rebuild's common replica cost people x memberships.
+        let current = fresh ? [] : Set(try Int64.fetchAll(db, sql: "SELECT team_id FROM memberships WHERE person_id = ?",
+                                                          arguments: [personID]))
         for teamID in current.subtracting(teamIDs) {
             try db.execute(sql: "DELETE FROM memberships WHERE team_id = ? AND person_id = ?", arguments: [teamID, personID])
             // A membership's row id in deleted_rows packs both ids: team * 2^32 + person.
