@@ -207,6 +207,9 @@ public enum ReplicaSchema {
     private static func serializedEmptyFile(for replica: ReplicaID) throws -> [UInt8] {
         let queue = try DatabaseQueue()
         return try queue.inDatabase { db in
+            // 16 KiB pages: a rebuild's inserts touch a quarter as many pages (A/B, a
+            // million tasks: 4.90 s -> 4.55 s on average); a file stays a few hundred KB.
+            try db.execute(sql: "PRAGMA page_size = 16384")
             try create(db, for: replica)
             var size: sqlite3_int64 = 0
             guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {
