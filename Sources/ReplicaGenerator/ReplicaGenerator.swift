@@ -24,7 +24,7 @@ public struct ReplicaGenerator: Sendable {
         public var sweepInterval: Duration
         /// Tasks written per SQLite call during a full rebuild.
         public var writeBatch: Int
-        /// Full rebuild: files made durable with one flush and swapped in together.
+        /// Full rebuild: files made durable and swapped in together, one folder fsync for the lot.
         public var publishBatch: Int
         /// Full rebuild: files built at once, each on its own thread, while rows are read.
         public var buildThreads: Int

@@ -88,17 +88,13 @@ public struct ReplicaDirectory: Sendable {
         try FileManager.default.moveItem(atPath: path(of: replica), toPath: target.path)
     }
 
-    /// Makes finished builds durable and swaps them in: one flush for the lot
-    /// (one file: its own fsync; several: a single sync), then a rename per file,
-    /// then an fsync of the folder. Each rename is atomic: a reader sees the old
-    /// file or the new one, never a mix.
+    /// Makes finished builds durable and swaps them in: an fsync per file (not
+    /// sync(), which would flush every other program's writes too and was
+    /// slower here), then a rename per file, then one fsync of the folder.
+    /// Each rename is atomic: a reader sees the old file or the new one, never a mix.
     public func publish(_ finished: [FinishedReplica]) throws {
         guard !finished.isEmpty else { return }
-        if finished.count == 1 {
-            try ReplicaBuild.fsync(path: finished[0].temporaryPath)
-        } else {
-            sync()
-        }
+        for file in finished { try ReplicaBuild.fsync(path: file.temporaryPath) }
         for file in finished {
             // Under the replica's lock, so no worker change pushed meanwhile is lost:
             // carried over again if the old file changed after the build read it.
