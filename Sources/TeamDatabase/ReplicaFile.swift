@@ -360,7 +360,7 @@ public final class ReplicaBuild {
     /// it open (a write lease is granted only then) and it has no other name
     /// (a crash between keeping it and swapping in its successor leaves it
     /// linked as the live file too).
-    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, reusing spare: String? = nil) throws {
+    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, reusing spare: String?) throws {
         if let spare, rename(spare, path) == 0 {
             let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
             if fd >= 0 {

@@ -127,18 +127,6 @@ public final class ReplicaTransaction {
         try binder.step(db)
     }
 
-    /// Inserts or updates a location whose fields `bind` binds: 1 id, 3 name,
-    /// 4 latitude, 5 longitude, 6 elevation, 7 street, 8 city, 9 region,
-    /// 10 postal code, 11 country.
-    public func upsertLocation(_ bind: (Binder) throws -> Void) throws {
-        let binder = Binder(upsertLocation.sqliteStatement)
-        binder(2, "site")
-        binder(13, nil as Int64?)
-        try bind(binder)
-        binder(12, nextVersion())
-        try binder.step(db)
-    }
-
     /// Removes a task (it left this replica or was deleted) and leaves a tombstone.
     public func deleteTask(id: Int64) throws {
         try delete(from: "tasks", column: "id", id: id)
