@@ -42,11 +42,14 @@ let package = Package(
             plugins: ["EmbedSQL"]
         ),
 
+        // SQLite's process-wide settings (sqlite3_config is variadic: C only).
+        .target(name: "SQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
+
         // The SQLite replicas: team, personal and common databases.
         .target(
             name: "TeamDatabase",
             dependencies: [
-                "TeamworkModel",
+                "TeamworkModel", "SQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]

@@ -10,6 +10,7 @@ public struct ReplicaDirectory: Sendable {
     public let url: URL
 
     public init(_ url: URL) throws {
+        _ = SQLiteProcess.configured
         self.url = url
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: retiredURL, withIntermediateDirectories: true)
