@@ -236,7 +236,7 @@ public final class ReplicaBuild {
             if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true, counter: counter) }
             try body(transaction!)
             guard inMemory else { return false }
-            let size = try Int.fetchOne(db, sql: "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
+            let size = try Int.fetchOne(db.cachedStatement(sql: "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size"))
             return size ?? 0 > memoryLimit
         }
         if outgrown { try moveToFile() }
@@ -315,6 +315,10 @@ public final class ReplicaBuild {
         defer { try? db.execute(sql: "DETACH DATABASE previous") }
         guard let previousVersion = try? Int.fetchOne(db, sql: "PRAGMA previous.user_version"),
               (1...ReplicaSchema.version).contains(previousVersion) else { return }
+        // Only a worker's change makes a file's view of a task differ from the
+        // master's, and each is recorded in worker_changes in the same transaction
+        // (and carried over with it): a file without any has nothing to give.
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM previous.worker_changes)") == true else { return }
         let rejection = previousVersion >= 2 ? "rejection" : "NULL"
         try db.inTransaction {
             try db.execute(sql: """
