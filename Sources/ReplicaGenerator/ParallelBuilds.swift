@@ -16,9 +16,10 @@ final class ParallelBuilds: @unchecked Sendable {
     // @unchecked: builders[i] is only touched on queues[i]; `current` only by
     // the caller, which is one task; everything shared is behind `state`.
 
-    /// What one queue is building.
+    /// What one queue is building, and the connection it builds on.
     private final class Builder {
         var build: ReplicaBuild?
+        var connection: BuildConnection?
     }
 
     private struct State: Sendable {
@@ -61,8 +62,11 @@ final class ParallelBuilds: @unchecked Sendable {
     func begin(_ replica: ReplicaID) async throws {
         turn = (turn + 1) % queues.count
         let directory = directory, feedPosition = feedPosition, common = common, memoryLimit = memoryLimit
+        let locations = locationsFrom
         try await submit { builder in
-            let build = try directory.startBuild(of: replica, feedPosition: feedPosition, memoryLimit: memoryLimit)
+            if builder.connection == nil { builder.connection = try BuildConnection(locationsFrom: locations) }
+            let build = try directory.startBuild(of: replica, feedPosition: feedPosition, memoryLimit: memoryLimit,
+                                                 on: builder.connection)
             builder.build = build
             try build.write { tx in
                 let owner = common.owner(of: replica)
@@ -87,11 +91,10 @@ final class ParallelBuilds: @unchecked Sendable {
     /// published (made durable and swapped in) `publishBatch` at a time, on a
     /// queue of their own, so neither reading nor building waits for it.
     func finish() async throws {
-        let locations = locationsFrom
         try await submit { [self] builder in
             guard let build = builder.build else { return }
             builder.build = nil
-            let finished = try build.finish(locationsFrom: locations)
+            let finished = try build.finish()
             state.mutate { $0.finished.append(finished) }
             let batch = takeFinished(atLeast: publishBatch)
             if !batch.isEmpty { publishLater(batch) }
@@ -126,7 +129,7 @@ final class ParallelBuilds: @unchecked Sendable {
 
     /// Waits until every file is built and published, then throws the first failure, if any.
     func drain() async throws {
-        for queue in queues { await Self.idle(queue) }
+        await closeConnections()
         let rest = takeFinished()
         if !rest.isEmpty { publishLater(rest) }
         await Self.idle(publisher)
@@ -135,17 +138,25 @@ final class ParallelBuilds: @unchecked Sendable {
 
     /// Removes whatever is half-built (after a failure, or when the caller gives up).
     func abandon() async {
+        await closeConnections()
+        await Self.idle(publisher)
+        takeFinished().forEach { $0.discard() }
+    }
+
+    /// Waits until each queue has done its work, abandons what is left half-built
+    /// (nothing, unless the caller gives up) and closes the queues' connections.
+    private func closeConnections() async {
         for (queue, builder) in zip(queues, builders.map(UncheckedBuilder.init)) {
             await withCheckedContinuation { done in
                 queue.async {
                     builder.builder.build?.abandon()
                     builder.builder.build = nil
+                    builder.builder.connection?.close()
+                    builder.builder.connection = nil
                     done.resume()
                 }
             }
         }
-        await Self.idle(publisher)
-        takeFinished().forEach { $0.discard() }
     }
 
     private func submit(_ work: @escaping @Sendable (Builder) throws -> Void) async throws {

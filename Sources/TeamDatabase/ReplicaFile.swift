@@ -33,10 +33,14 @@ public struct ReplicaDirectory: Sendable {
     /// Builds a new file for `replica` at a temporary path; ``ReplicaBuild/commit()``
     /// swaps it in atomically. Until then readers see the old file, and a crash
     /// leaves the old file intact (plus a temporary file the next build removes).
+    ///
+    /// With `connection`, the file is built on that connection (see ``BuildConnection``),
+    /// which must not be building another file.
     public func startBuild(of replica: ReplicaID, feedPosition: Int64, generatedAt: Date = Date(),
-                           memoryLimit: Int = ReplicaBuild.defaultMemoryLimit) throws -> ReplicaBuild {
+                           memoryLimit: Int = ReplicaBuild.defaultMemoryLimit,
+                           on connection: BuildConnection? = nil) throws -> ReplicaBuild {
         try ReplicaBuild(directory: self, replica: replica, feedPosition: feedPosition, generatedAt: generatedAt,
-                         memoryLimit: memoryLimit)
+                         memoryLimit: memoryLimit, connection: connection)
     }
 
     /// Opens an existing replica for updating, or returns `nil` when there is none.
@@ -167,6 +171,37 @@ public struct FinishedReplica: Sendable {
     }
 }
 
+/// An in-memory SQLite connection that builds team and personal files one
+/// after another, for a full rebuild's build thread. Each file starts as a
+/// copy of the empty replica deserialized over the last one; the schema stays
+/// the same, so the statements stay prepared, and the common replica whose
+/// locations the files copy is attached once: a connection, a dozen statements
+/// to parse and an attached schema per file were a fifth of a rebuild's CPU.
+/// Used by one thread at a time. Statements run on it must not use
+/// table-valued functions such as `pragma_page_count`: SQLite 3.40 keeps those
+/// tables pointing at the schema of the first file, freed when the next is loaded.
+public final class BuildConnection {
+    let queue: DatabaseQueue
+    /// The common replica attached as `common`, if any.
+    let locationsFrom: String?
+    /// Whether an empty replica was loaded yet (the first load clears GRDB's caches).
+    var loaded = false
+
+    /// `locationsFrom`: the path of a finished common replica whose locations
+    /// the files' tasks point at.
+    public init(locationsFrom common: String?) throws {
+        queue = try DatabaseQueue(configuration: ReplicaBuild.configuration)
+        locationsFrom = common
+        if let common {
+            try queue.inDatabase { db in try db.execute(sql: "ATTACH DATABASE ? AS common", arguments: [common]) }
+        }
+    }
+
+    public func close() {
+        try? queue.close()
+    }
+}
+
 /// A replica file being built from scratch; nothing is visible until it is published.
 ///
 /// The new file is built in memory (a copy of an empty replica, deserialized)
@@ -182,6 +217,12 @@ public final class ReplicaBuild {
     let feedPosition: Int64
     let memoryLimit: Int
     private var queue: DatabaseQueue
+    /// The reused connection the file is built on while in memory; `nil` when
+    /// the build has its own connection (closed when done).
+    private var connection: BuildConnection?
+    /// The common replica the reused connection has attached, if any: a file
+    /// that moves to its temporary path copies its locations from there too.
+    private let attachedCommon: String?
     private var inMemory = true
     private var transaction: ReplicaTransaction?
     /// The row counter to carry on from after moving to the temporary file.
@@ -191,29 +232,32 @@ public final class ReplicaBuild {
     public static let defaultMemoryLimit = 16 << 20
 
     init(directory: ReplicaDirectory, replica: ReplicaID, feedPosition: Int64, generatedAt: Date,
-         memoryLimit: Int = ReplicaBuild.defaultMemoryLimit) throws {
+         memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, connection: BuildConnection? = nil) throws {
+        // A connection's statements are prepared for team files: the common replica has its own schema.
+        precondition(connection == nil || replica != .common, "the common replica is built on its own connection")
         self.directory = directory
         self.replica = replica
         self.feedPosition = feedPosition
         self.memoryLimit = memoryLimit
+        self.connection = connection
+        attachedCommon = connection?.locationsFrom
         epoch = UUID().uuidString.lowercased()
         temporaryPath = directory.path(of: replica) + ".building-\(epoch)"
-        queue = try DatabaseQueue(configuration: Self.configuration)
+        queue = try connection?.queue ?? DatabaseQueue(configuration: Self.configuration)
+        let firstLoad = !(connection?.loaded ?? false)
         try queue.inDatabase { db in
-            try ReplicaSchema.loadEmpty(for: replica, into: db)
+            try ReplicaSchema.loadEmpty(for: replica, into: db, clearingCaches: firstLoad)
             try Self.prepare(db)
-            try db.execute(
-                sql: """
-                    INSERT INTO meta (id, kind, owner_id, schema_version, epoch, feed_position, generated_at)
-                    VALUES (1, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [replica.kindName, replica.ownerID, ReplicaSchema.version, epoch, feedPosition,
-                            ReplicaTransaction.millis(generatedAt)]
-            )
+            try db.cachedStatement(sql: """
+                INSERT INTO meta (id, kind, owner_id, schema_version, epoch, feed_position, generated_at)
+                VALUES (1, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [replica.kindName, replica.ownerID, ReplicaSchema.version, epoch, feedPosition,
+                                         ReplicaTransaction.millis(generatedAt)])
         }
+        connection?.loaded = true
     }
 
-    private static var configuration: Configuration {
+    static var configuration: Configuration {
         var configuration = Configuration()
         // One transaction spans the whole build, across many write calls.
         configuration.allowsUnsafeTransactions = true
@@ -223,10 +267,9 @@ public final class ReplicaBuild {
 
     /// Built once, then fsynced and renamed: no journal, no syncs while writing.
     private static func prepare(_ db: Database) throws {
-        try db.execute(sql: "PRAGMA journal_mode = OFF")
-        try db.execute(sql: "PRAGMA synchronous = OFF")
-        try db.execute(sql: "PRAGMA cache_size = -16000")
-        try db.execute(sql: "BEGIN")
+        for sql in ["PRAGMA journal_mode = OFF", "PRAGMA synchronous = OFF", "PRAGMA cache_size = -16000", "BEGIN"] {
+            try db.cachedStatement(sql: sql).execute()
+        }
     }
 
     /// Writes rows into the new file. Runs on the caller's thread, inside the
@@ -236,8 +279,11 @@ public final class ReplicaBuild {
             if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true, counter: counter) }
             try body(transaction!)
             guard inMemory else { return false }
-            let size = try Int.fetchOne(db.cachedStatement(sql: "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size"))
-            return size ?? 0 > memoryLimit
+            // Not the pragma_page_count table: SQLite (3.40) keeps such a table pointing at the
+            // schema of the database it was first used with, which a reused connection
+            // replaces with each new file, and preparing it again then reads freed memory.
+            let pages = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA page_count")) ?? 0
+            return pages * ReplicaSchema.pageSize > memoryLimit
         }
         if outgrown { try moveToFile() }
     }
@@ -246,14 +292,20 @@ public final class ReplicaBuild {
     private func moveToFile() throws {
         try queue.inDatabase { db in
             counter = transaction?.rowCounter ?? counter
-            try db.execute(sql: "COMMIT")
+            try db.cachedStatement(sql: "COMMIT").execute()
             try Self.writeOut(db, to: temporaryPath, reusing: directory.sparePath(of: replica))
         }
         transaction = nil
-        try queue.close()
+        releaseConnection()
         inMemory = false
         queue = try DatabaseQueue(path: temporaryPath, configuration: Self.configuration)
         try queue.inDatabase(Self.prepare)
+    }
+
+    /// Closes the build's own connection, or gives the reused one back.
+    private func releaseConnection() {
+        if connection == nil { try? queue.close() }
+        connection = nil
     }
 
     /// Finishes and swaps in this one file.
@@ -265,16 +317,21 @@ public final class ReplicaBuild {
     /// replaces knows (see ``carryOver(_:from:)``). It becomes visible with
     /// ``ReplicaDirectory/publish(_:)``, which carries over again whatever
     /// reached the old file since. With `locationsFrom`, the path of a common
-    /// replica, the locations of the file's tasks are copied from there.
+    /// replica, the locations of the file's tasks are copied from there (by
+    /// default, from the common replica the build's ``BuildConnection`` has attached).
     public func finish(locationsFrom common: String? = nil) throws -> FinishedReplica {
         let finalPath = directory.path(of: replica)
+        let common = common ?? attachedCommon
+        let onConnection = connection != nil && common == attachedCommon
         let carriedOver = try queue.inDatabase { db -> FileVersion? in
             if transaction == nil { transaction = try ReplicaTransaction(db, replica: replica, fresh: true, counter: counter) }
-            try db.execute(sql: "COMMIT")
-            if let common {
+            try db.cachedStatement(sql: "COMMIT").execute()
+            if onConnection, common != nil {
+                try transaction!.copyLocationsOfTasks()
+            } else if let common {
                 try db.execute(sql: "ATTACH DATABASE ? AS common", arguments: [common])
                 defer { try? db.execute(sql: "DETACH DATABASE common") }
-                try transaction!.copyLocationsOfTasks(from: "common")
+                try transaction!.copyLocationsOfTasks()
             }
             try transaction!.finish(feedPosition: feedPosition)
             var carriedOver: FileVersion?
@@ -286,7 +343,7 @@ public final class ReplicaBuild {
             return carriedOver
         }
         transaction = nil
-        try queue.close()
+        releaseConnection()
         return FinishedReplica(replica: replica, temporaryPath: temporaryPath, finalPath: finalPath, carriedOver: carriedOver)
     }
 
@@ -307,6 +364,9 @@ public final class ReplicaBuild {
     /// fields since. A damaged or incompatible old file has nothing usable to
     /// give and is left alone.
     static func carryOver(_ db: Database, from oldPath: String) throws {
+        // Asked on a connection of its own: attaching and detaching the old file
+        // would make the build connection prepare all its statements again.
+        guard holdsWorkerChanges(oldPath) else { return }
         do {
             try db.execute(sql: "ATTACH DATABASE ? AS previous", arguments: [oldPath])
         } catch {
@@ -315,10 +375,6 @@ public final class ReplicaBuild {
         defer { try? db.execute(sql: "DETACH DATABASE previous") }
         guard let previousVersion = try? Int.fetchOne(db, sql: "PRAGMA previous.user_version"),
               (1...ReplicaSchema.version).contains(previousVersion) else { return }
-        // Only a worker's change makes a file's view of a task differ from the
-        // master's, and each is recorded in worker_changes in the same transaction
-        // (and carried over with it): a file without any has nothing to give.
-        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM previous.worker_changes)") == true else { return }
         let rejection = previousVersion >= 2 ? "rejection" : "NULL"
         try db.inTransaction {
             try db.execute(sql: """
@@ -344,6 +400,36 @@ public final class ReplicaBuild {
         }
     }
 
+    /// Whether the replica file at `path` has worker changes, and so may have
+    /// something to carry over: only a worker's change makes a file's view of a
+    /// task differ from the master's, and each is recorded in worker_changes in
+    /// the same transaction (and carried over with it). `false` for a file that
+    /// is damaged or of another schema; `true` when it is locked too long to tell.
+    static func holdsWorkerChanges(_ path: String) -> Bool {
+        var connection: OpaquePointer?
+        defer { sqlite3_close_v2(connection) }
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            return false
+        }
+        sqlite3_busy_timeout(connection, 2000)
+        func integer(_ sql: String) -> Int64? {
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK,
+                  sqlite3_step(statement) == SQLITE_ROW else { return nil }
+            return sqlite3_column_int64(statement, 0)
+        }
+        guard let version = integer("PRAGMA user_version") else { return isLocked(connection) }
+        guard (1...Int64(ReplicaSchema.version)).contains(version) else { return false }
+        guard let any = integer("SELECT EXISTS (SELECT 1 FROM worker_changes)") else { return isLocked(connection) }
+        return any == 1
+    }
+
+    private static func isLocked(_ connection: OpaquePointer?) -> Bool {
+        let code = sqlite3_errcode(connection) & 0xff
+        return code == SQLITE_BUSY || code == SQLITE_LOCKED
+    }
+
     /// Carries over again into a finished file, at `newPath`, from the file it
     /// replaces (see ``carryOver(_:from:)``): run under the replica's lock when
     /// the old file changed after the build carried over from it.
@@ -356,7 +442,11 @@ public final class ReplicaBuild {
     /// Gives up on the build and removes the temporary file.
     public func abandon() {
         transaction = nil
-        try? queue.close()
+        if connection != nil {
+            // The reused connection is left with no transaction open, ready for another file.
+            try? queue.inDatabase { db in if db.isInsideTransaction { try db.execute(sql: "ROLLBACK") } }
+        }
+        releaseConnection()
         unlink(temporaryPath)
     }
 

@@ -189,7 +189,9 @@ public enum ReplicaSchema {
 
     /// Makes `db` (a new in-memory connection) an empty replica of the
     /// replica's kind, kept in memory until it is serialized.
-    static func loadEmpty(for replica: ReplicaID, into db: Database) throws {
+    /// `clearingCaches`: false only over a replica of the same kind loaded
+    /// before, whose schema GRDB and the prepared statements already know.
+    static func loadEmpty(for replica: ReplicaID, into db: Database, clearingCaches: Bool = true) throws {
         let bytes = try emptyFile(for: replica)
         // SQLite takes the buffer (FREEONCLOSE) and grows it (RESIZEABLE): it must come from sqlite3_malloc.
         guard let buffer = sqlite3_malloc64(sqlite3_uint64(bytes.count)) else { throw ReplicaError("out of memory") }
@@ -198,8 +200,11 @@ public enum ReplicaSchema {
         let code = sqlite3_deserialize(db.sqliteConnection, "main", buffer.assumingMemoryBound(to: UInt8.self),
                                        sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
         guard code == SQLITE_OK else { throw ReplicaError("cannot load an empty replica (SQLite code \(code))") }
-        db.clearSchemaCache()
+        if clearingCaches { db.clearSchemaCache() }
     }
+
+    /// The page size of new replica files.
+    static let pageSize = 16384
 
     private static let emptyTeamFile = Result { try serializedEmptyFile(for: .team(0)) }
     private static let emptyCommonFile = Result { try serializedEmptyFile(for: .common) }
@@ -209,7 +214,7 @@ public enum ReplicaSchema {
         return try queue.inDatabase { db in
             // 16 KiB pages: a rebuild's inserts touch a quarter as many pages (A/B, a
             // million tasks: 4.90 s -> 4.55 s on average); a file stays a few hundred KB.
-            try db.execute(sql: "PRAGMA page_size = 16384")
+            try db.execute(sql: "PRAGMA page_size = \(pageSize)")
             try create(db, for: replica)
             var size: sqlite3_int64 = 0
             guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {

@@ -31,8 +31,9 @@ public final class ReplicaTransaction {
         let (task, location) = replica == .common
             ? ("SELECT 1", Self.upsertCommonLocationSQL)
             : fresh ? (Self.replaceTaskSQL, Self.replaceLocationSQL) : (Self.upsertTaskSQL, Self.upsertLocationSQL)
-        upsertTask = try db.makeStatement(sql: task)
-        upsertLocation = try db.makeStatement(sql: location)
+        // Cached: a connection that builds file after file (``BuildConnection``) prepares them once.
+        upsertTask = try db.cachedStatement(sql: task)
+        upsertLocation = try db.cachedStatement(sql: location)
     }
 
     /// The last row version given out.
@@ -45,10 +46,8 @@ public final class ReplicaTransaction {
 
     /// Saves the row counter and the feed position this replica now reflects.
     func finish(feedPosition: Int64) throws {
-        try db.execute(
-            sql: "UPDATE meta SET row_counter = ?, feed_position = max(feed_position, ?)",
-            arguments: [counter, feedPosition]
-        )
+        try db.cachedStatement(sql: "UPDATE meta SET row_counter = ?, feed_position = max(feed_position, ?)")
+            .execute(arguments: [counter, feedPosition])
     }
 
     // MARK: Tasks
@@ -199,17 +198,17 @@ public final class ReplicaTransaction {
         try delete(from: "locations", column: "id", id: id)
     }
 
-    /// Copies from the attached database `schema` (a common replica) the
+    /// Copies from the database attached as `common` (a common replica) the
     /// locations this replica's tasks point at: the full rebuild's way to fill
     /// a new file's locations, one statement per file.
-    public func copyLocationsOfTasks(from schema: String) throws {
-        try db.execute(sql: """
+    public func copyLocationsOfTasks() throws {
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO main.locations
                 (id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version)
             SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country,
                    ? + row_number() OVER (ORDER BY id)
-            FROM \(schema).locations WHERE id IN (SELECT location_id FROM main.tasks)
-            """, arguments: [counter])
+            FROM common.locations WHERE id IN (SELECT location_id FROM main.tasks)
+            """).execute(arguments: [counter])
         counter += Int64(db.changesCount)
     }
 
@@ -246,8 +245,8 @@ public final class ReplicaTransaction {
 
     /// Records the team's (or person's) display name and slug in `meta`.
     public func setOwner(name: String, slug: String) throws {
-        try db.execute(sql: "UPDATE meta SET name = ?, slug = ? WHERE name IS NOT ? OR slug IS NOT ?",
-                       arguments: [name, slug, name, slug])
+        try db.cachedStatement(sql: "UPDATE meta SET name = ?, slug = ? WHERE name IS NOT ? OR slug IS NOT ?")
+            .execute(arguments: [name, slug, name, slug])
     }
 
     public func upsert(_ person: Person) throws {
