@@ -388,6 +388,8 @@ public final class ReplicaBuild {
                     completed_by = p.completed_by, completion_note = p.completion_note
                 FROM previous.tasks AS p
                 WHERE p.id = tasks.id
+                  -- Only tasks a worker changed can differ: a lookup each, not a pass over every task.
+                  AND p.id IN (SELECT task_id FROM previous.worker_changes)
                   AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note)
                       IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
                               p.master_completion_note)
