@@ -376,7 +376,9 @@ public final class ReplicaBuild {
         guard let previousVersion = try? Int.fetchOne(db, sql: "PRAGMA previous.user_version"),
               (1...ReplicaSchema.version).contains(previousVersion) else { return }
         let rejection = previousVersion >= 2 ? "rejection" : "NULL"
-        try db.inTransaction {
+        // Deferred: an immediate transaction would also take the write lock of every
+        // attached file, the common replica that all build connections attach included.
+        try db.inTransaction(.deferred) {
             try db.execute(sql: """
                 INSERT OR IGNORE INTO worker_changes
                     (position, change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)

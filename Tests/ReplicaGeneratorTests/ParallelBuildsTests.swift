@@ -102,6 +102,38 @@ struct ParallelBuildsTests {
         } }
     }
 
+    @Test func filesWithWorkerChangesAreRebuiltOnSeveralThreadsAtOnce() async throws {
+        try await TestDatabase.withFresh { url in try await CentralStore.withStore(url) { store in
+            let world = try await Fixtures.seed(store)
+            var teams = [world.red, world.blue]
+            for index in 0..<18 { teams.append(try await store.addTeam(try NewTeam(slug: "crew-\(index)", name: "Crew \(index)"))) }
+            var firstTask: [Int64: Int64] = [:]
+            for team in teams {
+                for index in 0..<3 {
+                    let task = try await store.createTask(try world.task("task \(index)", team: team))
+                    firstTask[team.id] = firstTask[team.id] ?? task.id
+                }
+            }
+            let folder = FileManager.default.temporaryDirectory.appending(path: "carry-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, buildThreads: 2))
+            try await generator.rebuildAll()
+            for team in teams {
+                try ReplicaSQL.run(folder.appending(path: ReplicaID.team(team.id).fileName).path, """
+                    INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at)
+                    VALUES ('c-\(team.id)', \(world.ann.id), \(firstTask[team.id]!), 'start', '{}', 1, 1)
+                    """)
+            }
+            // Both threads carry over at once, each with the common replica attached:
+            // neither may lock a file the other needs.
+            for _ in 0..<3 { try await generator.rebuildAll() }
+            #expect(try await generator.verify().isEmpty)
+            for team in teams {
+                #expect(try generator.contents(.team(team.id)).acceptedWorkerChanges == 1, "team \(team.id)")
+            }
+        } }
+    }
+
     @Test func aRebuildWritesOverTheFileTheLastRebuildReplacedUnlessSomeoneHasItOpen() async throws {
         try await TestDatabase.withFresh { url in try await CentralStore.withStore(url) { store in
             let world = try await Fixtures.seed(store)
