@@ -32,6 +32,8 @@ struct ReplicaBenchmark: AsyncParsableCommand {
     var buildThreads = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Full rebuilds to time, one after another (the VM's speed drifts; several show the spread).")
     var rebuilds = 1
+    @Option(help: "After the first rebuild, push a start and a completion of this many tasks into each team file, as the sync endpoint would, so the later rebuilds carry field history over (0: none).")
+    var fieldWork = 0
 
     func run() async throws {
         let (admin, cluster) = try await Self.adminURL(adminURL)
@@ -54,7 +56,8 @@ struct ReplicaBenchmark: AsyncParsableCommand {
         try? FileManager.default.removeItem(at: folder)
         let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, buildThreads: buildThreads))
         var rebuildSeconds = 0.0
-        for _ in 0..<max(1, rebuilds) {
+        for round in 0..<max(1, rebuilds) {
+            if round == 1, fieldWork > 0 { try pushFieldWork(into: folder) }
             clock = .now
             let cpuBefore = Self.cpuSeconds()
             let postgresBefore = Self.postgresCPUSeconds()
@@ -124,6 +127,20 @@ struct ReplicaBenchmark: AsyncParsableCommand {
     }
 
     /// The plain approach: per team, psql exports CSV and sqlite3 imports it.
+    /// Pushes `fieldWork` tasks' start and completion into every team file.
+    private func pushFieldWork(into folder: URL) throws {
+        let clock = ContinuousClock.now
+        let directory = try ReplicaDirectory(folder)
+        var accepted = 0, files = 0
+        for replica in try directory.replicas() {
+            guard case .team = replica else { continue }
+            accepted += try directory.syntheticFieldWork(in: replica, limit: fieldWork)
+            files += 1
+        }
+        print(String(format: "field work: %d changes pushed into %d team files in %.1f s (carried over by the rebuilds below)",
+                     accepted, files, Self.since(clock)))
+    }
+
     private func baseline(_ url: DatabaseURL, teams: Int) throws -> Double {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "scripts/baseline-export").path
