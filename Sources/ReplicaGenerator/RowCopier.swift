@@ -17,8 +17,8 @@ struct RowCopier: Sendable {
 
     private let record: ByteBuffer
     /// Where each field's bytes start in `record`, -1 for NULL; and their length.
-    private var starts = InlineArray<16, Int32>(repeating: -1)
-    private var lengths = InlineArray<16, Int32>(repeating: 0)
+    private let starts: InlineArray<16, Int32>
+    private let lengths: InlineArray<16, Int32>
 
     /// Takes the record of `row`, which must hold the replica columns.
     init(_ row: PostgresRow) throws {

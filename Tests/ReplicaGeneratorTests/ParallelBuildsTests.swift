@@ -48,12 +48,7 @@ struct ParallelBuildsTests {
     @Test func filesBuiltOnSeveralThreadsHoldTheirOwnRowsOnly() async throws {
         try await TestDatabase.withFresh { url in try await CentralStore.withStore(url) { store in
             let world = try await Fixtures.seed(store)
-            var expected: [Int64: Set<Int64>] = [:]
-            for index in 0..<40 {
-                let team = index % 2 == 0 ? world.red : world.blue
-                let task = try await store.createTask(try world.task("task \(index)", team: team))
-                expected[team.id, default: []].insert(task.id)
-            }
+            let expected = try await Self.tasksInRedAndBlue(40, store, world)
             let folder = FileManager.default.temporaryDirectory.appending(path: "parallel-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
             for threads in [1, 2, 4] {
@@ -72,12 +67,7 @@ struct ParallelBuildsTests {
     @Test func oneConnectionBuildsFileAfterFileWholeAlsoAfterCarryingOverWorkerChanges() async throws {
         try await TestDatabase.withFresh { url in try await CentralStore.withStore(url) { store in
             let world = try await Fixtures.seed(store)
-            var expected: [Int64: Set<Int64>] = [:]
-            for index in 0..<12 {
-                let team = index % 2 == 0 ? world.red : world.blue
-                let task = try await store.createTask(try world.task("task \(index)", team: team))
-                expected[team.id, default: []].insert(task.id)
-            }
+            let expected = try await Self.tasksInRedAndBlue(12, store, world)
             let folder = FileManager.default.temporaryDirectory.appending(path: "connection-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
             // One thread: one connection builds every team file in turn.
@@ -175,5 +165,16 @@ struct ParallelBuildsTests {
             #expect(try inode(red) != live, "the live file is never written over in place")
             #expect(try await generator.verify().isEmpty)
         } }
+    }
+
+    /// Creates `count` tasks, alternately Red's and Blue's; the ids of each team's.
+    private static func tasksInRedAndBlue(_ count: Int, _ store: CentralStore, _ world: Fixtures) async throws -> [Int64: Set<Int64>] {
+        var tasks: [Int64: Set<Int64>] = [:]
+        for index in 0..<count {
+            let team = index % 2 == 0 ? world.red : world.blue
+            let task = try await store.createTask(try world.task("task \(index)", team: team))
+            tasks[team.id, default: []].insert(task.id)
+        }
+        return tasks
     }
 }
