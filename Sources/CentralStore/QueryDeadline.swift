@@ -28,59 +28,7 @@ extension CentralStore {
     /// connection is closed in the background and the stuck call abandoned.
     static func withDeadline<T: Sendable>(_ limit: Duration, connection: PostgresConnection,
                                           _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let outcome = FirstOutcome<T>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                outcome.install(continuation)
-                let timer = Task {
-                    try await Task.sleep(for: limit)
-                    if outcome.resume(.failure(QueryDeadlineExceeded(limit: limit))) {
-                        Task { try? await connection.close() }
-                    }
-                }
-                Task {
-                    do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
-                    timer.cancel()
-                }
-            }
-        } onCancel: {
-            outcome.resume(.failure(CancellationError()))
-        }
-    }
-}
-
-/// Resumes a continuation with whichever outcome comes first; later ones are dropped.
-private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, any Error>?
-    private var early: Result<T, any Error>?
-    private var done = false
-
-    func install(_ continuation: CheckedContinuation<T, any Error>) {
-        lock.lock()
-        if let early {
-            lock.unlock()
-            continuation.resume(with: early)
-            return
-        }
-        self.continuation = continuation
-        lock.unlock()
-    }
-
-    /// True when this outcome was the first.
-    @discardableResult
-    func resume(_ result: Result<T, any Error>) -> Bool {
-        lock.lock()
-        guard !done else { lock.unlock(); return false }
-        done = true
-        guard let continuation else {
-            early = result
-            lock.unlock()
-            return true
-        }
-        self.continuation = nil
-        lock.unlock()
-        continuation.resume(with: result)
-        return true
+        try await TeamworkModel.withDeadline(limit, timeout: { QueryDeadlineExceeded(limit: limit) },
+                                             expired: { Task { try? await connection.close() } }, body)
     }
 }

@@ -3,12 +3,21 @@ import Foundation
 import TeamworkModel
 
 extension EventListener {
-    /// Runs until ``stop()``: wakes at once when a replica file is written
-    /// (Linux inotify), and looks at every replica every
-    /// ``Configuration/sweepInterval`` anyway. PostgreSQL down or restarting:
-    /// keeps retrying with backoff (0.1 s doubling to 5 s), then catches up.
-    /// ``stop()`` lets the batch in hand finish.
+    /// Runs until ``stop()`` or until the task is cancelled: wakes at once when
+    /// a replica file is written (Linux inotify), and looks at every replica
+    /// every ``Configuration/sweepInterval`` anyway. PostgreSQL down or
+    /// restarting: keeps retrying with ``Backoff``, then catches up.
+    /// ``stop()`` lets the batch in hand finish; cancellation ends the wait in hand.
     public func run(afterPass: @escaping @Sendable (PassReport) -> Void = { _ in }) async {
+        await withTaskCancellationHandler {
+            await follow(afterPass: afterPass)
+        } onCancel: { [wakeups] in
+            wakeups.stop()
+        }
+        logger.info("listener stopped")
+    }
+
+    private func follow(afterPass: @escaping @Sendable (PassReport) -> Void) async {
         let watcher = DirectoryWatcher(path: configuration.directory.path) { [wakeups] names in wakeups.post(names) }
         defer { watcher?.stop() }
         if watcher == nil {
@@ -22,7 +31,7 @@ extension EventListener {
         }
         defer { sweeper.cancel() }
 
-        var delay = Duration.milliseconds(100)
+        var backoff = Backoff()
         var iterator = wakeups.stream.makeAsyncIterator()
         wakeups.postAll()
         while !wakeups.isStopping {
@@ -30,10 +39,12 @@ extension EventListener {
             do {
                 store = try await CentralStore.connect(configuration.databaseURL, queryDeadline: .seconds(15), logger: logger)
             } catch {
+                if wakeups.isStopping { return }
                 metrics.error("database_unavailable")
-                logger.warning("cannot reach the master; retrying", metadata: ["error": "\(CentralStore.explain(error))", "delay": "\(delay)"])
-                await wakeups.sleep(delay)
-                delay = min(delay * 2, .seconds(5))
+                logger.warning("cannot reach the master; retrying", metadata: [
+                    "error": "\(CentralStore.explain(error))", "delay": "\(backoff.delay)",
+                ])
+                await wakeups.sleep(backoff.next())
                 continue
             }
             logger.info("connected to the master")
@@ -45,21 +56,22 @@ extension EventListener {
                     if !all && names.isEmpty { continue }
                     try await store.ping()
                     let report = try await pass(store, only: all ? nil : names)
-                    delay = .milliseconds(100)
+                    backoff.reset()
                     afterPass(report)
                 }
             } catch {
-                metrics.error("database_failed")
-                logger.warning("lost the master; reconnecting", metadata: ["error": "\(CentralStore.explain(error))", "delay": "\(delay)"])
-                wakeups.postAll()
                 await store.close()
-                await wakeups.sleep(delay)
-                delay = min(delay * 2, .seconds(5))
+                if wakeups.isStopping { return }
+                metrics.error("database_failed")
+                logger.warning("lost the master; reconnecting", metadata: [
+                    "error": "\(CentralStore.explain(error))", "delay": "\(backoff.delay)",
+                ])
+                wakeups.postAll()
+                await wakeups.sleep(backoff.next())
                 continue
             }
             await store.close()
         }
-        logger.info("listener stopped")
     }
 
     /// Asks ``run(afterPass:)`` to finish the batch in hand and return.
@@ -115,11 +127,15 @@ final class Wakeups: Sendable {
         continuation.finish()
     }
 
-    /// Sleeps for `duration`, or less when asked to stop.
+    /// Sleeps for `duration`, or less when asked to stop or cancelled.
     func sleep(_ duration: Duration) async {
         let deadline = ContinuousClock.now + duration
         while !isStopping, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: min(.milliseconds(100), deadline - ContinuousClock.now))
+            do {
+                try await Task.sleep(for: min(.milliseconds(100), deadline - ContinuousClock.now))
+            } catch {
+                return
+            }
         }
     }
 }

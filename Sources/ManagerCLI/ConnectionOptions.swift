@@ -13,6 +13,8 @@ struct ConnectionOptions: ParsableArguments {
     var actor: String?
 
     /// Connects (starting the local default if needed), checks the schema, and runs `body`.
+    /// `requireSchema: false` is for the schema commands: the schema is not
+    /// checked and no acting person is looked up (there may be no people yet).
     func withStore<R: Sendable>(requireSchema: Bool = true, _ body: (CentralStore) async throws -> R) async throws -> R {
         let target = try await DatabaseTarget.resolve(explicit: databaseURL, announce: Output.announce)
         let actorReference = actor ?? ProcessInfo.processInfo.environment["TEAMWORK_ACTOR"]
@@ -23,7 +25,7 @@ struct ConnectionOptions: ParsableArguments {
             } else if requireSchema {
                 try await Migrator().requireCurrent(store)
             }
-            if let actorReference, !actorReference.isEmpty {
+            if requireSchema, let actorReference, !actorReference.isEmpty {
                 let person = try await store.person(reference: actorReference)
                 guard person.role == .manager || person.role == .admin else {
                     throw TeamworkError(.usage, "the acting person must be a manager or an admin")

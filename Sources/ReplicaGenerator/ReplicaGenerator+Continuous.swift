@@ -44,20 +44,20 @@ extension ReplicaGenerator {
         }
     }
 
-    /// Runs `body` again after each failure, waiting 0.1 s, doubling up to 5 s,
-    /// until the task is cancelled.
+    /// Runs `body` again after each failure (or an unexpected return), waiting
+    /// as ``Backoff`` says, until the task is cancelled.
     private func withReconnects(_ name: String, _ body: () async throws -> Void) async {
-        var delay = Duration.milliseconds(100)
+        var backoff = Backoff()
         while !Task.isCancelled {
             do {
                 try await body()
-                delay = .milliseconds(100)
+                if Task.isCancelled { return }
+                logger.warning("\(name) ended; restarting it", metadata: ["delay": "\(backoff.delay)"])
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("\(name) failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
+                logger.warning("\(name) failed; retrying", metadata: ["error": "\(error)", "delay": "\(backoff.delay)"])
             }
+            do { try await backoff.wait() } catch { return }
         }
     }
 }

@@ -30,8 +30,9 @@ struct Listen: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        let folder = try options.replicaFolder()
         let target = try await options.target()
-        let listener = try EventListener(.init(databaseURL: target.url, directory: options.replicasURL, batchSize: batch,
+        let listener = try EventListener(.init(databaseURL: target.url, directory: folder, batchSize: batch,
                                                sweepInterval: .milliseconds(Int(sweep * 1000))))
         if once {
             let report = try await listener.once()
@@ -52,7 +53,7 @@ struct Listen: AsyncParsableCommand {
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))
-        logger.info("listening", metadata: ["replicas": "\(options.replicasURL.path)"])
+        logger.info("listening", metadata: ["replicas": "\(folder.path)"])
         try await group.run()
     }
 }

@@ -8,6 +8,7 @@ import Prometheus
 import ReplicaGenerator
 import ServiceLifecycle
 import SyncServer
+import TeamworkModel
 
 /// `teamwork-service run`: the whole server side in one process.
 struct RunAll: AsyncParsableCommand {
@@ -53,14 +54,10 @@ struct RunAll: AsyncParsableCommand {
         configuration.pushed = { listener.wake([$0]) }
         configuration.metrics = { registry.emitToString() }
         configuration.health = { status.health(window: window, generator: true) }
-        let app = SyncServer.makeApplication(configuration, services: [
+        try await SyncServer.run(configuration, services: [
             GeneratorService(generator: generator, status: status) { feedPosition.set(Double($0.feedPosition)) },
             ListenerService(listener: listener, status: status),
         ], logger: Logger(label: "teamwork.sync"))
-        logger.info("running", metadata: [
-            "replicas": "\(generator.configuration.directory.path)", "http": "http://\(host):\(port)",
-        ])
-        try await app.runService()
         logger.info("stopped")
     }
 }
@@ -74,8 +71,9 @@ struct GeneratorService: Service {
     let afterPass: @Sendable (CatchUpReport) -> Void
 
     func run() async throws {
-        var delay = Duration.milliseconds(100)
-        while !Task.isShuttingDownGracefully {
+        var backoff = Backoff()
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let started = ContinuousClock.now
             do {
                 try await cancelWhenGracefulShutdown {
                     try await generator.run { report in
@@ -89,12 +87,15 @@ struct GeneratorService: Service {
                         }
                     }
                 }
+                return
             } catch {
                 if Task.isShuttingDownGracefully || Task.isCancelled { return }
-                generator.logger.warning("the generator failed; restarting it", metadata: ["error": "\(error)", "delay": "\(delay)"])
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
+                if ContinuousClock.now - started > .seconds(30) { backoff.reset() }
+                generator.logger.warning("the generator failed; restarting it", metadata: [
+                    "error": "\(error)", "delay": "\(backoff.delay)",
+                ])
             }
+            do { try await backoff.wait() } catch { return }
         }
     }
 }

@@ -22,12 +22,10 @@ struct Serve: AsyncParsableCommand {
         let generator = try await options.generator()
         var logger = Logger(label: "teamwork.sync")
         logger.logLevel = .info
-        let app = SyncServer.makeApplication(
+        try await SyncServer.run(
             .init(databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory,
                   host: host, port: port),
             logger: logger
         )
-        TeamworkService.say("serving \(generator.configuration.directory.path) on http://\(host):\(port)")
-        try await app.runService()
     }
 }

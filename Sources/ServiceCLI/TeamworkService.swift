@@ -4,6 +4,9 @@ import CentralStore
 import Foundation
 import ReplicaGenerator
 import TeamworkModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `teamwork-service`: the replica generator, the event listener and the sync
 /// endpoint, together (`run`) or one at a time, continuously or once per run
@@ -53,14 +56,47 @@ struct ServiceOptions: ParsableArguments {
         return target
     }
 
-    /// The folder of the replica files.
+    /// The folder of the replica files, as named.
     var replicasURL: URL {
         let directory = replicas ?? ProcessInfo.processInfo.environment["TEAMWORK_REPLICAS"]
         return directory.map { URL(fileURLWithPath: $0) } ?? DatabaseTarget.home.appending(path: "replicas")
     }
 
+    /// The folder of the replica files, made if missing and checked writable:
+    /// a folder the service cannot use ends it at once (exit 78, one line),
+    /// before it connects anywhere or binds a port.
+    func replicaFolder() throws -> URL {
+        let url = replicasURL
+        if let reason = Self.unusableReason(url.path) {
+            throw TeamworkError(.configuration, "cannot use the replica folder \(url.path): \(reason)")
+        }
+        return url
+    }
+
+    /// Why `path` cannot be the replica folder, or `nil` when it can: made
+    /// (with its parents) if missing, and a file can be created in it.
+    static func unusableReason(_ path: String) -> String? {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                return String(cString: strerror(errno))
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return String(cString: strerror(errno)) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { return String(cString: strerror(ENOTDIR)) }
+        let probe = path + "/.teamwork-write-check-\(getpid())"
+        let descriptor = open(probe, O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        close(descriptor)
+        unlink(probe)
+        return nil
+    }
+
     func generator(sweepInterval: Duration = .seconds(5)) async throws -> ReplicaGenerator {
+        let folder = try replicaFolder()
         let target = try await target()
-        return try ReplicaGenerator(.init(databaseURL: target.url, directory: replicasURL, sweepInterval: sweepInterval))
+        return try ReplicaGenerator(.init(databaseURL: target.url, directory: folder, sweepInterval: sweepInterval))
     }
 }

@@ -8,10 +8,22 @@ import ServiceLifecycle
 /// Reconnects on the next use after a failure. Only single-statement queries run
 /// on it (no transactions), so concurrent requests can share it. As a service
 /// of the application, it closes the connection when the server shuts down.
+///
+/// Every connection it opens is closed exactly once: requests that arrive
+/// while one is being opened wait for that one instead of opening their own,
+/// and a connection replaced after a failure is closed, not dropped.
 actor SharedStore: Service {
     let url: DatabaseURL
     let logger: Logger
-    private var store: CentralStore?
+    private var current: Connection?
+    private var connecting: Task<Connection, any Error>?
+    private var shutDown = false
+
+    /// One opened connection; compared by identity.
+    final class Connection: Sendable {
+        let store: CentralStore
+        init(_ store: CentralStore) { self.store = store }
+    }
 
     init(url: DatabaseURL, logger: Logger) {
         self.url = url
@@ -19,15 +31,15 @@ actor SharedStore: Service {
     }
 
     func run<R: Sendable>(_ body: @Sendable (CentralStore) async throws -> R) async throws -> R {
-        let store = try await connected()
+        let connection = try await connected()
         do {
-            return try await body(store)
+            return try await body(connection.store)
         } catch {
-            if !store.isOpen || error is QueryDeadlineExceeded {
-                // The connection died under us: forget it, and try once more on a new one.
-                self.store = nil
+            if !connection.store.isOpen || error is QueryDeadlineExceeded {
+                // The connection died under us: replace it, and try once more on a new one.
+                await discard(connection)
                 logger.warning("central store connection lost; reconnecting", metadata: ["error": "\(error)"])
-                return try await body(try await connected())
+                return try await body(try await connected().store)
             }
             throw error
         }
@@ -36,14 +48,35 @@ actor SharedStore: Service {
     /// Waits for the application's shutdown, then closes the connection.
     func run() async throws {
         try? await gracefulShutdown()
-        await store?.close()
-        store = nil
+        shutDown = true
+        let open = current
+        current = nil
+        await open?.store.close()
     }
 
-    private func connected() async throws -> CentralStore {
-        if let store, store.isOpen { return store }
-        let fresh = try await CentralStore.connect(url, queryDeadline: .seconds(10), logger: logger)
-        store = fresh
+    private func connected() async throws -> Connection {
+        if let current {
+            if current.store.isOpen { return current }
+            await discard(current)
+        }
+        if let connecting { return try await connecting.value }
+        guard !shutDown else { throw CancellationError() }
+        let (url, logger) = (self.url, self.logger)
+        let task = Task { Connection(try await CentralStore.connect(url, queryDeadline: .seconds(10), logger: logger)) }
+        connecting = task
+        defer { connecting = nil }
+        let fresh = try await task.value
+        if shutDown {
+            await fresh.store.close()
+            throw CancellationError()
+        }
+        current = fresh
         return fresh
+    }
+
+    /// Forgets `connection` if it is still the current one, and closes it.
+    private func discard(_ connection: Connection) async {
+        if current === connection { current = nil }
+        await connection.store.close()
     }
 }

@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel
@@ -49,15 +50,36 @@ public enum SyncServer {
     }
 
     /// The HTTP application; `services` run alongside it and share its graceful shutdown.
+    /// `onServerRunning` is called once the port is bound.
     public static func makeApplication(_ configuration: Configuration, services: [any Service] = [],
-                                       logger: Logger = Logger(label: "teamwork.sync")) -> some ApplicationProtocol {
+                                       logger: Logger = Logger(label: "teamwork.sync"),
+                                       onServerRunning: @escaping @Sendable () async -> Void = {}) -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
         return Application(
             router: makeRouter(configuration, store: store),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
             services: [store] + services,
+            onServerRunning: { _ in await onServerRunning() },
             logger: logger
         )
+    }
+
+    /// Serves until SIGTERM or SIGINT (each of `services` finishing what it has in
+    /// hand), or until a part fails. A port that cannot be bound ends it at once
+    /// with a ``TeamworkError`` naming the address: the other services are
+    /// cancelled, not left running without a server.
+    public static func run(_ configuration: Configuration, services: [any Service] = [], logger: Logger) async throws {
+        let bound = Locked(false)
+        let address = "\(configuration.host):\(configuration.port)"
+        let app = makeApplication(configuration, services: services, logger: logger) {
+            bound.mutate { $0 = true }
+            logger.info("serving", metadata: ["http": "http://\(address)", "replicas": "\(configuration.replicasDirectory.path)"])
+        }
+        do {
+            try await app.runService()
+        } catch let error as IOError where !bound.value {
+            throw TeamworkError(.configuration, "cannot listen on \(address): \(String(cString: strerror(error.errnoCode)))")
+        }
     }
 
     static func makeRouter(_ configuration: Configuration, store: SharedStore) -> Router<SyncRequestContext> {

@@ -31,9 +31,9 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public var url: String { "http://127.0.0.1:\(port ?? 0)" }
 
-    public func start() async throws {
+    public func start(waitForPort: Bool = true) async throws {
         pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
-        guard let port else { return }
+        guard let port, waitForPort else { return }
         for _ in 0..<200 {
             if Self.accepts(port) { return }
             try await Task.sleep(for: .milliseconds(50))
@@ -49,6 +49,27 @@ public final class ServiceProcess: @unchecked Sendable {
         let status = try ChildProcess.wait(pid)
         pid = 0
         return status
+    }
+
+    /// Waits up to `limit` for the process to end by itself: its exit status
+    /// (as ``stop(signal:)`` reports it), or `nil` if it is still running then.
+    public func exitStatus(within limit: Duration) async throws -> Int32? {
+        guard pid > 0 else { return nil }
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                pid = 0
+                return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return nil
+    }
+
+    /// Sends `signal` without waiting; ``exitStatus(within:)`` then tells how it ended.
+    public func signal(_ number: Int32) {
+        if pid > 0 { kill(pid, number) }
     }
 
     /// Still running (not exited, not reaped).
@@ -71,6 +92,22 @@ public final class ServiceProcess: @unchecked Sendable {
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A socket bound and listening on a free loopback port that never accepts:
+    /// connections open (the kernel completes them) and then hear nothing, and
+    /// nothing else can bind the port. Close `descriptor` when done.
+    public static func silentPort() -> (port: Int, descriptor: Int32) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        listen(fd, 16)
+        return (Int(UInt16(bigEndian: address.sin_port)), fd)
     }
 
     public static func accepts(_ port: Int) -> Bool {

@@ -101,6 +101,21 @@ struct ManagerErrorTests {
         }
     }
 
+    @Test func dbMigrateAndStatusWorkWhateverTeamworkActorSays() async throws {
+        try await TestDatabase.withFresh(migrated: false) { url in
+            let tool = ManagerTool(databaseURL: url.connectionString, environment: ["TEAMWORK_ACTOR": "max@example.org"])
+            let status = try tool("db", "status")
+            #expect(status.status == 78 && status.stderr.contains("pending"), "\(status.stderr)")
+            let migrate = try tool("db", "migrate")
+            #expect(migrate.status == 0, "\(migrate.stderr)")
+            #expect(migrate.stdout.contains("applied 0001_core_schema"))
+            #expect(try tool("db", "migrate").status == 0)
+            #expect(try tool("db", "status").status == 0)
+            let list = try tool("task", "list")
+            #expect(list.status == 67, "the actor is still checked where it acts: \(list.stderr)")
+        }
+    }
+
     @Test func helpExitsZeroAndListsTheCommands() throws {
         let run = try ManagerTool(databaseURL: nil)("--help")
         #expect(run.status == 0)

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Runs `body` but gives up after `limit`, or as soon as the calling task is
+/// cancelled, without waiting for `body` to notice: a call stuck in a library
+/// that ignores cancellation (a query on a connection the server dropped, a
+/// request to a server that never answers) is abandoned, and `expired` runs so
+/// the caller can close what it was using.
+///
+/// Throws `timeout()` when the limit passes first, `CancellationError` when
+/// the caller is cancelled first, else whatever `body` returns or throws.
+public func withDeadline<T: Sendable>(
+    _ limit: Duration,
+    timeout: @escaping @Sendable () -> any Error,
+    expired: @escaping @Sendable () -> Void = {},
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let outcome = FirstOutcome<T>()
+    let running = Locked<Task<Void, Never>?>(nil)
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            outcome.install(continuation)
+            let work = Task {
+                do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
+            }
+            running.mutate { $0 = work }
+            Task {
+                try? await Task.sleep(for: limit)
+                if outcome.resume(.failure(timeout())) {
+                    work.cancel()
+                    expired()
+                }
+            }
+        }
+    } onCancel: {
+        if outcome.resume(.failure(CancellationError())) {
+            running.value?.cancel()
+        }
+    }
+}
+
+/// Resumes a continuation with whichever outcome comes first; later ones are dropped.
+private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var early: Result<T, any Error>?
+    private var done = false
+
+    func install(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.lock()
+        if let early {
+            lock.unlock()
+            continuation.resume(with: early)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// True when this outcome was the first.
+    @discardableResult
+    func resume(_ result: Result<T, any Error>) -> Bool {
+        lock.lock()
+        guard !done else { lock.unlock(); return false }
+        done = true
+        guard let continuation else {
+            early = result
+            lock.unlock()
+            return true
+        }
+        self.continuation = nil
+        lock.unlock()
+        continuation.resume(with: result)
+        return true
+    }
+}

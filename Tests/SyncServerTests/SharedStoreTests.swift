@@ -1,0 +1,31 @@
+@testable import CentralStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+@Suite("Sync endpoint: the shared central-store connection")
+struct SharedStoreTests {
+    /// Requests that arrive together on a fresh server used to open a connection
+    /// each, keep the last and drop the others unclosed (postgres-nio's debug
+    /// assertion "PostgresConnection deinitialized before being closed").
+    @Test func requestsArrivingTogetherOnAFreshServerOpenOneConnectionBetweenThem() async throws {
+        try await SyncServerTests().withServer { world, client in
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<24 {
+                    group.addTask { try await SyncServerTests.get(client, "/v1/replicas", token: world.annToken).status.code }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 24))
+            let others = try await CentralStore.withStore(world.url) { store in
+                try await store.rows("""
+                    SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    """)[0].decode(Int.self)
+            }
+            #expect(others == 1, "one shared connection, not one per request")
+        }
+    }
+}
