@@ -60,7 +60,18 @@ struct ReplicaPushes: Sendable {
             throw HTTPError(.badRequest, message: "a push holds at most \(Self.maximumChanges) changes")
         }
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
-        let results = try directory.push(pushed.changes, to: replica, by: person.id)
+        guard directory.exists(replica) else {
+            throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
+        }
+        let results: [WorkerChangeResult]
+        do {
+            results = try directory.push(pushed.changes, to: replica, by: person.id)
+        } catch {
+            // A full or read-only disk, a damaged file, a lock held too long: nothing was stored
+            // (the write is one SQLite transaction), and the device keeps its changes and retries.
+            context.logger.error("cannot store worker changes", metadata: ["replica": "\(replica.name)", "error": "\(error)"])
+            throw HTTPError(.serviceUnavailable, message: "\(replica.name) cannot take changes right now; try again")
+        }
         configuration.pushed?(replica.name)
         for result in results where result.status == .rejected {
             context.logger.notice("change rejected", metadata: ["change": "\(result.id)", "reason": "\(result.reason ?? "")"])

@@ -35,6 +35,8 @@ public struct QueuedChange: Sendable, Codable, Equatable {
     public var taskID: Int64?
     public var state: String
     public var reason: String?
+    /// Why a pending change did not leave at the last sync.
+    public var lastError: String?
 }
 
 extension LocalStore {
@@ -117,9 +119,29 @@ extension LocalStore {
     func record(_ results: [WorkerChangeResult]) throws {
         try queue.write { db in
             for result in results {
-                try db.execute(sql: "UPDATE outbox SET state = ?, reason = ? WHERE change_id = ?",
+                try db.execute(sql: "UPDATE outbox SET state = ?, reason = ?, last_error = NULL WHERE change_id = ?",
                                arguments: [result.status.rawValue, result.reason, result.id])
             }
+        }
+    }
+
+    /// Notes why these changes are still waiting; they stay queued.
+    func noteWaiting(_ changeIDs: [String], because error: String) throws {
+        try queue.write { db in
+            for id in changeIDs {
+                try db.execute(sql: "UPDATE outbox SET last_error = ? WHERE change_id = ? AND state = 'pending'", arguments: [error, id])
+            }
+        }
+    }
+
+    /// Check-ins still queued for a replica that cannot take them (not
+    /// generated, or no longer the worker's) go to `replica` instead.
+    func moveWaitingCheckins(to replica: String) throws {
+        try queue.write { db in
+            try db.execute(sql: """
+                UPDATE outbox SET replica = ? WHERE state = 'pending' AND operation = 'checkin'
+                   AND replica NOT IN (SELECT name FROM replicas WHERE available AND kind <> 'common')
+                """, arguments: [replica])
         }
     }
 
@@ -127,8 +149,12 @@ extension LocalStore {
     public func outbox() throws -> [QueuedChange] {
         try queue.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT change_id, replica, operation, task_id, state, reason FROM outbox WHERE state != 'accepted' ORDER BY seq
-                """).map { QueuedChange(changeID: $0[0], replica: $0[1], operation: $0[2], taskID: $0[3], state: $0[4], reason: $0[5]) }
+                SELECT change_id, replica, operation, task_id, state, reason, last_error FROM outbox
+                WHERE state != 'accepted' ORDER BY seq
+                """).map {
+                QueuedChange(changeID: $0[0], replica: $0[1], operation: $0[2], taskID: $0[3], state: $0[4], reason: $0[5],
+                             lastError: $0[6])
+            }
         }
     }
 

@@ -4,15 +4,21 @@ import TeamDatabase
 import TeamworkModel
 
 /// The worker's device: copies of their replicas and the queue of changes made
-/// offline, in one SQLite file. A damaged or incompatible file is set aside and
-/// started afresh (everything is refetched at the next sync), never trusted.
+/// offline, in one SQLite file.
+///
+/// The file's schema moves forward with GRDB's `DatabaseMigrator`: a newer
+/// `teamwork-worker` opening an older file upgrades it in place and keeps its
+/// queue. A file written by a newer tool is refused (update the tool), never
+/// touched. Only a damaged file is set aside and started afresh (everything
+/// is refetched at the next sync).
 public struct LocalStore: Sendable {
-    public static let schemaVersion = 1
     let queue: DatabaseQueue
 
     public init(path: String) throws {
         do {
             queue = try Self.open(path)
+        } catch let error as TeamworkError {
+            throw error
         } catch {
             let aside = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
             try? FileManager.default.moveItem(atPath: path, toPath: aside)
@@ -24,20 +30,47 @@ public struct LocalStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
+        let migrator = Self.migrator
         try queue.write { db in
-            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-            if version == 0 {
-                try db.execute(sql: schema)
-                try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
-            } else if version != schemaVersion {
-                throw ReplicaError("local data has schema version \(version), expected \(schemaVersion)")
+            try adoptFirstVersion(db)
+            if try migrator.hasBeenSuperseded(db) {
+                throw TeamworkError(.configuration, "\(path) was written by a newer teamwork-worker; update this one")
             }
-            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM tasks")
         }
+        try migrator.migrate(queue)
+        try queue.read { _ = try Int.fetchOne($0, sql: "SELECT count(*) FROM tasks") }
         return queue
     }
 
-    static let schema = """
+    /// The device schema, one migration per version. A shipped migration is never edited: add a new one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: firstSchema)
+        }
+        migrator.registerMigration("v2: replica availability, why a change waits") { db in
+            try db.execute(sql: """
+                ALTER TABLE replicas ADD COLUMN available INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE outbox ADD COLUMN last_error TEXT;
+                """)
+        }
+        return migrator
+    }
+
+    /// Files of the first release carry `PRAGMA user_version = 1` and no
+    /// migration table: record their schema as migration "v1" so the migrator
+    /// takes them from there.
+    private static func adoptFirstVersion(_ db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        guard version == 1, try !db.tableExists("grdb_migrations") else { return }
+        try db.execute(sql: """
+            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations (identifier) VALUES ('v1');
+            """)
+    }
+
+    /// The schema of the first release (`PRAGMA user_version = 1`): migration "v1".
+    public static let firstSchema = """
         CREATE TABLE replicas (name TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL, slug TEXT,
             epoch TEXT, position INTEGER NOT NULL DEFAULT 0, synced_at INTEGER);
         CREATE TABLE tasks (replica TEXT NOT NULL, id INTEGER NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL,
@@ -58,6 +91,7 @@ public struct LocalStore: Sendable {
         CREATE TABLE memberships (team_id INTEGER NOT NULL, person_id INTEGER NOT NULL, PRIMARY KEY (team_id, person_id));
         """
 
+
     // MARK: Replicas
 
     public struct Replica: Sendable, Equatable {
@@ -67,24 +101,35 @@ public struct LocalStore: Sendable {
         public var slug: String?
         public var epoch: String?
         public var position: Int64
+        /// Whether the server had generated it at the last sync.
+        public var available: Bool
     }
 
     public func replicas() throws -> [Replica] {
         try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT name, kind, title, slug, epoch, position FROM replicas ORDER BY name").map {
-                Replica(name: $0[0], kind: $0[1], title: $0[2], slug: $0[3], epoch: $0[4], position: $0[5])
+            try Row.fetchAll(db, sql: "SELECT name, kind, title, slug, epoch, position, available FROM replicas ORDER BY name").map {
+                Replica(name: $0[0], kind: $0[1], title: $0[2], slug: $0[3], epoch: $0[4], position: $0[5], available: $0[6])
             }
         }
     }
 
     /// Records a replica the server lists (keeping its position if known).
-    func register(name: String, kind: String, title: String, slug: String?) throws {
+    func register(name: String, kind: String, title: String, slug: String?, available: Bool) throws {
         try queue.write { db in
             try db.execute(sql: """
-                INSERT INTO replicas (name, kind, title, slug) VALUES (?, ?, ?, ?)
-                ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, title = excluded.title, slug = excluded.slug
-                """, arguments: [name, kind, title, slug])
+                INSERT INTO replicas (name, kind, title, slug, available) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, title = excluded.title, slug = excluded.slug,
+                    available = excluded.available
+                """, arguments: [name, kind, title, slug, available])
         }
+    }
+
+    /// Where a check-in goes: it is about the person, not a task, so any of
+    /// their replicas the server has generated takes it — their personal one
+    /// if it exists, else their first team's. `nil` before the first sync.
+    public func checkinReplica() throws -> String? {
+        let candidates = try replicas().filter { $0.kind != "common" && $0.available }
+        return (candidates.first { $0.kind == "person" } ?? candidates.first)?.name
     }
 
     /// Drops the local copy of a replica the worker may no longer read.

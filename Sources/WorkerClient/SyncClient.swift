@@ -5,25 +5,51 @@ import FoundationNetworking
 import TeamDatabase
 import TeamworkModel
 
-/// Talks to the sync endpoint: lists, pulls and pushes, with retries and backoff
-/// when the server cannot be reached.
+/// Talks to the sync endpoint: lists, pulls and pushes. Every request has a
+/// deadline; a server that cannot be reached is retried with ``Backoff``, one
+/// that accepts the connection but does not answer is not waited on twice.
 public struct SyncClient: Sendable {
+    /// How long a worker waits for the server.
+    public struct Timeouts: Sendable, Equatable {
+        /// To open a TCP connection to the server (a dead network, a wrong address).
+        public var connect: Duration
+        /// For one request's whole answer (a hung server, a captive portal).
+        public var request: Duration
+
+        public init(connect: Duration = .seconds(10), request: Duration = .seconds(30)) {
+            self.connect = connect
+            self.request = request
+        }
+    }
+
     public var server: URL
     public var token: String
-    /// Attempts per request when the server cannot be reached (waiting 0.5 s, 1 s, 2 s ... between).
+    /// Attempts per request when the server cannot be reached or answers 502/503/504.
     public var attempts: Int
+    public var timeouts: Timeouts
 
-    public init(server: URL, token: String, attempts: Int = 3) {
+    public init(server: URL, token: String, attempts: Int = 3, timeouts: Timeouts = Timeouts()) {
         self.server = server
         self.token = token
         self.attempts = attempts
+        self.timeouts = timeouts
     }
 
     /// A failure a worker can act on, in one line.
     public struct Failure: Error, Sendable, CustomStringConvertible {
-        public enum Kind: Sendable { case unreachable, refused, server }
+        public enum Kind: Sendable, Equatable {
+            /// No answer: no connection, a timeout, a dropped connection, or the server said 5xx.
+            case unreachable
+            /// The token or the access was refused (401, 403).
+            case refused
+            /// The server refused this request for what it holds (another 4xx); other requests may go through.
+            case rejected
+        }
+
         public var kind: Kind
         public var message: String
+        /// The HTTP status, when the server answered.
+        public var status: Int?
         public var description: String { message }
     }
 
@@ -67,43 +93,86 @@ public struct SyncClient: Sendable {
         return try await request("POST", "v1/replicas/\(replica)/changes", body: body, as: PushResponse.self).results
     }
 
+    /// Fails fast, within ``Timeouts/connect``, when no TCP connection to the server can be opened.
+    func checkReachable() async throws {
+        let (host, port) = (server.host ?? "localhost", server.port ?? (server.scheme == "https" ? 443 : 80))
+        let limit = timeouts.connect
+        let server = self.server.absoluteString
+        let unreachable = { @Sendable (reason: String) in
+            Failure(kind: .unreachable, message: "cannot reach \(server) (\(reason)); your changes stay queued")
+        }
+        let reason = try await withDeadline(limit, timeout: { unreachable("no connection within \(limit)") }) {
+            await TCPProbe.connect(host: host, port: port, within: limit)
+        }
+        if let reason { throw unreachable(reason) }
+    }
+
     private func request<T: Decodable>(_ method: String, _ path: String, body: Data? = nil, as type: T.Type) async throws -> T {
         guard let url = URL(string: path, relativeTo: server) else {
-            throw Failure(kind: .server, message: "cannot form a request for \(path)")
+            throw Failure(kind: .rejected, message: "cannot form a request for \(path)")
         }
-        var request = URLRequest(url: url, timeoutInterval: 30)
+        var request = URLRequest(url: url, timeoutInterval: Self.seconds(timeouts.request))
         request.httpMethod = method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         if let body {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        var delay = 0.5
+        let limit = timeouts.request
+        let server = self.server.absoluteString
+        var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(4))
         for attempt in 1...max(1, attempts) {
+            let answer: (Data, URLResponse)
             do {
-                let (data, response) = try await URLSession.shared.data(for: request)
-                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                switch status {
-                case 200..<300:
-                    return try TeamworkJSON.decoder().decode(type, from: data)
-                case 401:
-                    throw Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`")
-                case 403:
-                    throw Failure(kind: .refused, message: "the server refused access to \(path)")
-                default:
-                    throw Failure(kind: .server, message: "the server answered \(status): \(Self.errorMessage(data))")
+                answer = try await withDeadline(limit, timeout: { Failure(kind: .unreachable, message:
+                    "the server at \(server) did not answer within \(limit); your changes stay queued") }) { [request] in
+                    try await URLSession.shared.data(for: request)
                 }
             } catch let failure as Failure {
                 throw failure
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 if attempt == attempts {
-                    throw Failure(kind: .unreachable, message: "cannot reach \(server.absoluteString) (\(error.localizedDescription)); your changes stay queued")
+                    throw Failure(kind: .unreachable, message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued")
                 }
-                try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
-                delay *= 2
+                try await backoff.wait()
+                continue
+            }
+            let (data, response) = answer
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            switch status {
+            case 200..<300:
+                do {
+                    return try TeamworkJSON.decoder().decode(type, from: data)
+                } catch {
+                    throw Failure(kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
+                                  status: status)
+                }
+            case 401:
+                throw Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
+                              status: status)
+            case 403:
+                throw Failure(kind: .refused, message: "the server refused access to \(path)", status: status)
+            case 502, 503, 504:
+                // A gateway or a server that is restarting, or a central store that is away: try again shortly.
+                if attempt == max(1, attempts) {
+                    throw Failure(kind: .unreachable, message: "the server answered \(status): \(Self.errorMessage(data)); your changes stay queued",
+                                  status: status)
+                }
+                try await backoff.wait()
+            case 400..<500:
+                throw Failure(kind: .rejected, message: "the server refused it (\(status)): \(Self.errorMessage(data))", status: status)
+            default:
+                throw Failure(kind: .unreachable, message: "the server answered \(status): \(Self.errorMessage(data)); your changes stay queued",
+                              status: status)
             }
         }
-        throw Failure(kind: .unreachable, message: "cannot reach \(server.absoluteString)")
+        throw Failure(kind: .unreachable, message: "cannot reach \(server); your changes stay queued")
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private static func errorMessage(_ data: Data) -> String {

@@ -4,6 +4,13 @@ import TeamworkModel
 
 /// One sync: push what is queued, then pull every replica the worker may have,
 /// and drop the local copies of replicas they lost.
+///
+/// One change or one replica the server cannot take never holds back the
+/// rest: a replica not generated yet keeps its changes queued (with the
+/// reason, for `status`) while the others are pushed and pulled; a change the
+/// server refuses for good is set aside as rejected; a server in trouble
+/// (5xx, no answer) stops the pushes but the pulls are still tried, and the
+/// sync then fails with the queue intact.
 public struct Synchronizer: Sendable {
     public struct Report: Sendable, Equatable {
         public var pulledRows = 0
@@ -11,11 +18,17 @@ public struct Synchronizer: Sendable {
         public var rejected = 0
         public var refetched: [String] = []
         public var removed: [String] = []
+        /// Changes still queued after this sync.
+        public var waiting = 0
+        /// What could not be done this time, one line each.
+        public var problems: [String] = []
     }
 
     public let client: SyncClient
     public let store: LocalStore
     public var pageSize = 2_000
+    /// Changes per push request.
+    public var pushSize = 500
 
     public init(client: SyncClient, store: LocalStore) {
         self.client = client
@@ -24,6 +37,7 @@ public struct Synchronizer: Sendable {
 
     public func sync(progress: (String) -> Void = { _ in }) async throws -> Report {
         var report = Report()
+        try await client.checkReachable()
         let listing = try await client.listing()
         try store.set("person_id", String(listing.person))
         let wanted = listing.replicas
@@ -33,59 +47,122 @@ public struct Synchronizer: Sendable {
             report.removed.append(local.title)
         }
         for entry in wanted {
-            try store.register(name: entry.name, kind: entry.kind, title: entry.title, slug: entry.slug)
+            try store.register(name: entry.name, kind: entry.kind, title: entry.title, slug: entry.slug, available: entry.available)
+        }
+        if let home = try store.checkinReplica() {
+            try store.moveWaitingCheckins(to: home)
         }
 
-        let queued = Dictionary(grouping: try store.pending(), by: \.replica)
-        for (replica, changes) in queued.sorted(by: { $0.key < $1.key }) {
-            guard names.contains(replica) else {
-                try store.record(changes.map { .rejected($0.change.id, "you no longer have \(replica)") })
-                report.rejected += changes.count
-                continue
-            }
-            for batch in stride(from: 0, to: changes.count, by: 500).map({ Array(changes[$0..<min($0 + 500, changes.count)]) }) {
-                let results = try await client.push(batch.map(\.change), to: replica)
-                try store.record(results)
-                report.pushed += results.filter { $0.status == .accepted }.count
-                report.rejected += results.filter { $0.status == .rejected }.count
-            }
-        }
+        let serverTrouble = try await pushQueued(listed: names, report: &report)
 
         for local in try store.replicas() {
             guard wanted.first(where: { $0.name == local.name })?.available == true else { continue }
-            if local.kind == "common" {
-                report.pulledRows += try await pullCommon(local)
-                continue
-            }
-            var pages: [ChangePage] = []
-            var epoch = local.epoch
-            var position = local.position
-            var replace = false
-            var more = true
-            while more {
-                let page = try await client.page(local.name, epoch: epoch, since: position, limit: pageSize)
-                if page.refetch {
-                    // A new copy: gathered whole, swapped in at the end.
-                    replace = true
-                    pages.removeAll()
-                }
-                if replace {
-                    pages.append(page)
-                    progress("\(local.title): \(pages.reduce(0) { $0 + $1.tasks.count }) tasks fetched")
+            do {
+                if local.kind == "common" {
+                    report.pulledRows += try await pullCommon(local)
                 } else {
-                    report.pulledRows += try store.apply([page], to: local.name, replace: false)
+                    report.pulledRows += try await pull(local, report: &report, progress: progress)
                 }
-                epoch = page.epoch
-                position = page.upTo
-                more = page.more
-            }
-            if replace {
-                report.pulledRows += try store.apply(pages, to: local.name, replace: true)
-                report.refetched.append(local.title)
+            } catch let failure as SyncClient.Failure where failure.kind == .rejected || failure.status == 403 {
+                report.problems.append("\(local.title) not pulled: \(failure.message)")
             }
         }
         try store.set("last_sync", ISODate.format(Date()))
+        report.waiting = try store.pending().count
+        if let serverTrouble {
+            throw SyncClient.Failure(kind: .unreachable, message: "pulled \(report.pulledRows) change(s), but \(report.waiting) "
+                + "change(s) stay queued: \(serverTrouble.message)", status: serverTrouble.status)
+        }
         return report
+    }
+
+    /// Pushes each replica's queue; returns the failure that stopped the pushes
+    /// when the server is in trouble (the rest then waits for the next sync).
+    private func pushQueued(listed names: Set<String>, report: inout Report) async throws -> SyncClient.Failure? {
+        let queued = Dictionary(grouping: try store.pending(), by: \.replica)
+        for (replica, changes) in queued.sorted(by: { $0.key < $1.key }) {
+            guard names.contains(replica) else {
+                try record(changes.map { .rejected($0.change.id, "you no longer have \(replica)") }, in: &report)
+                continue
+            }
+            batches: for start in stride(from: 0, to: changes.count, by: pushSize) {
+                let batch = changes[start..<min(start + pushSize, changes.count)].map(\.change)
+                do {
+                    try record(try await client.push(batch, to: replica), in: &report)
+                } catch let failure as SyncClient.Failure {
+                    switch (failure.kind, failure.status) {
+                    case (.unreachable, _):
+                        try store.noteWaiting(batch.map(\.id), because: failure.message)
+                        return failure
+                    case (.refused, 401):
+                        throw failure
+                    case (.rejected, 404):
+                        // Not generated yet: the changes wait, the other replicas go on.
+                        try store.noteWaiting(changes.map(\.change.id), because: failure.message)
+                        report.problems.append("\(replica): \(failure.message)")
+                        break batches
+                    default:
+                        try await setAsideRefused(batch, in: replica, failure: failure, report: &report)
+                    }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The server refused a whole push (a 4xx other than 404): sends its changes
+    /// one at a time so that only the ones it refuses are set aside, with its reason.
+    private func setAsideRefused(_ batch: [WorkerChange], in replica: String, failure: SyncClient.Failure,
+                                 report: inout Report) async throws {
+        guard batch.count > 1 else {
+            try record([.rejected(batch[0].id, failure.message)], in: &report)
+            return
+        }
+        for change in batch {
+            do {
+                try record(try await client.push([change], to: replica), in: &report)
+            } catch let single as SyncClient.Failure where single.kind == .rejected || single.status == 403 {
+                try record([.rejected(change.id, single.message)], in: &report)
+            }
+        }
+    }
+
+    private func record(_ results: [WorkerChangeResult], in report: inout Report) throws {
+        try store.record(results)
+        report.pushed += results.filter { $0.status == .accepted }.count
+        report.rejected += results.filter { $0.status == .rejected }.count
+    }
+
+    /// A team or personal replica: pages since the device's position, or a whole new copy.
+    private func pull(_ local: LocalStore.Replica, report: inout Report, progress: (String) -> Void) async throws -> Int {
+        var pages: [ChangePage] = []
+        var epoch = local.epoch
+        var position = local.position
+        var replace = false
+        var more = true
+        var rows = 0
+        while more {
+            let page = try await client.page(local.name, epoch: epoch, since: position, limit: pageSize)
+            if page.refetch {
+                // A new copy: gathered whole, swapped in at the end.
+                replace = true
+                pages.removeAll()
+            }
+            if replace {
+                pages.append(page)
+                progress("\(local.title): \(pages.reduce(0) { $0 + $1.tasks.count }) tasks fetched")
+            } else {
+                rows += try store.apply([page], to: local.name, replace: false)
+            }
+            epoch = page.epoch
+            position = page.upTo
+            more = page.more
+        }
+        if replace {
+            rows += try store.apply(pages, to: local.name, replace: true)
+            report.refetched.append(local.title)
+        }
+        return rows
     }
 
     /// The common replica: the same paging, into the device's people, teams and memberships.

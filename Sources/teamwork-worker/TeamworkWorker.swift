@@ -47,8 +47,26 @@ extension SyncClient.Failure {
         switch kind {
         case .unreachable: TeamworkError(.unavailable, message)
         case .refused: TeamworkError(.conflict, message)
-        case .server: TeamworkError(.internal, message)
+        case .rejected: TeamworkError(.configuration, "\(message); is the server address a Teamwork sync server?")
         }
+    }
+}
+
+/// How long to wait for the server; a field worker's network is often bad.
+struct NetworkOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Seconds to wait for a connection to the server.", valueName: "seconds"))
+    var connectTimeout: Double = 10
+    @Option(help: ArgumentHelp("Seconds to wait for each answer of the server.", valueName: "seconds"))
+    var timeout: Double = 30
+
+    func validate() throws {
+        for (name, value) in [("--connect-timeout", connectTimeout), ("--timeout", timeout)] where !(0.1...3_600).contains(value) {
+            throw ValidationError("\(name) must be between 0.1 and 3600 seconds")
+        }
+    }
+
+    var timeouts: SyncClient.Timeouts {
+        .init(connect: .milliseconds(Int(connectTimeout * 1000)), request: .milliseconds(Int(timeout * 1000)))
     }
 }
 
@@ -56,6 +74,7 @@ struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Sign in with the token your manager gave you.")
     @Option(help: "The sync server, e.g. http://teamwork.example:8080") var server: String
     @Option(help: "Your token (tw_...).") var token: String
+    @OptionGroup var network: NetworkOptions
 
     func run() async throws {
         guard TokenSecret.isWellFormed(token) else { throw TeamworkError.invalid("that is not a Teamwork token (tw_ and 43 characters)") }
@@ -65,7 +84,7 @@ struct Login: AsyncParsableCommand {
         let home = try WorkerHome()
         let store = try home.store()
         do {
-            let report = try await Synchronizer(client: SyncClient(server: url, token: token), store: store).sync()
+            let report = try await Synchronizer(client: SyncClient(server: url, token: token, timeouts: network.timeouts), store: store).sync()
             try home.save(.init(server: url.absoluteString, token: token))
             TeamworkWorker.say("Signed in; pulled \(report.pulledRows) change(s) for \(try store.replicas().map(\.title).joined(separator: ", ")).")
         } catch let failure as SyncClient.Failure {
@@ -75,17 +94,29 @@ struct Login: AsyncParsableCommand {
 }
 
 struct Sync: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Send queued changes and fetch what changed.")
+    static let configuration = CommandConfiguration(
+        abstract: "Send queued changes and fetch what changed.",
+        discussion: """
+            Exit 69, with every queued change kept, when the server cannot be reached, does not answer in time, \
+            or is in trouble (5xx); run it again later. A change the server refuses is set aside (see `status`); \
+            one that cannot be placed yet stays queued while the rest goes through.
+            """
+    )
+    @OptionGroup var network: NetworkOptions
 
     func run() async throws {
         let home = try WorkerHome()
         do {
-            let report = try await Synchronizer(client: try home.client(), store: try home.store()).sync { line in
+            var client = try home.client()
+            client.timeouts = network.timeouts
+            let report = try await Synchronizer(client: client, store: try home.store()).sync { line in
                 CommandRunner.say(line, tool: "teamwork-worker")
             }
+            for problem in report.problems { CommandRunner.say(problem, tool: "teamwork-worker") }
             var line = "Synced: pulled \(report.pulledRows), pushed \(report.pushed), \(report.rejected) rejected"
+            if report.waiting > 0 { line += ", \(report.waiting) still queued" }
             if !report.removed.isEmpty { line += "; removed \(report.removed.joined(separator: ", ")) (no longer yours)" }
-            TeamworkWorker.say(line + (report.rejected > 0 ? ". See `teamwork-worker status`." : "."))
+            TeamworkWorker.say(line + (report.rejected > 0 || report.waiting > 0 ? ". See `teamwork-worker status`." : "."))
         } catch let failure as SyncClient.Failure {
             throw failure.teamworkError
         }

@@ -128,10 +128,9 @@ struct Checkin: AsyncParsableCommand {
         let home = try WorkerHome()
         let store = try home.store()
         let me = try home.personID(store)
-        guard let replica = try store.replicas().first(where: { $0.kind != "common" }) else {
-            throw TeamworkError(.usage, "run `teamwork-worker sync` once while online")
-        }
-        _ = try store.enqueue(.checkin, taskID: nil, in: replica.name, by: me, latitude: latitude, longitude: longitude)
+        // Before any replica of the worker is generated, the personal one holds it; sync moves it to one that exists.
+        let replica = try store.checkinReplica() ?? "person-\(me)"
+        _ = try store.enqueue(.checkin, taskID: nil, in: replica, by: me, latitude: latitude, longitude: longitude)
         TeamworkWorker.say("Check-in queued; it goes to the server at the next sync.")
     }
 }
@@ -154,6 +153,10 @@ struct Status: AsyncParsableCommand {
         if output.json { return try output.print(summary) }
         TeamworkWorker.say("Last sync: \(summary.lastSync ?? "never")")
         TeamworkWorker.say("Queued: \(summary.queued.count) change(s) waiting for the next sync")
+        for change in summary.queued {
+            guard let why = change.lastError else { continue }
+            TeamworkWorker.say("Waiting: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(why)")
+        }
         for change in summary.rejected {
             TeamworkWorker.say("Rejected: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")")
         }

@@ -51,6 +51,20 @@ struct PushTests {
         }
     }
 
+    @Test func aPushToAReplicaNotGeneratedYetIs404AndOneThatCannotBeWrittenIs503() async throws {
+        try await server.withServer { world, client in
+            let checkin = Self.body(Self.change("k-1", "checkin", task: nil, extra: "\"latitude\": 1, \"longitude\": 2"))
+            let personal = "/v1/replicas/person-\(world.fixtures.ann.id)/changes"
+            #expect(try await SyncServerTests.post(client, personal, token: world.annToken, body: checkin).status == .notFound)
+
+            let red = world.folder.appending(path: ReplicaID.team(world.fixtures.red.id).fileName)
+            try Data("not a database".utf8).write(to: red)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let response = try await SyncServerTests.post(client, uri, token: world.annToken, body: checkin)
+            #expect(response.status == .serviceUnavailable, "never a 500: the device keeps the change and retries")
+        }
+    }
+
     @Test func workersChangeOnlyWhatWorkersOwnOnTheirOwnTasks() async throws {
         try await server.withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"

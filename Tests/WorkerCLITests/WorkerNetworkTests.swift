@@ -1,0 +1,176 @@
+import CentralStore
+import Foundation
+import GRDB
+import LocalPostgres
+import ReplicaGenerator
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+import WorkerClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A worker on a bad network, or against a server in trouble, always gets an
+/// answer and never loses queued work; one change never blocks the device.
+@Suite("teamwork-worker on a bad network")
+struct WorkerNetworkTests {
+    typealias E2E = WorkerEndToEndTests
+
+    static func queuedCount(_ home: URL) throws -> String {
+        try E2E.worker(home, "status").stdout
+    }
+
+    /// Points the signed-in device at another server address.
+    static func moveServer(_ home: URL, to address: String) throws {
+        let path = home.appending(path: "config.json")
+        var config = try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as! [String: String]
+        config["server"] = address
+        try JSONSerialization.data(withJSONObject: config).write(to: path)
+    }
+
+    @Test func aServerThatAcceptsButNeverAnswersEndsSyncWithExit69WithinTheTimeoutAndKeepsTheQueue() async throws {
+        try await E2E().withSetup { setup in
+            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try E2E.worker(setup.annHome, "start", String(setup.annTask)).status == 0)
+            let (port, descriptor) = ServiceProcess.silentPort()
+            defer { close(descriptor) }
+            try Self.moveServer(setup.annHome, to: "http://127.0.0.1:\(port)")
+
+            let started = ContinuousClock.now
+            let silent = try E2E.worker(setup.annHome, "sync", "--timeout", "2")
+            let took = ContinuousClock.now - started
+            #expect(silent.status == 69, "\(silent.stderr)")
+            #expect(silent.stderr.contains("did not answer") && silent.stderr.contains("stay queued"), "\(silent.stderr)")
+            #expect(silent.stderr.split(separator: "\n").count == 1)
+            #expect(took < .seconds(10), "gave up after \(took), not within the 2 s timeout")
+            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
+
+            try Self.moveServer(setup.annHome, to: setup.server.url)
+            let back = try E2E.worker(setup.annHome, "sync")
+            #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
+        }
+    }
+
+    @Test func aServerWhoseCentralStoreIsAwayEndsSyncWithExit69AndTheQueueIsSentLater() async throws {
+        let directory = URL(fileURLWithPath: "/tmp/tw-503-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        chmod(directory.path, 0o755)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cluster = LocalCluster(.init(directory: directory.appending(path: "pg")))
+        _ = try cluster.ensureRunning()
+        defer { try? cluster.stop() }
+        let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
+        let (task, token) = try await CentralStore.withStore(url) { store in
+            try await Migrator().migrate(store)
+            let world = try await Fixtures.seed(store)
+            let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+            return (task.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
+        }
+        let replicas = directory.appending(path: "replicas")
+        try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
+        let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
+        try await server.start()
+        defer { try? server.stop() }
+        let home = directory.appending(path: "ann")
+        #expect(try E2E.worker(home, "login", "--server", server.url, "--token", token).status == 0)
+
+        try cluster.stop()
+        #expect(try E2E.worker(home, "start", String(task)).status == 0)
+        let away = try E2E.worker(home, "sync")
+        #expect(away.status == 69, "\(away.stderr)")
+        #expect(away.stderr.contains("503") && away.stderr.contains("stay queued"), "\(away.stderr)")
+        #expect(try Self.queuedCount(home).contains("Queued: 1"))
+
+        _ = try cluster.ensureRunning()
+        let back = try E2E.worker(home, "sync")
+        #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
+        #expect(try Self.queuedCount(home).contains("Queued: 0"))
+    }
+
+    @Test func aWorkerWithOnlyTeamTasksChecksInAndKeepsGettingNewWork() async throws {
+        try await E2E().withSetup { setup in
+            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try E2E.worker(setup.annHome, "checkin", "--lat", "51.5", "--lon", "-0.12").status == 0)
+            let first = try E2E.worker(setup.annHome, "sync")
+            #expect(first.status == 0 && first.stdout.contains("pushed 1, 0 rejected"), "\(first.stdout) \(first.stderr)")
+            let red = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
+            #expect(try ReplicaContents.read(path: red).acceptedWorkerChanges == 1, "the check-in went to a replica that exists")
+
+            let later = try await CentralStore.withStore(setup.url) { store in
+                try await store.createTask(try setup.world.task("assigned after the check-in", team: setup.world.red, assignee: setup.world.ann))
+            }
+            _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
+            #expect(try E2E.worker(setup.annHome, "sync").status == 0)
+            #expect(try E2E.worker(setup.annHome, "tasks").stdout.contains("assigned after the check-in"))
+            #expect(try E2E.worker(setup.annHome, "start", String(later.id)).status == 0)
+            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
+            #expect(try E2E.worker(setup.annHome, "sync").stdout.contains("pushed 1"))
+        }
+    }
+
+    @Test func aCheckinQueuedForAReplicaThatNeverAppearsMovesToOneThatExists() async throws {
+        try await E2E().withSetup { setup in
+            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            // A device of the earlier release queued its check-ins for the personal replica, which was never generated.
+            let store = try LocalStore(path: setup.annHome.appending(path: "local.sqlite").path)
+            _ = try store.enqueue(.checkin, taskID: nil, in: "person-\(setup.world.ann.id)", by: setup.world.ann.id,
+                                  latitude: 1, longitude: 2)
+            _ = try store.enqueue(.start, taskID: setup.annTask, in: "team-\(setup.world.red.id)", by: setup.world.ann.id)
+            let sync = try E2E.worker(setup.annHome, "sync")
+            #expect(sync.status == 0 && sync.stdout.contains("pushed 2, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
+            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 0"))
+        }
+    }
+
+    @Test func aPushWhoseAnswerWasLostIsSentAgainAndCountedOnce() async throws {
+        try await E2E().withSetup { setup in
+            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try E2E.worker(setup.annHome, "complete", String(setup.annTask), "--note", "sent twice").status == 0)
+            let local = setup.annHome.appending(path: "local.sqlite")
+            let beforeAnswer = setup.annHome.appending(path: "before-answer.sqlite")
+            try FileManager.default.copyItem(at: local, to: beforeAnswer)
+            #expect(try E2E.worker(setup.annHome, "sync").stdout.contains("pushed 1"))
+            // The answer never reached the device: it still holds the change as queued.
+            try FileManager.default.removeItem(at: local)
+            try FileManager.default.moveItem(at: beforeAnswer, to: local)
+            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
+            let again = try E2E.worker(setup.annHome, "sync")
+            #expect(again.status == 0 && again.stdout.contains("pushed 1, 0 rejected"), "\(again.stderr)")
+            let red = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
+            #expect(try ReplicaContents.read(path: red).acceptedWorkerChanges == 1, "stored once")
+            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 0"))
+        }
+    }
+
+    @Test func aDeviceDatabaseOfTheFirstReleaseKeepsItsQueuedWorkAcrossTheUpgrade() async throws {
+        try await E2E().withSetup { setup in
+            // The device as the first release left it: schema version 1, signed in, one completion queued offline.
+            try FileManager.default.createDirectory(at: setup.annHome, withIntermediateDirectories: true)
+            let queue = try DatabaseQueue(path: setup.annHome.appending(path: "local.sqlite").path)
+            let red = "team-\(setup.world.red.id)"
+            try queue.write { db in
+                try db.execute(sql: LocalStore.firstSchema)
+                try db.execute(sql: "PRAGMA user_version = 1")
+                try db.execute(sql: "INSERT INTO replicas (name, kind, title, slug) VALUES (?, 'team', 'Red', 'red')", arguments: [red])
+                try db.execute(sql: "INSERT INTO settings VALUES ('person_id', ?)", arguments: [String(setup.world.ann.id)])
+                try db.execute(sql: """
+                    INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at)
+                    VALUES ('old-release-1', ?, 'complete', ?, 'queued before the upgrade', 1763700000000)
+                    """, arguments: [red, setup.annTask])
+            }
+            try queue.close()
+            let config = ["server": setup.server.url, "token": setup.annToken]
+            try JSONSerialization.data(withJSONObject: config).write(to: setup.annHome.appending(path: "config.json"))
+
+            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"), "the queue survives the upgrade")
+            let sync = try E2E.worker(setup.annHome, "sync")
+            #expect(sync.status == 0 && sync.stdout.contains("pushed 1, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
+            let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
+            #expect(try ReplicaContents.read(path: file).acceptedWorkerChanges == 1)
+            let files = try FileManager.default.contentsOfDirectory(atPath: setup.annHome.path)
+            #expect(!files.contains { $0.contains("damaged") }, "nothing set aside")
+        }
+    }
+}
