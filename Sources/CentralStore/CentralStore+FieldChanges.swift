@@ -45,19 +45,38 @@ extension CentralStore {
     }
 
     /// Takes the session-level advisory lock that lets one listener at a time
-    /// work on a replica; false when another session holds it. The lock goes
-    /// with the connection, so a crashed instance cannot keep it.
-    public func tryLockReplica(_ replica: String) async throws -> Bool {
-        let rows = try await rows("SELECT pg_try_advisory_lock(\(Self.listenerLockClass), hashtext(\(replica)))")
+    /// work on a replica (named by its cursor source, see
+    /// `ReplicaDirectory.source(for:)`); false when another session holds it.
+    /// The lock goes with the connection, so a crashed instance cannot keep it.
+    public func tryLockReplica(_ source: String) async throws -> Bool {
+        try await tryLock(Self.listenerLockClass, source)
+    }
+
+    public func unlockReplica(_ source: String) async throws {
+        _ = try await rows("SELECT pg_advisory_unlock(\(Self.listenerLockClass), hashtext(\(source)))")
+    }
+
+    /// Takes the session-level advisory lock that makes this connection's
+    /// process the one generator of the replica folder `folderID`; false when
+    /// another session holds it. Held until ``unlockGenerator(folderID:)`` or
+    /// until the connection ends (a killed instance lets the next one take over).
+    public func tryLockGenerator(folderID: String) async throws -> Bool {
+        try await tryLock(Self.generatorLockClass, folderID)
+    }
+
+    public func unlockGenerator(folderID: String) async throws {
+        _ = try await rows("SELECT pg_advisory_unlock(\(Self.generatorLockClass), hashtext(\(folderID)))")
+    }
+
+    private func tryLock(_ lockClass: Int32, _ key: String) async throws -> Bool {
+        let rows = try await rows("SELECT pg_try_advisory_lock(\(lockClass), hashtext(\(key)))")
         return try rows.first?.decode(Bool.self) ?? false
     }
 
-    public func unlockReplica(_ replica: String) async throws {
-        _ = try await rows("SELECT pg_advisory_unlock(\(Self.listenerLockClass), hashtext(\(replica)))")
-    }
-
-    /// The first key of the listener's advisory locks (the second is the replica's hash).
+    /// The first key of the listener's advisory locks (the second is the source's hash).
     static let listenerLockClass: Int32 = 7_310_152
+    /// The first key of the generators' advisory locks (the second is the folder's hash).
+    static let generatorLockClass: Int32 = 7_310_153
 
     static let conflictColumns = """
         f.id, f.conflict, f.applied, f.detail, f.replica, f.change_id, f.person_id,

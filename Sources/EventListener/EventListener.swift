@@ -62,6 +62,8 @@ public final class EventListener: Sendable {
     public let logger: Logger
     public let metrics: ListenerMetrics
     let replicas: ReplicaDirectory
+    /// The folder's identity: cursors and locks are the folder's own (see `ReplicaDirectory.identity()`).
+    let folderIdentity: String
     let wakeups = Wakeups()
     /// Retired files read to their end: they never receive changes again.
     let drainedRetired = Locked(Set<String>())
@@ -72,6 +74,7 @@ public final class EventListener: Sendable {
         self.logger = logger
         self.metrics = metrics
         replicas = try ReplicaDirectory(configuration.directory)
+        folderIdentity = try replicas.identity()
     }
 
     /// One pass over every replica and retired file, then returns: `teamwork-service listen --once`.
@@ -89,14 +92,14 @@ public final class EventListener: Sendable {
         let live = try replicas.replicas().filter { $0 != .common && names?.contains($0.name) != false }
         for replica in live {
             if wakeups.isStopping { return report }
-            try await drain(store, replica: replica, path: replicas.path(of: replica), source: replica.name, report: &report)
+            try await drain(store, replica: replica, path: replicas.path(of: replica), label: replica.name, report: &report)
         }
         guard names == nil else { return report }
         for file in try replicas.retiredFiles() {
             let source = "retired/" + file.name
             if wakeups.isStopping { return report }
             if drainedRetired.value.contains(source) { continue }
-            try await drain(store, replica: file.replica, path: file.path, source: source, report: &report)
+            try await drain(store, replica: file.replica, path: file.path, label: source, report: &report)
             if report.skipped[source] == nil && !report.busy.contains(file.replica.name) {
                 drainedRetired.mutate { $0.insert(source) }
             }
@@ -104,24 +107,28 @@ public final class EventListener: Sendable {
         return report
     }
 
-    /// Takes in one file's changes under its replica's advisory lock.
-    private func drain(_ store: CentralStore, replica: ReplicaID, path: String, source: String,
+    /// Takes in one file's changes under its replica's advisory lock. `label`
+    /// names the file in reports and logs (`team-12`, `retired/...`); its cursor
+    /// and lock are the folder's own (see `ReplicaDirectory.source(_:identity:)`).
+    private func drain(_ store: CentralStore, replica: ReplicaID, path: String, label: String,
                        report: inout PassReport) async throws {
+        let source = ReplicaDirectory.source(label, identity: folderIdentity)
         report.files += 1
-        guard try await store.tryLockReplica(replica.name) else {
+        let lock = ReplicaDirectory.source(replica.name, identity: folderIdentity)
+        guard try await store.tryLockReplica(lock) else {
             report.busy.append(replica.name)
             return
         }
         do {
-            try await drainLocked(store, replica: replica, path: path, source: source, report: &report)
+            try await drainLocked(store, replica: replica, path: path, source: source, label: label, report: &report)
         } catch {
-            if store.isOpen { try? await store.unlockReplica(replica.name) }
+            if store.isOpen { try? await store.unlockReplica(lock) }
             throw error
         }
-        try await store.unlockReplica(replica.name)
+        try await store.unlockReplica(lock)
     }
 
-    private func drainLocked(_ store: CentralStore, replica: ReplicaID, path: String, source: String,
+    private func drainLocked(_ store: CentralStore, replica: ReplicaID, path: String, source: String, label: String,
                              report: inout PassReport) async throws {
         let (limit, busyTimeout) = (configuration.batchSize, configuration.busyTimeout)
         @Sendable func read(after cursor: ListenerCursor) -> Result<WorkerChangeBatch, any Error> {
@@ -141,16 +148,16 @@ public final class EventListener: Sendable {
                 prefetched = nil
             } catch {
                 let locked = ReplicaDirectory.isBusy(error)
-                report.skipped[source] = locked ? "locked by another writer: \(error)" : "cannot read it: \(error)"
+                report.skipped[label] = locked ? "locked by another writer: \(error)" : "cannot read it: \(error)"
                 metrics.error(locked ? "replica_locked" : "replica_unreadable")
-                logger.error("skipping a replica file", metadata: ["source": "\(source)", "error": "\(error)"])
+                logger.error("skipping a replica file", metadata: ["source": "\(label)", "error": "\(error)"])
                 return
             }
             if batch.restarted {
                 logger.warning("the replica's change positions restarted; reading it from the beginning",
-                               metadata: ["source": "\(source)"])
+                               metadata: ["source": "\(label)"])
             }
-            metrics.lag(replica: source, waiting: batch.waiting, oldest: batch.oldestReceivedAt)
+            metrics.lag(replica: label, waiting: batch.waiting, oldest: batch.oldestReceivedAt)
             guard let next = batch.cursorAfter else { return }
             if batch.changes.count < batch.waiting {
                 prefetched = Task { read(after: next) }
@@ -160,10 +167,10 @@ public final class EventListener: Sendable {
             do {
                 outcomes = try await store.applyFieldChanges(replica: replica.name, source: source, batch.changes, cursor: next)
             } catch where store.isOpen && !(error is QueryDeadlineExceeded) {
-                report.skipped[source] = "the master refused its changes: \(CentralStore.explain(error))"
+                report.skipped[label] = "the master refused its changes: \(CentralStore.explain(error))"
                 metrics.error("master_refused")
                 logger.error("the master refused a batch of worker changes",
-                             metadata: ["source": "\(source)", "position": "\(next.position)", "error": "\(CentralStore.explain(error))"])
+                             metadata: ["source": "\(label)", "position": "\(next.position)", "error": "\(CentralStore.explain(error))"])
                 return
             }
             metrics.batch(ContinuousClock.now - started)
@@ -173,18 +180,18 @@ public final class EventListener: Sendable {
             report.conflicts += outcomes.filter { $0.conflict != nil }.count
             for outcome in outcomes where outcome.conflict != nil {
                 logger.notice("conflict", metadata: [
-                    "source": "\(source)", "change": "\(outcome.changeID)", "task": "\(outcome.taskID.map(String.init) ?? "-")",
+                    "source": "\(label)", "change": "\(outcome.changeID)", "task": "\(outcome.taskID.map(String.init) ?? "-")",
                     "rule": "\(outcome.conflict!)", "applied": "\(outcome.applied)",
                 ])
             }
             if outcomes.count > 0 {
                 logger.debug("applied worker changes", metadata: [
-                    "source": "\(source)", "recorded": "\(outcomes.count)", "position": "\(next.position)",
+                    "source": "\(label)", "recorded": "\(outcomes.count)", "position": "\(next.position)",
                 ])
             }
             cursor = next
             if batch.changes.count >= batch.waiting {
-                metrics.lag(replica: source, waiting: 0, oldest: nil)
+                metrics.lag(replica: label, waiting: 0, oldest: nil)
                 return
             }
             if wakeups.isStopping { return }

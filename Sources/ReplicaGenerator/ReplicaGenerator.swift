@@ -49,11 +49,14 @@ public struct ReplicaGenerator: Sendable {
     public let configuration: Configuration
     public let logger: Logger
     let replicas: ReplicaDirectory
+    /// The folder's identity (see `ReplicaDirectory.identity()`): one generator at a time per identity.
+    public let folderIdentity: String
 
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.generator")) throws {
         self.configuration = configuration
         self.logger = logger
         replicas = try ReplicaDirectory(configuration.directory)
+        folderIdentity = try replicas.identity()
     }
 
     /// The position through which every replica is current, or `nil` before the first full rebuild.

@@ -3,6 +3,7 @@ import CentralStore
 import EventListener
 import Foundation
 import Logging
+import ReplicaGenerator
 import ServiceLifecycle
 import TeamworkModel
 
@@ -58,11 +59,14 @@ struct Listen: AsyncParsableCommand {
     }
 }
 
-/// What `/health` reports: when each part last finished a pass.
+/// What `/health` reports: when each part last finished a pass, and whether
+/// this instance's generator is the active one.
 final class ServiceStatus: Sendable {
     private struct State {
         var listenerPass: Date?
         var generatorPass: Date?
+        var generatorRole: GeneratorRole?
+        var roleObservers: [@Sendable (GeneratorRole) -> Void] = []
     }
 
     private let state = Locked(State())
@@ -70,7 +74,21 @@ final class ServiceStatus: Sendable {
     func listenerPassed() { state.mutate { $0.listenerPass = Date() } }
     func generatorPassed() { state.mutate { $0.generatorPass = Date() } }
 
-    /// Healthy when each part running finished a pass within `window`.
+    func generatorRole(_ role: GeneratorRole) {
+        let observers = state.mutate { state in
+            if state.generatorRole == .standby && role == .active { state.generatorPass = nil }
+            state.generatorRole = role
+            return state.roleObservers
+        }
+        observers.forEach { $0(role) }
+    }
+
+    func onGeneratorRole(_ observer: @escaping @Sendable (GeneratorRole) -> Void) {
+        state.mutate { $0.roleObservers.append(observer) }
+    }
+
+    /// Healthy when each part running finished a pass within `window`; a
+    /// generator standing by for another instance is healthy too.
     func health(window: TimeInterval, generator: Bool) -> (healthy: Bool, details: [String: String]) {
         let now = Date()
         let current = state.value
@@ -83,7 +101,14 @@ final class ServiceStatus: Sendable {
             healthy = healthy && fresh
         }
         check("listener", current.listenerPass)
-        if generator { check("generator", current.generatorPass) }
+        if generator {
+            if current.generatorRole == .standby {
+                details["generator"] = "standby"
+            } else {
+                check("generator", current.generatorPass)
+            }
+            details["generator_role"] = current.generatorRole?.rawValue ?? "starting"
+        }
         return (healthy, details)
     }
 }

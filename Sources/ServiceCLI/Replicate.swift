@@ -13,7 +13,9 @@ struct Replicate: AsyncParsableCommand {
         discussion: """
             With no flag, runs until SIGINT or SIGTERM: it wakes on every committed master change and sweeps
             every --sweep seconds in case a notification was lost. --once catches up and exits (for cron or a
-            systemd timer); --full rebuilds every replica from one snapshot of the master.
+            systemd timer); --full rebuilds every replica from one snapshot of the master. Instances that share a
+            replica folder elect one generator among them; the others stand by, and --once or --full exits 75
+            when another instance is generating into the folder.
             """
     )
     @OptionGroup var options: ServiceOptions
@@ -29,32 +31,48 @@ struct Replicate: AsyncParsableCommand {
     func run() async throws {
         let generator = try await options.generator(sweepInterval: .milliseconds(Int(sweep * 1000)))
         let directory = generator.configuration.directory.path
-        if full {
-            let interactive = isatty(STDERR_FILENO) == 1
-            let result = try await generator.rebuildAll { progress in
-                let line = String(format: "%d tasks, %d replicas, %.0f tasks/s", progress.tasks, progress.replicas, progress.tasksPerSecond)
-                FileHandle.standardError.write(Data((interactive ? "\r\u{1B}[K" + line : line + "\n").utf8))
+        if full || once {
+            let finished: Void? = try await generator.ifNoOtherGenerator {
+                try await (full ? rebuild(generator) : catchUp(generator))
             }
-            if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
-            print(String(format: "Rebuilt %d replicas with %d tasks in %.2f s (%.0f tasks/s) in %@",
-                         result.replicas, result.tasks, seconds(result.elapsed), result.tasksPerSecond, directory))
-        } else if once {
-            let report = try await generator.catchUp()
-            if report.rebuilt {
-                print("No earlier run: rebuilt every replica in \(directory) (feed position \(report.feedPosition))")
-            } else {
-                print("Applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
+            if finished == nil {
+                TeamworkService.say("another instance is generating into \(directory); left to it")
+                throw ExitCode(75)
             }
         } else {
             TeamworkService.say("replicating into \(directory); stop with Ctrl-C or SIGTERM")
             try await Self.untilSignalled {
-                try await generator.run { report in
+                await generator.follow(roleChanged: { role in
+                    TeamworkService.say(role == .active ? "generating" : "another instance generates into \(directory); standing by")
+                }) { report in
                     if report.entries > 0 {
                         TeamworkService.say("applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
                     }
                 }
             }
             TeamworkService.say("stopped")
+        }
+    }
+
+    private func rebuild(_ generator: ReplicaGenerator) async throws {
+        let interactive = isatty(STDERR_FILENO) == 1
+        let result = try await generator.rebuildAll { progress in
+            let line = String(format: "%d tasks, %d replicas, %.0f tasks/s", progress.tasks, progress.replicas, progress.tasksPerSecond)
+            FileHandle.standardError.write(Data((interactive ? "\r\u{1B}[K" + line : line + "\n").utf8))
+        }
+        if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
+        print(String(format: "Rebuilt %d replicas with %d tasks in %.2f s (%.0f tasks/s) in %@",
+                     result.replicas, result.tasks, seconds(result.elapsed), result.tasksPerSecond,
+                     generator.configuration.directory.path))
+    }
+
+    private func catchUp(_ generator: ReplicaGenerator) async throws {
+        let directory = generator.configuration.directory.path
+        let report = try await generator.catchUp()
+        if report.rebuilt {
+            print("No earlier run: rebuilt every replica in \(directory) (feed position \(report.feedPosition))")
+        } else {
+            print("Applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
         }
     }
 

@@ -47,6 +47,10 @@ struct RunAll: AsyncParsableCommand {
         let feedPosition = registry.makeGauge(descriptor: MetricNameDescriptor(
             namespace: "teamwork", subsystem: "generator", metricName: "feed_position", unitName: "",
             helpText: "The master change-feed position every replica reflects"))
+        let active = registry.makeGauge(descriptor: MetricNameDescriptor(
+            namespace: "teamwork", subsystem: "generator", metricName: "active", unitName: "",
+            helpText: "1 while this instance generates into its replica folder, 0 while another one does"))
+        status.onGeneratorRole { active.set(Double($0 == .active ? 1 : 0)) }
         let window = max(30, sweep * 3)
         var configuration = SyncServer.Configuration(
             databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory,
@@ -62,40 +66,25 @@ struct RunAll: AsyncParsableCommand {
     }
 }
 
-/// The generator as a service: follows the feed until graceful shutdown; a
-/// failure (PostgreSQL unreachable at start, say) is retried with backoff
-/// rather than taking the whole service down.
+/// The generator as a service: the folder's one generator, or standing by for
+/// another instance (see `ReplicaGenerator.follow`), until graceful shutdown.
 struct GeneratorService: Service {
     let generator: ReplicaGenerator
     let status: ServiceStatus
     let afterPass: @Sendable (CatchUpReport) -> Void
 
     func run() async throws {
-        var backoff = Backoff()
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let started = ContinuousClock.now
-            do {
-                try await cancelWhenGracefulShutdown {
-                    try await generator.run { report in
-                        status.generatorPassed()
-                        afterPass(report)
-                        if report.entries > 0 {
-                            generator.logger.info("replicated", metadata: [
-                                "changes": "\(report.entries)", "replicas": "\(report.replicaWrites)",
-                                "feed_position": "\(report.feedPosition)",
-                            ])
-                        }
-                    }
+        await cancelWhenGracefulShutdown {
+            await generator.follow(roleChanged: { status.generatorRole($0) }) { report in
+                status.generatorPassed()
+                afterPass(report)
+                if report.entries > 0 {
+                    generator.logger.info("replicated", metadata: [
+                        "changes": "\(report.entries)", "replicas": "\(report.replicaWrites)",
+                        "feed_position": "\(report.feedPosition)",
+                    ])
                 }
-                return
-            } catch {
-                if Task.isShuttingDownGracefully || Task.isCancelled { return }
-                if ContinuousClock.now - started > .seconds(30) { backoff.reset() }
-                generator.logger.warning("the generator failed; restarting it", metadata: [
-                    "error": "\(error)", "delay": "\(backoff.delay)",
-                ])
             }
-            do { try await backoff.wait() } catch { return }
         }
     }
 }

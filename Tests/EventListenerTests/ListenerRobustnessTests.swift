@@ -14,13 +14,14 @@ struct ListenerRobustnessTests {
         try await ListenerWorld.with { world, store in
             try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
             try world.push(world.blue, by: world.fixtures.cy, .complete(world.cyTask, id: "c-2"))
+            let redSource = ReplicaDirectory.source(world.red.name, identity: try world.directory.identity())
             try await CentralStore.withStore(world.url) { other in
-                #expect(try await other.tryLockReplica(world.red.name))
+                #expect(try await other.tryLockReplica(redSource))
                 let report = try await world.listener.once()
                 #expect(report.busy == [world.red.name])
                 #expect(report.recorded == 1, "blue carries on")
                 #expect(try await store.task(id: world.annTask).status == .assigned)
-                try await other.unlockReplica(world.red.name)
+                try await other.unlockReplica(redSource)
             }
             let after = try await world.listener.once()
             #expect(after.busy.isEmpty && after.recorded == 1)

@@ -23,6 +23,10 @@ struct WorkerEndToEndTests {
     }
 
     static func worker(_ home: URL, _ arguments: String...) throws -> Run {
+        try worker(home, arguments)
+    }
+
+    static func worker(_ home: URL, _ arguments: [String]) throws -> Run {
         var environment = ProcessInfo.processInfo.environment
         environment["TEAMWORK_WORKER_HOME"] = home.path
         let out = home.path + ".out"
