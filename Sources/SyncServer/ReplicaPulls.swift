@@ -65,9 +65,9 @@ struct ReplicaPulls: Sendable {
         }
         do {
             if replica == .common {
-                return Page(page: try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit))
+                return Page(page: try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) })
             }
-            return Page(page: try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit))
+            return Page(page: try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) })
         } catch {
             context.logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
             throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")

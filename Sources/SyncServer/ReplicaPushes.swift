@@ -64,8 +64,12 @@ struct ReplicaPushes: Sendable {
             throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
         }
         let results: [WorkerChangeResult]
+        let (changes, lockTimeout) = (pushed.changes, configuration.pushLockTimeout)
         do {
-            results = try directory.push(pushed.changes, to: replica, by: person.id)
+            results = try await blockingWork { try directory.push(changes, to: replica, by: person.id, lockTimeout: lockTimeout) }
+        } catch let busy as ReplicaBusy {
+            context.logger.warning("a push found the replica locked", metadata: ["replica": "\(replica.name)", "error": "\(busy)"])
+            throw HTTPError(.serviceUnavailable, message: "\(replica.name) is busy; try again shortly")
         } catch {
             // A full or read-only disk, a damaged file, a lock held too long: nothing was stored
             // (the write is one SQLite transaction), and the device keeps its changes and retries.

@@ -30,6 +30,11 @@ public enum SyncServer {
         public var defaultPageSize: Int
         /// The most rows a client may ask for in one page.
         public var maximumPageSize: Int
+        /// How long a push waits for its replica's lock before answering 503 (the device retries).
+        public var pushLockTimeout: Duration = .seconds(5)
+        /// A connection that sends and receives nothing for this long is closed
+        /// (a slow or vanished client does not hold it for ever).
+        public var idleTimeout: Duration = .seconds(30)
         /// Called after worker changes are stored in a replica (by name, `team-12`):
         /// wakes a listener running in the same process.
         public var pushed: (@Sendable (String) -> Void)?
@@ -55,8 +60,11 @@ public enum SyncServer {
                                        logger: Logger = Logger(label: "teamwork.sync"),
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
+        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+            + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
         return Application(
             router: makeRouter(configuration, store: store),
+            server: .http1(configuration: .init(idleTimeout: idle)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
             services: [store] + services,
             onServerRunning: { _ in await onServerRunning() },

@@ -31,6 +31,7 @@ extension ReplicaBuild {
                 var info = stat()
                 if fstat(fd, &info) == 0, info.st_nlink == 1, fcntl(fd, Self.setLease, F_WRLCK) == 0 {
                     defer { _ = fcntl(fd, Self.setLease, F_UNLCK) }
+                    fchmod(fd, 0o600)
                     try writeAll(bytes, to: fd, path: path)
                     guard ftruncate(fd, off_t(bytes.count)) == 0 else {
                         throw ReplicaError("cannot write \(path): \(String(cString: strerror(errno)))")
@@ -40,7 +41,7 @@ extension ReplicaBuild {
             }
             unlink(path)
         }
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ReplicaError("cannot create \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         try writeAll(bytes, to: fd, path: path)

@@ -19,7 +19,7 @@ extension ReplicaDirectory {
         let legacy = !(try replicas()).isEmpty || FileManager.default.fileExists(atPath: url.appending(path: "generator-state.json").path)
         let fresh = legacy ? Self.legacyIdentity : String(UUID().uuidString.lowercased().prefix(12))
         // O_EXCL: of two instances starting at once on a new folder, the first one's id wins.
-        let descriptor = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+        let descriptor = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         if descriptor >= 0 {
             let bytes = Array((fresh + "\n").utf8)
             let written = write(descriptor, bytes, bytes.count)

@@ -14,6 +14,8 @@ public struct ReplicaDirectory: Sendable {
         self.url = url
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: retiredURL, withIntermediateDirectories: true)
+        // The replicas hold every team's tasks: only the service's own user may read them or hold their locks.
+        chmod(url.path, 0o700)
     }
 
     public func path(of replica: ReplicaID) -> String { url.appending(path: replica.fileName).path }
@@ -121,14 +123,24 @@ public struct ReplicaDirectory: Sendable {
 
     /// Runs `body` holding the replica's lock (`NAME.lock`, flock): the sync
     /// endpoint's pushes and the swap of a rebuilt file exclude each other,
-    /// across processes.
-    public func withLock<R>(_ replica: ReplicaID, _ body: () throws -> R) throws -> R {
+    /// across processes. With `timeout`, gives up with ``ReplicaBusy`` when the
+    /// lock is not free within it (another process may hold it for ever).
+    public func withLock<R>(_ replica: ReplicaID, timeout: Duration? = nil, _ body: () throws -> R) throws -> R {
         let path = url.appending(path: replica.fileName + ".lock").path
-        let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ReplicaError("cannot open \(path)") }
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw ReplicaError("cannot lock \(path)") }
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        while flock(fd, deadline == nil ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
+            switch errno {
+            case EINTR:
+                continue
+            case EWOULDBLOCK:
+                guard let deadline, ContinuousClock.now < deadline else { throw ReplicaBusy(replica: replica) }
+                usleep(20_000)
+            default:
+                throw ReplicaError("cannot lock \(path)")
+            }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
@@ -136,9 +148,10 @@ public struct ReplicaDirectory: Sendable {
 
     /// Applies a worker's pushed changes to a replica, in order, in one
     /// transaction under the replica's lock, and says what became of each.
+    /// Throws ``ReplicaBusy`` when the lock is not free within `lockTimeout`.
     public func push(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
-                     receivedAt: Date = Date()) throws -> [WorkerChangeResult] {
-        try withLock(replica) {
+                     receivedAt: Date = Date(), lockTimeout: Duration? = nil) throws -> [WorkerChangeResult] {
+        try withLock(replica, timeout: lockTimeout) {
             guard let queue = try open(replica) else { throw ReplicaError("\(replica.fileName) has not been generated yet") }
             defer { try? queue.close() }
             return try update(queue, replica, feedPosition: 0) { tx in

@@ -51,3 +51,9 @@ public struct ReplicaError: Error, Sendable, CustomStringConvertible {
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
+
+/// A replica's lock was not free in time: someone else is writing it (or holds its lock file).
+public struct ReplicaBusy: Error, Sendable, CustomStringConvertible {
+    public var replica: ReplicaID
+    public var description: String { "\(replica.fileName) is locked by another writer" }
+}

@@ -1,7 +1,11 @@
 import CentralStore
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LocalPostgres
 import ReplicaGenerator
+import TeamDatabase
 import Testing
 import TeamworkModel
 import TeamworkTestSupport
@@ -82,6 +86,63 @@ struct ServiceFailureTests {
             #expect(status == TeamworkError.Code.configuration.exitStatus, "\(service.logText)")
             let lines = service.logText.split(separator: "\n")
             #expect(lines.contains { $0.contains("replica folder") && $0.contains(blocker.path) }, "\(service.logText)")
+        }
+    }
+
+    /// An HTTP request with a deadline; the status, or nil when none came in time.
+    static func send(_ address: String, token: String? = nil, body: String? = nil, within seconds: Double) async -> Int? {
+        var request = URLRequest(url: URL(string: address)!, timeoutInterval: seconds)
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.httpMethod = "POST"
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return nil }
+        return (response as? HTTPURLResponse)?.statusCode
+    }
+
+    @Test func aReplicaLockHeldByAnotherProcessGetsPushes503AndStallsNothingElseNorTheShutdown() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "svc-lock-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (world, annToken, cyToken) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                _ = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+                _ = try await store.createTask(try world.task("blue job", team: world.blue, assignee: world.cy))
+                return (world, try await store.issueToken(personID: world.ann.id, label: "").secret,
+                        try await store.issueToken(personID: world.cy.id, label: "").secret)
+            }
+            try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            defer { unlink(service.log) }
+            try await service.start()
+            let base = "http://127.0.0.1:\(port)"
+
+            // Another local process holds red's lock file, as any user could with a 0644 file.
+            let lock = open(folder.appending(path: ReplicaID.team(world.red.id).fileName + ".lock").path, O_CREAT | O_RDWR, 0o600)
+            defer { close(lock) }
+            #expect(flock(lock, LOCK_EX) == 0)
+            let push = #"{"changes": [{"id": "k-1", "operation": "checkin", "made_at": "2026-11-21T10:00:00Z", "latitude": 1, "longitude": 2}]}"#
+            let red = base + "/v1/replicas/team-\(world.red.id)/changes"
+            let pushes = (0..<4).map { _ in Task { await Self.send(red, token: annToken, body: push, within: 20) } }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(await Self.send(base + "/health", within: 2) != nil, "/health answers while pushes wait on the lock")
+            #expect(await Self.send(base + "/v1/replicas/team-\(world.blue.id)/changes", token: cyToken, within: 2) == 200,
+                    "another team's pull answers while pushes wait on the lock")
+            for push in pushes {
+                #expect(await push.value == 503, "a push that cannot get the lock in time is told to retry")
+            }
+
+            let waiting = Task { await Self.send(red, token: annToken, body: push, within: 20) }
+            try await Task.sleep(for: .milliseconds(500))
+            service.signal(SIGTERM)
+            let status = try await service.exitStatus(within: .seconds(10))
+            try await Self.ensureEnded(service)
+            _ = await waiting.value
+            #expect(status == 0, "SIGTERM with a push waiting on a lock: a clean exit within 10 s: \(service.logText)")
         }
     }
 }

@@ -1,0 +1,32 @@
+import CentralStore
+import Foundation
+import ReplicaGenerator
+import TeamDatabase
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The replicas hold every team's tasks: nobody but the service's own user may read them or hold their locks.
+@Suite("Replica files: permissions")
+struct ReplicaPermissionsTests {
+    static func mode(_ path: String) throws -> Int {
+        try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as! Int
+    }
+
+    @Test func theFolderIsOwnerOnlyAndSoAreTheFilesAndLocksWrittenInIt() async throws {
+        try await withGenerator { store, world, generator in
+            let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+            try await generator.rebuildAll()
+            let folder = generator.configuration.directory
+            #expect(try Self.mode(folder.path) == 0o700)
+            let red = folder.appending(path: ReplicaID.team(world.red.id).fileName).path
+            #expect(try Self.mode(red) == 0o600)
+            #expect(try Self.mode(folder.appending(path: ReplicaID.common.fileName).path) == 0o600)
+            _ = try ReplicaDirectory(folder).push([WorkerChange(id: "s-1", operation: .start, taskID: task.id, madeAt: Date())],
+                                                  to: .team(world.red.id), by: world.ann.id)
+            #expect(try Self.mode(red + ".lock") == 0o600)
+            try await generator.rebuildAll()
+            #expect(try Self.mode(red) == 0o600, "a rebuilt file written over its spare too")
+        }
+    }
+}
