@@ -145,4 +145,28 @@ struct ServiceFailureTests {
             #expect(status == 0, "SIGTERM with a push waiting on a lock: a clean exit within 10 s: \(service.logText)")
         }
     }
+
+    @Test func sigtermDuringAFullRebuildEndsTheServiceWithinTenSecondsAndTheNextRunFinishesTheJob() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "svc-rebuild-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: 100, tasksPerTeam: 2_000) }
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            defer { unlink(service.log) }
+            try await service.start()
+            try await Task.sleep(for: .seconds(2))
+            let checkpoint = folder.appending(path: "generator-state.json").path
+            #expect(!FileManager.default.fileExists(atPath: checkpoint), "the first rebuild is still running")
+            service.signal(SIGTERM)
+            let status = try await service.exitStatus(within: .seconds(10))
+            try await Self.ensureEnded(service)
+            #expect(status == 0, "SIGTERM during a rebuild: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)")
+
+            let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
+            _ = try await generator.catchUp()
+            #expect(try await generator.verify().isEmpty, "the next run finishes the job")
+        }
+    }
 }
