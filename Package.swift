@@ -181,6 +181,7 @@ let package = Package(
             dependencies: [
                 "SyncServer", "ReplicaGenerator", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(

@@ -26,6 +26,21 @@ extension CentralStore {
         }
     }
 
+    /// Records one change the master could not take at all (the batch holding
+    /// it failed, and so did the change alone) as an `invalid` conflict with
+    /// `reason`, and moves the cursor of `source` past it, in one transaction:
+    /// one bad change never holds back the rest of its replica.
+    public func setAsideFieldChange(replica: String, source: String, _ change: RecordedWorkerChange, reason: String) async throws {
+        let json = String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
+        do {
+            _ = try await rows("""
+                SELECT teamwork_set_aside_field_change(\(replica), \(source), \(json)::jsonb, \(reason), \(change.position), \(change.changeID))
+                """)
+        } catch {
+            throw StoreError.map(error)
+        }
+    }
+
     /// How far the listener has read a replica or a retired file (the start when never).
     public func listenerCursor(source: String) async throws -> ListenerCursor {
         let rows = try await rows("SELECT position, change_id FROM listener_cursors WHERE source = \(source)")

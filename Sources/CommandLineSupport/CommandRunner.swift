@@ -43,7 +43,7 @@ public enum CommandRunner {
     /// One line on standard error, prefixed with the tool's name; line breaks
     /// inside `message` are folded so it stays one line.
     public static func say(_ message: String, tool: String) {
-        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        let oneLine = TerminalText.safe(message.split(whereSeparator: \.isNewline).joined(separator: " "))
         write(Data("\(tool): \(oneLine)\n".utf8), to: STDERR_FILENO)
     }
 

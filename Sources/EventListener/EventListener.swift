@@ -167,11 +167,10 @@ public final class EventListener: Sendable {
             do {
                 outcomes = try await store.applyFieldChanges(replica: replica.name, source: source, batch.changes, cursor: next)
             } catch where store.isOpen && !(error is QueryDeadlineExceeded) {
-                report.skipped[label] = "the master refused its changes: \(CentralStore.explain(error))"
                 metrics.error("master_refused")
-                logger.error("the master refused a batch of worker changes",
+                logger.error("the master refused a batch of worker changes; taking them one at a time",
                              metadata: ["source": "\(label)", "position": "\(next.position)", "error": "\(CentralStore.explain(error))"])
-                return
+                outcomes = try await applyOneByOne(store, replica: replica, source: source, label: label, batch.changes)
             }
             metrics.batch(ContinuousClock.now - started)
             metrics.recorded(outcomes.map { FieldOutcomeCount(applied: $0.applied, conflict: $0.conflict) })
@@ -196,5 +195,28 @@ public final class EventListener: Sendable {
             }
             if wakeups.isStopping { return }
         }
+    }
+
+    /// After a batch failed: each change on its own, so that only a change the
+    /// master cannot take at all is set aside (an `invalid` conflict, with the
+    /// reason, for managers to see) and everything around it goes through.
+    private func applyOneByOne(_ store: CentralStore, replica: ReplicaID, source: String, label: String,
+                               _ changes: [RecordedWorkerChange]) async throws -> [FieldChangeOutcome] {
+        var outcomes: [FieldChangeOutcome] = []
+        for change in changes {
+            let cursor = ListenerCursor(position: change.position, changeID: change.changeID)
+            do {
+                outcomes += try await store.applyFieldChanges(replica: replica.name, source: source, [change], cursor: cursor)
+            } catch where store.isOpen && !(error is QueryDeadlineExceeded) {
+                let reason = CentralStore.explain(error)
+                try await store.setAsideFieldChange(replica: replica.name, source: source, change, reason: reason)
+                metrics.error("change_set_aside")
+                logger.error("set aside a worker change the master cannot take", metadata: [
+                    "source": "\(label)", "change": "\(change.changeID)", "position": "\(change.position)", "error": "\(reason)",
+                ])
+                outcomes.append(FieldChangeOutcome(changeID: change.changeID, taskID: change.taskID, applied: false, conflict: "invalid"))
+            }
+        }
+        return outcomes
     }
 }

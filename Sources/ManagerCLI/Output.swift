@@ -13,8 +13,9 @@ enum Output {
         write(try encoder.encode(value) + Data("\n".utf8), to: STDOUT_FILENO)
     }
 
+    /// One line of text; control characters in it cannot reach the terminal (see `TerminalText`).
     static func line(_ text: String = "") {
-        write(Data((text + "\n").utf8), to: STDOUT_FILENO)
+        write(Data((TerminalText.safe(text) + "\n").utf8), to: STDOUT_FILENO)
     }
 
     /// A note on standard error about what the tool did on the user's behalf.

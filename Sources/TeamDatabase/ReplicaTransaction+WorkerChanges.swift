@@ -10,15 +10,22 @@ extension ReplicaTransaction {
             let reason: String? = earlier[0]
             return reason.map { .rejected(change.id, $0) } ?? .accepted(change.id, duplicate: true)
         }
-        let made = Self.millis(change.madeAt)
-        if let reason = try rejection(of: change, by: personID) {
+        if let reason = try rejection(of: change, by: personID, receivedAt: receivedAt) {
             // Kept (with its reason) so the listener shows managers what the field
-            // tried; an id too malformed to keep is refused without a trace.
-            if (1...100).contains(change.id.count) {
-                try record(change, by: personID, made: made, receivedAt: receivedAt, rejection: reason)
+            // tried, but only what is safe to keep: a task of this replica (history is
+            // written only there), a note within its limit, a plausible time. An id too
+            // malformed to keep is refused without a trace.
+            if (1...WorkerChange.maximumIDBytes).contains(change.id.utf8.count) {
+                var kept = change
+                if try !holds(change.taskID) { kept.taskID = nil }
+                if (change.note?.utf8.count ?? 0) > WorkerChange.maximumNoteBytes || change.operation == .checkin { kept.note = nil }
+                if !WorkerChange.isPlausible(madeAt: change.madeAt, receivedAt: receivedAt) { kept.madeAt = receivedAt }
+                if change.operation != .checkin { (kept.latitude, kept.longitude) = (nil, nil) }
+                try record(kept, by: personID, made: Self.millis(kept.madeAt), receivedAt: receivedAt, rejection: reason)
             }
             return .rejected(change.id, reason)
         }
+        let made = Self.millis(change.madeAt)
         let version = nextVersion()
         switch change.operation {
         case .start:
@@ -44,6 +51,12 @@ extension ReplicaTransaction {
         return .accepted(change.id)
     }
 
+    /// Whether this replica holds the task.
+    private func holds(_ taskID: Int64?) throws -> Bool {
+        guard let taskID else { return false }
+        return try Int.fetchOne(db, sql: "SELECT 1 FROM tasks WHERE id = ?", arguments: [taskID]) != nil
+    }
+
     private func record(_ change: WorkerChange, by personID: Int64, made: Int64, receivedAt: Date, rejection: String?) throws {
         let payload = try JSONEncoder().encode(change)
         try db.execute(sql: """
@@ -55,13 +68,22 @@ extension ReplicaTransaction {
 
     /// Why a change cannot be applied, or `nil` when it can. Workers change only
     /// what workers own, and only on their own (or their team's free-floating) tasks.
-    private func rejection(of change: WorkerChange, by personID: Int64) throws -> String? {
-        guard (1...100).contains(change.id.count) else { return "a change id has 1 to 100 characters" }
+    private func rejection(of change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> String? {
+        guard (1...WorkerChange.maximumIDBytes).contains(change.id.utf8.count) else {
+            return "a change id has 1 to \(WorkerChange.maximumIDBytes) bytes"
+        }
+        guard WorkerChange.isPlausible(madeAt: change.madeAt, receivedAt: receivedAt) else {
+            return "made_at must be after 2000-01-01 and at most a day after the server's clock"
+        }
+        if let note = change.note, note.utf8.count > WorkerChange.maximumNoteBytes {
+            return "a note has at most \(WorkerChange.maximumNoteBytes) bytes (UTF-8)"
+        }
         if change.operation == .checkin {
             guard let latitude = change.latitude, let longitude = change.longitude,
                   (-90...90).contains(latitude), (-180...180).contains(longitude) else {
                 return "a check-in needs a latitude between -90 and 90 and a longitude between -180 and 180"
             }
+            if change.taskID != nil || change.note != nil { return "a check-in carries a position only: no task_id, no note" }
             return nil
         }
         if change.latitude != nil || change.longitude != nil { return "only a check-in carries a position" }
@@ -74,12 +96,12 @@ extension ReplicaTransaction {
         let status: String = row[1]
         let completedBy: Int64? = row[2]
         if status == "cancelled" { return "task \(taskID) was cancelled" }
-        if let note = change.note, note.count > 10_000 { return "a note has at most 10,000 characters" }
         switch change.operation {
         case .claim:
             guard case .team = replica else { return "only a team's free-floating task can be claimed" }
             if assignee == personID { return "task \(taskID) is already yours" }
             if assignee != nil { return "task \(taskID) is assigned to someone else" }
+            if status == "completed" { return "task \(taskID) is already completed" }
         case .start, .complete:
             if assignee == nil { return "claim task \(taskID) before working on it" }
             if assignee != personID { return "task \(taskID) is assigned to someone else" }

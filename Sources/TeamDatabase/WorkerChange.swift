@@ -16,6 +16,19 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         case checkin
     }
 
+    /// The longest note a change may carry, in UTF-8 bytes (not characters:
+    /// one character can be hundreds of bytes of combining marks).
+    public static let maximumNoteBytes = 10_000
+    /// The longest change id, in UTF-8 bytes.
+    public static let maximumIDBytes = 100
+    /// The earliest `made_at` taken; the latest is a day after the server's clock.
+    public static let earliestMadeAt = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01
+
+    /// Whether `madeAt` is a time a device could have made a change, given when it arrived.
+    public static func isPlausible(madeAt: Date, receivedAt: Date) -> Bool {
+        madeAt >= earliestMadeAt && madeAt <= receivedAt.addingTimeInterval(86_400)
+    }
+
     /// Made by the client, unique per change: a retried push is applied once.
     public var id: String
     public var operation: Operation

@@ -61,7 +61,7 @@ public struct FieldChangeOutcome: Sendable, Equatable {
 public struct FieldConflict: Sendable, Codable, Equatable {
     public var id: Int64
     /// The rule: rejected, deleted, cancelled, moved, reassigned, already_completed,
-    /// not_completed, claimed_by_other or not_a_member.
+    /// not_completed, claimed_by_other, not_a_member or invalid (the master could not take it at all).
     public var rule: String
     /// Whether the change was applied anyway (a completion of a moved or reassigned task).
     public var applied: Bool

@@ -25,8 +25,9 @@ struct TeamworkWorker: AsyncParsableCommand {
         await CommandRunner.run(Self.self, toolName: "teamwork-worker")
     }
 
+    /// One line on standard output; control characters in it cannot reach the terminal (see `TerminalText`).
     static func say(_ line: String) {
-        CommandRunner.write(Data((line + "\n").utf8), to: STDOUT_FILENO)
+        CommandRunner.write(Data((TerminalText.safe(line) + "\n").utf8), to: STDOUT_FILENO)
     }
 }
 

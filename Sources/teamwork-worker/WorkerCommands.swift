@@ -106,7 +106,9 @@ struct Complete: AsyncParsableCommand {
     @Argument(help: "Task id.") var id: Int64
     @Option(help: "What was done.") var note: String
     func validate() throws {
-        if note.count > 10_000 { throw ValidationError("a note has at most 10,000 characters") }
+        if note.utf8.count > WorkerChange.maximumNoteBytes {
+            throw ValidationError("a note has at most \(WorkerChange.maximumNoteBytes) bytes (UTF-8)")
+        }
     }
     func run() async throws { try TaskChange.queue(.complete, id: id, note: note) }
 }

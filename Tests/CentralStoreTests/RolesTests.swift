@@ -7,27 +7,38 @@ import TeamworkTestSupport
 
 @Suite("Database roles")
 struct RolesTests {
-    /// Runs `sql` as `role` inside a transaction that is always rolled back.
-    private func run(_ store: CentralStore, as role: String, _ sql: String) async throws {
+    /// Runs `sql` as `role` inside a transaction that is always rolled back; `check` runs last, as the superuser.
+    private func run(_ store: CentralStore, as role: String, _ sql: String..., check: String? = nil) async throws -> Int? {
         try await store.connection.query("BEGIN", logger: store.logger)
         do {
             try await store.connection.query(PostgresQuery(unsafeSQL: "SET LOCAL ROLE \(role)"), logger: store.logger)
-            try await store.connection.query(PostgresQuery(unsafeSQL: sql), logger: store.logger)
+            for statement in sql {
+                try await store.connection.query(PostgresQuery(unsafeSQL: statement), logger: store.logger)
+            }
+            try await store.connection.query("RESET ROLE", logger: store.logger)
+            var result: Int?
+            if let check {
+                result = try await store.connection.query(PostgresQuery(unsafeSQL: check), logger: store.logger)
+                    .collect().first?.decode(Int.self)
+            }
             try await store.connection.query("ROLLBACK", logger: store.logger)
+            return result
         } catch {
             try await store.connection.query("ROLLBACK", logger: store.logger)
             throw error
         }
     }
 
-    @Test func theServiceRoleWritesOnlyFieldWorkColumns() async throws {
+    @Test func theServiceRoleChangesTasksOnlyThroughTheListenersFunction() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
             let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
-            try await run(store, as: "teamwork_service", """
-                UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = \(world.ann.id),
-                       completion_note = 'done' WHERE id = \(task.id)
-                """)
+            await #expect(throws: (any Error).self) {
+                try await run(store, as: "teamwork_service", """
+                    UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = \(world.ann.id),
+                           completion_note = 'done' WHERE id = \(task.id)
+                    """)
+            }
             await #expect(throws: (any Error).self) {
                 try await run(store, as: "teamwork_service", "UPDATE tasks SET title = 'hijacked' WHERE id = \(task.id)")
             }
@@ -37,14 +48,33 @@ struct RolesTests {
             await #expect(throws: (any Error).self) {
                 try await run(store, as: "teamwork_service", "INSERT INTO teams (slug, name) VALUES ('x', 'x')")
             }
-            try await run(store, as: "teamwork_service", "SELECT * FROM change_feed")
+            _ = try await run(store, as: "teamwork_service", "SELECT * FROM change_feed")
+        }
+    }
+
+    /// SECURITY DEFINER functions search pg_temp last: a session's temporary
+    /// tables cannot stand in for the real history and feed.
+    @Test func temporaryTablesNamedLikeTheHistoryAndTheFeedDoNotHideAManagersChange() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
+            let written = try await run(store, as: "teamwork_manager",
+                "CREATE TEMP TABLE task_history (LIKE public.task_history INCLUDING ALL)",
+                "CREATE TEMP TABLE change_feed (LIKE public.change_feed INCLUDING ALL)",
+                "UPDATE tasks SET title = 'changed in the shadows' WHERE id = \(task.id)",
+                check: """
+                    SELECT ((SELECT count(*) FROM public.task_history WHERE task_id = \(task.id) AND action = 'updated')
+                          + (SELECT count(*) FROM public.change_feed WHERE entity = 'task' AND entity_id = \(task.id)
+                                AND position > (SELECT min(position) FROM public.change_feed WHERE entity = 'task' AND entity_id = \(task.id))))::int
+                    """)
+            #expect(written == 2, "one history entry and one feed position for the change, in the real tables")
         }
     }
 
     @Test func theManagerRoleChangesTasksButCannotForgeHistoryOrFeed() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
-            try await run(store, as: "teamwork_manager", "INSERT INTO tasks (title, team_id) VALUES ('by a manager', \(world.red.id))")
+            _ = try await run(store, as: "teamwork_manager", "INSERT INTO tasks (title, team_id) VALUES ('by a manager', \(world.red.id))")
             await #expect(throws: (any Error).self) {
                 try await run(store, as: "teamwork_manager", "INSERT INTO task_history (task_id, action, changes) VALUES (1, 'created', '{}')")
             }

@@ -29,6 +29,31 @@ struct ListenerRobustnessTests {
         }
     }
 
+    /// A replica written before the endpoint bounded `made_at` holds a check-in
+    /// from the year 300000, which PostgreSQL cannot hold: it used to stop every
+    /// later change of its team from reaching the master, for good.
+    @Test func aChangeTheMasterCannotTakeIsSetAsideAndTheChangesAfterItGoThrough() async throws {
+        try await ListenerWorld.with { world, store in
+            let queue = try DatabaseQueue(path: world.path(world.red))
+            try await queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
+                    VALUES ('far-future', ?, NULL, 'checkin', '{}', 9404200000000000, ?, NULL)
+                    """, arguments: [world.fixtures.ann.id, Int64(Date().timeIntervalSince1970 * 1000)])
+            }
+            try queue.close()
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, note: "after the bad one", id: "c-after"))
+
+            let report = try await world.listener.once()
+            #expect(report.complete, "\(report.skipped)")
+            let task = try await store.task(id: world.annTask)
+            #expect(task.status == .completed && task.completionNote == "after the bad one")
+            let conflicts = try await store.conflicts()
+            #expect(conflicts.map(\.changeID) == ["far-future"] && conflicts.first?.rule == "invalid", "\(conflicts)")
+            #expect(try await world.listener.once().recorded == 0, "the cursor moved past both")
+        }
+    }
+
     @Test func twoListenersRacingOverManyReplicasNeverTakeAChangeInTwice() async throws {
         try await ListenerWorld.with { world, store in
             var expected: [String] = []

@@ -195,3 +195,27 @@ struct ManagerWorkflowTests {
         }
     }
 }
+
+/// Titles and notes come from other people and from the field: printing them must not drive the reader's terminal.
+@Suite("Terminal-safe output")
+struct TerminalSafeOutputTests {
+    @Test func escapeSequencesInATitleNeverReachTheTerminalOfAManagerOrAWorker() async throws {
+        try await TestDatabase.withFresh { url in
+            let hostile = "Meter \u{1B}[2J\u{1B}]0;pwned\u{07}swap \u{202E}evil"
+            let task = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                return try await store.createTask(try world.task(hostile, team: world.red, assignee: world.ann))
+            }
+            let tool = ManagerTool(url)
+            for arguments in [["task", "list"], ["task", "show", String(task.id)]] {
+                let run = try tool.run(arguments)
+                #expect(run.status == 0)
+                #expect(run.stdout.contains("Meter") && run.stdout.contains("swap"))
+                #expect(!run.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E },
+                        "\(arguments.joined(separator: " ")) prints no control characters")
+            }
+            let json = try tool.run(["task", "show", String(task.id), "--json"])
+            #expect(!json.stdout.unicodeScalars.contains { $0.value == 0x1B }, "JSON escapes them")
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import GRDB
 import Hummingbird
 import HummingbirdTesting
 import ReplicaGenerator
@@ -62,6 +63,47 @@ struct PushTests {
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
             let response = try await SyncServerTests.post(client, uri, token: world.annToken, body: checkin)
             #expect(response.status == .serviceUnavailable, "never a 500: the device keeps the change and retries")
+        }
+    }
+
+    /// Fields a hostile client controls, each refused on its own with a reason;
+    /// what is kept of a refused change for managers names only this replica's tasks.
+    @Test func hostileFieldsAreRefusedChangeByChangeAndKeepNothingOutsideTheReplica() async throws {
+        try await server.withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let blueTask = try await CentralStore.withStore(world.url) { store in
+                try await store.listTasks().first { $0.teamID == world.fixtures.blue.id }!.id
+            }
+            let oneCharacterNote = "a" + String(repeating: "\u{301}", count: 300_000)
+            let tries = Self.body(
+                #"{"id": "far-future", "operation": "checkin", "made_at": "9999-01-01T00:00:00Z", "latitude": 1, "longitude": 2}"#,
+                Self.change("long-ago", "start", task: world.redTask).replacingOccurrences(of: "2026-11-21", with: "1970-01-02"),
+                Self.change("checkin-task", "checkin", task: blueTask, note: "spying", extra: "\"latitude\": 1, \"longitude\": 2"),
+                Self.change("big-note", "complete", task: world.redTask, note: oneCharacterNote),
+                Self.change("other-team", "complete", task: blueTask, note: "on another team's task"),
+                Self.change(String(repeating: "é", count: 60), "start", task: world.redTask)
+            )
+            let results = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: tries))
+            #expect(results.accepted == 0 && results.rejected == 6, "\(results.results)")
+            let reasons = Dictionary(uniqueKeysWithValues: results.results.map { ($0.id, $0.reason ?? "") })
+            #expect(reasons["far-future"]?.contains("made_at") == true)
+            #expect(reasons["long-ago"]?.contains("made_at") == true)
+            #expect(reasons["checkin-task"]?.contains("no task_id, no note") == true)
+            #expect(reasons["big-note"]?.contains("bytes") == true)
+            #expect(reasons["other-team"]?.contains("not in this replica") == true)
+            let kept = try await blockingRead(world.folder.appending(path: "team-\(world.fixtures.red.id).sqlite").path)
+            #expect(!kept.contains { $0.task == blueTask }, "a refused change keeps no task of another team: \(kept)")
+            #expect(kept.allSatisfy { ($0.note?.utf8.count ?? 0) <= WorkerChange.maximumNoteBytes })
+        }
+    }
+
+    /// The refused changes a replica keeps: task and note.
+    func blockingRead(_ path: String) async throws -> [(task: Int64?, note: String?)] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try await queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT task_id, json_extract(payload, '$.note') FROM worker_changes WHERE rejection IS NOT NULL")
+                .map { ($0[0], $0[1]) }
         }
     }
 

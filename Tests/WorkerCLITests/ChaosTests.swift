@@ -185,8 +185,10 @@ struct ChaosTests {
             try device.close()
             accepted += rows.map { (plan.person.id, $0[0], $0[1], $0[2], $0[3]) }
         }
-        let completions = accepted.filter { $0.operation == "complete" }.count
-        #expect(completions == 16, "every completion was accepted in the end: 4 tasks each and 2 claimed by Ann and Bo each")
+        let completed = Set(accepted.filter { $0.operation == "complete" }.compactMap(\.task))
+        let planned = Set(plans.flatMap(\.steps).filter { $0[0] == "complete" }.compactMap { Int64($0[1]) })
+        #expect(planned.subtracting([cancelledLater]).isSubset(of: completed),
+                "every completion was accepted in the end (but the one of the task the manager cancelled meanwhile, which may be refused)")
         let acceptedChanges = accepted
 
         try await CentralStore.withStore(url) { store in
