@@ -179,7 +179,8 @@ extension ReplicaGenerator {
                 if let team = teams[id] { try tx.upsert(team) } else { try tx.deleteTeam(id: id) }
             }
             for id in plan.locationIDs {
-                if let location = locations[id] { try tx.upsert(location) } else { try tx.deleteLocation(id: id) }
+                // A person's position is for managers and that person, not for every signed-in worker.
+                if let location = locations[id], location.kind != .person { try tx.upsert(location) } else { try tx.deleteLocation(id: id) }
             }
         }
     }

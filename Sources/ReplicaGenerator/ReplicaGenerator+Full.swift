@@ -115,6 +115,8 @@ extension ReplicaGenerator {
             }
             var batch: [Location] = []
             try await snapshot.forEachLocation { location in
+                // A person's position is for managers and that person, not for every signed-in worker.
+                guard location.kind != .person else { return }
                 batch.append(location)
                 if batch.count >= configuration.writeBatch {
                     try build.write { tx in for location in batch { try tx.upsert(location) } }

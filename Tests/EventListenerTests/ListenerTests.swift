@@ -83,6 +83,25 @@ struct ListenerTests {
         }
     }
 
+    /// Every signed-in worker reads the common replica: it must not let them follow anyone's position.
+    @Test func aWorkersCheckinReachesTheMasterButNotTheCommonReplica() async throws {
+        try await ListenerWorld.with { world, store in
+            try world.push(world.red, by: world.fixtures.ann, WorkerChange(id: "k-1", operation: .checkin, madeAt: Date(),
+                                                                           latitude: 51.5, longitude: -0.12))
+            _ = try await world.listener.once()
+            #expect(try await store.listLocations(kind: .person).count == 1, "managers see where Ann checked in")
+            func personLocationsInCommon() throws -> Int {
+                let queue = try DatabaseQueue(path: world.path(.common))
+                defer { try? queue.close() }
+                return try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM locations WHERE kind = 'person' OR person_id IS NOT NULL") ?? 0 }
+            }
+            _ = try await world.generator.catchUp()
+            #expect(try personLocationsInCommon() == 0, "not after catching up")
+            try await world.generator.rebuildAll()
+            #expect(try personLocationsInCommon() == 0, "not after a full rebuild")
+        }
+    }
+
     @Test func twoWorkersCompletingOneFreeTaskTheFirstWinsAndTheSecondIsShownToManagers() async throws {
         try await ListenerWorld.with { world, store in
             // In the field: Ann claims and completes first; Bo, offline, did the same and syncs later.
