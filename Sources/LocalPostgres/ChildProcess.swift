@@ -11,22 +11,25 @@ import Glibc
 /// those to close, which never happens while the server runs.
 public enum ChildProcess {
     /// Runs `argv` (`argv[0]` is an absolute path) to completion and returns its exit status,
-    /// or 128 + the signal number if a signal ended it. Standard input is empty.
+    /// or 128 + the signal number if a signal ended it. Standard input is empty unless a file is named.
     /// When both outputs name the same file they share it, in order.
     public static func run(
-        _ argv: [String], environment: [String: String]? = nil, standardOutput: String, standardError: String
+        _ argv: [String], environment: [String: String]? = nil, standardInput: String = "/dev/null",
+        standardOutput: String, standardError: String
     ) throws -> Int32 {
-        try wait(try spawn(argv, environment: environment, standardOutput: standardOutput, standardError: standardError))
+        try wait(try spawn(argv, environment: environment, standardInput: standardInput,
+                           standardOutput: standardOutput, standardError: standardError))
     }
 
     /// Starts `argv` without waiting for it; ``wait(_:)`` collects its exit status.
     public static func spawn(
-        _ argv: [String], environment: [String: String]? = nil, standardOutput: String, standardError: String
+        _ argv: [String], environment: [String: String]? = nil, standardInput: String = "/dev/null",
+        standardOutput: String, standardError: String
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         if standardError == standardOutput {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)

@@ -126,7 +126,7 @@ public struct SyncClient: Sendable {
             do {
                 answer = try await withDeadline(limit, timeout: { Failure(kind: .unreachable, message:
                     "the server at \(server) did not answer within \(limit); your changes stay queued") }) { [request] in
-                    try await URLSession.shared.data(for: request)
+                    try await Self.session.data(for: request)
                 }
             } catch let failure as Failure {
                 throw failure
@@ -149,6 +149,10 @@ public struct SyncClient: Sendable {
                     throw Failure(kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
                                   status: status)
                 }
+            case 300..<400:
+                let target = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location") ?? "elsewhere"
+                throw Failure(kind: .rejected, message: "the server sent the request on to \(target); not followed, so that your token "
+                    + "goes nowhere but \(server)", status: status)
             case 401:
                 throw Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
                               status: status)
@@ -169,6 +173,17 @@ public struct SyncClient: Sendable {
             }
         }
         throw Failure(kind: .unreachable, message: "cannot reach \(server); your changes stay queued")
+    }
+
+    /// No cookies, no cache, and no redirects: a redirect would carry the
+    /// `Authorization` header to wherever it points.
+    static let session = URLSession(configuration: .ephemeral, delegate: RefuseRedirects(), delegateQueue: nil)
+
+    final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+            completionHandler(nil)
+        }
     }
 
     static func seconds(_ duration: Duration) -> TimeInterval {

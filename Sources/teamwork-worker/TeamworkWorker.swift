@@ -72,15 +72,42 @@ struct NetworkOptions: ParsableArguments {
 }
 
 struct Login: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Sign in with the token your manager gave you.")
-    @Option(help: "The sync server, e.g. http://teamwork.example:8080") var server: String
-    @Option(help: "Your token (tw_...).") var token: String
+    static let configuration = CommandConfiguration(
+        abstract: "Sign in with the token your manager gave you.",
+        discussion: """
+            The token is read from TEAMWORK_TOKEN, else from standard input (one line), so that it shows neither in \
+            `ps` nor in the shell's history; --token still works for scripts that keep it elsewhere. A plain http:// \
+            server is refused unless it is this machine (the token would cross the network in clear) or --insecure is given.
+            """
+    )
+    @Option(help: "The sync server, e.g. https://teamwork.example:8443") var server: String
+    @Option(help: ArgumentHelp("Your token (tw_...); visible to other users in `ps`: prefer TEAMWORK_TOKEN or standard input.",
+                               valueName: "token"))
+    var token: String?
+    @Flag(help: "Allow a plain http:// server on another machine.") var insecure = false
     @OptionGroup var network: NetworkOptions
 
+    /// The token from --token, TEAMWORK_TOKEN or standard input.
+    func secret() throws -> String {
+        if let token, token != "-" { return token }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["TEAMWORK_TOKEN"], !fromEnvironment.isEmpty, token == nil {
+            return fromEnvironment
+        }
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            throw TeamworkError(.usage, "give your token on standard input (or in TEAMWORK_TOKEN)")
+        }
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+
     func run() async throws {
+        let token = try secret()
         guard TokenSecret.isWellFormed(token) else { throw TeamworkError.invalid("that is not a Teamwork token (tw_ and 43 characters)") }
-        guard let url = URL(string: server.hasSuffix("/") ? server : server + "/"), url.scheme == "http" || url.scheme == "https" else {
+        guard let url = URL(string: server.hasSuffix("/") ? server : server + "/"), url.scheme == "http" || url.scheme == "https",
+              url.host?.isEmpty == false else {
             throw TeamworkError.invalid("server must be an http or https URL")
+        }
+        if url.scheme == "http" && !insecure && !Self.isLoopback(url.host ?? "") {
+            throw TeamworkError(.usage, "refusing to send your token in clear text to \(url.host ?? ""): use https://, or --insecure on a network you trust")
         }
         let home = try WorkerHome()
         let store = try home.store()
@@ -91,6 +118,12 @@ struct Login: AsyncParsableCommand {
         } catch let failure as SyncClient.Failure {
             throw failure.teamworkError
         }
+    }
+
+    /// This machine: `localhost`, 127.0.0.0/8 or ::1.
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
     }
 }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import TeamworkModel
 import WorkerClient
 
@@ -39,11 +42,18 @@ struct WorkerHome {
     }
 
     /// Written with owner-only permissions: the token is a secret.
+    /// The file is created with mode 0600, never readable by others even for an instant.
     func save(_ config: Config) throws {
-        let data = try JSONEncoder().encode(config)
+        let data = Array(try JSONEncoder().encode(config))
         let temporary = configURL.path + ".new"
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]),
-              rename(temporary, configURL.path) == 0 else {
+        unlink(temporary)
+        let fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw TeamworkError(.configuration, "cannot write \(configURL.path)") }
+        let written = write(fd, data, data.count)
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced, rename(temporary, configURL.path) == 0 else {
+            unlink(temporary)
             throw TeamworkError(.configuration, "cannot write \(configURL.path)")
         }
     }

@@ -26,13 +26,21 @@ struct WorkerEndToEndTests {
         try worker(home, arguments)
     }
 
-    static func worker(_ home: URL, _ arguments: [String]) throws -> Run {
+    static func worker(_ home: URL, _ arguments: [String], environment extra: [String: String] = [:],
+                       input: String? = nil) throws -> Run {
         var environment = ProcessInfo.processInfo.environment
         environment["TEAMWORK_WORKER_HOME"] = home.path
+        environment["TEAMWORK_TOKEN"] = nil
+        for (key, value) in extra { environment[key] = value }
+        var standardInput = "/dev/null"
+        if let input {
+            standardInput = home.path + ".in"
+            try Data(input.utf8).write(to: URL(fileURLWithPath: standardInput))
+        }
         let out = home.path + ".out"
         let err = home.path + ".err"
         let status = try ChildProcess.run([ManagerTool.binDirectory.appending(path: "teamwork-worker").path] + arguments,
-                                          environment: environment, standardOutput: out, standardError: err)
+                                          environment: environment, standardInput: standardInput, standardOutput: out, standardError: err)
         return Run(status: status,
                    stdout: String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self),
                    stderr: String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self))

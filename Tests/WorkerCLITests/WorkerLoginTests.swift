@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A worker's token is a secret: it crosses no network in clear text, shows in
+/// no process list, and follows no redirect.
+@Suite("teamwork-worker login keeps the token secret")
+struct WorkerLoginTests {
+    typealias E2E = WorkerEndToEndTests
+
+    @Test func aPlainHttpServerOnAnotherMachineIsRefusedUnlessInsecure() async throws {
+        try await E2E().withSetup { setup in
+            let refused = try E2E.worker(setup.annHome, ["login", "--server", "http://teamwork.example:8080", "--token", setup.annToken])
+            #expect(refused.status == 64 && refused.stderr.contains("clear text"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: setup.annHome.appending(path: "config.json").path))
+            // Loopback is this machine: nothing crosses a network.
+            #expect(try E2E.worker(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
+        }
+    }
+
+    @Test func theTokenComesFromTheEnvironmentOrStandardInputNotTheCommandLine() async throws {
+        try await E2E().withSetup { setup in
+            let fromEnvironment = try E2E.worker(setup.annHome, ["login", "--server", setup.server.url],
+                                                 environment: ["TEAMWORK_TOKEN": setup.annToken])
+            #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
+            let fromInput = try E2E.worker(setup.cyHome, ["login", "--server", setup.server.url], input: setup.cyToken + "\n")
+            #expect(fromInput.status == 0, "\(fromInput.stderr)")
+            #expect(try E2E.worker(setup.cyHome, ["tasks"]).stdout.contains("blue job"))
+            let none = try E2E.worker(setup.folder.appending(path: "nobody"), ["login", "--server", setup.server.url])
+            #expect(none.status == 64 && none.stderr.contains("standard input"))
+        }
+    }
+
+    @Test func aRedirectIsNotFollowedSoTheTokenGoesNowhereElse() async throws {
+        try await E2E().withSetup { setup in
+            let (elsewhere, elsewhereSocket) = ServiceProcess.silentPort()
+            defer { close(elsewhereSocket) }
+            let redirector = Redirector(to: "http://127.0.0.1:\(elsewhere)/")
+            defer { redirector.stop() }
+            let login = try E2E.worker(setup.annHome, ["login", "--server", "http://127.0.0.1:\(redirector.port)", "--token", setup.annToken])
+            #expect(login.status != 0 && login.stderr.contains("not followed"), "\(login.stderr)")
+            #expect(redirector.requests > 0, "the redirecting server was asked")
+            // Nothing connected to where the redirect pointed.
+            let flags = fcntl(elsewhereSocket, F_GETFL)
+            _ = fcntl(elsewhereSocket, F_SETFL, flags | O_NONBLOCK)
+            let visitor = accept(elsewhereSocket, nil, nil)
+            if visitor >= 0 { close(visitor) }
+            #expect(visitor < 0, "the token was not carried to the redirect's target")
+        }
+    }
+}
+
+/// A tiny HTTP server on loopback that answers every request with a 302 to `target`.
+final class Redirector: @unchecked Sendable {
+    let port: Int
+    private let descriptor: Int32
+    private let count = Locked(0)
+    private let stopped = Locked(false)
+
+    var requests: Int { count.value }
+
+    init(to target: String) {
+        (port, descriptor) = ServiceProcess.silentPort()
+        let (descriptor, count, stopped) = (descriptor, count, stopped)
+        Thread {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            while !stopped.value {
+                guard poll(&poller, 1, 100) > 0 else { continue }
+                let client = accept(descriptor, nil, nil)
+                guard client >= 0 else { continue }
+                var buffer = [UInt8](repeating: 0, count: 8192)
+                _ = read(client, &buffer, buffer.count)
+                count.mutate { $0 += 1 }
+                let answer = Array("HTTP/1.1 302 Found\r\nLocation: \(target)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                _ = write(client, answer, answer.count)
+                close(client)
+            }
+        }.start()
+    }
+
+    func stop() {
+        stopped.mutate { $0 = true }
+        usleep(200_000)
+        close(descriptor)
+    }
+}
