@@ -83,7 +83,10 @@ let package = Package(
             dependencies: [
                 "TeamworkModel", "CentralStore", "TeamDatabase",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -199,6 +202,7 @@ let package = Package(
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
                 "WorkerClient", "teamwork-worker", "teamwork-service",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

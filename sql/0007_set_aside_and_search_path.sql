@@ -54,3 +54,6 @@ ALTER FUNCTION teamwork_apply_field_changes(text, text, jsonb, bigint, text) SET
 
 -- The service writes tasks only through teamwork_apply_field_changes.
 REVOKE UPDATE (status, assignee_id, started_at, completed_at, completed_by, completion_note) ON tasks FROM teamwork_service;
+
+-- The service checks that the schema is current before it starts.
+GRANT SELECT ON schema_migrations TO teamwork_service;

@@ -23,12 +23,10 @@ struct RunAll: AsyncParsableCommand {
     )
     @OptionGroup var options: ServiceOptions
     @OptionGroup var logging: LoggingOptions
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
-    @Option(help: "Port to listen on.") var port = 8080
+    @OptionGroup var server: ServerOptions
     @Option(help: "Seconds between the generator's and the listener's sweeps.") var sweep: Double = 5
 
     func validate() throws {
-        if !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
         if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
     }
 
@@ -53,8 +51,8 @@ struct RunAll: AsyncParsableCommand {
         status.onGeneratorRole { active.set(Double($0 == .active ? 1 : 0)) }
         let window = max(30, sweep * 3)
         var configuration = SyncServer.Configuration(
-            databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory,
-            host: host, port: port)
+            databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory)
+        server.apply(to: &configuration)
         configuration.pushed = { listener.wake([$0]) }
         configuration.metrics = { registry.emitToString() }
         configuration.health = { status.health(window: window, generator: true) }

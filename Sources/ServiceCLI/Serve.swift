@@ -11,21 +11,15 @@ struct Serve: AsyncParsableCommand {
         discussion: "Stops cleanly on SIGINT or SIGTERM. The protocol is described in docs/replicas.md."
     )
     @OptionGroup var options: ServiceOptions
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
-    @Option(help: "Port to listen on.") var port = 8080
-
-    func validate() throws {
-        if !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
-    }
+    @OptionGroup var server: ServerOptions
 
     func run() async throws {
         let generator = try await options.generator()
         var logger = Logger(label: "teamwork.sync")
         logger.logLevel = .info
-        try await SyncServer.run(
-            .init(databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory,
-                  host: host, port: port),
-            logger: logger
-        )
+        var configuration = SyncServer.Configuration(databaseURL: generator.configuration.databaseURL,
+                                                     replicasDirectory: generator.configuration.directory)
+        server.apply(to: &configuration)
+        try await SyncServer.run(configuration, logger: logger)
     }
 }

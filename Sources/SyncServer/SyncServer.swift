@@ -35,6 +35,8 @@ public enum SyncServer {
         /// A connection that sends and receives nothing for this long is closed
         /// (a slow or vanished client does not hold it for ever).
         public var idleTimeout: Duration = .seconds(30)
+        /// Serve HTTPS with these files; plain HTTP when `nil` (loopback, or behind a TLS-terminating proxy).
+        public var tls: TLSFiles?
         /// Called after worker changes are stored in a replica (by name, `team-12`):
         /// wakes a listener running in the same process.
         public var pushed: (@Sendable (String) -> Void)?
@@ -58,13 +60,11 @@ public enum SyncServer {
     /// `onServerRunning` is called once the port is bound.
     public static func makeApplication(_ configuration: Configuration, services: [any Service] = [],
                                        logger: Logger = Logger(label: "teamwork.sync"),
-                                       onServerRunning: @escaping @Sendable () async -> Void = {}) -> some ApplicationProtocol {
+                                       onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
-        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-            + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
         return Application(
             router: makeRouter(configuration, store: store),
-            server: .http1(configuration: .init(idleTimeout: idle)),
+            server: try serverBuilder(configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
             services: [store] + services,
             onServerRunning: { _ in await onServerRunning() },
@@ -79,9 +79,10 @@ public enum SyncServer {
     public static func run(_ configuration: Configuration, services: [any Service] = [], logger: Logger) async throws {
         let bound = Locked(false)
         let address = "\(configuration.host):\(configuration.port)"
-        let app = makeApplication(configuration, services: services, logger: logger) {
+        let scheme = configuration.tls == nil ? "http" : "https"
+        let app = try makeApplication(configuration, services: services, logger: logger) {
             bound.mutate { $0 = true }
-            logger.info("serving", metadata: ["http": "http://\(address)", "replicas": "\(configuration.replicasDirectory.path)"])
+            logger.info("serving", metadata: ["url": "\(scheme)://\(address)", "replicas": "\(configuration.replicasDirectory.path)"])
         }
         do {
             try await app.runService()

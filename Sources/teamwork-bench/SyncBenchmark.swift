@@ -45,7 +45,7 @@ struct SyncBenchmark: AsyncParsableCommand {
 
         var logger = Logger(label: "bench.sync")
         logger.logLevel = .critical
-        let app = SyncServer.makeApplication(
+        let app = try SyncServer.makeApplication(
             .init(databaseURL: url, replicasDirectory: generator.configuration.directory, port: port), logger: logger
         )
         let server = Task { try await app.runService() }

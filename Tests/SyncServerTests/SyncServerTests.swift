@@ -40,7 +40,7 @@ struct SyncServerTests {
                 return World(folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy, revokedToken: revoked.secret, redTask: red.id)
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
-            let app = SyncServer.makeApplication(.init(databaseURL: url, replicasDirectory: folder), logger: Logger(label: "test"))
+            let app = try SyncServer.makeApplication(.init(databaseURL: url, replicasDirectory: folder), logger: Logger(label: "test"))
             try await app.test(.router) { client in try await body(world, client) }
         }
     }
