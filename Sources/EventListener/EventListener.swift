@@ -67,6 +67,8 @@ public final class EventListener: Sendable {
     let wakeups = Wakeups()
     /// Retired files read to their end: they never receive changes again.
     let drainedRetired = Locked(Set<String>())
+    /// Files whose changes could not be taken in, and since when (cleared once one is read to its end).
+    let stalledSince = Locked([String: Date]())
 
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.listener"),
                 metrics: ListenerMetrics = ListenerMetrics()) throws {
@@ -75,6 +77,13 @@ public final class EventListener: Sendable {
         self.metrics = metrics
         replicas = try ReplicaDirectory(configuration.directory)
         folderIdentity = try replicas.identity()
+    }
+
+    /// The replica files whose changes have not advanced for at least `duration`
+    /// because they could not be read (a damaged or locked file): what `/health` calls degraded.
+    public func stalledReplicas(for duration: TimeInterval) -> [String] {
+        let now = Date()
+        return stalledSince.value.filter { now.timeIntervalSince($0.value) >= duration }.keys.sorted()
     }
 
     /// One pass over every replica and retired file, then returns: `teamwork-service listen --once`.
@@ -121,6 +130,11 @@ public final class EventListener: Sendable {
         }
         do {
             try await drainLocked(store, replica: replica, path: path, source: source, label: label, report: &report)
+            let now = Date()
+            stalledSince.mutate { stalled in
+                if report.skipped[label] == nil { stalled[label] = nil } else if stalled[label] == nil { stalled[label] = now }
+            }
+            metrics.stalled(stalledSince.value.count)
         } catch {
             if store.isOpen { try? await store.unlockReplica(lock) }
             throw error
@@ -179,7 +193,7 @@ public final class EventListener: Sendable {
             report.conflicts += outcomes.filter { $0.conflict != nil }.count
             for outcome in outcomes where outcome.conflict != nil {
                 logger.notice("conflict", metadata: [
-                    "source": "\(label)", "change": "\(outcome.changeID)", "task": "\(outcome.taskID.map(String.init) ?? "-")",
+                    "source": "\(label)", "change": "\(TerminalText.oneLine(outcome.changeID))", "task": "\(outcome.taskID.map(String.init) ?? "-")",
                     "rule": "\(outcome.conflict!)", "applied": "\(outcome.applied)",
                 ])
             }
@@ -212,7 +226,7 @@ public final class EventListener: Sendable {
                 try await store.setAsideFieldChange(replica: replica.name, source: source, change, reason: reason)
                 metrics.error("change_set_aside")
                 logger.error("set aside a worker change the master cannot take", metadata: [
-                    "source": "\(label)", "change": "\(change.changeID)", "position": "\(change.position)", "error": "\(reason)",
+                    "source": "\(label)", "change": "\(TerminalText.oneLine(change.changeID))", "position": "\(change.position)", "error": "\(reason)",
                 ])
                 outcomes.append(FieldChangeOutcome(changeID: change.changeID, taskID: change.taskID, applied: false, conflict: "invalid"))
             }

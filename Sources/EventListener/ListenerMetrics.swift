@@ -18,6 +18,9 @@ public struct ListenerMetrics: Sendable {
     private static var conflicts: MetricNameDescriptor { name("conflicts", "total", "Worker changes decided by a conflict rule, by rule") }
     private static var lagChanges: MetricNameDescriptor { name("lag", "changes", "Worker changes in a replica not yet applied to the master") }
     private static var lagSeconds: MetricNameDescriptor { name("lag", "seconds", "Age of the oldest worker change not yet applied, 0 when none") }
+    private static var stalledReplicas: MetricNameDescriptor {
+        name("stalled_replicas", "", "Replica files whose worker changes cannot be taken in now (damaged or locked)")
+    }
     private static var errors: MetricNameDescriptor { name("errors", "total", "Listener errors by kind: unreadable or locked replicas, database failures") }
     private static var batches: MetricNameDescriptor { name("batch_duration", "seconds", "Time to apply one batch of worker changes to the master") }
 
@@ -36,6 +39,10 @@ public struct ListenerMetrics: Sendable {
         registry.makeGauge(descriptor: Self.lagChanges, labels: [("replica", replica)]).set(Double(waiting))
         let seconds = oldest.map { max(0, Date().timeIntervalSince($0)) } ?? 0
         registry.makeGauge(descriptor: Self.lagSeconds, labels: [("replica", replica)]).set(seconds)
+    }
+
+    func stalled(_ count: Int) {
+        registry.makeGauge(descriptor: Self.stalledReplicas).set(Double(count))
     }
 
     func error(_ kind: String) {

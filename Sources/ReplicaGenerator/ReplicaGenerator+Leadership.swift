@@ -38,7 +38,6 @@ extension ReplicaGenerator {
             } catch {
                 if Task.isCancelled { return }
                 if ContinuousClock.now - started > .seconds(30) { backoff.reset() }
-                roleChanged(.standby)
                 logger.warning("the generator failed; restarting it", metadata: ["error": "\(error)", "delay": "\(backoff.delay)"])
             }
             do { try await backoff.wait() } catch { return }

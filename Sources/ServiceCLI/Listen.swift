@@ -76,7 +76,6 @@ final class ServiceStatus: Sendable {
 
     func generatorRole(_ role: GeneratorRole) {
         let observers = state.mutate { state in
-            if state.generatorRole == .standby && role == .active { state.generatorPass = nil }
             state.generatorRole = role
             return state.roleObservers
         }

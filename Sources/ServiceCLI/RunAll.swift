@@ -55,7 +55,17 @@ struct RunAll: AsyncParsableCommand {
         server.apply(to: &configuration)
         configuration.pushed = { listener.wake([$0]) }
         configuration.metrics = { registry.emitToString() }
-        configuration.health = { status.health(window: window, generator: true) }
+        configuration.health = {
+            var (healthy, details) = status.health(window: window, generator: true)
+            // Degraded, not down: a damaged or locked replica is a data problem a restart does not fix.
+            let stalled = listener.stalledReplicas(for: max(sweep * 4, 5))
+            if !stalled.isEmpty {
+                details["listener"] = "degraded"
+                details["stalled_replicas"] = stalled.joined(separator: ",")
+                if healthy { details["status"] = "degraded" }
+            }
+            return (healthy, details)
+        }
         try await SyncServer.run(configuration, services: [
             GeneratorService(generator: generator, status: status) { feedPosition.set(Double($0.feedPosition)) },
             ListenerService(listener: listener, status: status),

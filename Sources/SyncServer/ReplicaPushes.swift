@@ -78,7 +78,11 @@ struct ReplicaPushes: Sendable {
         }
         configuration.pushed?(replica.name)
         for result in results where result.status == .rejected {
-            context.logger.notice("change rejected", metadata: ["change": "\(result.id)", "reason": "\(result.reason ?? "")"])
+            // The id is the client's: cut and defused, so no one's text can forge or flood a log line.
+            context.logger.notice("change rejected", metadata: [
+                "change": "\(TerminalText.oneLine(result.id))",
+                "reason": "\(result.reason ?? "")",
+            ])
         }
         return PushResponse(
             results: results,

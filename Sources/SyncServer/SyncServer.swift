@@ -97,7 +97,7 @@ public enum SyncServer {
             guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
             let (healthy, details) = await health()
             return EditedResponse(status: healthy ? .ok : .serviceUnavailable,
-                                  response: Health(fields: details.merging(["status": healthy ? "ok" : "unhealthy"]) { $1 }))
+                                  response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(details) { $1 }))
         }
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in

@@ -41,10 +41,17 @@ extension ReplicaDirectory {
         return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
     }
 
+    /// The most bytes of text (notes, reasons, ids) one batch carries to the
+    /// master: a batch is one jsonb value, and whatever the field sends must
+    /// stay far from PostgreSQL's limits and the process's memory.
+    public static let maximumBatchBytes = 4 << 20
+
     /// Reads up to `limit` worker changes after `cursor` from the replica file
-    /// at `path` (a live replica or a retired one). Waits at most `busyTimeout`
+    /// at `path` (a live replica or a retired one), and fewer when their text
+    /// passes `maximumBytes` (never fewer than one). Waits at most `busyTimeout`
     /// for a writer; a damaged or locked file throws.
     public static func workerChanges(at path: String, after cursor: ListenerCursor, limit: Int,
+                                     maximumBytes: Int = maximumBatchBytes,
                                      busyTimeout: TimeInterval = 2) throws -> WorkerChangeBatch {
         // Read-only: a file opened for writing reports a write when it is closed,
         // which would wake a watching listener for nothing.
@@ -75,15 +82,21 @@ extension ReplicaDirectory {
                     restarted = true
                 }
             }
-            let changes = try Row.fetchAll(db, sql: """
+            var changes: [RecordedWorkerChange] = []
+            var bytes = 0
+            let rows = try Row.fetchCursor(db, sql: """
                 SELECT position, change_id, person_id, task_id, operation, json_extract(payload, '$.note'),
                        made_at, received_at, json_extract(payload, '$.latitude'), json_extract(payload, '$.longitude'),
                        rejection
                 FROM worker_changes WHERE position > ? ORDER BY position LIMIT ?
-                """, arguments: [after, limit]).map { row in
-                RecordedWorkerChange(position: row[0], changeID: row[1], personID: row[2], taskID: row[3], operation: row[4],
-                                     note: row[5], madeAt: row[6], receivedAt: row[7], latitude: row[8], longitude: row[9],
-                                     rejection: row[10])
+                """, arguments: [after, limit])
+            while let row = try rows.next() {
+                let change = RecordedWorkerChange(position: row[0], changeID: row[1], personID: row[2], taskID: row[3], operation: row[4],
+                                                  note: row[5], madeAt: row[6], receivedAt: row[7], latitude: row[8], longitude: row[9],
+                                                  rejection: row[10])
+                bytes += 200 + change.changeID.utf8.count + (change.note?.utf8.count ?? 0) + (change.rejection?.utf8.count ?? 0)
+                if !changes.isEmpty && bytes > maximumBytes { break }
+                changes.append(change)
             }
             let last = try Int64.fetchOne(db, sql: "SELECT max(position) FROM worker_changes") ?? 0
             return WorkerChangeBatch(changes: changes, restarted: restarted, waiting: Int(max(0, last - after)))

@@ -54,6 +54,22 @@ struct ListenerRobustnessTests {
         }
     }
 
+    /// A batch is one jsonb value for the master: it is bounded in bytes, not only in changes.
+    @Test func aBatchStopsAtItsByteBudgetButAlwaysHoldsOneChangeAndTheListenerTakesAllIn() async throws {
+        try await ListenerWorld.with { world, store in
+            let note = String(repeating: "n", count: WorkerChange.maximumNoteBytes)
+            let changes = (0..<30).map { WorkerChange(id: "big-\($0)", operation: .complete, taskID: 999_999, note: note, madeAt: Date()) }
+            _ = try world.directory.push(changes, to: world.red, by: world.fixtures.ann.id)
+            let path = world.path(world.red)
+            let bounded = try ReplicaDirectory.workerChanges(at: path, after: .start, limit: 1_000, maximumBytes: 50_000)
+            #expect((1...5).contains(bounded.changes.count), "\(bounded.changes.count) changes")
+            #expect(try ReplicaDirectory.workerChanges(at: path, after: .start, limit: 1_000, maximumBytes: 1).changes.count == 1)
+            #expect(try ReplicaDirectory.workerChanges(at: path, after: .start, limit: 1_000).changes.count == 30)
+            let report = try await world.listener.once()
+            #expect(report.recorded == 30 && report.complete)
+        }
+    }
+
     @Test func twoListenersRacingOverManyReplicasNeverTakeAChangeInTwice() async throws {
         try await ListenerWorld.with { world, store in
             var expected: [String] = []

@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import GRDB
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -167,6 +168,56 @@ struct ServiceFailureTests {
             let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
             _ = try await generator.catchUp()
             #expect(try await generator.verify().isEmpty, "the next run finishes the job")
+        }
+    }
+
+    @Test func aReplicaWhoseChangesCannotBeTakenInShowsAsDegradedOnHealthAndMetricsUntilItCanAgain() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "svc-stall-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let world = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                _ = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+                return world
+            }
+            try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            defer { unlink(service.log) }
+            try await service.start()
+            defer { _ = try? service.stop() }
+            func health() async -> String {
+                guard let (data, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/health")!) else { return "" }
+                return String(decoding: data, as: UTF8.self)
+            }
+
+            // Another process holds red's file with an exclusive SQLite lock: the listener cannot read it.
+            let red = try DatabaseQueue(path: folder.appending(path: ReplicaID.team(world.red.id).fileName).path)
+            let release = Locked(false)
+            let holder = Task.detached {
+                try red.inTransaction(.exclusive) { _ in
+                    while !release.value { usleep(50_000) }
+                    return .commit
+                }
+            }
+            var seen = ""
+            for _ in 0..<100 where !seen.contains("degraded") {
+                try await Task.sleep(for: .milliseconds(200))
+                seen = await health()
+            }
+            #expect(seen.contains("\"status\":\"degraded\"") && seen.contains("team-\(world.red.id)"), "\(seen)")
+            let metrics = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!).0
+            #expect(String(decoding: metrics, as: UTF8.self).contains("teamwork_listener_stalled_replicas 1"))
+
+            release.mutate { $0 = true }
+            try await holder.value
+            try red.close()
+            for _ in 0..<100 where seen.contains("degraded") {
+                try await Task.sleep(for: .milliseconds(200))
+                seen = await health()
+            }
+            #expect(seen.contains("\"status\":\"ok\""), "\(seen)")
         }
     }
 }

@@ -27,7 +27,7 @@ struct LeastPrivilegeTests {
                 Issue.record("\(service.logText)")
                 throw error
             }
-            defer { try? service.stop() }
+            defer { _ = try? service.stop() }
             let home = setup.annHome
             #expect(try WorkerEndToEndTests.worker(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
                     "\(service.logText)")

@@ -14,6 +14,12 @@ public enum TerminalText {
         return String(scalars)
     }
 
+    /// For a log line: safe, on one line, and at most `limit` characters, so that
+    /// no one's text (a client's change id, say) can forge or flood a log.
+    public static func oneLine(_ text: String, limit: Int = 100) -> String {
+        safe(String(text.prefix(limit))).replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+    }
+
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x0A, 0x09: false
