@@ -220,4 +220,69 @@ struct ServiceFailureTests {
             #expect(seen.contains("\"status\":\"ok\""), "\(seen)")
         }
     }
+
+    /// Whether this process may mount a small tmpfs (root with CAP_SYS_ADMIN, as in CI): a disk that fills up for real.
+    static let canMountTmpfs: Bool = {
+        let probe = "/tmp/tw-tmpfs-probe-\(getpid())"
+        mkdir(probe, 0o700)
+        defer { rmdir(probe) }
+        guard mount("tmpfs", probe, "tmpfs", 0, "size=64k") == 0 else { return false }
+        umount(probe)
+        return true
+    }()
+
+    @Test(.enabled(if: canMountTmpfs, "needs to mount a small tmpfs (root)"))
+    func aFullDiskRefusesPushesWith503AndNothingIsLostWhenSpaceReturns() async throws {
+        try await TestDatabase.withFresh { url in
+            let disk = "/tmp/tw-full-\(UUID().uuidString.prefix(8))"
+            mkdir(disk, 0o700)
+            #expect(mount("tmpfs", disk, "tmpfs", 0, "size=3m") == 0)
+            defer {
+                umount2(disk, Int32(MNT_DETACH))
+                rmdir(disk)
+            }
+            let folder = URL(fileURLWithPath: disk + "/replicas")
+            let (world, task, token) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+                return (world, task.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
+            }
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: "/tmp/tw-full-\(port).log")
+            defer { unlink(service.log) }
+            try await service.start()
+            defer { _ = try? service.stop() }
+            let redPath = folder.appending(path: ReplicaID.team(world.red.id).fileName).path
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: redPath) { try await Task.sleep(for: .milliseconds(100)) }
+
+            // Fill the disk to the last byte.
+            let filler = disk + "/filler"
+            let fd = open(filler, O_CREAT | O_WRONLY, 0o600)
+            let block = [UInt8](repeating: 7, count: 4096)
+            while write(fd, block, block.count) > 0 {}
+            close(fd)
+
+            let red = "http://127.0.0.1:\(port)/v1/replicas/team-\(world.red.id)/changes"
+            let note = String(repeating: "n", count: 9_000)
+            var statuses: [Int?] = []
+            for index in 0..<5 {
+                let body = #"{"changes": [{"id": "full-\#(index)", "operation": "start", "task_id": \#(task), "note": "\#(note)", "made_at": "2026-11-21T10:00:00Z"}]}"#
+                statuses.append(await Self.send(red, token: token, body: body, within: 15))
+            }
+            #expect(statuses.allSatisfy { $0 == 503 }, "a full disk is 503, never 500 or a half-written file: \(statuses)")
+            #expect(try ReplicaContents.read(path: redPath).acceptedWorkerChanges == 0, "the file is whole and holds nothing of them")
+
+            unlink(filler)
+            let done = #"{"changes": [{"id": "after-space", "operation": "complete", "task_id": \#(task), "note": "space is back", "made_at": "2026-11-21T10:00:00Z"}]}"#
+            #expect(await Self.send(red, token: token, body: done, within: 15) == 200)
+            var status = TaskStatus.assigned
+            for _ in 0..<100 where status != .completed {
+                try await Task.sleep(for: .milliseconds(200))
+                status = try await CentralStore.withStore(url) { try await $0.task(id: task).status }
+            }
+            #expect(status == .completed, "everything resumes when space returns: \(service.logText)")
+            #expect(service.isRunning)
+        }
+    }
 }
