@@ -35,6 +35,8 @@ public enum SyncServer {
         /// A connection that sends and receives nothing for this long is closed
         /// (a slow or vanished client does not hold it for ever).
         public var idleTimeout: Duration = .seconds(30)
+        /// Requests one person may have in flight at once; more get 429.
+        public var maximumRequestsPerPerson = 8
         /// Serve HTTPS with these files; plain HTTP when `nil` (loopback, or behind a TLS-terminating proxy).
         public var tls: TLSFiles?
         /// Called after worker changes are stored in a replica (by name, `team-12`):
@@ -108,7 +110,7 @@ public enum SyncServer {
         let pulls = ReplicaPulls(configuration: configuration, store: store)
         let pushes = ReplicaPushes(configuration: configuration, store: store)
         router.group("v1")
-            .add(middleware: TokenAuthenticator(store: store))
+            .add(middleware: TokenAuthenticator(store: store, limit: configuration.maximumRequestsPerPerson))
             .get("replicas", use: pulls.list)
             .get("replicas/:name/changes", use: pulls.changes)
             .post("replicas/:name/changes", use: pushes.push)

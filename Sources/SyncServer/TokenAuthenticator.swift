@@ -4,9 +4,14 @@ import Hummingbird
 import TeamworkModel
 
 /// Checks `Authorization: Bearer <token>` against the central store and puts
-/// the person in the context; refuses with 401 (and logs it) otherwise.
+/// the person in the context; refuses with 401 (and logs it) otherwise. One
+/// person has at most ``Configuration/maximumRequestsPerPerson`` requests in
+/// flight; more get 429, so one device (or a stolen token) cannot take the
+/// server's connections and threads from everyone else.
 struct TokenAuthenticator: RouterMiddleware {
     let store: SharedStore
+    let limit: Int
+    let inFlight = Locked([Int64: Int]())
 
     func handle(_ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response)
         async throws -> Response
@@ -27,6 +32,16 @@ struct TokenAuthenticator: RouterMiddleware {
             context.logger.notice("refused: unknown or revoked token", metadata: ["path": "\(request.uri.path)"])
             throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
         }
+        let admitted = inFlight.mutate { counts in
+            guard counts[person.id, default: 0] < limit else { return false }
+            counts[person.id, default: 0] += 1
+            return true
+        }
+        guard admitted else {
+            context.logger.notice("refused: too many requests at once", metadata: ["person": "\(person.id)"])
+            throw HTTPError(.tooManyRequests, message: "at most \(limit) requests at once per person; wait for the others")
+        }
+        defer { inFlight.mutate { counts in counts[person.id] = counts[person.id].map { $0 > 1 ? $0 - 1 : nil } ?? nil } }
         var context = context
         context.person = person
         context.logger[metadataKey: "person"] = "\(person.id)"

@@ -24,7 +24,7 @@ public struct SyncClient: Sendable {
 
     public var server: URL
     public var token: String
-    /// Attempts per request when the server cannot be reached or answers 502/503/504.
+    /// Attempts per request when the server cannot be reached or answers 429/502/503/504.
     public var attempts: Int
     public var timeouts: Timeouts
 
@@ -158,8 +158,9 @@ public struct SyncClient: Sendable {
                               status: status)
             case 403:
                 throw Failure(kind: .refused, message: "the server refused access to \(path)", status: status)
-            case 502, 503, 504:
-                // A gateway or a server that is restarting, or a central store that is away: try again shortly.
+            case 429, 502, 503, 504:
+                // Too many requests at once, a gateway or a server that is restarting, or a central store that is away:
+                // try again shortly.
                 if attempt == max(1, attempts) {
                     throw Failure(kind: .unreachable, message: "the server answered \(status): \(Self.errorMessage(data)); your changes stay queued",
                                   status: status)

@@ -90,6 +90,13 @@ struct ServiceFailureTests {
         }
     }
 
+    /// Many connections at once to one host (URLSession.shared queues beyond a few).
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 32
+        return URLSession(configuration: configuration)
+    }()
+
     /// An HTTP request with a deadline; the status, or nil when none came in time.
     static func send(_ address: String, token: String? = nil, body: String? = nil, within seconds: Double) async -> Int? {
         var request = URLRequest(url: URL(string: address)!, timeoutInterval: seconds)
@@ -99,11 +106,11 @@ struct ServiceFailureTests {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return nil }
+        guard let (_, response) = try? await session.data(for: request) else { return nil }
         return (response as? HTTPURLResponse)?.statusCode
     }
 
-    @Test func aReplicaLockHeldByAnotherProcessGetsPushes503AndStallsNothingElseNorTheShutdown() async throws {
+    @Test func aReplicaLockHeldByAnotherProcessGetsPushes503AndStallsNothingElseNorTheShutdownAndOnePersonGetsEightRequestsAtOnce() async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "svc-lock-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
@@ -128,14 +135,16 @@ struct ServiceFailureTests {
             #expect(flock(lock, LOCK_EX) == 0)
             let push = #"{"changes": [{"id": "k-1", "operation": "checkin", "made_at": "2026-11-21T10:00:00Z", "latitude": 1, "longitude": 2}]}"#
             let red = base + "/v1/replicas/team-\(world.red.id)/changes"
-            let pushes = (0..<4).map { _ in Task { await Self.send(red, token: annToken, body: push, within: 20) } }
+            // Ten at once from one person: eight wait for the lock, two are told to slow down.
+            let pushes = (0..<10).map { _ in Task { await Self.send(red, token: annToken, body: push, within: 20) } }
             try await Task.sleep(for: .milliseconds(500))
             #expect(await Self.send(base + "/health", within: 2) != nil, "/health answers while pushes wait on the lock")
             #expect(await Self.send(base + "/v1/replicas/team-\(world.blue.id)/changes", token: cyToken, within: 2) == 200,
                     "another team's pull answers while pushes wait on the lock")
-            for push in pushes {
-                #expect(await push.value == 503, "a push that cannot get the lock in time is told to retry")
-            }
+            var statuses: [Int?] = []
+            for push in pushes { statuses.append(await push.value) }
+            #expect(statuses.filter { $0 == 503 }.count == 8, "a push that cannot get the lock in time is told to retry: \(statuses)")
+            #expect(statuses.filter { $0 == 429 }.count == 2, "at most 8 requests of one person at once: \(statuses)")
 
             let waiting = Task { await Self.send(red, token: annToken, body: push, within: 20) }
             try await Task.sleep(for: .milliseconds(500))

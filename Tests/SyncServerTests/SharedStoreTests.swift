@@ -13,9 +13,14 @@ struct SharedStoreTests {
     /// assertion "PostgresConnection deinitialized before being closed").
     @Test func requestsArrivingTogetherOnAFreshServerOpenOneConnectionBetweenThem() async throws {
         try await SyncServerTests().withServer { world, client in
+            // Four people, six requests each: within the per-person limit of eight in flight.
+            let tokens = try await CentralStore.withStore(world.url) { store in
+                [world.annToken, world.cyToken, try await store.issueToken(personID: world.fixtures.bo.id, label: "").secret,
+                 try await store.issueToken(personID: world.fixtures.manager.id, label: "").secret]
+            }
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<24 {
-                    group.addTask { try await SyncServerTests.get(client, "/v1/replicas", token: world.annToken).status.code }
+                for index in 0..<24 {
+                    group.addTask { try await SyncServerTests.get(client, "/v1/replicas", token: tokens[index % 4]).status.code }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
