@@ -66,53 +66,13 @@ extension ReplicaTransaction {
                              made, Self.millis(receivedAt), rejection])
     }
 
-    /// Why a change cannot be applied, or `nil` when it can. Workers change only
-    /// what workers own, and only on their own (or their team's free-floating) tasks.
+    /// Why a change cannot be applied, or `nil` when it can: the shared rules
+    /// (``WorkerChange/rejection(by:task:inTeam:receivedAt:)``) with this replica's copy of the task.
     private func rejection(of change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> String? {
-        guard (1...WorkerChange.maximumIDBytes).contains(change.id.utf8.count) else {
-            return "a change id has 1 to \(WorkerChange.maximumIDBytes) bytes"
-        }
-        guard WorkerChange.isPlausible(madeAt: change.madeAt, receivedAt: receivedAt) else {
-            return "made_at must be after 2000-01-01 and at most a day after the server's clock"
-        }
-        if let note = change.note, note.utf8.count > WorkerChange.maximumNoteBytes {
-            return "a note has at most \(WorkerChange.maximumNoteBytes) bytes (UTF-8)"
-        }
-        if change.operation == .checkin {
-            guard let latitude = change.latitude, let longitude = change.longitude,
-                  (-90...90).contains(latitude), (-180...180).contains(longitude) else {
-                return "a check-in needs a latitude between -90 and 90 and a longitude between -180 and 180"
-            }
-            if change.taskID != nil || change.note != nil { return "a check-in carries a position only: no task_id, no note" }
-            return nil
-        }
-        if change.latitude != nil || change.longitude != nil { return "only a check-in carries a position" }
-        guard let taskID = change.taskID else { return "\(change.operation.rawValue) needs a task_id" }
-        guard let row = try Row.fetchOne(db, sql: "SELECT assignee_id, status, completed_by FROM tasks WHERE id = ?",
-                                         arguments: [taskID]) else {
-            return "task \(taskID) is not in this replica"
-        }
-        let assignee: Int64? = row[0]
-        let status: String = row[1]
-        let completedBy: Int64? = row[2]
-        if status == "cancelled" { return "task \(taskID) was cancelled" }
-        switch change.operation {
-        case .claim:
-            guard case .team = replica else { return "only a team's free-floating task can be claimed" }
-            if assignee == personID { return "task \(taskID) is already yours" }
-            if assignee != nil { return "task \(taskID) is assigned to someone else" }
-            if status == "completed" { return "task \(taskID) is already completed" }
-        case .start, .complete:
-            if assignee == nil { return "claim task \(taskID) before working on it" }
-            if assignee != personID { return "task \(taskID) is assigned to someone else" }
-            if status == "completed" { return "task \(taskID) is already completed" }
-            if change.operation == .start, status == "in_progress" { return "task \(taskID) is already started" }
-        case .reopen:
-            if status != "completed" { return "task \(taskID) is not completed" }
-            if completedBy != personID { return "only the worker who completed task \(taskID) can reopen it" }
-        case .checkin:
-            break
-        }
-        return nil
+        let task = try change.taskID.flatMap { id in
+            try Row.fetchOne(db, sql: "SELECT assignee_id, status, completed_by FROM tasks WHERE id = ?", arguments: [id])
+        }.map { TaskFacts(assigneeID: $0[0], status: $0[1], completedBy: $0[2]) }
+        let inTeam = if case .team = replica { true } else { false }
+        return change.rejection(by: personID, task: task, inTeam: inTeam, receivedAt: receivedAt)
     }
 }

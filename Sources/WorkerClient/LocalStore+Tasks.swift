@@ -16,8 +16,12 @@ public struct LocalTask: Sendable, Codable, Equatable {
     public var status: String
     public var startedAt: Date?
     public var completedAt: Date?
+    public var completedBy: Int64?
     public var completionNote: String?
     public var location: String?
+
+    /// What the shared rules need to know of it (see `WorkerChange.rejection`).
+    public var facts: TaskFacts { TaskFacts(assigneeID: assigneeID, status: status, completedBy: completedBy) }
 
     public var isClosed: Bool { status == "completed" || status == "cancelled" }
 
@@ -45,7 +49,7 @@ extension LocalStore {
         try queue.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT k.replica, k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.due_at, k.status,
-                       k.started_at, k.completed_at, k.completion_note,
+                       k.started_at, k.completed_at, k.completion_note, k.completed_by,
                        nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
                          || ' (' || l.latitude || ', ' || l.longitude || ')'
                 FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
@@ -56,7 +60,7 @@ extension LocalStore {
                 LocalTask(
                     replica: r[0], id: r[1], title: r[2], description: r[3], priority: r[4], teamID: r[5], assigneeID: r[6],
                     dueAt: Self.date(r[7]), status: r[8], startedAt: Self.date(r[9]), completedAt: Self.date(r[10]),
-                    completionNote: r[11], location: r[12]
+                    completedBy: r[12], completionNote: r[11], location: r[13]
                 )
             }.filter { statuses.isEmpty || statuses.contains($0.status) }
         }

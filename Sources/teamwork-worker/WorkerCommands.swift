@@ -70,25 +70,17 @@ struct Show: AsyncParsableCommand {
     }
 }
 
-/// Start, complete and claim: checked on the device, queued, shown at once.
+/// Start, complete and claim: checked on the device with the shared rules, queued, shown at once.
 struct TaskChange {
     static func queue(_ operation: WorkerChange.Operation, id: Int64, note: String? = nil) throws {
         let home = try WorkerHome()
         let store = try home.store()
         let me = try home.personID(store)
         guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
-        if task.status == "cancelled" { throw TeamworkError.conflict("task \(id) was cancelled") }
-        switch operation {
-        case .claim:
-            if task.assigneeID == me { throw TeamworkError.conflict("task \(id) is already yours") }
-            if task.assigneeID != nil { throw TeamworkError.conflict("task \(id) is assigned to someone else") }
-            if task.teamID == nil { throw TeamworkError.conflict("only a team's free-floating task can be claimed") }
-        case .start, .complete:
-            if task.assigneeID == nil { throw TeamworkError.conflict("claim task \(id) first (`teamwork-worker claim \(id)`)") }
-            if task.assigneeID != me { throw TeamworkError.conflict("task \(id) is assigned to someone else") }
-            if task.status == "completed" { throw TeamworkError.conflict("task \(id) is already completed") }
-        default:
-            break
+        // The same rules the sync endpoint applies, on the device's copy of the task.
+        let change = WorkerChange(id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date())
+        if let reason = change.rejection(by: me, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
+            throw TeamworkError.conflict(reason)
         }
         _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note)
         TeamworkWorker.say("\(operation.rawValue.capitalized) task \(id): queued; it goes to the server at the next sync.")

@@ -1,0 +1,67 @@
+import Foundation
+
+/// What the rules for a worker change need to know of its task, as a replica
+/// (or the device's copy of one) holds it.
+public struct TaskFacts: Sendable, Equatable {
+    public var assigneeID: Int64?
+    /// `open`, `assigned`, `in_progress`, `completed` or `cancelled`.
+    public var status: String
+    public var completedBy: Int64?
+
+    public init(assigneeID: Int64?, status: String, completedBy: Int64?) {
+        self.assigneeID = assigneeID
+        self.status = status
+        self.completedBy = completedBy
+    }
+}
+
+extension WorkerChange {
+    /// Why this change cannot be made by `personID`, or `nil` when it can: the
+    /// rules, written once. The device checks them before it queues a change
+    /// (with its copy of the task), the sync endpoint before it stores one
+    /// (with the replica's), and the master keeps its own authoritative check
+    /// (`teamwork_apply_field_changes`), since a replica can be behind it.
+    ///
+    /// `task` is `nil` when the replica does not hold the task; `inTeam` tells
+    /// a team's replica from a person's; `receivedAt` bounds `madeAt`.
+    public func rejection(by personID: Int64, task: TaskFacts?, inTeam: Bool, receivedAt: Date) -> String? {
+        guard (1...Self.maximumIDBytes).contains(id.utf8.count) else {
+            return "a change id has 1 to \(Self.maximumIDBytes) bytes"
+        }
+        guard Self.isPlausible(madeAt: madeAt, receivedAt: receivedAt) else {
+            return "made_at must be after 2000-01-01 and at most a day after the server's clock"
+        }
+        if let note, note.utf8.count > Self.maximumNoteBytes {
+            return "a note has at most \(Self.maximumNoteBytes) bytes (UTF-8)"
+        }
+        if operation == .checkin {
+            guard let latitude, let longitude, (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+                return "a check-in needs a latitude between -90 and 90 and a longitude between -180 and 180"
+            }
+            if taskID != nil || note != nil { return "a check-in carries a position only: no task_id, no note" }
+            return nil
+        }
+        if latitude != nil || longitude != nil { return "only a check-in carries a position" }
+        guard let taskID else { return "\(operation.rawValue) needs a task_id" }
+        guard let task else { return "task \(taskID) is not in this replica" }
+        if task.status == "cancelled" { return "task \(taskID) was cancelled" }
+        switch operation {
+        case .claim:
+            guard inTeam else { return "only a team's free-floating task can be claimed" }
+            if task.assigneeID == personID { return "task \(taskID) is already yours" }
+            if task.assigneeID != nil { return "task \(taskID) is assigned to someone else" }
+            if task.status == "completed" { return "task \(taskID) is already completed" }
+        case .start, .complete:
+            if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
+            if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
+            if task.status == "completed" { return "task \(taskID) is already completed" }
+            if operation == .start, task.status == "in_progress" { return "task \(taskID) is already started" }
+        case .reopen:
+            if task.status != "completed" { return "task \(taskID) is not completed" }
+            if task.completedBy != personID { return "only the worker who completed task \(taskID) can reopen it" }
+        case .checkin:
+            break
+        }
+        return nil
+    }
+}
