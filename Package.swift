@@ -43,6 +43,10 @@ let package = Package(
             plugins: ["EmbedSQL"]
         ),
 
+        // The sync protocol's wire types and the rules for a worker change: what the
+        // device, the sync endpoint and the replicas share. No I/O.
+        .target(name: "SyncProtocol"),
+
         // SQLite's process-wide settings (sqlite3_config is variadic: C only).
         .target(name: "SQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
 
@@ -50,7 +54,7 @@ let package = Package(
         .target(
             name: "TeamDatabase",
             dependencies: [
-                "TeamworkModel", "SQLiteConfig",
+                "TeamworkModel", "SQLiteConfig", "SyncProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -95,12 +99,12 @@ let package = Package(
         // The worker's device: local copies, the offline queue, the sync client.
         .target(
             name: "WorkerClient",
-            dependencies: ["TeamworkModel", "TeamDatabase", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["TeamworkModel", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .executableTarget(
             name: "teamwork-worker",
             dependencies: [
-                "WorkerClient", "TeamworkModel", "TeamDatabase", "CommandLineSupport",
+                "WorkerClient", "TeamworkModel", "SyncProtocol", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -9,24 +9,8 @@ struct ReplicaPulls: Sendable {
     let configuration: SyncServer.Configuration
     let store: SharedStore
 
-    /// One replica the caller may read.
-    struct Entry: Codable, Sendable {
-        var name: String
-        var kind: String
-        var id: Int64?
-        var slug: String?
-        var title: String
-        /// False until the generator has written the file.
-        var available: Bool
-    }
-
-    struct Listing: ResponseEncodable {
-        var person: Int64
-        var replicas: [Entry]
-    }
-
     /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
-    @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> Listing {
+    @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> ReplicaListing {
         let person = try context.requirePerson()
         let teams = try await store.run { try await $0.teams(ofPerson: person.id) }
         let directory = configuration.replicasDirectory
@@ -34,12 +18,12 @@ struct ReplicaPulls: Sendable {
             FileManager.default.fileExists(atPath: directory.appending(path: replica.fileName).path)
         }
         var entries = teams.map {
-            Entry(name: "team-\($0.id)", kind: "team", id: $0.id, slug: $0.slug, title: $0.name, available: exists(.team($0.id)))
+            ReplicaListing.Entry(name: "team-\($0.id)", kind: "team", id: $0.id, slug: $0.slug, title: $0.name, available: exists(.team($0.id)))
         }
-        entries.append(Entry(name: "person-\(person.id)", kind: "person", id: person.id, slug: nil, title: person.displayName,
+        entries.append(ReplicaListing.Entry(name: "person-\(person.id)", kind: "person", id: person.id, slug: nil, title: person.displayName,
                              available: exists(.person(person.id))))
-        entries.append(Entry(name: "common", kind: "common", id: nil, slug: nil, title: "Common data", available: exists(.common)))
-        return Listing(person: person.id, replicas: entries)
+        entries.append(ReplicaListing.Entry(name: "common", kind: "common", id: nil, slug: nil, title: "Common data", available: exists(.common)))
+        return ReplicaListing(person: person.id, replicas: entries)
     }
 
     /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=`.
@@ -116,3 +100,5 @@ extension SyncRequestContext {
         return person
     }
 }
+
+extension ReplicaListing: ResponseEncodable {}

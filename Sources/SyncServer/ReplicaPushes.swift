@@ -11,40 +11,15 @@ struct ReplicaPushes: Sendable {
     let configuration: SyncServer.Configuration
     let store: SharedStore
 
-    /// Largest body accepted, in bytes.
-    static let maximumBodySize = 1 << 20
-    /// Most changes in one push.
-    static let maximumChanges = 1_000
-
-    struct PushRequest: Decodable {
-        var changes: [WorkerChange]
-
-        enum CodingKeys: String, CodingKey, CaseIterable { case changes }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: WorkerChange.AnyKey.self)
-            if let unknown = container.allKeys.first(where: { $0.stringValue != "changes" }) {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "unknown field '\(unknown.stringValue)'"))
-            }
-            changes = try decoder.container(keyedBy: CodingKeys.self).decode([WorkerChange].self, forKey: .changes)
-        }
-    }
-
-    struct PushResponse: ResponseEncodable {
-        var results: [WorkerChangeResult]
-        var accepted: Int
-        var rejected: Int
-    }
-
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
         let person = try context.requirePerson()
         let replica = try await ReplicaPulls(configuration: configuration, store: store).replica(named: context, person: person)
         guard replica != .common else { throw HTTPError(.forbidden, message: "the common replica is read-only") }
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: Self.maximumBodySize)
+            body = try await request.body.collect(upTo: PushRequest.maximumBodySize)
         } catch {
-            throw HTTPError(.contentTooLarge, message: "a push is at most \(Self.maximumBodySize) bytes; send fewer changes at a time")
+            throw HTTPError(.contentTooLarge, message: "a push is at most \(PushRequest.maximumBodySize) bytes; send fewer changes at a time")
         }
         let pushed: PushRequest
         do {
@@ -56,8 +31,8 @@ struct ReplicaPushes: Sendable {
         } catch {
             throw HTTPError(.badRequest, message: "bad push body: expected {\"changes\": [{\"id\", \"operation\", \"task_id\", \"made_at\", ...}]}")
         }
-        guard pushed.changes.count <= Self.maximumChanges else {
-            throw HTTPError(.badRequest, message: "a push holds at most \(Self.maximumChanges) changes")
+        guard pushed.changes.count <= PushRequest.maximumChanges else {
+            throw HTTPError(.badRequest, message: "a push holds at most \(PushRequest.maximumChanges) changes")
         }
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
         guard directory.exists(replica) else {
@@ -84,11 +59,7 @@ struct ReplicaPushes: Sendable {
                 "reason": "\(result.reason ?? "")",
             ])
         }
-        return PushResponse(
-            results: results,
-            accepted: results.filter { $0.status == .accepted }.count,
-            rejected: results.filter { $0.status == .rejected }.count
-        )
+        return PushResponse(results: results)
     }
 }
 
@@ -97,3 +68,5 @@ extension Data {
         self = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes) ?? Data()
     }
 }
+
+extension PushResponse: ResponseEncodable {}

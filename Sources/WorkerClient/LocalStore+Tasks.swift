@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import TeamDatabase
+import SyncProtocol
 import TeamworkModel
 
 /// A task as the device holds it.

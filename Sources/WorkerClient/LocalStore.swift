@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import TeamDatabase
+import SyncProtocol
 import TeamworkModel
 
 /// The worker's device: copies of their replicas and the queue of changes made

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import TeamDatabase
+import SyncProtocol
 import TeamworkModel
 
 /// Talks to the sync endpoint: lists, pulls and pushes. Every request has a
@@ -53,25 +53,8 @@ public struct SyncClient: Sendable {
         public var description: String { message }
     }
 
-    struct Listing: Decodable {
-        struct Entry: Decodable {
-            var name: String
-            var kind: String
-            var slug: String?
-            var title: String
-            var available: Bool
-        }
-
-        var person: Int64
-        var replicas: [Entry]
-    }
-
-    struct PushResponse: Decodable {
-        var results: [WorkerChangeResult]
-    }
-
-    func listing() async throws -> Listing {
-        try await request("GET", "v1/replicas", as: Listing.self)
+    func listing() async throws -> ReplicaListing {
+        try await request("GET", "v1/replicas", as: ReplicaListing.self)
     }
 
     func page(_ replica: String, epoch: String?, since: Int64, limit: Int) async throws -> ChangePage {
@@ -89,7 +72,7 @@ public struct SyncClient: Sendable {
     func push(_ changes: [WorkerChange], to replica: String) async throws -> [WorkerChangeResult] {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
-        let body = try encoder.encode(["changes": changes])
+        let body = try encoder.encode(PushRequest(changes: changes))
         return try await request("POST", "v1/replicas/\(replica)/changes", body: body, as: PushResponse.self).results
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import TeamDatabase
+import SyncProtocol
 import TeamworkModel
 
 /// One sync: push what is queued, then pull every replica the worker may have,

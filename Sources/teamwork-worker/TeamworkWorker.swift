@@ -1,7 +1,7 @@
 import ArgumentParser
 import CommandLineSupport
 import Foundation
-import TeamDatabase
+import SyncProtocol
 import TeamworkModel
 import WorkerClient
 

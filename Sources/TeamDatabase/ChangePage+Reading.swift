@@ -1,77 +1,8 @@
 import Foundation
 import GRDB
+import SyncProtocol
 
-/// One page of what changed in a team or personal replica since a client's
-/// position: the core of the sync pull (`GET /v1/replicas/{name}/changes`).
-///
-/// Positions are `row_version`s of the file. A client sends the epoch and the
-/// position it holds; when the epoch differs (the file was rebuilt) or the
-/// client has none, the page says `refetch` and starts from 0, and the client
-/// replaces its copy once it has read every page.
-public struct ChangePage: Sendable, Codable, Equatable {
-    public struct Task: Sendable, Codable, Equatable {
-        public var id: Int64
-        public var title: String
-        public var description: String
-        public var priority: String
-        public var teamID: Int64?
-        public var assigneeID: Int64?
-        public var locationID: Int64?
-        public var dueAt: Int64?
-        public var createdAt: Int64
-        public var updatedAt: Int64
-        public var masterVersion: Int
-        /// What the field says: worker-owned fields as they stand in the replica.
-        public var status: String
-        public var startedAt: Int64?
-        public var completedAt: Int64?
-        public var completedBy: Int64?
-        public var completionNote: String?
-        public var rowVersion: Int64
-    }
-
-    public struct Member: Sendable, Codable, Equatable {
-        public var personID: Int64
-        public var firstName: String
-        public var lastName: String
-        public var role: String
-        public var rowVersion: Int64
-    }
-
-    public struct Location: Sendable, Codable, Equatable {
-        public var id: Int64
-        public var name: String
-        public var latitude: Double
-        public var longitude: Double
-        public var elevation: Double?
-        public var street: String
-        public var city: String
-        public var region: String
-        public var postalCode: String
-        public var country: String
-        public var rowVersion: Int64
-    }
-
-    public struct Deletion: Sendable, Codable, Equatable {
-        public var table: String
-        public var id: Int64
-        public var rowVersion: Int64
-    }
-
-    public var epoch: String
-    /// True when the client must drop its copy and rebuild it from these pages.
-    public var refetch: Bool
-    /// The position this page starts after.
-    public var since: Int64
-    /// The position the client holds once it has applied this page.
-    public var upTo: Int64
-    /// More pages follow: ask again with `since = upTo`.
-    public var more: Bool
-    public var tasks: [Task]
-    public var members: [Member]
-    public var locations: [Location]
-    public var deleted: [Deletion]
-
+extension ChangePage {
     /// Reads one page, at most `limit` rows in all, from one consistent read of the file.
     public static func read(path: String, epoch clientEpoch: String?, since clientPosition: Int64, limit: Int) throws -> ChangePage {
         precondition(limit > 0, "a page holds at least one row")

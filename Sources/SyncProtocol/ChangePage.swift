@@ -1,0 +1,133 @@
+import Foundation
+
+/// One page of what changed in a team or personal replica since a client's
+/// position: the core of the sync pull (`GET /v1/replicas/{name}/changes`).
+///
+/// Positions are `row_version`s of the file. A client sends the epoch and the
+/// position it holds; when the epoch differs (the file was rebuilt) or the
+/// client has none, the page says `refetch` and starts from 0, and the client
+/// replaces its copy once it has read every page.
+public struct ChangePage: Sendable, Codable, Equatable {
+    public struct Task: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var title: String
+        public var description: String
+        public var priority: String
+        public var teamID: Int64?
+        public var assigneeID: Int64?
+        public var locationID: Int64?
+        public var dueAt: Int64?
+        public var createdAt: Int64
+        public var updatedAt: Int64
+        public var masterVersion: Int
+        /// What the field says: worker-owned fields as they stand in the replica.
+        public var status: String
+        public var startedAt: Int64?
+        public var completedAt: Int64?
+        public var completedBy: Int64?
+        public var completionNote: String?
+        public var rowVersion: Int64
+
+        public init(id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?, locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int, status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?, rowVersion: Int64) {
+            self.id = id
+            self.title = title
+            self.description = description
+            self.priority = priority
+            self.teamID = teamID
+            self.assigneeID = assigneeID
+            self.locationID = locationID
+            self.dueAt = dueAt
+            self.createdAt = createdAt
+            self.updatedAt = updatedAt
+            self.masterVersion = masterVersion
+            self.status = status
+            self.startedAt = startedAt
+            self.completedAt = completedAt
+            self.completedBy = completedBy
+            self.completionNote = completionNote
+            self.rowVersion = rowVersion
+        }
+    }
+
+    public struct Member: Sendable, Codable, Equatable {
+        public var personID: Int64
+        public var firstName: String
+        public var lastName: String
+        public var role: String
+        public var rowVersion: Int64
+
+        public init(personID: Int64, firstName: String, lastName: String, role: String, rowVersion: Int64) {
+            self.personID = personID
+            self.firstName = firstName
+            self.lastName = lastName
+            self.role = role
+            self.rowVersion = rowVersion
+        }
+    }
+
+    public struct Location: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var name: String
+        public var latitude: Double
+        public var longitude: Double
+        public var elevation: Double?
+        public var street: String
+        public var city: String
+        public var region: String
+        public var postalCode: String
+        public var country: String
+        public var rowVersion: Int64
+
+        public init(id: Int64, name: String, latitude: Double, longitude: Double, elevation: Double?, street: String, city: String, region: String, postalCode: String, country: String, rowVersion: Int64) {
+            self.id = id
+            self.name = name
+            self.latitude = latitude
+            self.longitude = longitude
+            self.elevation = elevation
+            self.street = street
+            self.city = city
+            self.region = region
+            self.postalCode = postalCode
+            self.country = country
+            self.rowVersion = rowVersion
+        }
+    }
+
+    public struct Deletion: Sendable, Codable, Equatable {
+        public var table: String
+        public var id: Int64
+        public var rowVersion: Int64
+
+        public init(table: String, id: Int64, rowVersion: Int64) {
+            self.table = table
+            self.id = id
+            self.rowVersion = rowVersion
+        }
+    }
+
+    public var epoch: String
+    /// True when the client must drop its copy and rebuild it from these pages.
+    public var refetch: Bool
+    /// The position this page starts after.
+    public var since: Int64
+    /// The position the client holds once it has applied this page.
+    public var upTo: Int64
+    /// More pages follow: ask again with `since = upTo`.
+    public var more: Bool
+    public var tasks: [Task]
+    public var members: [Member]
+    public var locations: [Location]
+    public var deleted: [Deletion]
+
+    public init(epoch: String, refetch: Bool, since: Int64, upTo: Int64, more: Bool, tasks: [Task], members: [Member], locations: [Location], deleted: [Deletion]) {
+        self.epoch = epoch
+        self.refetch = refetch
+        self.since = since
+        self.upTo = upTo
+        self.more = more
+        self.tasks = tasks
+        self.members = members
+        self.locations = locations
+        self.deleted = deleted
+    }
+}
