@@ -149,6 +149,7 @@ public struct ReplicaDirectory: Sendable {
     /// Applies a worker's pushed changes to a replica, in order, in one
     /// transaction under the replica's lock, and says what became of each.
     /// Throws ``ReplicaBusy`` when the lock is not free within `lockTimeout`.
+    @discardableResult
     public func push(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
                      receivedAt: Date = Date(), lockTimeout: Duration? = nil) throws -> [WorkerChangeResult] {
         try withLock(replica, timeout: lockTimeout) {

@@ -82,22 +82,22 @@ public final class ServiceProcess: @unchecked Sendable {
     public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }
 
     public static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let (port, fd) = boundLoopbackSocket()
+        close(fd)
+        return port
     }
 
     /// A socket bound and listening on a free loopback port that never accepts:
     /// connections open (the kernel completes them) and then hear nothing, and
     /// nothing else can bind the port. Close `descriptor` when done.
     public static func silentPort() -> (port: Int, descriptor: Int32) {
+        let (port, fd) = boundLoopbackSocket()
+        listen(fd, 16)
+        return (port, fd)
+    }
+
+    /// A TCP socket bound to 127.0.0.1 on a port the kernel chose.
+    private static func boundLoopbackSocket() -> (port: Int, descriptor: Int32) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -106,7 +106,6 @@ public final class ServiceProcess: @unchecked Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        listen(fd, 16)
         return (Int(UInt16(bigEndian: address.sin_port)), fd)
     }
 

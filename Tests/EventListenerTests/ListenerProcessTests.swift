@@ -92,49 +92,44 @@ struct ListenerProcessTests {
     }
 
     @Test func theServiceSurvivesPostgreSQLStoppingAndDrainsTheBacklogWhenItReturns() async throws {
-        let directory = URL(fileURLWithPath: "/tmp/tw-pgstop-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        chmod(directory.path, 0o755)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let cluster = LocalCluster(.init(directory: directory.appending(path: "pg")))
-        _ = try cluster.ensureRunning()
-        defer { try? cluster.stop() }
-        let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
-        let folder = directory.appending(path: "replicas")
-        let (fixtures, annTask, cyTask) = try await CentralStore.withStore(url) { store in
-            try await Migrator().migrate(store)
-            let fixtures = try await Fixtures.seed(store)
-            let ann = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
-            let cy = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue, assignee: fixtures.cy))
-            return (fixtures, ann.id, cy.id)
+        try await PrivateCluster.with("pgstop") { own in
+            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let folder = directory.appending(path: "replicas")
+            let (fixtures, annTask, cyTask) = try await CentralStore.withStore(url) { store in
+                try await Migrator().migrate(store)
+                let fixtures = try await Fixtures.seed(store)
+                let ann = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
+                let cy = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue, assignee: fixtures.cy))
+                return (fixtures, ann.id, cy.id)
+            }
+            try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: directory.path + "/service.log")
+            try await service.start()
+            defer { _ = try? service.stop() }
+            let replicas = try ReplicaDirectory(folder)
+
+            try replicas.push([.complete(annTask, note: "before the outage", id: "c-1")], to: .team(fixtures.red.id), by: fixtures.ann.id)
+            try await Self.waitUntilCompleted(annTask, url: url)
+
+            try cluster.stop()
+            try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
+            try await Task.sleep(for: .seconds(2))
+            #expect(service.isRunning, "PostgreSQL going away does not take the service down")
+            _ = try cluster.ensureRunning()
+            try await Self.waitUntilCompleted(cyTask, url: url, within: 40)
+
+            let (metricsStatus, metrics) = try await Self.get("http://127.0.0.1:\(port)/metrics")
+            #expect(metricsStatus == 200)
+            #expect(metrics.contains("teamwork_listener_changes_applied_total 2"))
+            #expect(metrics.contains("teamwork_listener_errors_total{kind=\"database_"))
+            let (healthStatus, health) = try await Self.get("http://127.0.0.1:\(port)/health")
+            #expect(healthStatus == 200 && health.contains("\"listener\":\"ok\""), "\(health)")
+            #expect(try service.stop() == 0, "SIGTERM: a clean exit")
+            let history = try await CentralStore.withStore(url) { try await $0.historyCountsByFieldChange() }
+            #expect(history == ["c-1": 1, "c-2": 1])
         }
-        try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
-        let port = ServiceProcess.freePort()
-        let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                      "--port", String(port), "--sweep", "0.5"], port: port, log: directory.path + "/service.log")
-        try await service.start()
-        defer { try? service.stop() }
-        let replicas = try ReplicaDirectory(folder)
-
-        try replicas.push([.complete(annTask, note: "before the outage", id: "c-1")], to: .team(fixtures.red.id), by: fixtures.ann.id)
-        try await Self.waitUntilCompleted(annTask, url: url)
-
-        try cluster.stop()
-        try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
-        try await Task.sleep(for: .seconds(2))
-        #expect(service.isRunning, "PostgreSQL going away does not take the service down")
-        _ = try cluster.ensureRunning()
-        try await Self.waitUntilCompleted(cyTask, url: url, within: 40)
-
-        let (metricsStatus, metrics) = try await Self.get("http://127.0.0.1:\(port)/metrics")
-        #expect(metricsStatus == 200)
-        #expect(metrics.contains("teamwork_listener_changes_applied_total 2"))
-        #expect(metrics.contains("teamwork_listener_errors_total{kind=\"database_"))
-        let (healthStatus, health) = try await Self.get("http://127.0.0.1:\(port)/health")
-        #expect(healthStatus == 200 && health.contains("\"listener\":\"ok\""), "\(health)")
-        #expect(try service.stop() == 0, "SIGTERM: a clean exit")
-        let history = try await CentralStore.withStore(url) { try await $0.historyCountsByFieldChange() }
-        #expect(history == ["c-1": 1, "c-2": 1])
     }
 
     static func expectEveryAssignedTaskCompletedByItsAssignee(_ store: CentralStore) async throws {

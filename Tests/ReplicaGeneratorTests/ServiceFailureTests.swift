@@ -46,36 +46,31 @@ struct ServiceFailureTests {
 
     @Test(arguments: ["run", "replicate", "listen"])
     func aLongRunningCommandEndsWithinTenSecondsOfSigtermWhilePostgreSQLIsDown(command: String) async throws {
-        let directory = URL(fileURLWithPath: "/tmp/tw-down-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        chmod(directory.path, 0o755)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let cluster = LocalCluster(.init(directory: directory.appending(path: "pg")))
-        _ = try cluster.ensureRunning()
-        defer { try? cluster.stop() }
-        let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
-        try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
-        let folder = directory.appending(path: "replicas")
-        var arguments = [command, "--database-url", url.connectionString, "--replicas", folder.path, "--sweep", "0.5"]
-        let port = ServiceProcess.freePort()
-        if command == "run" { arguments += ["--port", String(port)] }
-        let service = ServiceProcess(arguments, port: command == "run" ? port : nil, log: directory.path + "/service.log")
-        try await service.start()
-        try await Task.sleep(for: .seconds(1))
-        try cluster.stop()
-        try await Task.sleep(for: .seconds(3))
-        #expect(service.isRunning, "PostgreSQL away is survived: \(service.logText)")
-        service.signal(SIGTERM)
-        let status = try await service.exitStatus(within: .seconds(10))
-        try await Self.ensureEnded(service)
-        #expect(status == 0, "SIGTERM with PostgreSQL down: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)")
+        try await PrivateCluster.with("down") { own in
+            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
+            let folder = directory.appending(path: "replicas")
+            var arguments = [command, "--database-url", url.connectionString, "--replicas", folder.path, "--sweep", "0.5"]
+            let port = ServiceProcess.freePort()
+            if command == "run" { arguments += ["--port", String(port)] }
+            let service = ServiceProcess(arguments, port: command == "run" ? port : nil, log: directory.path + "/service.log")
+            try await service.start()
+            try await Task.sleep(for: .seconds(1))
+            try cluster.stop()
+            try await Task.sleep(for: .seconds(3))
+            #expect(service.isRunning, "PostgreSQL away is survived: \(service.logText)")
+            service.signal(SIGTERM)
+            let status = try await service.exitStatus(within: .seconds(10))
+            try await Self.ensureEnded(service)
+            #expect(status == 0, "SIGTERM with PostgreSQL down: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)")
+        }
     }
 
     @Test(arguments: ["run", "replicate", "listen", "serve"])
     func aLongRunningCommandExitsWithOneLineWhenItsReplicaFolderCannotBeMade(command: String) async throws {
         try await TestDatabase.withFresh { url in
             let blocker = FileManager.default.temporaryDirectory.appending(path: "svc-file-\(UUID().uuidString)")
-            FileManager.default.createFile(atPath: blocker.path, contents: Data("not a folder".utf8))
+            _ = FileManager.default.createFile(atPath: blocker.path, contents: Data("not a folder".utf8))
             defer { unlink(blocker.path) }
             var arguments = [command, "--database-url", url.connectionString, "--replicas", blocker.appending(path: "replicas").path]
             if command == "run" || command == "serve" { arguments += ["--port", String(ServiceProcess.freePort())] }

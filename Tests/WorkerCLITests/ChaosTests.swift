@@ -45,212 +45,207 @@ struct ChaosTests {
     }
 
     @Test func killedTwentyTimesWithPostgreSQLRestartedNoAcceptedCompletionIsLostOrDoubled() async throws {
-        let directory = URL(fileURLWithPath: "/tmp/tw-chaos-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        chmod(directory.path, 0o755)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let cluster = LocalCluster(.init(directory: directory.appending(path: "pg")))
-        _ = try cluster.ensureRunning()
-        defer { try? cluster.stop() }
-        let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
-        let replicas = directory.appending(path: "replicas")
+        try await PrivateCluster.with("chaos") { own in
+            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let replicas = directory.appending(path: "replicas")
 
-        // Four tasks each, two free red tasks each for Ann and Bo to claim, and spares only the manager touches.
-        let (world, plans, spares, cancelledLater) = try await CentralStore.withStore(url) { store in
-            try await Migrator().migrate(store)
-            let world = try await Fixtures.seed(store)
-            var plans: [Plan] = []
-            for (person, team) in [(world.ann, world.red), (world.bo, world.red), (world.cy, world.blue)] {
-                var steps: [[String]] = []
-                for index in 1...4 {
-                    let task = try await store.createTask(try world.task("\(person.firstName) job \(index)", team: team, assignee: person))
-                    if index % 2 == 1 { steps.append(["start", String(task.id)]) }
-                    steps.append(["complete", String(task.id), "--note", "done \(task.id) by \(person.firstName)"])
-                }
-                if team.id == world.red.id {
-                    for index in 1...2 {
-                        let free = try await store.createTask(try world.task("\(person.firstName) free \(index)", team: team))
-                        steps.insert(contentsOf: [["claim", String(free.id)],
-                                                  ["complete", String(free.id), "--note", "done \(free.id) by \(person.firstName)"]],
-                                     at: index * 2)
+            // Four tasks each, two free red tasks each for Ann and Bo to claim, and spares only the manager touches.
+            let (world, plans, spares, cancelledLater) = try await CentralStore.withStore(url) { store in
+                try await Migrator().migrate(store)
+                let world = try await Fixtures.seed(store)
+                var plans: [Plan] = []
+                for (person, team) in [(world.ann, world.red), (world.bo, world.red), (world.cy, world.blue)] {
+                    var steps: [[String]] = []
+                    for index in 1...4 {
+                        let task = try await store.createTask(try world.task("\(person.firstName) job \(index)", team: team, assignee: person))
+                        if index % 2 == 1 { steps.append(["start", String(task.id)]) }
+                        steps.append(["complete", String(task.id), "--note", "done \(task.id) by \(person.firstName)"])
                     }
+                    if team.id == world.red.id {
+                        for index in 1...2 {
+                            let free = try await store.createTask(try world.task("\(person.firstName) free \(index)", team: team))
+                            steps.insert(contentsOf: [["claim", String(free.id)],
+                                                      ["complete", String(free.id), "--note", "done \(free.id) by \(person.firstName)"]],
+                                         at: index * 2)
+                        }
+                    }
+                    steps.insert(["checkin", "--lat", "51.5", "--lon", "-0.1"], at: 3)
+                    plans.append(Plan(person: person, token: try await store.issueToken(personID: person.id, label: "").secret, steps: steps))
                 }
-                steps.insert(["checkin", "--lat", "51.5", "--lon", "-0.1"], at: 3)
-                plans.append(Plan(person: person, token: try await store.issueToken(personID: person.id, label: "").secret, steps: steps))
-            }
-            var spares: [Int64] = []
-            for index in 1...3 {
-                spares.append(try await store.createTask(try world.task("spare \(index)", team: world.red, assignee: world.ann)).id)
-            }
-            let cyLast = try await store.listTasks().first { $0.title == "cy job 4" }!.id
-            return (world, plans, spares, cyLast)
-        }
-
-        let port = ServiceProcess.freePort()
-        let arguments = ["run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
-                         "--sweep", "0.5"]
-        let server = "http://127.0.0.1:\(port)"
-        let first = ServiceProcess(arguments, port: port, log: directory.path + "/service-first.log")
-        try await first.start()
-        for plan in plans {
-            let home = directory.appending(path: plan.person.firstName)
-            var login = try WorkerEndToEndTests.worker(home, ["login", "--server", server, "--token", plan.token])
-            for _ in 0..<50 where !(try WorkerEndToEndTests.worker(home, ["tasks"]).stdout.contains("job 4")) {
-                try await Task.sleep(for: .milliseconds(200))
-                login = try WorkerEndToEndTests.worker(home, ["sync"])
-            }
-            #expect(login.status == 0, "\(login.stderr)")
-        }
-        try first.stop(signal: SIGKILL)
-
-        // The service is killed 20 times at random moments; PostgreSQL restarts once in the middle.
-        let kills = Self.thread {
-            var random = SplitMix(seed: 2026)
-            for round in 0..<20 {
-                let log = directory.path + "/service-\(round).log"
-                guard let pid = try? ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-service").path] + arguments,
-                                                        standardOutput: log, standardError: log) else { continue }
-                usleep(UInt32(300_000 + random.next(1_200_000)))
-                kill(pid, SIGKILL)
-                _ = try? ChildProcess.wait(pid)
-                if round == 9 {
-                    try? cluster.stop()
-                    usleep(500_000)
-                    _ = try? cluster.ensureRunning()
+                var spares: [Int64] = []
+                for index in 1...3 {
+                    spares.append(try await store.createTask(try world.task("spare \(index)", team: world.red, assignee: world.ann)).id)
                 }
+                let cyLast = try await store.listTasks().first { $0.title == "cy job 4" }!.id
+                return (world, plans, spares, cyLast)
             }
-        }
-        // Each worker goes through their day, syncing after every step; a sync may fail, but never badly.
-        let badExits = Locked<[String]>([])
-        let syncOutcomes = Locked<[Int32: Int]>([:])
-        let workers = plans.enumerated().map { index, plan in
-            Self.thread {
-                var random = SplitMix(seed: UInt64(index + 1))
+
+            let port = ServiceProcess.freePort()
+            let arguments = ["run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
+                             "--sweep", "0.5"]
+            let server = "http://127.0.0.1:\(port)"
+            let first = ServiceProcess(arguments, port: port, log: directory.path + "/service-first.log")
+            try await first.start()
+            for plan in plans {
                 let home = directory.appending(path: plan.person.firstName)
-                for step in plan.steps {
-                    let action = try? WorkerEndToEndTests.worker(home, step)
-                    if let action, ![0, 68].contains(action.status) {
-                        badExits.mutate { $0.append("\(plan.person.firstName) \(step[0]): \(action.status) \(action.stderr)") }
+                var login = try WorkerEndToEndTests.worker(home, ["login", "--server", server, "--token", plan.token])
+                for _ in 0..<50 where !(try WorkerEndToEndTests.worker(home, ["tasks"]).stdout.contains("job 4")) {
+                    try await Task.sleep(for: .milliseconds(200))
+                    login = try WorkerEndToEndTests.worker(home, ["sync"])
+                }
+                #expect(login.status == 0, "\(login.stderr)")
+            }
+            try first.stop(signal: SIGKILL)
+
+            // The service is killed 20 times at random moments; PostgreSQL restarts once in the middle.
+            let kills = Self.thread {
+                var random = SplitMix(seed: 2026)
+                for round in 0..<20 {
+                    let log = directory.path + "/service-\(round).log"
+                    guard let pid = try? ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-service").path] + arguments,
+                                                            standardOutput: log, standardError: log) else { continue }
+                    usleep(UInt32(300_000 + random.next(1_200_000)))
+                    kill(pid, SIGKILL)
+                    _ = try? ChildProcess.wait(pid)
+                    if round == 9 {
+                        try? cluster.stop()
+                        usleep(500_000)
+                        _ = try? cluster.ensureRunning()
                     }
-                    let sync = try? WorkerEndToEndTests.worker(home, ["sync", "--timeout", "3", "--connect-timeout", "1"])
-                    if let sync { syncOutcomes.mutate { $0[sync.status, default: 0] += 1 } }
-                    if let sync, ![0, 69].contains(sync.status) {
-                        badExits.mutate { $0.append("\(plan.person.firstName) sync: \(sync.status) \(sync.stderr)") }
+                }
+            }
+            // Each worker goes through their day, syncing after every step; a sync may fail, but never badly.
+            let badExits = Locked<[String]>([])
+            let syncOutcomes = Locked<[Int32: Int]>([:])
+            let workers = plans.enumerated().map { index, plan in
+                Self.thread {
+                    var random = SplitMix(seed: UInt64(index + 1))
+                    let home = directory.appending(path: plan.person.firstName)
+                    for step in plan.steps {
+                        let action = try? WorkerEndToEndTests.worker(home, step)
+                        if let action, ![0, 68].contains(action.status) {
+                            badExits.mutate { $0.append("\(plan.person.firstName) \(step[0]): \(action.status) \(action.stderr)") }
+                        }
+                        let sync = try? WorkerEndToEndTests.worker(home, ["sync", "--timeout", "3", "--connect-timeout", "1"])
+                        if let sync { syncOutcomes.mutate { $0[sync.status, default: 0] += 1 } }
+                        if let sync, ![0, 69].contains(sync.status) {
+                            badExits.mutate { $0.append("\(plan.person.firstName) sync: \(sync.status) \(sync.stderr)") }
+                        }
+                        usleep(UInt32(200_000 + random.next(600_000)))
                     }
-                    usleep(UInt32(200_000 + random.next(600_000)))
                 }
             }
-        }
-        // The manager edits, reassigns and cancels meanwhile, retrying while PostgreSQL is away.
-        let managerSteps: [@Sendable (CentralStore) async throws -> Void] = [
-            { store in
-                let annThird = try await store.listTasks().first { $0.title == "ann job 3" }!.id
-                _ = try await store.updateTask(id: annThird, try TaskChanges(title: "edited by the manager"))
-            },
-            { _ = try await $0.assignTask(id: spares[0], to: try Assignment(teamID: world.red.id, assigneeID: world.bo.id)) },
-            { _ = try await $0.cancelTask(id: cancelledLater) },
-            { _ = try await $0.cancelTask(id: spares[1]) },
-            { _ = try await $0.updateTask(id: spares[2], try TaskChanges(priority: .urgent)) },
-        ]
-        for step in managerSteps {
-            try await Task.sleep(for: .seconds(2))
-            for _ in 0..<60 {
-                if (try? await CentralStore.withStore(url, step)) != nil { break }
-                try await Task.sleep(for: .milliseconds(500))
-            }
-        }
-        try await Self.until([kills] + workers)
-        #expect(badExits.value.isEmpty, "\(badExits.value)")
-        let outcomes = syncOutcomes.value
-        #expect(outcomes[0, default: 0] > 0 && outcomes[69, default: 0] > 0,
-                "the kills landed while the workers synced: some syncs went through, some found no service (\(outcomes))")
-
-        // Calm again: the service runs, every device sends what it holds and the listener takes it in.
-        let last = ServiceProcess(arguments, port: port, log: directory.path + "/service-last.log")
-        try await last.start()
-        defer { try? last.stop() }
-        var accepted: [(person: Int64, change: String, operation: String, task: Int64?, note: String?)] = []
-        for plan in plans {
-            let home = directory.appending(path: plan.person.firstName)
-            for _ in 0..<30 {
-                let sync = try WorkerEndToEndTests.worker(home, ["sync"])
-                if sync.status == 0, try WorkerEndToEndTests.worker(home, ["status"]).stdout.contains("Queued: 0 ") { break }
-                try await Task.sleep(for: .milliseconds(300))
-            }
-            #expect(try WorkerEndToEndTests.worker(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
-            let device = try DatabaseQueue(path: home.appending(path: "local.sqlite").path)
-            let rows = try await device.read { db in
-                try Row.fetchAll(db, sql: "SELECT change_id, operation, task_id, note FROM outbox WHERE state = 'accepted'")
-            }
-            try device.close()
-            accepted += rows.map { (plan.person.id, $0[0], $0[1], $0[2], $0[3]) }
-        }
-        let completed = Set(accepted.filter { $0.operation == "complete" }.compactMap(\.task))
-        let planned = Set(plans.flatMap(\.steps).filter { $0[0] == "complete" }.compactMap { Int64($0[1]) })
-        #expect(planned.subtracting([cancelledLater]).isSubset(of: completed),
-                "every completion was accepted in the end (but the one of the task the manager cancelled meanwhile, which may be refused)")
-        let acceptedChanges = accepted
-
-        try await CentralStore.withStore(url) { store in
-            let deadline = ContinuousClock.now + .seconds(40)
-            var ledger: [String: Int] = [:]
-            repeat {
-                ledger = [:]
-                for row in try await store.rows("SELECT person_id || '/' || change_id, count(*)::int FROM field_changes GROUP BY 1") {
-                    let (key, count) = try row.decode((String, Int).self)
-                    ledger[key] = count
-                }
-                if acceptedChanges.allSatisfy({ ledger["\($0.person)/\($0.change)"] != nil }) { break }
-                try await Task.sleep(for: .milliseconds(300))
-            } while ContinuousClock.now < deadline
-            for change in acceptedChanges {
-                #expect(ledger["\(change.person)/\(change.change)"] == 1, "\(change.operation) \(change.change) once in the ledger")
-            }
-            var history: [String: Int] = [:]
-            for row in try await store.rows("SELECT field_change_id, count(*)::int FROM task_history WHERE field_change_id IS NOT NULL GROUP BY 1") {
-                let (id, count) = try row.decode((String, Int).self)
-                history[id] = count
-            }
-            for change in acceptedChanges where change.operation == "complete" {
-                #expect(history[change.change] == 1, "completion \(change.change) once in the history")
-                let task = try await store.task(id: change.task!)
-                if task.status != .cancelled {
-                    #expect(task.status == .completed && task.completionNote == change.note && task.completedBy == change.person,
-                            "task \(task.id) completed on the master with its note")
+            // The manager edits, reassigns and cancels meanwhile, retrying while PostgreSQL is away.
+            let managerSteps: [@Sendable (CentralStore) async throws -> Void] = [
+                { store in
+                    let annThird = try await store.listTasks().first { $0.title == "ann job 3" }!.id
+                    _ = try await store.updateTask(id: annThird, try TaskChanges(title: "edited by the manager"))
+                },
+                { _ = try await $0.assignTask(id: spares[0], to: try Assignment(teamID: world.red.id, assigneeID: world.bo.id)) },
+                { _ = try await $0.cancelTask(id: cancelledLater) },
+                { _ = try await $0.cancelTask(id: spares[1]) },
+                { _ = try await $0.updateTask(id: spares[2], try TaskChanges(priority: .urgent)) },
+            ]
+            for step in managerSteps {
+                try await Task.sleep(for: .seconds(2))
+                for _ in 0..<60 {
+                    if (try? await CentralStore.withStore(url, step)) != nil { break }
+                    try await Task.sleep(for: .milliseconds(500))
                 }
             }
-        }
+            try await Self.until([kills] + workers)
+            #expect(badExits.value.isEmpty, "\(badExits.value)")
+            let outcomes = syncOutcomes.value
+            #expect(outcomes[0, default: 0] > 0 && outcomes[69, default: 0] > 0,
+                    "the kills landed while the workers synced: some syncs went through, some found no service (\(outcomes))")
 
-        let verifyLog = directory.path + "/verify.log"
-        var verified: Int32 = -1
-        for _ in 0..<60 where verified != 0 {
-            verified = try ChildProcess.run([ManagerTool.binDirectory.appending(path: "teamwork-service").path, "verify",
-                                             "--database-url", url.connectionString, "--replicas", replicas.path],
-                                            standardOutput: verifyLog, standardError: verifyLog)
-            if verified != 0 { try await Task.sleep(for: .milliseconds(500)) }
-        }
-        #expect(verified == 0, "verify finds no drift")
-
-        let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
-        for plan in plans {
-            let home = directory.appending(path: plan.person.firstName)
-            #expect(try WorkerEndToEndTests.worker(home, ["sync"]).status == 0)
-            let onDevice = try JSONOutput.decode([LocalTask].self, try WorkerEndToEndTests.worker(home, ["tasks", "--all", "--json"]).stdout)
-            for task in onDevice {
-                let truth = try #require(master.first { $0.id == task.id })
-                #expect(task.status == truth.status.rawValue && task.title == truth.title && task.completionNote == truth.completionNote,
-                        "\(plan.person.firstName)'s device holds task \(task.id) as the master does")
+            // Calm again: the service runs, every device sends what it holds and the listener takes it in.
+            let last = ServiceProcess(arguments, port: port, log: directory.path + "/service-last.log")
+            try await last.start()
+            defer { _ = try? last.stop() }
+            var accepted: [(person: Int64, change: String, operation: String, task: Int64?, note: String?)] = []
+            for plan in plans {
+                let home = directory.appending(path: plan.person.firstName)
+                for _ in 0..<30 {
+                    let sync = try WorkerEndToEndTests.worker(home, ["sync"])
+                    if sync.status == 0, try WorkerEndToEndTests.worker(home, ["status"]).stdout.contains("Queued: 0 ") { break }
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+                #expect(try WorkerEndToEndTests.worker(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
+                let device = try DatabaseQueue(path: home.appending(path: "local.sqlite").path)
+                let rows = try device.read { db in
+                    try Row.fetchAll(db, sql: "SELECT change_id, operation, task_id, note FROM outbox WHERE state = 'accepted'")
+                }
+                try device.close()
+                accepted += rows.map { (plan.person.id, $0[0], $0[1], $0[2], $0[3]) }
             }
-            let expected = master.filter { $0.teamID == (plan.person.id == world.cy.id ? world.blue.id : world.red.id) }
-            #expect(Set(onDevice.map(\.id)) == Set(expected.map(\.id)), "\(plan.person.firstName)'s device holds their team's tasks")
-        }
+            let completed = Set(accepted.filter { $0.operation == "complete" }.compactMap(\.task))
+            let planned = Set(plans.flatMap(\.steps).filter { $0[0] == "complete" }.compactMap { Int64($0[1]) })
+            #expect(planned.subtracting([cancelledLater]).isSubset(of: completed),
+                    "every completion was accepted in the end (but the one of the task the manager cancelled meanwhile, which may be refused)")
+            let acceptedChanges = accepted
 
-        let logs = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("service-") }
-        #expect(logs.count >= 20)
-        for log in logs {
-            let text = String(decoding: FileManager.default.contents(atPath: directory.path + "/" + log) ?? Data(), as: UTF8.self)
-            for sign in ["Assertion failed", "Fatal error", "Program crashed", "Segmentation fault"] {
-                #expect(!text.contains(sign), "\(log): \(sign)")
+            try await CentralStore.withStore(url) { store in
+                let deadline = ContinuousClock.now + .seconds(40)
+                var ledger: [String: Int] = [:]
+                repeat {
+                    ledger = [:]
+                    for row in try await store.rows("SELECT person_id || '/' || change_id, count(*)::int FROM field_changes GROUP BY 1") {
+                        let (key, count) = try row.decode((String, Int).self)
+                        ledger[key] = count
+                    }
+                    if acceptedChanges.allSatisfy({ ledger["\($0.person)/\($0.change)"] != nil }) { break }
+                    try await Task.sleep(for: .milliseconds(300))
+                } while ContinuousClock.now < deadline
+                for change in acceptedChanges {
+                    #expect(ledger["\(change.person)/\(change.change)"] == 1, "\(change.operation) \(change.change) once in the ledger")
+                }
+                var history: [String: Int] = [:]
+                for row in try await store.rows("SELECT field_change_id, count(*)::int FROM task_history WHERE field_change_id IS NOT NULL GROUP BY 1") {
+                    let (id, count) = try row.decode((String, Int).self)
+                    history[id] = count
+                }
+                for change in acceptedChanges where change.operation == "complete" {
+                    #expect(history[change.change] == 1, "completion \(change.change) once in the history")
+                    let task = try await store.task(id: change.task!)
+                    if task.status != .cancelled {
+                        #expect(task.status == .completed && task.completionNote == change.note && task.completedBy == change.person,
+                                "task \(task.id) completed on the master with its note")
+                    }
+                }
+            }
+
+            let verifyLog = directory.path + "/verify.log"
+            var verified: Int32 = -1
+            for _ in 0..<60 where verified != 0 {
+                verified = try ChildProcess.run([ManagerTool.binDirectory.appending(path: "teamwork-service").path, "verify",
+                                                 "--database-url", url.connectionString, "--replicas", replicas.path],
+                                                standardOutput: verifyLog, standardError: verifyLog)
+                if verified != 0 { try await Task.sleep(for: .milliseconds(500)) }
+            }
+            #expect(verified == 0, "verify finds no drift")
+
+            let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
+            for plan in plans {
+                let home = directory.appending(path: plan.person.firstName)
+                #expect(try WorkerEndToEndTests.worker(home, ["sync"]).status == 0)
+                let onDevice = try JSONOutput.decode([LocalTask].self, try WorkerEndToEndTests.worker(home, ["tasks", "--all", "--json"]).stdout)
+                for task in onDevice {
+                    let truth = try #require(master.first { $0.id == task.id })
+                    #expect(task.status == truth.status.rawValue && task.title == truth.title && task.completionNote == truth.completionNote,
+                            "\(plan.person.firstName)'s device holds task \(task.id) as the master does")
+                }
+                let expected = master.filter { $0.teamID == (plan.person.id == world.cy.id ? world.blue.id : world.red.id) }
+                #expect(Set(onDevice.map(\.id)) == Set(expected.map(\.id)), "\(plan.person.firstName)'s device holds their team's tasks")
+            }
+
+            let logs = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("service-") }
+            #expect(logs.count >= 20)
+            for log in logs {
+                let text = String(decoding: FileManager.default.contents(atPath: directory.path + "/" + log) ?? Data(), as: UTF8.self)
+                for sign in ["Assertion failed", "Fatal error", "Program crashed", "Segmentation fault"] {
+                    #expect(!text.contains(sign), "\(log): \(sign)")
+                }
             }
         }
     }

@@ -36,7 +36,7 @@ struct FullLoopTests {
             let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
                                           "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
             try await service.start()
-            defer { try? service.stop() }
+            defer { _ = try? service.stop() }
 
             // Ann signs in and syncs; her task is there.
             let home = folder.appending(path: "ann")

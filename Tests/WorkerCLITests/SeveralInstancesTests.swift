@@ -50,7 +50,7 @@ struct SeveralInstancesTests {
             let world = try await CentralStore.withStore(url) { try await Fixtures.seed($0) }
             let instances = [Self.run(url, folder: folder, log: folder.path + ".a.log"), Self.run(url, folder: folder, log: folder.path + ".b.log")]
             for instance in instances { try await instance.start() }
-            defer { for instance in instances where instance.isRunning { try? instance.stop(signal: SIGKILL) } }
+            defer { for instance in instances where instance.isRunning { _ = try? instance.stop(signal: SIGKILL) } }
 
             var roles: [String?] = []
             try await Self.waitFor("one active generator and one standing by") {
@@ -87,7 +87,7 @@ struct SeveralInstancesTests {
             let folders = [base.appending(path: "a"), base.appending(path: "b")]
             let instances = [Self.run(url, folder: folders[0], log: base.path + "/a.log"), Self.run(url, folder: folders[1], log: base.path + "/b.log")]
             for instance in instances { try await instance.start() }
-            defer { for instance in instances where instance.isRunning { try? instance.stop() } }
+            defer { for instance in instances where instance.isRunning { _ = try? instance.stop() } }
             try await Self.waitFor("both instances generate their own folder") {
                 let (a, b) = (await Self.role(instances[0]), await Self.role(instances[1]))
                 return a == "active" && b == "active"

@@ -27,7 +27,7 @@ struct TLSTests {
                                          "--port", String(port), "--tls-cert", certificate, "--tls-key", key],
                                         port: port, log: setup.folder.path + ".tls.log")
             try await server.start()
-            defer { try? server.stop() }
+            defer { _ = try? server.stop() }
             // A client that trusts the certificate: curl with it as its CA.
             let out = setup.folder.path + ".curl"
             let curl = try ChildProcess.run(["/usr/bin/env", "curl", "-sS", "--cacert", certificate, "-o", out, "-w", "%{http_code}",

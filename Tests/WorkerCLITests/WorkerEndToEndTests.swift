@@ -76,7 +76,7 @@ struct WorkerEndToEndTests {
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
             let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
             try await server.start()
-            defer { try? server.stop() }
+            defer { _ = try? server.stop() }
             try await body(Setup(url: url, world: world, folder: replicas, server: server,
                                  annHome: folder.appending(path: "ann"), cyHome: folder.appending(path: "cy"),
                                  annToken: annToken, cyToken: cyToken, annTask: annTask, blueTask: blueTask))

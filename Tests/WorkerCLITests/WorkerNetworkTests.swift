@@ -54,39 +54,34 @@ struct WorkerNetworkTests {
     }
 
     @Test func aServerWhoseCentralStoreIsAwayEndsSyncWithExit69AndTheQueueIsSentLater() async throws {
-        let directory = URL(fileURLWithPath: "/tmp/tw-503-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        chmod(directory.path, 0o755)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let cluster = LocalCluster(.init(directory: directory.appending(path: "pg")))
-        _ = try cluster.ensureRunning()
-        defer { try? cluster.stop() }
-        let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
-        let (task, token) = try await CentralStore.withStore(url) { store in
-            try await Migrator().migrate(store)
-            let world = try await Fixtures.seed(store)
-            let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
-            return (task.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
+        try await PrivateCluster.with("503") { own in
+            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let (task, token) = try await CentralStore.withStore(url) { store in
+                try await Migrator().migrate(store)
+                let world = try await Fixtures.seed(store)
+                let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+                return (task.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
+            }
+            let replicas = directory.appending(path: "replicas")
+            try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
+            let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
+            try await server.start()
+            defer { _ = try? server.stop() }
+            let home = directory.appending(path: "ann")
+            #expect(try E2E.worker(home, "login", "--server", server.url, "--token", token).status == 0)
+
+            try cluster.stop()
+            #expect(try E2E.worker(home, "start", String(task)).status == 0)
+            let away = try E2E.worker(home, "sync")
+            #expect(away.status == 69, "\(away.stderr)")
+            #expect(away.stderr.contains("503") && away.stderr.contains("stay queued"), "\(away.stderr)")
+            #expect(try Self.queuedCount(home).contains("Queued: 1"))
+
+            _ = try cluster.ensureRunning()
+            let back = try E2E.worker(home, "sync")
+            #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
+            #expect(try Self.queuedCount(home).contains("Queued: 0"))
         }
-        let replicas = directory.appending(path: "replicas")
-        try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
-        let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
-        try await server.start()
-        defer { try? server.stop() }
-        let home = directory.appending(path: "ann")
-        #expect(try E2E.worker(home, "login", "--server", server.url, "--token", token).status == 0)
-
-        try cluster.stop()
-        #expect(try E2E.worker(home, "start", String(task)).status == 0)
-        let away = try E2E.worker(home, "sync")
-        #expect(away.status == 69, "\(away.stderr)")
-        #expect(away.stderr.contains("503") && away.stderr.contains("stay queued"), "\(away.stderr)")
-        #expect(try Self.queuedCount(home).contains("Queued: 1"))
-
-        _ = try cluster.ensureRunning()
-        let back = try E2E.worker(home, "sync")
-        #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
-        #expect(try Self.queuedCount(home).contains("Queued: 0"))
     }
 
     @Test func aWorkerWithOnlyTeamTasksChecksInAndKeepsGettingNewWork() async throws {
