@@ -83,4 +83,38 @@ struct RolesTests {
             }
         }
     }
+
+    /// A manager's own database role, bound to their person, acts as that person only.
+    @Test func aManagersBoundRoleCannotClaimToActForSomeoneElse() async throws {
+        try await TestDatabase.withFresh { url in
+            let role = "tw_mgr_" + UUID().uuidString.prefix(8).lowercased()
+            let (world, task) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
+                _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN IN ROLE teamwork_manager"))
+                _ = try await store.rows(PostgresQuery(unsafeSQL: "INSERT INTO actor_roles VALUES ('\(role)', \(world.manager.id))"))
+                return (world, task)
+            }
+            var asManager = url
+            asManager.username = role
+            await #expect(throws: TeamworkError.self, "naming someone else is refused") {
+                try await CentralStore.withStore(asManager, actorID: world.ann.id) { store in
+                    _ = try await store.updateTask(id: task.id, try TaskChanges(title: "forged"))
+                }
+            }
+            try await CentralStore.withStore(asManager) { store in
+                _ = try await store.updateTask(id: task.id, try TaskChanges(title: "by the manager"))
+            }
+            let (history, title) = try await CentralStore.withStore(url) { store in
+                (try await store.history(taskID: task.id), try await store.task(id: task.id).title)
+            }
+            #expect(title == "by the manager")
+            #expect(history.last?.actorID == world.manager.id, "naming no one records the bound person")
+            #expect(!history.contains { $0.actorID == world.ann.id })
+            try await CentralStore.withStore(url) { store in
+                _ = try await store.rows(PostgresQuery(unsafeSQL: "DELETE FROM actor_roles"))
+                _ = try await store.rows(PostgresQuery(unsafeSQL: "DROP ROLE \(role)"))
+            }
+        }
+    }
 }
