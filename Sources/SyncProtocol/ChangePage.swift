@@ -28,7 +28,12 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var completionNote: String?
         public var rowVersion: Int64
 
-        public init(id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?, locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int, status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?, rowVersion: Int64) {
+        public init(
+            id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
+            locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int,
+            status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
+            rowVersion: Int64
+        ) {
             self.id = id
             self.title = title
             self.description = description
@@ -78,7 +83,10 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var country: String
         public var rowVersion: Int64
 
-        public init(id: Int64, name: String, latitude: Double, longitude: Double, elevation: Double?, street: String, city: String, region: String, postalCode: String, country: String, rowVersion: Int64) {
+        public init(
+            id: Int64, name: String, latitude: Double, longitude: Double, elevation: Double?, street: String,
+            city: String, region: String, postalCode: String, country: String, rowVersion: Int64
+        ) {
             self.id = id
             self.name = name
             self.latitude = latitude
@@ -119,7 +127,10 @@ public struct ChangePage: Sendable, Codable, Equatable {
     public var locations: [Location]
     public var deleted: [Deletion]
 
-    public init(epoch: String, refetch: Bool, since: Int64, upTo: Int64, more: Bool, tasks: [Task], members: [Member], locations: [Location], deleted: [Deletion]) {
+    public init(
+        epoch: String, refetch: Bool, since: Int64, upTo: Int64, more: Bool, tasks: [Task], members: [Member],
+        locations: [Location], deleted: [Deletion]
+    ) {
         self.epoch = epoch
         self.refetch = refetch
         self.since = since

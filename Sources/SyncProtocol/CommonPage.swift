@@ -12,7 +12,9 @@ public struct CommonPage: Sendable, Codable, Equatable {
         public var avatarURL: String?
         public var rowVersion: Int64
 
-        public init(id: Int64, firstName: String, lastName: String, role: String, avatarURL: String?, rowVersion: Int64) {
+        public init(
+            id: Int64, firstName: String, lastName: String, role: String, avatarURL: String?, rowVersion: Int64
+        ) {
             self.id = id
             self.firstName = firstName
             self.lastName = lastName
@@ -64,7 +66,10 @@ public struct CommonPage: Sendable, Codable, Equatable {
         public var country: String
         public var rowVersion: Int64
 
-        public init(id: Int64, kind: String, personID: Int64?, name: String, latitude: Double, longitude: Double, street: String, city: String, country: String, rowVersion: Int64) {
+        public init(
+            id: Int64, kind: String, personID: Int64?, name: String, latitude: Double, longitude: Double,
+            street: String, city: String, country: String, rowVersion: Int64
+        ) {
             self.id = id
             self.kind = kind
             self.personID = personID
@@ -90,7 +95,10 @@ public struct CommonPage: Sendable, Codable, Equatable {
     /// Removed rows; a membership's id packs team and person as team * 2^32 + person.
     public var deleted: [ChangePage.Deletion]
 
-    public init(epoch: String, refetch: Bool, since: Int64, upTo: Int64, more: Bool, people: [Person], teams: [Team], memberships: [Membership], locations: [Location], deleted: [ChangePage.Deletion]) {
+    public init(
+        epoch: String, refetch: Bool, since: Int64, upTo: Int64, more: Bool, people: [Person], teams: [Team],
+        memberships: [Membership], locations: [Location], deleted: [ChangePage.Deletion]
+    ) {
         self.epoch = epoch
         self.refetch = refetch
         self.since = since
