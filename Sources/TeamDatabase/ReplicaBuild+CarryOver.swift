@@ -7,6 +7,9 @@ import Glibc
 
 /// What a new file takes over from the file it replaces.
 extension ReplicaBuild {
+    /// How long, in seconds, a rebuilt file keeps a refused worker change: 30 days.
+    static let refusedChangesKeptFor = 30 * 86_400
+
     /// Carries over into `db`, from the file being replaced, what only that
     /// file knows: worker changes not yet applied to the master, and the
     /// field's view of the tasks wherever the master has not changed those
@@ -33,6 +36,9 @@ extension ReplicaBuild {
                     (position, change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
                 SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at, \(rejection)
                 FROM previous.worker_changes
+                -- Refused changes are for managers to see, not to keep for ever: the listener has long
+                -- recorded them in the master's ledger (where conflicts stay until resolved).
+                WHERE \(rejection) IS NULL OR received_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000
                 """)
             try db.execute(sql: """
                 UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
