@@ -102,6 +102,29 @@ struct ListenerTests {
         }
     }
 
+    /// Written into a replica file as an older endpoint would have: the master
+    /// itself keeps changes from writing history on another team's task.
+    @Test func aChangeNamingAnotherTeamsTaskWritesNoHistoryThere() async throws {
+        try await ListenerWorld.with { world, store in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let foreign = [
+                RecordedWorkerChange(position: 1, changeID: "checkin-on-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
+                                     operation: "checkin", note: nil, madeAt: now, receivedAt: now, latitude: 1, longitude: 2),
+                RecordedWorkerChange(position: 2, changeID: "refused-on-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
+                                     operation: "complete", note: "spoofed", madeAt: now, receivedAt: now, rejection: "not in this replica"),
+                RecordedWorkerChange(position: 3, changeID: "complete-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
+                                     operation: "complete", note: "forged", madeAt: now, receivedAt: now),
+            ]
+            _ = try await store.applyFieldChanges(replica: world.red.name, source: "forged", foreign,
+                                                  cursor: ListenerCursor(position: 3, changeID: "complete-blue"))
+            let history = try await store.history(taskID: world.cyTask)
+            #expect(!history.contains { $0.fieldChangeID != nil }, "no history from red's file on blue's task: \(history.map(\.action))")
+            let task = try await store.task(id: world.cyTask)
+            #expect(task.status != .completed, "and the task is untouched")
+            #expect(try await store.conflicts().allSatisfy { $0.taskID == nil }, "the ledger keeps the changes, without the task")
+        }
+    }
+
     @Test func twoWorkersCompletingOneFreeTaskTheFirstWinsAndTheSecondIsShownToManagers() async throws {
         try await ListenerWorld.with { world, store in
             // In the field: Ann claims and completes first; Bo, offline, did the same and syncs later.
