@@ -9,11 +9,14 @@ import TeamworkModel
 /// reason; a change id seen before is accepted again without being applied twice.
 struct ReplicaPushes: Sendable {
     let configuration: SyncServer.Configuration
-    let store: SharedStore
+    /// Which replicas the caller may use: the read side's rules.
+    let pulls: ReplicaPulls
+    /// Made (and its folder checked) once, not per request.
+    let directory: ReplicaDirectory
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
         let person = try context.requirePerson()
-        let replica = try await ReplicaPulls(configuration: configuration, store: store).replica(named: context, person: person)
+        let replica = try await pulls.replica(named: context, person: person)
         guard replica != .common else { throw HTTPError(.forbidden, message: "the common replica is read-only") }
         let body: ByteBuffer
         do {
@@ -34,7 +37,7 @@ struct ReplicaPushes: Sendable {
         guard pushed.changes.count <= PushRequest.maximumChanges else {
             throw HTTPError(.badRequest, message: "a push holds at most \(PushRequest.maximumChanges) changes")
         }
-        let directory = try ReplicaDirectory(configuration.replicasDirectory)
+        let directory = self.directory
         guard directory.exists(replica) else {
             throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
         }

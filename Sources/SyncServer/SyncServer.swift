@@ -65,7 +65,7 @@ public enum SyncServer {
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
         return Application(
-            router: makeRouter(configuration, store: store),
+            router: try makeRouter(configuration, store: store),
             server: try serverBuilder(configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
             services: [store] + services,
@@ -93,7 +93,7 @@ public enum SyncServer {
         }
     }
 
-    static func makeRouter(_ configuration: Configuration, store: SharedStore) -> Router<SyncRequestContext> {
+    static func makeRouter(_ configuration: Configuration, store: SharedStore) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.get("/health") { _, _ -> EditedResponse<Health> in
             guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
@@ -108,7 +108,8 @@ public enum SyncServer {
             }
         }
         let pulls = ReplicaPulls(configuration: configuration, store: store)
-        let pushes = ReplicaPushes(configuration: configuration, store: store)
+        let pushes = ReplicaPushes(configuration: configuration, pulls: pulls,
+                                   directory: try ReplicaDirectory(configuration.replicasDirectory))
         router.group("v1")
             .add(middleware: TokenAuthenticator(store: store, limit: configuration.maximumRequestsPerPerson))
             .get("replicas", use: pulls.list)
