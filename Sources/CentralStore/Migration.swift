@@ -12,9 +12,12 @@ public struct Migration: Sendable, Equatable {
 
     /// A fingerprint of the text: a shipped migration must never change, and
     /// `db status` reports one whose text differs from what was applied.
-    public var checksum: String {
+    public var checksum: String { Self.checksum(of: sql) }
+
+    /// FNV-1a of the text's UTF-8, as 16 hex digits.
+    static func checksum(of text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
+        for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }

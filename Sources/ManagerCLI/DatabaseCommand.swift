@@ -21,8 +21,11 @@ struct DatabaseCommand: AsyncParsableCommand {
             if applied.isEmpty {
                 Output.line("The database schema is up to date.")
             } else {
-                for migration in applied {
+                for migration in applied.migrations {
                     Output.line(String(format: "applied %04d_%@", migration.version, migration.name))
+                }
+                for function in applied.functions {
+                    Output.line("replaced function \(function.name)")
                 }
             }
         }
@@ -30,18 +33,18 @@ struct DatabaseCommand: AsyncParsableCommand {
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show which migrations are applied; exits 78 when some are pending or modified."
+            abstract: "Show which migrations and stored functions are applied; exits 78 when some are pending or modified."
         )
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let target = try await DatabaseTarget.resolve(explicit: connection.databaseURL, announce: Output.announce)
-            let entries = try await CentralStore.withStore(target.url) { store in
-                try await Migrator().status(store)
+            let (entries, functions) = try await CentralStore.withStore(target.url) { store in
+                (try await Migrator().status(store), try await Migrator().functionStatus(store))
             }
             if output.json {
-                try Output.json(entries)
+                try Output.json(Report(migrations: entries, functions: functions))
             } else {
                 Output.line("database: \(target.url.displayString)\(target.isLocalDefault ? " (local default)" : "")")
                 Output.table(["VERSION", "NAME", "APPLIED"], entries.map { entry in
@@ -51,12 +54,30 @@ struct DatabaseCommand: AsyncParsableCommand {
                     if entry.unknown { state += " (unknown to this tool: the database is newer)" }
                     return [String(format: "%04d", entry.version), entry.name, state]
                 })
+                Output.table(["FUNCTION", "APPLIED"], functions.map { function in
+                    let state = switch (function.pending, function.appliedAt) {
+                    case (false, let at): Output.date(at)
+                    case (true, nil): "pending"
+                    case (true, _): "pending (the database holds another text)"
+                    }
+                    return [function.name, state]
+                })
             }
             let pending = entries.filter { $0.appliedAt == nil }.count
             let modified = entries.filter(\.modified).count
-            if pending > 0 || modified > 0 {
-                throw TeamworkError(.configuration, "\(pending) pending and \(modified) modified migration(s)")
+            let newer = entries.contains(where: \.unknown)
+            let stale = newer ? 0 : functions.filter(\.pending).count
+            if pending > 0 || modified > 0 || stale > 0 {
+                throw TeamworkError(
+                    .configuration, "\(pending) pending and \(modified) modified migration(s), \(stale) stored function(s) to replace"
+                )
             }
+        }
+
+        /// `db status --json`.
+        struct Report: Encodable {
+            var migrations: [Migrator.Entry]
+            var functions: [Migrator.FunctionEntry]
         }
     }
 

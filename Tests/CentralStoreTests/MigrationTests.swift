@@ -14,7 +14,8 @@ struct MigrationTests {
                 await #expect(throws: TeamworkError.self) { try await Migrator().requireCurrent(store) }
 
                 let first = try await Migrator().migrate(store)
-                #expect(first.map(\.version) == Migration.embedded.map(\.version))
+                #expect(first.migrations.map(\.version) == Migration.embedded.map(\.version))
+                #expect(first.functions.map(\.name) == StoredFunction.embedded.map(\.name))
                 let second = try await Migrator().migrate(store)
                 #expect(second.isEmpty)
 
@@ -30,7 +31,7 @@ struct MigrationTests {
         try await TestDatabase.withFresh(migrated: false) { url in
             let applied = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<3 {
-                    group.addTask { try await CentralStore.withStore(url) { try await Migrator().migrate($0).count } }
+                    group.addTask { try await CentralStore.withStore(url) { try await Migrator().migrate($0).migrations.count } }
                 }
                 return try await group.reduce(0, +)
             }
@@ -69,6 +70,55 @@ struct MigrationTests {
         #expect(statements[1].contains("RETURN 1; END $$"))
         #expect(statements[2].hasSuffix("$body$ SELECT 'x;y' $body$"))
         #expect(statements[3] == "SELECT 'it''s; fine'")
+    }
+
+    @Test func aChangedStoredFunctionIsReplacedOnceByTheNextMigrateAndRequiredUntilThen() async throws {
+        try await TestDatabase.withStore { store in
+            var functions = StoredFunction.embedded
+            let index = try #require(functions.firstIndex { $0.name == "touch_updated_at" })
+            functions[index].sql = functions[index].sql.replacingOccurrences(
+                of: "NEW.updated_at := now();", with: "NEW.updated_at := now() - interval '1 day';")
+            let fixed = Migrator(functions: functions)
+
+            #expect(try await fixed.functionStatus(store).filter(\.pending).map(\.name) == ["touch_updated_at"])
+            await #expect(throws: TeamworkError.self) { try await fixed.requireCurrent(store) }
+
+            let applied = try await fixed.migrate(store)
+            #expect(applied.migrations.isEmpty)
+            #expect(applied.functions.map(\.name) == ["touch_updated_at"])
+            #expect(try await fixed.migrate(store).isEmpty)
+            try await fixed.requireCurrent(store)
+
+            // The database runs the new text: a team's updated_at is now a day behind.
+            let rows = try await store.rows(
+                "INSERT INTO teams (slug, name) VALUES ('t', 'T') RETURNING id")
+            let id = try rows[0].decode(Int64.self)
+            let lag = try await store.rows(
+                "UPDATE teams SET name = 'U' WHERE id = \(id) RETURNING extract(epoch FROM now() - updated_at)::float8")
+            #expect(try lag[0].decode(Double.self) > 3600)
+            // And the shipped tool sees its own text missing.
+            #expect(try await Migrator().functionStatus(store).filter(\.pending).map(\.name) == ["touch_updated_at"])
+        }
+    }
+
+    @Test func aNewerDatabaseKeepsItsFunctions() async throws {
+        try await TestDatabase.withStore { store in
+            var functions = StoredFunction.embedded
+            functions[0].sql += "\n-- older text\n"
+            let older = Migrator(migrations: Array(Migration.embedded.dropLast()), functions: functions)
+            #expect(try await older.migrate(store).isEmpty)
+            try await older.requireCurrent(store)
+            #expect(try await Migrator().functionStatus(store).allSatisfy { !$0.pending })
+        }
+    }
+
+    @Test func everyStoredFunctionHasItsOwnFileAndNoMigrationIsNeededToApplyIt() {
+        let names = StoredFunction.embedded.map(\.name)
+        #expect(names.count == Set(names).count)
+        #expect(names.contains("teamwork_apply_field_changes_in_replica"))
+        for function in StoredFunction.embedded {
+            #expect(function.sql.contains("CREATE OR REPLACE FUNCTION \(function.name)("), "\(function.name)")
+        }
     }
 
     @Test func everyShippedMigrationIsNumberedAndSplits() {

@@ -119,8 +119,11 @@ struct ManagerWorkflowTests {
             #expect(report.stdout.contains("Overdue:") && report.stdout.contains("Overdue") && report.stdout.contains("red"))
             let status = try tool("db", "status")
             #expect(status.stdout.contains("0001") && status.stdout.contains("core_schema"))
-            let entries = try Self.decode([Migrator.Entry].self, try tool("db", "status", "--json"))
-            #expect(entries.allSatisfy { $0.appliedAt != nil })
+            #expect(status.stdout.contains("teamwork_apply_field_changes"))
+            struct Status: Decodable { var migrations: [Migrator.Entry]; var functions: [Migrator.FunctionEntry] }
+            let entries = try Self.decode(Status.self, try tool("db", "status", "--json"))
+            #expect(entries.migrations.allSatisfy { $0.appliedAt != nil })
+            #expect(!entries.functions.isEmpty && entries.functions.allSatisfy { !$0.pending })
 
             try tool("task", "cancel", String(task.id))
             let reopened = try tool("task", "reopen", String(task.id))

@@ -1,0 +1,316 @@
+-- Applies one batch of worker changes read from one replica, in position order,
+-- and moves the cursor of p_source to (p_position, p_change_id), all in the
+-- caller's one statement. p_changes is a JSON array of objects with the columns
+-- of the replica's worker_changes (made_at and received_at in milliseconds).
+--
+-- The rules, in order (docs/listener.md explains them):
+--   rejected at sync          recorded, not applied
+--   task deleted              'deleted', not applied
+--   task cancelled            'cancelled', not applied: the manager's cancel wins
+--   complete                  applied unless already completed ('already_completed': the first
+--                             completion to reach the master wins); applied but flagged 'moved'
+--                             when the task left the replica's team meanwhile, 'reassigned' when a
+--                             manager gave it to someone else meanwhile
+--   start                     'moved', 'already_completed' or 'reassigned' when so, not applied
+--   reopen                    only the completer's own completion, else 'not_completed'
+--   claim                     only a free task of the replica's team ('moved', 'claimed_by_other',
+--                             'not_a_member')
+--   checkin                   the worker's last-known position, if newer
+-- Field times are the worker's, but never later than when the server received them.
+--
+-- The common case of a batch (one worker claiming, starting and completing a
+-- task, with nothing in the way) is applied as a few set-based statements, and
+-- only the rest change by change; outcomes are the same as change by change.
+-- Only teamwork_apply_field_changes calls it (after its own check).
+CREATE OR REPLACE FUNCTION teamwork_apply_field_changes_in_replica(
+    p_replica text, p_source text, p_changes jsonb, p_position bigint, p_change_id text)
+RETURNS TABLE (change_id text, task_id bigint, applied boolean, conflict text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    c         record;
+    t         public.tasks%ROWTYPE;
+    v_team    bigint;
+    v_person  bigint;
+    v_moved   boolean;
+    v_applied boolean;
+    v_changed boolean;
+    v_conflict text;
+    v_detail  text;
+    v_at      timestamptz;
+    v_batch   public.teamwork_worker_change[];
+    v_fast    public.teamwork_worker_change[];
+    v_rest    public.teamwork_worker_change[];
+    v_plan    jsonb;
+BEGIN
+    IF p_replica ~ '^team-[0-9]+$' THEN
+        v_team := substr(p_replica, 6)::bigint;
+    ELSIF p_replica ~ '^person-[0-9]+$' THEN
+        v_person := substr(p_replica, 8)::bigint;
+    ELSE
+        RAISE EXCEPTION 'not a team or personal replica: %', p_replica USING ERRCODE = '22023';
+    END IF;
+
+    -- Exactly once: a change already in the ledger was taken in before.
+    SELECT coalesce(array_agg(x ORDER BY x.position), '{}') INTO v_batch
+      FROM jsonb_populate_recordset(NULL::public.teamwork_worker_change, p_changes) x
+     WHERE NOT EXISTS (SELECT 1 FROM public.field_changes f WHERE f.person_id = x.person_id AND f.change_id = x.change_id);
+
+    -- The batch's tasks, locked in one go (in id order: no deadlock with another batch).
+    PERFORM 1 FROM public.tasks WHERE id IN (SELECT b.task_id FROM unnest(v_batch) b) ORDER BY id FOR UPDATE;
+
+    -- The common case, in bulk: everything the batch holds about a task is one
+    -- worker's plain run of work on it (a claim first, if the task was free,
+    -- then starts, then perhaps a completion, last), the task is still this
+    -- replica's, neither completed nor cancelled, and the worker is its assignee
+    -- (or, claiming it, a member of the team). Applied one by one, each of
+    -- those changes would be applied with no conflict, so the task's end state
+    -- is known and is written with one UPDATE for all such tasks.
+    WITH per_task AS (
+        SELECT b.task_id,
+               bool_and(b.rejection IS NULL AND b.operation IN ('claim', 'start', 'complete')) AS plain,
+               count(*) FILTER (WHERE b.operation = 'claim') AS claims,
+               min(b.position) FILTER (WHERE b.operation = 'claim') AS claimed_at,
+               count(*) FILTER (WHERE b.operation = 'complete') AS completions,
+               max(b.position) FILTER (WHERE b.operation = 'complete') AS completed_at,
+               min(b.position) AS first_at, max(b.position) AS last_at,
+               min(b.person_id) AS person, max(b.person_id) AS last_person
+          FROM unnest(v_batch) b WHERE b.task_id IS NOT NULL GROUP BY b.task_id
+    ), fast AS (
+        SELECT p.task_id FROM per_task p JOIN public.tasks t ON t.id = p.task_id
+         WHERE p.plain AND p.person = p.last_person
+           AND (p.completions = 0 OR (p.completions = 1 AND p.completed_at = p.last_at))
+           AND (t.status IN ('open', 'assigned') OR (t.status = 'in_progress' AND t.started_at IS NOT NULL))
+           AND CASE WHEN v_team IS NOT NULL THEN t.team_id = v_team
+                    ELSE t.team_id IS NULL AND t.assignee_id = v_person END
+           AND CASE WHEN p.claims = 0 THEN t.assignee_id = p.person
+                    ELSE p.claims = 1 AND p.claimed_at = p.first_at AND v_team IS NOT NULL
+                         AND (t.assignee_id = p.person
+                              OR (t.assignee_id IS NULL AND EXISTS (SELECT 1 FROM public.team_memberships m
+                                                                     WHERE m.team_id = v_team AND m.person_id = p.person)))
+               END
+    )
+    SELECT coalesce(array_agg(b ORDER BY b.position) FILTER (WHERE f.task_id IS NOT NULL), '{}'),
+           coalesce(array_agg(b ORDER BY b.position) FILTER (WHERE f.task_id IS NULL), '{}')
+      INTO v_fast, v_rest
+      FROM unnest(v_batch) b LEFT JOIN fast f ON f.task_id = b.task_id;
+
+    IF cardinality(v_fast) > 0 THEN
+        -- Per task: its end state, and the one change that carries the update
+        -- (its history entry, as the task's `updated` entry): the completion if
+        -- any, else the first start if the task was not in progress, else the
+        -- claim if the task was free. An earlier change that would have changed
+        -- the task on its own (the claim, the first start) is folded into that
+        -- update: the master goes from free to completed in one step, as any
+        -- reader would have seen it anyway, and the task is written once.
+        WITH runs AS (
+            SELECT b.task_id, min(b.person_id) AS person,
+                   (array_agg(b ORDER BY b.position) FILTER (WHERE b.operation = 'claim'))[1] AS claim,
+                   (array_agg(b ORDER BY b.position) FILTER (WHERE b.operation = 'start'))[1] AS start,
+                   (array_agg(b ORDER BY b.position) FILTER (WHERE b.operation = 'complete'))[1] AS done
+              FROM unnest(v_fast) b GROUP BY b.task_id
+        ), plans AS (
+            SELECT r.task_id, r.person,
+                   (r.claim).change_id IS NOT NULL AND t.assignee_id IS NULL AS claims,
+                   (r.start).change_id IS NOT NULL AND t.status <> 'in_progress' AS starts,
+                   (r.done).change_id IS NOT NULL AS completes,
+                   r.claim, r.start, r.done,
+                   least(to_timestamp((r.start).made_at / 1000.0), to_timestamp((r.start).received_at / 1000.0)) AS started,
+                   least(to_timestamp((r.done).made_at / 1000.0), to_timestamp((r.done).received_at / 1000.0)) AS finished
+              FROM runs r JOIN public.tasks t ON t.id = r.task_id
+        )
+        SELECT jsonb_object_agg(p.task_id, jsonb_strip_nulls(jsonb_build_object(
+                   'change', CASE WHEN p.completes THEN (p.done).change_id WHEN p.starts THEN (p.start).change_id
+                                  ELSE (p.claim).change_id END,
+                   'operation', CASE WHEN p.completes THEN 'complete' WHEN p.starts THEN 'start' ELSE 'claim' END,
+                   'actor', p.person,
+                   'assignee', CASE WHEN p.claims THEN p.person END,
+                   'status', CASE WHEN p.completes THEN 'completed' WHEN p.starts THEN 'in_progress' END,
+                   'started', CASE WHEN p.completes THEN coalesce(p.started, p.finished) WHEN p.starts THEN p.started END,
+                   'completed', CASE WHEN p.completes THEN p.finished END,
+                   'note', CASE WHEN p.completes THEN coalesce((p.done).note, '') END,
+                   'folded', to_jsonb(array_remove(ARRAY[CASE WHEN p.claims AND (p.starts OR p.completes)
+                                                              THEN (p.claim).change_id END,
+                                                         CASE WHEN p.starts AND p.completes
+                                                              THEN (p.start).change_id END], NULL)))))
+          INTO v_plan
+          FROM plans p WHERE p.claims OR p.starts OR p.completes;
+
+        -- The other changes, each with its own history entry: applied, and either
+        -- folded into the update or finding the task as it asked already.
+        INSERT INTO public.task_history (task_id, action, actor_id, changes, field_change_id)
+        SELECT b.task_id, 'field_change', b.person_id,
+               jsonb_build_object('operation', jsonb_build_object('old', NULL, 'new', b.operation),
+                                  'applied', jsonb_build_object('old', NULL, 'new', true))
+               || CASE WHEN b.note IS NULL THEN '{}'::jsonb
+                       ELSE jsonb_build_object('note', jsonb_build_object('old', NULL, 'new', b.note)) END
+               || CASE WHEN coalesce(v_plan -> b.task_id::text -> 'folded' ? b.change_id, false)
+                       THEN jsonb_build_object('detail', jsonb_build_object('old', NULL,
+                                'new', format('applied with the %s that followed it in the same batch',
+                                              CASE v_plan -> b.task_id::text ->> 'operation'
+                                                   WHEN 'complete' THEN 'completion' ELSE 'start' END)))
+                       ELSE '{}'::jsonb END,
+               b.change_id
+          FROM unnest(v_fast) b
+         WHERE (v_plan -> b.task_id::text ->> 'change') IS DISTINCT FROM b.change_id
+         ORDER BY b.position;
+
+        IF v_plan IS NOT NULL THEN
+            PERFORM set_config('teamwork.field_changes', v_plan::text, true);
+            UPDATE public.tasks t
+               SET assignee_id = coalesce((e.value ->> 'assignee')::bigint, t.assignee_id),
+                   status = coalesce(e.value ->> 'status', t.status),
+                   started_at = coalesce(t.started_at, (e.value ->> 'started')::timestamptz),
+                   completed_at = coalesce((e.value ->> 'completed')::timestamptz, t.completed_at),
+                   completed_by = CASE WHEN e.value ? 'completed' THEN (e.value ->> 'actor')::bigint ELSE t.completed_by END,
+                   completion_note = coalesce(e.value ->> 'note', t.completion_note)
+              FROM jsonb_each(v_plan) e WHERE t.id = e.key::bigint;
+            PERFORM set_config('teamwork.field_changes', '', true);
+        END IF;
+
+        INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
+                                   made_at, received_at, applied, conflict, detail)
+        SELECT p_replica, b.position, b.change_id, b.person_id, b.task_id, b.operation, b.note, b.latitude, b.longitude,
+               to_timestamp(b.made_at / 1000.0), to_timestamp(b.received_at / 1000.0), true, NULL, NULL
+          FROM unnest(v_fast) b ORDER BY b.position;
+
+        RETURN QUERY SELECT b.change_id, b.task_id, true, NULL::text FROM unnest(v_fast) b;
+    END IF;
+
+    -- Everything else, change by change.
+    FOR c IN SELECT * FROM unnest(v_rest) x ORDER BY x.position
+    LOOP
+
+        v_applied := false;
+        v_changed := false;
+        v_conflict := NULL;
+        v_detail := NULL;
+        v_at := least(to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0));
+        PERFORM set_config('teamwork.actor_id', c.person_id::text, true);
+        PERFORM set_config('teamwork.field_change', c.change_id, true);
+
+        IF c.rejection IS NOT NULL THEN
+            v_conflict := 'rejected';
+            v_detail := c.rejection;
+        ELSIF c.operation = 'checkin' THEN
+            UPDATE public.people SET last_seen_at = v_at
+             WHERE id = c.person_id AND (last_seen_at IS NULL OR last_seen_at < v_at);
+            IF FOUND THEN
+                INSERT INTO public.locations (kind, person_id, latitude, longitude)
+                VALUES ('person', c.person_id, c.latitude, c.longitude)
+                ON CONFLICT (person_id) WHERE kind = 'person'
+                DO UPDATE SET latitude = excluded.latitude, longitude = excluded.longitude, updated_at = now();
+            END IF;
+            v_applied := true;
+        ELSE
+            SELECT * INTO t FROM public.tasks WHERE id = c.task_id FOR UPDATE;
+            IF NOT FOUND THEN
+                v_conflict := 'deleted';
+                v_detail := 'the task was deleted before the change reached the master';
+            ELSIF t.status = 'cancelled' THEN
+                v_conflict := 'cancelled';
+                v_detail := 'the task was cancelled; the cancellation stands';
+            ELSE
+                v_moved := CASE WHEN v_team IS NOT NULL THEN t.team_id IS DISTINCT FROM v_team
+                                ELSE t.team_id IS NOT NULL OR t.assignee_id IS DISTINCT FROM v_person END;
+                IF c.operation = 'complete' THEN
+                    IF t.status = 'completed' THEN
+                        v_conflict := 'already_completed';
+                        v_detail := format('already completed by person %s at %s; this completion was not applied',
+                                           t.completed_by, t.completed_at);
+                    ELSE
+                        UPDATE public.tasks SET status = 'completed', completed_at = v_at, completed_by = c.person_id,
+                                         completion_note = coalesce(c.note, ''), started_at = coalesce(started_at, v_at)
+                         WHERE id = t.id;
+                        v_applied := true;
+                        v_changed := true;
+                        IF v_moved THEN
+                            v_conflict := 'moved';
+                            v_detail := format('completed in %s, but the task had moved to %s; applied', p_replica,
+                                               coalesce('team ' || t.team_id, 'person ' || t.assignee_id));
+                        ELSIF t.assignee_id IS DISTINCT FROM c.person_id THEN
+                            v_conflict := 'reassigned';
+                            v_detail := format('completed by person %s while assigned to %s; applied', c.person_id,
+                                               coalesce('person ' || t.assignee_id, 'nobody'));
+                        END IF;
+                    END IF;
+                ELSIF c.operation = 'start' THEN
+                    IF v_moved THEN
+                        v_conflict := 'moved';
+                        v_detail := format('started in %s, but the task had moved to %s', p_replica,
+                                           coalesce('team ' || t.team_id, 'person ' || t.assignee_id));
+                    ELSIF t.status = 'completed' THEN
+                        v_conflict := 'already_completed';
+                        v_detail := format('already completed by person %s at %s', t.completed_by, t.completed_at);
+                    ELSIF t.assignee_id IS DISTINCT FROM c.person_id THEN
+                        v_conflict := 'reassigned';
+                        v_detail := format('started by person %s while assigned to %s', c.person_id,
+                                           coalesce('person ' || t.assignee_id, 'nobody'));
+                    ELSE
+                        UPDATE public.tasks SET status = 'in_progress', started_at = coalesce(started_at, v_at) WHERE id = t.id;
+                        v_applied := true;
+                        v_changed := t.status <> 'in_progress';
+                    END IF;
+                ELSIF c.operation = 'reopen' THEN
+                    IF t.status <> 'completed' OR t.completed_by IS DISTINCT FROM c.person_id THEN
+                        v_conflict := 'not_completed';
+                        v_detail := 'the master does not hold this worker''s completion to reopen';
+                    ELSE
+                        UPDATE public.tasks SET status = CASE WHEN started_at IS NOT NULL THEN 'in_progress'
+                                                       WHEN assignee_id IS NULL THEN 'open' ELSE 'assigned' END,
+                                         completed_at = NULL, completed_by = NULL, completion_note = NULL
+                         WHERE id = t.id;
+                        v_applied := true;
+                        v_changed := true;
+                    END IF;
+                ELSIF c.operation = 'claim' THEN
+                    IF v_moved OR v_team IS NULL THEN
+                        v_conflict := 'moved';
+                        v_detail := format('claimed in %s, but the task is no longer that team''s', p_replica);
+                    ELSIF t.assignee_id = c.person_id THEN
+                        v_applied := true;
+                    ELSIF t.assignee_id IS NOT NULL THEN
+                        v_conflict := 'claimed_by_other';
+                        v_detail := format('already assigned to person %s', t.assignee_id);
+                    ELSIF NOT EXISTS (SELECT 1 FROM public.team_memberships m WHERE m.team_id = v_team AND m.person_id = c.person_id) THEN
+                        v_conflict := 'not_a_member';
+                        v_detail := format('person %s is no longer a member of team %s', c.person_id, v_team);
+                    ELSE
+                        UPDATE public.tasks SET assignee_id = c.person_id WHERE id = t.id;
+                        v_applied := true;
+                        v_changed := true;
+                    END IF;
+                END IF;
+            END IF;
+        END IF;
+
+        INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
+                                   made_at, received_at, applied, conflict, detail)
+        VALUES (p_replica, c.position, c.change_id, c.person_id, c.task_id, c.operation, c.note, c.latitude, c.longitude,
+                to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), v_applied, v_conflict, v_detail);
+
+        -- Every change about a task leaves one history entry: the update it made,
+        -- or, when it changed nothing, an entry saying what came in and why.
+        IF c.task_id IS NOT NULL AND NOT v_changed THEN
+            INSERT INTO public.task_history (task_id, action, actor_id, changes, field_change_id)
+            SELECT c.task_id, 'field_change', c.person_id, jsonb_object_agg(k, jsonb_build_object('old', NULL, 'new', v)),
+                   c.change_id
+              FROM (VALUES ('operation', to_jsonb(c.operation)), ('applied', to_jsonb(v_applied)),
+                           ('conflict', to_jsonb(v_conflict)), ('detail', to_jsonb(v_detail)), ('note', to_jsonb(c.note))
+                   ) AS entry (k, v)
+             WHERE v IS NOT NULL;
+        END IF;
+
+        change_id := c.change_id;
+        task_id := c.task_id;
+        applied := v_applied;
+        conflict := v_conflict;
+        RETURN NEXT;
+    END LOOP;
+
+    PERFORM set_config('teamwork.field_change', '', true);
+    INSERT INTO public.listener_cursors AS lc (source, position, change_id) VALUES (p_source, p_position, p_change_id)
+    ON CONFLICT (source) DO UPDATE SET position = excluded.position, change_id = excluded.change_id, updated_at = now();
+END
+$$;
+REVOKE ALL ON FUNCTION teamwork_apply_field_changes_in_replica(text, text, jsonb, bigint, text) FROM PUBLIC, teamwork_service;
