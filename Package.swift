@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "TeamworkModel", "CentralStore", "TeamDatabase",
+                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -204,7 +204,7 @@ let package = Package(
             name: "WorkerCLITests",
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
-                "WorkerClient", "teamwork-worker", "teamwork-service",
+                "WorkerClient", "EventListener", "teamwork-worker", "teamwork-service",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

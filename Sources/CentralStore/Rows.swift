@@ -6,7 +6,7 @@ import TeamworkModel
 /// record selects the same columns in the same order.
 enum Columns {
     static let person = "p.id, p.first_name, p.last_name, p.email, p.role, p.avatar_url, p.default_team_id, p.created_at, p.updated_at, p.last_seen_at"
-    static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at"
+    static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at, t.shares_positions"
     static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at"
     static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version"
 }
@@ -50,7 +50,8 @@ extension Team {
             color: try r[4].decode(String?.self),
             createdBy: try r[5].decode(Int64?.self),
             createdAt: try r[6].decode(Date.self),
-            updatedAt: try r[7].decode(Date.self)
+            updatedAt: try r[7].decode(Date.self),
+            sharesPositions: try r[8].decode(Bool.self)
         )
     }
 }

@@ -17,10 +17,11 @@ struct TeamCommand: AsyncParsableCommand {
         @Option(help: "Display name.") var name: String
         @Option(help: "What the team does.") var description: String = ""
         @Option(help: "Colour as #rrggbb.") var color: String?
+        @Flag(help: "Members see each other's last-known positions (managers always do).") var sharePositions = false
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let new = try NewTeam(slug: slug, name: name, description: description, color: color)
+            let new = try NewTeam(slug: slug, name: name, description: description, color: color, sharesPositions: sharePositions)
             let team = try await connection.withStore { try await $0.addTeam(new) }
             if output.json { try Output.json(team) } else { Output.line("Added team \(team.id): \(team.slug)") }
         }
@@ -68,7 +69,9 @@ struct TeamCommand: AsyncParsableCommand {
             let t = details.team
             Output.details([
                 ("id", String(t.id)), ("slug", t.slug), ("name", t.name), ("description", t.description),
-                ("color", t.color ?? "-"), ("created", Output.date(t.createdAt)), ("updated", Output.date(t.updatedAt)),
+                ("color", t.color ?? "-"),
+                ("positions", t.sharesPositions ? "shared with members" : "managers only"),
+                ("created", Output.date(t.createdAt)), ("updated", Output.date(t.updatedAt)),
             ])
             Output.line()
             Output.table(["MEMBER", "NAME", "ROLE", "JOINED"], details.members.map {
@@ -86,6 +89,8 @@ struct TeamCommand: AsyncParsableCommand {
         @Option var description: String?
         @Option(help: "Colour as #rrggbb.") var color: String?
         @Flag(help: "Remove the colour.") var clearColor = false
+        @Flag(inversion: .prefixedNo, help: "Whether members see each other's last-known positions (managers always do).")
+        var sharePositions: Bool?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
@@ -94,7 +99,8 @@ struct TeamCommand: AsyncParsableCommand {
 
         func run() async throws {
             let changes = try TeamChanges(
-                slug: slug, name: name, description: description, color: clearColor ? .some(nil) : color.map { .some($0) }
+                slug: slug, name: name, description: description, color: clearColor ? .some(nil) : color.map { .some($0) },
+                sharesPositions: sharePositions
             )
             guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
             let updated = try await connection.withStore { store in

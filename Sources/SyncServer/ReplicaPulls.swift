@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import Hummingbird
+import SyncProtocol
 import TeamDatabase
 import TeamworkModel
 
@@ -24,6 +25,18 @@ struct ReplicaPulls: Sendable {
                              available: exists(.person(person.id))))
         entries.append(ReplicaListing.Entry(name: "common", kind: "common", id: nil, slug: nil, title: "Common data", available: exists(.common)))
         return ReplicaListing(person: person.id, replicas: entries)
+    }
+
+    /// `GET /v1/positions`: the caller's own last-known position, and their
+    /// teammates' in teams that share positions; read from the master on each
+    /// request, so a team that stops sharing stops at once.
+    @Sendable func positions(_ request: Request, context: SyncRequestContext) async throws -> PositionListing {
+        let person = try context.requirePerson()
+        let rows = try await store.run { try await $0.positions(visibleTo: person.id) }
+        return PositionListing(person: person.id, positions: rows.map {
+            PositionListing.Entry(person: $0.personID, teams: $0.teamIDs, latitude: $0.latitude, longitude: $0.longitude,
+                                  reportedAt: $0.reportedAt)
+        })
     }
 
     /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=`.
@@ -102,3 +115,4 @@ extension SyncRequestContext {
 }
 
 extension ReplicaListing: ResponseEncodable {}
+extension PositionListing: ResponseEncodable {}

@@ -15,6 +15,7 @@ import TeamworkModel
 ///     GET /v1/replicas                              the caller's replicas
 ///     GET /v1/replicas/{name}/changes?epoch=&since=&limit=
 ///     POST /v1/replicas/{name}/changes              {"changes": [...]}
+///     GET /v1/positions                             the last-known positions the caller may see
 ///
 /// Requests carry `Authorization: Bearer tw_...` (a token from
 /// `teamwork-manager person token issue`). No or a bad token: 401. A replica
@@ -113,6 +114,7 @@ public enum SyncServer {
         router.group("v1")
             .add(middleware: TokenAuthenticator(store: store, limit: configuration.maximumRequestsPerPerson))
             .get("replicas", use: pulls.list)
+            .get("positions", use: pulls.positions)
             .get("replicas/:name/changes", use: pulls.changes)
             .post("replicas/:name/changes", use: pushes.push)
         return router

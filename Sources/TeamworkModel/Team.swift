@@ -12,10 +12,12 @@ public struct Team: Sendable, Codable, Equatable, Identifiable {
     public var createdBy: Int64?
     public var createdAt: Date
     public var updatedAt: Date
+    /// Members see each other's last-known positions; managers always do.
+    public var sharesPositions: Bool
 
     public init(
         id: Int64, slug: String, name: String, description: String, color: String?,
-        createdBy: Int64?, createdAt: Date, updatedAt: Date
+        createdBy: Int64?, createdAt: Date, updatedAt: Date, sharesPositions: Bool = false
     ) {
         self.id = id
         self.slug = slug
@@ -25,6 +27,7 @@ public struct Team: Sendable, Codable, Equatable, Identifiable {
         self.createdBy = createdBy
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.sharesPositions = sharesPositions
     }
 }
 
@@ -34,12 +37,14 @@ public struct NewTeam: Sendable, Equatable {
     public var name: String
     public var description: String
     public var color: String?
+    public var sharesPositions: Bool
 
-    public init(slug: String, name: String, description: String = "", color: String? = nil) throws {
+    public init(slug: String, name: String, description: String = "", color: String? = nil, sharesPositions: Bool = false) throws {
         self.slug = try Validate.slug(slug)
         self.name = try Validate.name(name, field: "team name")
         self.description = description
         self.color = try color.map(Validate.color)
+        self.sharesPositions = sharesPositions
     }
 }
 
@@ -50,8 +55,11 @@ public struct TeamChanges: Sendable, Equatable {
     public var description: String?
     /// `.some(nil)` clears the colour.
     public var color: String??
+    public var sharesPositions: Bool?
 
-    public init(slug: String? = nil, name: String? = nil, description: String? = nil, color: String?? = nil) throws {
+    public init(slug: String? = nil, name: String? = nil, description: String? = nil, color: String?? = nil,
+                sharesPositions: Bool? = nil) throws {
+        self.sharesPositions = sharesPositions
         self.slug = try slug.map(Validate.slug)
         self.name = try name.map { try Validate.name($0, field: "team name") }
         self.description = description
@@ -62,7 +70,7 @@ public struct TeamChanges: Sendable, Equatable {
         }
     }
 
-    public var isEmpty: Bool { slug == nil && name == nil && description == nil && color == nil }
+    public var isEmpty: Bool { slug == nil && name == nil && description == nil && color == nil && sharesPositions == nil }
 }
 
 /// A person's place in a team.

@@ -54,6 +54,12 @@ public struct LocalStore: Sendable {
                 ALTER TABLE outbox ADD COLUMN last_error TEXT;
                 """)
         }
+        migrator.registerMigration("v3: positions the worker may see") { db in
+            try db.execute(sql: """
+                CREATE TABLE positions (person_id INTEGER PRIMARY KEY, teams TEXT NOT NULL, latitude REAL NOT NULL,
+                    longitude REAL NOT NULL, reported_at INTEGER NOT NULL);
+                """)
+        }
         return migrator
     }
 

@@ -69,6 +69,10 @@ public struct SyncClient: Sendable {
         return try await request("GET", path, as: CommonPage.self)
     }
 
+    func positions() async throws -> PositionListing {
+        try await request("GET", "v1/positions", as: PositionListing.self)
+    }
+
     func push(_ changes: [WorkerChange], to replica: String) async throws -> [WorkerChangeResult] {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601

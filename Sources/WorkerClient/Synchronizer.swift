@@ -67,6 +67,11 @@ public struct Synchronizer: Sendable {
                 report.problems.append("\(local.title) not pulled: \(failure.message)")
             }
         }
+        do {
+            try store.replacePositions(try await client.positions())
+        } catch let failure as SyncClient.Failure where failure.kind == .rejected {
+            report.problems.append("positions not fetched: \(failure.message)")
+        }
         try store.set("last_sync", ISODate.format(Date()))
         report.waiting = try store.pending().count
         if let serverTrouble {
