@@ -9,6 +9,8 @@ import TeamworkModel
 struct ReplicaPulls: Sendable {
     let configuration: SyncServer.Configuration
     let store: SharedStore
+    /// Wakes the pulls that wait for a change (`wait=N`).
+    let watch: ReplicaWatch
 
     /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> ReplicaListing {
@@ -39,7 +41,7 @@ struct ReplicaPulls: Sendable {
         })
     }
 
-    /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=`.
+    /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=`.
     @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Page {
         let person = try context.requirePerson()
         let replica = try await replica(named: context, person: person)
@@ -55,20 +57,61 @@ struct ReplicaPulls: Sendable {
             }
             return value
         } ?? configuration.defaultPageSize
+        let wait = try query["wait"].map { text -> Duration in
+            let most = Int(configuration.maximumWait.components.seconds)
+            guard let value = Int(String(text)), (0...most).contains(value) else {
+                throw HTTPError(.badRequest, message: "wait must be a whole number of seconds between 0 and \(most)")
+            }
+            return .seconds(value)
+        } ?? .zero
         let epoch = query["epoch"].map(String.init)
-        let path = configuration.replicasDirectory.appending(path: replica.fileName).path
+        let path = path(of: replica)
         guard FileManager.default.fileExists(atPath: path) else {
             throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
         }
-        do {
-            if replica == .common {
-                return Page(page: try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) })
+        let read = { @Sendable () async throws -> (page: Page, upTo: Int64, refetch: Bool) in
+            do {
+                if replica == .common {
+                    let page = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
+                    return (Page(page: page), page.upTo, page.refetch)
+                }
+                let page = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
+                return (Page(page: page), page.upTo, page.refetch)
+            } catch {
+                context.logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
+                throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
             }
-            return Page(page: try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) })
-        } catch {
-            context.logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
-            throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
         }
+        // Live mode: a device that is current waits for its replica to change.
+        // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
+        let stamp = ReplicaWatch.Stamp(path: path)
+        let first = try await read()
+        guard wait > .zero, !first.refetch, first.upTo == since else { return first.page }
+        await watch.wait(path: path, from: stamp, timeout: wait)
+        try await recheck(context, replica: replica)
+        return try await read().page
+    }
+
+    /// After a wait, the caller's token and access are checked again: a token
+    /// revoked or a member removed while the pull waited gets no more data.
+    private func recheck(_ context: SyncRequestContext, replica: ReplicaID) async throws {
+        guard let token = context.token else { throw HTTPError(.unauthorized) }
+        let person: Person?
+        do {
+            person = try await store.run { try await $0.authenticate(secret: token) }
+        } catch {
+            throw HTTPError(.serviceUnavailable, message: "the central store is not available; try again")
+        }
+        guard let person, person.id == context.person?.id else {
+            context.logger.notice("refused: token revoked during a wait")
+            throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
+        }
+        try await requireAccess(person, to: replica, context: context)
+    }
+
+    /// Where a replica's file is; what the watch knows it by.
+    func path(of replica: ReplicaID) -> String {
+        configuration.replicasDirectory.appending(path: replica.fileName).path
     }
 
     /// The replica the `{name}` path parameter names, if the caller may use it

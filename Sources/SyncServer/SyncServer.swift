@@ -13,7 +13,7 @@ import TeamworkModel
 ///     GET /health                                   no sign-in; 503 when a part of the service is down
 ///     GET /metrics                                  no sign-in; Prometheus text (teamwork-service run)
 ///     GET /v1/replicas                              the caller's replicas
-///     GET /v1/replicas/{name}/changes?epoch=&since=&limit=
+///     GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=   wait: live mode, see docs/protocol.md
 ///     POST /v1/replicas/{name}/changes              {"changes": [...]}
 ///     GET /v1/positions                             the last-known positions the caller may see
 ///
@@ -36,6 +36,9 @@ public enum SyncServer {
         /// A connection that sends and receives nothing for this long is closed
         /// (a slow or vanished client does not hold it for ever).
         public var idleTimeout: Duration = .seconds(30)
+        /// The longest a pull may wait for its replica to change (`wait=N`); kept
+        /// below ``idleTimeout``, which would otherwise close a waiting connection.
+        public var maximumWait: Duration = .seconds(25)
         /// Requests one person may have in flight at once; more get 429.
         public var maximumRequestsPerPerson = 8
         /// Serve HTTPS with these files; plain HTTP when `nil` (loopback, or behind a TLS-terminating proxy).
@@ -65,11 +68,12 @@ public enum SyncServer {
                                        logger: Logger = Logger(label: "teamwork.sync"),
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
+        let watch = ReplicaWatch()
         return Application(
-            router: try makeRouter(configuration, store: store),
+            router: try makeRouter(configuration, store: store, watch: watch),
             server: try serverBuilder(configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
-            services: [store] + services,
+            services: [store, watch] + services,
             onServerRunning: { _ in await onServerRunning() },
             logger: logger
         )
@@ -94,7 +98,7 @@ public enum SyncServer {
         }
     }
 
-    static func makeRouter(_ configuration: Configuration, store: SharedStore) throws -> Router<SyncRequestContext> {
+    static func makeRouter(_ configuration: Configuration, store: SharedStore, watch: ReplicaWatch) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.get("/health") { _, _ -> EditedResponse<Health> in
             guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
@@ -108,7 +112,7 @@ public enum SyncServer {
                          body: .init(byteBuffer: ByteBuffer(string: metrics())))
             }
         }
-        let pulls = ReplicaPulls(configuration: configuration, store: store)
+        let pulls = ReplicaPulls(configuration: configuration, store: store, watch: watch)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls,
                                    directory: try ReplicaDirectory(configuration.replicasDirectory))
         router.group("v1")
@@ -135,6 +139,8 @@ public struct SyncRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``TokenAuthenticator`` for every request under `/v1`.
     public var person: Person?
+    /// The caller's token, checked again after a long wait (it may have been revoked meanwhile).
+    var token: String?
 
     public init(source: Source) {
         coreContext = .init(source: source)

@@ -44,6 +44,7 @@ struct TokenAuthenticator: RouterMiddleware {
         defer { inFlight.mutate { counts in counts[person.id] = counts[person.id].map { $0 > 1 ? $0 - 1 : nil } ?? nil } }
         var context = context
         context.person = person
+        context.token = secret
         context.logger[metadataKey: "person"] = "\(person.id)"
         return try await next(request, context)
     }

@@ -24,7 +24,8 @@ struct SyncServerTests {
     }
 
     /// A master with tasks in both teams, generated replicas, tokens for Ann (red) and Cy (blue).
-    func withServer(_ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void) async throws {
+    func withServer(_ mode: TestingSetup = .router,
+                    _ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void) async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "sync-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
@@ -41,7 +42,7 @@ struct SyncServerTests {
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             let app = try SyncServer.makeApplication(.init(databaseURL: url, replicasDirectory: folder), logger: Logger(label: "test"))
-            try await app.test(.router) { client in try await body(world, client) }
+            try await app.test(mode) { client in try await body(world, client) }
         }
     }
 

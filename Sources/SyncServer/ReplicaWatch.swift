@@ -1,0 +1,125 @@
+import Foundation
+import ServiceLifecycle
+import TeamworkModel
+
+/// Wakes long-polling pulls (`GET …/changes?wait=N`) when their replica file
+/// changes, whoever changed it: the generator in this process or another, a
+/// push to this server or to another instance sharing the folder.
+///
+/// One loop for the whole server looks at the files that have waiters every
+/// ``interval`` (one `stat` per file, however many devices wait on it) and
+/// wakes those whose file differs from what they read; a push through this
+/// server wakes its replica's waiters at once. A wait also ends at its
+/// deadline, on cancellation, and at shutdown: open waits never hold SIGTERM up.
+final class ReplicaWatch: Service, Sendable {
+    /// What identifies one state of a file: a commit changes its size or modification
+    /// time, and a rebuild swaps in a new inode.
+    struct Stamp: Equatable, Sendable {
+        var inode: UInt64
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            seconds = Int(info.st_mtim.tv_sec)
+            nanoseconds = Int(info.st_mtim.tv_nsec)
+        }
+    }
+
+    private struct Waiter {
+        var path: String
+        var stamp: Stamp?
+        var deadline: ContinuousClock.Instant
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct State {
+        var waiters: [Int: Waiter] = [:]
+        var nextID = 0
+        var closed = false
+    }
+
+    /// How often the files with waiters are looked at: the most a change waits to be noticed.
+    let interval: Duration
+    private let state = Locked(State())
+
+    init(interval: Duration = .milliseconds(100)) {
+        self.interval = interval
+    }
+
+    /// Open waits, for `/metrics` and tests.
+    var waiting: Int { state.value.waiters.count }
+
+    /// Returns once the file at `path` differs from `stamp` (taken before the
+    /// caller read it, so no change between reading and waiting is missed), once
+    /// `timeout` has passed, or when the task is cancelled or the server shuts down.
+    func wait(path: String, from stamp: Stamp?, timeout: Duration) async {
+        let id = state.mutate { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        let deadline = ContinuousClock.now + timeout
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let admitted = state.mutate { state -> Bool in
+                        guard !state.closed, !Task.isCancelled else { return false }
+                        state.waiters[id] = Waiter(path: path, stamp: stamp, deadline: deadline, continuation: continuation)
+                        return true
+                    }
+                    if !admitted { continuation.resume() }
+                }
+            } onCancel: {
+                self.wake { key, _ in key == id }
+            }
+        } onGracefulShutdown: {
+            self.wake { key, _ in key == id }
+        }
+    }
+
+    /// Wakes every waiter of one file now (a push through this server changed it).
+    func changed(path: String) {
+        wake { _, waiter in waiter.path == path }
+    }
+
+    /// Looks at the files with waiters until the server shuts down, then wakes every waiter.
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: interval)
+            look()
+        }
+        close()
+    }
+
+    func close() {
+        let all = state.mutate { state -> [Waiter] in
+            state.closed = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in all { waiter.continuation.resume() }
+    }
+
+    /// One look: a `stat` per file with waiters, then the waiters whose file changed or whose time is up.
+    func look() {
+        let paths = Set(state.value.waiters.values.map(\.path))
+        var stamps: [String: Stamp?] = [:]
+        for path in paths { stamps[path] = Stamp(path: path) }
+        let now = ContinuousClock.now
+        wake { _, waiter in
+            waiter.deadline <= now || (stamps[waiter.path].map { $0 != waiter.stamp } ?? false)
+        }
+    }
+
+    private func wake(where chosen: (Int, Waiter) -> Bool) {
+        let woken = state.mutate { state -> [Waiter] in
+            let ids = state.waiters.filter { chosen($0.key, $0.value) }.map(\.key)
+            return ids.compactMap { state.waiters.removeValue(forKey: $0) }
+        }
+        for waiter in woken { waiter.continuation.resume() }
+    }
+}

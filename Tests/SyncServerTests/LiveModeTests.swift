@@ -1,0 +1,158 @@
+import CentralStore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HummingbirdTesting
+import ReplicaGenerator
+import SyncProtocol
+import Testing
+import TeamworkModel
+
+/// `GET …/changes?wait=N`: a current device waits for its replica to change
+/// instead of asking again and again. Run live (a real HTTP server in process),
+/// so the server's services, the watch among them, run as in production.
+@Suite("Sync endpoint: live mode")
+struct LiveModeTests {
+    typealias Pulls = SyncServerTests
+
+    /// A request on a connection of its own (the test client has one connection,
+    /// which a waiting pull would hold): what a second device would send.
+    static func fetch(_ client: any TestClientProtocol, _ uri: String, token: String) async throws -> (status: Int, page: ChangePage?) {
+        let port = try #require(client.port)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(uri)")!, timeoutInterval: 60)
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        return (status, status == 200 ? try TeamworkJSON.decoder().decode(ChangePage.self, from: data) : nil)
+    }
+
+    /// Ann's current position in red's replica.
+    func current(_ world: SyncServerTests.World, _ client: any TestClientProtocol) async throws -> ChangePage {
+        let first = try await Pulls.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken)
+        return try Pulls.decode(ChangePage.self, first)
+    }
+
+    @Test func aWaitingPullReturnsAsSoonAsATeammatePushes() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
+            let started = ContinuousClock.now
+            async let waited = Self.fetch(client, uri, token: world.annToken)
+            try await Task.sleep(for: .milliseconds(500))
+            let bo = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
+            }
+            let claim = #"{"changes": [{"id": "live-1", "operation": "claim", "task_id": \#(world.floatingTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+            let pushed = try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo, body: claim)
+            #expect(pushed.status == .ok)
+            let response = try await waited
+            let elapsed = ContinuousClock.now - started
+            #expect(response.status == 200)
+            let delta = try #require(response.page)
+            #expect(delta.tasks.map(\.id) == [world.floatingTask])
+            #expect(delta.tasks.first?.assigneeID == world.fixtures.bo.id)
+            #expect(elapsed < .seconds(10), "woke after \(elapsed)")
+        }
+    }
+
+    @Test func aWaitingPullReturnsWhenTheGeneratorWritesAMasterChange() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
+            async let waited = Self.fetch(client, uri, token: world.annToken)
+            try await Task.sleep(for: .milliseconds(500))
+            let task = try await CentralStore.withStore(world.url) { store in
+                try await store.createTask(try world.fixtures.task("new for ann", team: world.fixtures.red, assignee: world.fixtures.ann))
+            }
+            _ = try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).catchUp()
+            let response = try await waited
+            let delta = try #require(response.page)
+            #expect(delta.tasks.map(\.id) == [task.id])
+        }
+    }
+
+    @Test func aWaitWithNothingNewEndsEmptyAfterItsTime() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let page = try await current(world, client)
+            let started = ContinuousClock.now
+            let response = try await Pulls.get(
+                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=1",
+                token: world.annToken)
+            let elapsed = ContinuousClock.now - started
+            let empty = try Pulls.decode(ChangePage.self, response)
+            #expect(empty.tasks.isEmpty && !empty.refetch && empty.upTo == page.upTo)
+            #expect(elapsed >= .seconds(1))
+        }
+    }
+
+    @Test func aDeviceThatIsBehindIsAnsweredAtOnceWithoutWaiting() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let started = ContinuousClock.now
+            let response = try await Pulls.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?wait=20", token: world.annToken)
+            let page = try Pulls.decode(ChangePage.self, response)
+            #expect(page.refetch)
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    @Test func aTokenRevokedOrAMemberRemovedDuringAWaitGetsNoMoreData() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=2"
+            async let revokedWait = Self.fetch(client, uri, token: world.annToken)
+            try await Task.sleep(for: .milliseconds(300))
+            try await CentralStore.withStore(world.url) { store in
+                for token in try await store.listTokens(personID: world.fixtures.ann.id) where token.revokedAt == nil {
+                    _ = try await store.revokeToken(id: token.id)
+                }
+            }
+            let revoked = try await revokedWait
+            #expect(revoked.status == 401)
+
+            let bo = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
+            }
+            let boPage = try Pulls.decode(ChangePage.self, try await Pulls.get(
+                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo))
+            async let removedWait = Self.fetch(
+                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(boPage.epoch)&since=\(boPage.upTo)&wait=2", token: bo)
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await CentralStore.withStore(world.url) {
+                try await $0.removeMember(teamID: world.fixtures.red.id, personID: world.fixtures.bo.id)
+            }
+            let removed = try await removedWait
+            #expect(removed.status == 403)
+        }
+    }
+
+    @Test(arguments: ["-1", "abc", "26", "100000"])
+    func aWaitOutOfRangeIs400(_ wait: String) async throws {
+        try await SyncServerTests().withServer { world, client in
+            let response = try await Pulls.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?wait=\(wait)", token: world.annToken)
+            #expect(response.status == .badRequest)
+        }
+    }
+
+    @Test func manyOpenWaitsDoNotHoldUpPushesOrHealth() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=5"
+            // Ann's token may have 8 requests in flight: 6 waits leave room for her push.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<6 {
+                    group.addTask { _ = try await Self.fetch(client, uri, token: world.annToken) }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                let started = ContinuousClock.now
+                let health = try await Pulls.get(client, "/health", token: nil)
+                #expect(health.status == .ok)
+                let body = #"{"changes": [{"id": "w-1", "operation": "start", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+                let pushed = try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken, body: body)
+                #expect(pushed.status == .ok)
+                #expect(ContinuousClock.now - started < .seconds(3))
+                try await group.waitForAll()
+            }
+        }
+    }
+}
