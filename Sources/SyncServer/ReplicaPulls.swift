@@ -87,7 +87,8 @@ struct ReplicaPulls: Sendable {
         let stamp = ReplicaWatch.Stamp(path: path)
         let first = try await read()
         guard wait > .zero, !first.refetch, first.upTo == since else { return first.page }
-        await watch.wait(path: path, from: stamp, timeout: wait)
+        context.releaseSlot?()
+        await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id)
         try await recheck(context, replica: replica)
         return try await read().page
     }

@@ -31,6 +31,7 @@ final class ReplicaWatch: Service, Sendable {
     }
 
     private struct Waiter {
+        var owner: Int64
         var path: String
         var stamp: Stamp?
         var deadline: ContinuousClock.Instant
@@ -47,8 +48,12 @@ final class ReplicaWatch: Service, Sendable {
     let interval: Duration
     private let state = Locked(State())
 
-    init(interval: Duration = .milliseconds(100)) {
+    /// Waits one owner (a person) may hold; a newer one ends their oldest.
+    let maximumPerOwner: Int
+
+    init(interval: Duration = .milliseconds(100), maximumPerOwner: Int = 12) {
         self.interval = interval
+        self.maximumPerOwner = maximumPerOwner
     }
 
     /// Open waits, for `/metrics` and tests.
@@ -56,8 +61,9 @@ final class ReplicaWatch: Service, Sendable {
 
     /// Returns once the file at `path` differs from `stamp` (taken before the
     /// caller read it, so no change between reading and waiting is missed), once
-    /// `timeout` has passed, or when the task is cancelled or the server shuts down.
-    func wait(path: String, from stamp: Stamp?, timeout: Duration) async {
+    /// `timeout` has passed, when the task is cancelled or the server shuts down,
+    /// or when `owner` opens more than ``maximumPerOwner`` waits and this is their oldest.
+    func wait(path: String, from stamp: Stamp?, timeout: Duration, owner: Int64) async {
         let id = state.mutate { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -66,12 +72,14 @@ final class ReplicaWatch: Service, Sendable {
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let admitted = state.mutate { state -> Bool in
-                        guard !state.closed, !Task.isCancelled else { return false }
-                        state.waiters[id] = Waiter(path: path, stamp: stamp, deadline: deadline, continuation: continuation)
-                        return true
+                    let (admitted, displaced) = state.mutate { state -> (Bool, [Waiter]) in
+                        guard !state.closed, !Task.isCancelled else { return (false, []) }
+                        state.waiters[id] = Waiter(owner: owner, path: path, stamp: stamp, deadline: deadline, continuation: continuation)
+                        let theirs = state.waiters.filter { $0.value.owner == owner }.keys.sorted()
+                        return (true, theirs.dropLast(maximumPerOwner).compactMap { state.waiters.removeValue(forKey: $0) })
                     }
                     if !admitted { continuation.resume() }
+                    for waiter in displaced { waiter.continuation.resume() }
                 }
             } onCancel: {
                 self.wake { key, _ in key == id }

@@ -39,6 +39,9 @@ public enum SyncServer {
         /// The longest a pull may wait for its replica to change (`wait=N`); kept
         /// below ``idleTimeout``, which would otherwise close a waiting connection.
         public var maximumWait: Duration = .seconds(25)
+        /// Live-mode waits one person may hold at once; a newer one ends their oldest
+        /// (a device that gave up on a wait may leave it open on the server).
+        public var maximumWaitsPerPerson = 12
         /// Requests one person may have in flight at once; more get 429.
         public var maximumRequestsPerPerson = 8
         /// Serve HTTPS with these files; plain HTTP when `nil` (loopback, or behind a TLS-terminating proxy).
@@ -68,7 +71,7 @@ public enum SyncServer {
                                        logger: Logger = Logger(label: "teamwork.sync"),
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
-        let watch = ReplicaWatch()
+        let watch = ReplicaWatch(maximumPerOwner: configuration.maximumWaitsPerPerson)
         return Application(
             router: try makeRouter(configuration, store: store, watch: watch),
             server: try serverBuilder(configuration),
@@ -141,6 +144,8 @@ public struct SyncRequestContext: RequestContext {
     public var person: Person?
     /// The caller's token, checked again after a long wait (it may have been revoked meanwhile).
     var token: String?
+    /// Gives the request's place among the person's requests in flight back (a pull about to wait).
+    var releaseSlot: (@Sendable () -> Void)?
 
     public init(source: Source) {
         coreContext = .init(source: source)

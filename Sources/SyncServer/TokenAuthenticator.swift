@@ -7,7 +7,9 @@ import TeamworkModel
 /// the person in the context; refuses with 401 (and logs it) otherwise. One
 /// person has at most ``Configuration/maximumRequestsPerPerson`` requests in
 /// flight; more get 429, so one device (or a stolen token) cannot take the
-/// server's connections and threads from everyone else.
+/// server's connections and threads from everyone else. A pull that goes on to
+/// wait (live mode) gives its slot back while it waits: waits are bounded by
+/// ``ReplicaWatch`` instead, which ends a person's oldest waits first.
 struct TokenAuthenticator: RouterMiddleware {
     let store: SharedStore
     let limit: Int
@@ -41,10 +43,16 @@ struct TokenAuthenticator: RouterMiddleware {
             context.logger.notice("refused: too many requests at once", metadata: ["person": "\(person.id)"])
             throw HTTPError(.tooManyRequests, message: "at most \(limit) requests at once per person; wait for the others")
         }
-        defer { inFlight.mutate { counts in counts[person.id] = counts[person.id].map { $0 > 1 ? $0 - 1 : nil } ?? nil } }
+        let released = Locked(false)
+        let release = { @Sendable [inFlight] in
+            guard released.mutate({ done in defer { done = true }; return !done }) else { return }
+            inFlight.mutate { counts in counts[person.id] = counts[person.id].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
+        }
+        defer { release() }
         var context = context
         context.person = person
         context.token = secret
+        context.releaseSlot = release
         context.logger[metadataKey: "person"] = "\(person.id)"
         return try await next(request, context)
     }

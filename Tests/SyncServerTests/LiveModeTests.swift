@@ -22,10 +22,17 @@ struct LiveModeTests {
         let port = try #require(client.port)
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(uri)")!, timeoutInterval: 60)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await session.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         return (status, status == 200 ? try TeamworkJSON.decoder().decode(ChangePage.self, from: data) : nil)
     }
+
+    /// As many connections as there are requests (URLSession's default holds a few per host and queues the rest).
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        return URLSession(configuration: configuration)
+    }()
 
     /// Ann's current position in red's replica.
     func current(_ world: SyncServerTests.World, _ client: any TestClientProtocol) async throws -> ChangePage {
@@ -131,6 +138,27 @@ struct LiveModeTests {
         try await SyncServerTests().withServer { world, client in
             let response = try await Pulls.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?wait=\(wait)", token: world.annToken)
             #expect(response.status == .badRequest)
+        }
+    }
+
+    @Test func waitsADeviceGaveUpOnNeitherUseUpItsRequestsNorPileUp() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
+            // 20 waits abandoned by the device (a watcher that synced meanwhile), more than the 8 requests and
+            // the 12 waits one person may have: the server still answers her, and her oldest waits end first.
+            var abandoned: [Task<(status: Int, page: ChangePage?), any Error>] = []
+            for _ in 0..<20 {
+                abandoned.append(Task { try await Self.fetch(client, uri, token: world.annToken) })
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            let listing = try await Pulls.get(client, "/v1/replicas", token: world.annToken)
+            #expect(listing.status == .ok)
+            let started = ContinuousClock.now
+            let oldest = try await abandoned[0].value
+            #expect(oldest.status == 200 && ContinuousClock.now - started < .seconds(5))
+            for task in abandoned { task.cancel() }
         }
     }
 
