@@ -58,15 +58,32 @@ public struct SyncClient: Sendable {
     }
 
     func page(_ replica: String, epoch: String?, since: Int64, limit: Int) async throws -> ChangePage {
-        var path = "v1/replicas/\(replica)/changes?since=\(since)&limit=\(limit)"
-        if let epoch { path += "&epoch=\(epoch)" }
-        return try await request("GET", path, as: ChangePage.self)
+        try await request("GET", Self.changesPath(replica, epoch: epoch, since: since, limit: limit), as: ChangePage.self)
     }
 
     func commonPage(epoch: String?, since: Int64, limit: Int) async throws -> CommonPage {
-        var path = "v1/replicas/common/changes?since=\(since)&limit=\(limit)"
+        try await request("GET", Self.changesPath("common", epoch: epoch, since: since, limit: limit), as: CommonPage.self)
+    }
+
+    /// Live mode: returns once the replica has changed since `since` (true), or
+    /// after `wait` with nothing new (false). One request, not retried.
+    func waitForChange(_ replica: String, epoch: String?, since: Int64, wait: Duration) async throws -> Bool {
+        struct Position: Decodable {
+            var refetch: Bool
+            var upTo: Int64
+        }
+        let path = Self.changesPath(replica, epoch: epoch, since: since, limit: 1) + "&wait=\(wait.components.seconds)"
+        var client = self
+        client.attempts = 1
+        client.timeouts.request = max(timeouts.request, wait + .seconds(10))
+        let position = try await client.request("GET", path, as: Position.self)
+        return position.refetch || position.upTo != since
+    }
+
+    private static func changesPath(_ replica: String, epoch: String?, since: Int64, limit: Int) -> String {
+        var path = "v1/replicas/\(replica)/changes?since=\(since)&limit=\(limit)"
         if let epoch { path += "&epoch=\(epoch)" }
-        return try await request("GET", path, as: CommonPage.self)
+        return path
     }
 
     func positions() async throws -> PositionListing {

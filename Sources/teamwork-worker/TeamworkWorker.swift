@@ -18,7 +18,7 @@ struct TeamworkWorker: AsyncParsableCommand {
             78 configuration, 1 internal error.
             """,
         subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, Start.self, Complete.self, Claim.self,
-                      Checkin.self, Status.self, Positions.self]
+                      Checkin.self, Status.self, Positions.self, Watch.self]
     )
 
     static func main() async {

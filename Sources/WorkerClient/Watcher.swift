@@ -1,0 +1,134 @@
+import Foundation
+import SyncProtocol
+import TeamworkModel
+
+/// Keeps a device current until cancelled (`teamwork-worker watch`): syncs,
+/// then waits on every replica at once (live mode, `wait=N`) and on the
+/// device's own queue, and syncs again as soon as either has something: a
+/// change on the server reaches the device within a second, and work done on
+/// the device leaves as soon as it is queued.
+///
+/// A server that cannot be reached (restarting, the network gone) is tried
+/// again with ``Backoff`` (1 s up to 30 s) and the watch resumes by itself; a
+/// refused token ends it. Each sync's news comes out as one line per thing a
+/// person cares about (``Watcher/News``).
+public struct Watcher: Sendable {
+    public let synchronizer: Synchronizer
+    /// How long one live-mode request waits on the server.
+    public var wait: Duration = .seconds(25)
+    /// How often the device's queue is looked at while waiting.
+    public var queueInterval: Duration = .milliseconds(250)
+    public var backoff = Backoff(initial: .seconds(1), maximum: .seconds(30))
+
+    public init(synchronizer: Synchronizer) {
+        self.synchronizer = synchronizer
+    }
+
+    /// Runs until the task is cancelled. `say` gets one line per piece of news
+    /// and per change of connectivity. Throws only when the server refuses the token.
+    public func run(say: @Sendable (String) -> Void) async throws {
+        var backoff = self.backoff
+        var offline = false
+        let store = synchronizer.store
+        while !Task.isCancelled {
+            let before = try Snapshot(store)
+            do {
+                _ = try await synchronizer.sync()
+                if offline { say("Back online.") }
+                offline = false
+                backoff.reset()
+                for line in try Snapshot(store).news(since: before) { say(line) }
+                try await waitForChange()
+            } catch let failure as SyncClient.Failure where failure.kind == .refused && failure.status == 401 {
+                throw failure
+            } catch let failure as SyncClient.Failure {
+                if !offline { say("Offline: \(failure.message). Trying again by itself.") }
+                offline = true
+                do { try await backoff.wait() } catch { return }
+            } catch is CancellationError {
+                return
+            }
+        }
+    }
+
+    /// Returns when a replica changes on the server, when something is queued
+    /// on the device, or after ``wait`` (then the loop simply syncs again).
+    private func waitForChange() async throws {
+        let store = synchronizer.store
+        let client = synchronizer.client
+        let (wait, interval) = (self.wait, queueInterval)
+        let replicas = try store.replicas().filter(\.available)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for replica in replicas {
+                group.addTask {
+                    _ = try await client.waitForChange(replica.name, epoch: replica.epoch, since: replica.position, wait: wait)
+                }
+            }
+            group.addTask {
+                while try store.pending().isEmpty {
+                    try await Task.sleep(for: interval)
+                }
+            }
+            if replicas.isEmpty {
+                group.addTask { try await Task.sleep(for: wait) }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// What the device holds, to tell a person what a sync brought.
+    struct Snapshot {
+        var me: Int64?
+        var tasks: [Int64: LocalTask]
+        var refused: [String: QueuedChange]
+
+        init(_ store: LocalStore) throws {
+            me = try store.setting("person_id").flatMap { Int64($0) }
+            tasks = Dictionary(try store.tasks().map { ($0.id, $0) }) { first, _ in first }
+            refused = Dictionary(try store.outbox().filter { $0.state == "rejected" }.map { ($0.changeID, $0) }) { first, _ in first }
+        }
+
+        /// One line per piece of news: a new task for me or my team, a task of
+        /// mine changed or gone, a change of mine refused.
+        func news(since before: Snapshot) -> [String] {
+            var lines: [String] = []
+            for task in tasks.values.sorted(by: { $0.id < $1.id }) {
+                guard let old = before.tasks[task.id] else {
+                    let whose = task.assigneeID == me ? "for you" : task.assigneeID == nil ? "free for your team" : nil
+                    if let whose { lines.append("New task \(task.id) \(whose): \(task.title)\(Self.due(task))") }
+                    continue
+                }
+                guard task.assigneeID == me || old.assigneeID == me else { continue }
+                if old.assigneeID == me && task.assigneeID != me {
+                    lines.append("Task \(task.id) is no longer yours: \(task.title)")
+                    continue
+                }
+                if old.assigneeID != me {
+                    lines.append("Task \(task.id) is now yours: \(task.title)\(Self.due(task))")
+                    continue
+                }
+                var changed: [String] = []
+                if old.title != task.title { changed.append("title") }
+                if old.status != task.status { changed.append("status \(old.status) → \(task.status)") }
+                if old.dueAt != task.dueAt { changed.append("due \(task.dueAt.map { ISODate.format($0) } ?? "none")") }
+                if old.priority != task.priority { changed.append("priority \(task.priority)") }
+                if old.description != task.description { changed.append("description") }
+                if !changed.isEmpty { lines.append("Task \(task.id) changed (\(changed.joined(separator: ", "))): \(task.title)") }
+            }
+            for old in before.tasks.values.sorted(by: { $0.id < $1.id }) where tasks[old.id] == nil && old.assigneeID == me {
+                lines.append("Task \(old.id) was taken off your list: \(old.title)")
+            }
+            for change in refused.values.sorted(by: { $0.changeID < $1.changeID }) where before.refused[change.changeID] == nil {
+                let what = change.taskID.map { "\(change.operation) of task \($0)" } ?? change.operation
+                lines.append("Your \(what) was refused: \(change.reason ?? "no reason given")")
+            }
+            return lines
+        }
+
+        static func due(_ task: LocalTask) -> String {
+            let due = task.dueAt.map { ", due \(ISODate.format($0))" } ?? ""
+            return due + (task.priority == "normal" ? "" : ", \(task.priority)")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import TeamworkModel
+import WorkerClient
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Keep this device current until stopped (Ctrl-C or SIGTERM): live sync.",
+        discussion: """
+            Syncs, then waits for the server to say one of your replicas changed (or for you to queue a change \
+            with start, complete, claim or checkin in another terminal) and syncs again at once. Prints one line \
+            per thing you would care about: a new task for you or your team, a task of yours changed or taken \
+            away, a change of yours refused. When the server cannot be reached it tries again by itself \
+            (1 s, doubling up to 30 s) and resumes; your queued work is kept. Exit 0 when stopped, 68 when the \
+            token is refused.
+            """
+    )
+    @OptionGroup var network: NetworkOptions
+
+    func run() async throws {
+        let home = try WorkerHome()
+        var client = try home.client()
+        client.timeouts = network.timeouts
+        let watcher = Watcher(synchronizer: Synchronizer(client: client, store: try home.store()))
+        TeamworkWorker.say("Watching \(client.server.absoluteString); stop with Ctrl-C.")
+        let task = Task {
+            try await watcher.run { TeamworkWorker.say($0) }
+        }
+        let signals = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+        do {
+            try await task.value
+            TeamworkWorker.say("Stopped.")
+        } catch let failure as SyncClient.Failure {
+            throw failure.teamworkError
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import CentralStore
+import Foundation
+import LocalPostgres
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `teamwork-worker watch` against a real `teamwork-service run`: new work
+/// reaches the device without anyone running sync, work done on the device
+/// leaves as soon as it is queued, and a server restart is ridden out.
+@Suite("teamwork-worker watch end to end")
+struct WatchEndToEndTests {
+    typealias E2E = WorkerEndToEndTests
+
+    /// Polls `check` every 100 ms until it holds or `limit` passes; returns whether it held.
+    /// The limits below are far shorter than a live-mode wait (25 s): only a
+    /// woken wait, not the watcher's periodic re-sync, can meet them.
+    static func eventually(within limit: Duration, _ check: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if try await check() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await check()
+    }
+
+    @Test func aWatchingDeviceGetsNewWorkAtOnceSendsItsWorkAtOnceAndRidesOutARestart() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "watch-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            func ok(_ arguments: String...) throws -> String {
+                let run = try manager.run(arguments)
+                #expect(run.status == 0, "\(arguments): \(run.stderr)")
+                return run.stdout
+            }
+            _ = try ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try ok("team", "add", "red", "--name", "Red Team")
+            _ = try ok("team", "add-member", "red", "ann@example.org")
+            _ = try ok("task", "create", "--actor", "max@example.org", "--title", "First job", "--team", "red", "--assignee", "ann@example.org")
+            let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
+
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
+            try await service.start()
+            defer { _ = try? service.stop() }
+
+            let home = folder.appending(path: "ann")
+            #expect(try await Self.eventually(within: .seconds(10)) {
+                try E2E.worker(home, "login", "--server", service.url, "--token", token).status == 0
+            })
+            var environment = ProcessInfo.processInfo.environment
+            environment["TEAMWORK_WORKER_HOME"] = home.path
+            let watchLog = folder.path + "/watch.log"
+            let watch = try ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-worker").path, "watch"],
+                                               environment: environment, standardOutput: watchLog, standardError: watchLog)
+            var watchStopped = false
+            defer { if !watchStopped { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) } }
+            func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
+            try await Task.sleep(for: .seconds(2))
+
+            // A manager assigns new work: it reaches the device with nobody running sync.
+            let created = try JSONOutput.decode(FieldTask.self, try ok(
+                "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
+                "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
+            #expect(try await Self.eventually(within: .seconds(5)) {
+                try E2E.worker(home, "tasks").stdout.contains("Burst main on Elm St")
+            }, "\(watched())")
+            #expect(try await Self.eventually(within: .seconds(2)) {
+                watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
+            }, "\(watched())")
+
+            // Work done on the device leaves at once; the listener puts it on the master.
+            #expect(try E2E.worker(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
+            #expect(try await Self.eventually(within: .seconds(5)) {
+                try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
+            }, "\(watched())")
+
+            // The service restarts (its open waits end promptly on SIGTERM); the watcher rides it out.
+            let stopping = ContinuousClock.now
+            #expect(try service.stop() == 0)
+            #expect(ContinuousClock.now - stopping < .seconds(10))
+            #expect(try await Self.eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
+            let whileDown = try JSONOutput.decode(FieldTask.self, try ok(
+                "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
+                "--assignee", "ann@example.org", "--json"))
+            try await service.start()
+            #expect(try await Self.eventually(within: .seconds(20)) {
+                try E2E.worker(home, "tasks").stdout.contains("Made while the server was down")
+            }, "\(watched())")
+            #expect(watched().contains("Back online."))
+            #expect(watched().contains("New task \(whileDown.id) for you"))
+
+            // The device ends equal to the master.
+            let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
+            let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
+            #expect(Dictionary(uniqueKeysWithValues: device.map { ($0.id, $0.status) })
+                == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
+
+            kill(watch, SIGTERM)
+            #expect(try ChildProcess.wait(watch) == 0)
+            watchStopped = true
+            #expect(watched().contains("Stopped."))
+        }
+    }
+
+    struct DeviceTask: Decodable {
+        var id: Int64
+        var status: String
+    }
+}
