@@ -199,8 +199,17 @@ extension CentralStore {
     /// LISTEN is registered (notifications sent before then are lost, which is
     /// why readers trust feed positions), `notified` on every notification.
     public func listenToFeed(ready: @Sendable () -> Void, notified: @Sendable () -> Void) async throws {
+        try await listen(on: Self.feedChannel, ready: ready, notified: notified)
+    }
+
+    /// The channel `teamwork_access_changed()` notifies when a token, a membership,
+    /// a person or a team changes in a way that can change who may read what.
+    public static let accessChannel = "teamwork_access"
+
+    /// Listens on `channel` until cancelled or the connection fails; `ready` once the LISTEN is registered.
+    public func listen(on channel: String, ready: @Sendable () -> Void, notified: @Sendable () -> Void) async throws {
         do {
-            try await connection.listen(on: Self.feedChannel) { notifications in
+            try await connection.listen(on: channel) { notifications in
                 ready()
                 for try await _ in notifications { notified() }
             }

@@ -9,13 +9,15 @@ import TeamworkModel
 struct ReplicaPulls: Sendable {
     let configuration: SyncServer.Configuration
     let store: SharedStore
+    /// Tokens and teams remembered between requests.
+    let cache: AccessCache
     /// Wakes the pulls that wait for a change (`wait=N`).
     let watch: ReplicaWatch
 
     /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> ReplicaListing {
         let person = try context.requirePerson()
-        let teams = try await store.run { try await $0.teams(ofPerson: person.id) }
+        let teams = context.teams
         let directory = configuration.replicasDirectory
         func exists(_ replica: ReplicaID) -> Bool {
             FileManager.default.fileExists(atPath: directory.appending(path: replica.fileName).path)
@@ -97,17 +99,17 @@ struct ReplicaPulls: Sendable {
     /// revoked or a member removed while the pull waited gets no more data.
     private func recheck(_ context: SyncRequestContext, replica: ReplicaID) async throws {
         guard let token = context.token else { throw HTTPError(.unauthorized) }
-        let person: Person?
+        let access: AccessCache.Access?
         do {
-            person = try await store.run { try await $0.authenticate(secret: token) }
+            access = try await cache.access(secret: token, store: store)
         } catch {
             throw HTTPError(.serviceUnavailable, message: "the central store is not available; try again")
         }
-        guard let person, person.id == context.person?.id else {
+        guard let access, access.person.id == context.person?.id else {
             context.logger.notice("refused: token revoked during a wait")
             throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
         }
-        try await requireAccess(person, to: replica, context: context)
+        try requireAccess(access.person, teams: access.teams, to: replica, context: context)
     }
 
     /// Where a replica's file is; what the watch knows it by.
@@ -122,12 +124,12 @@ struct ReplicaPulls: Sendable {
         guard let replica = ReplicaID(fileName: name + ".sqlite") else {
             throw HTTPError(.notFound, message: "no replica named '\(name)'")
         }
-        try await requireAccess(person, to: replica, context: context)
+        try requireAccess(person, teams: context.teams, to: replica, context: context)
         return replica
     }
 
     /// Members read their teams' replicas, people their own personal one, everybody the common one.
-    private func requireAccess(_ person: Person, to replica: ReplicaID, context: SyncRequestContext) async throws {
+    private func requireAccess(_ person: Person, teams: [Team], to replica: ReplicaID, context: SyncRequestContext) throws {
         let allowed: Bool
         switch replica {
         case .common:
@@ -135,7 +137,6 @@ struct ReplicaPulls: Sendable {
         case .person(let id):
             allowed = id == person.id
         case .team(let id):
-            let teams = try await store.run { try await $0.teams(ofPerson: person.id) }
             allowed = teams.contains { $0.id == id }
         }
         guard allowed else {

@@ -72,11 +72,12 @@ public enum SyncServer {
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
         let watch = ReplicaWatch(maximumPerOwner: configuration.maximumWaitsPerPerson)
+        let cache = AccessCache(url: configuration.databaseURL, logger: logger)
         return Application(
-            router: try makeRouter(configuration, store: store, watch: watch),
+            router: try makeRouter(configuration, store: store, cache: cache, watch: watch),
             server: try serverBuilder(configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
-            services: [store, watch] + services,
+            services: [store, cache, watch] + services,
             onServerRunning: { _ in await onServerRunning() },
             logger: logger
         )
@@ -101,7 +102,8 @@ public enum SyncServer {
         }
     }
 
-    static func makeRouter(_ configuration: Configuration, store: SharedStore, watch: ReplicaWatch) throws -> Router<SyncRequestContext> {
+    static func makeRouter(_ configuration: Configuration, store: SharedStore, cache: AccessCache,
+                           watch: ReplicaWatch) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.get("/health") { _, _ -> EditedResponse<Health> in
             guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
@@ -115,11 +117,11 @@ public enum SyncServer {
                          body: .init(byteBuffer: ByteBuffer(string: metrics())))
             }
         }
-        let pulls = ReplicaPulls(configuration: configuration, store: store, watch: watch)
+        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls,
                                    directory: try ReplicaDirectory(configuration.replicasDirectory))
         router.group("v1")
-            .add(middleware: TokenAuthenticator(store: store, limit: configuration.maximumRequestsPerPerson))
+            .add(middleware: TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson))
             .get("replicas", use: pulls.list)
             .get("positions", use: pulls.positions)
             .get("replicas/:name/changes", use: pulls.changes)
@@ -142,6 +144,8 @@ public struct SyncRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``TokenAuthenticator`` for every request under `/v1`.
     public var person: Person?
+    /// The caller's teams, by the master's memberships, as of the token check.
+    var teams: [Team] = []
     /// The caller's token, checked again after a long wait (it may have been revoked meanwhile).
     var token: String?
     /// Gives the request's place among the person's requests in flight back (a pull about to wait).

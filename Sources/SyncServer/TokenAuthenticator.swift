@@ -3,8 +3,8 @@ import Foundation
 import Hummingbird
 import TeamworkModel
 
-/// Checks `Authorization: Bearer <token>` against the central store and puts
-/// the person in the context; refuses with 401 (and logs it) otherwise. One
+/// Checks `Authorization: Bearer <token>` against the central store (through
+/// ``AccessCache``) and puts the person and their teams in the context; refuses with 401 (and logs it) otherwise. One
 /// person has at most ``Configuration/maximumRequestsPerPerson`` requests in
 /// flight; more get 429, so one device (or a stolen token) cannot take the
 /// server's connections and threads from everyone else. A pull that goes on to
@@ -12,6 +12,7 @@ import TeamworkModel
 /// ``ReplicaWatch`` instead, which ends a person's oldest waits first.
 struct TokenAuthenticator: RouterMiddleware {
     let store: SharedStore
+    let cache: AccessCache
     let limit: Int
     let inFlight = Locked([Int64: Int]())
 
@@ -23,17 +24,18 @@ struct TokenAuthenticator: RouterMiddleware {
             throw HTTPError(.unauthorized, message: "sign in with a token: Authorization: Bearer tw_...")
         }
         let secret = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
-        let person: Person?
+        let access: AccessCache.Access?
         do {
-            person = try await store.run { try await $0.authenticate(secret: secret) }
+            access = try await cache.access(secret: secret, store: store)
         } catch {
             context.logger.error("cannot check a token", metadata: ["error": "\(error)"])
             throw HTTPError(.serviceUnavailable, message: "the central store is not available; try again")
         }
-        guard let person else {
+        guard let access else {
             context.logger.notice("refused: unknown or revoked token", metadata: ["path": "\(request.uri.path)"])
             throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
         }
+        let person = access.person
         let admitted = inFlight.mutate { counts in
             guard counts[person.id, default: 0] < limit else { return false }
             counts[person.id, default: 0] += 1
@@ -51,6 +53,7 @@ struct TokenAuthenticator: RouterMiddleware {
         defer { release() }
         var context = context
         context.person = person
+        context.teams = access.teams
         context.token = secret
         context.releaseSlot = release
         context.logger[metadataKey: "person"] = "\(person.id)"

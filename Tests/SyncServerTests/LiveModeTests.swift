@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Hummingbird
 import HummingbirdTesting
 import ReplicaGenerator
 import SyncProtocol
@@ -181,6 +182,51 @@ struct LiveModeTests {
                 #expect(ContinuousClock.now - started < .seconds(3))
                 try await group.waitForAll()
             }
+        }
+    }
+}
+
+/// Tokens and teams are remembered between requests; PostgreSQL says when to forget.
+@Suite("Sync endpoint: remembered access")
+struct AccessCacheTests {
+    typealias Pulls = SyncServerTests
+
+    /// Asks until `status` comes back or a second passes; returns how long it took, or nil.
+    static func refused(_ client: any TestClientProtocol, _ uri: String, token: String, status: HTTPResponse.Status) async throws -> Duration? {
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(1) {
+            if try await Pulls.get(client, uri, token: token).status == status { return ContinuousClock.now - started }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    @Test func aRevokedTokenAndARemovedMemberAreRefusedWithinASecondThoughTheirAnswersWereRemembered() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let red = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let bo = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
+            }
+            // Remembered: several answers in a row.
+            for _ in 0..<3 {
+                #expect(try await Pulls.get(client, red, token: world.annToken).status == .ok)
+                #expect(try await Pulls.get(client, red, token: bo).status == .ok)
+            }
+            try await CentralStore.withStore(world.url) { store in
+                for token in try await store.listTokens(personID: world.fixtures.ann.id) where token.revokedAt == nil {
+                    _ = try await store.revokeToken(id: token.id)
+                }
+            }
+            let revoked = try await Self.refused(client, red, token: world.annToken, status: .unauthorized)
+            #expect(revoked != nil, "a revoked token still answered after a second")
+
+            _ = try await CentralStore.withStore(world.url) {
+                try await $0.removeMember(teamID: world.fixtures.red.id, personID: world.fixtures.bo.id)
+            }
+            let removed = try await Self.refused(client, red, token: bo, status: .forbidden)
+            #expect(removed != nil, "a removed member still read the team after a second")
+            let listing = try await Pulls.get(client, "/v1/replicas", token: bo)
+            #expect(!String(buffer: listing.body).contains("\"team-\(world.fixtures.red.id)\""))
         }
     }
 }

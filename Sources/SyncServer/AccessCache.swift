@@ -1,0 +1,110 @@
+import CentralStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import TeamworkModel
+
+/// Who a token belongs to and which teams they are in, remembered between
+/// requests so that a pull does not cost two PostgreSQL round trips before it
+/// touches its replica.
+///
+/// PostgreSQL says when to forget: `teamwork_access_changed()` notifies
+/// `teamwork_access` when a token is revoked, a membership changes, or a person
+/// or team is renamed or removed, and everything is forgotten at once (a
+/// revoked token or a removed member is refused from the next request on,
+/// within milliseconds). The cache is used only while that LISTEN is
+/// registered: when its connection is lost, every request goes to the master
+/// until it is back. Entries also expire after ``timeToLive``, and an answer
+/// fetched while a notification arrived is not kept (a generation counter),
+/// so a revocation racing a lookup is never remembered wrongly.
+final class AccessCache: Service, Sendable {
+    /// What a token gives: the person and their teams, by the master.
+    struct Access: Sendable {
+        var person: Person
+        var teams: [Team]
+    }
+
+    private struct Entry {
+        var access: Access
+        var expires: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var listening = false
+        var generation = 0
+    }
+
+    let url: DatabaseURL
+    let logger: Logger
+    /// The longest an entry is used without asking the master again.
+    let timeToLive: Duration
+    /// Entries kept at most; beyond, everything is forgotten (and refilled by use).
+    let capacity: Int
+    private let state = Locked(State())
+
+    init(url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000) {
+        self.url = url
+        self.logger = logger
+        self.timeToLive = timeToLive
+        self.capacity = capacity
+    }
+
+    /// The access a token gives, from memory when that is safe, else from the
+    /// master through `store`; `nil` for an unknown or revoked token.
+    func access(secret: String, store: SharedStore) async throws -> Access? {
+        let now = ContinuousClock.now
+        let (known, generation) = state.mutate { state -> (Access?, Int) in
+            guard state.listening, let entry = state.entries[secret], entry.expires > now else { return (nil, state.generation) }
+            return (entry.access, state.generation)
+        }
+        if let known { return known }
+        let fetched: Access? = try await store.run { central in
+            guard let person = try await central.authenticate(secret: secret) else { return nil }
+            return Access(person: person, teams: try await central.teams(ofPerson: person.id))
+        }
+        guard let fetched else { return nil }
+        state.mutate { state in
+            guard state.listening, state.generation == generation else { return }
+            if state.entries.count >= capacity { state.entries.removeAll() }
+            state.entries[secret] = Entry(access: fetched, expires: now + timeToLive)
+        }
+        return fetched
+    }
+
+    /// Whether remembered answers are used now (the LISTEN is registered).
+    var isListening: Bool { state.value.listening }
+
+    /// Forgets everything; with `listening`, says whether the cache may be used from now on.
+    private func forget(listening: Bool? = nil) {
+        state.mutate { state in
+            state.entries.removeAll()
+            state.generation += 1
+            if let listening { state.listening = listening }
+        }
+    }
+
+    /// Listens until the server shuts down, reconnecting with ``Backoff``.
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var backoff = Backoff(initial: .milliseconds(200), maximum: .seconds(5))
+            while !Task.isCancelled {
+                do {
+                    try await CentralStore.withStore(self.url, logger: self.logger) { store in
+                        try await store.listen(on: CentralStore.accessChannel,
+                                               ready: { self.forget(listening: true) },
+                                               notified: { self.forget() })
+                    }
+                } catch {
+                    if !Task.isCancelled {
+                        self.logger.warning("access notifications lost; checking every token with the master until they are back",
+                                            metadata: ["error": "\(error)"])
+                    }
+                }
+                self.forget(listening: false)
+                do { try await backoff.wait() } catch { return }
+            }
+        }
+        forget(listening: false)
+    }
+}
