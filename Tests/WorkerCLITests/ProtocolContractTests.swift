@@ -1,0 +1,138 @@
+import CentralStore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import ReplicaGenerator
+import SyncProtocol
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The running `teamwork-service run` answers every endpoint as
+/// `docs/openapi.json` says: each status it sends is declared for that
+/// operation, and each body validates against the declared schema, errors
+/// included. What the worker sends validates too.
+@Suite("Sync protocol: the OpenAPI contract")
+struct ProtocolContractTests {
+    struct Call: CustomStringConvertible {
+        var method: String
+        /// The document's path template.
+        var template: String
+        var path: String
+        var token: String?
+        var body: Data?
+        var status: Int
+        var description: String { "\(method) \(path) → \(status)" }
+    }
+
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 16
+        return URLSession(configuration: configuration)
+    }()
+
+    @Test func everyEndpointsAnswersMatchTheDocument() async throws {
+        let contract = try OpenAPIContract()
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "contract-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (world, ann, task) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+                _ = try await store.createTask(try world.task("bo's own", assignee: world.bo))
+                return (world, try await store.issueToken(personID: world.ann.id, label: "").secret, task)
+            }
+            let replicas = folder.appending(path: "replicas")
+            try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", replicas.path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            try await service.start()
+            defer { _ = try? service.stop() }
+            // /health is 503 until the listener's first pass (also declared; checked once it is up).
+            for _ in 0..<300 {
+                let (_, response) = try await Self.session.data(from: URL(string: "http://127.0.0.1:\(port)/health")!)
+                if (response as? HTTPURLResponse)?.statusCode == 200 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+
+            // What the worker's own types send.
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            let push = try encoder.encode(PushRequest(changes: [
+                WorkerChange(id: "c-1", operation: .start, taskID: task.id, madeAt: Date()),
+                WorkerChange(id: "c-2", operation: .checkin, madeAt: Date(), latitude: 59.3, longitude: 18.1),
+            ]))
+            try contract.validate(try JSONSerialization.jsonObject(with: push), against: try #require(contract.schema(named: "PushRequest")))
+
+            let red = "team-\(world.red.id)", blue = "team-\(world.blue.id)"
+            let changes = "/v1/replicas/{name}/changes"
+            let calls: [Call] = [
+                Call(method: "GET", template: "/health", path: "/health", status: 200),
+                Call(method: "GET", template: "/metrics", path: "/metrics", status: 200),
+                Call(method: "GET", template: "/v1/replicas", path: "/v1/replicas", token: ann, status: 200),
+                Call(method: "GET", template: "/v1/replicas", path: "/v1/replicas", status: 401),
+                Call(method: "GET", template: "/v1/positions", path: "/v1/positions", token: ann, status: 200),
+                Call(method: "GET", template: "/v1/positions", path: "/v1/positions", token: "tw_nope", status: 401),
+                Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, status: 200),
+                Call(method: "GET", template: changes, path: "/v1/replicas/common/changes?limit=2", token: ann, status: 200),
+                Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?since=0&wait=1", token: ann, status: 200),
+                Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?since=-1", token: ann, status: 400),
+                Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?wait=99", token: ann, status: 400),
+                Call(method: "GET", template: changes, path: "/v1/replicas/\(blue)/changes", token: ann, status: 403),
+                Call(method: "GET", template: changes, path: "/v1/replicas/secrets/changes", token: ann, status: 404),
+                Call(method: "GET", template: changes, path: "/v1/replicas/person-\(world.ann.id)/changes", token: ann, status: 404),
+                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, body: push, status: 200),
+                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, body: Data("{\"changes\": [{]}".utf8), status: 400),
+                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
+                     body: Data(#"{"changes": [], "extra": 1}"#.utf8), status: 400),
+                Call(method: "POST", template: changes, path: "/v1/replicas/common/changes", token: ann, body: push, status: 403),
+                Call(method: "POST", template: changes, path: "/v1/replicas/\(blue)/changes", token: ann, body: push, status: 403),
+                Call(method: "POST", template: changes, path: "/v1/replicas/person-\(world.ann.id)/changes", token: ann, body: push, status: 404),
+                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
+                     body: Data(repeating: 0x20, count: PushRequest.maximumBodySize + 1), status: 413),
+                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: nil, body: push, status: 401),
+            ]
+            for call in calls {
+                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(call.path)")!, timeoutInterval: 30)
+                request.httpMethod = call.method
+                if let token = call.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+                if let body = call.body {
+                    request.httpBody = body
+                    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                }
+                let (data, response) = try await Self.session.data(for: request)
+                let http = try #require(response as? HTTPURLResponse)
+                #expect(http.statusCode == call.status, "\(call): \(String(decoding: data, as: UTF8.self).prefix(300))")
+                do {
+                    let declared = try contract.responseSchema(path: call.template, method: call.method, status: http.statusCode)
+                    let sent = http.value(forHTTPHeaderField: "Content-Type") ?? ""
+                    #expect(sent.hasPrefix(declared.contentType), "\(call): sent \(sent), declared \(declared.contentType)")
+                    if let schema = declared.schema, declared.contentType == "application/json" {
+                        try contract.validate(try JSONSerialization.jsonObject(with: data), against: schema)
+                    }
+                } catch {
+                    Issue.record("\(call): \(error)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"results": [{"id": "a", "status": "accepted", "duplicate": false}], "accepted": 1, "rejected": 0}"#, true),
+        (#"{"results": [], "accepted": 1, "rejected": 0, "surprise": 1}"#, false),
+        (#"{"results": [], "rejected": 0}"#, false),
+        (#"{"results": [{"id": "a", "status": "maybe", "duplicate": false}], "accepted": 1, "rejected": 0}"#, false),
+        (#"{"results": [{"id": "a", "status": "accepted", "duplicate": 1}], "accepted": 1, "rejected": 0}"#, false),
+        (#"{"results": [{"id": "a", "status": "accepted", "duplicate": false}], "accepted": 1.5, "rejected": 0}"#, false),
+        (#"{"results": [{"id": 7, "status": "accepted", "duplicate": false}], "accepted": 1, "rejected": 0}"#, false),
+    ])
+    func theCheckerHoldsABodyToItsSchema(_ body: String, _ valid: Bool) throws {
+        let contract = try OpenAPIContract()
+        let schema = try #require(contract.schema(named: "PushResponse"))
+        let value = try JSONSerialization.jsonObject(with: Data(body.utf8))
+        let violation = (try? contract.validate(value, against: schema)) == nil
+        #expect(violation != valid, "\(body)")
+    }
+}
