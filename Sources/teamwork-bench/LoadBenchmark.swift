@@ -1,0 +1,288 @@
+import ArgumentParser
+import CentralStore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LocalPostgres
+import ReplicaGenerator
+import TeamworkModel
+
+/// `teamwork-bench load`: a fleet of simulated workers against a real
+/// `teamwork-service run` (a child process, the release build next to this
+/// one), driven over loopback by wrk with every worker's own token. Prints
+/// req/s and latency for the /health ceiling, no-op pulls, first syncs and
+/// pushes with their ratio to /health, the live fan-out from one master
+/// commit to every waiting device, the service's RSS and open files, and
+/// /health while thousands of live waits are open.
+struct LoadBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Many workers at once against teamwork-service run: pulls, pushes, live fan-out, open waits (needs wrk)."
+    )
+
+    @Option(help: "PostgreSQL URL with rights to create a database; default: a throwaway local cluster.")
+    var adminURL: String?
+    @Option(help: "Teams.") var teams = 50
+    @Option(help: "Workers per team (each with a token of their own).") var workersPerTeam = 20
+    @Option(help: "Tasks per team.") var tasksPerTeam = 200
+    @Option(help: "Seconds per wrk run.") var seconds = 10
+    @Option(help: "Live-mode waits held open while /health is measured.") var openWaits = 5_000
+    @Option(help: "Port for the service.") var port = 18_282
+
+    func run() async throws {
+        guard let wrk = ["/usr/bin/wrk", "/usr/local/bin/wrk"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw TeamworkError(.configuration, "wrk is needed: apt-get install -y wrk")
+        }
+        let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
+        defer { try? cluster?.stop() }
+        let name = "teamwork_bench_load"
+        try await CentralStore.withStore(admin) { store in
+            try await store.dropDatabase(name)
+            _ = try await store.createDatabaseIfMissing(name)
+        }
+        let url = admin.with(database: name)
+        let workers = try await CentralStore.withStore(url) { store in
+            try await Migrator().migrate(store)
+            try await store.benchmarkSeed(teams: teams, tasksPerTeam: tasksPerTeam, workersPerTeam: workersPerTeam)
+            return try await store.benchmarkTokens()
+        }
+        let folder = FileManager.default.temporaryDirectory.appending(path: "teamwork-bench-load")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let replicas = folder.appending(path: "replicas")
+        try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
+
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appending(path: "teamwork-service").path
+        let log = folder.appending(path: "service.log").path
+        let service = try ChildProcess.spawn(
+            [binary, "run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
+             "--log-level", "error"], standardOutput: log, standardError: log)
+        defer { kill(service, SIGTERM); _ = try? ChildProcess.wait(service) }
+        let base = "http://127.0.0.1:\(port)"
+        try await Self.waitForHealth(base)
+
+        print("machine: \(ProcessInfo.processInfo.processorCount) cores; \(workers.count) workers in \(teams) teams, "
+              + "\(tasksPerTeam) tasks a team; teamwork-service run (\(binary)); wrk \(seconds) s a run")
+
+        // Every worker's current position in their team's replica, as a device that synced holds it.
+        let session = Self.session(connections: max(openWaits, workers.count) + 64)
+        func positions() async throws -> [(token: String, path: String)] {
+            var current: [(token: String, path: String)] = []
+            for worker in workers {
+                let path = "/v1/replicas/team-\(worker.teamID)/changes"
+                let page = try await Self.get(session, base + path + "?limit=10000", token: worker.secret)
+                current.append((worker.secret, "\(path)?epoch=\(page.epoch)&since=\(page.upTo)"))
+            }
+            return current
+        }
+        var current = try await positions()
+
+        let requests = folder.appending(path: "requests.txt")
+        func writeRequests(_ lines: [String]) throws { try lines.joined(separator: "\n").write(to: requests, atomically: true, encoding: .utf8) }
+        let script = folder.appending(path: "requests.lua")
+        try Self.luaScript.write(to: script, atomically: true, encoding: .utf8)
+        func measure(_ label: String, connections: Int, path: String = "/health", scripted: Bool = true) throws -> WrkResult {
+            var arguments = [wrk, "-t2", "-c\(connections)", "-d\(seconds)s", "--latency"]
+            if scripted { arguments += ["-s", script.path] }
+            arguments.append(base + path)
+            if scripted { arguments += ["--", requests.path] }
+            let output = folder.appending(path: "wrk.out").path
+            _ = try ChildProcess.run(arguments, standardOutput: output, standardError: output)
+            let result = try WrkResult(String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self))
+            return result
+        }
+
+        let health = try measure("health", connections: 64, scripted: false)
+        print(health.line("GET /health (the server's HTTP ceiling), 64 connections", ceiling: nil))
+
+        try writeRequests(current.map { "GET \($0.token) \($0.path)" })
+        let noOp = try measure("no-op", connections: 64)
+        print(noOp.line("no-op pull of a current device, 64 connections", ceiling: health))
+
+        try writeRequests(workers.map { "GET \($0.secret) /v1/replicas/team-\($0.teamID)/changes?limit=1000" })
+        let first = try measure("first", connections: 16)
+        print(first.line("first sync of a \(tasksPerTeam)-task team (no epoch), 16 connections", ceiling: health))
+
+        try writeRequests(workers.map { "POST \($0.secret) /v1/replicas/team-\($0.teamID)/changes" })
+        let push = try measure("push", connections: 16)
+        print(push.line("push of one check-in, 16 connections", ceiling: health))
+
+        // Live fan-out: every worker waits on their team; one master commit changes a task of every team.
+        // (The pushes moved the replicas on: devices catch up first, as a watcher would.)
+        try await Task.sleep(for: .seconds(2))
+        current = try await positions()
+        let latencies = try await Self.fanOut(session: session, base: base, devices: current, url: url, waitSeconds: 20)
+        if latencies.count < current.count {
+            print("live fan-out: only \(latencies.count) of \(current.count) waiting devices answered")
+        }
+        print(String(format: "live fan-out: one master commit touching %d teams -> %d waiting devices answered; "
+                     + "commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
+                     teams, latencies.count, Self.percentile(latencies, 0.5), Self.percentile(latencies, 0.99), latencies.max() ?? 0))
+
+        // Many open waits: /health still answers; memory and files of the service.
+        current = try await positions()
+        let holders = (0..<openWaits).map { index in
+            let device = current[index % current.count]
+            return Task { _ = try? await Self.get(session, base + device.path + "&wait=25", token: device.token) }
+        }
+        try await Task.sleep(for: .seconds(3))
+        let (rssNow, files) = Self.processFigures(service)
+        let loaded = try measure("health under waits", connections: 64, scripted: false)
+        print(String(format: "%d live waits open: service RSS %.0f MB, %d open files; ", openWaits, rssNow, files)
+              + loaded.line("/health meanwhile", ceiling: nil))
+        holders.forEach { $0.cancel() }
+        let (_, _, peak) = Self.memory(service)
+        print(String(format: "service peak RSS over the whole run: %.0f MB", peak))
+    }
+
+    // MARK: Parts
+
+    /// Reads the requests file (one `METHOD TOKEN PATH` per line) into each wrk
+    /// thread and cycles through it; a push gets a fresh change id each time.
+    static let luaScript = """
+        local reqs = {}
+        local counter = 0
+        local thread_id = 0
+        local threads = 0
+        setup = function(thread)
+            threads = threads + 1
+            thread:set("thread_id", threads)
+        end
+        init = function(args)
+            for line in io.lines(args[1]) do
+                local method, token, path = line:match("(%S+) (%S+) (%S+)")
+                table.insert(reqs, {method = method, token = token, path = path})
+            end
+            counter = math.random(#reqs)
+        end
+        request = function()
+            counter = counter + 1
+            local r = reqs[(counter % #reqs) + 1]
+            local headers = {["Authorization"] = "Bearer " .. r.token}
+            if r.method == "POST" then
+                headers["Content-Type"] = "application/json"
+                local body = string.format('{"changes":[{"id":"bench-%d-%d-%d","operation":"checkin","made_at":"%s","latitude":59.33,"longitude":18.06}]}',
+                    thread_id, counter, os.time(), os.date("!%Y-%m-%dT%H:%M:%SZ"))
+                return wrk.format("POST", r.path, headers, body)
+            end
+            return wrk.format("GET", r.path, headers)
+        end
+        """
+
+    struct WrkResult {
+        var requestsPerSecond: Double
+        var p50: Double
+        var p99: Double
+        var errors: String
+
+        init(_ text: String) throws {
+            func milliseconds(_ token: String) -> Double {
+                let units: [(String, Double)] = [("us", 0.001), ("ms", 1), ("s", 1000)]
+                for (unit, factor) in units where token.hasSuffix(unit) {
+                    return (Double(token.dropLast(unit.count)) ?? .nan) * factor
+                }
+                return .nan
+            }
+            var rps = Double.nan, p50 = Double.nan, p99 = Double.nan
+            var errors: [String] = []
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: " ").map(String.init)
+                if fields.first == "Requests/sec:" { rps = Double(fields.last ?? "") ?? .nan }
+                if fields.first == "50%" { p50 = milliseconds(fields.last ?? "") }
+                if fields.first == "99%" { p99 = milliseconds(fields.last ?? "") }
+                if line.contains("Non-2xx") || line.contains("Socket errors") { errors.append(line.trimmingCharacters(in: .whitespaces)) }
+            }
+            guard !rps.isNaN else { throw TeamworkError(.internal, "wrk printed no figures: \(text.prefix(300))") }
+            self.requestsPerSecond = rps
+            self.p50 = p50
+            self.p99 = p99
+            self.errors = errors.joined(separator: "; ")
+        }
+
+        func line(_ label: String, ceiling: WrkResult?) -> String {
+            var text = String(format: "%@: %.0f req/s, p50 %.1f ms, p99 %.1f ms", label, requestsPerSecond, p50, p99)
+            if let ceiling { text += String(format: " (%.1f%% of /health)", 100 * requestsPerSecond / ceiling.requestsPerSecond) }
+            if !errors.isEmpty { text += " [\(errors)]" }
+            return text
+        }
+    }
+
+    static func session(connections: Int) -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = connections
+        configuration.timeoutIntervalForRequest = 60
+        return URLSession(configuration: configuration)
+    }
+
+    struct Position: Decodable {
+        var epoch: String
+        var upTo: Int64
+    }
+
+    static func get(_ session: URLSession, _ url: String, token: String) async throws -> Position {
+        var request = URLRequest(url: URL(string: url)!, timeoutInterval: 60)
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await session.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw TeamworkError(.internal, "\(url): \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        }
+        return try TeamworkJSON.decoder().decode(Position.self, from: data)
+    }
+
+    static func waitForHealth(_ base: String) async throws {
+        for _ in 0..<600 {
+            if let (_, response) = try? await URLSession.shared.data(from: URL(string: base + "/health")!),
+               (response as? HTTPURLResponse)?.statusCode == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TeamworkError(.unavailable, "teamwork-service run did not become healthy")
+    }
+
+    /// Milliseconds from the commit to each waiting device's answer.
+    static func fanOut(session: URLSession, base: String, devices: [(token: String, path: String)], url: DatabaseURL,
+                       waitSeconds: Int) async throws -> [Double] {
+        let committed = Locked<ContinuousClock.Instant?>(nil)
+        return try await withThrowingTaskGroup(of: Double?.self) { group in
+            for device in devices {
+                group.addTask {
+                    guard (try? await get(session, base + device.path + "&wait=\(waitSeconds)", token: device.token)) != nil,
+                          let at = committed.value else { return nil }
+                    let elapsed = ContinuousClock.now - at
+                    return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+                }
+            }
+            try await Task.sleep(for: .seconds(3))
+            _ = try await CentralStore.withStore(url) { store in
+                let touched = try await store.benchmarkTouchOneTaskPerTeam()
+                committed.mutate { $0 = ContinuousClock.now }
+                return touched
+            }
+            var latencies: [Double] = []
+            for try await latency in group { if let latency { latencies.append(latency) } }
+            return latencies.sorted()
+        }
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+    }
+
+    /// RSS now and at its peak (MB), from /proc.
+    static func memory(_ pid: pid_t) -> (now: Double, files: Int, peak: Double) {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        func kilobytes(_ key: String) -> Double {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(key) } ?? ""
+            return Double(line.split(separator: " ").dropFirst().first { !$0.isEmpty }.map(String.init) ?? "") ?? .nan
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+        return (kilobytes("VmRSS:") / 1024, files, kilobytes("VmHWM:") / 1024)
+    }
+
+    static func processFigures(_ pid: pid_t) -> (rss: Double, files: Int) {
+        let figures = memory(pid)
+        return (figures.now, figures.files)
+    }
+}
