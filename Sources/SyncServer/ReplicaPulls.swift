@@ -13,6 +13,8 @@ struct ReplicaPulls: Sendable {
     let cache: AccessCache
     /// Wakes the pulls that wait for a change (`wait=N`).
     let watch: ReplicaWatch
+    /// Each replica file's epoch and last position, by the state of the file they were read from.
+    let positions = ReplicaPositions()
 
     /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> ReplicaListing {
@@ -71,16 +73,33 @@ struct ReplicaPulls: Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
         }
+        let (positions, logger) = (self.positions, context.logger)
         let read = { @Sendable () async throws -> (page: Page, upTo: Int64, refetch: Bool) in
+            // The file's state before the read: when it is one whose epoch and last position are
+            // known, a device that already holds them gets its empty page without opening the file.
+            let stamp = ReplicaWatch.Stamp(path: path)
+            if let stamp, let epoch, positions.isCurrent(path: path, stamp: stamp, epoch: epoch, position: since) {
+                let page: any Encodable & Sendable = replica == .common
+                    ? CommonPage(epoch: epoch, refetch: false, since: since, upTo: since, more: false,
+                                 people: [], teams: [], memberships: [], locations: [], deleted: [])
+                    : ChangePage(epoch: epoch, refetch: false, since: since, upTo: since, more: false,
+                                 tasks: [], members: [], locations: [], deleted: [])
+                return (Page(page: page), since, false)
+            }
             do {
+                let (page, pageEpoch, upTo, refetch, more): (any Encodable & Sendable, String, Int64, Bool, Bool)
                 if replica == .common {
-                    let page = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    return (Page(page: page), page.upTo, page.refetch)
+                    let common = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
+                    (page, pageEpoch, upTo, refetch, more) = (common, common.epoch, common.upTo, common.refetch, common.more)
+                } else {
+                    let team = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
+                    (page, pageEpoch, upTo, refetch, more) = (team, team.epoch, team.upTo, team.refetch, team.more)
                 }
-                let page = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                return (Page(page: page), page.upTo, page.refetch)
+                // The last page ends at the file's last position.
+                if !more, let stamp { positions.remember(path: path, stamp: stamp, epoch: pageEpoch, position: upTo) }
+                return (Page(page: page), upTo, refetch)
             } catch {
-                context.logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
+                logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
                 throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
             }
         }
@@ -161,3 +180,29 @@ extension SyncRequestContext {
 
 extension ReplicaListing: ResponseEncodable {}
 extension PositionListing: ResponseEncodable {}
+
+/// What the server last read of each replica file: for the file's state (its
+/// ``ReplicaWatch/Stamp``), the epoch and the last position. A device that
+/// holds exactly those is current, and its pull — the request a fleet sends
+/// most — is answered without opening SQLite. A file whose state has moved on
+/// (any commit, a rebuild) no longer matches and is read again.
+final class ReplicaPositions: Sendable {
+    private struct Known {
+        var stamp: ReplicaWatch.Stamp
+        var epoch: String
+        var position: Int64
+    }
+
+    private let known = Locked([String: Known]())
+
+    func isCurrent(path: String, stamp: ReplicaWatch.Stamp, epoch: String, position: Int64) -> Bool {
+        guard let entry = known.value[path] else { return false }
+        return entry.stamp == stamp && entry.epoch == epoch && entry.position == position
+    }
+
+    /// `stamp` must have been taken before the read that found `epoch` and `position`:
+    /// if the file changed in between, that stamp never comes back, so nothing wrong is ever served.
+    func remember(path: String, stamp: ReplicaWatch.Stamp, epoch: String, position: Int64) {
+        known.mutate { $0[path] = Known(stamp: stamp, epoch: epoch, position: position) }
+    }
+}

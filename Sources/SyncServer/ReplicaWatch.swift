@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import ServiceLifecycle
 import TeamworkModel
 
@@ -12,21 +15,27 @@ import TeamworkModel
 /// server wakes its replica's waiters at once. A wait also ends at its
 /// deadline, on cancellation, and at shutdown: open waits never hold SIGTERM up.
 final class ReplicaWatch: Service, Sendable {
-    /// What identifies one state of a file: a commit changes its size or modification
-    /// time, and a rebuild swaps in a new inode.
+    /// What identifies one state of a replica file: its inode (a rebuild swaps
+    /// in a new file), its size, and SQLite's file change counter (header bytes
+    /// 24-27), which every committed write transaction of a rollback-journal
+    /// database moves on. A modification time would not do: the kernel stamps
+    /// it with a clock of a few milliseconds' grain, and two commits within one
+    /// tick that keep the size would look the same.
     struct Stamp: Equatable, Sendable {
         var inode: UInt64
         var size: Int64
-        var seconds: Int
-        var nanoseconds: Int
+        var changeCounter: UInt32
 
         init?(path: String) {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            defer { Glibc.close(descriptor) }
             var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
+            var header = [UInt8](repeating: 0, count: 4)
+            guard fstat(descriptor, &info) == 0, pread(descriptor, &header, 4, 24) == 4 else { return nil }
             inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
-            seconds = Int(info.st_mtim.tv_sec)
-            nanoseconds = Int(info.st_mtim.tv_nsec)
+            changeCounter = header.reduce(0) { $0 << 8 | UInt32($1) }
         }
     }
 

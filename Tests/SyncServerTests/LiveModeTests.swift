@@ -80,6 +80,29 @@ struct LiveModeTests {
         }
     }
 
+    @Test func aCurrentDeviceIsAnsweredFromMemoryButNeverMissesAChangeMadeSinceEvenWithinTheSameMillisecond() async throws {
+        try await SyncServerTests().withServer { world, client in
+            var page = try await current(world, client)
+            let red = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            for round in 0..<30 {
+                // Asked twice while current: the second answer comes from what the server remembers.
+                for _ in 0..<2 {
+                    let empty = try Pulls.decode(ChangePage.self, try await Pulls.get(
+                        client, "\(red)?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken))
+                    #expect(empty.tasks.isEmpty && empty.upTo == page.upTo && !empty.refetch)
+                }
+                // Ann starts her task, then completes and reopens it in turn: each changes the task's row in place.
+                let operation = round == 0 ? "start" : round % 2 == 1 ? "complete" : "reopen"
+                let body = #"{"changes": [{"id": "r-\#(round)", "operation": "\#(operation)", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+                #expect(try await Pulls.post(client, "\(red)", token: world.annToken, body: body).status == .ok)
+                let next = try Pulls.decode(ChangePage.self, try await Pulls.get(
+                    client, "\(red)?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken))
+                #expect(next.upTo > page.upTo, "round \(round): the change was missed")
+                page = next
+            }
+        }
+    }
+
     @Test func aWaitWithNothingNewEndsEmptyAfterItsTime() async throws {
         try await SyncServerTests().withServer(.live) { world, client in
             let page = try await current(world, client)
