@@ -13,8 +13,8 @@ struct ReplicaPulls: Sendable {
     let cache: AccessCache
     /// Wakes the pulls that wait for a change (`wait=N`).
     let watch: ReplicaWatch
-    /// Each replica file's epoch and last position, by the state of the file they were read from.
-    let positions = ReplicaPositions()
+    /// Pages already encoded, by the state of the file they were read from.
+    let pages = PageCache()
 
     /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> ReplicaListing {
@@ -46,7 +46,7 @@ struct ReplicaPulls: Sendable {
     }
 
     /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=`.
-    @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Page {
+    @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson()
         let replica = try await replica(named: context, person: person)
         let name = replica.fileName.replacingOccurrences(of: ".sqlite", with: "")
@@ -73,45 +73,43 @@ struct ReplicaPulls: Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
         }
-        let (positions, logger) = (self.positions, context.logger)
-        let read = { @Sendable () async throws -> (page: Page, upTo: Int64, refetch: Bool) in
-            // The file's state before the read: when it is one whose epoch and last position are
-            // known, a device that already holds them gets its empty page without opening the file.
+        let (pages, logger, encoder) = (self.pages, context.logger, context.responseEncoder)
+        let read = { @Sendable () async throws -> (body: Data, upTo: Int64, refetch: Bool) in
+            // The file's state before the read: a page already encoded for this state and these
+            // parameters is sent again as it is (every device of a team asks the same questions).
             let stamp = ReplicaWatch.Stamp(path: path)
-            if let stamp, let epoch, positions.isCurrent(path: path, stamp: stamp, epoch: epoch, position: since) {
-                let page: any Encodable & Sendable = replica == .common
-                    ? CommonPage(epoch: epoch, refetch: false, since: since, upTo: since, more: false,
-                                 people: [], teams: [], memberships: [], locations: [], deleted: [])
-                    : ChangePage(epoch: epoch, refetch: false, since: since, upTo: since, more: false,
-                                 tasks: [], members: [], locations: [], deleted: [])
-                return (Page(page: page), since, false)
-            }
+            let key = stamp.map { PageCache.Key(path: path, stamp: $0, epoch: epoch, since: since, limit: limit) }
+            if let key, let known = pages[key] { return known }
             do {
-                let (page, pageEpoch, upTo, refetch, more): (any Encodable & Sendable, String, Int64, Bool, Bool)
+                let (page, upTo, refetch): (any Encodable & Sendable, Int64, Bool)
                 if replica == .common {
                     let common = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    (page, pageEpoch, upTo, refetch, more) = (common, common.epoch, common.upTo, common.refetch, common.more)
+                    (page, upTo, refetch) = (common, common.upTo, common.refetch)
                 } else {
                     let team = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    (page, pageEpoch, upTo, refetch, more) = (team, team.epoch, team.upTo, team.refetch, team.more)
+                    (page, upTo, refetch) = (team, team.upTo, team.refetch)
                 }
-                // The last page ends at the file's last position.
-                if !more, let stamp { positions.remember(path: path, stamp: stamp, epoch: pageEpoch, position: upTo) }
-                return (Page(page: page), upTo, refetch)
+                let answer = (body: try encoder.encode(page), upTo: upTo, refetch: refetch)
+                if let key { pages[key] = answer }
+                return answer
             } catch {
                 logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
                 throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
             }
         }
+        func respond(_ body: Data) -> Response {
+            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
         // Live mode: a device that is current waits for its replica to change.
         // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
         let stamp = ReplicaWatch.Stamp(path: path)
         let first = try await read()
-        guard wait > .zero, !first.refetch, first.upTo == since else { return first.page }
+        guard wait > .zero, !first.refetch, first.upTo == since else { return respond(first.body) }
         context.releaseSlot?()
         await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id)
         try await recheck(context, replica: replica)
-        return try await read().page
+        return respond(try await read().body)
     }
 
     /// After a wait, the caller's token and access are checked again: a token
@@ -163,12 +161,6 @@ struct ReplicaPulls: Sendable {
             throw HTTPError(.forbidden, message: "\(replica) is not one of your replicas")
         }
     }
-
-    /// A team, personal or common page, encoded as itself.
-    struct Page: ResponseEncodable {
-        let page: any Encodable & Sendable
-        func encode(to encoder: any Encoder) throws { try page.encode(to: encoder) }
-    }
 }
 
 extension SyncRequestContext {
@@ -180,29 +172,3 @@ extension SyncRequestContext {
 
 extension ReplicaListing: ResponseEncodable {}
 extension PositionListing: ResponseEncodable {}
-
-/// What the server last read of each replica file: for the file's state (its
-/// ``ReplicaWatch/Stamp``), the epoch and the last position. A device that
-/// holds exactly those is current, and its pull — the request a fleet sends
-/// most — is answered without opening SQLite. A file whose state has moved on
-/// (any commit, a rebuild) no longer matches and is read again.
-final class ReplicaPositions: Sendable {
-    private struct Known {
-        var stamp: ReplicaWatch.Stamp
-        var epoch: String
-        var position: Int64
-    }
-
-    private let known = Locked([String: Known]())
-
-    func isCurrent(path: String, stamp: ReplicaWatch.Stamp, epoch: String, position: Int64) -> Bool {
-        guard let entry = known.value[path] else { return false }
-        return entry.stamp == stamp && entry.epoch == epoch && entry.position == position
-    }
-
-    /// `stamp` must have been taken before the read that found `epoch` and `position`:
-    /// if the file changed in between, that stamp never comes back, so nothing wrong is ever served.
-    func remember(path: String, stamp: ReplicaWatch.Stamp, epoch: String, position: Int64) {
-        known.mutate { $0[path] = Known(stamp: stamp, epoch: epoch, position: position) }
-    }
-}

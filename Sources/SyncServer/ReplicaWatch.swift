@@ -21,7 +21,7 @@ final class ReplicaWatch: Service, Sendable {
     /// database moves on. A modification time would not do: the kernel stamps
     /// it with a clock of a few milliseconds' grain, and two commits within one
     /// tick that keep the size would look the same.
-    struct Stamp: Equatable, Sendable {
+    struct Stamp: Hashable, Sendable {
         var inode: UInt64
         var size: Int64
         var changeCounter: UInt32

@@ -47,6 +47,12 @@ public struct Watcher: Sendable {
                 do { try await backoff.wait() } catch { return }
             } catch is CancellationError {
                 return
+            } catch {
+                // Anything else (the device's database busy with another command, a page it
+                // could not apply) is tried again too: a watch stops only when told to.
+                if Task.isCancelled { return }
+                say("Sync did not finish: \(error). Trying again by itself.")
+                do { try await backoff.wait() } catch { return }
             }
         }
     }

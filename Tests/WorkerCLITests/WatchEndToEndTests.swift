@@ -110,6 +110,60 @@ struct WatchEndToEndTests {
         }
     }
 
+    @Test func aWatchingDeviceRidesOutPostgreSQLRestartingAndEndsEqualToTheMaster() async throws {
+        try await PrivateCluster.with("watch-pg") { own in
+            let url = own.url
+            let folder = own.directory
+            let manager = ManagerTool(url)
+            try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
+            func ok(_ arguments: String...) throws -> String {
+                let run = try manager.run(arguments)
+                #expect(run.status == 0, "\(arguments): \(run.stderr)")
+                return run.stdout
+            }
+            _ = try ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try ok("team", "add", "red", "--name", "Red Team")
+            _ = try ok("team", "add-member", "red", "ann@example.org")
+            _ = try ok("task", "create", "--actor", "max@example.org", "--title", "Before", "--team", "red", "--assignee", "ann@example.org")
+            let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
+            try await service.start()
+            defer { _ = try? service.stop() }
+            let home = folder.appending(path: "ann")
+            #expect(try await Self.eventually(within: .seconds(10)) {
+                try E2E.worker(home, "login", "--server", service.url, "--token", token).status == 0
+            })
+            var environment = ProcessInfo.processInfo.environment
+            environment["TEAMWORK_WORKER_HOME"] = home.path
+            let watchLog = folder.path + "/watch.log"
+            let watch = try ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-worker").path, "watch"],
+                                               environment: environment, standardOutput: watchLog, standardError: watchLog)
+            defer { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) }
+            func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
+            try await Task.sleep(for: .seconds(2))
+
+            // PostgreSQL stops under the service and the watcher, then comes back.
+            try own.cluster.stop()
+            try await Task.sleep(for: .seconds(3))
+            _ = try own.cluster.ensureRunning()
+            #expect(try await Self.eventually(within: .seconds(20)) {
+                (try? manager.run(["task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
+                                   "--assignee", "ann@example.org"]))?.status == 0
+            })
+            #expect(try await Self.eventually(within: .seconds(40)) {
+                try E2E.worker(home, "tasks").stdout.contains("After the restart")
+            }, "\(watched())\n\(service.logText.suffix(2000))")
+            #expect(service.isRunning)
+
+            let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
+            let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
+            #expect(Set(device.map(\.id)) == Set(master.map(\.id)))
+        }
+    }
+
     struct DeviceTask: Decodable {
         var id: Int64
         var status: String
