@@ -56,8 +56,27 @@ public enum ChildProcess {
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw LocalClusterError("lost track of process \(pid)") }
         }
-        // WIFEXITED / WEXITSTATUS by hand: the macros do not come through to Swift.
-        let exited = (status & 0x7f) == 0
-        return exited ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return decode(status)
+    }
+
+    /// Waits up to `limit` for a spawned child without blocking a thread (it
+    /// looks every 50 ms): its exit status as ``wait(_:)`` says it, or nil if it
+    /// is still running then. Async code must not block the few threads it shares
+    /// on a child that may never end.
+    public static func wait(_ pid: pid_t, within limit: Duration) async throws -> Int32? {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            var status: Int32 = 0
+            let found = waitpid(pid, &status, WNOHANG)
+            if found == pid { return decode(status) }
+            if found < 0, errno != EINTR { throw LocalClusterError("lost track of process \(pid)") }
+            if ContinuousClock.now >= deadline { return nil }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// WIFEXITED / WEXITSTATUS by hand: the macros do not come through to Swift.
+    private static func decode(_ status: Int32) -> Int32 {
+        (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 }

@@ -55,16 +55,9 @@ public final class ServiceProcess: @unchecked Sendable {
     /// (as ``stop(signal:)`` reports it), or `nil` if it is still running then.
     public func exitStatus(within limit: Duration) async throws -> Int32? {
         guard pid > 0 else { return nil }
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                pid = 0
-                return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return nil
+        guard let status = try await ChildProcess.wait(pid, within: limit) else { return nil }
+        pid = 0
+        return status
     }
 
     /// Sends `signal` without waiting; ``exitStatus(within:)`` then tells how it ended.

@@ -130,7 +130,7 @@ public struct SyncClient: Sendable {
             do {
                 answer = try await withDeadline(limit, timeout: { Failure(kind: .unreachable, message:
                     "the server at \(server) did not answer within \(limit); your changes stay queued") }) { [request] in
-                    try await Self.session.data(for: request)
+                    try await Self.data(for: request)
                 }
             } catch let failure as Failure {
                 throw failure
@@ -183,6 +183,43 @@ public struct SyncClient: Sendable {
     /// No cookies, no cache, and no redirects: a redirect would carry the
     /// `Authorization` header to wherever it points.
     static let session = URLSession(configuration: .ephemeral, delegate: RefuseRedirects(), delegateQueue: nil)
+
+    /// One request on ``session``, cancellable without deadlock.
+    ///
+    /// Foundation's own `URLSession.data(for:)` on Linux can freeze the process
+    /// when the task is cancelled just as the transfer completes: cancelling
+    /// holds the Swift task's status lock while `URLSessionTask.cancel()` waits
+    /// (`queue.sync`) for URLSession's queue, and that queue, finishing the
+    /// transfer, waits for the same lock to resume the continuation. Seen:
+    /// `teamwork-worker watch` stuck for good, deaf to SIGTERM, after a
+    /// deadline cancelled a live-mode wait as the server shut down (threads
+    /// blocked in `swift_task_cancel` → `URLSessionTask.cancel` and in
+    /// `URLSession._MultiHandle.completedTransfer` → `CheckedContinuation.resume`).
+    /// Here the cancellation hands `cancel()` to another thread, so nobody holds
+    /// the lock while waiting for URLSession.
+    static func data(for request: URLRequest) async throws -> (Data, URLResponse) {
+        let started = Locked<URLSessionDataTask?>(nil)
+        let cancel = { @Sendable (task: URLSessionDataTask) in DispatchQueue.global().async { task.cancel() } }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let data, let response {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                started.mutate { $0 = task }
+                task.resume()
+                // Cancelled before the task was there for the handler to see.
+                if Task.isCancelled { cancel(task) }
+            }
+        } onCancel: {
+            if let task = started.value { cancel(task) }
+        }
+    }
 
     final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
         func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,

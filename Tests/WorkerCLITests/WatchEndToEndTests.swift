@@ -104,8 +104,10 @@ struct WatchEndToEndTests {
                 == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
 
             kill(watch, SIGTERM)
-            #expect(try ChildProcess.wait(watch) == 0)
-            watchStopped = true
+            // Never a blocking wait here: a watcher that does not stop must fail this test, not freeze the run.
+            let status = try await ChildProcess.wait(watch, within: .seconds(10))
+            watchStopped = status != nil
+            #expect(status == 0, "\(watched())")
             #expect(watched().contains("Stopped."))
         }
     }
