@@ -163,7 +163,10 @@ let package = Package(
         // Throwaway databases and fixtures shared by the test targets.
         .target(
             name: "TeamworkTestSupport",
-            dependencies: ["CentralStore", "LocalPostgres", "TeamworkModel"]
+            dependencies: [
+                "CentralStore", "LocalPostgres", "TeamworkModel",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
 
         .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel"]),

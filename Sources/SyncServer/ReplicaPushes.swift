@@ -44,7 +44,12 @@ struct ReplicaPushes: Sendable {
         let results: [WorkerChangeResult]
         let (changes, lockTimeout) = (pushed.changes, configuration.pushLockTimeout)
         do {
-            results = try await blockingWork { try directory.push(changes, to: replica, by: person.id, lockTimeout: lockTimeout) }
+            // The wait for the lock holds no thread (Dispatch's pool has one per core on Linux, and a
+            // few pushes blocked in flock there starved every other request's file work); only the
+            // write itself runs on it.
+            let lock = try await Self.lock(replica, in: directory, within: lockTimeout)
+            defer { lock.release() }
+            results = try await blockingWork { try directory.push(changes, holding: lock, by: person.id) }
         } catch let busy as ReplicaBusy {
             context.logger.warning("a push found the replica locked", metadata: ["replica": "\(replica.name)", "error": "\(busy)"])
             throw HTTPError(.serviceUnavailable, message: "\(replica.name) is busy; try again shortly")
@@ -64,6 +69,19 @@ struct ReplicaPushes: Sendable {
             ])
         }
         return PushResponse(results: results)
+    }
+}
+
+extension ReplicaPushes {
+    /// Takes the replica's lock, looking every 10 ms and sleeping in between,
+    /// so a wait holds no thread; ``ReplicaBusy`` when it is not free within `limit`.
+    static func lock(_ replica: ReplicaID, in directory: ReplicaDirectory, within limit: Duration?) async throws -> ReplicaLock {
+        let deadline = limit.map { ContinuousClock.now + $0 }
+        while true {
+            if let lock = try directory.tryLock(replica) { return lock }
+            if let deadline, ContinuousClock.now >= deadline { throw ReplicaBusy(replica: replica) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 }
 

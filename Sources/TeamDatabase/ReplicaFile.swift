@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import TeamworkModel
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -125,25 +126,38 @@ public struct ReplicaDirectory: Sendable {
     /// endpoint's pushes and the swap of a rebuilt file exclude each other,
     /// across processes. With `timeout`, gives up with ``ReplicaBusy`` when the
     /// lock is not free within it (another process may hold it for ever).
+    /// Blocks its thread while it waits: async code takes ``tryLock(_:waiting:)`` instead.
     public func withLock<R>(_ replica: ReplicaID, timeout: Duration? = nil, _ body: () throws -> R) throws -> R {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        var lock = try tryLock(replica, waiting: deadline == nil)
+        while lock == nil {
+            guard let deadline, ContinuousClock.now < deadline else { throw ReplicaBusy(replica: replica) }
+            usleep(20_000)
+            lock = try tryLock(replica)
+        }
+        defer { lock?.release() }
+        return try body()
+    }
+
+    /// Takes the replica's lock if it is free, at once; nil when someone holds
+    /// it. With `waiting`, waits for it instead (blocking the thread).
+    public func tryLock(_ replica: ReplicaID, waiting: Bool = false) throws -> ReplicaLock? {
         let path = url.appending(path: replica.fileName + ".lock").path
         let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ReplicaError("cannot open \(path)") }
-        defer { close(fd) }
-        let deadline = timeout.map { ContinuousClock.now + $0 }
-        while flock(fd, deadline == nil ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
+        while flock(fd, waiting ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             switch errno {
             case EINTR:
                 continue
             case EWOULDBLOCK:
-                guard let deadline, ContinuousClock.now < deadline else { throw ReplicaBusy(replica: replica) }
-                usleep(20_000)
+                close(fd)
+                return nil
             default:
+                close(fd)
                 throw ReplicaError("cannot lock \(path)")
             }
         }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        return ReplicaLock(replica: replica, descriptor: fd)
     }
 
     /// Applies a worker's pushed changes to a replica, in order, in one
@@ -153,11 +167,24 @@ public struct ReplicaDirectory: Sendable {
     public func push(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
                      receivedAt: Date = Date(), lockTimeout: Duration? = nil) throws -> [WorkerChangeResult] {
         try withLock(replica, timeout: lockTimeout) {
-            guard let queue = try open(replica) else { throw ReplicaError("\(replica.fileName) has not been generated yet") }
-            defer { try? queue.close() }
-            return try update(queue, replica, feedPosition: 0) { tx in
-                try changes.map { try tx.apply($0, by: personID, receivedAt: receivedAt) }
-            }
+            try pushLocked(changes, to: replica, by: personID, receivedAt: receivedAt)
+        }
+    }
+
+    /// ``push(_:to:by:receivedAt:lockTimeout:)`` for a caller that already holds the replica's lock.
+    @discardableResult
+    public func push(_ changes: [WorkerChange], holding lock: ReplicaLock, by personID: Int64,
+                     receivedAt: Date = Date()) throws -> [WorkerChangeResult] {
+        guard lock.isHeld else { throw ReplicaError("the lock of \(lock.replica.fileName) was released") }
+        return try pushLocked(changes, to: lock.replica, by: personID, receivedAt: receivedAt)
+    }
+
+    private func pushLocked(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
+                            receivedAt: Date) throws -> [WorkerChangeResult] {
+        guard let queue = try open(replica) else { throw ReplicaError("\(replica.fileName) has not been generated yet") }
+        defer { try? queue.close() }
+        return try update(queue, replica, feedPosition: 0) { tx in
+            try changes.map { try tx.apply($0, by: personID, receivedAt: receivedAt) }
         }
     }
 
@@ -198,4 +225,29 @@ struct FileVersion: Equatable, Sendable {
         a.inode == b.inode && a.size == b.size && a.changeCounter == b.changeCounter
             && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }
+}
+
+/// A replica's lock (flock on `NAME.lock`), held until ``release()``.
+public final class ReplicaLock: @unchecked Sendable {
+    public let replica: ReplicaID
+    private let state: Locked<Int32?>
+
+    init(replica: ReplicaID, descriptor: Int32) {
+        self.replica = replica
+        self.state = Locked(descriptor)
+    }
+
+    public var isHeld: Bool { state.value != nil }
+
+    /// Lets the lock go; later calls do nothing.
+    public func release() {
+        state.mutate { descriptor in
+            guard let fd = descriptor else { return }
+            flock(fd, LOCK_UN)
+            close(fd)
+            descriptor = nil
+        }
+    }
+
+    deinit { release() }
 }

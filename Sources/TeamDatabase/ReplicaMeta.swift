@@ -56,4 +56,8 @@ public struct ReplicaError: Error, Sendable, CustomStringConvertible {
 public struct ReplicaBusy: Error, Sendable, CustomStringConvertible {
     public var replica: ReplicaID
     public var description: String { "\(replica.fileName) is locked by another writer" }
+
+    public init(replica: ReplicaID) {
+        self.replica = replica
+    }
 }

@@ -152,7 +152,7 @@ struct ListenerProcessTests {
     }
 
     static func get(_ address: String) async throws -> (Int, String) {
-        let (data, response) = try await URLSession.shared.data(from: URL(string: address)!)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        let response = try await LocalHTTP.request(url: address)
+        return (response.status, response.text)
     }
 }

@@ -9,6 +9,7 @@ import ReplicaGenerator
 import SyncProtocol
 import Testing
 import TeamworkModel
+import TeamworkTestSupport
 
 /// `GET …/changes?wait=N`: a current device waits for its replica to change
 /// instead of asking again and again. Run live (a real HTTP server in process),
@@ -21,19 +22,10 @@ struct LiveModeTests {
     /// which a waiting pull would hold): what a second device would send.
     static func fetch(_ client: any TestClientProtocol, _ uri: String, token: String) async throws -> (status: Int, page: ChangePage?) {
         let port = try #require(client.port)
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(uri)")!, timeoutInterval: 60)
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let (data, response) = try await session.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return (status, status == 200 ? try TeamworkJSON.decoder().decode(ChangePage.self, from: data) : nil)
+        let response = try await LocalHTTP.request(port: port, uri, headers: ["Authorization": "Bearer \(token)"],
+                                                   timeout: .seconds(60))
+        return (response.status, response.status == 200 ? try TeamworkJSON.decoder().decode(ChangePage.self, from: response.body) : nil)
     }
-
-    /// As many connections as there are requests (URLSession's default holds a few per host and queues the rest).
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 64
-        return URLSession(configuration: configuration)
-    }()
 
     /// Ann's current position in red's replica.
     func current(_ world: SyncServerTests.World, _ client: any TestClientProtocol) async throws -> ChangePage {

@@ -26,12 +26,6 @@ struct ProtocolContractTests {
         var description: String { "\(method) \(path) → \(status)" }
     }
 
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 16
-        return URLSession(configuration: configuration)
-    }()
-
     @Test func everyEndpointsAnswersMatchTheDocument() async throws {
         let contract = try OpenAPIContract()
         try await TestDatabase.withFresh { url in
@@ -52,8 +46,7 @@ struct ProtocolContractTests {
             defer { _ = try? service.stop() }
             // /health is 503 until the listener's first pass (also declared; checked once it is up).
             for _ in 0..<300 {
-                let (_, response) = try await Self.session.data(from: URL(string: "http://127.0.0.1:\(port)/health")!)
-                if (response as? HTTPURLResponse)?.statusCode == 200 { break }
+                if await LocalHTTP.health(port: port)?.status == 200 { break }
                 try await Task.sleep(for: .milliseconds(100))
             }
 
@@ -95,19 +88,15 @@ struct ProtocolContractTests {
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: nil, body: push, status: 401),
             ]
             for call in calls {
-                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(call.path)")!, timeoutInterval: 30)
-                request.httpMethod = call.method
-                if let token = call.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-                if let body = call.body {
-                    request.httpBody = body
-                    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                }
-                let (data, response) = try await Self.session.data(for: request)
-                let http = try #require(response as? HTTPURLResponse)
-                #expect(http.statusCode == call.status, "\(call): \(String(decoding: data, as: UTF8.self).prefix(300))")
+                let response = try await LocalHTTP.request(
+                    call.method == "POST" ? .post : .get, port: port, call.path,
+                    headers: call.token.map { ["Authorization": "Bearer \($0)"] } ?? [:], body: call.body
+                )
+                let data = response.body
+                #expect(response.status == call.status, "\(call): \(response.text.prefix(300))")
                 do {
-                    let declared = try contract.responseSchema(path: call.template, method: call.method, status: http.statusCode)
-                    let sent = http.value(forHTTPHeaderField: "Content-Type") ?? ""
+                    let declared = try contract.responseSchema(path: call.template, method: call.method, status: response.status)
+                    let sent = response.header("Content-Type") ?? ""
                     #expect(sent.hasPrefix(declared.contentType), "\(call): sent \(sent), declared \(declared.contentType)")
                     if let schema = declared.schema, declared.contentType == "application/json" {
                         try contract.validate(try JSONSerialization.jsonObject(with: data), against: schema)

@@ -24,7 +24,7 @@ struct SeveralInstancesTests {
 
     /// The generator's role as the instance's `/health` tells it, or nil when it does not answer.
     static func role(_ service: ServiceProcess) async -> String? {
-        guard let (data, _) = try? await URLSession.shared.data(from: URL(string: service.url + "/health")!),
+        guard let data = try? await LocalHTTP.request(url: service.url + "/health", timeout: .seconds(5)).body,
               let fields = try? JSONSerialization.jsonObject(with: data) as? [String: String] else { return nil }
         return fields["generator_role"]
     }
@@ -66,7 +66,7 @@ struct SeveralInstancesTests {
             try await Self.waitFor("the standby instance takes over", within: 15) { await Self.role(survivor) == "active" }
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("after the kill", team: world.red)) }
             try await Self.waitFor("the survivor replicates") { Self.replicaHolds("after the kill", folder: folder, team: world.red) }
-            let metrics = try await URLSession.shared.data(from: URL(string: survivor.url + "/metrics")!).0
+            let metrics = try await LocalHTTP.request(url: survivor.url + "/metrics").body
             #expect(String(decoding: metrics, as: UTF8.self).contains("teamwork_generator_active 1"))
             #expect(try survivor.stop() == 0)
             #expect(!survivor.logText.contains("Assertion failed"))

@@ -143,15 +143,8 @@ struct WorkerEndToEndTests {
     @Test func theLiveServerRefusesStrangersOtherTeamsAndBadBodies() async throws {
         try await withSetup { setup in
             func send(_ path: String, token: String?, body: Data? = nil) async throws -> Int {
-                var request = URLRequest(url: URL(string: setup.server.url + path)!)
-                if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-                if let body {
-                    request.httpMethod = "POST"
-                    request.httpBody = body
-                    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                }
-                let (_, response) = try await URLSession.shared.data(for: request)
-                return (response as? HTTPURLResponse)?.statusCode ?? 0
+                try await LocalHTTP.request(url: setup.server.url + path, method: body == nil ? .get : .post,
+                                            headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:], body: body).status
             }
             let red = "/v1/replicas/team-\(setup.world.red.id)/changes"
             let blue = "/v1/replicas/team-\(setup.world.blue.id)/changes"
