@@ -7,8 +7,9 @@ extension CentralStore {
         try await transaction { connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO people AS p (first_name, last_name, email, role, avatar_url)
-                VALUES (\(new.firstName), \(new.lastName), \(new.email), \(new.role.rawValue), \(new.avatarURL))
+                INSERT INTO people AS p (first_name, last_name, email, role, avatar_url, skills)
+                VALUES (\(new.firstName), \(new.lastName), \(new.email), \(new.role.rawValue), \(new.avatarURL),
+                        \(new.skills))
                 RETURNING \(unescaped: Columns.person)
                 """,
                 logger: logger
@@ -60,7 +61,8 @@ extension CentralStore {
                     email = coalesce(\(changes.email), email),
                     role = coalesce(\(changes.role?.rawValue), role),
                     avatar_url = CASE WHEN \(setAvatar) THEN \(avatar) ELSE avatar_url END,
-                    default_team_id = CASE WHEN \(setDefault) THEN \(defaultTeam) ELSE default_team_id END
+                    default_team_id = CASE WHEN \(setDefault) THEN \(defaultTeam) ELSE default_team_id END,
+                    skills = coalesce(\(changes.skills)::text[], skills)
                 WHERE p.id = \(id)
                 RETURNING \(unescaped: Columns.person)
                 """,

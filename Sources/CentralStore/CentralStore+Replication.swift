@@ -54,7 +54,7 @@ extension CentralStore {
             WHERE m.team_id = ANY(\(ids)) ORDER BY p.id
             """
         ) {
-            result[try PostgresRandomAccessRow(row)[10].decode(Int64.self), default: []].append(try Person(row: row))
+            result[try PostgresRandomAccessRow(row)[Columns.personCount].decode(Int64.self), default: []].append(try Person(row: row))
         }
         return result
     }
@@ -117,10 +117,11 @@ public struct ReplicationSnapshot: Sendable {
     }
 
     /// The columns of ``forEachTaskRow(_:)``, in the order a replica's `tasks`
-    /// upsert binds them (1...16).
+    /// upsert binds them (1...19).
     public static let replicaRowColumns = """
         k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_at,
-        k.updated_at, k.version, k.status, k.started_at, k.completed_at, k.completed_by, k.completion_note
+        k.updated_at, k.version, k.status, k.started_at, k.completed_at, k.completed_by, k.completion_note,
+        k.window_start, k.window_end, array_to_string(k.required_skills, ',')
         """
 
     /// The full rebuild's fast path: the same stream as ``forEachTask(_:)``,
@@ -158,7 +159,7 @@ public struct ReplicationSnapshot: Sendable {
 
     static func taskWithLocation(_ row: PostgresRow) throws -> (task: FieldTask, location: Location?) {
         let r = PostgresRandomAccessRow(row)
-        return (try FieldTask(r), try location(r, from: 17))
+        return (try FieldTask(r), try location(r, from: Columns.taskCount))
     }
 
     /// The location in the columns of ``Columns/location`` starting at `index`, if any.

@@ -48,11 +48,58 @@ extension CentralStore {
             let (fieldChanges, openConflicts) = try field[0].decode((Int, Int).self)
             let completed = byStatus["completed"] ?? 0
             let countable = total - (byStatus["cancelled"] ?? 0)
-            return Report(
+            var report = Report(
                 generatedAt: now, countsByStatus: byStatus, teams: teams, overdueTasks: overdue, total: total,
                 completionRate: countable > 0 ? Double(completed) / Double(countable) : nil,
                 fieldChanges: fieldChanges, openConflicts: openConflicts
             )
+            let soon = now.addingTimeInterval(Double(report.dueSoonHours) * 3600)
+            report.dueSoon = try await connection.query(
+                """
+                SELECT \(unescaped: Columns.task) FROM tasks k
+                WHERE k.due_at >= \(now) AND k.due_at < \(soon) AND k.status NOT IN ('completed', 'cancelled')
+                ORDER BY k.due_at, k.id LIMIT \(overdueLimit)
+                """,
+                logger: logger
+            ).collect().map(FieldTask.init(row:))
+            report.workload = try await connection.query(
+                """
+                SELECT p.id, p.first_name || ' ' || p.last_name,
+                       count(*) FILTER (WHERE k.status = 'assigned')::int, count(*) FILTER (WHERE k.status = 'in_progress')::int,
+                       count(*) FILTER (WHERE k.priority = 'urgent')::int, count(*) FILTER (WHERE k.due_at < \(now))::int
+                FROM tasks k JOIN people p ON p.id = k.assignee_id
+                WHERE k.status IN ('assigned', 'in_progress')
+                GROUP BY p.id, p.first_name, p.last_name
+                ORDER BY count(*) DESC, p.id
+                """,
+                logger: logger
+            ).collect().map { row in
+                let (id, name, open, inProgress, urgent, late) = try row.decode((Int64, String, Int, Int, Int, Int).self)
+                return Report.Workload(personID: id, name: name, open: open, inProgress: inProgress, urgent: urgent, overdue: late)
+            }
+            // Assigned: the last history entry that gave the task to someone before it was completed.
+            let since = now.addingTimeInterval(-Double(report.turnaroundDays) * 86400)
+            report.turnaround = try await connection.query(
+                """
+                SELECT t.slug, count(*)::int,
+                       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM k.completed_at - a.assigned_at) / 3600)
+                FROM tasks k
+                LEFT JOIN teams t ON t.id = k.team_id
+                CROSS JOIN LATERAL (
+                    SELECT max(h.changed_at) AS assigned_at FROM task_history h
+                    WHERE h.task_id = k.id AND h.changed_at <= k.completed_at
+                      AND h.changes ? 'assignee_id' AND jsonb_typeof(h.changes -> 'assignee_id' -> 'new') = 'number'
+                ) a
+                WHERE k.status = 'completed' AND k.completed_at >= \(since) AND a.assigned_at IS NOT NULL
+                GROUP BY t.slug
+                ORDER BY t.slug NULLS LAST
+                """,
+                logger: logger
+            ).collect().map { row in
+                let (slug, count, hours) = try row.decode((String?, Int, Double).self)
+                return Report.Turnaround(teamSlug: slug, completed: count, medianHours: hours)
+            }
+            return report
         }
     }
 

@@ -5,7 +5,9 @@ import TeamworkModel
 extension CentralStore {
     /// The columns a task CSV file may have; `title` is required, and each row
     /// needs a `team`, an `assignee`, or both.
-    public static let taskImportColumns = ["title", "description", "priority", "team", "assignee", "location", "due"]
+    public static let taskImportColumns = [
+        "title", "description", "priority", "team", "assignee", "location", "due", "requires", "window",
+    ]
 
     /// Creates every task in the CSV text, or none: the first bad row stops the
     /// import with an error that names its line and column, and nothing is written.
@@ -112,10 +114,14 @@ struct ImportDirectory {
         }
         let priority = try checked("priority") { try nonEmpty("priority").map(Priority.parse) ?? .normal }
         let due = try checked("due") { try nonEmpty("due").map { try ISODate.parse($0, field: "due") } }
+        let requires = try checked("requires") {
+            try Skills.parse(values["requires"] ?? "", most: Skills.mostPerTask, field: "requires")
+        }
+        let window = try checked("window") { try nonEmpty("window").map { try TimeWindow.parse($0) } }
         return try checked("title") {
             try NewTask(
                 title: values["title"] ?? "", description: values["description"] ?? "", priority: priority,
-                assignment: assignment, locationID: locationID, dueAt: due
+                assignment: assignment, locationID: locationID, dueAt: due, requiredSkills: requires, window: window
             )
         }
     }

@@ -3,18 +3,32 @@ import PostgresNIO
 import TeamworkModel
 
 extension CentralStore {
-    public func createTask(_ new: NewTask) async throws -> FieldTask {
-        try await transaction { connection in
-            try await insertTask(new, on: connection)
+    /// Creates a task. As for ``assignTask(id:to:expectedVersion:force:)``, an
+    /// assignee without a required skill is refused unless `force`.
+    public func createTask(_ new: NewTask, force: Bool = false) async throws -> FieldTask {
+        let forced = try await forcedReason(required: new.requiredSkills, assigneeID: new.assignment.assigneeID, force: force)
+        return try await transaction { connection in
+            try await connection.query("SELECT set_config('teamwork.forced', \(forced), true)", logger: logger)
+            return try await insertTask(new, on: connection)
         }
+    }
+
+    /// What the history records when a manager overrides the skills rule: the
+    /// skills the assignee lacks. Empty when there is nothing to override.
+    private func forcedReason(required: [String], assigneeID: Int64?, force: Bool) async throws -> String {
+        guard force, let assigneeID, !required.isEmpty else { return "" }
+        let missing = Skills.missing(required, from: try await person(id: assigneeID).skills)
+        return missing.isEmpty ? "" : "assigned without \(missing.joined(separator: ", "))"
     }
 
     func insertTask(_ new: NewTask, on connection: PostgresConnection) async throws -> FieldTask {
         let rows = try await connection.query(
             """
-            INSERT INTO tasks AS k (title, description, priority, team_id, assignee_id, location_id, due_at, created_by)
+            INSERT INTO tasks AS k (title, description, priority, team_id, assignee_id, location_id, due_at, created_by,
+                                    required_skills, window_start, window_end)
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID),
-                    \(new.assignment.assigneeID), \(new.locationID), \(new.dueAt), \(actorID))
+                    \(new.assignment.assigneeID), \(new.locationID), \(new.dueAt), \(actorID),
+                    \(new.requiredSkills), \(new.window?.start), \(new.window?.end))
             RETURNING \(unescaped: Columns.task)
             """,
             logger: logger
@@ -38,7 +52,10 @@ extension CentralStore {
               AND (\(filter.dueAfter)::timestamptz IS NULL OR k.due_at > \(filter.dueAfter))
               AND (\(filter.overdueAt)::timestamptz IS NULL
                    OR (k.due_at < \(filter.overdueAt) AND k.status NOT IN ('completed', 'cancelled')))
-            ORDER BY k.due_at ASC NULLS LAST,
+              AND (\(filter.on?.start)::timestamptz IS NULL
+                   OR (k.window_start IS NOT NULL AND k.window_start < \(filter.on?.end) AND k.window_end > \(filter.on?.start))
+                   OR (k.window_start IS NULL AND k.due_at >= \(filter.on?.start) AND k.due_at < \(filter.on?.end)))
+            ORDER BY coalesce(k.window_start, k.due_at) ASC NULLS LAST, k.due_at ASC NULLS LAST,
                      CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END,
                      k.id
             LIMIT \(filter.limit ?? Int.max)
@@ -59,6 +76,8 @@ extension CentralStore {
         let location = changes.locationID ?? nil
         let setDue = changes.dueAt != nil
         let due = changes.dueAt ?? nil
+        let setWindow = changes.window != nil
+        let window = changes.window ?? nil
         return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
             try await connection.query(
                 """
@@ -67,7 +86,10 @@ extension CentralStore {
                     description = coalesce(\(changes.description), description),
                     priority = coalesce(\(changes.priority?.rawValue), priority),
                     location_id = CASE WHEN \(setLocation) THEN \(location) ELSE location_id END,
-                    due_at = CASE WHEN \(setDue) THEN \(due) ELSE due_at END
+                    due_at = CASE WHEN \(setDue) THEN \(due) ELSE due_at END,
+                    required_skills = coalesce(\(changes.requiredSkills)::text[], required_skills),
+                    window_start = CASE WHEN \(setWindow) THEN \(window?.start) ELSE window_start END,
+                    window_end = CASE WHEN \(setWindow) THEN \(window?.end) ELSE window_end END
                 WHERE k.id = \(id) AND (\(version)::integer IS NULL OR k.version = \(version))
                 RETURNING \(unescaped: Columns.task)
                 """,
@@ -77,14 +99,20 @@ extension CentralStore {
     }
 
     /// Gives a task to a team, a member of a team, or a person. A new assignee
-    /// starts from scratch: the task is no longer in progress.
-    public func assignTask(id: Int64, to assignment: Assignment, expectedVersion: Int? = nil) async throws -> FieldTask {
+    /// starts from scratch: the task is no longer in progress. A person who
+    /// lacks a skill the task requires is refused (by the database) unless
+    /// `force`; then the history entry says who was given it without what.
+    public func assignTask(
+        id: Int64, to assignment: Assignment, expectedVersion: Int? = nil, force: Bool = false
+    ) async throws -> FieldTask {
         let current = try await task(id: id)
         if current.status.isClosed {
             throw TeamworkError.conflict("task \(id) is \(current.status.rawValue); reopen it before assigning it")
         }
+        let forced = try await forcedReason(required: current.requiredSkills, assigneeID: assignment.assigneeID, force: force)
         return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
-            try await connection.query(
+            try await connection.query("SELECT set_config('teamwork.forced', \(forced), true)", logger: logger)
+            return try await connection.query(
                 """
                 UPDATE tasks AS k SET
                     team_id = \(assignment.teamID),

@@ -52,6 +52,9 @@ enum StoreError {
             return .invalid("a value has the wrong form for its field")
         case "40001", "40P01":
             return .conflict("another change got in the way; try again")
+        case "TWS01":
+            // A rule of the schema refused the change and said why in words for people (no personal data beyond a name).
+            return .conflict(message)
         case "42501":
             return TeamworkError(.configuration, "the database role lacks permission for this (\(message))")
         case "3D000":

@@ -18,10 +18,14 @@ struct PersonCommand: AsyncParsableCommand {
         @Option(help: "Email address (unique).") var email: String
         @Option(help: "manager, worker or admin.") var role: String = "worker"
         @Option(help: "Avatar image URL (http or https).") var avatar: String?
+        @Option(help: "What they can do, comma-separated: electrical,climbing.") var skills: String = ""
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let new = try NewPerson(firstName: firstName, lastName: lastName, email: email, role: try Role.parse(role), avatarURL: avatar)
+            let new = try NewPerson(
+                firstName: firstName, lastName: lastName, email: email, role: try Role.parse(role), avatarURL: avatar,
+                skills: try Skills.parse(skills, most: Skills.mostPerPerson, field: "skills")
+            )
             let person = try await connection.withStore { try await $0.addPerson(new) }
             if output.json { try Output.json(person) } else { Output.line("Added person \(person.id): \(person.displayName)") }
         }
@@ -68,7 +72,8 @@ struct PersonCommand: AsyncParsableCommand {
             let defaultTeam = details.teams.first { $0.id == p.defaultTeamID }?.slug
             Output.details([
                 ("id", String(p.id)), ("name", p.displayName), ("email", p.email), ("role", p.role.rawValue),
-                ("avatar", p.avatarURL ?? "-"), ("teams", details.teams.map(\.slug).joined(separator: ", ")),
+                ("avatar", p.avatarURL ?? "-"), ("skills", p.skills.isEmpty ? "-" : p.skills.joined(separator: ", ")),
+                ("teams", details.teams.map(\.slug).joined(separator: ", ")),
                 ("default team", defaultTeam ?? "-"), ("created", Output.date(p.createdAt)),
                 ("updated", Output.date(p.updatedAt)), ("last seen", Output.date(p.lastSeenAt)),
             ])
@@ -87,6 +92,7 @@ struct PersonCommand: AsyncParsableCommand {
         @Flag(help: "Remove the avatar.") var clearAvatar = false
         @Option(help: "Default team (slug or id); must be one of the person's teams.") var defaultTeam: String?
         @Flag(help: "Remove the default team.") var clearDefaultTeam = false
+        @Option(help: "Replace their skills, comma-separated (\"\" for none): electrical,climbing.") var skills: String?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
@@ -102,7 +108,8 @@ struct PersonCommand: AsyncParsableCommand {
                 if let defaultTeam { defaultTeamID = .some(try await store.team(reference: defaultTeam).id) }
                 let changes = try PersonChanges(
                     firstName: firstName, lastName: lastName, email: email, role: role,
-                    avatarURL: clearAvatar ? .some(nil) : avatar.map { .some($0) }, defaultTeamID: defaultTeamID
+                    avatarURL: clearAvatar ? .some(nil) : avatar.map { .some($0) }, defaultTeamID: defaultTeamID,
+                    skills: try skills.map { try Skills.parse($0, most: Skills.mostPerPerson, field: "skills") }
                 )
                 guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
                 return try await store.updatePerson(id: target.id, changes)

@@ -6,7 +6,7 @@ import TeamworkModel
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Counts by status and team, overdue tasks and the completion rate."
+        abstract: "Where the work stands: counts by team, overdue and due soon, workloads, turnaround, conflicts."
     )
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Show at most this many overdue tasks.") var overdueLimit: Int = 20
@@ -36,7 +36,39 @@ struct ReportCommand: AsyncParsableCommand {
             TaskCommand.printTable(report.overdueTasks, names: names, now: report.generatedAt)
         }
         Output.line()
+        if report.dueSoon.isEmpty {
+            Output.line("Nothing due in the next \(report.dueSoonHours) h.")
+        } else {
+            Output.line("Due in the next \(report.dueSoonHours) h:")
+            TaskCommand.printTable(report.dueSoon, names: names, now: report.generatedAt)
+        }
+        Output.line()
+        if report.workload.isEmpty {
+            Output.line("Nobody holds open work.")
+        } else {
+            Output.line("Open work by person:")
+            Output.table(["PERSON", "ASSIGNED", "IN PROGRESS", "URGENT", "OVERDUE"], report.workload.map {
+                [$0.name, String($0.open), String($0.inProgress), String($0.urgent), String($0.overdue)]
+            })
+        }
+        Output.line()
+        if report.turnaround.isEmpty {
+            Output.line("Nothing completed in the last \(report.turnaroundDays) days.")
+        } else {
+            Output.line("Assigned to completed, last \(report.turnaroundDays) days:")
+            Output.table(["TEAM", "COMPLETED", "MEDIAN"], report.turnaround.map {
+                [$0.teamSlug ?? "(personal)", String($0.completed), Self.hours($0.medianHours)]
+            })
+        }
+        Output.line()
         Output.line("Field changes taken in: \(report.fieldChanges)   open conflicts: \(report.openConflicts)"
             + (report.openConflicts > 0 ? " (see `teamwork-manager conflicts`)" : ""))
+    }
+
+    /// `45 min`, `3.5 h`, `2.1 days`.
+    static func hours(_ hours: Double) -> String {
+        if hours < 1 { return "\(Int((hours * 60).rounded())) min" }
+        if hours < 48 { return String(format: "%.1f h", hours) }
+        return String(format: "%.1f days", hours / 24)
     }
 }

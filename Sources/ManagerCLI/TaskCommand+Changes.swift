@@ -11,7 +11,7 @@ struct VersionOption: ParsableArguments {
 
 extension TaskCommand {
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a task's title, description, priority, location or due date.")
+        static let configuration = CommandConfiguration(abstract: "Change a task's title, description, priority, location, due date, window or required skills.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Task id.") var id: Int64
         @Option var title: String?
@@ -21,19 +21,25 @@ extension TaskCommand {
         @Flag(help: "Remove the location.") var clearLocation = false
         @Option(help: "Due date, ISO 8601.") var due: String?
         @Flag(help: "Remove the due date.") var clearDue = false
+        @Option(help: "Replace the required skills, comma-separated (\"\" for none).") var requires: String?
+        @Option(help: "Appointment window, an ISO 8601 interval: 2026-12-01T09:00Z/2026-12-01T12:00Z.") var window: String?
+        @Flag(help: "Remove the appointment window.") var clearWindow = false
         @OptionGroup var version: VersionOption
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
             if location != nil && clearLocation { throw ValidationError("use --location or --clear-location, not both") }
             if due != nil && clearDue { throw ValidationError("use --due or --clear-due, not both") }
+            if window != nil && clearWindow { throw ValidationError("use --window or --clear-window, not both") }
         }
 
         func run() async throws {
             let dueAt: Date?? = clearDue ? .some(nil) : try due.map { .some(try ISODate.parse($0, field: "due")) }
             let changes = try TaskChanges(
                 title: title, description: description, priority: try priority.map(Priority.parse),
-                locationID: clearLocation ? .some(nil) : location.map { .some($0) }, dueAt: dueAt
+                locationID: clearLocation ? .some(nil) : location.map { .some($0) }, dueAt: dueAt,
+                requiredSkills: try requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") },
+                window: clearWindow ? .some(nil) : try window.map { .some(try TimeWindow.parse($0)) }
             )
             guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
             let task = try await connection.withStore {
@@ -52,19 +58,45 @@ extension TaskCommand {
         @Argument(help: "Task id.") var id: Int64
         @Option(help: "Team slug or id.") var team: String?
         @Option(help: "Person id or email.") var assignee: String?
+        @Flag(help: "Give it to the first candidate of `suggest` (keeps the task's team, if any).") var suggested = false
+        @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var version: VersionOption
         @OptionGroup var output: OutputOptions
 
+        func validate() throws {
+            if suggested && assignee != nil { throw ValidationError("use --assignee or --suggested, not both") }
+        }
+
         func run() async throws {
-            if team == nil && assignee == nil { throw TeamworkError(.usage, "give --team, --assignee, or both") }
-            let task = try await connection.withStore { store in
-                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
-                let assigneeID = try await assignee.asyncMap { try await store.person(reference: $0).id }
-                return try await store.assignTask(
-                    id: id, to: try Assignment(teamID: teamID, assigneeID: assigneeID), expectedVersion: version.expectVersion
-                )
+            if team == nil && assignee == nil && !suggested {
+                throw TeamworkError(.usage, "give --team, --assignee, both, or --suggested")
             }
-            if output.json { try Output.json(task) } else { Output.line("Assigned task \(task.id) (\(task.status.rawValue))") }
+            let (task, chosen) = try await connection.withStore { store in
+                var teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                var assigneeID = try await assignee.asyncMap { try await store.person(reference: $0).id }
+                var chosen: Candidate?
+                if suggested {
+                    let current = try await store.task(id: id)
+                    if teamID == nil { teamID = current.teamID }
+                    let ranking = try await store.suggest(taskID: id, teamID: teamID, limit: 1)
+                    guard let first = ranking.candidates.first else {
+                        throw TeamworkError.conflict("nobody can take task \(id): \(ranking.noneBecause)")
+                    }
+                    assigneeID = first.person.id
+                    chosen = first
+                }
+                let task = try await store.assignTask(
+                    id: id, to: try Assignment(teamID: teamID, assigneeID: assigneeID), expectedVersion: version.expectVersion,
+                    force: force
+                )
+                return (task, chosen)
+            }
+            if output.json { return try Output.json(task) }
+            if let chosen {
+                Output.line("Assigned task \(task.id) to \(chosen.person.displayName): \(chosen.reasons.joined(separator: ", "))")
+            } else {
+                Output.line("Assigned task \(task.id) (\(task.status.rawValue))")
+            }
         }
     }
 

@@ -27,12 +27,17 @@ struct TaskCommand: AsyncParsableCommand {
     }
 
     static func printTable(_ tasks: [FieldTask], names: Names, now: Date) {
-        Output.table(["ID", "DUE", "PRIORITY", "STATUS", "TEAM", "ASSIGNEE", "TITLE"], tasks.map { task in
-            [
-                String(task.id), Output.due(task.dueAt) + (task.isOverdue(at: now) ? " !" : ""), task.priority.rawValue,
-                task.status.rawValue, task.teamID.map { names.teams[$0] ?? String($0) } ?? "-",
-                task.assigneeID.map { names.people[$0] ?? String($0) } ?? "-", task.title,
-            ]
+        let windows = tasks.contains { $0.window != nil }
+        var header = ["ID", "DUE"]
+        if windows { header.append("WINDOW") }
+        header += ["PRIORITY", "STATUS", "TEAM", "ASSIGNEE", "TITLE"]
+        Output.table(header, tasks.map { task in
+            var row: [String] = [String(task.id), Output.due(task.dueAt) + (task.isLate(at: now) ? " !" : "")]
+            if windows { row.append(task.window.map(\.compact) ?? "-") }
+            let team: String = task.teamID.map { names.teams[$0] ?? String($0) } ?? "-"
+            let assignee: String = task.assigneeID.map { names.people[$0] ?? String($0) } ?? "-"
+            row += [task.priority.rawValue, task.status.rawValue, team, assignee, task.title]
+            return row
         })
     }
 
@@ -48,20 +53,27 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Person id or email (a member of --team when both are given).") var assignee: String?
         @Option(help: "Location id of the task site.") var location: Int64?
         @Option(help: "Due date, ISO 8601: 2026-12-01 or 2026-12-01T09:00:00Z.") var due: String?
+        @Option(help: "Skills whoever goes must have, comma-separated: electrical,climbing.") var requires: String = ""
+        @Option(help: "Appointment window, an ISO 8601 interval: 2026-12-01T09:00Z/2026-12-01T12:00Z or .../PT3H.")
+        var window: String?
+        @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let priority = try Priority.parse(priority)
             let dueAt = try due.map { try ISODate.parse($0, field: "due") }
+            let requiredSkills = try Skills.parse(requires, most: Skills.mostPerTask, field: "requires")
+            let window = try window.map { try TimeWindow.parse($0) }
             if team == nil && assignee == nil { throw TeamworkError(.usage, "give --team, --assignee, or both") }
             let task = try await connection.withStore { store in
                 let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
                 let assigneeID = try await assignee.asyncMap { try await store.person(reference: $0).id }
                 let new = try NewTask(
                     title: title, description: description, priority: priority,
-                    assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt
+                    assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt,
+                    requiredSkills: requiredSkills, window: window
                 )
-                return try await store.createTask(new)
+                return try await store.createTask(new, force: force)
             }
             if output.json { try Output.json(task) } else { Output.line("Created task \(task.id) (\(task.status.rawValue))") }
         }
@@ -79,6 +91,8 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Due before this ISO 8601 date.") var dueBefore: String?
         @Option(help: "Due after this ISO 8601 date.") var dueAfter: String?
         @Flag(help: "Only tasks past due that are not completed or cancelled.") var overdue = false
+        @Option(help: "One day's work (UTC), in window order: tasks whose window, or else due date, falls on 2026-12-01.")
+        var on: String?
         @Option(help: "Show at most this many.") var limit: Int?
         @OptionGroup var output: OutputOptions
 
@@ -92,7 +106,7 @@ struct TaskCommand: AsyncParsableCommand {
                 statuses: try status.map(TaskStatus.parse), priorities: try priority.map(Priority.parse),
                 dueBefore: try dueBefore.map { try ISODate.parse($0, field: "due-before") },
                 dueAfter: try dueAfter.map { try ISODate.parse($0, field: "due-after") },
-                overdueAt: overdue ? now : nil, limit: limit
+                overdueAt: overdue ? now : nil, on: try on.map { try ISODate.day($0, field: "on") }, limit: limit
             )
             let (tasks, names) = try await connection.withStore { store in
                 filter.teamID = try await team.asyncMap { try await store.team(reference: $0).id }
@@ -142,7 +156,10 @@ struct TaskCommand: AsyncParsableCommand {
                 ("id", String(t.id)), ("title", t.title), ("description", t.description), ("priority", t.priority.rawValue),
                 ("status", t.status.rawValue + (t.isOverdue(at: Date()) ? " (overdue)" : "")),
                 ("team", d.team?.slug ?? "-"), ("assignee", d.assignee.map { "\($0.displayName) (\($0.id))" } ?? "-"),
-                ("location", place ?? "-"), ("due", Output.date(t.dueAt)), ("created", Output.date(t.createdAt)),
+                ("location", place ?? "-"), ("due", Output.date(t.dueAt)),
+                ("window", t.window.map { $0.compact + (t.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
+                ("requires", t.requiredSkills.isEmpty ? "-" : t.requiredSkills.joined(separator: ", ")),
+                ("created", Output.date(t.createdAt)),
                 ("updated", Output.date(t.updatedAt)), ("started", Output.date(t.startedAt)),
                 ("completed", Output.date(t.completedAt)),
                 ("completed by", d.completedBy.map { "\($0.displayName) (\($0.id))" } ?? "-"),

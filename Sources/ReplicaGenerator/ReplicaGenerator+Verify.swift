@@ -117,6 +117,7 @@ extension ReplicaGenerator {
         copy.updatedAt = ms(task.updatedAt)
         copy.startedAt = task.startedAt.map(ms)
         copy.completedAt = task.completedAt.map(ms)
+        copy.window = task.window.flatMap { try? TimeWindow(start: ms($0.start), end: ms($0.end)) }
         return copy
     }
 }

@@ -69,6 +69,10 @@ public struct ReplicaGenerator: Sendable {
 enum Checkpoint {
     struct State: Codable {
         var feedPosition: Int64
+        /// The replica schema the files were written with; a checkpoint of an
+        /// older one (or none, before schema 3) is no checkpoint: the next pass
+        /// rebuilds every file, so new columns hold the master's values.
+        var replicaSchema: Int?
     }
 
     static func url(_ directory: URL) -> URL { directory.appending(path: "generator-state.json") }
@@ -76,7 +80,8 @@ enum Checkpoint {
     static func load(from directory: URL) throws -> Int64? {
         guard let data = FileManager.default.contents(atPath: url(directory).path) else { return nil }
         do {
-            return try JSONDecoder().decode(State.self, from: data).feedPosition
+            let state = try JSONDecoder().decode(State.self, from: data)
+            return state.replicaSchema == ReplicaSchema.version ? state.feedPosition : nil
         } catch {
             throw TeamworkError(.configuration, "\(url(directory).path) is damaged; run a full rebuild")
         }
@@ -84,7 +89,7 @@ enum Checkpoint {
 
     /// Written to a temporary file and renamed, so it is never half-written.
     static func save(_ position: Int64, to directory: URL) throws {
-        let data = try JSONEncoder().encode(State(feedPosition: position))
+        let data = try JSONEncoder().encode(State(feedPosition: position, replicaSchema: ReplicaSchema.version))
         try data.write(to: url(directory), options: .atomic)
     }
 }

@@ -27,12 +27,18 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var completedBy: Int64?
         public var completionNote: String?
         public var rowVersion: Int64
+        /// The appointment window (milliseconds), both or neither. Absent from
+        /// servers before replica schema 3, as is ``requiredSkills``.
+        public var windowStart: Int64?
+        public var windowEnd: Int64?
+        /// Skills whoever goes must have; absent or empty when none.
+        public var requiredSkills: [String]?
 
         public init(
             id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
             locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int,
             status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
-            rowVersion: Int64
+            rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil
         ) {
             self.id = id
             self.title = title
@@ -51,6 +57,9 @@ public struct ChangePage: Sendable, Codable, Equatable {
             self.completedBy = completedBy
             self.completionNote = completionNote
             self.rowVersion = rowVersion
+            self.windowStart = windowStart
+            self.windowEnd = windowEnd
+            self.requiredSkills = requiredSkills
         }
     }
 

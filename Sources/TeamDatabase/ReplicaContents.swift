@@ -41,15 +41,17 @@ public struct ReplicaContents: Sendable {
                 SELECT id, title, description, priority, master_status, team_id, assignee_id, location_id, due_at,
                        created_at, updated_at, master_started_at, master_completed_at, master_completed_by,
                        master_completion_note, master_version, status, started_at, completed_at, completed_by,
-                       completion_note, row_version
+                       completion_note, row_version, \(meta.schemaVersion < 3 ? "NULL, NULL, ''" : "window_start, window_end, required_skills")
                 FROM tasks ORDER BY id
                 """).map { row -> TaskRow in
+                let (windowStart, windowEnd) = (date(row[22]), date(row[23]))
                 let master = FieldTask(
                     id: row[0], title: row[1], description: row[2], priority: Priority(rawValue: row[3]) ?? .normal,
                     status: TaskStatus(rawValue: row[4]) ?? .open, teamID: row[5], assigneeID: row[6], locationID: row[7],
                     dueAt: date(row[8]), createdBy: nil, createdAt: date(row[9])!, updatedAt: date(row[10])!,
                     startedAt: date(row[11]), completedAt: date(row[12]), completedBy: row[13], completionNote: row[14],
-                    version: row[15]
+                    version: row[15], requiredSkills: ReplicaSchema.skills(row[24]) ?? [],
+                    window: windowStart.flatMap { start in windowEnd.flatMap { try? TimeWindow(start: start, end: $0) } }
                 )
                 return TaskRow(
                     master: master, status: TaskStatus(rawValue: row[16]) ?? .open, startedAt: date(row[17]),

@@ -11,8 +11,9 @@ import GRDBSQLite
 /// rows leave an entry in `deleted_rows`.
 public enum ReplicaSchema {
     /// The schema version written into `meta.schema_version`.
-    /// Version 2 added `worker_changes.rejection`.
-    public static let version = 2
+    /// Version 2 added `worker_changes.rejection`; version 3 the tasks'
+    /// appointment window and required skills.
+    public static let version = 3
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -69,7 +70,11 @@ public enum ReplicaSchema {
             master_completed_at INTEGER,
             master_completed_by INTEGER,
             master_completion_note TEXT,
-            row_version INTEGER NOT NULL
+            row_version INTEGER NOT NULL,
+            window_start INTEGER,
+            window_end INTEGER,
+            -- Comma-separated, sorted; '' when none.
+            required_skills TEXT NOT NULL DEFAULT ''
         );
         CREATE INDEX tasks_row_version ON tasks (row_version);
         -- No emails or other contact details: display names and roles only.
@@ -167,11 +172,25 @@ public enum ReplicaSchema {
                 if found < 2, hasWorkerChanges {
                     try db.execute(sql: "ALTER TABLE worker_changes ADD COLUMN rejection TEXT")
                 }
+                if found < 3, try db.tableExists("tasks") {
+                    // The values arrive with the full rebuild an older checkpoint asks for.
+                    let has = Set(try db.columns(in: "tasks").map(\.name))
+                    for (column, type) in [("window_start", "INTEGER"), ("window_end", "INTEGER"),
+                                           ("required_skills", "TEXT NOT NULL DEFAULT ''")] where !has.contains(column) {
+                        try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
+                    }
+                }
                 try db.execute(sql: "UPDATE meta SET schema_version = \(version)")
                 try db.execute(sql: "PRAGMA user_version = \(version)")
                 return .commit
             }
         }
+    }
+
+    /// `required_skills` as stored (`climbing,electrical`) to the wire's list; nil when none.
+    public static func skills(_ stored: String?) -> [String]? {
+        guard let stored, !stored.isEmpty else { return nil }
+        return stored.split(separator: ",").map(String.init)
     }
 
     /// Creates the tables of a new, empty replica.

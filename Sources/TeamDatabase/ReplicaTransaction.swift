@@ -55,8 +55,10 @@ public final class ReplicaTransaction {
     static let insertTaskSQL = """
         INSERT INTO tasks (id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at,
             updated_at, master_version, status, started_at, completed_at, completed_by, completion_note,
-            master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note, row_version)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16, ?17)
+            master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note,
+            window_start, window_end, required_skills, row_version)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16,
+            ?17, ?18, ?19, ?20)
         """
 
     static let replaceTaskSQL = insertTaskSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO", maxReplacements: 1)
@@ -76,6 +78,8 @@ public final class ReplicaTransaction {
             master_status = excluded.master_status, master_started_at = excluded.master_started_at,
             master_completed_at = excluded.master_completed_at, master_completed_by = excluded.master_completed_by,
             master_completion_note = excluded.master_completion_note,
+            window_start = excluded.window_start, window_end = excluded.window_end,
+            required_skills = excluded.required_skills,
             row_version = excluded.row_version
         WHERE tasks.master_version IS NOT excluded.master_version
         """
@@ -111,18 +115,22 @@ public final class ReplicaTransaction {
         bind(14, task.completedAt.map(Self.millis))
         bind(15, task.completedBy)
         bind(16, task.completionNote)
-        bind(17, nextVersion())
+        bind(17, task.window.map { Self.millis($0.start) })
+        bind(18, task.window.map { Self.millis($0.end) })
+        bind(19, task.requiredSkills.joined(separator: ","))
+        bind(20, nextVersion())
         try bind.step(db)
     }
 
-    /// Inserts or updates a task whose fields `bind` binds as parameters 1...16
+    /// Inserts or updates a task whose fields `bind` binds as parameters 1...19
     /// (the order of ``upsert(_:)-(FieldTask)``: id, title, description, priority,
     /// team, assignee, location, due, created, updated, version, status, started,
-    /// completed, completed by, note; dates in milliseconds).
+    /// completed, completed by, note, window start, window end, required skills;
+    /// dates in milliseconds).
     public func upsertTask(_ bind: (Binder) throws -> Void) throws {
         let binder = Binder(upsertTask.sqliteStatement)
         try bind(binder)
-        binder(17, nextVersion())
+        binder(20, nextVersion())
         try binder.step(db)
     }
 

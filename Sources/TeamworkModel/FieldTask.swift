@@ -21,12 +21,17 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     public var completionNote: String?
     /// Goes up by one on every change; an update that names an older version is a conflict.
     public var version: Int
+    /// Skills whoever does it must have (see ``Skills``), sorted.
+    public var requiredSkills: [String]
+    /// The appointment window, besides the due date.
+    public var window: TimeWindow?
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
         teamID: Int64?, assigneeID: Int64?, locationID: Int64?, dueAt: Date?,
         createdBy: Int64?, createdAt: Date, updatedAt: Date,
-        startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int
+        startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int,
+        requiredSkills: [String] = [], window: TimeWindow? = nil
     ) {
         self.id = id
         self.title = title
@@ -45,6 +50,8 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
         self.completedBy = completedBy
         self.completionNote = completionNote
         self.version = version
+        self.requiredSkills = requiredSkills
+        self.window = window
     }
 
     /// Due before `now` and still needing work.
@@ -52,6 +59,15 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
         guard let dueAt, !status.isClosed else { return false }
         return dueAt < now
     }
+
+    /// Its appointment window ended before `now` and it still needs work.
+    public func isPastWindow(at now: Date) -> Bool {
+        guard let window, !status.isClosed else { return false }
+        return window.end < now
+    }
+
+    /// Overdue or past its window: what the lists flag with `!`.
+    public func isLate(at now: Date) -> Bool { isOverdue(at: now) || isPastWindow(at: now) }
 }
 
 /// Who a task is for: a team (free-floating), a member of a team, or a single person.
@@ -76,10 +92,13 @@ public struct NewTask: Sendable, Equatable {
     public var assignment: Assignment
     public var locationID: Int64?
     public var dueAt: Date?
+    public var requiredSkills: [String]
+    public var window: TimeWindow?
 
     public init(
         title: String, description: String = "", priority: Priority = .normal,
-        assignment: Assignment, locationID: Int64? = nil, dueAt: Date? = nil
+        assignment: Assignment, locationID: Int64? = nil, dueAt: Date? = nil,
+        requiredSkills: [String] = [], window: TimeWindow? = nil
     ) throws {
         self.title = try Validate.name(title, field: "title")
         self.description = description
@@ -87,6 +106,8 @@ public struct NewTask: Sendable, Equatable {
         self.assignment = assignment
         self.locationID = locationID
         self.dueAt = dueAt
+        self.requiredSkills = requiredSkills
+        self.window = window
     }
 }
 
@@ -99,20 +120,27 @@ public struct TaskChanges: Sendable, Equatable {
     public var locationID: Int64??
     /// `.some(nil)` clears the due date.
     public var dueAt: Date??
+    /// Replaces the required skills.
+    public var requiredSkills: [String]?
+    /// `.some(nil)` clears the window.
+    public var window: TimeWindow??
 
     public init(
         title: String? = nil, description: String? = nil, priority: Priority? = nil,
-        locationID: Int64?? = nil, dueAt: Date?? = nil
+        locationID: Int64?? = nil, dueAt: Date?? = nil, requiredSkills: [String]? = nil, window: TimeWindow?? = nil
     ) throws {
         self.title = try title.map { try Validate.name($0, field: "title") }
         self.description = description
         self.priority = priority
         self.locationID = locationID
         self.dueAt = dueAt
+        self.requiredSkills = requiredSkills
+        self.window = window
     }
 
     public var isEmpty: Bool {
         title == nil && description == nil && priority == nil && locationID == nil && dueAt == nil
+            && requiredSkills == nil && window == nil
     }
 }
 
@@ -126,11 +154,13 @@ public struct TaskFilter: Sendable, Equatable {
     public var dueAfter: Date?
     /// Only tasks past their due date that are neither completed nor cancelled.
     public var overdueAt: Date?
+    /// Only tasks whose window, or (without a window) due date, falls in this range: a day's work.
+    public var on: DateInterval?
     public var limit: Int?
 
     public init(
         teamID: Int64? = nil, assigneeID: Int64? = nil, statuses: [TaskStatus] = [], priorities: [Priority] = [],
-        dueBefore: Date? = nil, dueAfter: Date? = nil, overdueAt: Date? = nil, limit: Int? = nil
+        dueBefore: Date? = nil, dueAfter: Date? = nil, overdueAt: Date? = nil, on: DateInterval? = nil, limit: Int? = nil
     ) {
         self.teamID = teamID
         self.assigneeID = assigneeID
@@ -139,6 +169,7 @@ public struct TaskFilter: Sendable, Equatable {
         self.dueBefore = dueBefore
         self.dueAfter = dueAfter
         self.overdueAt = overdueAt
+        self.on = on
         self.limit = limit
     }
 }

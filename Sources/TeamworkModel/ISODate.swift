@@ -13,6 +13,16 @@ public enum ISODate {
         return date
     }
 
+    /// One UTC day, `2026-12-01`: from its midnight to the next.
+    public static func day(_ text: String, field: String = "day") throws -> DateInterval {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.utf8.count == 10, let endOfDay = parseOrNil(trimmed) else {
+            throw TeamworkError.invalid("\(field) must be a day like 2026-12-01")
+        }
+        let start = endOfDay.addingTimeInterval(-(23 * 3600 + 59 * 60 + 59))
+        return DateInterval(start: start, duration: 86400)
+    }
+
     /// Formats a date as `2026-12-01T09:30:00Z`.
     public static func format(_ date: Date) -> String {
         date.formatted(.iso8601)

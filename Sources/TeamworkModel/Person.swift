@@ -12,11 +12,13 @@ public struct Person: Sendable, Codable, Equatable, Identifiable {
     public var createdAt: Date
     public var updatedAt: Date
     public var lastSeenAt: Date?
+    /// What the person can do (see ``Skills``), sorted.
+    public var skills: [String]
 
     public init(
         id: Int64, firstName: String, lastName: String, email: String, role: Role,
         avatarURL: String? = nil, defaultTeamID: Int64? = nil,
-        createdAt: Date, updatedAt: Date, lastSeenAt: Date? = nil
+        createdAt: Date, updatedAt: Date, lastSeenAt: Date? = nil, skills: [String] = []
     ) {
         self.id = id
         self.firstName = firstName
@@ -28,6 +30,7 @@ public struct Person: Sendable, Codable, Equatable, Identifiable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.lastSeenAt = lastSeenAt
+        self.skills = skills
     }
 
     public var displayName: String { "\(firstName) \(lastName)" }
@@ -40,13 +43,17 @@ public struct NewPerson: Sendable, Equatable {
     public var email: String
     public var role: Role
     public var avatarURL: String?
+    public var skills: [String]
 
-    public init(firstName: String, lastName: String, email: String, role: Role, avatarURL: String? = nil) throws {
+    public init(
+        firstName: String, lastName: String, email: String, role: Role, avatarURL: String? = nil, skills: [String] = []
+    ) throws {
         self.firstName = try Validate.name(firstName, field: "first name")
         self.lastName = try Validate.name(lastName, field: "last name")
         self.email = try Validate.email(email)
         self.role = role
         self.avatarURL = try avatarURL.map(Validate.url)
+        self.skills = skills
     }
 }
 
@@ -60,10 +67,12 @@ public struct PersonChanges: Sendable, Equatable {
     public var avatarURL: String??
     /// `.some(nil)` clears the default team.
     public var defaultTeamID: Int64??
+    /// Replaces the person's skills.
+    public var skills: [String]?
 
     public init(
         firstName: String? = nil, lastName: String? = nil, email: String? = nil, role: Role? = nil,
-        avatarURL: String?? = nil, defaultTeamID: Int64?? = nil
+        avatarURL: String?? = nil, defaultTeamID: Int64?? = nil, skills: [String]? = nil
     ) throws {
         self.firstName = try firstName.map { try Validate.name($0, field: "first name") }
         self.lastName = try lastName.map { try Validate.name($0, field: "last name") }
@@ -75,9 +84,11 @@ public struct PersonChanges: Sendable, Equatable {
             self.avatarURL = avatarURL
         }
         self.defaultTeamID = defaultTeamID
+        self.skills = skills
     }
 
     public var isEmpty: Bool {
         firstName == nil && lastName == nil && email == nil && role == nil && avatarURL == nil && defaultTeamID == nil
+            && skills == nil
     }
 }

@@ -17,6 +17,39 @@ public struct Report: Sendable, Codable, Equatable {
         }
     }
 
+    /// Open work one person holds (assigned or in progress).
+    public struct Workload: Sendable, Codable, Equatable {
+        public var personID: Int64
+        public var name: String
+        public var open: Int
+        public var inProgress: Int
+        public var urgent: Int
+        public var overdue: Int
+
+        public init(personID: Int64, name: String, open: Int, inProgress: Int, urgent: Int, overdue: Int) {
+            self.personID = personID
+            self.name = name
+            self.open = open
+            self.inProgress = inProgress
+            self.urgent = urgent
+            self.overdue = overdue
+        }
+    }
+
+    /// How long a team takes, from a task's (last) assignment to its completion.
+    public struct Turnaround: Sendable, Codable, Equatable {
+        /// `nil` for personal tasks.
+        public var teamSlug: String?
+        public var completed: Int
+        public var medianHours: Double
+
+        public init(teamSlug: String?, completed: Int, medianHours: Double) {
+            self.teamSlug = teamSlug
+            self.completed = completed
+            self.medianHours = medianHours
+        }
+    }
+
     public var generatedAt: Date
     public var countsByStatus: [String: Int]
     public var teams: [TeamLine]
@@ -28,6 +61,14 @@ public struct Report: Sendable, Codable, Equatable {
     /// them are conflicts no manager has resolved yet (`teamwork-manager conflicts`).
     public var fieldChanges: Int
     public var openConflicts: Int
+    /// Tasks still needing work that are due within ``dueSoonHours`` of ``generatedAt``, soonest first.
+    public var dueSoon: [FieldTask] = []
+    public var dueSoonHours = 24
+    /// Everyone holding open work, most first.
+    public var workload: [Workload] = []
+    /// Per team, over tasks completed in the last ``turnaroundDays`` days.
+    public var turnaround: [Turnaround] = []
+    public var turnaroundDays = 30
 
     public init(generatedAt: Date, countsByStatus: [String: Int], teams: [TeamLine], overdueTasks: [FieldTask], total: Int,
                 completionRate: Double?, fieldChanges: Int = 0, openConflicts: Int = 0) {

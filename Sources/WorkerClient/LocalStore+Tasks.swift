@@ -19,6 +19,10 @@ public struct LocalTask: Sendable, Codable, Equatable {
     public var completedBy: Int64?
     public var completionNote: String?
     public var location: String?
+    /// The appointment window, when the customer expects you.
+    public var window: TimeWindow?
+    /// Skills the task requires.
+    public var requiredSkills: [String]
 
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
     public var facts: TaskFacts { TaskFacts(assigneeID: assigneeID, status: status, completedBy: completedBy) }
@@ -29,6 +33,15 @@ public struct LocalTask: Sendable, Codable, Equatable {
         guard let dueAt, !isClosed else { return false }
         return dueAt < now
     }
+
+    /// Its window ended before `now` and it still needs work.
+    public func isPastWindow(at now: Date) -> Bool {
+        guard let window, !isClosed else { return false }
+        return window.end < now
+    }
+
+    /// Overdue or past its window: flagged with `!`.
+    public func isLate(at now: Date) -> Bool { isOverdue(at: now) || isPastWindow(at: now) }
 }
 
 /// A change waiting on the device, or what the server said of it.
@@ -44,23 +57,35 @@ public struct QueuedChange: Sendable, Codable, Equatable {
 }
 
 extension LocalStore {
-    /// Tasks on the device, sorted by due date (undated last), then priority (urgent first), then id.
-    public func tasks(assignee: Int64? = nil, replica: String? = nil, statuses: [String] = []) throws -> [LocalTask] {
-        try queue.read { db in
+    /// Tasks on the device, sorted by window start or else due date (undated
+    /// last), then priority (urgent first), then id. With `on`, only the tasks
+    /// whose window, or (without one) due date, falls in that range: a day's work.
+    public func tasks(assignee: Int64? = nil, replica: String? = nil, statuses: [String] = [],
+                      on day: DateInterval? = nil) throws -> [LocalTask] {
+        let from = day.map { Self.millis($0.start) }, to = day.map { Self.millis($0.end) }
+        return try queue.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT k.replica, k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.due_at, k.status,
                        k.started_at, k.completed_at, k.completion_note, k.completed_by,
                        nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
-                         || ' (' || l.latitude || ', ' || l.longitude || ')'
+                         || ' (' || l.latitude || ', ' || l.longitude || ')',
+                       k.window_start, k.window_end, k.required_skills
                 FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
                 WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
-                ORDER BY k.due_at IS NULL, k.due_at,
+                  AND (?3 IS NULL
+                       OR (k.window_start IS NOT NULL AND k.window_start < ?4 AND k.window_end > ?3)
+                       OR (k.window_start IS NULL AND k.due_at >= ?3 AND k.due_at < ?4))
+                ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
                          CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, k.id
-                """, arguments: [assignee, replica]).map { r in
-                LocalTask(
+                """, arguments: [assignee, replica, from, to]).map { r in
+                let (start, end) = (Self.date(r[14]), Self.date(r[15]))
+                let skills: String = r[16]
+                return LocalTask(
                     replica: r[0], id: r[1], title: r[2], description: r[3], priority: r[4], teamID: r[5], assigneeID: r[6],
                     dueAt: Self.date(r[7]), status: r[8], startedAt: Self.date(r[9]), completedAt: Self.date(r[10]),
-                    completedBy: r[12], completionNote: r[11], location: r[13]
+                    completedBy: r[12], completionNote: r[11], location: r[13],
+                    window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
+                    requiredSkills: skills.split(separator: ",").map(String.init)
                 )
             }.filter { statuses.isEmpty || statuses.contains($0.status) }
         }
@@ -164,5 +189,9 @@ extension LocalStore {
 
     static func date(_ millis: Int64?) -> Date? {
         millis.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+    }
+
+    static func millis(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 }

@@ -60,6 +60,14 @@ public struct LocalStore: Sendable {
                     longitude REAL NOT NULL, reported_at INTEGER NOT NULL);
                 """)
         }
+        migrator.registerMigration("v4: appointment windows and required skills") { db in
+            // Older copies get the values with the refetch the server's rebuild for them causes.
+            try db.execute(sql: """
+                ALTER TABLE tasks ADD COLUMN window_start INTEGER;
+                ALTER TABLE tasks ADD COLUMN window_end INTEGER;
+                ALTER TABLE tasks ADD COLUMN required_skills TEXT NOT NULL DEFAULT '';
+                """)
+        }
         return migrator
     }
 
@@ -161,11 +169,13 @@ public struct LocalStore: Sendable {
                 for task in page.tasks {
                     try db.execute(sql: """
                         INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
-                            due_at, status, started_at, completed_at, completed_by, completion_note)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
+                            required_skills)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
                                          task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
-                                         task.completedBy, task.completionNote])
+                                         task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
+                                         (task.requiredSkills ?? []).joined(separator: ",")])
                 }
                 for member in page.members {
                     try db.execute(sql: "INSERT OR REPLACE INTO members VALUES (?, ?, ?, ?, ?)",

@@ -19,10 +19,13 @@ struct Teams: AsyncParsableCommand {
 
 struct Tasks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Your tasks, by due date then priority; '!' marks overdue.",
-        discussion: "Yours by default; --all for everything on the device, --team for one team's."
+        abstract: "Your tasks, by window or due date, then priority; '!' marks overdue or past its window.",
+        discussion: "Yours by default; --all for everything on the device, --team for one team's; --today for today's work."
     )
     @Flag(help: "Every task on the device, not just yours.") var all = false
+    @Flag(help: "Only today's work (UTC): tasks whose window, or else due date, is today, in window order.")
+    var today = false
+    @Option(help: "Only one day's work, like --today: 2026-12-01.") var on: String?
     @Option(help: "One team, by slug.") var team: String?
     @Option(help: "open, assigned, in-progress, completed or cancelled (repeatable).") var status: [String] = []
     @OptionGroup var output: JSONOption
@@ -39,14 +42,19 @@ struct Tasks: AsyncParsableCommand {
             replica = found.name
         }
         let me = try home.personID(store)
-        let tasks = try store.tasks(assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses)
-        if output.json { return try output.print(tasks) }
         let now = Date()
+        if today && on != nil { throw TeamworkError(.usage, "use --today or --on, not both") }
+        let day = try on.map { try ISODate.day($0, field: "on") }
+            ?? (today ? try ISODate.day(String(ISODate.format(now).prefix(10))) : nil)
+        let tasks = try store.tasks(assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses, on: day)
+        if output.json { return try output.print(tasks) }
         for task in tasks {
-            let due = task.dueAt.map { ISODate.format($0).prefix(10) + (task.isOverdue(at: now) ? " !" : "") } ?? "-"
-            TeamworkWorker.say("\(task.id)\t\(due)\t\(task.priority)\t\(task.status)\t\(task.title)")
+            let due = task.dueAt.map { String(ISODate.format($0).prefix(10)) } ?? "-"
+            let when = task.window.map(\.compact) ?? due
+            let flag = task.isLate(at: now) ? " !" : ""
+            TeamworkWorker.say("\(task.id)\t\(when)\(flag)\t\(task.priority)\t\(task.status)\t\(task.title)")
         }
-        if tasks.isEmpty { TeamworkWorker.say("No tasks.") }
+        if tasks.isEmpty { TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
     }
 }
 
@@ -63,7 +71,10 @@ struct Show: AsyncParsableCommand {
         let lines: [(String, String)] = [
             ("id", String(task.id)), ("title", task.title), ("description", task.description), ("priority", task.priority),
             ("status", task.status + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
-            ("due", task.dueAt.map(ISODate.format) ?? "-"), ("location", task.location ?? "-"),
+            ("due", task.dueAt.map(ISODate.format) ?? "-"),
+            ("window", task.window.map { $0.description + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
+            ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),
+            ("location", task.location ?? "-"),
             ("note", task.completionNote ?? "-"),
         ]
         for (key, value) in lines { TeamworkWorker.say("\(key + ":")\t\(value)") }

@@ -40,7 +40,7 @@ struct TaskImportTests {
         ("title,team,assignee\nok,red,\nnobody,,\n", "line 3, column 'team': a task needs a team, an assignee, or both"),
         ("title,team,location\nok,red,\nfar,red,999\n", "line 3, column 'location': no location '999'"),
         ("title,team,colour\nok,red,blue\n",
-         "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due"),
+         "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window"),
         ("team\nred\n", "line 1: the header needs a 'title' column"),
         ("title,team\nok,red\n\"broken,red\n", "line 3: a quoted field is never closed"),
     ])

@@ -2,7 +2,9 @@
 -- the same transaction as the change. Who made it: teamwork.actor_id and
 -- teamwork.field_change for the whole statement, or, for a statement that
 -- applies several workers' changes at once, teamwork.field_changes:
--- {"<task id>": {"change": ..., "actor": ...}}. SECURITY DEFINER: the tools'
+-- {"<task id>": {"change": ..., "actor": ...}}. A manager's override of a
+-- rule (teamwork.forced, e.g. assigning without a required skill) is written
+-- into the entry as the pseudo-field "forced". SECURITY DEFINER: the tools'
 -- roles cannot write history or feed rows themselves.
 CREATE OR REPLACE FUNCTION tasks_record_changes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -10,6 +12,9 @@ DECLARE
     actor        bigint := public.teamwork_actor_id();
     field_change text := nullif(current_setting('teamwork.field_change', true), '');
     by_task      jsonb := nullif(current_setting('teamwork.field_changes', true), '')::jsonb;
+    forced       jsonb := CASE WHEN coalesce(current_setting('teamwork.forced', true), '') = '' THEN '{}'::jsonb
+                        ELSE jsonb_build_object('forced', jsonb_build_object(
+                                 'old', NULL, 'new', current_setting('teamwork.forced', true))) END;
     written      bigint;
 BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -20,7 +25,7 @@ BEGIN
         SELECT n.id, 'created', actor,
                (SELECT coalesce(jsonb_object_agg(key, jsonb_build_object('old', NULL, 'new', value)), '{}'::jsonb)
                   FROM jsonb_each(to_jsonb(n) - 'id' - 'version' - 'updated_at' - 'created_at')
-                 WHERE value <> 'null'::jsonb),
+                 WHERE value <> 'null'::jsonb) || forced,
                field_change
           FROM new_rows n ORDER BY n.id;
         PERFORM pg_advisory_xact_lock(7310150001);
@@ -41,7 +46,7 @@ BEGIN
               FROM new_rows n JOIN old_rows o ON o.id = n.id
         ), history AS (
             INSERT INTO public.task_history (task_id, action, actor_id, changes, field_change_id)
-            SELECT c.id, 'updated', coalesce((by_task -> c.id::text ->> 'actor')::bigint, actor), c.diff,
+            SELECT c.id, 'updated', coalesce((by_task -> c.id::text ->> 'actor')::bigint, actor), c.diff || forced,
                    coalesce(by_task -> c.id::text ->> 'change', field_change)
               FROM changed c WHERE c.diff IS NOT NULL ORDER BY c.id
         )

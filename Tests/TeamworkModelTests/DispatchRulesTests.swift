@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import TeamworkModel
+
+@Suite("Dispatch rules: skills, windows, distances, who should go")
+struct DispatchRulesTests {
+    // MARK: Skills and windows as typed
+
+    @Test func skillsAreTrimmedLowercasedDeduplicatedAndSorted() throws {
+        #expect(try Skills.parse(" Electrical, climbing;electrical ,", most: 8, field: "s") == ["climbing", "electrical"])
+        #expect(try Skills.parse("", most: 8, field: "s") == [])
+    }
+
+    @Test(arguments: ["elec trical", "-x", "x-", "ümlaut", String(repeating: "a", count: 33), "a,b,c"])
+    func badSkillListsAreRefused(_ text: String) {
+        #expect(throws: TeamworkError.self) { try Skills.parse(text, most: 2, field: "skills") }
+    }
+
+    @Test func aWindowParsesAsAnIntervalOrAStartAndADuration() throws {
+        let a = try TimeWindow.parse("2026-12-01T09:00Z/2026-12-01T12:00Z")
+        let b = try TimeWindow.parse("2026-12-01T09:00:00Z/PT3H")
+        #expect(a == b)
+        #expect(a.compact == "2026-12-01 09:00-12:00")
+        #expect(try TimeWindow.parse("2026-12-01T22:00Z/P1DT2H").compact == "2026-12-01T22:00:00Z/2026-12-03T00:00:00Z")
+    }
+
+    @Test(arguments: ["2026-12-01T09:00Z", "2026-12-01T12:00Z/2026-12-01T09:00Z", "2026-12-01T09:00Z/PT", "x/y",
+                      "2026-12-01T09:00Z/P40D", "2026-12-01T09:00Z/PT3X"])
+    func badWindowsAreRefused(_ text: String) {
+        #expect(throws: TeamworkError.self) { try TimeWindow.parse(text) }
+    }
+
+    @Test func aDayRunsFromMidnightToMidnightUTC() throws {
+        let day = try ISODate.day("2026-12-01")
+        #expect(ISODate.format(day.start) == "2026-12-01T00:00:00Z")
+        #expect(ISODate.format(day.end) == "2026-12-02T00:00:00Z")
+        #expect(throws: TeamworkError.self) { try ISODate.day("2026-12-01T10:00Z") }
+    }
+
+    @Test func greatCircleDistancesMatchKnownOnes() {
+        // Stockholm Central to Uppsala Central: about 64 km as the crow flies.
+        let d = GreatCircle.meters(fromLatitude: 59.3300, longitude: 18.0580, toLatitude: 59.8586, longitude: 17.6450)
+        #expect(abs(d - 63_800) < 1_500)
+        // A quarter of the equator.
+        let q = GreatCircle.meters(fromLatitude: 0, longitude: 0, toLatitude: 0, longitude: 90)
+        #expect(abs(q - 10_007_557) < 100)
+    }
+
+    // MARK: Who should go
+
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let site = (latitude: 59.33, longitude: 18.06)
+
+    static func task(requires: [String] = [], window: TimeWindow? = nil) -> FieldTask {
+        FieldTask(id: 1, title: "Fix", description: "", priority: .normal, status: .open, teamID: 1, assigneeID: nil,
+                  locationID: 1, dueAt: nil, createdBy: nil, createdAt: now, updatedAt: now, startedAt: nil,
+                  completedAt: nil, completedBy: nil, completionNote: nil, version: 1, requiredSkills: requires, window: window)
+    }
+
+    static func person(_ id: Int64, skills: [String] = []) -> Person {
+        Person(id: id, firstName: "P\(id)", lastName: "X", email: "p\(id)@x.org", role: .worker, createdAt: now,
+               updatedAt: now, skills: skills)
+    }
+
+    /// Someone `km` east of the site (along the parallel), holding `open` tasks.
+    static func input(_ id: Int64, km: Double?, open: [Priority] = [], skills: [String] = [], clashes: Int = 0,
+                      reportedAgo: TimeInterval = 600) -> Ranking.Input {
+        let position = km.map { km in
+            (latitude: site.latitude, longitude: site.longitude + km / (111.32 * cos(site.latitude * .pi / 180)),
+             reportedAt: now.addingTimeInterval(-reportedAgo))
+        }
+        return Ranking.Input(person: person(id, skills: skills), position: position, openPriorities: open, windowClashes: clashes)
+    }
+
+    static func rank(_ people: [Ranking.Input], task: FieldTask = task()) -> [Int64] {
+        Ranking(task: task, site: site, people: people, now: now).candidates.map(\.personID)
+    }
+
+    @Test func atEqualLoadTheNearerPersonWins() {
+        #expect(Self.rank([Self.input(1, km: 8, open: [.normal]), Self.input(2, km: 2, open: [.normal])]) == [2, 1])
+    }
+
+    @Test func atEqualDistanceTheLighterLoadWins() {
+        #expect(Self.rank([Self.input(1, km: 3, open: [.normal, .normal]), Self.input(2, km: 3, open: [.normal])]) == [2, 1])
+        // An urgent task held weighs more than a low one.
+        #expect(Self.rank([Self.input(1, km: 3, open: [.urgent]), Self.input(2, km: 3, open: [.low])]) == [2, 1])
+    }
+
+    @Test func fiveKilometresWeighAsMuchAsOneNormalTask() {
+        // 1 km with two tasks (cost 11) loses to 9 km with none (cost 9), wins against 12 km with none.
+        #expect(Self.rank([Self.input(1, km: 1, open: [.normal, .normal]), Self.input(2, km: 9)]) == [2, 1])
+        #expect(Self.rank([Self.input(1, km: 1, open: [.normal, .normal]), Self.input(2, km: 12)]) == [1, 2])
+    }
+
+    @Test func someoneWithoutARequiredSkillIsExcludedAndToldWhy() {
+        let ranking = Ranking(task: Self.task(requires: ["climbing", "electrical"]), site: Self.site, people: [
+            Self.input(1, km: 1, skills: ["electrical"]), Self.input(2, km: 20, skills: ["climbing", "electrical", "welding"]),
+        ], now: Self.now)
+        #expect(ranking.candidates.map(\.personID) == [2])
+        #expect(ranking.excluded.map(\.personID) == [1])
+        #expect(ranking.excluded.first?.reason == "lacks climbing")
+        #expect(ranking.candidates.first?.reasons.last == "has climbing, electrical")
+    }
+
+    @Test func someoneWithNoKnownPositionIsRankedLastWhateverTheirLoad() {
+        #expect(Self.rank([Self.input(1, km: nil), Self.input(2, km: 400, open: [.urgent, .urgent])]) == [2, 1])
+        let ranking = Ranking(task: Self.task(), site: Self.site, people: [Self.input(1, km: nil)], now: Self.now)
+        #expect(ranking.candidates.first?.reasons.first == "position unknown")
+    }
+
+    @Test func aTaskWithoutASiteIsRankedByLoadAlone() {
+        let ranking = Ranking(task: Self.task(), site: nil, people: [
+            Self.input(1, km: nil, open: [.normal]), Self.input(2, km: 1, open: [.normal, .high]), Self.input(3, km: nil),
+        ], now: Self.now)
+        #expect(ranking.candidates.map(\.personID) == [3, 1, 2])
+        #expect(ranking.candidates.allSatisfy { $0.distanceMeters == nil })
+    }
+
+    @Test func tasksInTheSameWindowCountAgainstACandidate() {
+        #expect(Self.rank([Self.input(1, km: 2, open: [.normal], clashes: 1), Self.input(2, km: 4, open: [.normal])]) == [2, 1])
+    }
+
+    @Test func tiesGoToTheFresherPositionThenTheLowerID() {
+        #expect(Self.rank([Self.input(1, km: 3, reportedAgo: 7200), Self.input(2, km: 3, reportedAgo: 60)]) == [2, 1])
+        #expect(Self.rank([Self.input(5, km: 3), Self.input(4, km: 3)]) == [4, 5])
+    }
+
+    @Test func reasonsSayDistancePositionAgeAndLoadInWords() throws {
+        let ranking = Ranking(task: Self.task(requires: ["electrical"]), site: Self.site, people: [
+            Self.input(1, km: 3.2, open: [.urgent, .normal], skills: ["electrical"], reportedAgo: 3 * 3600),
+        ], now: Self.now)
+        let reasons = try #require(ranking.candidates.first?.reasons)
+        #expect(reasons == ["3.2 km away (position 3 h old)", "2 open tasks (1 urgent)", "has electrical"])
+    }
+}
