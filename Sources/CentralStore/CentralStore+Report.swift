@@ -77,20 +77,27 @@ extension CentralStore {
                 let (id, name, open, inProgress, urgent, late) = try row.decode((Int64, String, Int, Int, Int, Int).self)
                 return Report.Workload(personID: id, name: name, open: open, inProgress: inProgress, urgent: urgent, overdue: late)
             }
-            // Assigned: the last history entry that gave the task to someone before it was completed.
+            // Assigned: the last history entry that gave the task to someone before the entry that completed
+            // it, in the order the master recorded them (a device's clock may be behind the server's, so
+            // not by time); a completion stamped before its assignment counts as no time at all.
             let since = now.addingTimeInterval(-Double(report.turnaroundDays) * 86400)
             report.turnaround = try await connection.query(
                 """
                 SELECT t.slug, count(*)::int,
-                       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM k.completed_at - a.assigned_at) / 3600)
+                       percentile_cont(0.5) WITHIN GROUP (
+                           ORDER BY greatest(0, extract(epoch FROM k.completed_at - a.assigned_at)) / 3600)
                 FROM tasks k
                 LEFT JOIN teams t ON t.id = k.team_id
                 CROSS JOIN LATERAL (
-                    SELECT max(h.changed_at) AS assigned_at FROM task_history h
-                    WHERE h.task_id = k.id AND h.changed_at <= k.completed_at
+                    SELECT h.changed_at AS assigned_at FROM task_history h
+                    WHERE h.task_id = k.id
                       AND h.changes ? 'assignee_id' AND jsonb_typeof(h.changes -> 'assignee_id' -> 'new') = 'number'
+                      AND h.id < coalesce((SELECT max(c.id) FROM task_history c
+                                           WHERE c.task_id = k.id AND c.changes -> 'status' ->> 'new' = 'completed'),
+                                          9223372036854775807)
+                    ORDER BY h.id DESC LIMIT 1
                 ) a
-                WHERE k.status = 'completed' AND k.completed_at >= \(since) AND a.assigned_at IS NOT NULL
+                WHERE k.status = 'completed' AND k.completed_at >= \(since)
                 GROUP BY t.slug
                 ORDER BY t.slug NULLS LAST
                 """,

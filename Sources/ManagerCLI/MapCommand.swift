@@ -81,7 +81,7 @@ struct SuggestCommand: AsyncParsableCommand {
         } else {
             Output.table(["#", "PERSON", "EMAIL", "WHY"], ranking.candidates.enumerated().map { index, c in
                 [String(index + 1), c.name, c.email, c.reasons.joined(separator: ", ")]
-            }, maxWidth: 80)
+            }, maxWidth: 140)
         }
         for excluded in ranking.excluded { Output.line("Left out: \(excluded.name) \(excluded.reason)") }
     }
