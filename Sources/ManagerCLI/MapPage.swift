@@ -159,11 +159,17 @@ enum MapPage {
         for (var lon = Math.floor((cx - W / 2 / k / scale) / step) * step; x(lon) <= W; lon += step) el("line", { x1: x(lon), y1: 0, x2: x(lon), y2: H }, g);
         for (var lat = Math.floor((cy - H / 2 / scale) / step) * step; y(lat) >= 0; lat += step) el("line", { x1: 0, y1: y(lat), x2: W, y2: y(lat) }, g);
 
-        var count = 0;
-        // Tasks first, workers on top.
+        var count = 0, seen = {};
+        // Tasks first, workers on top; several markers at one place are spread on a small ring around it.
         placed.slice().sort(function (a, b) { return (a.properties.kind === "worker") - (b.properties.kind === "worker"); })
           .forEach(function (f) {
             var p = f.properties, px = x(f.geometry.coordinates[0]), py = y(f.geometry.coordinates[1]), node;
+            var spot = Math.round(px) + "," + Math.round(py), nth = seen[spot] || 0;
+            seen[spot] = nth + 1;
+            if (nth > 0) {
+              var ring = 14 + 6 * Math.floor((nth - 1) / 8), angle = (nth - 1) * Math.PI / 4;
+              px += ring * Math.cos(angle); py += ring * Math.sin(angle);
+            }
             if (p.kind === "task") {
               node = el("circle", { cx: px, cy: py, r: 8, fill: COLORS[p.status] || "#555",
                                     stroke: p.late ? "#d11" : "#fff", "stroke-width": p.late ? 3 : 1.5 }, svg);
