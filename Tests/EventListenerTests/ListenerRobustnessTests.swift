@@ -54,6 +54,23 @@ struct ListenerRobustnessTests {
         }
     }
 
+    @Test func aClaimBySomeoneWithoutARequiredSkillIsSetAsideWithTheReasonAndTheOthersGoThrough() async throws {
+        try await ListenerWorld.with { world, store in
+            _ = try await store.updateTask(id: world.freeTask, try TaskChanges(requiredSkills: ["climbing"]))
+            _ = try await world.generator.catchUp()
+            try world.push(world.red, by: world.fixtures.bo, .claim(world.freeTask, id: "claim-unskilled"))
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, note: "done", id: "c-next"))
+
+            let report = try await world.listener.once()
+            #expect(report.complete, "\(report.skipped)")
+            #expect(try await store.task(id: world.freeTask).assigneeID == nil, "the master's rule held")
+            #expect(try await store.task(id: world.annTask).status == .completed)
+            let conflicts = try await store.conflicts()
+            #expect(conflicts.map(\.changeID) == ["claim-unskilled"] && conflicts.first?.rule == "invalid", "\(conflicts)")
+            #expect(conflicts.first?.detail?.contains("needs climbing") == true, "\(conflicts)")
+        }
+    }
+
     /// A batch is one jsonb value for the master: it is bounded in bytes, not only in changes.
     @Test func aBatchStopsAtItsByteBudgetButAlwaysHoldsOneChangeAndTheListenerTakesAllIn() async throws {
         try await ListenerWorld.with { world, store in
