@@ -68,6 +68,16 @@ final class ReplicaWatch: Service, Sendable {
     /// Open waits, for `/metrics` and tests.
     var waiting: Int { state.value.waiters.count }
 
+    /// The live-mode lines of `/metrics` (Prometheus text).
+    var metrics: String {
+        """
+        # HELP teamwork_sync_open_waits Live-mode pulls waiting for their replica to change
+        # TYPE teamwork_sync_open_waits gauge
+        teamwork_sync_open_waits \(waiting)
+
+        """
+    }
+
     /// Returns once the file at `path` differs from `stamp` (taken before the
     /// caller read it, so no change between reading and waiting is missed), once
     /// `timeout` has passed, when the task is cancelled or the server shuts down,

@@ -114,7 +114,7 @@ public enum SyncServer {
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                         body: .init(byteBuffer: ByteBuffer(string: metrics())))
+                         body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics)))
             }
         }
         let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch)

@@ -191,6 +191,8 @@ struct LiveModeTests {
                 let started = ContinuousClock.now
                 let health = try await Pulls.get(client, "/health", token: nil)
                 #expect(health.status == .ok)
+                let metrics = String(buffer: try await Pulls.get(client, "/metrics", token: nil).body)
+                #expect(metrics.contains("teamwork_sync_open_waits 6"), "\(metrics)")
                 let body = #"{"changes": [{"id": "w-1", "operation": "start", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
                 let pushed = try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken, body: body)
                 #expect(pushed.status == .ok)

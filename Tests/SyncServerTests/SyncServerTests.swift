@@ -41,7 +41,9 @@ struct SyncServerTests {
                 return World(folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy, revokedToken: revoked.secret, redTask: red.id)
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
-            let app = try SyncServer.makeApplication(.init(databaseURL: url, replicasDirectory: folder), logger: Logger(label: "test"))
+            var configuration = SyncServer.Configuration(databaseURL: url, replicasDirectory: folder)
+            configuration.metrics = { "" }
+            let app = try SyncServer.makeApplication(configuration, logger: Logger(label: "test"))
             try await app.test(mode) { client in try await body(world, client) }
         }
     }
