@@ -27,88 +27,121 @@ struct WatchEndToEndTests {
         return try await check()
     }
 
+    /// Ann's phone watching red through a real `teamwork-service run`: the
+    /// people, team and a first task made with the manager's tool, the service
+    /// started, Ann signed in and `teamwork-worker watch` running. Ends the
+    /// watcher (unless the test did) and the service whatever happens.
+    final class Scene: @unchecked Sendable {
+        let url: DatabaseURL
+        let manager: ManagerTool
+        let service: ServiceProcess
+        let home: URL
+        let watch: pid_t
+        let watchLog: String
+        var watchStopped = false
+
+        init(url: DatabaseURL, manager: ManagerTool, service: ServiceProcess, home: URL, watch: pid_t, watchLog: String) {
+            (self.url, self.manager, self.service, self.home, self.watch, self.watchLog) = (url, manager, service, home, watch, watchLog)
+        }
+
+        /// Runs the manager's tool; expects success and returns what it printed.
+        func ok(_ arguments: String...) throws -> String { try Scene.ok(manager, arguments) }
+
+        static func ok(_ manager: ManagerTool, _ arguments: [String]) throws -> String {
+            let run = try manager.run(arguments)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+            return run.stdout
+        }
+
+        /// What the watcher has printed so far.
+        func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
+    }
+
+    static func withWatchingDevice(_ url: DatabaseURL, in folder: URL, firstTask: String,
+                                   _ body: (Scene) async throws -> Void) async throws {
+        let manager = ManagerTool(url)
+        func ok(_ arguments: String...) throws -> String { try Scene.ok(manager, arguments) }
+        _ = try ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+        _ = try ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+        _ = try ok("team", "add", "red", "--name", "Red Team")
+        _ = try ok("team", "add-member", "red", "ann@example.org")
+        _ = try ok("task", "create", "--actor", "max@example.org", "--title", firstTask, "--team", "red", "--assignee", "ann@example.org")
+        let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let port = ServiceProcess.freePort()
+        let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                                      "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
+        try await service.start()
+        defer { _ = try? service.stop() }
+
+        let home = folder.appending(path: "ann")
+        #expect(try await Self.eventually(within: .seconds(10)) {
+            try E2E.worker(home, "login", "--server", service.url, "--token", token).status == 0
+        })
+        var environment = ProcessInfo.processInfo.environment
+        environment["TEAMWORK_WORKER_HOME"] = home.path
+        let watchLog = folder.path + "/watch.log"
+        let watch = try ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-worker").path, "watch"],
+                                           environment: environment, standardOutput: watchLog, standardError: watchLog)
+        let scene = Scene(url: url, manager: manager, service: service, home: home, watch: watch, watchLog: watchLog)
+        // SIGKILL always ends it, so this wait is short.
+        defer { if !scene.watchStopped { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) } }
+        try await Task.sleep(for: .seconds(2))
+        try await body(scene)
+    }
+
     @Test func aWatchingDeviceGetsNewWorkAtOnceSendsItsWorkAtOnceAndRidesOutARestart() async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "watch-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
-            let manager = ManagerTool(url)
-            func ok(_ arguments: String...) throws -> String {
-                let run = try manager.run(arguments)
-                #expect(run.status == 0, "\(arguments): \(run.stderr)")
-                return run.stdout
+            try await Self.withWatchingDevice(url, in: folder, firstTask: "First job") { scene in
+                let (ok, watched, home, service, watch) = (scene.ok, scene.watched, scene.home, scene.service, scene.watch)
+                // A manager assigns new work: it reaches the device with nobody running sync.
+                let created = try JSONOutput.decode(FieldTask.self, try ok(
+                    "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
+                    "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
+                #expect(try await Self.eventually(within: .seconds(5)) {
+                    try E2E.worker(home, "tasks").stdout.contains("Burst main on Elm St")
+                }, "\(watched())")
+                #expect(try await Self.eventually(within: .seconds(2)) {
+                    watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
+                }, "\(watched())")
+
+                // Work done on the device leaves at once; the listener puts it on the master.
+                #expect(try E2E.worker(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
+                #expect(try await Self.eventually(within: .seconds(5)) {
+                    try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
+                }, "\(watched())")
+
+                // The service restarts (its open waits end promptly on SIGTERM); the watcher rides it out.
+                let stopping = ContinuousClock.now
+                #expect(try service.stop() == 0)
+                #expect(ContinuousClock.now - stopping < .seconds(10))
+                #expect(try await Self.eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
+                let whileDown = try JSONOutput.decode(FieldTask.self, try ok(
+                    "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
+                    "--assignee", "ann@example.org", "--json"))
+                try await service.start()
+                #expect(try await Self.eventually(within: .seconds(20)) {
+                    try E2E.worker(home, "tasks").stdout.contains("Made while the server was down")
+                }, "\(watched())")
+                #expect(watched().contains("Back online."))
+                #expect(watched().contains("New task \(whileDown.id) for you"))
+
+                // The device ends equal to the master.
+                let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
+                let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
+                #expect(Dictionary(uniqueKeysWithValues: device.map { ($0.id, $0.status) })
+                    == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
+
+                kill(watch, SIGTERM)
+                // Never a blocking wait here: a watcher that does not stop must fail this test, not freeze the run.
+                let status = try await ChildProcess.wait(watch, within: .seconds(10))
+                scene.watchStopped = status != nil
+                #expect(status == 0, "\(watched())")
+                #expect(watched().contains("Stopped."))
             }
-            _ = try ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
-            _ = try ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
-            _ = try ok("team", "add", "red", "--name", "Red Team")
-            _ = try ok("team", "add-member", "red", "ann@example.org")
-            _ = try ok("task", "create", "--actor", "max@example.org", "--title", "First job", "--team", "red", "--assignee", "ann@example.org")
-            let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
-
-            let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
-            try await service.start()
-            defer { _ = try? service.stop() }
-
-            let home = folder.appending(path: "ann")
-            #expect(try await Self.eventually(within: .seconds(10)) {
-                try E2E.worker(home, "login", "--server", service.url, "--token", token).status == 0
-            })
-            var environment = ProcessInfo.processInfo.environment
-            environment["TEAMWORK_WORKER_HOME"] = home.path
-            let watchLog = folder.path + "/watch.log"
-            let watch = try ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-worker").path, "watch"],
-                                               environment: environment, standardOutput: watchLog, standardError: watchLog)
-            var watchStopped = false
-            defer { if !watchStopped { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) } }
-            func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
-            try await Task.sleep(for: .seconds(2))
-
-            // A manager assigns new work: it reaches the device with nobody running sync.
-            let created = try JSONOutput.decode(FieldTask.self, try ok(
-                "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
-                "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
-            #expect(try await Self.eventually(within: .seconds(5)) {
-                try E2E.worker(home, "tasks").stdout.contains("Burst main on Elm St")
-            }, "\(watched())")
-            #expect(try await Self.eventually(within: .seconds(2)) {
-                watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
-            }, "\(watched())")
-
-            // Work done on the device leaves at once; the listener puts it on the master.
-            #expect(try E2E.worker(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
-            #expect(try await Self.eventually(within: .seconds(5)) {
-                try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
-            }, "\(watched())")
-
-            // The service restarts (its open waits end promptly on SIGTERM); the watcher rides it out.
-            let stopping = ContinuousClock.now
-            #expect(try service.stop() == 0)
-            #expect(ContinuousClock.now - stopping < .seconds(10))
-            #expect(try await Self.eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
-            let whileDown = try JSONOutput.decode(FieldTask.self, try ok(
-                "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
-                "--assignee", "ann@example.org", "--json"))
-            try await service.start()
-            #expect(try await Self.eventually(within: .seconds(20)) {
-                try E2E.worker(home, "tasks").stdout.contains("Made while the server was down")
-            }, "\(watched())")
-            #expect(watched().contains("Back online."))
-            #expect(watched().contains("New task \(whileDown.id) for you"))
-
-            // The device ends equal to the master.
-            let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
-            let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
-            #expect(Dictionary(uniqueKeysWithValues: device.map { ($0.id, $0.status) })
-                == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
-
-            kill(watch, SIGTERM)
-            // Never a blocking wait here: a watcher that does not stop must fail this test, not freeze the run.
-            let status = try await ChildProcess.wait(watch, within: .seconds(10))
-            watchStopped = status != nil
-            #expect(status == 0, "\(watched())")
-            #expect(watched().contains("Stopped."))
         }
     }
 
@@ -116,53 +149,26 @@ struct WatchEndToEndTests {
         try await PrivateCluster.with("watch-pg") { own in
             let url = own.url
             let folder = own.directory
-            let manager = ManagerTool(url)
             try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
-            func ok(_ arguments: String...) throws -> String {
-                let run = try manager.run(arguments)
-                #expect(run.status == 0, "\(arguments): \(run.stderr)")
-                return run.stdout
+            try await Self.withWatchingDevice(url, in: folder, firstTask: "Before") { scene in
+                let (manager, watched, home, service) = (scene.manager, scene.watched, scene.home, scene.service)
+                // PostgreSQL stops under the service and the watcher, then comes back.
+                try own.cluster.stop()
+                try await Task.sleep(for: .seconds(3))
+                _ = try own.cluster.ensureRunning()
+                #expect(try await Self.eventually(within: .seconds(20)) {
+                    (try? manager.run(["task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
+                                       "--assignee", "ann@example.org"]))?.status == 0
+                })
+                #expect(try await Self.eventually(within: .seconds(40)) {
+                    try E2E.worker(home, "tasks").stdout.contains("After the restart")
+                }, "\(watched())\n\(service.logText.suffix(2000))")
+                #expect(service.isRunning)
+
+                let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
+                let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
+                #expect(Set(device.map(\.id)) == Set(master.map(\.id)))
             }
-            _ = try ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
-            _ = try ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
-            _ = try ok("team", "add", "red", "--name", "Red Team")
-            _ = try ok("team", "add-member", "red", "ann@example.org")
-            _ = try ok("task", "create", "--actor", "max@example.org", "--title", "Before", "--team", "red", "--assignee", "ann@example.org")
-            let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
-            let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
-            try await service.start()
-            defer { _ = try? service.stop() }
-            let home = folder.appending(path: "ann")
-            #expect(try await Self.eventually(within: .seconds(10)) {
-                try E2E.worker(home, "login", "--server", service.url, "--token", token).status == 0
-            })
-            var environment = ProcessInfo.processInfo.environment
-            environment["TEAMWORK_WORKER_HOME"] = home.path
-            let watchLog = folder.path + "/watch.log"
-            let watch = try ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-worker").path, "watch"],
-                                               environment: environment, standardOutput: watchLog, standardError: watchLog)
-            defer { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) }
-            func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
-            try await Task.sleep(for: .seconds(2))
-
-            // PostgreSQL stops under the service and the watcher, then comes back.
-            try own.cluster.stop()
-            try await Task.sleep(for: .seconds(3))
-            _ = try own.cluster.ensureRunning()
-            #expect(try await Self.eventually(within: .seconds(20)) {
-                (try? manager.run(["task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
-                                   "--assignee", "ann@example.org"]))?.status == 0
-            })
-            #expect(try await Self.eventually(within: .seconds(40)) {
-                try E2E.worker(home, "tasks").stdout.contains("After the restart")
-            }, "\(watched())\n\(service.logText.suffix(2000))")
-            #expect(service.isRunning)
-
-            let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
-            let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
-            #expect(Set(device.map(\.id)) == Set(master.map(\.id)))
         }
     }
 
