@@ -29,20 +29,17 @@ struct ReportCommand: AsyncParsableCommand {
             [line.teamSlug ?? "(personal)"] + statuses.map { String(line.counts[$0] ?? 0) } + [String(line.total), String(line.overdue)]
         } + [["all"] + statuses.map { String(report.countsByStatus[$0] ?? 0) } + [String(report.total), String(report.teams.map(\.overdue).reduce(0, +))]])
         Output.line()
-        if report.overdueTasks.isEmpty {
-            Output.line("No overdue tasks.")
-        } else {
-            Output.line("Overdue:")
-            TaskCommand.printTable(report.overdueTasks, names: names, now: report.generatedAt)
+        for (tasks, title, none) in [(report.overdueTasks, "Overdue:", "No overdue tasks."),
+                                     (report.dueSoon, "Due in the next \(report.dueSoonHours) h:",
+                                      "Nothing due in the next \(report.dueSoonHours) h.")] {
+            if tasks.isEmpty {
+                Output.line(none)
+            } else {
+                Output.line(title)
+                TaskCommand.printTable(tasks, names: names, now: report.generatedAt)
+            }
+            Output.line()
         }
-        Output.line()
-        if report.dueSoon.isEmpty {
-            Output.line("Nothing due in the next \(report.dueSoonHours) h.")
-        } else {
-            Output.line("Due in the next \(report.dueSoonHours) h:")
-            TaskCommand.printTable(report.dueSoon, names: names, now: report.generatedAt)
-        }
-        Output.line()
         if report.workload.isEmpty {
             Output.line("Nobody holds open work.")
         } else {
