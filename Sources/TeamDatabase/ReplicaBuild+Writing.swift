@@ -29,7 +29,7 @@ extension ReplicaBuild {
             if fd >= 0 {
                 defer { close(fd) }
                 var info = stat()
-                if fstat(fd, &info) == 0, info.st_nlink == 1, fcntl(fd, Self.setLease, F_WRLCK) == 0 {
+                if fstat(fd, &info) == 0, info.st_nlink == 1, Self.lease(fd) {
                     defer { _ = fcntl(fd, Self.setLease, F_UNLCK) }
                     fchmod(fd, 0o600)
                     try writeAll(bytes, to: fd, path: path)
@@ -49,6 +49,20 @@ extension ReplicaBuild {
 
     /// fcntl's F_SETLEASE (Linux), which Glibc's module does not export.
     private static let setLease: Int32 = 1024
+
+    /// Takes a write lease on `fd`: granted only while no one else has the file
+    /// open. Asked three times, 5 ms apart, because "someone" can be a moment's
+    /// visitor: a process spawning a child holds a copy of every descriptor
+    /// until the child's exec closes it (seen in the test process, whose other
+    /// tests spawn processes all the time), and a backup tool may stat-open it.
+    private static func lease(_ fd: Int32) -> Bool {
+        for attempt in 0..<3 {
+            if fcntl(fd, setLease, F_WRLCK) == 0 { return true }
+            guard errno == EAGAIN || errno == EBUSY, attempt < 2 else { return false }
+            usleep(5_000)
+        }
+        return false
+    }
 
     private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws {
         var written = 0
