@@ -22,6 +22,13 @@ public final class ServiceProcess: @unchecked Sendable {
         self.log = log
     }
 
+    /// `teamwork-service run` (generator, listener, endpoint) on a free port, sweeping every `sweep` seconds.
+    public static func run(databaseURL: String, replicas: URL, log: String, sweep: String = "0.5") -> ServiceProcess {
+        let port = freePort()
+        return ServiceProcess(["run", "--database-url", databaseURL, "--replicas", replicas.path, "--port", String(port),
+                               "--sweep", sweep], port: port, log: log)
+    }
+
     /// `teamwork-service serve` on a free port.
     public static func serve(databaseURL: String, replicas: URL) -> ServiceProcess {
         let port = freePort()

@@ -32,9 +32,8 @@ struct FullLoopTests {
                 .trimmingCharacters(in: .whitespacesAndNewlines)
 
             // The service: generator, listener and sync endpoint in one process.
-            let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
+            let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
+                                             log: folder.path + "/service.log")
             try await service.start()
             defer { _ = try? service.stop() }
 

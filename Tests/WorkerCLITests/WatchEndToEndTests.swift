@@ -68,9 +68,8 @@ struct WatchEndToEndTests {
         _ = try ok("task", "create", "--actor", "max@example.org", "--title", firstTask, "--team", "red", "--assignee", "ann@example.org")
         let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
 
-        let port = ServiceProcess.freePort()
-        let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                      "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + "/service.log")
+        let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
+                                         log: folder.path + "/service.log")
         try await service.start()
         defer { _ = try? service.stop() }
 
