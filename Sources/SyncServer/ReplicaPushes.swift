@@ -13,6 +13,8 @@ struct ReplicaPushes: Sendable {
     let pulls: ReplicaPulls
     /// Made (and its folder checked) once, not per request.
     let directory: ReplicaDirectory
+    /// Where pushes wait their turn and are written in groups.
+    let queue: PushQueue
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
         let person = try context.requirePerson()
@@ -37,19 +39,12 @@ struct ReplicaPushes: Sendable {
         guard pushed.changes.count <= PushRequest.maximumChanges else {
             throw HTTPError(.badRequest, message: "a push holds at most \(PushRequest.maximumChanges) changes")
         }
-        let directory = self.directory
         guard directory.exists(replica) else {
             throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
         }
         let results: [WorkerChangeResult]
-        let (changes, lockTimeout) = (pushed.changes, configuration.pushLockTimeout)
         do {
-            // The wait for the lock holds no thread (Dispatch's pool has one per core on Linux, and a
-            // few pushes blocked in flock there starved every other request's file work); only the
-            // write itself runs on it.
-            let lock = try await Self.lock(replica, in: directory, within: lockTimeout)
-            defer { lock.release() }
-            results = try await blockingWork { try directory.push(changes, holding: lock, by: person.id) }
+            results = try await queue.push(pushed.changes, to: replica, by: person.id)
         } catch let busy as ReplicaBusy {
             context.logger.warning("a push found the replica locked", metadata: ["replica": "\(replica.name)", "error": "\(busy)"])
             throw HTTPError(.serviceUnavailable, message: "\(replica.name) is busy; try again shortly")

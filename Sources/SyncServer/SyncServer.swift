@@ -111,15 +111,17 @@ public enum SyncServer {
             return EditedResponse(status: healthy ? .ok : .serviceUnavailable,
                                   response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(details) { $1 }))
         }
+        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch)
+        let directory = try ReplicaDirectory(configuration.replicasDirectory)
+        let pushQueue = PushQueue(directory: directory, connections: ReplicaConnections(directory: directory),
+                                  lockTimeout: configuration.pushLockTimeout)
+        let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue)
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                         body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics)))
+                         body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics + pushQueue.metrics)))
             }
         }
-        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch)
-        let pushes = ReplicaPushes(configuration: configuration, pulls: pulls,
-                                   directory: try ReplicaDirectory(configuration.replicasDirectory))
         router.group("v1")
             .add(middleware: TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson))
             .get("replicas", use: pulls.list)

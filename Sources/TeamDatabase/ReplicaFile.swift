@@ -167,7 +167,7 @@ public struct ReplicaDirectory: Sendable {
     public func push(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
                      receivedAt: Date = Date(), lockTimeout: Duration? = nil) throws -> [WorkerChangeResult] {
         try withLock(replica, timeout: lockTimeout) {
-            try pushLocked(changes, to: replica, by: personID, receivedAt: receivedAt)
+            try pushLocked([WorkerPush(changes: changes, personID: personID)], to: replica, receivedAt: receivedAt)[0].get()
         }
     }
 
@@ -175,16 +175,43 @@ public struct ReplicaDirectory: Sendable {
     @discardableResult
     public func push(_ changes: [WorkerChange], holding lock: ReplicaLock, by personID: Int64,
                      receivedAt: Date = Date()) throws -> [WorkerChangeResult] {
-        guard lock.isHeld else { throw ReplicaError("the lock of \(lock.replica.fileName) was released") }
-        return try pushLocked(changes, to: lock.replica, by: personID, receivedAt: receivedAt)
+        try push([WorkerPush(changes: changes, personID: personID)], holding: lock, receivedAt: receivedAt)[0].get()
     }
 
-    private func pushLocked(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
-                            receivedAt: Date) throws -> [WorkerChangeResult] {
+    /// Several workers' pushes to one replica in one transaction (one commit,
+    /// one round of syncs), each in a savepoint of its own: a push whose write
+    /// fails is undone alone and gets the error, the others are kept. Throws
+    /// only when the transaction as a whole cannot be written. With
+    /// `connections`, on a connection kept open between writes (``ReplicaConnections``).
+    public func push(_ pushes: [WorkerPush], holding lock: ReplicaLock, receivedAt: Date = Date(),
+                     connections: ReplicaConnections? = nil) throws -> [Result<[WorkerChangeResult], any Error>] {
+        guard lock.isHeld else { throw ReplicaError("the lock of \(lock.replica.fileName) was released") }
+        guard let connections else { return try pushLocked(pushes, to: lock.replica, receivedAt: receivedAt) }
+        return try connections.withConnection(to: lock.replica) { queue in
+            try write(pushes, to: queue, lock.replica, receivedAt: receivedAt)
+        }
+    }
+
+    private func pushLocked(_ pushes: [WorkerPush], to replica: ReplicaID,
+                            receivedAt: Date) throws -> [Result<[WorkerChangeResult], any Error>] {
         guard let queue = try open(replica) else { throw ReplicaError("\(replica.fileName) has not been generated yet") }
         defer { try? queue.close() }
-        return try update(queue, replica, feedPosition: 0) { tx in
-            try changes.map { try tx.apply($0, by: personID, receivedAt: receivedAt) }
+        return try write(pushes, to: queue, replica, receivedAt: receivedAt)
+    }
+
+    private func write(_ pushes: [WorkerPush], to queue: DatabaseQueue, _ replica: ReplicaID,
+                       receivedAt: Date) throws -> [Result<[WorkerChangeResult], any Error>] {
+        try update(queue, replica, feedPosition: 0) { tx in
+            pushes.map { push in
+                Result {
+                    var results: [WorkerChangeResult] = []
+                    try tx.db.inSavepoint {
+                        results = try push.changes.map { try tx.apply($0, by: push.personID, receivedAt: receivedAt) }
+                        return .commit
+                    }
+                    return results
+                }
+            }
         }
     }
 
@@ -193,6 +220,17 @@ public struct ReplicaDirectory: Sendable {
         for name in try FileManager.default.contentsOfDirectory(atPath: url.path) where name.contains(".building-") {
             try? FileManager.default.removeItem(at: url.appending(path: name))
         }
+    }
+}
+
+/// One worker's changes, pushed in one request.
+public struct WorkerPush: Sendable {
+    public var changes: [WorkerChange]
+    public var personID: Int64
+
+    public init(changes: [WorkerChange], personID: Int64) {
+        self.changes = changes
+        self.personID = personID
     }
 }
 

@@ -6,7 +6,8 @@ extension ReplicaTransaction {
     /// `worker_changes` (once per change id) and shows its effect on the task
     /// (worker-owned fields, with a new row version) so teammates pull it.
     public func apply(_ change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> WorkerChangeResult {
-        if let earlier = try Row.fetchOne(db, sql: "SELECT rejection FROM worker_changes WHERE change_id = ?", arguments: [change.id]) {
+        let earlierSQL = "SELECT rejection FROM worker_changes WHERE change_id = ?"
+        if let earlier = try Row.fetchOne(db.cachedStatement(sql: earlierSQL), arguments: [change.id]) {
             let reason: String? = earlier[0]
             return reason.map { .rejected(change.id, $0) } ?? .accepted(change.id, duplicate: true)
         }
@@ -29,21 +30,21 @@ extension ReplicaTransaction {
         let version = nextVersion()
         switch change.operation {
         case .start:
-            try db.execute(sql: "UPDATE tasks SET status = 'in_progress', started_at = ?, row_version = ? WHERE id = ?",
-                           arguments: [made, version, change.taskID])
+            try db.cachedStatement(sql: "UPDATE tasks SET status = 'in_progress', started_at = ?, row_version = ? WHERE id = ?")
+                .execute(arguments: [made, version, change.taskID])
         case .complete:
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE tasks SET status = 'completed', completed_at = ?, completed_by = ?, completion_note = ?,
                     started_at = coalesce(started_at, ?), row_version = ? WHERE id = ?
-                """, arguments: [made, personID, change.note ?? "", made, version, change.taskID])
+                """).execute(arguments: [made, personID, change.note ?? "", made, version, change.taskID])
         case .reopen:
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE tasks SET status = CASE WHEN started_at IS NULL THEN 'assigned' ELSE 'in_progress' END,
                     completed_at = NULL, completed_by = NULL, completion_note = NULL, row_version = ? WHERE id = ?
-                """, arguments: [version, change.taskID])
+                """).execute(arguments: [version, change.taskID])
         case .claim:
-            try db.execute(sql: "UPDATE tasks SET assignee_id = ?, status = 'assigned', row_version = ? WHERE id = ?",
-                           arguments: [personID, version, change.taskID])
+            try db.cachedStatement(sql: "UPDATE tasks SET assignee_id = ?, status = 'assigned', row_version = ? WHERE id = ?")
+                .execute(arguments: [personID, version, change.taskID])
         case .checkin:
             break
         }
@@ -54,23 +55,23 @@ extension ReplicaTransaction {
     /// Whether this replica holds the task.
     private func holds(_ taskID: Int64?) throws -> Bool {
         guard let taskID else { return false }
-        return try Int.fetchOne(db, sql: "SELECT 1 FROM tasks WHERE id = ?", arguments: [taskID]) != nil
+        return try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tasks WHERE id = ?"), arguments: [taskID]) != nil
     }
 
     private func record(_ change: WorkerChange, by personID: Int64, made: Int64, receivedAt: Date, rejection: String?) throws {
         let payload = try JSONEncoder().encode(change)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [change.id, personID, change.taskID, change.operation.rawValue, String(decoding: payload, as: UTF8.self),
-                             made, Self.millis(receivedAt), rejection])
+            """).execute(arguments: [change.id, personID, change.taskID, change.operation.rawValue,
+                                     String(decoding: payload, as: UTF8.self), made, Self.millis(receivedAt), rejection])
     }
 
     /// Why a change cannot be applied, or `nil` when it can: the shared rules
     /// (``WorkerChange/rejection(by:task:inTeam:receivedAt:)``) with this replica's copy of the task.
     private func rejection(of change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> String? {
         let task = try change.taskID.flatMap { id in
-            try Row.fetchOne(db, sql: "SELECT assignee_id, status, completed_by FROM tasks WHERE id = ?", arguments: [id])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT assignee_id, status, completed_by FROM tasks WHERE id = ?"), arguments: [id])
         }.map { TaskFacts(assigneeID: $0[0], status: $0[1], completedBy: $0[2]) }
         let inTeam = if case .team = replica { true } else { false }
         return change.rejection(by: personID, task: task, inTeam: inTeam, receivedAt: receivedAt)

@@ -24,7 +24,7 @@ public final class ReplicaTransaction {
         self.db = db
         self.replica = replica
         self.fresh = fresh
-        self.counter = fresh ? counter : try Int64.fetchOne(db, sql: "SELECT row_counter FROM meta") ?? 0
+        self.counter = fresh ? counter : try Int64.fetchOne(db.cachedStatement(sql: "SELECT row_counter FROM meta")) ?? 0
         // In a new file a row written twice (catch-up can build a file from
         // several entries about one task) is the master's row both times:
         // replacing it is enough, and much cheaper to prepare than the upsert.

@@ -29,6 +29,15 @@ struct LoadBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds per wrk run.") var seconds = 10
     @Option(help: "Live-mode waits held open while /health is measured.") var openWaits = 5_000
     @Option(help: "Port for the service.") var port = 18_282
+    @Option(help: "Measure only these, comma-separated: noop, first, push, fanout, waits (the /health ceiling always).")
+    var only: String?
+    @Flag(help: "Keep the service and its cluster running at the end, until Ctrl-C (to attach perf or gdb).")
+    var hold = false
+
+    private func runs(_ phase: String) -> Bool {
+        guard let only else { return true }
+        return only.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == phase }
+    }
 
     func run() async throws {
         guard let wrk = ["/usr/bin/wrk", "/usr/local/bin/wrk"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
@@ -97,44 +106,57 @@ struct LoadBenchmark: AsyncParsableCommand {
         let health = try measure("health", connections: 64, scripted: false)
         print(health.line("GET /health (the server's HTTP ceiling), 64 connections", ceiling: nil))
 
-        try writeRequests(current.map { "GET \($0.token) \($0.path)" })
-        let noOp = try measure("no-op", connections: 64)
-        print(noOp.line("no-op pull of a current device, 64 connections", ceiling: health))
-
-        try writeRequests(workers.map { "GET \($0.secret) /v1/replicas/team-\($0.teamID)/changes?limit=1000" })
-        let first = try measure("first", connections: 16)
-        print(first.line("first sync of a \(tasksPerTeam)-task team (no epoch), 16 connections", ceiling: health))
-
-        try writeRequests(workers.map { "POST \($0.secret) /v1/replicas/team-\($0.teamID)/changes" })
-        let push = try measure("push", connections: 16)
-        print(push.line("push of one check-in, 16 connections", ceiling: health))
+        if runs("noop") {
+            try writeRequests(current.map { "GET \($0.token) \($0.path)" })
+            let noOp = try measure("no-op", connections: 64)
+            print(noOp.line("no-op pull of a current device, 64 connections", ceiling: health))
+        }
+        if runs("first") {
+            try writeRequests(workers.map { "GET \($0.secret) /v1/replicas/team-\($0.teamID)/changes?limit=1000" })
+            let first = try measure("first", connections: 16)
+            print(first.line("first sync of a \(tasksPerTeam)-task team (no epoch), 16 connections", ceiling: health))
+        }
+        if runs("push") {
+            try writeRequests(workers.map { "POST \($0.secret) /v1/replicas/team-\($0.teamID)/changes" })
+            let push = try measure("push", connections: 16)
+            print(push.line("push of one check-in, 16 connections", ceiling: health))
+        }
 
         // Live fan-out: every worker waits on their team; one master commit changes a task of every team.
         // (The pushes moved the replicas on: devices catch up first, as a watcher would.)
-        try await Task.sleep(for: .seconds(2))
-        current = try await positions()
-        let latencies = try await Self.fanOut(session: session, base: base, devices: current, url: url, waitSeconds: 20)
-        if latencies.count < current.count {
-            print("live fan-out: only \(latencies.count) of \(current.count) waiting devices answered")
+        if runs("fanout") {
+            try await Task.sleep(for: .seconds(2))
+            current = try await positions()
+            let latencies = try await Self.fanOut(session: session, base: base, devices: current, url: url, waitSeconds: 20)
+            if latencies.count < current.count {
+                print("live fan-out: only \(latencies.count) of \(current.count) waiting devices answered")
+            }
+            print(String(format: "live fan-out: one master commit touching %d teams -> %d waiting devices answered; "
+                         + "commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
+                         teams, latencies.count, Self.percentile(latencies, 0.5), Self.percentile(latencies, 0.99),
+                         latencies.max() ?? 0))
         }
-        print(String(format: "live fan-out: one master commit touching %d teams -> %d waiting devices answered; "
-                     + "commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
-                     teams, latencies.count, Self.percentile(latencies, 0.5), Self.percentile(latencies, 0.99), latencies.max() ?? 0))
 
         // Many open waits: /health still answers; memory and files of the service.
-        current = try await positions()
-        let holders = (0..<openWaits).map { index in
-            let device = current[index % current.count]
-            return Task { _ = try? await Self.get(session, base + device.path + "&wait=25", token: device.token) }
+        if runs("waits") {
+            current = try await positions()
+            let holders = (0..<openWaits).map { index in
+                let device = current[index % current.count]
+                return Task { _ = try? await Self.get(session, base + device.path + "&wait=25", token: device.token) }
+            }
+            try await Task.sleep(for: .seconds(3))
+            let (rssNow, files) = Self.processFigures(service)
+            let loaded = try measure("health under waits", connections: 64, scripted: false)
+            print(String(format: "%d live waits open: service RSS %.0f MB, %d open files; ", openWaits, rssNow, files)
+                  + loaded.line("/health meanwhile", ceiling: nil))
+            holders.forEach { $0.cancel() }
         }
-        try await Task.sleep(for: .seconds(3))
-        let (rssNow, files) = Self.processFigures(service)
-        let loaded = try measure("health under waits", connections: 64, scripted: false)
-        print(String(format: "%d live waits open: service RSS %.0f MB, %d open files; ", openWaits, rssNow, files)
-              + loaded.line("/health meanwhile", ceiling: nil))
-        holders.forEach { $0.cancel() }
         let (_, _, peak) = Self.memory(service)
         print(String(format: "service peak RSS over the whole run: %.0f MB", peak))
+        if hold {
+            print("holding: teamwork-service pid \(service) at \(base), database \(url.connectionString); Ctrl-C ends it")
+            try await Task.sleep(for: .seconds(86_400))
+        }
     }
 
     // MARK: Parts

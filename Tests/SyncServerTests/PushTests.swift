@@ -199,4 +199,46 @@ struct PushTests {
             #expect(task.status == .completed && task.completionNote == "done")
         }
     }
+
+    /// Group commit: pushes that arrive while their replica cannot be written
+    /// (here another process holds its lock) are written together as soon as it
+    /// can, in one transaction, and each push still gets its own answers.
+    @Test func pushesQueuedBehindALockedReplicaAreWrittenInOneTransactionEachWithItsOwnResults() async throws {
+        try await server.withServer { world, client in
+            let red = ReplicaID.team(world.fixtures.red.id)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
+            let lock = try #require(try ReplicaDirectory(world.folder).tryLock(red))
+            let pushes = (0..<12).map { index in
+                Task {
+                    let token = index.isMultiple(of: 2) ? world.annToken : boToken
+                    let body = Self.body(Self.change("g-\(index)", "checkin", task: nil, extra: "\"latitude\": 1, \"longitude\": 2"))
+                    return (index, try await SyncServerTests.post(client, uri, token: token, body: body))
+                }
+            }
+            func metric(_ name: String) async throws -> Int? {
+                let text = String(buffer: try await SyncServerTests.get(client, "/metrics", token: nil).body)
+                return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
+            }
+            var waiting = 0
+            for _ in 0..<200 where waiting < 12 {
+                waiting = try await metric("teamwork_sync_pushes_waiting") ?? 0
+                if waiting < 12 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(waiting == 12, "all twelve pushes wait for the lock")
+            #expect(try pending(world, red) == 0, "nothing is written while the lock is held")
+            lock.release()
+
+            for push in pushes {
+                let (index, response) = try await push.value
+                #expect(response.status == .ok)
+                let answer = try SyncServerTests.decode(Results.self, response)
+                #expect(answer.results.map(\.id) == ["g-\(index)"] && answer.accepted == 1, "each push gets its own result")
+            }
+            #expect(try pending(world, red) == 12)
+            #expect(try await metric("teamwork_sync_push_writes_total") == 1, "one transaction for the twelve")
+            #expect(try await metric("teamwork_sync_pushes_written_total") == 12)
+            #expect(try await metric("teamwork_sync_pushes_waiting") == 0)
+        }
+    }
 }
