@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import TeamDatabase
 import TeamworkModel
 
 extension EventListener {
@@ -18,7 +19,11 @@ extension EventListener {
     }
 
     private func follow(afterPass: @escaping @Sendable (PassReport) -> Void) async {
-        let watcher = DirectoryWatcher(path: configuration.directory.path) { [wakeups] names in wakeups.post(names) }
+        let watcher = DirectoryWatcher(path: configuration.directory.path, name: "teamwork-listener-watch") { [wakeups] replicas in
+            // The common replica holds no worker changes.
+            let names = Set(replicas.filter { $0 != .common }.map(\.name))
+            if !names.isEmpty { wakeups.post(names) }
+        }
         defer { watcher?.stop() }
         if watcher == nil {
             logger.info("no file watching here; relying on the sweep", metadata: ["sweep": "\(configuration.sweepInterval)"])

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import ServiceLifecycle
+import TeamDatabase
 import TeamworkModel
 
 /// Wakes long-polling pulls (`GET …/changes?wait=N`) when their replica file
@@ -60,7 +61,11 @@ final class ReplicaWatch: Service, Sendable {
     /// Waits one owner (a person) may hold; a newer one ends their oldest.
     let maximumPerOwner: Int
 
-    init(interval: Duration = .milliseconds(100), maximumPerOwner: Int = 12) {
+    /// The replica folder, watched for writes (nil: the periodic look only).
+    let directory: URL?
+
+    init(directory: URL? = nil, interval: Duration = .milliseconds(100), maximumPerOwner: Int = 12) {
+        self.directory = directory
         self.interval = interval
         self.maximumPerOwner = maximumPerOwner
     }
@@ -113,8 +118,17 @@ final class ReplicaWatch: Service, Sendable {
         wake { _, waiter in waiter.path == path }
     }
 
-    /// Looks at the files with waiters until the server shuts down, then wakes every waiter.
+    /// Looks at the files with waiters until the server shuts down, then wakes
+    /// every waiter. With a ``directory``, also looks at once at each file the
+    /// folder's ``DirectoryWatcher`` reports written (Linux), so a generator's
+    /// write reaches waiting devices without waiting for the next look.
     func run() async throws {
+        let watcher = directory.flatMap { directory in
+            DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch") { [weak self] replicas in
+                self?.look(only: Set(replicas.map { directory.appending(path: $0.fileName).path }))
+            }
+        }
+        defer { watcher?.stop() }
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             try? await Task.sleep(for: interval)
             look()
@@ -140,6 +154,15 @@ final class ReplicaWatch: Service, Sendable {
         wake { _, waiter in
             waiter.deadline <= now || (stamps[waiter.path].map { $0 != waiter.stamp } ?? false)
         }
+    }
+
+    /// A look at these files only: their waiters wake if the file changed.
+    func look(only paths: Set<String>) {
+        let watched = paths.intersection(state.value.waiters.values.map(\.path))
+        guard !watched.isEmpty else { return }
+        var stamps: [String: Stamp?] = [:]
+        for path in watched { stamps[path] = Stamp(path: path) }
+        wake { _, waiter in stamps[waiter.path].map { $0 != waiter.stamp } ?? false }
     }
 
     private func wake(where chosen: (Int, Waiter) -> Bool) {

@@ -39,6 +39,9 @@ public enum SyncServer {
         /// The longest a pull may wait for its replica to change (`wait=N`); kept
         /// below ``idleTimeout``, which would otherwise close a waiting connection.
         public var maximumWait: Duration = .seconds(25)
+        /// How often the files that live-mode pulls wait on are looked at, for
+        /// writes the folder's inotify watch does not report (other systems than Linux).
+        public var waitLookInterval: Duration = .milliseconds(100)
         /// Live-mode waits one person may hold at once; a newer one ends their oldest
         /// (a device that gave up on a wait may leave it open on the server).
         public var maximumWaitsPerPerson = 12
@@ -71,7 +74,8 @@ public enum SyncServer {
                                        logger: Logger = Logger(label: "teamwork.sync"),
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
-        let watch = ReplicaWatch(maximumPerOwner: configuration.maximumWaitsPerPerson)
+        let watch = ReplicaWatch(directory: configuration.replicasDirectory, interval: configuration.waitLookInterval,
+                                 maximumPerOwner: configuration.maximumWaitsPerPerson)
         let cache = AccessCache(url: configuration.databaseURL, logger: logger)
         return Application(
             router: try makeRouter(configuration, store: store, cache: cache, watch: watch),

@@ -72,6 +72,26 @@ struct LiveModeTests {
         }
     }
 
+    /// The generator may run in another process: the folder's inotify watch
+    /// reports its write, so the wait ends without waiting for the next look
+    /// at the files (made 60 s apart here, longer than the wait).
+    @Test func aWaitingPullWakesOnAnotherProcesssWriteBeforeTheNextPeriodicLook() async throws {
+        try await SyncServerTests().withServer(.live, waitLookInterval: .seconds(60)) { world, client in
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
+            async let waited = Self.fetch(client, uri, token: world.annToken)
+            try await Task.sleep(for: .milliseconds(500))
+            let task = try await CentralStore.withStore(world.url) { store in
+                try await store.createTask(try world.fixtures.task("new for ann", team: world.fixtures.red, assignee: world.fixtures.ann))
+            }
+            let written = ContinuousClock.now
+            _ = try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).catchUp()
+            let response = try await waited
+            #expect(try #require(response.page).tasks.map(\.id) == [task.id], "the wait ended with the new task, not empty at its end")
+            #expect(ContinuousClock.now - written < .seconds(10))
+        }
+    }
+
     @Test func aCurrentDeviceIsAnsweredFromMemoryButNeverMissesAChangeMadeSinceEvenWithinTheSameMillisecond() async throws {
         try await SyncServerTests().withServer { world, client in
             var page = try await current(world, client)

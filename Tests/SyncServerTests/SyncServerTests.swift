@@ -24,7 +24,7 @@ struct SyncServerTests {
     }
 
     /// A master with tasks in both teams, generated replicas, tokens for Ann (red) and Cy (blue).
-    func withServer(_ mode: TestingSetup = .router,
+    func withServer(_ mode: TestingSetup = .router, waitLookInterval: Duration = .milliseconds(100),
                     _ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void) async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "sync-\(UUID().uuidString)")
@@ -43,6 +43,7 @@ struct SyncServerTests {
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             var configuration = SyncServer.Configuration(databaseURL: url, replicasDirectory: folder)
             configuration.metrics = { "" }
+            configuration.waitLookInterval = waitLookInterval
             let app = try SyncServer.makeApplication(configuration, logger: Logger(label: "test"))
             try await app.test(mode) { client in try await body(world, client) }
         }

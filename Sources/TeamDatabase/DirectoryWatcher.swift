@@ -1,22 +1,22 @@
 import Foundation
 import TeamworkModel
-import TeamDatabase
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Tells which replicas in a folder were just written, so the listener wakes at
-/// once when the sync endpoint (in this process or another) stores worker
-/// changes. Linux inotify: a write transaction ends with its journal deleted,
-/// and a push ends with its lock file closed. Elsewhere it reports nothing and
-/// the periodic sweep does the work.
-final class DirectoryWatcher: @unchecked Sendable {
+/// Tells which replicas in a folder were just written, whoever wrote them (this
+/// process or another): the listener wakes at once when the sync endpoint
+/// stores worker changes, and live-mode pulls when the generator writes their
+/// replica. Linux inotify: a write transaction ends with its journal deleted, a
+/// rebuild renames its new file into place, and a push ends with its lock file
+/// closed. Elsewhere it reports nothing and callers rely on their periodic look.
+public final class DirectoryWatcher: @unchecked Sendable {
     private let descriptor: Int32
     private let stopped = Locked(false)
     private var thread: Thread?
 
-    /// Starts watching `path`; `changed` gets replica names (`team-12`) from a background thread.
-    init?(path: String, changed: @escaping @Sendable (Set<String>) -> Void) {
+    /// Starts watching `path`; `changed` gets the replicas written, from a background thread named `name`.
+    public init?(path: String, name: String, changed: @escaping @Sendable (Set<ReplicaID>) -> Void) {
         #if os(Linux)
         descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else { return nil }
@@ -27,7 +27,7 @@ final class DirectoryWatcher: @unchecked Sendable {
         let thread = Thread { [descriptor, stopped] in
             Self.loop(descriptor, stopped: stopped, changed: changed)
         }
-        thread.name = "teamwork-listener-watch"
+        thread.name = name
         thread.start()
         self.thread = thread
         #else
@@ -36,12 +36,12 @@ final class DirectoryWatcher: @unchecked Sendable {
     }
 
     /// Stops the watching thread (within a quarter of a second) and closes the descriptor.
-    func stop() {
+    public func stop() {
         stopped.mutate { $0 = true }
     }
 
     #if os(Linux)
-    private static func loop(_ descriptor: Int32, stopped: Locked<Bool>, changed: @Sendable (Set<String>) -> Void) {
+    private static func loop(_ descriptor: Int32, stopped: Locked<Bool>, changed: @Sendable (Set<ReplicaID>) -> Void) {
         defer { close(descriptor) }
         let size = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
@@ -49,7 +49,7 @@ final class DirectoryWatcher: @unchecked Sendable {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         while !stopped.value {
             guard poll(&poller, 1, 250) > 0 else { continue }
-            var names = Set<String>()
+            var replicas = Set<ReplicaID>()
             while true {
                 let count = read(descriptor, buffer, size)
                 guard count > 0 else { break }
@@ -58,23 +58,22 @@ final class DirectoryWatcher: @unchecked Sendable {
                     let length = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
                     if length > 0 {
                         let name = String(cString: buffer.advanced(by: offset + 16).assumingMemoryBound(to: CChar.self))
-                        if let replica = replicaName(of: name) { names.insert(replica) }
+                        if let replica = replica(ofFile: name) { replicas.insert(replica) }
                     }
                     offset += 16 + length
                 }
             }
-            if !names.isEmpty { changed(names) }
+            if !replicas.isEmpty { changed(replicas) }
         }
     }
     #endif
 
-    /// `team-12.sqlite`, `team-12.sqlite-journal`, `team-12.sqlite.lock` → `team-12`; the common replica and other files → nil.
-    static func replicaName(of fileName: String) -> String? {
+    /// `team-12.sqlite`, `team-12.sqlite-journal`, `team-12.sqlite.lock` → team 12; other files → nil.
+    static func replica(ofFile fileName: String) -> ReplicaID? {
         var stem = fileName
         for suffix in ["-journal", "-wal", ".lock"] where stem.hasSuffix(suffix) {
             stem.removeLast(suffix.count)
         }
-        guard let replica = ReplicaID(fileName: stem), replica != .common else { return nil }
-        return replica.name
+        return ReplicaID(fileName: stem)
     }
 }
