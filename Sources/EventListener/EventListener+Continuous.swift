@@ -19,7 +19,10 @@ extension EventListener {
     }
 
     private func follow(afterPass: @escaping @Sendable (PassReport) -> Void) async {
-        let watcher = DirectoryWatcher(path: configuration.directory.path, name: "teamwork-listener-watch") { [wakeups] replicas in
+        // A push lets go of the replica's lock when it has stored its changes, and a rebuild may carry
+        // some over; the generator's own writes (commits without the lock) hold none to take in.
+        let watcher = DirectoryWatcher(path: configuration.directory.path, name: "teamwork-listener-watch",
+                                       events: [.unlocked, .replaced]) { [wakeups] replicas in
             // The common replica holds no worker changes.
             let names = Set(replicas.filter { $0 != .common }.map(\.name))
             if !names.isEmpty { wakeups.post(names) }

@@ -33,7 +33,14 @@ extension ReplicaGenerator {
                         for await _ in wakeups {
                             try Task.checkCancellation()
                             try await store.ping()
+                            let started = ContinuousClock.now
                             let report = try await catchUp(store, from: try checkpoint() ?? 0)
+                            if report.entries > 0 {
+                                logger.debug("caught up", metadata: [
+                                    "entries": "\(report.entries)", "replicas_written": "\(report.replicaWrites)",
+                                    "feed_position": "\(report.feedPosition)", "took": "\(ContinuousClock.now - started)",
+                                ])
+                            }
                             afterPass(report)
                         }
                     }

@@ -124,7 +124,7 @@ final class ReplicaWatch: Service, Sendable {
     /// write reaches waiting devices without waiting for the next look.
     func run() async throws {
         let watcher = directory.flatMap { directory in
-            DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch") { [weak self] replicas in
+            DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch", events: [.committed, .replaced]) { [weak self] replicas in
                 self?.look(only: Set(replicas.map { directory.appending(path: $0.fileName).path }))
             }
         }

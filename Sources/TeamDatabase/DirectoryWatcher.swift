@@ -15,8 +15,19 @@ public final class DirectoryWatcher: @unchecked Sendable {
     private let stopped = Locked(false)
     private var thread: Thread?
 
-    /// Starts watching `path`; `changed` gets the replicas written, from a background thread named `name`.
-    public init?(path: String, name: String, changed: @escaping @Sendable (Set<ReplicaID>) -> Void) {
+    /// What happened to a replica's files.
+    public enum Event: Sendable, Hashable {
+        /// A write transaction committed: its rollback journal was deleted.
+        case committed
+        /// A rebuild renamed a new file into place.
+        case replaced
+        /// Someone let go of the replica's lock (closed its lock file after a push).
+        case unlocked
+    }
+
+    /// Starts watching `path`; `changed` gets the replicas that had one of
+    /// `events`, from a background thread named `name`.
+    public init?(path: String, name: String, events: Set<Event>, changed: @escaping @Sendable (Set<ReplicaID>) -> Void) {
         #if os(Linux)
         descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else { return nil }
@@ -25,7 +36,7 @@ public final class DirectoryWatcher: @unchecked Sendable {
             return nil
         }
         let thread = Thread { [descriptor, stopped] in
-            Self.loop(descriptor, stopped: stopped, changed: changed)
+            Self.loop(descriptor, events: events, stopped: stopped, changed: changed)
         }
         thread.name = name
         thread.start()
@@ -41,7 +52,8 @@ public final class DirectoryWatcher: @unchecked Sendable {
     }
 
     #if os(Linux)
-    private static func loop(_ descriptor: Int32, stopped: Locked<Bool>, changed: @Sendable (Set<ReplicaID>) -> Void) {
+    private static func loop(_ descriptor: Int32, events: Set<Event>, stopped: Locked<Bool>,
+                             changed: @Sendable (Set<ReplicaID>) -> Void) {
         defer { close(descriptor) }
         let size = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
@@ -55,10 +67,12 @@ public final class DirectoryWatcher: @unchecked Sendable {
                 guard count > 0 else { break }
                 var offset = 0
                 while offset + 16 <= count {
+                    // struct inotify_event: wd, mask, cookie, len, then the name.
+                    let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
                     if length > 0 {
                         let name = String(cString: buffer.advanced(by: offset + 16).assumingMemoryBound(to: CChar.self))
-                        if let replica = replica(ofFile: name) { replicas.insert(replica) }
+                        if let (replica, event) = event(mask: mask, file: name), events.contains(event) { replicas.insert(replica) }
                     }
                     offset += 16 + length
                 }
@@ -68,12 +82,17 @@ public final class DirectoryWatcher: @unchecked Sendable {
     }
     #endif
 
-    /// `team-12.sqlite`, `team-12.sqlite-journal`, `team-12.sqlite.lock` → team 12; other files → nil.
-    static func replica(ofFile fileName: String) -> ReplicaID? {
-        var stem = fileName
-        for suffix in ["-journal", "-wal", ".lock"] where stem.hasSuffix(suffix) {
-            stem.removeLast(suffix.count)
+    /// The replica and event an inotify event on `file` stands for: `team-12.sqlite-journal`
+    /// deleted, `team-12.sqlite` moved into place, `team-12.sqlite.lock` closed after writing.
+    static func event(mask: UInt32, file: String) -> (ReplicaID, Event)? {
+        #if os(Linux)
+        let kinds: [(suffix: String, mask: Int32, event: Event)] = [
+            ("-journal", IN_DELETE, .committed), ("", IN_MOVED_TO, .replaced), (".lock", IN_CLOSE_WRITE, .unlocked),
+        ]
+        for kind in kinds where mask & UInt32(kind.mask) != 0 && file.hasSuffix(kind.suffix) {
+            if let replica = ReplicaID(fileName: String(file.dropLast(kind.suffix.count))) { return (replica, kind.event) }
         }
-        return ReplicaID(fileName: stem)
+        #endif
+        return nil
     }
 }

@@ -31,6 +31,7 @@ struct LoadBenchmark: AsyncParsableCommand {
     @Option(help: "Port for the service.") var port = 18_282
     @Option(help: "Measure only these, comma-separated: noop, first, push, fanout, waits (the /health ceiling always).")
     var only: String?
+    @Option(help: "The service's --log-level (its log is service.log in the bench folder).") var serviceLogLevel = "error"
     @Flag(help: "Keep the service and its cluster running at the end, until Ctrl-C (to attach perf or gdb).")
     var hold = false
 
@@ -67,7 +68,7 @@ struct LoadBenchmark: AsyncParsableCommand {
         let log = folder.appending(path: "service.log").path
         let service = try ChildProcess.spawn(
             [binary, "run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
-             "--log-level", "error"], standardOutput: log, standardError: log)
+             "--log-level", serviceLogLevel], standardOutput: log, standardError: log)
         defer { kill(service, SIGTERM); _ = try? ChildProcess.wait(service) }
         let base = "http://127.0.0.1:\(port)"
         try await Self.waitForHealth(base)

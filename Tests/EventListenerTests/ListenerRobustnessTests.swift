@@ -233,4 +233,31 @@ struct ListenerRobustnessTests {
             await running.value
         }
     }
+
+    /// The generator writes a team file for every master change; none of those
+    /// writes holds worker changes, so none wakes the listener (each wake opens
+    /// and reads the file: a fifth of the service's CPU in a fan-out to 50 teams).
+    @Test func continuousModeIsNotWokenByTheGeneratorsWrites() async throws {
+        try await ListenerWorld.with { world, store in
+            let listener = try EventListener(.init(databaseURL: world.url, directory: world.folder, sweepInterval: .seconds(3600)))
+            let passes = Locked(0)
+            let running = Task { await listener.run { _ in passes.mutate { $0 += 1 } } }
+            defer { listener.stop() }
+            while passes.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(300))
+            let before = passes.value
+            for round in 1...3 {
+                _ = try await store.updateTask(id: world.annTask, try TaskChanges(title: "renamed \(round)"))
+                #expect(try await world.generator.catchUp().replicaWrites >= 1)
+            }
+            try await Task.sleep(for: .seconds(1))
+            #expect(passes.value == before, "no pass for the generator's writes")
+
+            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+            for _ in 0..<250 where passes.value == before { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(passes.value > before, "a push still wakes it")
+            listener.stop()
+            await running.value
+        }
+    }
 }
