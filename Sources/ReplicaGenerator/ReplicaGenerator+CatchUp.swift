@@ -81,14 +81,7 @@ extension ReplicaGenerator {
                 try replicas.retire(replica)
                 continue
             }
-            let queue: DatabaseQueue
-            if let existing = try await openOrRebuild(replica, store: store, position: position) {
-                queue = existing
-            } else {
-                continue
-            }
-            defer { try? queue.close() }
-            try replicas.update(queue, replica, feedPosition: position) { tx in
+            try await write(replica, store: store, position: position) { tx in
                 for id in plan.tasks[replica, default: []].sorted() {
                     if let row = current[id], ReplicaID.holding(teamID: row.task.teamID, assigneeID: row.task.assigneeID) == replica {
                         try tx.upsert(row.task)
@@ -116,16 +109,23 @@ extension ReplicaGenerator {
         return written
     }
 
-    /// Opens a replica, or builds it from the master's current state when it is
-    /// missing or unusable (a new team, a person's first personal task, a damaged file).
-    private func openOrRebuild(_ replica: ReplicaID, store: CentralStore, position: Int64) async throws -> DatabaseQueue? {
+    /// Runs `body` in one write transaction of `replica` that records `position`,
+    /// on a connection kept between passes. A replica whose file is missing or
+    /// unusable (a new team, a person's first personal task, a damaged file) is
+    /// built from the master's current rows first; one that still has no file
+    /// (its team or person is gone) is left alone.
+    private func write(_ replica: ReplicaID, store: CentralStore, position: Int64,
+                       _ body: (ReplicaTransaction) throws -> Void) async throws {
         do {
-            if let queue = try replicas.open(replica) { return queue }
-        } catch {
-            logger.warning("rebuilding an unusable replica", metadata: ["replica": "\(replica)", "error": "\(error)"])
+            try connections.withConnection(to: replica) { try replicas.update($0, replica, feedPosition: position, body) }
+        } catch let failure as ReplicaConnections.CannotOpen {
+            if replicas.exists(replica) {
+                logger.warning("rebuilding an unusable replica", metadata: ["replica": "\(replica)", "error": "\(failure.reason)"])
+            }
+            try await rebuildOne(replica, store: store, position: position)
+            guard replicas.exists(replica) else { return }
+            try connections.withConnection(to: replica) { try replicas.update($0, replica, feedPosition: position, body) }
         }
-        try await rebuildOne(replica, store: store, position: position)
-        return try replicas.open(replica)
     }
 
     /// Builds one replica from the master's current rows.
@@ -168,9 +168,7 @@ extension ReplicaGenerator {
     private func writeCommon(plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location],
                              personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore) async throws {
         // A missing or damaged common replica is rebuilt (with everything else).
-        guard let queue = try await openOrRebuild(.common, store: store, position: position) else { return }
-        defer { try? queue.close() }
-        try replicas.update(queue, .common, feedPosition: position) { tx in
+        try await write(.common, store: store, position: position) { tx in
             for id in plan.personIDs {
                 if let person = people[id] { try tx.upsert(person) } else { try tx.deletePerson(id: id) }
                 try tx.replaceMemberships(personID: id, teamIDs: personTeams[id] ?? [])

@@ -23,6 +23,9 @@ extension ReplicaGenerator {
     @discardableResult
     public func rebuildAll(progress: @Sendable (RebuildProgress) -> Void = { _ in }) async throws -> RebuildProgress {
         try replicas.removeAbandonedBuilds()
+        // Connections kept for catch-up would hold the files this rebuild replaces, and a
+        // replaced file is reused as a spare only when nobody has it open.
+        connections.closeAll()
         let clock = ContinuousClock()
         let started = clock.now
         let existing = Set(try replicas.replicas())

@@ -49,6 +49,9 @@ public struct ReplicaGenerator: Sendable {
     public let configuration: Configuration
     public let logger: Logger
     let replicas: ReplicaDirectory
+    /// Connections kept between catch-up passes: a change to a team reopens
+    /// nothing and prepares no statement again (64 idle at most).
+    let connections: ReplicaConnections
     /// The folder's identity (see `ReplicaDirectory.identity()`): one generator at a time per identity.
     public let folderIdentity: String
 
@@ -56,6 +59,7 @@ public struct ReplicaGenerator: Sendable {
         self.configuration = configuration
         self.logger = logger
         replicas = try ReplicaDirectory(configuration.directory)
+        connections = ReplicaConnections(directory: replicas)
         folderIdentity = try replicas.identity()
     }
 

@@ -6,16 +6,18 @@ import Glibc
 #endif
 
 /// Open connections to replica files, kept between writes so that each push
-/// does not open the file, set the connection up and prepare its statements
-/// again (that was most of a push's CPU: SQLite's parser, not its writes).
+/// (or each catch-up of the generator) does not open the file, set the
+/// connection up and prepare its statements again (that was most of a push's
+/// CPU: SQLite's parser, not its writes).
 ///
 /// A connection is lent to one caller at a time and comes back afterwards; a
 /// caller that finds none idle for its replica opens another. A connection is
 /// dropped instead of reused when the file at the replica's path is no longer
 /// the one it has open (a rebuild swapped a new file in), when the work on it
 /// failed, and when more than ``capacity`` are idle (the least recently used
-/// goes). Callers hold the replica's lock while they use a connection, which is
-/// what keeps a rebuild from swapping the file between the check and the write.
+/// goes). A rebuild swaps files under the replica's lock: a caller that holds
+/// it (a push) cannot see the file change between the check and the write; the
+/// generator, which writes without it, is the one that swaps files.
 public final class ReplicaConnections: Sendable {
     private struct Idle: @unchecked Sendable {
         var queue: DatabaseQueue
@@ -56,11 +58,20 @@ public final class ReplicaConnections: Sendable {
     /// Connections opened so far (for tests and metrics: reuse keeps it low).
     public var openedCount: Int { state.value.opened }
 
-    /// Runs `body` with a connection to `replica`'s current file.
+    /// The file of a replica is missing, cannot be opened (another schema) or is
+    /// not a database (damaged): nothing was written.
+    public struct CannotOpen: Error, CustomStringConvertible {
+        public var replica: ReplicaID
+        public var reason: any Error
+        public var description: String { "cannot open \(replica.fileName): \(reason)" }
+    }
+
+    /// Runs `body` with a connection to `replica`'s current file; ``CannotOpen``
+    /// when there is no usable file, else what `body` throws.
     public func withConnection<R>(to replica: ReplicaID, _ body: (DatabaseQueue) throws -> R) throws -> R {
         let path = directory.path(of: replica)
         guard let file = FileIdentity(path: path) else {
-            throw ReplicaError("\(replica.fileName) has not been generated yet")
+            throw CannotOpen(replica: replica, reason: ReplicaError("\(replica.fileName) has not been generated yet"))
         }
         var lent = take(replica)
         if let stale = lent, stale.file != file {
@@ -71,7 +82,13 @@ public final class ReplicaConnections: Sendable {
         if let lent {
             queue = lent.queue
         } else {
-            guard let opened = try directory.open(replica) else { throw ReplicaError("\(replica.fileName) has not been generated yet") }
+            let opened: DatabaseQueue?
+            do {
+                opened = try directory.open(replica)
+            } catch {
+                throw CannotOpen(replica: replica, reason: error)
+            }
+            guard let opened else { throw CannotOpen(replica: replica, reason: ReplicaError("\(replica.fileName) has not been generated yet")) }
             state.mutate { $0.opened += 1 }
             queue = opened
         }
@@ -80,6 +97,10 @@ public final class ReplicaConnections: Sendable {
             result = try body(queue)
         } catch {
             try? queue.close()
+            // Damage written into the file after this connection opened it shows only now.
+            if let failure = error as? DatabaseError, [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(failure.resultCode) {
+                throw CannotOpen(replica: replica, reason: error)
+            }
             throw error
         }
         giveBack(Idle(queue: queue, file: file, lastUsed: 0), for: replica)

@@ -73,12 +73,21 @@ struct CrashAndRestartTests {
         }
     }
 
+    /// Also when the generator has a connection open to the file from its last
+    /// pass (it keeps them), and the damage is written into that same file.
     @Test func aDamagedReplicaIsRebuiltOnTheNextPass() async throws {
         try await withGenerator { store, world, generator in
             let task = try await store.createTask(try world.task("x", team: world.red))
             try await generator.rebuildAll()
+            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "before the damage"))
+            try await generator.catchUp()
             let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName)
-            try Data("this is not a database".utf8).write(to: path)
+            let inode = try FileManager.default.attributesOfItem(atPath: path.path)[.systemFileNumber] as? Int
+            let handle = try FileHandle(forWritingTo: path)
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data("this is not a database".utf8))
+            try handle.close()
+            #expect(try FileManager.default.attributesOfItem(atPath: path.path)[.systemFileNumber] as? Int == inode)
             _ = try await store.updateTask(id: task.id, try TaskChanges(title: "after the damage"))
             try await generator.catchUp()
             #expect(try generator.contents(.team(world.red.id)).tasks.first?.master.title == "after the damage")
