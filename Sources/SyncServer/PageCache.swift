@@ -26,6 +26,10 @@ final class PageCache: Sendable {
         var entries: [Key: Answer] = [:]
         var order: [Key] = []
         var bytes = 0
+        /// Pages being read now, with the requests waiting for them.
+        var reading: [Key: [CheckedContinuation<Answer?, Never>]] = [:]
+        var reads = 0
+        var answers = 0
     }
 
     /// The most bytes of encoded pages kept.
@@ -36,7 +40,74 @@ final class PageCache: Sendable {
         self.budget = budget
     }
 
-    subscript(key: Key) -> Answer? {
+    /// The page for `key`: from memory, or read once by `read` however many
+    /// requests ask for it at the same moment (a commit wakes every waiting
+    /// device of a team at once, and each would otherwise read and encode the
+    /// same page). If that read fails, each waiting request tries on its own.
+    func answer(for key: Key, read: @Sendable () async throws -> Answer) async throws -> Answer {
+        while true {
+            enum Step { case known(Answer), lead, follow }
+            let step = state.mutate { state -> Step in
+                if let known = state.entries[key] {
+                    state.answers += 1
+                    return .known(known)
+                }
+                if state.reading[key] != nil { return .follow }
+                state.reading[key] = []
+                state.reads += 1
+                state.answers += 1
+                return .lead
+            }
+            switch step {
+            case .known(let answer):
+                return answer
+            case .follow:
+                let shared = await withCheckedContinuation { continuation in
+                    let queued = state.mutate { state -> Bool in
+                        guard state.reading[key] != nil else { return false }
+                        state.reading[key]!.append(continuation)
+                        return true
+                    }
+                    // The read ended between the two looks: look again.
+                    if !queued { continuation.resume(returning: nil) }
+                }
+                if let shared {
+                    state.mutate { $0.answers += 1 }
+                    return shared
+                }
+            case .lead:
+                let result: Result<Answer, any Error>
+                do {
+                    result = .success(try await read())
+                } catch {
+                    result = .failure(error)
+                }
+                if case .success(let answer) = result { self[key] = answer }
+                let followers = state.mutate { $0.reading.removeValue(forKey: key) ?? [] }
+                for follower in followers { follower.resume(returning: try? result.get()) }
+                return try result.get()
+            }
+        }
+    }
+
+    /// The page-cache lines of `/metrics` (Prometheus text).
+    var metrics: String {
+        let (reads, answers, bytes) = state.mutate { ($0.reads, $0.answers, $0.bytes) }
+        return """
+            # HELP teamwork_sync_pages_answered_total Pages of changes sent in answer to pulls
+            # TYPE teamwork_sync_pages_answered_total counter
+            teamwork_sync_pages_answered_total \(answers)
+            # HELP teamwork_sync_pages_read_total Of those, pages read from a replica file (the rest came from memory)
+            # TYPE teamwork_sync_pages_read_total counter
+            teamwork_sync_pages_read_total \(reads)
+            # HELP teamwork_sync_page_cache_bytes Encoded pages kept in memory
+            # TYPE teamwork_sync_page_cache_bytes gauge
+            teamwork_sync_page_cache_bytes \(bytes)
+
+            """
+    }
+
+    private subscript(key: Key) -> Answer? {
         get { state.value.entries[key] }
         set {
             guard let answer = newValue, answer.body.count <= budget / 8 else { return }

@@ -78,9 +78,7 @@ struct ReplicaPulls: Sendable {
             // The file's state before the read: a page already encoded for this state and these
             // parameters is sent again as it is (every device of a team asks the same questions).
             let stamp = ReplicaWatch.Stamp(path: path)
-            let key = stamp.map { PageCache.Key(path: path, stamp: $0, epoch: epoch, since: since, limit: limit) }
-            if let key, let known = pages[key] { return known }
-            do {
+            let fetch = { @Sendable () async throws -> PageCache.Answer in
                 let (page, upTo, refetch): (any Encodable & Sendable, Int64, Bool)
                 if replica == .common {
                     let common = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
@@ -89,9 +87,12 @@ struct ReplicaPulls: Sendable {
                     let team = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
                     (page, upTo, refetch) = (team, team.upTo, team.refetch)
                 }
-                let answer = (body: try encoder.encode(page), upTo: upTo, refetch: refetch)
-                if let key { pages[key] = answer }
-                return answer
+                return (body: try encoder.encode(page), upTo: upTo, refetch: refetch)
+            }
+            do {
+                guard let stamp else { return try await fetch() }
+                return try await pages.answer(for: PageCache.Key(path: path, stamp: stamp, epoch: epoch, since: since, limit: limit),
+                                              read: fetch)
             } catch {
                 logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
                 throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")

@@ -123,7 +123,8 @@ public enum SyncServer {
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                         body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics + pushQueue.metrics)))
+                         body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics + pushQueue.metrics
+                                                                + pulls.pages.metrics)))
             }
         }
         router.group("v1")

@@ -92,6 +92,42 @@ struct LiveModeTests {
         }
     }
 
+    /// A commit wakes every waiting device of the team at once; the new page is
+    /// read from the file and encoded once for all of them, not once each.
+    @Test func devicesWokenTogetherShareOneReadOfTheNewPage() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let port = try #require(client.port)
+            let page = try await current(world, client)
+            let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret }
+            func metric(_ name: String) async throws -> Int {
+                let text = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10)).text
+                return try #require(text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) })
+            }
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
+            let waits = (0..<20).map { index in
+                Task { try await Self.fetch(client, uri, token: index.isMultiple(of: 2) ? world.annToken : bo) }
+            }
+            var open = 0
+            for _ in 0..<250 where open < 20 {
+                try await Task.sleep(for: .milliseconds(20))
+                open = try await metric("teamwork_sync_open_waits")
+            }
+            #expect(open == 20)
+            let (readsBefore, answersBefore) = (try await metric("teamwork_sync_pages_read_total"),
+                                                try await metric("teamwork_sync_pages_answered_total"))
+            let task = try await CentralStore.withStore(world.url) { store in
+                try await store.createTask(try world.fixtures.task("new for red", team: world.fixtures.red))
+            }
+            _ = try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).catchUp()
+            for wait in waits {
+                let answer = try await wait.value
+                #expect(try #require(answer.page).tasks.map(\.id) == [task.id])
+            }
+            #expect(try await metric("teamwork_sync_pages_answered_total") - answersBefore == 20)
+            #expect(try await metric("teamwork_sync_pages_read_total") - readsBefore == 1, "one read for twenty devices")
+        }
+    }
+
     @Test func aCurrentDeviceIsAnsweredFromMemoryButNeverMissesAChangeMadeSinceEvenWithinTheSameMillisecond() async throws {
         try await SyncServerTests().withServer { world, client in
             var page = try await current(world, client)
