@@ -147,7 +147,7 @@ let package = Package(
             name: "teamwork-bench",
             dependencies: [
                 "CentralStore", "ReplicaGenerator", "TeamDatabase", "LocalPostgres", "TeamworkModel", "CommandLineSupport",
-                "SyncServer", "WorkerClient", "EventListener",
+                "SyncServer", "WorkerClient", "EventListener", "TeamworkTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
