@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import Hummingbird
+import NIOPosix
 import TeamDatabase
 import TeamworkModel
 
@@ -75,7 +76,24 @@ extension ReplicaPushes {
         while true {
             if let lock = try directory.tryLock(replica) { return lock }
             if let deadline, ContinuousClock.now >= deadline { throw ReplicaBusy(replica: replica) }
-            try await Task.sleep(for: .milliseconds(10))
+            try await eventLoopSleep(.milliseconds(10))
+        }
+    }
+
+    /// Sleeps on a SwiftNIO event loop's timer (epoll's own timeout) instead of
+    /// Task.sleep's, which goes through Dispatch's timers. Once, in a full test
+    /// run, pushes waiting here got no answer for over 20 s (their 5 s limit
+    /// never came) while the rest of the server answered; Dispatch's timers had
+    /// been seen misbehaving before (a test process idle for good, its timerfd
+    /// armed an hour ahead while 100 ms sleeps were due). Not proven to be the
+    /// cause; this wait no longer depends on them.
+    static func eventLoopSleep(_ duration: Duration) async throws {
+        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(nanoseconds)) {}
+        try await withTaskCancellationHandler {
+            try await scheduled.futureResult.get()
+        } onCancel: {
+            scheduled.cancel()
         }
     }
 }

@@ -140,7 +140,8 @@ struct ServiceFailureTests {
             #expect(busy.value == 0, "... before any of them gave up waiting")
             var statuses: [Int?] = []
             for push in pushes { statuses.append(await push.value) }
-            #expect(statuses.filter { $0 == 503 }.count == 8, "a push that cannot get the lock in time is told to retry: \(statuses)")
+            #expect(statuses.filter { $0 == 503 }.count == 8,
+                    "a push that cannot get the lock in time is told to retry: \(statuses); the service's log: \(service.logText)")
             #expect(statuses.filter { $0 == 429 }.count == 2, "at most 8 requests of one person at once: \(statuses)")
 
             let waiting = Task { await Self.send(red, token: annToken, body: push, within: 20) }
