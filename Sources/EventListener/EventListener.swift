@@ -145,8 +145,15 @@ public final class EventListener: Sendable {
     private func drainLocked(_ store: CentralStore, replica: ReplicaID, path: String, source: String, label: String,
                              report: inout PassReport) async throws {
         let (limit, busyTimeout) = (configuration.batchSize, configuration.busyTimeout)
-        @Sendable func read(after cursor: ListenerCursor) -> Result<WorkerChangeBatch, any Error> {
-            Result { try ReplicaDirectory.workerChanges(at: path, after: cursor, limit: limit, busyTimeout: busyTimeout) }
+        // Off the cooperative threads: a read may wait up to busyTimeout for a push's write to end.
+        @Sendable func read(after cursor: ListenerCursor) async -> Result<WorkerChangeBatch, any Error> {
+            do {
+                return .success(try await blockingWork {
+                    try ReplicaDirectory.workerChanges(at: path, after: cursor, limit: limit, busyTimeout: busyTimeout)
+                })
+            } catch {
+                return .failure(error)
+            }
         }
         var cursor = try await store.listenerCursor(source: source)
         // The next batch is read from SQLite while PostgreSQL applies this one.
@@ -157,7 +164,7 @@ public final class EventListener: Sendable {
                 if let prefetched {
                     batch = try await prefetched.value.get()
                 } else {
-                    batch = try read(after: cursor).get()
+                    batch = try await read(after: cursor).get()
                 }
                 prefetched = nil
             } catch {
@@ -174,7 +181,7 @@ public final class EventListener: Sendable {
             metrics.lag(replica: label, waiting: batch.waiting, oldest: batch.oldestReceivedAt)
             guard let next = batch.cursorAfter else { return }
             if batch.changes.count < batch.waiting {
-                prefetched = Task { read(after: next) }
+                prefetched = Task { await read(after: next) }
             }
             let started = ContinuousClock.now
             let outcomes: [FieldChangeOutcome]

@@ -81,7 +81,7 @@ extension ReplicaGenerator {
                 try replicas.retire(replica)
                 continue
             }
-            try await write(replica, store: store, position: position) { tx in
+            try await write(replica, store: store, position: position) { [plan] tx in
                 for id in plan.tasks[replica, default: []].sorted() {
                     if let row = current[id], ReplicaID.holding(teamID: row.task.teamID, assigneeID: row.task.assigneeID) == replica {
                         try tx.upsert(row.task)
@@ -114,17 +114,24 @@ extension ReplicaGenerator {
     /// unusable (a new team, a person's first personal task, a damaged file) is
     /// built from the master's current rows first; one that still has no file
     /// (its team or person is gone) is left alone.
+    /// The file work runs off the cooperative threads, which in `run` serve the endpoint's requests too.
     private func write(_ replica: ReplicaID, store: CentralStore, position: Int64,
-                       _ body: (ReplicaTransaction) throws -> Void) async throws {
+                       _ body: @escaping @Sendable (ReplicaTransaction) throws -> Void) async throws {
+        let (connections, replicas) = (self.connections, self.replicas)
+        let update = { @Sendable in
+            try await blockingWork {
+                try connections.withConnection(to: replica) { try replicas.update($0, replica, feedPosition: position, body) }
+            }
+        }
         do {
-            try connections.withConnection(to: replica) { try replicas.update($0, replica, feedPosition: position, body) }
+            try await update()
         } catch let failure as ReplicaConnections.CannotOpen {
             if replicas.exists(replica) {
                 logger.warning("rebuilding an unusable replica", metadata: ["replica": "\(replica)", "error": "\(failure.reason)"])
             }
             try await rebuildOne(replica, store: store, position: position)
             guard replicas.exists(replica) else { return }
-            try connections.withConnection(to: replica) { try replicas.update($0, replica, feedPosition: position, body) }
+            try await update()
         }
     }
 

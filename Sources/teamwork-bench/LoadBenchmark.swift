@@ -122,6 +122,9 @@ struct LoadBenchmark: AsyncParsableCommand {
             print(push.line("push of one check-in, 16 connections", ceiling: health))
         }
 
+        let (_, filesAfterRequests, peakAfterRequests) = Self.memory(service)
+        print(String(format: "service peak RSS through the pulls and pushes: %.0f MB (%d open files)", peakAfterRequests, filesAfterRequests))
+
         // Live fan-out: every worker waits on their team; one master commit changes a task of every team.
         // (The pushes moved the replicas on: devices catch up first, as a watcher would.)
         if runs("fanout") {
@@ -154,7 +157,7 @@ struct LoadBenchmark: AsyncParsableCommand {
             holders.forEach { $0.cancel() }
         }
         let (_, _, peak) = Self.memory(service)
-        print(String(format: "service peak RSS over the whole run: %.0f MB", peak))
+        print(String(format: "service peak RSS over the whole run (open waits included): %.0f MB", peak))
         if hold {
             print("holding: teamwork-service pid \(service) at \(base), database \(url.connectionString); Ctrl-C ends it")
             try await Task.sleep(for: .seconds(86_400))
