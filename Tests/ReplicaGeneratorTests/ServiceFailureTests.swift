@@ -164,8 +164,14 @@ struct ServiceFailureTests {
                                           "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
             try await service.start()
-            try await Task.sleep(for: .seconds(2))
+            // SIGTERM as soon as the rebuild is seen writing files (a fixed delay was too long on a fast day).
             let checkpoint = folder.appending(path: "generator-state.json").path
+            func building() -> Bool {
+                ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).contains { $0.contains(".building-") }
+            }
+            for _ in 0..<1_000 where !building() && !FileManager.default.fileExists(atPath: checkpoint) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             #expect(!FileManager.default.fileExists(atPath: checkpoint), "the first rebuild is still running")
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))
