@@ -129,9 +129,12 @@ final class ReplicaWatch: Service, Sendable {
             }
         }
         defer { watcher?.stop() }
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            try? await Task.sleep(for: interval)
-            look()
+        // The sleep between looks ends at shutdown too, not at its end.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: self.interval)
+                self.look()
+            }
         }
         close()
     }

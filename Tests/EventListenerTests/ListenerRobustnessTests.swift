@@ -215,13 +215,21 @@ struct ListenerRobustnessTests {
         try queue.close()
     }
 
+    /// A listener in continuous mode whose sweep is an hour away, counting its
+    /// passes, once it has done its first; stopped when `body` returns.
+    static func withListenerAwake(_ world: ListenerWorld, _ body: (Locked<Int>) async throws -> Void) async throws {
+        let listener = try EventListener(.init(databaseURL: world.url, directory: world.folder, sweepInterval: .seconds(3600)))
+        let passes = Locked(0)
+        let running = Task { await listener.run { _ in passes.mutate { $0 += 1 } } }
+        defer { listener.stop() }
+        while passes.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try await body(passes)
+        listener.stop()
+        await running.value
+    }
+
     @Test func continuousModeWakesOnAPushWithoutWaitingForTheSweep() async throws {
-        try await ListenerWorld.with { world, store in
-            let listener = try EventListener(.init(databaseURL: world.url, directory: world.folder, sweepInterval: .seconds(3600)))
-            let passes = Locked(0)
-            let running = Task { await listener.run { _ in passes.mutate { $0 += 1 } } }
-            defer { listener.stop() }
-            while passes.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try await ListenerWorld.with { world, store in try await Self.withListenerAwake(world) { _ in
             try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
             var status = TaskStatus.assigned
             for _ in 0..<250 where status != .completed {
@@ -229,21 +237,14 @@ struct ListenerRobustnessTests {
                 status = try await store.task(id: world.annTask).status
             }
             #expect(status == .completed, "applied within 5 s while the sweep is an hour away")
-            listener.stop()
-            await running.value
-        }
+        } }
     }
 
     /// The generator writes a team file for every master change; none of those
     /// writes holds worker changes, so none wakes the listener (each wake opens
     /// and reads the file: a fifth of the service's CPU in a fan-out to 50 teams).
     @Test func continuousModeIsNotWokenByTheGeneratorsWrites() async throws {
-        try await ListenerWorld.with { world, store in
-            let listener = try EventListener(.init(databaseURL: world.url, directory: world.folder, sweepInterval: .seconds(3600)))
-            let passes = Locked(0)
-            let running = Task { await listener.run { _ in passes.mutate { $0 += 1 } } }
-            defer { listener.stop() }
-            while passes.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try await ListenerWorld.with { world, store in try await Self.withListenerAwake(world) { passes in
             try await Task.sleep(for: .milliseconds(300))
             let before = passes.value
             for round in 1...3 {
@@ -256,8 +257,6 @@ struct ListenerRobustnessTests {
             try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
             for _ in 0..<250 where passes.value == before { try await Task.sleep(for: .milliseconds(20)) }
             #expect(passes.value > before, "a push still wakes it")
-            listener.stop()
-            await running.value
-        }
+        } }
     }
 }
