@@ -82,8 +82,10 @@ final class PageCache: Sendable {
                 } catch {
                     result = .failure(error)
                 }
-                if case .success(let answer) = result { self[key] = answer }
-                let followers = state.mutate { $0.reading.removeValue(forKey: key) ?? [] }
+                let followers = state.mutate { state in
+                    if case .success(let answer) = result { store(answer, for: key, in: &state) }
+                    return state.reading.removeValue(forKey: key) ?? []
+                }
                 for follower in followers { follower.resume(returning: try? result.get()) }
                 return try result.get()
             }
@@ -107,20 +109,15 @@ final class PageCache: Sendable {
             """
     }
 
-    private subscript(key: Key) -> Answer? {
-        get { state.value.entries[key] }
-        set {
-            guard let answer = newValue, answer.body.count <= budget / 8 else { return }
-            state.mutate { state in
-                guard state.entries[key] == nil else { return }
-                state.entries[key] = answer
-                state.order.append(key)
-                state.bytes += answer.body.count
-                while state.bytes > budget, !state.order.isEmpty {
-                    let oldest = state.order.removeFirst()
-                    state.bytes -= state.entries.removeValue(forKey: oldest)?.body.count ?? 0
-                }
-            }
+    /// Keeps a page (one of more than an eighth of the budget is not kept), the oldest going first.
+    private func store(_ answer: Answer, for key: Key, in state: inout State) {
+        guard answer.body.count <= budget / 8, state.entries[key] == nil else { return }
+        state.entries[key] = answer
+        state.order.append(key)
+        state.bytes += answer.body.count
+        while state.bytes > budget, !state.order.isEmpty {
+            let oldest = state.order.removeFirst()
+            state.bytes -= state.entries.removeValue(forKey: oldest)?.body.count ?? 0
         }
     }
 }
