@@ -22,6 +22,7 @@ final class PushQueue: Sendable {
     private struct State: Sendable {
         /// Pushes not yet taken into a write, per replica being written.
         var waiting: [ReplicaID: [Waiting]] = [:]
+        /// Transactions written, and the pushes they held (a group refused the lock counts in neither).
         var groups = 0
         var grouped = 0
     }
@@ -73,6 +74,10 @@ final class PushQueue: Sendable {
             let (directory, connections, pushes) = (self.directory, self.connections, group.map(\.push))
             do {
                 let outcomes = try await blockingWork { try directory.push(pushes, holding: lock, connections: connections) }
+                state.mutate { state in
+                    state.groups += 1
+                    state.grouped += group.count
+                }
                 for (waiting, outcome) in zip(group, outcomes) { waiting.continuation.resume(with: outcome) }
             } catch {
                 for waiting in group { waiting.continuation.resume(throwing: error) }
@@ -103,8 +108,6 @@ final class PushQueue: Sendable {
             }
             // An empty list (not nil) marks the writer as still running.
             state.waiting[replica] = Array(queue[taken...])
-            state.groups += 1
-            state.grouped += taken
             return Array(queue[..<taken])
         }
     }

@@ -143,6 +143,8 @@ struct ServiceFailureTests {
             #expect(statuses.filter { $0 == 503 }.count == 8,
                     "a push that cannot get the lock in time is told to retry: \(statuses); the service's log: \(service.logText)")
             #expect(statuses.filter { $0 == 429 }.count == 2, "at most 8 requests of one person at once: \(statuses)")
+            let metrics = (try? await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10)).text) ?? ""
+            #expect(metrics.contains("teamwork_sync_push_writes_total 0\n"), "pushes refused the lock wrote nothing")
 
             let waiting = Task { await Self.send(red, token: annToken, body: push, within: 20) }
             try await Task.sleep(for: .milliseconds(500))
