@@ -121,6 +121,86 @@ struct BulkApplicationTests {
         }
     }
 
+    /// Check-ins are most of what a fleet sends. Each person's position and
+    /// last-seen time must end as if their check-ins had been applied one at a
+    /// time in position order: an older check-in arriving later never moves a
+    /// person back, a tie keeps the first, a refused one moves nobody.
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func checkInsInABatchEndAsAppliedOneAtATime(seed: UInt64) async throws {
+        try await TestDatabase.withFresh { url in
+            try await CentralStore.withStore(url) { store in
+                let f = try await Fixtures.seed(store)
+                var random = SplitMix(seed: seed)
+                let base = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
+                // Pairs of workers: copy A takes the batch whole, copy B one change at a time.
+                var pairs: [(a: Person, b: Person)] = []
+                for index in 0..<4 {
+                    func person(_ copy: String) async throws -> Person {
+                        try await store.addPerson(try NewPerson(firstName: "w\(index)\(copy)", lastName: "Test",
+                                                                email: "w\(index)\(copy)@example.org", role: .worker))
+                    }
+                    pairs.append((try await person("a"), try await person("b")))
+                }
+                let red = "team-\(f.red.id)"
+                // One pair was seen before, in the middle of the batch's times: older check-ins must not move them.
+                for (copy, person) in [("a", pairs[0].a), ("b", pairs[0].b)] {
+                    let seen = base + 4_000
+                    _ = try await store.applyFieldChanges(
+                        replica: red, source: "setup-\(copy)",
+                        [RecordedWorkerChange(position: 1, changeID: "setup-\(copy)", personID: person.id, taskID: nil,
+                                              operation: "checkin", note: nil, madeAt: seen, receivedAt: seen,
+                                              latitude: 10, longitude: 10)],
+                        cursor: ListenerCursor(position: 1, changeID: "setup-\(copy)"))
+                }
+                var whole: [RecordedWorkerChange] = []
+                var single: [RecordedWorkerChange] = []
+                for position in 1...40 {
+                    let pair = pairs[random.next(pairs.count)]
+                    // Few distinct times, so ties and check-ins older than the last one are common.
+                    let made = base + Int64(random.next(8)) * 1_000
+                    let received = random.next(5) == 0 ? made - 2_000 : made + 500
+                    let (latitude, longitude) = (Double(random.next(90)), Double(random.next(180)))
+                    let rejection = random.next(10) == 0 ? "refused at sync" : nil
+                    for (copy, person) in [("a", pair.a), ("b", pair.b)] {
+                        let change = RecordedWorkerChange(
+                            position: Int64(position), changeID: "\(copy)-\(position)", personID: person.id, taskID: nil,
+                            operation: "checkin", note: nil, madeAt: made, receivedAt: received,
+                            latitude: latitude, longitude: longitude, rejection: rejection)
+                        if copy == "a" { whole.append(change) } else { single.append(change) }
+                    }
+                }
+                let wholeOutcomes = try await store.applyFieldChanges(
+                    replica: red, whole, cursor: ListenerCursor(position: 40, changeID: "a-40"))
+                var singleOutcomes: [FieldChangeOutcome] = []
+                for change in single {
+                    singleOutcomes += try await store.applyFieldChanges(
+                        replica: red, source: "\(red)-single", [change],
+                        cursor: ListenerCursor(position: change.position, changeID: change.changeID))
+                }
+                let a = Dictionary(uniqueKeysWithValues: wholeOutcomes.map { ($0.changeID.dropFirst(2), $0) })
+                let b = Dictionary(uniqueKeysWithValues: singleOutcomes.map { ($0.changeID.dropFirst(2), $0) })
+                #expect(a.count == 40 && b.count == 40, "every check-in is in the ledger once")
+                for position in 1...40 {
+                    let key = Substring(String(position))
+                    #expect(a[key]?.applied == b[key]?.applied && a[key]?.conflict == b[key]?.conflict, "check-in \(position)")
+                }
+                func seen(_ person: Person) async throws -> [String] {
+                    let rows = try await store.rows("""
+                        SELECT p.last_seen_at::text, l.latitude::text, l.longitude::text
+                        FROM people p LEFT JOIN locations l ON l.person_id = p.id AND l.kind = 'person' WHERE p.id = \(person.id)
+                        """)
+                    let (time, latitude, longitude) = try rows[0].decode((String?, String?, String?).self)
+                    return [time ?? "never", latitude ?? "-", longitude ?? "-"]
+                }
+                for pair in pairs {
+                    let (stateA, stateB) = (try await seen(pair.a), try await seen(pair.b))
+                    #expect(stateA == stateB, "\(pair.a.firstName) vs \(pair.b.firstName)")
+                }
+                #expect(try await seen(pairs[0].a)[0] != "never")
+            }
+        }
+    }
+
     /// What field work decides about a task.
     struct FieldState: Equatable {
         var status: TaskStatus

@@ -15,7 +15,7 @@
 --   reopen                    only the completer's own completion, else 'not_completed'
 --   claim                     only a free task of the replica's team ('moved', 'claimed_by_other',
 --                             'not_a_member')
---   checkin                   the worker's last-known position, if newer
+--   checkin                   the worker's last-known position, if newer (in bulk, below)
 -- Field times are the worker's, but never later than when the server received them.
 --
 -- The common case of a batch (one worker claiming, starting and completing a
@@ -41,6 +41,7 @@ DECLARE
     v_batch   public.teamwork_worker_change[];
     v_fast    public.teamwork_worker_change[];
     v_rest    public.teamwork_worker_change[];
+    v_checkins public.teamwork_worker_change[];
     v_plan    jsonb;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
@@ -177,6 +178,44 @@ BEGIN
         RETURN QUERY SELECT b.change_id, b.task_id, true, NULL::text FROM unnest(v_fast) b;
     END IF;
 
+    -- Check-ins, in bulk: most of what a fleet sends, and each one alone is a
+    -- few statements and triggers. Applied one by one, a person's check-ins
+    -- would leave the latest time seen (if later than the master's) and the
+    -- position of the first check-in made at that time; that state is written
+    -- once per person. People are locked in id order, as tasks are above.
+    SELECT coalesce(array_agg(b ORDER BY b.position) FILTER (WHERE b.operation = 'checkin' AND b.rejection IS NULL), '{}'),
+           coalesce(array_agg(b ORDER BY b.position)
+                    FILTER (WHERE (b.operation = 'checkin' AND b.rejection IS NULL) IS NOT TRUE), '{}')
+      INTO v_checkins, v_rest
+      FROM unnest(v_rest) b;
+
+    IF cardinality(v_checkins) > 0 THEN
+        PERFORM 1 FROM public.people WHERE id IN (SELECT b.person_id FROM unnest(v_checkins) b) ORDER BY id FOR NO KEY UPDATE;
+        WITH latest AS (
+            SELECT DISTINCT ON (b.person_id) b.person_id, b.latitude, b.longitude,
+                   least(to_timestamp(b.made_at / 1000.0), to_timestamp(b.received_at / 1000.0)) AS seen
+              FROM unnest(v_checkins) b
+             ORDER BY b.person_id, least(to_timestamp(b.made_at / 1000.0), to_timestamp(b.received_at / 1000.0)) DESC, b.position
+        ), moved AS (
+            UPDATE public.people p SET last_seen_at = l.seen
+              FROM latest l
+             WHERE p.id = l.person_id AND (p.last_seen_at IS NULL OR p.last_seen_at < l.seen)
+            RETURNING p.id, l.latitude, l.longitude
+        )
+        INSERT INTO public.locations (kind, person_id, latitude, longitude)
+        SELECT 'person', m.id, m.latitude, m.longitude FROM moved m ORDER BY m.id
+        ON CONFLICT (person_id) WHERE kind = 'person'
+        DO UPDATE SET latitude = excluded.latitude, longitude = excluded.longitude, updated_at = now();
+
+        INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
+                                   made_at, received_at, applied, conflict, detail)
+        SELECT p_replica, b.position, b.change_id, b.person_id, b.task_id, b.operation, b.note, b.latitude, b.longitude,
+               to_timestamp(b.made_at / 1000.0), to_timestamp(b.received_at / 1000.0), true, NULL, NULL
+          FROM unnest(v_checkins) b ORDER BY b.position;
+
+        RETURN QUERY SELECT b.change_id, b.task_id, true, NULL::text FROM unnest(v_checkins) b;
+    END IF;
+
     -- Everything else, change by change.
     FOR c IN SELECT * FROM unnest(v_rest) x ORDER BY x.position
     LOOP
@@ -192,16 +231,6 @@ BEGIN
         IF c.rejection IS NOT NULL THEN
             v_conflict := 'rejected';
             v_detail := c.rejection;
-        ELSIF c.operation = 'checkin' THEN
-            UPDATE public.people SET last_seen_at = v_at
-             WHERE id = c.person_id AND (last_seen_at IS NULL OR last_seen_at < v_at);
-            IF FOUND THEN
-                INSERT INTO public.locations (kind, person_id, latitude, longitude)
-                VALUES ('person', c.person_id, c.latitude, c.longitude)
-                ON CONFLICT (person_id) WHERE kind = 'person'
-                DO UPDATE SET latitude = excluded.latitude, longitude = excluded.longitude, updated_at = now();
-            END IF;
-            v_applied := true;
         ELSE
             SELECT * INTO t FROM public.tasks WHERE id = c.task_id FOR UPDATE;
             IF NOT FOUND THEN
