@@ -69,12 +69,14 @@ struct ReplicaPushes: Sendable {
 }
 
 extension ReplicaPushes {
-    /// Takes the replica's lock, looking every 10 ms and sleeping in between,
-    /// so a wait holds no thread; ``ReplicaBusy`` when it is not free within `limit`.
+    /// Takes the replica's lock, looking every 10 ms (on the lock file opened
+    /// once) and sleeping in between, so a wait holds no thread; ``ReplicaBusy``
+    /// when it is not free within `limit`.
     static func lock(_ replica: ReplicaID, in directory: ReplicaDirectory, within limit: Duration?) async throws -> ReplicaLock {
         let deadline = limit.map { ContinuousClock.now + $0 }
+        let file = try directory.openLock(replica)
         while true {
-            if let lock = try directory.tryLock(replica) { return lock }
+            if let lock = try file.take() { return lock }
             if let deadline, ContinuousClock.now >= deadline { throw ReplicaBusy(replica: replica) }
             try await eventLoopSleep(.milliseconds(10))
         }

@@ -129,11 +129,12 @@ public struct ReplicaDirectory: Sendable {
     /// Blocks its thread while it waits: async code takes ``tryLock(_:waiting:)`` instead.
     public func withLock<R>(_ replica: ReplicaID, timeout: Duration? = nil, _ body: () throws -> R) throws -> R {
         let deadline = timeout.map { ContinuousClock.now + $0 }
-        var lock = try tryLock(replica, waiting: deadline == nil)
+        let file = try openLock(replica)
+        var lock = try file.take(waiting: deadline == nil)
         while lock == nil {
             guard let deadline, ContinuousClock.now < deadline else { throw ReplicaBusy(replica: replica) }
             usleep(20_000)
-            lock = try tryLock(replica)
+            lock = try file.take()
         }
         defer { lock?.release() }
         return try body()
@@ -142,22 +143,13 @@ public struct ReplicaDirectory: Sendable {
     /// Takes the replica's lock if it is free, at once; nil when someone holds
     /// it. With `waiting`, waits for it instead (blocking the thread).
     public func tryLock(_ replica: ReplicaID, waiting: Bool = false) throws -> ReplicaLock? {
-        let path = url.appending(path: replica.fileName + ".lock").path
-        let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ReplicaError("cannot open \(path)") }
-        while flock(fd, waiting ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
-            switch errno {
-            case EINTR:
-                continue
-            case EWOULDBLOCK:
-                close(fd)
-                return nil
-            default:
-                close(fd)
-                throw ReplicaError("cannot lock \(path)")
-            }
-        }
-        return ReplicaLock(replica: replica, descriptor: fd)
+        try openLock(replica).take(waiting: waiting)
+    }
+
+    /// The replica's lock file, opened once for a caller that tries the lock
+    /// again and again (a push waiting for a rebuild to be swapped in).
+    public func openLock(_ replica: ReplicaID) throws -> ReplicaLockFile {
+        try ReplicaLockFile(replica: replica, path: url.appending(path: replica.fileName + ".lock").path)
     }
 
     /// Applies a worker's pushed changes to a replica, in order, in one
@@ -262,6 +254,58 @@ struct FileVersion: Equatable, Sendable {
     static func == (a: FileVersion, b: FileVersion) -> Bool {
         a.inode == b.inode && a.size == b.size && a.changeCounter == b.changeCounter
             && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+    }
+}
+
+/// A replica's lock file (`NAME.lock`), open, to take the lock on. It is
+/// opened for writing, so closing it is an inotify `IN_CLOSE_WRITE`: what tells
+/// the listener that a push let go of the lock (``DirectoryWatcher/Event/unlocked``).
+/// A caller that tries the lock every few milliseconds keeps one of these
+/// rather than opening and closing the file each time, which woke the listener
+/// for a pass over the replica at every try.
+public final class ReplicaLockFile: Sendable {
+    public let replica: ReplicaID
+    let path: String
+    /// The open file, until a lock taken on it carries it away; then opened again if asked.
+    private let descriptor: Locked<Int32?>
+
+    init(replica: ReplicaID, path: String) throws {
+        self.replica = replica
+        self.path = path
+        descriptor = Locked(nil)
+        _ = try open()
+    }
+
+    /// For one caller at a time.
+    private func open() throws -> Int32 {
+        if let fd = descriptor.value { return fd }
+        let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ReplicaError("cannot open \(path)") }
+        descriptor.mutate { $0 = fd }
+        return fd
+    }
+
+    /// The lock, if it is free now (nil when someone holds it); with `waiting`,
+    /// waits for it instead, blocking the thread. The lock holds the open file
+    /// from then on. For one caller at a time.
+    public func take(waiting: Bool = false) throws -> ReplicaLock? {
+        let fd = try open()
+        while flock(fd, waiting ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
+            switch errno {
+            case EINTR:
+                continue
+            case EWOULDBLOCK:
+                return nil
+            default:
+                throw ReplicaError("cannot lock \(path)")
+            }
+        }
+        descriptor.mutate { $0 = nil }
+        return ReplicaLock(replica: replica, descriptor: fd)
+    }
+
+    deinit {
+        if let fd = descriptor.value { close(fd) }
     }
 }
 

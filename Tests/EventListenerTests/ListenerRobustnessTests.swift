@@ -259,4 +259,29 @@ struct ListenerRobustnessTests {
             #expect(passes.value > before, "a push still wakes it")
         } }
     }
+
+    /// A push that finds its replica's lock held elsewhere (a rebuild being
+    /// swapped in, another instance) tries it again every few milliseconds.
+    /// Letting go of the lock is what wakes the listener; a try that failed
+    /// must not (it used to open and close the lock file, a pass each time).
+    @Test func aPushWaitingForTheLockDoesNotWakeTheListenerAtEveryTry() async throws {
+        try await ListenerWorld.with { world, store in try await Self.withListenerAwake(world) { passes in
+            let held = try #require(try world.directory.tryLock(world.red))
+            defer { held.release() }
+            try await Task.sleep(for: .milliseconds(300))
+            let before = passes.value
+            let (directory, red, ann) = (world.directory, world.red, world.fixtures.ann.id)
+            let waited = try await blockingWork { () -> Bool in
+                do {
+                    try directory.push([.start(0)], to: red, by: ann, lockTimeout: .seconds(1))
+                    return false
+                } catch is ReplicaBusy {
+                    return true
+                }
+            }
+            #expect(waited, "the push gave up after its second of tries")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(passes.value - before <= 1, "one pass at most (the push closing the lock file when it gave up), not one per try")
+        } }
+    }
 }

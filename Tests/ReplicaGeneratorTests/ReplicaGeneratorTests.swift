@@ -48,7 +48,7 @@ struct ReplicaGeneratorTests {
             let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }
-            let rows = try await queue.read { db in
+            let rows = try queue.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country FROM locations ORDER BY id
                     """)
