@@ -1,8 +1,9 @@
 import Foundation
+import TeamDatabase
 import TeamworkModel
 
 /// Pages of changes already encoded, by the state of the replica file they
-/// were read from (``ReplicaWatch/Stamp``) and the request's parameters.
+/// were read from (its `FileVersion`) and the request's parameters.
 ///
 /// Every device of a team asks the same questions of the same file — the
 /// first sync of the morning, "anything since N?" — and while the file has
@@ -14,7 +15,7 @@ import TeamworkModel
 final class PageCache: Sendable {
     struct Key: Hashable, Sendable {
         var path: String
-        var stamp: ReplicaWatch.Stamp
+        var stamp: FileVersion
         var epoch: String?
         var since: Int64
         var limit: Int

@@ -77,7 +77,7 @@ struct ReplicaPulls: Sendable {
         let read = { @Sendable () async throws -> (body: Data, upTo: Int64, refetch: Bool) in
             // The file's state before the read: a page already encoded for this state and these
             // parameters is sent again as it is (every device of a team asks the same questions).
-            let stamp = ReplicaWatch.Stamp(path: path)
+            let stamp = FileVersion(path: path)
             let fetch = { @Sendable () async throws -> PageCache.Answer in
                 let (page, upTo, refetch): (any Encodable & Sendable, Int64, Bool)
                 if replica == .common {
@@ -104,7 +104,7 @@ struct ReplicaPulls: Sendable {
         }
         // Live mode: a device that is current waits for its replica to change.
         // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
-        let stamp = ReplicaWatch.Stamp(path: path)
+        let stamp = FileVersion(path: path)
         let first = try await read()
         guard wait > .zero, !first.refetch, first.upTo == since else { return respond(first.body) }
         context.releaseSlot?()

@@ -16,34 +16,10 @@ import TeamworkModel
 /// server wakes its replica's waiters at once. A wait also ends at its
 /// deadline, on cancellation, and at shutdown: open waits never hold SIGTERM up.
 final class ReplicaWatch: Service, Sendable {
-    /// What identifies one state of a replica file: its inode (a rebuild swaps
-    /// in a new file), its size, and SQLite's file change counter (header bytes
-    /// 24-27), which every committed write transaction of a rollback-journal
-    /// database moves on. A modification time would not do: the kernel stamps
-    /// it with a clock of a few milliseconds' grain, and two commits within one
-    /// tick that keep the size would look the same.
-    struct Stamp: Hashable, Sendable {
-        var inode: UInt64
-        var size: Int64
-        var changeCounter: UInt32
-
-        init?(path: String) {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { return nil }
-            defer { Glibc.close(descriptor) }
-            var info = stat()
-            var header = [UInt8](repeating: 0, count: 4)
-            guard fstat(descriptor, &info) == 0, pread(descriptor, &header, 4, 24) == 4 else { return nil }
-            inode = UInt64(info.st_ino)
-            size = Int64(info.st_size)
-            changeCounter = header.reduce(0) { $0 << 8 | UInt32($1) }
-        }
-    }
-
     private struct Waiter {
         var owner: Int64
         var path: String
-        var stamp: Stamp?
+        var stamp: FileVersion?
         var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<Void, Never>
     }
@@ -87,7 +63,7 @@ final class ReplicaWatch: Service, Sendable {
     /// caller read it, so no change between reading and waiting is missed), once
     /// `timeout` has passed, when the task is cancelled or the server shuts down,
     /// or when `owner` opens more than ``maximumPerOwner`` waits and this is their oldest.
-    func wait(path: String, from stamp: Stamp?, timeout: Duration, owner: Int64) async {
+    func wait(path: String, from stamp: FileVersion?, timeout: Duration, owner: Int64) async {
         let id = state.mutate { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -151,8 +127,8 @@ final class ReplicaWatch: Service, Sendable {
     /// One look: a `stat` per file with waiters, then the waiters whose file changed or whose time is up.
     func look() {
         let paths = Set(state.value.waiters.values.map(\.path))
-        var stamps: [String: Stamp?] = [:]
-        for path in paths { stamps[path] = Stamp(path: path) }
+        var stamps: [String: FileVersion?] = [:]
+        for path in paths { stamps[path] = FileVersion(path: path) }
         let now = ContinuousClock.now
         wake { _, waiter in
             waiter.deadline <= now || (stamps[waiter.path].map { $0 != waiter.stamp } ?? false)
@@ -163,8 +139,8 @@ final class ReplicaWatch: Service, Sendable {
     func look(only paths: Set<String>) {
         let watched = paths.intersection(state.value.waiters.values.map(\.path))
         guard !watched.isEmpty else { return }
-        var stamps: [String: Stamp?] = [:]
-        for path in watched { stamps[path] = Stamp(path: path) }
+        var stamps: [String: FileVersion?] = [:]
+        for path in watched { stamps[path] = FileVersion(path: path) }
         wake { _, waiter in stamps[waiter.path].map { $0 != waiter.stamp } ?? false }
     }
 

@@ -226,34 +226,33 @@ public struct WorkerPush: Sendable {
     }
 }
 
-/// Which version of a replica file is at a path: its inode, size, modification
-/// time and SQLite's file change counter (bytes 24-27 of the header, bumped by
-/// every committed write in rollback-journal mode, which replicas use). Two
-/// equal versions mean nothing was written in between.
-struct FileVersion: Equatable, Sendable {
-    var inode: UInt64
-    var size: Int64
-    var modified: timespec
-    var changeCounter: UInt32
+/// Which version of a replica file is at a path: its inode (a rebuild swaps
+/// in a new file), size, modification time and SQLite's file change counter
+/// (header bytes 24-27), which every committed write transaction of a
+/// rollback-journal database (as replicas are) moves on. Two equal versions
+/// mean nothing was written in between. The counter is what makes that hold:
+/// the kernel stamps modification times with a clock of a few milliseconds'
+/// grain, and two commits within one tick that keep the size would look the same.
+public struct FileVersion: Hashable, Sendable {
+    public var inode: UInt64
+    public var size: Int64
+    public var modifiedSeconds: Int
+    public var modifiedNanoseconds: Int
+    public var changeCounter: UInt32
 
-    /// `nil` when there is no file at `path`.
-    init?(path: String) {
+    /// `nil` when there is no file at `path` (or too short to have a header).
+    public init?(path: String) {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
         var counter: UInt32 = 0
-        _ = pread(fd, &counter, 4, 24)
+        guard fstat(fd, &info) == 0, pread(fd, &counter, 4, 24) == 4 else { return nil }
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
-        modified = info.st_mtim
+        modifiedSeconds = info.st_mtim.tv_sec
+        modifiedNanoseconds = info.st_mtim.tv_nsec
         changeCounter = UInt32(bigEndian: counter)
-    }
-
-    static func == (a: FileVersion, b: FileVersion) -> Bool {
-        a.inode == b.inode && a.size == b.size && a.changeCounter == b.changeCounter
-            && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
     }
 }
 
