@@ -14,7 +14,8 @@ import TeamworkModel
 /// revoked token or a removed member is refused from the next request on,
 /// within milliseconds). The cache is used only while that LISTEN is
 /// registered: when its connection is lost, every request goes to the master
-/// until it is back. Entries also expire after ``timeToLive``, and an answer
+/// until it is back. Entries also expire within ``timeToLive`` (each at a
+/// random point of its second half, so a fleet's entries spread out), and an answer
 /// fetched while a notification arrived is not kept (a generation counter),
 /// so a revocation racing a lookup is never remembered wrongly.
 final class AccessCache: Service, Sendable {
@@ -33,11 +34,14 @@ final class AccessCache: Service, Sendable {
         var entries: [String: Entry] = [:]
         var listening = false
         var generation = 0
+        /// Checks answered from memory, and those that asked the master.
+        var remembered = 0
+        var lookups = 0
     }
 
     let url: DatabaseURL
     let logger: Logger
-    /// The longest an entry is used without asking the master again.
+    /// The longest an entry is used without asking the master again (each lives half of it at least).
     let timeToLive: Duration
     /// Entries kept at most; beyond, everything is forgotten (and refilled by use).
     let capacity: Int
@@ -55,7 +59,11 @@ final class AccessCache: Service, Sendable {
     func access(secret: String, store: SharedStore) async throws -> Access? {
         let now = ContinuousClock.now
         let (known, generation) = state.mutate { state -> (Access?, Int) in
-            guard state.listening, let entry = state.entries[secret], entry.expires > now else { return (nil, state.generation) }
+            guard state.listening, let entry = state.entries[secret], entry.expires > now else {
+                state.lookups += 1
+                return (nil, state.generation)
+            }
+            state.remembered += 1
             return (entry.access, state.generation)
         }
         if let known { return known }
@@ -67,13 +75,33 @@ final class AccessCache: Service, Sendable {
         state.mutate { state in
             guard state.listening, state.generation == generation else { return }
             if state.entries.count >= capacity { state.entries.removeAll() }
-            state.entries[secret] = Entry(access: fetched, expires: now + timeToLive)
+            // Each entry lives a random half to whole time to live: answers fetched together
+            // (a fleet reconnecting after a restart) do not all go back to the master together.
+            state.entries[secret] = Entry(access: fetched, expires: now + timeToLive * Double.random(in: 0.5...1))
         }
         return fetched
     }
 
     /// Whether remembered answers are used now (the LISTEN is registered).
     var isListening: Bool { state.value.listening }
+
+    /// Token checks that asked the master so far (not remembered, expired, or not listening).
+    var lookups: Int { state.value.lookups }
+
+    /// The access lines of `/metrics` (Prometheus text).
+    var metrics: String {
+        let (remembered, lookups, entries) = state.mutate { ($0.remembered, $0.lookups, $0.entries.count) }
+        return """
+            # HELP teamwork_sync_access_checks_total Token checks of requests, by where the answer came from
+            # TYPE teamwork_sync_access_checks_total counter
+            teamwork_sync_access_checks_total{source="memory"} \(remembered)
+            teamwork_sync_access_checks_total{source="master"} \(lookups)
+            # HELP teamwork_sync_access_entries Tokens whose access is remembered
+            # TYPE teamwork_sync_access_entries gauge
+            teamwork_sync_access_entries \(entries)
+
+            """
+    }
 
     /// Forgets everything; with `listening`, says whether the cache may be used from now on.
     private func forget(listening: Bool? = nil) {

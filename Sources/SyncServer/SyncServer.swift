@@ -124,7 +124,7 @@ public enum SyncServer {
             router.get("/metrics") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                          body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics + pushQueue.metrics
-                                                                + pulls.pages.metrics)))
+                                                                + pulls.pages.metrics + cache.metrics)))
             }
         }
         router.group("v1")
