@@ -11,7 +11,8 @@ import TeamworkModel
 /// encoded once, then sent again as they are. Any commit or rebuild gives the
 /// file a new stamp, so an old answer is never found again (the stamp is taken
 /// before the read; if the file changed during it, that stamp does not come
-/// back). Bounded in bytes; the oldest entries go first.
+/// back), and the pages of a state the file has left are let go when a page of
+/// its new state is kept. Bounded in bytes; the oldest entries go first.
 final class PageCache: Sendable {
     struct Key: Hashable, Sendable {
         var path: String
@@ -26,6 +27,8 @@ final class PageCache: Sendable {
     private struct State {
         var entries: [Key: Answer] = [:]
         var order: [Key] = []
+        /// The state of each file whose pages are kept (all of a file's pages are of one state).
+        var states: [String: FileVersion] = [:]
         var bytes = 0
         /// Pages being read now, with the requests waiting for them.
         var reading: [Key: [CheckedContinuation<Answer?, Never>]] = [:]
@@ -110,15 +113,28 @@ final class PageCache: Sendable {
             """
     }
 
-    /// Keeps a page (one of more than an eighth of the budget is not kept), the oldest going first.
+    /// Keeps a page (one of more than an eighth of the budget is not kept), the
+    /// oldest going first. The pages of a state the file has left go at once:
+    /// nobody takes that state as their stamp any more. (A read of the older
+    /// state that ends after one of the newer lets the newer pages go instead:
+    /// they are read again, nothing worse.)
     private func store(_ answer: Answer, for key: Key, in state: inout State) {
         guard answer.body.count <= budget / 8, state.entries[key] == nil else { return }
+        if let kept = state.states[key.path], kept != key.stamp {
+            state.order.removeAll { old in
+                guard old.path == key.path else { return false }
+                state.bytes -= state.entries.removeValue(forKey: old)?.body.count ?? 0
+                return true
+            }
+        }
+        state.states[key.path] = key.stamp
         state.entries[key] = answer
         state.order.append(key)
         state.bytes += answer.body.count
         while state.bytes > budget, !state.order.isEmpty {
             let oldest = state.order.removeFirst()
             state.bytes -= state.entries.removeValue(forKey: oldest)?.body.count ?? 0
+            if !state.order.contains(where: { $0.path == oldest.path }) { state.states[oldest.path] = nil }
         }
     }
 }

@@ -115,6 +115,33 @@ struct LiveModeTests {
         }
     }
 
+    /// A page is kept for the state of the file it was read from; once the file
+    /// has moved on, nobody can ask for that state again, so its pages are let
+    /// go rather than held until the budget pushes them out (64 MB of dead pages
+    /// in a server that has run a while).
+    @Test func pagesOfAStateTheFileHasLeftAreLetGo() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let port = try #require(client.port)
+            func cached() async throws -> Int {
+                let text = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10)).text
+                let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("teamwork_sync_page_cache_bytes ") })
+                return try #require(Int(line.split(separator: " ")[1]))
+            }
+            let red = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            #expect(try await Pulls.get(client, red, token: world.annToken).status == .ok)
+            let one = try await cached()
+            #expect(one > 0)
+            for round in 0..<10 {
+                let operation = round == 0 ? "start" : round % 2 == 1 ? "complete" : "reopen"
+                let body = #"{"changes": [{"id": "s-\#(round)", "operation": "\#(operation)", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+                #expect(try await Pulls.post(client, red, token: world.annToken, body: body).status == .ok)
+                #expect(try await Pulls.get(client, red, token: world.annToken).status == .ok)
+            }
+            let after = try await cached()
+            #expect(after < 2 * one, "the cache holds the current state's page, not every state's: \(one) bytes after one read, \(after) after ten states")
+        }
+    }
+
     @Test func aCurrentDeviceIsAnsweredFromMemoryButNeverMissesAChangeMadeSinceEvenWithinTheSameMillisecond() async throws {
         try await SyncServerTests().withServer { world, client in
             var page = try await current(world, client)
