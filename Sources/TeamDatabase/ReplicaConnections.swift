@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import TeamworkModel
 #if canImport(Glibc)
 import Glibc
@@ -103,6 +104,9 @@ public final class ReplicaConnections: Sendable {
             }
             throw error
         }
+        // Kept for its prepared statements, not its pages: a page cache per kept connection
+        // (up to 2 MB each, 64 kept) would hold a copy of files the kernel caches anyway.
+        queue.inDatabase { db in _ = sqlite3_db_release_memory(db.sqliteConnection) }
         giveBack(Idle(queue: queue, file: file, lastUsed: 0), for: replica)
         return result
     }
