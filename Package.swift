@@ -215,7 +215,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ManagerCLITests",
-            dependencies: ["TeamworkTestSupport", "CentralStore", "TeamworkModel", "teamwork-manager"]
+            dependencies: ["TeamworkTestSupport", "CentralStore", "TeamworkModel", "LocalPostgres", "teamwork-manager"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -36,6 +36,13 @@ public enum ChildProcess {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         }
+        // Nothing else of ours: not the sockets, files and locks a server holds (a child
+        // left running would keep them, a replica's flock included), and not thousands of
+        // descriptors that would give the child's own new descriptors numbers past what it
+        // expects (wrk, spawned by a benchmark holding 5,000 connections, could not connect).
+        if let closeFrom = Self.closeFrom, closeFrom(&actions, 3) != 0 {
+            throw LocalClusterError("cannot run \(argv[0]): posix_spawn cannot close descriptors")
+        }
 
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
@@ -49,6 +56,15 @@ public enum ChildProcess {
         }
         return pid
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which
+    /// Swift's Glibc module does not declare; looked up once (nil on an older C
+    /// library: children then inherit what is not close-on-exec, as before).
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np").map {
+            unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }
+    }()
 
     /// Waits for a spawned child: its exit status, or 128 + the signal that ended it.
     public static func wait(_ pid: pid_t) throws -> Int32 {

@@ -1,4 +1,5 @@
 import Foundation
+import LocalPostgres
 import Testing
 import TeamworkTestSupport
 #if canImport(Glibc)
@@ -8,6 +9,20 @@ import Glibc
 /// With no database URL, the tool creates, starts and reuses a private cluster.
 @Suite("teamwork-manager local default")
 struct LocalDefaultTests {
+    /// A child (pg_ctl's server, a service under test, wrk) gets its three standard
+    /// descriptors and nothing else the parent has open, close-on-exec or not.
+    @Test func aSpawnedChildInheritsNoDescriptorButItsStandardThree() throws {
+        let held = open("/dev/null", O_RDONLY)  // no O_CLOEXEC: inherited unless closed on purpose
+        #expect(held > 2)
+        defer { close(held) }
+        let output = URL(fileURLWithPath: NSTemporaryDirectory()).appending(path: "fds-\(UUID().uuidString)").path
+        defer { unlink(output) }
+        #expect(try ChildProcess.run(["/bin/sh", "-c", "ls /proc/$$/fd"], standardOutput: output, standardError: output) == 0)
+        let listed = Set(try String(contentsOfFile: output, encoding: .utf8).split(whereSeparator: \.isWhitespace).compactMap { Int32($0) })
+        #expect(listed.isSubset(of: [0, 1, 2, 10]), "the shell saw \(listed.sorted()); the parent held \(held)")
+        #expect(!listed.contains(held))
+    }
+
     @Test func withNoDatabaseURLAPrivateClusterIsCreatedThenReused() throws {
         let home = URL(fileURLWithPath: "/tmp").appending(path: "tw-local-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
