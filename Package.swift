@@ -193,6 +193,7 @@ let package = Package(
                 "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

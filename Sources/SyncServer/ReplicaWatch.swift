@@ -73,7 +73,9 @@ final class ReplicaWatch: Service, Sendable {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let (admitted, displaced) = state.mutate { state -> (Bool, [Waiter]) in
-                        guard !state.closed, !Task.isCancelled else { return (false, []) }
+                        // A handler installed after cancellation or shutdown began runs at once, before
+                        // this: it found nothing to wake, so such a wait must not begin at all.
+                        guard !state.closed, !Task.isCancelled, !Task.isShuttingDownGracefully else { return (false, []) }
                         state.waiters[id] = Waiter(owner: owner, path: path, stamp: stamp, deadline: deadline, continuation: continuation)
                         let theirs = state.waiters.filter { $0.value.owner == owner }.keys.sorted()
                         return (true, theirs.dropLast(maximumPerOwner).compactMap { state.waiters.removeValue(forKey: $0) })

@@ -9,6 +9,7 @@ import Logging
 import ReplicaGenerator
 import SyncProtocol
 @testable import SyncServer
+import ServiceLifecycleTestKit
 import Testing
 import TeamworkModel
 import TeamworkTestSupport
@@ -112,6 +113,22 @@ struct LiveModeTests {
             }
             #expect(try await metric("teamwork_sync_pages_answered_total") - answersBefore == 20)
             #expect(try await metric("teamwork_sync_pages_read_total") - readsBefore == 1, "one read for twenty devices")
+        }
+    }
+
+    /// SIGTERM wakes the waits that are open; a pull that reaches its wait a
+    /// moment later (its request was already being handled) must not start a
+    /// fresh one: the server's shutdown waits for every request, so such a wait
+    /// held SIGTERM up for its whole time (25 s, seen in a full test run).
+    @Test func aWaitThatBeginsAfterShutdownBeganEndsAtOnce() async throws {
+        let watch = ReplicaWatch(interval: .milliseconds(200))
+        let looking = Task { try await watch.run() }
+        defer { looking.cancel() }
+        try await testGracefulShutdown { shutdown in
+            shutdown.triggerGracefulShutdown()
+            let started = ContinuousClock.now
+            await watch.wait(path: "/nonexistent/team-1.sqlite", from: nil, timeout: .seconds(5), owner: 1)
+            #expect(ContinuousClock.now - started < .seconds(2), "ended at once, not at its time")
         }
     }
 

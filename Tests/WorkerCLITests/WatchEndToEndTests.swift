@@ -116,7 +116,7 @@ struct WatchEndToEndTests {
                 // The service restarts (its open waits end promptly on SIGTERM); the watcher rides it out.
                 let stopping = ContinuousClock.now
                 #expect(try service.stop() == 0)
-                #expect(ContinuousClock.now - stopping < .seconds(10))
+                #expect(ContinuousClock.now - stopping < .seconds(10), "\(service.logText.suffix(3000))")
                 #expect(try await Self.eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
                 let whileDown = try JSONOutput.decode(FieldTask.self, try ok(
                     "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
