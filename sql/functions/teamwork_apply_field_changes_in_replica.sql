@@ -42,6 +42,7 @@ DECLARE
     v_fast    public.teamwork_worker_change[];
     v_rest    public.teamwork_worker_change[];
     v_checkins public.teamwork_worker_change[];
+    v_bulk    public.teamwork_worker_change[];
     v_plan    jsonb;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
@@ -168,14 +169,6 @@ BEGIN
               FROM jsonb_each(v_plan) e WHERE t.id = e.key::bigint;
             PERFORM set_config('teamwork.field_changes', '', true);
         END IF;
-
-        INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
-                                   made_at, received_at, applied, conflict, detail)
-        SELECT p_replica, b.position, b.change_id, b.person_id, b.task_id, b.operation, b.note, b.latitude, b.longitude,
-               to_timestamp(b.made_at / 1000.0), to_timestamp(b.received_at / 1000.0), true, NULL, NULL
-          FROM unnest(v_fast) b ORDER BY b.position;
-
-        RETURN QUERY SELECT b.change_id, b.task_id, true, NULL::text FROM unnest(v_fast) b;
     END IF;
 
     -- Check-ins, in bulk: most of what a fleet sends, and each one alone is a
@@ -206,14 +199,18 @@ BEGIN
         SELECT 'person', m.id, m.latitude, m.longitude FROM moved m ORDER BY m.id
         ON CONFLICT (person_id) WHERE kind = 'person'
         DO UPDATE SET latitude = excluded.latitude, longitude = excluded.longitude, updated_at = now();
+    END IF;
 
+    -- The ledger entries of everything applied in bulk above: applied, no conflict.
+    v_bulk := v_fast || v_checkins;
+    IF cardinality(v_bulk) > 0 THEN
         INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
                                    made_at, received_at, applied, conflict, detail)
         SELECT p_replica, b.position, b.change_id, b.person_id, b.task_id, b.operation, b.note, b.latitude, b.longitude,
                to_timestamp(b.made_at / 1000.0), to_timestamp(b.received_at / 1000.0), true, NULL, NULL
-          FROM unnest(v_checkins) b ORDER BY b.position;
+          FROM unnest(v_bulk) b ORDER BY b.position;
 
-        RETURN QUERY SELECT b.change_id, b.task_id, true, NULL::text FROM unnest(v_checkins) b;
+        RETURN QUERY SELECT b.change_id, b.task_id, true, NULL::text FROM unnest(v_bulk) b;
     END IF;
 
     -- Everything else, change by change.
