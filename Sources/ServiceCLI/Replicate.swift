@@ -19,6 +19,7 @@ struct Replicate: AsyncParsableCommand {
             """
     )
     @OptionGroup var options: ServiceOptions
+    @OptionGroup var logging: LoggingOptions
     @Flag(help: "Rebuild every replica from scratch, then exit.") var full = false
     @Flag(help: "Apply what changed since the last run, then exit.") var once = false
     @Option(help: "Continuous mode: seconds between sweeps.") var sweep: Double = 5
@@ -29,6 +30,7 @@ struct Replicate: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
         let generator = try await options.generator(sweepInterval: .milliseconds(Int(sweep * 1000)))
         let directory = generator.configuration.directory.path
         if full || once {

@@ -11,12 +11,13 @@ struct Serve: AsyncParsableCommand {
         discussion: "Stops cleanly on SIGINT or SIGTERM. The protocol is described in docs/replicas.md."
     )
     @OptionGroup var options: ServiceOptions
+    @OptionGroup var logging: LoggingOptions
     @OptionGroup var server: ServerOptions
 
     func run() async throws {
+        logging.bootstrap()
         let generator = try await options.generator()
-        var logger = Logger(label: "teamwork.sync")
-        logger.logLevel = .info
+        let logger = Logger(label: "teamwork.sync")
         var configuration = SyncServer.Configuration(databaseURL: generator.configuration.databaseURL,
                                                      replicasDirectory: generator.configuration.directory)
         server.apply(to: &configuration)

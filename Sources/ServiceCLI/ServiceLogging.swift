@@ -26,7 +26,7 @@ struct LoggingOptions: ParsableArguments {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let format = logFormat
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = format == .json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = format == .json ? JSONLogHandler(label: label) : TextLogHandler(label: label)
             handler.logLevel = level
             return handler
         }
@@ -57,5 +57,40 @@ struct JSONLogHandler: LogHandler {
         guard var data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         data.append(UInt8(ascii: "\n"))
         FileHandle.standardError.write(data)
+    }
+}
+
+/// swift-log's text lines on standard error (StreamLogHandler's format), with
+/// the metadata formatted only when a line is written. StreamLogHandler formats
+/// its metadata again each time a key is set, and the server sets two on every
+/// request (Hummingbird's request id, the caller's person id) whether or not
+/// anything is logged: a couple of percent of the CPU a no-op pull costs.
+struct TextLogHandler: LogHandler {
+    private var lines: StreamLogHandler
+    var metadata: Logger.Metadata = [:]
+
+    init(label: String) {
+        lines = StreamLogHandler.standardError(label: label)
+    }
+
+    var logLevel: Logger.Level {
+        get { lines.logLevel }
+        set { lines.logLevel = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { lines.metadataProvider }
+        set { lines.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var lines = self.lines
+        lines.metadata = metadata
+        lines.log(event: event)
     }
 }

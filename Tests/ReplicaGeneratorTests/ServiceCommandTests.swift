@@ -34,6 +34,36 @@ struct ServiceCommandTests {
         )
     }
 
+    /// An operator reads the log: one line per event with its metadata, as text
+    /// (swift-log's format) or as one JSON object per line.
+    @Test(arguments: ["text", "json"])
+    func aRefusedRequestIsLoggedOnOneLineWithItsMetadata(format: String) async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "log-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["serve", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                                          "--port", String(port), "--log-format", format], port: port, log: folder.path + "/service.log")
+            try await service.start()
+            defer { _ = try? service.stop() }
+            let refused = try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Authorization": "Bearer tw_not_a_real_token"])
+            #expect(refused.status == 401)
+            var line: Substring?
+            for _ in 0..<100 where line == nil {
+                line = service.logText.split(separator: "\n").first { $0.contains("refused: unknown or revoked token") }
+                if line == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            let found = try #require(line, "\(service.logText)")
+            if format == "json" {
+                let fields = try #require(try JSONSerialization.jsonObject(with: Data(found.utf8)) as? [String: String])
+                #expect(fields["level"] == "notice" && fields["path"] == "/v1/replicas" && fields["hb.request.id"] != nil, "\(fields)")
+            } else {
+                #expect(found.contains(" notice ") && found.contains("path=/v1/replicas") && found.contains("hb.request.id="), "\(found)")
+            }
+        }
+    }
+
     @Test func onceThenVerifyThenDriftExitsTwo() async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "svc-replicas-\(UUID().uuidString)")
