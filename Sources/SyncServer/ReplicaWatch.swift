@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel

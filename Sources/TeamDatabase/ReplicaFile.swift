@@ -265,30 +265,22 @@ public struct FileVersion: Hashable, Sendable {
 public final class ReplicaLockFile: Sendable {
     public let replica: ReplicaID
     let path: String
-    /// The open file, until a lock taken on it carries it away; then opened again if asked.
+    /// The open file, until the lock taken on it carries it away.
     private let descriptor: Locked<Int32?>
 
     init(replica: ReplicaID, path: String) throws {
-        self.replica = replica
-        self.path = path
-        descriptor = Locked(nil)
-        _ = try open()
-    }
-
-    /// For one caller at a time.
-    private func open() throws -> Int32 {
-        if let fd = descriptor.value { return fd }
         let fd = Glibc.open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ReplicaError("cannot open \(path)") }
-        descriptor.mutate { $0 = fd }
-        return fd
+        self.replica = replica
+        self.path = path
+        descriptor = Locked(fd)
     }
 
     /// The lock, if it is free now (nil when someone holds it); with `waiting`,
     /// waits for it instead, blocking the thread. The lock holds the open file
-    /// from then on. For one caller at a time.
+    /// from then on, so a lock file gives one lock. For one caller at a time.
     public func take(waiting: Bool = false) throws -> ReplicaLock? {
-        let fd = try open()
+        guard let fd = descriptor.value else { throw ReplicaError("\(path) was already locked through this lock file") }
         while flock(fd, waiting ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             switch errno {
             case EINTR:
