@@ -88,6 +88,9 @@ final class AccessCache: Service, Sendable {
     /// Token checks that asked the master so far (not remembered, expired, or not listening).
     var lookups: Int { state.value.lookups }
 
+    /// When the remembered answer for `secret` expires, if one is remembered.
+    func expiry(of secret: String) -> ContinuousClock.Instant? { state.value.entries[secret]?.expires }
+
     /// The access lines of `/metrics` (Prometheus text).
     var metrics: String {
         let (remembered, lookups, entries) = state.mutate { ($0.remembered, $0.lookups, $0.entries.count) }
