@@ -45,7 +45,7 @@ let package = Package(
 
         // The sync protocol's wire types and the rules for a worker change: what the
         // device, the sync endpoint and the replicas share. No I/O.
-        .target(name: "SyncProtocol"),
+        .target(name: "SyncProtocol", dependencies: ["TeamworkModel"]),
 
         // SQLite's process-wide settings (sqlite3_config is variadic: C only).
         .target(name: "SQLiteConfig", linkerSettings: [.linkedLibrary("sqlite3")]),

@@ -28,6 +28,21 @@ extension CentralStore {
         ).map(ReplicationSnapshot.taskWithLocation)
     }
 
+    /// The ledger entries with these ids, as refusals to carry to the replica each came from.
+    public func refusals(ids: [Int64]) async throws -> [FieldRefusal] {
+        guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
+        return try await rows("""
+            SELECT id, replica, person_id, change_id, task_id, operation, coalesce(conflict, 'invalid'),
+                   coalesce(detail, 'the master did not take it'), recorded_at
+            FROM field_changes WHERE id = ANY(\(ids)) ORDER BY id
+            """).map { row in
+            let (id, replica, person, change, task, operation, rule, reason, at) =
+                try row.decode((Int64, String, Int64, String, Int64?, String, String, String, Date).self)
+            return FieldRefusal(id: id, replica: replica, personID: person, changeID: change, taskID: task, operation: operation,
+                                rule: rule, reason: reason, decidedAt: at)
+        }
+    }
+
     /// The people with these ids as they are now.
     public func people(ids: [Int64]) async throws -> [Person] {
         guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows

@@ -50,6 +50,18 @@ extension ReplicaGenerator {
     private func apply(_ entries: [FeedEntry], through position: Int64, store: CentralStore) async throws -> Int {
         var plan = BatchPlan()
         for entry in entries { plan.add(entry) }
+        // The master refused changes these replicas had shown: their tasks are written whole from the master.
+        let refusals = try await store.refusals(ids: Array(plan.refusalIDs))
+        var refusalsByReplica: [ReplicaID: [FieldRefusal]] = [:]
+        for refusal in refusals {
+            guard let replica = ReplicaID(fileName: refusal.replica + ".sqlite"), replica != .common else { continue }
+            refusalsByReplica[replica, default: []].append(refusal)
+            plan.tasks[replica, default: []].formUnion([])
+            guard let taskID = refusal.taskID else { continue }
+            plan.refreshed[replica, default: []].insert(taskID)
+            plan.tasks[replica, default: []].insert(taskID)
+            plan.taskIDs.insert(taskID)
+        }
 
         let current = Dictionary(
             uniqueKeysWithValues: try await store.currentTasks(ids: Array(plan.taskIDs)).map { ($0.task.id, $0) }
@@ -81,10 +93,12 @@ extension ReplicaGenerator {
                 try replicas.retire(replica)
                 continue
             }
-            try await write(replica, store: store, position: position) { [plan] tx in
+            try await write(replica, store: store, position: position) { [plan, refusalsByReplica] tx in
+                for refusal in refusalsByReplica[replica] ?? [] { try tx.recordRefusal(refusal) }
+                let refreshed = plan.refreshed[replica] ?? []
                 for id in plan.tasks[replica, default: []].sorted() {
                     if let row = current[id], ReplicaID.holding(teamID: row.task.teamID, assigneeID: row.task.assigneeID) == replica {
-                        try tx.upsert(row.task)
+                        try tx.upsert(row.task, refreshing: refreshed.contains(id))
                         if let location = row.location { try tx.upsert(location) }
                     } else {
                         try tx.deleteTask(id: id)
@@ -205,6 +219,11 @@ struct BatchPlan {
 
     var touchesCommon: Bool { !personIDs.isEmpty || !teamIDs.isEmpty || !locationIDs.isEmpty }
 
+    /// Ledger entries of changes the master refused (feed entity `refusal`).
+    var refusalIDs: Set<Int64> = []
+    /// Replica to the tasks it must take whole from the master, whatever it showed.
+    var refreshed: [ReplicaID: Set<Int64>] = [:]
+
     var touchedReplicas: Set<ReplicaID> {
         Set(tasks.keys).union(memberTeams.map { .team($0) }).union(teamIDs.map { .team($0) }).union(locationReplicas)
     }
@@ -229,6 +248,8 @@ struct BatchPlan {
             memberTeams.insert(entry.entityID)
         case "location":
             locationIDs.insert(entry.entityID)
+        case "refusal":
+            refusalIDs.insert(entry.entityID)
         default:
             break
         }

@@ -69,13 +69,37 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var lastName: String
         public var role: String
         public var rowVersion: Int64
+        /// What the member can do, for the rules of a claim; absent from servers before replica schema 4.
+        public var skills: [String]?
 
-        public init(personID: Int64, firstName: String, lastName: String, role: String, rowVersion: Int64) {
+        public init(personID: Int64, firstName: String, lastName: String, role: String, rowVersion: Int64, skills: [String]? = nil) {
             self.personID = personID
             self.firstName = firstName
             self.lastName = lastName
             self.role = role
             self.rowVersion = rowVersion
+            self.skills = skills
+        }
+    }
+
+    /// A change the sync endpoint took but the master did not: the device that
+    /// made it shows the master's view again (it comes in `tasks`) and tells the
+    /// worker why. Absent from servers before replica schema 4.
+    public struct Refusal: Sendable, Codable, Equatable {
+        public var personID: Int64
+        public var changeID: String
+        public var taskID: Int64?
+        public var operation: String
+        /// The master's rule: cancelled, claimed_by_other, missing_skills, invalid, ...
+        public var rule: String
+        public var reason: String
+        public var decidedAt: Int64
+        public var rowVersion: Int64
+
+        public init(personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String, reason: String,
+                    decidedAt: Int64, rowVersion: Int64) {
+            (self.personID, self.changeID, self.taskID, self.operation) = (personID, changeID, taskID, operation)
+            (self.rule, self.reason, self.decidedAt, self.rowVersion) = (rule, reason, decidedAt, rowVersion)
         }
     }
 
@@ -135,10 +159,12 @@ public struct ChangePage: Sendable, Codable, Equatable {
     public var members: [Member]
     public var locations: [Location]
     public var deleted: [Deletion]
+    /// The master's refusals of changes this replica had taken.
+    public var refused: [Refusal]?
 
     public init(
         epoch: String, refetch: Bool, since: Int64, upTo: Int64, more: Bool, tasks: [Task], members: [Member],
-        locations: [Location], deleted: [Deletion]
+        locations: [Location], deleted: [Deletion], refused: [Refusal]? = nil
     ) {
         self.epoch = epoch
         self.refetch = refetch
@@ -149,5 +175,6 @@ public struct ChangePage: Sendable, Codable, Equatable {
         self.members = members
         self.locations = locations
         self.deleted = deleted
+        self.refused = refused
     }
 }

@@ -1,19 +1,5 @@
 import Foundation
-
-/// What the rules for a worker change need to know of its task, as a replica
-/// (or the device's copy of one) holds it.
-public struct TaskFacts: Sendable, Equatable {
-    public var assigneeID: Int64?
-    /// `open`, `assigned`, `in_progress`, `completed` or `cancelled`.
-    public var status: String
-    public var completedBy: Int64?
-
-    public init(assigneeID: Int64?, status: String, completedBy: Int64?) {
-        self.assigneeID = assigneeID
-        self.status = status
-        self.completedBy = completedBy
-    }
-}
+import TeamworkModel
 
 extension WorkerChange {
     /// Why this change cannot be made by `personID`, or `nil` when it can: the
@@ -24,7 +10,12 @@ extension WorkerChange {
     ///
     /// `task` is `nil` when the replica does not hold the task; `inTeam` tells
     /// a team's replica from a person's; `receivedAt` bounds `madeAt`.
-    public func rejection(by personID: Int64, task: TaskFacts?, inTeam: Bool, receivedAt: Date) -> String? {
+    ///
+    /// Skills are checked where a worker picks work (a claim): a task assigned
+    /// to them was checked when a manager assigned it, or deliberately forced,
+    /// and the master holds start and complete to that assignment.
+    public func rejection(by worker: FieldWorker, task: TaskFacts?, inTeam: Bool, receivedAt: Date) -> String? {
+        let personID = worker.id
         guard (1...Self.maximumIDBytes).contains(id.utf8.count) else {
             return "a change id has 1 to \(Self.maximumIDBytes) bytes"
         }
@@ -44,20 +35,23 @@ extension WorkerChange {
         if latitude != nil || longitude != nil { return "only a check-in carries a position" }
         guard let taskID else { return "\(operation.rawValue) needs a task_id" }
         guard let task else { return "task \(taskID) is not in this replica" }
-        if task.status == "cancelled" { return "task \(taskID) was cancelled" }
+        if task.status == .cancelled { return "task \(taskID) was cancelled" }
         switch operation {
         case .claim:
             guard inTeam else { return "only a team's free-floating task can be claimed" }
             if task.assigneeID == personID { return "task \(taskID) is already yours" }
             if task.assigneeID != nil { return "task \(taskID) is assigned to someone else" }
-            if task.status == "completed" { return "task \(taskID) is already completed" }
+            if task.status == .completed { return "task \(taskID) is already completed" }
+            if let skills = worker.skills, case let missing = task.missingSkills(skills), !missing.isEmpty {
+                return "task \(taskID) needs \(missing.joined(separator: ", ")), which you do not have"
+            }
         case .start, .complete:
             if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
             if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
-            if task.status == "completed" { return "task \(taskID) is already completed" }
-            if operation == .start, task.status == "in_progress" { return "task \(taskID) is already started" }
+            if task.status == .completed { return "task \(taskID) is already completed" }
+            if operation == .start, task.status == .inProgress { return "task \(taskID) is already started" }
         case .reopen:
-            if task.status != "completed" { return "task \(taskID) is not completed" }
+            if task.status != .completed { return "task \(taskID) is not completed" }
             if task.completedBy != personID { return "only the worker who completed task \(taskID) can reopen it" }
         case .checkin:
             break

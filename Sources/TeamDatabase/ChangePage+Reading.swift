@@ -9,7 +9,7 @@ extension ChangePage {
         return try readOnly(path: path) { db in
             let meta = try ReplicaMeta.read(db)
             guard meta.kind != "common" else { throw ReplicaError("the common replica has its own page format") }
-            let window = try PageWindow(db, meta: meta, tables: ["tasks", "members", "locations", "deleted_rows"],
+            let window = try PageWindow(db, meta: meta, tables: ["tasks", "members", "locations", "deleted_rows", "refusals"],
                                         epoch: clientEpoch, since: clientPosition, limit: limit)
             let (refetch, since, upTo, more) = (window.refetch, window.since, window.upTo, window.more)
             let range: StatementArguments = [since, upTo]
@@ -25,9 +25,19 @@ extension ChangePage {
                      windowStart: r[17], windowEnd: r[18], requiredSkills: ReplicaSchema.skills(r[19]))
             }
             let members = try Row.fetchAll(db, sql: """
-                SELECT person_id, first_name, last_name, role, row_version FROM members
+                SELECT person_id, first_name, last_name, role, row_version, skills FROM members
                 WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                """, arguments: range).map { Member(personID: $0[0], firstName: $0[1], lastName: $0[2], role: $0[3], rowVersion: $0[4]) }
+                """, arguments: range).map {
+                Member(personID: $0[0], firstName: $0[1], lastName: $0[2], role: $0[3], rowVersion: $0[4],
+                       skills: ($0[5] as String).split(separator: ",").map(String.init))
+            }
+            let refused = try Row.fetchAll(db, sql: """
+                SELECT person_id, change_id, task_id, operation, rule, reason, decided_at, row_version FROM refusals
+                WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                """, arguments: range).map {
+                Refusal(personID: $0[0], changeID: $0[1], taskID: $0[2], operation: $0[3], rule: $0[4], reason: $0[5],
+                        decidedAt: $0[6], rowVersion: $0[7])
+            }
             let locations = try Row.fetchAll(db, sql: """
                 SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version
                 FROM locations WHERE row_version > ? AND row_version <= ? ORDER BY row_version
@@ -42,7 +52,7 @@ extension ChangePage {
                 """, arguments: range).map { Deletion(table: $0[0], id: $0[1], rowVersion: $0[2]) }
             return ChangePage(
                 epoch: meta.epoch, refetch: refetch, since: since, upTo: upTo, more: more,
-                tasks: tasks, members: members, locations: locations, deleted: deleted
+                tasks: tasks, members: members, locations: locations, deleted: deleted, refused: refused
             )
         }
     }

@@ -11,7 +11,8 @@ extension ReplicaBuild {
     static let refusedChangesKeptFor = 30 * 86_400
 
     /// Carries over into `db`, from the file being replaced, what only that
-    /// file knows: worker changes not yet applied to the master, and the
+    /// file knows: worker changes not yet applied to the master, the master's
+    /// recent refusals (for devices that have not pulled them), and the
     /// field's view of the tasks wherever the master has not changed those
     /// fields since. A damaged or incompatible old file has nothing usable to
     /// give and is left alone.
@@ -40,6 +41,18 @@ extension ReplicaBuild {
                 -- recorded them in the master's ledger (where conflicts stay until resolved).
                 WHERE \(rejection) IS NULL OR received_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000
                 """)
+            if previousVersion >= 4 {
+                // The master's refusals, which devices may not have pulled yet; new row versions, after the build's.
+                try db.execute(sql: """
+                    INSERT OR IGNORE INTO main.refusals
+                        (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
+                    SELECT person_id, change_id, task_id, operation, rule, reason, decided_at,
+                           (SELECT row_counter FROM main.meta) + row_number() OVER (ORDER BY row_version)
+                    FROM previous.refusals
+                    WHERE decided_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000
+                    """)
+                try db.execute(sql: "UPDATE main.meta SET row_counter = row_counter + ?", arguments: [db.changesCount])
+            }
             try db.execute(sql: """
                 UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
                     completed_by = p.completed_by, completion_note = p.completion_note

@@ -12,8 +12,9 @@ import GRDBSQLite
 public enum ReplicaSchema {
     /// The schema version written into `meta.schema_version`.
     /// Version 2 added `worker_changes.rejection`; version 3 the tasks'
-    /// appointment window and required skills.
-    public static let version = 3
+    /// appointment window and required skills; version 4 the members' skills
+    /// and `refusals`, the master's verdicts on worker changes it did not take.
+    public static let version = 4
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -83,7 +84,9 @@ public enum ReplicaSchema {
             first_name TEXT NOT NULL,
             last_name TEXT NOT NULL,
             role TEXT NOT NULL,
-            row_version INTEGER NOT NULL
+            row_version INTEGER NOT NULL,
+            -- Comma-separated, sorted; '' when none: what the rules of a claim need.
+            skills TEXT NOT NULL DEFAULT ''
         );
         CREATE TABLE locations (
             id INTEGER PRIMARY KEY,
@@ -115,6 +118,26 @@ public enum ReplicaSchema {
             -- Refused changes are kept so managers see them (the listener records them).
             rejection TEXT
         );
+        \(refusalsTable)
+        """
+
+    /// The master's word on worker changes this replica accepted but the master
+    /// did not take (written by the generator from the ledger; pulled by devices,
+    /// so the worker who made one reads why and their copy returns to the master's).
+    static let refusalsTable = """
+        CREATE TABLE refusals (
+            person_id INTEGER NOT NULL,
+            change_id TEXT NOT NULL,
+            task_id INTEGER,
+            operation TEXT NOT NULL,
+            -- The ledger's rule (cancelled, claimed_by_other, missing_skills, invalid, ...).
+            rule TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            decided_at INTEGER NOT NULL,
+            row_version INTEGER NOT NULL,
+            PRIMARY KEY (person_id, change_id)
+        );
+        CREATE INDEX refusals_row_version ON refusals (row_version);
         """
 
     /// The tables of the common database: everyone's read-only copy of people
@@ -179,6 +202,13 @@ public enum ReplicaSchema {
                                            ("required_skills", "TEXT NOT NULL DEFAULT ''")] where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
                     }
+                }
+                if found < 4, try db.tableExists("members") {
+                    // The values arrive with the full rebuild an older checkpoint asks for.
+                    if try !db.columns(in: "members").contains(where: { $0.name == "skills" }) {
+                        try db.execute(sql: "ALTER TABLE members ADD COLUMN skills TEXT NOT NULL DEFAULT ''")
+                    }
+                    if try !db.tableExists("refusals") { try db.execute(sql: refusalsTable) }
                 }
                 try db.execute(sql: "UPDATE meta SET schema_version = \(version)")
                 try db.execute(sql: "PRAGMA user_version = \(version)")

@@ -27,26 +27,9 @@ extension ReplicaTransaction {
             return .rejected(change.id, reason)
         }
         let made = Self.millis(change.madeAt)
-        let version = nextVersion()
-        switch change.operation {
-        case .start:
-            try db.cachedStatement(sql: "UPDATE tasks SET status = 'in_progress', started_at = ?, row_version = ? WHERE id = ?")
-                .execute(arguments: [made, version, change.taskID])
-        case .complete:
-            try db.cachedStatement(sql: """
-                UPDATE tasks SET status = 'completed', completed_at = ?, completed_by = ?, completion_note = ?,
-                    started_at = coalesce(started_at, ?), row_version = ? WHERE id = ?
-                """).execute(arguments: [made, personID, change.note ?? "", made, version, change.taskID])
-        case .reopen:
-            try db.cachedStatement(sql: """
-                UPDATE tasks SET status = CASE WHEN started_at IS NULL THEN 'assigned' ELSE 'in_progress' END,
-                    completed_at = NULL, completed_by = NULL, completion_note = NULL, row_version = ? WHERE id = ?
-                """).execute(arguments: [version, change.taskID])
-        case .claim:
-            try db.cachedStatement(sql: "UPDATE tasks SET assignee_id = ?, status = 'assigned', row_version = ? WHERE id = ?")
-                .execute(arguments: [personID, version, change.taskID])
-        case .checkin:
-            break
+        if let taskID = change.taskID, let before = try FieldWorkRow.fetchOne(db, id: taskID) {
+            let after = change.effect(on: before.facts, by: personID, at: change.effectiveTime(receivedAt: receivedAt))
+            if after != before.facts { try FieldWorkRow(id: taskID, after).write(db, version: nextVersion()) }
         }
         try record(change, by: personID, made: made, receivedAt: receivedAt, rejection: nil)
         return .accepted(change.id)
@@ -68,12 +51,12 @@ extension ReplicaTransaction {
     }
 
     /// Why a change cannot be applied, or `nil` when it can: the shared rules
-    /// (``WorkerChange/rejection(by:task:inTeam:receivedAt:)``) with this replica's copy of the task.
+    /// (``WorkerChange/rejection(by:task:inTeam:receivedAt:)``) with this replica's copy of the task and of the member.
     private func rejection(of change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> String? {
-        let task = try change.taskID.flatMap { id in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT assignee_id, status, completed_by FROM tasks WHERE id = ?"), arguments: [id])
-        }.map { TaskFacts(assigneeID: $0[0], status: $0[1], completedBy: $0[2]) }
+        let task = try change.taskID.flatMap { try FieldWorkRow.fetchOne(db, id: $0) }?.facts
+        let skills = try String.fetchOne(db.cachedStatement(sql: "SELECT skills FROM members WHERE person_id = ?"), arguments: [personID])
+        let worker = FieldWorker(id: personID, skills: skills.map { $0.split(separator: ",").map(String.init) } ?? [])
         let inTeam = if case .team = replica { true } else { false }
-        return change.rejection(by: personID, task: task, inTeam: inTeam, receivedAt: receivedAt)
+        return change.rejection(by: worker, task: task, inTeam: inTeam, receivedAt: receivedAt)
     }
 }

@@ -84,6 +84,27 @@ public final class ReplicaTransaction {
         WHERE tasks.master_version IS NOT excluded.master_version
         """
 
+    /// Every field the master's, whatever the replica held: after the master
+    /// refused a change this replica had already shown, its view must go.
+    static let refreshTaskSQL = """
+        \(insertTaskSQL)
+        ON CONFLICT (id) DO UPDATE SET
+            title = excluded.title, description = excluded.description, priority = excluded.priority,
+            team_id = excluded.team_id, assignee_id = excluded.assignee_id, location_id = excluded.location_id,
+            due_at = excluded.due_at, created_at = excluded.created_at, updated_at = excluded.updated_at,
+            master_version = excluded.master_version, status = excluded.status, started_at = excluded.started_at,
+            completed_at = excluded.completed_at, completed_by = excluded.completed_by,
+            completion_note = excluded.completion_note, master_status = excluded.master_status,
+            master_started_at = excluded.master_started_at, master_completed_at = excluded.master_completed_at,
+            master_completed_by = excluded.master_completed_by, master_completion_note = excluded.master_completion_note,
+            window_start = excluded.window_start, window_end = excluded.window_end,
+            required_skills = excluded.required_skills, row_version = excluded.row_version
+        WHERE (tasks.assignee_id, tasks.status, tasks.started_at, tasks.completed_at, tasks.completed_by, tasks.completion_note,
+               tasks.master_version)
+            IS NOT (excluded.assignee_id, excluded.status, excluded.started_at, excluded.completed_at, excluded.completed_by,
+                    excluded.completion_note, excluded.master_version)
+        """
+
     /// True when the master's own worker-owned fields differ from the values last
     /// applied: the master changed them (a manager reopened or cancelled the task,
     /// or the listener recorded a completion), so they win over the local ones.
@@ -95,10 +116,12 @@ public final class ReplicaTransaction {
         """
 
     /// Inserts or updates a task from the master, keeping worker-owned fields the
-    /// master has not changed.
-    public func upsert(_ task: FieldTask) throws {
+    /// master has not changed; with `refreshing`, taking every field from the
+    /// master (the master refused a change this replica had shown).
+    public func upsert(_ task: FieldTask, refreshing: Bool = false) throws {
         // Bound through the C API: this runs once per task in a full rebuild.
-        let bind = Binder(upsertTask.sqliteStatement)
+        let statement = refreshing && !fresh ? try db.cachedStatement(sql: Self.refreshTaskSQL) : upsertTask
+        let bind = Binder(statement.sqliteStatement)
         bind(1, task.id)
         bind(2, task.title)
         bind(3, task.description)
@@ -132,6 +155,16 @@ public final class ReplicaTransaction {
         try bind(binder)
         binder(20, nextVersion())
         try binder.step(db)
+    }
+
+    /// Records the master's refusal of a change this replica accepted, for the
+    /// devices to pull; once per change.
+    public func recordRefusal(_ refusal: FieldRefusal) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO refusals (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (person_id, change_id) DO NOTHING
+            """).execute(arguments: [refusal.personID, refusal.changeID, refusal.taskID, refusal.operation, refusal.rule,
+                                     refusal.reason, Self.millis(refusal.decidedAt), nextVersion()])
     }
 
     /// Removes a task (it left this replica or was deleted) and leaves a tombstone.
@@ -240,14 +273,15 @@ public final class ReplicaTransaction {
         }
         guard !members.isEmpty else { return }
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO members (person_id, first_name, last_name, role, row_version) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO members (person_id, first_name, last_name, role, skills, row_version) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (person_id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
-                role = excluded.role, row_version = excluded.row_version
-            WHERE (members.first_name, members.last_name, members.role)
-                IS NOT (excluded.first_name, excluded.last_name, excluded.role)
+                role = excluded.role, skills = excluded.skills, row_version = excluded.row_version
+            WHERE (members.first_name, members.last_name, members.role, members.skills)
+                IS NOT (excluded.first_name, excluded.last_name, excluded.role, excluded.skills)
             """)
         for person in members {
-            try upsert.execute(arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, nextVersion()])
+            try upsert.execute(arguments: [person.id, person.firstName, person.lastName, person.role.rawValue,
+                                           person.skills.sorted().joined(separator: ","), nextVersion()])
         }
     }
 

@@ -39,6 +39,31 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
     }
 }
 
+/// A worker change the master did not take although a replica had shown it:
+/// carried by the generator into that replica's `refusals` (and so to the
+/// devices) together with the master's view of the task.
+public struct FieldRefusal: Sendable, Equatable {
+    /// The ledger entry.
+    public var id: Int64
+    /// `team-12` or `person-5`: where the change came from.
+    public var replica: String
+    public var personID: Int64
+    public var changeID: String
+    public var taskID: Int64?
+    public var operation: String
+    /// The ledger's rule: cancelled, claimed_by_other, missing_skills, invalid, ...
+    public var rule: String
+    /// Why, in words for the worker.
+    public var reason: String
+    public var decidedAt: Date
+
+    public init(id: Int64, replica: String, personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String,
+                reason: String, decidedAt: Date) {
+        (self.id, self.replica, self.personID, self.changeID, self.taskID) = (id, replica, personID, changeID, taskID)
+        (self.operation, self.rule, self.reason, self.decidedAt) = (operation, rule, reason, decidedAt)
+    }
+}
+
 /// What the master made of one worker change.
 public struct FieldChangeOutcome: Sendable, Equatable {
     public var changeID: String

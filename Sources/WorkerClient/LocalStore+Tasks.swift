@@ -13,7 +13,7 @@ public struct LocalTask: Sendable, Codable, Equatable {
     public var teamID: Int64?
     public var assigneeID: Int64?
     public var dueAt: Date?
-    public var status: String
+    public var status: TaskStatus
     public var startedAt: Date?
     public var completedAt: Date?
     public var completedBy: Int64?
@@ -25,9 +25,12 @@ public struct LocalTask: Sendable, Codable, Equatable {
     public var requiredSkills: [String]
 
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
-    public var facts: TaskFacts { TaskFacts(assigneeID: assigneeID, status: status, completedBy: completedBy) }
+    public var facts: TaskFacts {
+        TaskFacts(assigneeID: assigneeID, status: status, startedAt: startedAt, completedAt: completedAt, completedBy: completedBy,
+                  completionNote: completionNote, requiredSkills: requiredSkills)
+    }
 
-    public var isClosed: Bool { status == "completed" || status == "cancelled" }
+    public var isClosed: Bool { status.isClosed }
 
     public func isOverdue(at now: Date) -> Bool {
         guard let dueAt, !isClosed else { return false }
@@ -50,6 +53,8 @@ public struct QueuedChange: Sendable, Codable, Equatable {
     public var replica: String
     public var operation: String
     public var taskID: Int64?
+    /// `pending` (not sent yet), `rejected` (refused by the server when sent)
+    /// or `refused` (taken by the server, then refused by the master).
     public var state: String
     public var reason: String?
     /// Why a pending change did not leave at the last sync.
@@ -82,12 +87,12 @@ extension LocalStore {
                 let skills: String = r[16]
                 return LocalTask(
                     replica: r[0], id: r[1], title: r[2], description: r[3], priority: r[4], teamID: r[5], assigneeID: r[6],
-                    dueAt: Self.date(r[7]), status: r[8], startedAt: Self.date(r[9]), completedAt: Self.date(r[10]),
+                    dueAt: Self.date(r[7]), status: TaskStatus(rawValue: r[8]) ?? .open, startedAt: Self.date(r[9]), completedAt: Self.date(r[10]),
                     completedBy: r[12], completionNote: r[11], location: r[13],
                     window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
                     requiredSkills: skills.split(separator: ",").map(String.init)
                 )
-            }.filter { statuses.isEmpty || statuses.contains($0.status) }
+            }.filter { statuses.isEmpty || statuses.contains($0.status.rawValue) }
         }
     }
 
@@ -100,48 +105,114 @@ extension LocalStore {
     public func enqueue(_ operation: WorkerChange.Operation, taskID: Int64?, in replica: String, by personID: Int64,
                         note: String? = nil, latitude: Double? = nil, longitude: Double? = nil, at date: Date = Date()) throws -> String {
         let changeID = UUID().uuidString.lowercased()
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let change = WorkerChange(id: changeID, operation: operation, taskID: taskID, note: note, madeAt: date,
+                                  latitude: latitude, longitude: longitude)
         try queue.write { db in
             try db.execute(sql: """
-                INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [changeID, replica, operation.rawValue, taskID, note, millis, latitude, longitude])
-            switch operation {
-            case .start:
-                try db.execute(sql: "UPDATE tasks SET status = 'in_progress', started_at = ? WHERE replica = ? AND id = ?",
-                               arguments: [millis, replica, taskID])
-            case .complete:
-                try db.execute(sql: """
-                    UPDATE tasks SET status = 'completed', completed_at = ?, completed_by = ?, completion_note = ?
-                    WHERE replica = ? AND id = ?
-                    """, arguments: [millis, personID, note ?? "", replica, taskID])
-            case .reopen:
-                try db.execute(sql: """
-                    UPDATE tasks SET status = 'in_progress', completed_at = NULL, completed_by = NULL, completion_note = NULL
-                    WHERE replica = ? AND id = ?
-                    """, arguments: [replica, taskID])
-            case .claim:
-                try db.execute(sql: "UPDATE tasks SET assignee_id = ?, status = 'assigned' WHERE replica = ? AND id = ?",
-                               arguments: [personID, replica, taskID])
-            case .checkin:
-                break
+                INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude, person_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [changeID, replica, operation.rawValue, taskID, note, Self.millis(date), latitude, longitude, personID])
+            if let taskID, let row = try DeviceTaskRow.fetchOne(db, replica: replica, id: taskID) {
+                try row.showing(change.effect(on: row.shown, by: personID, at: date)).write(db)
             }
         }
         return changeID
     }
 
-    /// Changes not yet accepted or rejected by the server, oldest first.
-    public func pending() throws -> [(replica: String, change: WorkerChange)] {
-        try queue.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT replica, change_id, operation, task_id, note, made_at, latitude, longitude
-                FROM outbox WHERE state = 'pending' ORDER BY seq
-                """).compactMap { r in
-                guard let operation = WorkerChange.Operation(rawValue: r[2]) else { return nil }
-                return (r[0], WorkerChange(id: r[1], operation: operation, taskID: r[3], note: r[4],
-                                           madeAt: Date(timeIntervalSince1970: Double(r[5] as Int64) / 1000),
-                                           latitude: r[6], longitude: r[7]))
+    /// Takes back a change still queued on the device (not sent yet): the
+    /// newest one, or `changeID`. Refused while a later queued change is about
+    /// the same task (take that back first). Returns what was taken back.
+    public func undo(_ changeID: String? = nil) throws -> QueuedChange {
+        try queue.write { db in
+            let pending = try OutboxRow.fetchAll(db, sql: "SELECT * FROM outbox WHERE state = 'pending' ORDER BY seq")
+            guard let target = changeID.map({ id in pending.first { $0.changeID == id } }) ?? pending.last else {
+                throw TeamworkError.notFound(changeID.map { "no queued change \($0): it was sent already, or never made" }
+                                             ?? "nothing is queued: every change was sent already")
             }
+            if let taskID = target.taskID,
+               let later = pending.last(where: { $0.seq > target.seq && $0.taskID == taskID && $0.replica == target.replica }) {
+                throw TeamworkError.conflict("a later queued \(later.operation) of task \(taskID) depends on it: take that back first")
+            }
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [target.seq])
+            if let taskID = target.taskID { try Self.replay(db, replica: target.replica, taskIDs: [taskID]) }
+            return target.queued
+        }
+    }
+
+    /// Shows the device's own queued changes over what the server last sent:
+    /// each task the server's view, then the pending changes about it that the
+    /// rules still allow, in the order they were made (the effect of each written
+    /// once, in ``WorkerChange/effect(on:by:at:)``).
+    static func replay(_ db: Database, replica: String, taskIDs: Set<Int64>? = nil) throws {
+        let pending = try OutboxRow.fetchAll(db, sql: """
+            SELECT * FROM outbox WHERE state = 'pending' AND replica = ? AND task_id IS NOT NULL ORDER BY seq
+            """, arguments: [replica])
+        let byTask = Dictionary(grouping: pending, by: { $0.taskID! })
+        let touched = taskIDs ?? Set(byTask.keys)
+        for taskID in touched.sorted() {
+            guard let row = try DeviceTaskRow.fetchOne(db, replica: replica, id: taskID) else { continue }
+            var facts = row.server
+            for queued in byTask[taskID] ?? [] {
+                guard let change = queued.change, let person = queued.personID else { continue }
+                let worker = FieldWorker(id: person, skills: nil)
+                if change.rejection(by: worker, task: facts, inTeam: replica.hasPrefix("team-"), receivedAt: change.madeAt) == nil {
+                    facts = change.effect(on: facts, by: person, at: change.madeAt)
+                }
+            }
+            try row.showing(facts).write(db)
+        }
+    }
+
+    /// Changes not yet accepted or rejected by the server, oldest first; with
+    /// `person`, only the ones that person made.
+    public func pending(madeBy person: Int64? = nil) throws -> [(replica: String, change: WorkerChange)] {
+        try queue.read { db in
+            try OutboxRow.fetchAll(db, sql: "SELECT * FROM outbox WHERE state = 'pending' ORDER BY seq")
+                .filter { person == nil || $0.personID == person }
+                .compactMap { row in row.change.map { (row.replica, $0) } }
+        }
+    }
+
+    /// How many changes wait to be sent, and who made them.
+    public func pendingByPerson() throws -> [Int64?: Int] {
+        try queue.read { db in
+            var counts: [Int64?: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT person_id, count(*) FROM outbox WHERE state = 'pending' GROUP BY person_id") {
+                counts[row[0] as Int64?] = row[1]
+            }
+            return counts
+        }
+    }
+
+    /// Drops every change still queued that someone other than `person` made
+    /// (`login --discard-queue`), and shows their tasks as the server last sent them.
+    public func discardQueue(madeByOtherThan person: Int64) throws -> Int {
+        try queue.write { db in
+            let others = "state = 'pending' AND person_id IS NOT ?"
+            let touched = try Row.fetchAll(db, sql: """
+                SELECT DISTINCT replica, task_id FROM outbox WHERE \(others) AND task_id IS NOT NULL
+                """, arguments: [person]).map { (replica: $0[0] as String, task: $0[1] as Int64) }
+            try db.execute(sql: "DELETE FROM outbox WHERE \(others)", arguments: [person])
+            let dropped = db.changesCount
+            for (replica, tasks) in Dictionary(grouping: touched, by: \.replica) {
+                try Self.replay(db, replica: replica, taskIDs: Set(tasks.map(\.task)))
+            }
+            return dropped
+        }
+    }
+
+    /// Marks the device's changes the master refused (pulled from a replica's
+    /// `refusals`) with the master's reason. Only the signed-in person's: a
+    /// teammate's refusal is theirs to read.
+    static func markRefused(_ db: Database, _ refusals: [ChangePage.Refusal]) throws {
+        guard !refusals.isEmpty,
+              let me = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'person_id'").flatMap({ Int64($0) })
+        else { return }
+        for refusal in refusals where refusal.personID == me {
+            try db.execute(sql: """
+                UPDATE outbox SET state = 'refused', reason = ?, last_error = NULL
+                WHERE change_id = ? AND state IN ('accepted', 'pending')
+                """, arguments: ["refused by the master: " + refusal.reason, refusal.changeID])
         }
     }
 
@@ -177,13 +248,7 @@ extension LocalStore {
     /// Every queued change that is still pending or was rejected.
     public func outbox() throws -> [QueuedChange] {
         try queue.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT change_id, replica, operation, task_id, state, reason, last_error FROM outbox
-                WHERE state != 'accepted' ORDER BY seq
-                """).map {
-                QueuedChange(changeID: $0[0], replica: $0[1], operation: $0[2], taskID: $0[3], state: $0[4], reason: $0[5],
-                             lastError: $0[6])
-            }
+            try OutboxRow.fetchAll(db, sql: "SELECT * FROM outbox WHERE state != 'accepted' ORDER BY seq").map(\.queued)
         }
     }
 

@@ -68,6 +68,23 @@ public struct LocalStore: Sendable {
                 ALTER TABLE tasks ADD COLUMN required_skills TEXT NOT NULL DEFAULT '';
                 """)
         }
+        migrator.registerMigration("v5: the server's view under queued changes, who queued them, members' skills") { db in
+            // The server's view starts as what the device shows; the next pull of a task sets it right.
+            try db.execute(sql: """
+                ALTER TABLE tasks ADD COLUMN server_assignee_id INTEGER;
+                ALTER TABLE tasks ADD COLUMN server_status TEXT NOT NULL DEFAULT 'open';
+                ALTER TABLE tasks ADD COLUMN server_started_at INTEGER;
+                ALTER TABLE tasks ADD COLUMN server_completed_at INTEGER;
+                ALTER TABLE tasks ADD COLUMN server_completed_by INTEGER;
+                ALTER TABLE tasks ADD COLUMN server_completion_note TEXT;
+                UPDATE tasks SET server_assignee_id = assignee_id, server_status = status, server_started_at = started_at,
+                    server_completed_at = completed_at, server_completed_by = completed_by,
+                    server_completion_note = completion_note;
+                ALTER TABLE outbox ADD COLUMN person_id INTEGER;
+                UPDATE outbox SET person_id = (SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'person_id');
+                ALTER TABLE members ADD COLUMN skills TEXT NOT NULL DEFAULT '';
+                """)
+        }
         return migrator
     }
 
@@ -167,19 +184,24 @@ public struct LocalStore: Sendable {
             var rows = 0
             for page in pages {
                 for task in page.tasks {
+                    // Shown as the server has it; the device's queued changes are played over it below.
                     try db.execute(sql: """
                         INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
                             due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
-                            required_skills)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
+                            server_completed_by, server_completion_note)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14)
                         """, arguments: [name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
                                          task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
                                          task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
                                          (task.requiredSkills ?? []).joined(separator: ",")])
                 }
                 for member in page.members {
-                    try db.execute(sql: "INSERT OR REPLACE INTO members VALUES (?, ?, ?, ?, ?)",
-                                   arguments: [name, member.personID, member.firstName, member.lastName, member.role])
+                    try db.execute(sql: """
+                        INSERT OR REPLACE INTO members (replica, person_id, first_name, last_name, role, skills)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """, arguments: [name, member.personID, member.firstName, member.lastName, member.role,
+                                         (member.skills ?? []).joined(separator: ",")])
                 }
                 for location in page.locations {
                     try db.execute(sql: "INSERT OR REPLACE INTO locations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -194,8 +216,11 @@ public struct LocalStore: Sendable {
                     }
                     try db.execute(sql: "DELETE FROM \(table) WHERE replica = ? AND \(column) = ?", arguments: [name, deletion.id])
                 }
+                try Self.markRefused(db, page.refused ?? [])
                 rows += page.tasks.count + page.members.count + page.locations.count + page.deleted.count
+                    + (page.refused?.count ?? 0)
             }
+            try Self.replay(db, replica: name)
             if let last = pages.last {
                 try db.execute(sql: "UPDATE replicas SET epoch = ?, position = ?, synced_at = ? WHERE name = ?",
                                arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970), name])
@@ -240,6 +265,14 @@ public struct LocalStore: Sendable {
                                arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970)])
             }
             return rows
+        }
+    }
+
+    /// A member's skills as the replica lists them; `nil` when it does not list the person.
+    public func skills(of personID: Int64, in replica: String) throws -> [String]? {
+        try queue.read { db in
+            try String.fetchOne(db, sql: "SELECT skills FROM members WHERE replica = ? AND person_id = ?", arguments: [replica, personID])
+                .map { $0.split(separator: ",").map(String.init) }
         }
     }
 

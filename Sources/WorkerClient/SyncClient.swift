@@ -53,7 +53,7 @@ public struct SyncClient: Sendable {
         public var description: String { message }
     }
 
-    func listing() async throws -> ReplicaListing {
+    public func listing() async throws -> ReplicaListing {
         try await request("GET", "v1/replicas", as: ReplicaListing.self)
     }
 

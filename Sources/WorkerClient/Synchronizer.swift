@@ -53,7 +53,7 @@ public struct Synchronizer: Sendable {
             try store.moveWaitingCheckins(to: home)
         }
 
-        let serverTrouble = try await pushQueued(listed: names, report: &report)
+        let serverTrouble = try await pushQueued(listed: names, by: listing.person, report: &report)
 
         for local in try store.replicas() {
             guard wanted.first(where: { $0.name == local.name })?.available == true else { continue }
@@ -83,8 +83,9 @@ public struct Synchronizer: Sendable {
 
     /// Pushes each replica's queue; returns the failure that stopped the pushes
     /// when the server is in trouble (the rest then waits for the next sync).
-    private func pushQueued(listed names: Set<String>, report: inout Report) async throws -> SyncClient.Failure? {
-        let queued = Dictionary(grouping: try store.pending(), by: \.replica)
+    /// Only `person`'s own changes leave: queued work is never sent under another person's token.
+    private func pushQueued(listed names: Set<String>, by person: Int64, report: inout Report) async throws -> SyncClient.Failure? {
+        let queued = Dictionary(grouping: try store.pending(madeBy: person), by: \.replica)
         for (replica, changes) in queued.sorted(by: { $0.key < $1.key }) {
             guard names.contains(replica) else {
                 try record(changes.map { .rejected($0.change.id, "you no longer have \(replica)") }, in: &report)

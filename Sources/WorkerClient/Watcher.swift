@@ -92,14 +92,17 @@ public struct Watcher: Sendable {
         init(_ store: LocalStore) throws {
             me = try store.setting("person_id").flatMap { Int64($0) }
             tasks = Dictionary(try store.tasks().map { ($0.id, $0) }) { first, _ in first }
-            refused = Dictionary(try store.outbox().filter { $0.state == "rejected" }.map { ($0.changeID, $0) }) { first, _ in first }
+            refused = Dictionary(try store.outbox().filter { $0.state == "rejected" || $0.state == "refused" }.map { ($0.changeID, $0) }) { first, _ in first }
         }
 
         /// One line per piece of news: a new task for me or my team, a task of
         /// mine changed or gone, a change of mine refused.
         func news(since before: Snapshot) -> [String] {
             var lines: [String] = []
-            for task in tasks.values.sorted(by: { $0.id < $1.id }) {
+            let newlyRefused = refused.values.filter { before.refused[$0.changeID] == nil }
+            // A task back as the master has it because a change was refused: the refusal's line says it all.
+            let explained = Set(newlyRefused.compactMap(\.taskID))
+            for task in tasks.values.sorted(by: { $0.id < $1.id }) where !explained.contains(task.id) {
                 guard let old = before.tasks[task.id] else {
                     let whose = task.assigneeID == me ? "for you" : task.assigneeID == nil ? "free for your team" : nil
                     if let whose { lines.append("New task \(task.id) \(whose): \(task.title)\(Self.due(task))") }
@@ -116,7 +119,7 @@ public struct Watcher: Sendable {
                 }
                 var changed: [String] = []
                 if old.title != task.title { changed.append("title") }
-                if old.status != task.status { changed.append("status \(old.status) → \(task.status)") }
+                if old.status != task.status { changed.append("status \(old.status.rawValue) → \(task.status.rawValue)") }
                 if old.dueAt != task.dueAt { changed.append("due \(task.dueAt.map { ISODate.format($0) } ?? "none")") }
                 if old.priority != task.priority { changed.append("priority \(task.priority)") }
                 if old.description != task.description { changed.append("description") }
@@ -125,7 +128,7 @@ public struct Watcher: Sendable {
             for old in before.tasks.values.sorted(by: { $0.id < $1.id }) where tasks[old.id] == nil && old.assigneeID == me {
                 lines.append("Task \(old.id) was taken off your list: \(old.title)")
             }
-            for change in refused.values.sorted(by: { $0.changeID < $1.changeID }) where before.refused[change.changeID] == nil {
+            for change in newlyRefused.sorted(by: { $0.changeID < $1.changeID }) {
                 let what = change.taskID.map { "\(change.operation) of task \($0)" } ?? change.operation
                 lines.append("Your \(what) was refused: \(change.reason ?? "no reason given")")
             }

@@ -12,13 +12,13 @@ struct TeamworkWorker: AsyncParsableCommand {
         commandName: "teamwork-worker",
         abstract: "Your team's tasks on your device: work offline, sync when you can.",
         discussion: """
-            start, complete, claim and checkin work with no network: they are queued on the device and sent by
+            start, complete, claim, reopen and checkin work with no network: they are queued on the device and sent by
             the next sync. Data lives in TEAMWORK_WORKER_HOME (default ~/.local/share/teamwork-worker).
             Exit codes: 0 success, 64 usage, 65 invalid data, 67 not found, 68 not allowed, 69 server unreachable,
             78 configuration, 1 internal error.
             """,
         subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, Start.self, Complete.self, Claim.self,
-                      Checkin.self, Status.self, Positions.self, Watch.self]
+                      Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self]
     )
 
     static func main() async {
@@ -85,6 +85,7 @@ struct Login: AsyncParsableCommand {
                                valueName: "token"))
     var token: String?
     @Flag(help: "Allow a plain http:// server on another machine.") var insecure = false
+    @Flag(help: "Drop changes someone else queued on this device and not yet sent (they are lost).") var discardQueue = false
     @OptionGroup var network: NetworkOptions
 
     /// The token from --token, TEAMWORK_TOKEN or standard input.
@@ -112,12 +113,27 @@ struct Login: AsyncParsableCommand {
         let home = try WorkerHome()
         let store = try home.store()
         do {
-            let report = try await Synchronizer(client: SyncClient(server: url, token: token, timeouts: network.timeouts), store: store).sync()
+            let client = SyncClient(server: url, token: token, timeouts: network.timeouts)
+            try await Self.keepOthersQueue(store, signingIn: try await client.listing().person, discard: discardQueue)
+            let report = try await Synchronizer(client: client, store: store).sync()
             try home.save(.init(server: url.absoluteString, token: token))
             TeamworkWorker.say("Signed in; pulled \(report.pulledRows) change(s) for \(try store.replicas().map(\.title).joined(separator: ", ")).")
         } catch let failure as SyncClient.Failure {
             throw failure.teamworkError
         }
+    }
+
+    /// Queued work belongs to the person who made it: signing in as someone
+    /// else while it waits is refused (exit 68), unless it is discarded.
+    static func keepOthersQueue(_ store: LocalStore, signingIn person: Int64, discard: Bool) async throws {
+        let others = try store.pendingByPerson().filter { $0.key != person }.values.reduce(0, +)
+        guard others > 0 else { return }
+        guard discard else {
+            throw TeamworkError.conflict("\(others) change(s) made by someone else wait on this device: let them sync first "
+                                         + "(sign in as them and run sync), or sign in with --discard-queue to drop them")
+        }
+        let dropped = try store.discardQueue(madeByOtherThan: person)
+        TeamworkWorker.say("Dropped \(dropped) queued change(s) made by someone else.")
     }
 
     /// This machine: `localhost`, 127.0.0.0/8 or ::1.

@@ -52,7 +52,7 @@ struct Tasks: AsyncParsableCommand {
             let due = task.dueAt.map { String(ISODate.format($0).prefix(10)) } ?? "-"
             let when = task.window.map(\.compact) ?? due
             let flag = task.isLate(at: now) ? " !" : ""
-            TeamworkWorker.say("\(task.id)\t\(when)\(flag)\t\(task.priority)\t\(task.status)\t\(task.title)")
+            TeamworkWorker.say("\(task.id)\t\(when)\(flag)\t\(task.priority)\t\(task.status.rawValue)\t\(task.title)")
         }
         if tasks.isEmpty { TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
     }
@@ -70,7 +70,7 @@ struct Show: AsyncParsableCommand {
         let assignee = try task.assigneeID.map { id in try store.personName(id).map { "\($0) (\(id))" } ?? String(id) }
         let lines: [(String, String)] = [
             ("id", String(task.id)), ("title", task.title), ("description", task.description), ("priority", task.priority),
-            ("status", task.status + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
+            ("status", task.status.rawValue + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
             ("due", task.dueAt.map(ISODate.format) ?? "-"),
             ("window", task.window.map { $0.description + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
             ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),
@@ -81,16 +81,24 @@ struct Show: AsyncParsableCommand {
     }
 }
 
-/// Start, complete and claim: checked on the device with the shared rules, queued, shown at once.
+/// Start, complete, claim and reopen: checked on the device with the shared rules, queued, shown at once.
 struct TaskChange {
+    /// A note's limit, checked before anything is queued.
+    static func validate(note: String) throws {
+        if note.utf8.count > WorkerChange.maximumNoteBytes {
+            throw ValidationError("a note has at most \(WorkerChange.maximumNoteBytes) bytes (UTF-8)")
+        }
+    }
+
     static func queue(_ operation: WorkerChange.Operation, id: Int64, note: String? = nil) throws {
         let home = try WorkerHome()
         let store = try home.store()
         let me = try home.personID(store)
         guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
-        // The same rules the sync endpoint applies, on the device's copy of the task.
+        // The same rules the sync endpoint applies, on the device's copy of the task and of the worker's skills.
         let change = WorkerChange(id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date())
-        if let reason = change.rejection(by: me, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
+        let worker = FieldWorker(id: me, skills: try store.skills(of: me, in: task.replica))
+        if let reason = change.rejection(by: worker, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
             throw TeamworkError.conflict(reason)
         }
         _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note)
@@ -108,11 +116,7 @@ struct Complete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Complete one of your tasks with a note (works offline).")
     @Argument(help: "Task id.") var id: Int64
     @Option(help: "What was done.") var note: String
-    func validate() throws {
-        if note.utf8.count > WorkerChange.maximumNoteBytes {
-            throw ValidationError("a note has at most \(WorkerChange.maximumNoteBytes) bytes (UTF-8)")
-        }
-    }
+    func validate() throws { try TaskChange.validate(note: note) }
     func run() async throws { try TaskChange.queue(.complete, id: id, note: note) }
 }
 
@@ -120,6 +124,30 @@ struct Claim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Take a free-floating task of your team (works offline).")
     @Argument(help: "Task id.") var id: Int64
     func run() async throws { try TaskChange.queue(.claim, id: id) }
+}
+
+struct Reopen: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Take back your own completion of a task, saying why (works offline).",
+        discussion: "The task goes back to in progress (or assigned, if it was never started); the history keeps both."
+    )
+    @Argument(help: "Task id.") var id: Int64
+    @Option(help: "Why it is not done after all.") var note: String
+    func validate() throws { try TaskChange.validate(note: note) }
+    func run() async throws { try TaskChange.queue(.reopen, id: id, note: note) }
+}
+
+struct Undo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Take back a change not sent yet: the newest, or the one named (see `status --json`).",
+        discussion: "Only a change still queued on this device can be taken back; a sent one is the server's (use reopen)."
+    )
+    @Argument(help: "A queued change's id; the newest when left out.") var change: String?
+
+    func run() async throws {
+        let undone = try WorkerHome().store().undo(change)
+        TeamworkWorker.say("Took back \(undone.operation)\(undone.taskID.map { " of task \($0)" } ?? ""); it will not be sent.")
+    }
 }
 
 struct Checkin: AsyncParsableCommand {
@@ -147,6 +175,7 @@ struct Status: AsyncParsableCommand {
     struct Summary: Encodable {
         var lastSync: String?
         var queued: [QueuedChange]
+        /// Refused by the server when sent, or taken by it and refused by the master later.
         var rejected: [QueuedChange]
     }
 
@@ -154,7 +183,7 @@ struct Status: AsyncParsableCommand {
         let store = try WorkerHome().store()
         let outbox = try store.outbox()
         let summary = Summary(lastSync: try store.setting("last_sync"), queued: outbox.filter { $0.state == "pending" },
-                              rejected: outbox.filter { $0.state == "rejected" })
+                              rejected: outbox.filter { $0.state == "rejected" || $0.state == "refused" })
         if output.json { return try output.print(summary) }
         TeamworkWorker.say("Last sync: \(summary.lastSync ?? "never")")
         TeamworkWorker.say("Queued: \(summary.queued.count) change(s) waiting for the next sync")
@@ -163,7 +192,7 @@ struct Status: AsyncParsableCommand {
             TeamworkWorker.say("Waiting: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(why)")
         }
         for change in summary.rejected {
-            TeamworkWorker.say("Rejected: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")")
+            TeamworkWorker.say("\(change.state == "refused" ? "Refused" : "Rejected"): \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")")
         }
     }
 }

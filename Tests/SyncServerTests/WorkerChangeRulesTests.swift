@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 import TeamDatabase
 import Testing
 
@@ -13,9 +14,9 @@ struct WorkerChangeRulesTests {
         WorkerChange(id: id, operation: operation, taskID: task, note: note, madeAt: madeAt, latitude: latitude, longitude: longitude)
     }
 
-    static let mine = TaskFacts(assigneeID: me, status: "assigned", completedBy: nil)
-    static let free = TaskFacts(assigneeID: nil, status: "open", completedBy: nil)
-    static let others = TaskFacts(assigneeID: 8, status: "assigned", completedBy: nil)
+    static let mine = TaskFacts(assigneeID: me, status: .assigned)
+    static let free = TaskFacts(assigneeID: nil, status: .open)
+    static let others = TaskFacts(assigneeID: 8, status: .assigned)
 
     @Test(arguments: [
         (change(.start), mine, true, nil),
@@ -23,20 +24,22 @@ struct WorkerChangeRulesTests {
         (change(.claim), free, true, nil),
         (change(.checkin, task: nil, latitude: 1, longitude: 2), nil, true, nil),
         (change(.claim), free, false, "only a team's free-floating task can be claimed"),
-        (change(.claim), TaskFacts(assigneeID: nil, status: "completed", completedBy: 8), true, "task 1 is already completed"),
+        (change(.claim), TaskFacts(assigneeID: nil, status: .completed, completedBy: 8), true, "task 1 is already completed"),
         (change(.start), others, true, "task 1 is assigned to someone else"),
         (change(.start), free, true, "claim task 1 before working on it"),
-        (change(.start), TaskFacts(assigneeID: me, status: "cancelled", completedBy: nil), true, "task 1 was cancelled"),
+        (change(.start), TaskFacts(assigneeID: me, status: .cancelled), true, "task 1 was cancelled"),
         (change(.start), nil, true, "task 1 is not in this replica"),
-        (change(.reopen), TaskFacts(assigneeID: me, status: "completed", completedBy: 8), true, "only the worker who completed task 1 can reopen it"),
+        (change(.reopen), TaskFacts(assigneeID: me, status: .completed, completedBy: 8), true, "only the worker who completed task 1 can reopen it"),
         (change(.checkin, task: 1, latitude: 1, longitude: 2), nil, true, "a check-in carries a position only: no task_id, no note"),
         (change(.checkin, task: nil, latitude: 91, longitude: 2), nil, true, "a check-in needs a latitude between -90 and 90 and a longitude between -180 and 180"),
         (change(.start, latitude: 1, longitude: 2), mine, true, "only a check-in carries a position"),
         (change(.start, madeAt: now.addingTimeInterval(2 * 86_400)), mine, true, "made_at must be after 2000-01-01 and at most a day after the server's clock"),
         (change(.complete, note: "a" + String(repeating: "\u{301}", count: 6_000)), mine, true, "a note has at most 10000 bytes (UTF-8)"),
         (change(.start, id: String(repeating: "é", count: 51)), mine, true, "a change id has 1 to 100 bytes"),
+        (change(.claim), TaskFacts(assigneeID: nil, status: .open, requiredSkills: ["climbing", "electrical"]), true,
+         "task 1 needs climbing, electrical, which you do not have"),
     ] as [(WorkerChange, TaskFacts?, Bool, String?)])
     func aChangeIsTakenOrRefusedWithItsReason(change: WorkerChange, task: TaskFacts?, inTeam: Bool, reason: String?) {
-        #expect(change.rejection(by: Self.me, task: task, inTeam: inTeam, receivedAt: Self.now) == reason)
+        #expect(change.rejection(by: FieldWorker(id: Self.me, skills: []), task: task, inTeam: inTeam, receivedAt: Self.now) == reason)
     }
 }

@@ -10,13 +10,20 @@
 --   complete                  applied unless already completed ('already_completed': the first
 --                             completion to reach the master wins); applied but flagged 'moved'
 --                             when the task left the replica's team meanwhile, 'reassigned' when a
---                             manager gave it to someone else meanwhile
+--                             manager gave it to someone else meanwhile, unless the worker lacks a
+--                             skill the task requires ('missing_skills', not applied)
 --   start                     'moved', 'already_completed' or 'reassigned' when so, not applied
 --   reopen                    only the completer's own completion, else 'not_completed'
---   claim                     only a free task of the replica's team ('moved', 'claimed_by_other',
---                             'not_a_member')
+--   claim                     only a free, unfinished task of the replica's team, by a member with
+--                             every skill it requires ('moved', 'already_completed', 'claimed_by_other',
+--                             'not_a_member', 'missing_skills')
 --   checkin                   the worker's last-known position, if newer (in bulk, below)
 -- Field times are the worker's, but never later than when the server received them.
+-- The effect of an applied change on the task is the one WorkerChange.effect
+-- (SyncProtocol) gives the device and the replica; Tests/Contract/field-changes.json
+-- holds both to the same cases. A change not applied (other than one the sync
+-- endpoint had already refused) appends a 'refusal' to the change feed, so the
+-- generator puts the master's view back in that replica with the reason.
 --
 -- The common case of a batch (one worker claiming, starting and completing a
 -- task, with nothing in the way) is applied as a few set-based statements, and
@@ -44,6 +51,8 @@ DECLARE
     v_checkins public.teamwork_worker_change[];
     v_bulk    public.teamwork_worker_change[];
     v_plan    jsonb;
+    v_ledger  bigint;
+    v_missing text[];
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -89,7 +98,8 @@ BEGIN
                     ELSE p.claims = 1 AND p.claimed_at = p.first_at AND v_team IS NOT NULL
                          AND (t.assignee_id = p.person
                               OR (t.assignee_id IS NULL AND EXISTS (SELECT 1 FROM public.team_memberships m
-                                                                     WHERE m.team_id = v_team AND m.person_id = p.person)))
+                                                                     WHERE m.team_id = v_team AND m.person_id = p.person)
+                                  AND t.required_skills <@ (SELECT s.skills FROM public.people s WHERE s.id = p.person)))
                END
     )
     SELECT coalesce(array_agg(b ORDER BY b.position) FILTER (WHERE f.task_id IS NOT NULL), '{}'),
@@ -239,11 +249,18 @@ BEGIN
             ELSE
                 v_moved := CASE WHEN v_team IS NOT NULL THEN t.team_id IS DISTINCT FROM v_team
                                 ELSE t.team_id IS NOT NULL OR t.assignee_id IS DISTINCT FROM v_person END;
+                SELECT array_agg(s ORDER BY s) INTO v_missing
+                  FROM unnest(t.required_skills) s
+                 WHERE NOT s = ANY (coalesce((SELECT p.skills FROM public.people p WHERE p.id = c.person_id), '{}'));
                 IF c.operation = 'complete' THEN
                     IF t.status = 'completed' THEN
                         v_conflict := 'already_completed';
                         v_detail := format('already completed by person %s at %s; this completion was not applied',
                                            t.completed_by, t.completed_at);
+                    ELSIF t.assignee_id IS DISTINCT FROM c.person_id AND v_missing IS NOT NULL THEN
+                        v_conflict := 'missing_skills';
+                        v_detail := format('task %s needs %s, which person %s does not have; only a manager can give it to them',
+                                           t.id, array_to_string(v_missing, ', '), c.person_id);
                     ELSE
                         UPDATE public.tasks SET status = 'completed', completed_at = v_at, completed_by = c.person_id,
                                          completion_note = coalesce(c.note, ''), started_at = coalesce(started_at, v_at)
@@ -298,9 +315,16 @@ BEGIN
                     ELSIF t.assignee_id IS NOT NULL THEN
                         v_conflict := 'claimed_by_other';
                         v_detail := format('already assigned to person %s', t.assignee_id);
+                    ELSIF t.status = 'completed' THEN
+                        v_conflict := 'already_completed';
+                        v_detail := format('already completed by person %s at %s', t.completed_by, t.completed_at);
                     ELSIF NOT EXISTS (SELECT 1 FROM public.team_memberships m WHERE m.team_id = v_team AND m.person_id = c.person_id) THEN
                         v_conflict := 'not_a_member';
                         v_detail := format('person %s is no longer a member of team %s', c.person_id, v_team);
+                    ELSIF v_missing IS NOT NULL THEN
+                        v_conflict := 'missing_skills';
+                        v_detail := format('task %s needs %s, which person %s does not have', t.id,
+                                           array_to_string(v_missing, ', '), c.person_id);
                     ELSE
                         UPDATE public.tasks SET assignee_id = c.person_id WHERE id = t.id;
                         v_applied := true;
@@ -313,7 +337,13 @@ BEGIN
         INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
                                    made_at, received_at, applied, conflict, detail)
         VALUES (p_replica, c.position, c.change_id, c.person_id, c.task_id, c.operation, c.note, c.latitude, c.longitude,
-                to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), v_applied, v_conflict, v_detail);
+                to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), v_applied, v_conflict, v_detail)
+        RETURNING id INTO v_ledger;
+
+        -- The replica showed this change when it accepted it; the master's view goes back.
+        IF NOT v_applied AND v_conflict IS DISTINCT FROM 'rejected' AND c.operation <> 'checkin' THEN
+            PERFORM public.teamwork_feed_append('refusal', v_ledger, 'insert', v_team, NULL, v_person, NULL);
+        END IF;
 
         -- Every change about a task leaves one history entry: the update it made,
         -- or, when it changed nothing, an entry saying what came in and why.

@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+import SyncProtocol
+import TeamworkModel
+
+/// The columns of a replica's `tasks` row that field work reads and writes:
+/// what the rules and the effect of a change (``TaskFacts``) need.
+struct FieldWorkRow: FetchableRecord, Decodable {
+    enum Columns: String, CodingKey, CaseIterable {
+        case id, assigneeID = "assignee_id", status, startedAt = "started_at", completedAt = "completed_at"
+        case completedBy = "completed_by", completionNote = "completion_note", requiredSkills = "required_skills"
+    }
+    typealias CodingKeys = Columns
+
+    var id: Int64
+    var assigneeID: Int64?
+    var status: TaskStatus
+    /// Milliseconds since 1970, as the replica stores dates.
+    var startedAt: Int64?
+    var completedAt: Int64?
+    var completedBy: Int64?
+    var completionNote: String?
+    /// Comma-separated, sorted.
+    var requiredSkills: String
+
+    init(id: Int64, _ facts: TaskFacts) {
+        self.id = id
+        assigneeID = facts.assigneeID
+        status = facts.status
+        startedAt = facts.startedAt.map(ReplicaTransaction.millis)
+        completedAt = facts.completedAt.map(ReplicaTransaction.millis)
+        completedBy = facts.completedBy
+        completionNote = facts.completionNote
+        requiredSkills = facts.requiredSkills.joined(separator: ",")
+    }
+
+    var facts: TaskFacts {
+        TaskFacts(assigneeID: assigneeID, status: status, startedAt: startedAt.map(Self.date), completedAt: completedAt.map(Self.date),
+                  completedBy: completedBy, completionNote: completionNote,
+                  requiredSkills: requiredSkills.split(separator: ",").map(String.init))
+    }
+
+    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+
+    static let selectSQL = "SELECT \(Columns.allCases.map(\.rawValue).joined(separator: ", ")) FROM tasks WHERE id = ?"
+
+    static func fetchOne(_ db: Database, id: Int64) throws -> FieldWorkRow? {
+        try fetchOne(db.cachedStatement(sql: selectSQL), arguments: [id])
+    }
+
+    /// Writes the worker-owned fields (and the assignee a claim sets) with a new row version, so teammates pull it.
+    func write(_ db: Database, version: Int64) throws {
+        try db.cachedStatement(sql: """
+            UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?,
+                completion_note = ?, row_version = ? WHERE id = ?
+            """).execute(arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, version, id])
+    }
+}

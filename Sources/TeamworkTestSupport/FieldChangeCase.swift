@@ -1,0 +1,65 @@
+import Foundation
+import TeamworkModel
+
+/// One case of `Tests/Contract/field-changes.json`: what one worker change does
+/// to one task, at the sync endpoint (and so on the device and in the replica)
+/// and on the master. People are `me` (who makes the change) and `other`.
+public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
+    /// A task's field-work state, with people by role.
+    public struct Task: Sendable, Decodable, Equatable {
+        public var status: TaskStatus
+        public var assignee: Who?
+        public var startedAt: Date?
+        public var completedAt: Date?
+        public var completedBy: Who?
+        public var completionNote: String?
+    }
+
+    public enum Who: String, Sendable, Decodable {
+        case me, other
+
+        /// The person's id, given who `me` and `other` are.
+        public func id(me: Int64, other: Int64) -> Int64 { self == .me ? me : other }
+    }
+
+    public struct Change: Sendable, Decodable {
+        public var operation: String
+        public var note: String?
+        public var madeAt: Date
+    }
+
+    public struct MasterVerdict: Sendable, Decodable {
+        public var applied: Bool
+        public var conflict: String?
+    }
+
+    public var name: String
+    /// The skills `me` has; the task requires `climbing`.
+    public var skills: [String]
+    /// A team's replica (else a person's).
+    public var inTeam: Bool
+    public var before: Task
+    public var change: Change
+    public var endpointAccepts: Bool
+    public var master: MasterVerdict
+    /// The task after the change, wherever it was taken.
+    public var after: Task
+    public var whyTheyDiffer: String?
+
+    public static let requiredSkills = ["climbing"]
+    /// The server receives each change this long after it was made.
+    public static let deliveryDelay: TimeInterval = 1
+
+    public var description: String { name }
+
+    /// Every case, from the one file both sides are tested against.
+    public static func all() throws -> [FieldChangeCase] {
+        struct File: Decodable { var cases: [FieldChangeCase] }
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appending(path: "../../Tests/Contract/field-changes.json").standardizedFileURL
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(File.self, from: Data(contentsOf: url)).cases
+    }
+}

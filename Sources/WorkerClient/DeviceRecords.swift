@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import SyncProtocol
+import TeamworkModel
+
+/// The field-work columns of a device's `tasks` row: what the device shows
+/// (the server's view with the device's queued changes played over it) and
+/// the server's view as last pulled (`server_*`), from which the shown
+/// values are worked out again whenever either moves.
+struct DeviceTaskRow: FetchableRecord, Decodable {
+    enum CodingKeys: String, CodingKey {
+        case replica, id, assigneeID = "assignee_id", status, startedAt = "started_at", completedAt = "completed_at"
+        case completedBy = "completed_by", completionNote = "completion_note", requiredSkills = "required_skills"
+        case serverAssigneeID = "server_assignee_id", serverStatus = "server_status", serverStartedAt = "server_started_at"
+        case serverCompletedAt = "server_completed_at", serverCompletedBy = "server_completed_by"
+        case serverCompletionNote = "server_completion_note"
+    }
+
+    var replica: String
+    var id: Int64
+    var assigneeID: Int64?
+    var status: TaskStatus
+    var startedAt: Int64?
+    var completedAt: Int64?
+    var completedBy: Int64?
+    var completionNote: String?
+    var requiredSkills: String
+    var serverAssigneeID: Int64?
+    var serverStatus: TaskStatus
+    var serverStartedAt: Int64?
+    var serverCompletedAt: Int64?
+    var serverCompletedBy: Int64?
+    var serverCompletionNote: String?
+
+    static func fetchOne(_ db: Database, replica: String, id: Int64) throws -> DeviceTaskRow? {
+        try fetchOne(db, sql: "SELECT * FROM tasks WHERE replica = ? AND id = ?", arguments: [replica, id])
+    }
+
+    private var skills: [String] { requiredSkills.split(separator: ",").map(String.init) }
+
+    /// What the device shows.
+    var shown: TaskFacts {
+        TaskFacts(assigneeID: assigneeID, status: status, startedAt: LocalStore.date(startedAt), completedAt: LocalStore.date(completedAt),
+                  completedBy: completedBy, completionNote: completionNote, requiredSkills: skills)
+    }
+
+    /// What the server last said.
+    var server: TaskFacts {
+        TaskFacts(assigneeID: serverAssigneeID, status: serverStatus, startedAt: LocalStore.date(serverStartedAt),
+                  completedAt: LocalStore.date(serverCompletedAt), completedBy: serverCompletedBy,
+                  completionNote: serverCompletionNote, requiredSkills: skills)
+    }
+
+    /// This row showing `facts`.
+    func showing(_ facts: TaskFacts) -> DeviceTaskRow {
+        var row = self
+        row.assigneeID = facts.assigneeID
+        row.status = facts.status
+        row.startedAt = facts.startedAt.map(LocalStore.millis)
+        row.completedAt = facts.completedAt.map(LocalStore.millis)
+        row.completedBy = facts.completedBy
+        row.completionNote = facts.completionNote
+        return row
+    }
+
+    /// Writes the shown values.
+    func write(_ db: Database) throws {
+        try db.execute(sql: """
+            UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?, completion_note = ?
+            WHERE replica = ? AND id = ?
+            """, arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, replica, id])
+    }
+}
+
+/// One row of the device's queue of changes (`outbox`).
+struct OutboxRow: FetchableRecord, Decodable {
+    enum CodingKeys: String, CodingKey {
+        case seq, changeID = "change_id", replica, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude
+        case state, reason, lastError = "last_error", personID = "person_id"
+    }
+
+    var seq: Int64
+    var changeID: String
+    var replica: String
+    var operation: String
+    var taskID: Int64?
+    var note: String?
+    /// Milliseconds since 1970.
+    var madeAt: Int64
+    var latitude: Double?
+    var longitude: Double?
+    var state: String
+    var reason: String?
+    var lastError: String?
+    /// Who made it (`nil` only for changes queued before the device recorded it).
+    var personID: Int64?
+
+    /// The change as it is pushed; `nil` for an operation this tool does not know.
+    var change: WorkerChange? {
+        WorkerChange.Operation(rawValue: operation).map {
+            WorkerChange(id: changeID, operation: $0, taskID: taskID, note: note, madeAt: LocalStore.date(madeAt)!,
+                         latitude: latitude, longitude: longitude)
+        }
+    }
+
+    var queued: QueuedChange {
+        QueuedChange(changeID: changeID, replica: replica, operation: operation, taskID: taskID, state: state, reason: reason,
+                     lastError: lastError)
+    }
+}

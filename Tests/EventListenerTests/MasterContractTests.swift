@@ -1,0 +1,72 @@
+@testable import CentralStore
+import Foundation
+import PostgresNIO
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The master's PL/pgSQL (`teamwork_apply_field_changes`, as the listener
+/// calls it) against the same table of cases as the device and the replica
+/// (`FieldChangeContractTests`): the same verdicts, the same task after.
+@Suite("Field work contract: the master")
+struct MasterContractTests {
+    @Test func theMasterTakesOrRefusesEachChangeOfTheTableAndLeavesTheTablesTaskAfter() async throws {
+        let cases = try FieldChangeCase.all()
+        try await TestDatabase.withFresh { url in
+            try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let (me, other) = (world.ann.id, world.bo.id)
+                func sql(_ query: PostgresQuery) async throws -> [PostgresRow] {
+                    try await store.connection.query(query, logger: store.logger).collect()
+                }
+                for (index, item) in cases.enumerated() {
+                    let before = item.before
+                    func id(_ who: FieldChangeCase.Who?) -> Int64? { who?.id(me: me, other: other) }
+                    // The task as the case has it: set up by hand, past the rules a manager's tools enforce.
+                    _ = try await sql("UPDATE people SET skills = \(item.skills) WHERE id = \(me)")
+                    _ = try await sql("SELECT set_config('teamwork.forced', 'contract test', false)")
+                    let teamID: Int64? = item.inTeam ? world.red.id : nil
+                    let taskID = try await sql("""
+                        INSERT INTO tasks (title, team_id, assignee_id, required_skills, status, started_at, completed_at,
+                                           completed_by, completion_note)
+                        VALUES (\(item.name), \(teamID), \(id(before.assignee)), \(FieldChangeCase.requiredSkills),
+                                \(before.status.rawValue), \(before.startedAt), \(before.completedAt), \(id(before.completedBy)),
+                                \(before.completionNote))
+                        RETURNING id
+                        """).first!.decode(Int64.self)
+                    _ = try await sql("SELECT set_config('teamwork.forced', '', false)")
+
+                    let made = Int64((item.change.madeAt.timeIntervalSince1970 * 1000).rounded())
+                    let change = RecordedWorkerChange(
+                        position: Int64(index + 1), changeID: "contract-\(index)", personID: me, taskID: taskID,
+                        operation: item.change.operation, note: item.change.note, madeAt: made,
+                        receivedAt: made + Int64(FieldChangeCase.deliveryDelay * 1000))
+                    let replica = item.inTeam ? "team-\(world.red.id)" : "person-\(me)"
+                    let outcome = try await store.applyFieldChanges(
+                        replica: replica, source: "contract", [change],
+                        cursor: ListenerCursor(position: change.position, changeID: change.changeID))
+                    #expect(outcome.first?.applied == item.master.applied && outcome.first?.conflict == item.master.conflict,
+                            "\(item.name): \(outcome)")
+
+                    let after = try await sql("""
+                        SELECT status, assignee_id, started_at, completed_at, completed_by, completion_note FROM tasks WHERE id = \(taskID)
+                        """).first!.decode((String, Int64?, Date?, Date?, Int64?, String?).self)
+                    let expected = item.after
+                    #expect(after.0 == expected.status.rawValue && after.1 == id(expected.assignee) && after.4 == id(expected.completedBy)
+                            && after.5 == expected.completionNote && Self.same(after.2, expected.startedAt)
+                            && Self.same(after.3, expected.completedAt), "\(item.name): \(after)")
+                    _ = try await sql("DELETE FROM tasks WHERE id = \(taskID)")
+                }
+            }
+        }
+    }
+
+    /// Equal to the millisecond: the master keeps microseconds of a time made from milliseconds.
+    static func same(_ a: Date?, _ b: Date?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): abs(a.timeIntervalSince(b)) < 0.001
+        default: false
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import SyncProtocol
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The rules and the effect of a worker change, as the device and the replica
+/// apply them (SyncProtocol), against the table of cases the master's
+/// PL/pgSQL is held to as well (`MasterContractTests`).
+@Suite("Field work contract: device and replica")
+struct FieldChangeContractTests {
+    static let (me, other): (Int64, Int64) = (7, 8)
+
+    static func facts(_ task: FieldChangeCase.Task) -> TaskFacts {
+        TaskFacts(assigneeID: task.assignee?.id(me: me, other: other), status: task.status, startedAt: task.startedAt,
+                  completedAt: task.completedAt, completedBy: task.completedBy?.id(me: me, other: other),
+                  completionNote: task.completionNote, requiredSkills: FieldChangeCase.requiredSkills)
+    }
+
+    @Test(arguments: try FieldChangeCase.all())
+    func theEndpointTakesOrRefusesTheChangeAndItsEffectIsTheTablesTaskAfter(_ item: FieldChangeCase) throws {
+        let operation = try #require(WorkerChange.Operation(rawValue: item.change.operation))
+        let change = WorkerChange(id: "contract", operation: operation, taskID: 1, note: item.change.note, madeAt: item.change.madeAt)
+        let received = item.change.madeAt.addingTimeInterval(FieldChangeCase.deliveryDelay)
+        let before = Self.facts(item.before)
+        let reason = change.rejection(by: FieldWorker(id: Self.me, skills: item.skills), task: before, inTeam: item.inTeam,
+                                      receivedAt: received)
+        #expect((reason == nil) == item.endpointAccepts, "\(reason ?? "accepted")")
+        if reason == nil {
+            #expect(change.effect(on: before, by: Self.me, at: change.effectiveTime(receivedAt: received)) == Self.facts(item.after))
+        }
+    }
+
+    @Test func theTableCoversEveryOperationStatusOwnershipAndSkill() throws {
+        let cases = try FieldChangeCase.all()
+        let operations = Set(cases.map(\.change.operation))
+        #expect(operations == ["claim", "start", "complete", "reopen"])
+        #expect(Set(cases.map(\.before.status)) == Set(TaskStatus.allCases))
+        #expect(Set(cases.map { $0.before.assignee?.rawValue ?? "free" }) == ["me", "other", "free"])
+        #expect(Set(cases.map(\.skills.isEmpty)) == [true, false])
+        // Every difference between the endpoint and the master is explained.
+        #expect(cases.allSatisfy { ($0.endpointAccepts == $0.master.applied) || $0.whyTheyDiffer != nil })
+    }
+}
