@@ -12,7 +12,11 @@ import TeamworkModel
 /// file a new stamp, so an old answer is never found again (the stamp is taken
 /// before the read; if the file changed during it, that stamp does not come
 /// back), and the pages of a state the file has left are let go when a page of
-/// its new state is kept. Bounded in bytes; the oldest entries go first.
+/// its new state is kept. Bounded in bytes, keys counted; the oldest entries go first.
+///
+/// Only the server's own values become keys: an epoch that is not the file's,
+/// or a position past its counter, is a refetch from 0 whatever the client sent,
+/// and is kept as that one page, so made-up values cannot fill memory.
 final class PageCache: Sendable {
     struct Key: Hashable, Sendable {
         var path: String
@@ -22,13 +26,19 @@ final class PageCache: Sendable {
         var limit: Int
     }
 
-    typealias Answer = (body: Data, upTo: Int64, refetch: Bool)
+    /// `epoch`: the file's, as the page says.
+    typealias Answer = (body: Data, upTo: Int64, refetch: Bool, epoch: String)
+
+    /// What keeping one entry costs besides its page and key strings (dictionary and order slots).
+    static let entryOverhead = 160
 
     private struct State {
         var entries: [Key: Answer] = [:]
         var order: [Key] = []
         /// The state of each file whose pages are kept (all of a file's pages are of one state).
         var states: [String: FileVersion] = [:]
+        /// The epoch of each file in the state its pages are of.
+        var epochs: [String: String] = [:]
         var bytes = 0
         /// Pages being read now, with the requests waiting for them.
         var reading: [Key: [CheckedContinuation<Answer?, Never>]] = [:]
@@ -48,10 +58,12 @@ final class PageCache: Sendable {
     /// requests ask for it at the same moment (a commit wakes every waiting
     /// device of a team at once, and each would otherwise read and encode the
     /// same page). If that read fails, each waiting request tries on its own.
-    func answer(for key: Key, read: @Sendable () async throws -> Answer) async throws -> Answer {
+    func answer(for asked: Key, read: @Sendable () async throws -> Answer) async throws -> Answer {
         while true {
             enum Step { case known(Answer), lead, follow }
+            var key = asked
             let step = state.mutate { state -> Step in
+                key = Self.canonical(asked, in: state)
                 if let known = state.entries[key] {
                     state.answers += 1
                     return .known(known)
@@ -106,11 +118,28 @@ final class PageCache: Sendable {
             # HELP teamwork_sync_pages_read_total Of those, pages read from a replica file (the rest came from memory)
             # TYPE teamwork_sync_pages_read_total counter
             teamwork_sync_pages_read_total \(reads)
-            # HELP teamwork_sync_page_cache_bytes Encoded pages kept in memory
+            # HELP teamwork_sync_page_cache_bytes Encoded pages kept in memory, with their keys
             # TYPE teamwork_sync_page_cache_bytes gauge
             teamwork_sync_page_cache_bytes \(bytes)
 
             """
+    }
+
+    /// The refetch a request comes to when its epoch is not the file's (known
+    /// from a page of the same state kept before); else the request as it is.
+    private static func canonical(_ key: Key, in state: State) -> Key {
+        guard state.states[key.path] == key.stamp, let epoch = state.epochs[key.path], key.epoch != epoch else { return key }
+        return refetch(key)
+    }
+
+    private static func refetch(_ key: Key) -> Key {
+        var key = key
+        (key.epoch, key.since) = (nil, 0)
+        return key
+    }
+
+    private static func cost(_ key: Key, _ answer: Answer) -> Int {
+        answer.body.count + key.path.utf8.count + (key.epoch?.utf8.count ?? 0) + answer.epoch.utf8.count + entryOverhead
     }
 
     /// Keeps a page (one of more than an eighth of the budget is not kept), the
@@ -118,23 +147,33 @@ final class PageCache: Sendable {
     /// nobody takes that state as their stamp any more. (A read of the older
     /// state that ends after one of the newer lets the newer pages go instead:
     /// they are read again, nothing worse.)
-    private func store(_ answer: Answer, for key: Key, in state: inout State) {
+    /// A refetch is kept as the one refetch page of its state, not under the
+    /// epoch or position the client made up.
+    private func store(_ answer: Answer, for asked: Key, in state: inout State) {
+        let key = answer.refetch ? Self.refetch(asked) : asked
         guard answer.body.count <= budget / 8, state.entries[key] == nil else { return }
         if let kept = state.states[key.path], kept != key.stamp {
             state.order.removeAll { old in
                 guard old.path == key.path else { return false }
-                state.bytes -= state.entries.removeValue(forKey: old)?.body.count ?? 0
+                if let gone = state.entries.removeValue(forKey: old) { state.bytes -= Self.cost(old, gone) }
                 return true
             }
         }
         state.states[key.path] = key.stamp
+        state.epochs[key.path] = answer.epoch
         state.entries[key] = answer
         state.order.append(key)
-        state.bytes += answer.body.count
+        state.bytes += Self.cost(key, answer)
         while state.bytes > budget, !state.order.isEmpty {
             let oldest = state.order.removeFirst()
-            state.bytes -= state.entries.removeValue(forKey: oldest)?.body.count ?? 0
-            if !state.order.contains(where: { $0.path == oldest.path }) { state.states[oldest.path] = nil }
+            if let gone = state.entries.removeValue(forKey: oldest) { state.bytes -= Self.cost(oldest, gone) }
+            if !state.order.contains(where: { $0.path == oldest.path }) {
+                state.states[oldest.path] = nil
+                state.epochs[oldest.path] = nil
+            }
         }
     }
+
+    /// Pages kept now.
+    var count: Int { state.value.entries.count }
 }

@@ -45,12 +45,19 @@ struct ReplicaPulls: Sendable {
         })
     }
 
+    /// The longest query parameter taken, in bytes: a UUID epoch is 36.
+    static let longestParameter = 64
+
     /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=`.
     @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson()
         let replica = try await replica(named: context, person: person)
         let name = replica.fileName.replacingOccurrences(of: ".sqlite", with: "")
         let query = request.uri.queryParameters
+        // Every parameter is a number or a server-made epoch (a UUID): anything longer is made up.
+        if let long = query.first(where: { $0.value.utf8.count > Self.longestParameter }) {
+            throw HTTPError(.badRequest, message: "\(TerminalText.oneLine(String(long.key.prefix(32)))) is longer than \(Self.longestParameter) bytes")
+        }
         let since = try query["since"].map { text -> Int64 in
             guard let value = Int64(String(text)), value >= 0 else { throw HTTPError(.badRequest, message: "since must be a whole number >= 0") }
             return value
@@ -74,20 +81,20 @@ struct ReplicaPulls: Sendable {
             throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
         }
         let (pages, logger, encoder) = (self.pages, context.logger, context.responseEncoder)
-        let read = { @Sendable () async throws -> (body: Data, upTo: Int64, refetch: Bool) in
+        let read = { @Sendable () async throws -> PageCache.Answer in
             // The file's state before the read: a page already encoded for this state and these
             // parameters is sent again as it is (every device of a team asks the same questions).
             let stamp = FileVersion(path: path)
             let fetch = { @Sendable () async throws -> PageCache.Answer in
-                let (page, upTo, refetch): (any Encodable & Sendable, Int64, Bool)
+                let (page, upTo, refetch, fileEpoch): (any Encodable & Sendable, Int64, Bool, String)
                 if replica == .common {
                     let common = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    (page, upTo, refetch) = (common, common.upTo, common.refetch)
+                    (page, upTo, refetch, fileEpoch) = (common, common.upTo, common.refetch, common.epoch)
                 } else {
                     let team = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    (page, upTo, refetch) = (team, team.upTo, team.refetch)
+                    (page, upTo, refetch, fileEpoch) = (team, team.upTo, team.refetch, team.epoch)
                 }
-                return (body: try encoder.encode(page), upTo: upTo, refetch: refetch)
+                return (body: try encoder.encode(page), upTo: upTo, refetch: refetch, epoch: fileEpoch)
             }
             do {
                 guard let stamp else { return try await fetch() }
