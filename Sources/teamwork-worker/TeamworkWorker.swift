@@ -136,10 +136,17 @@ struct Login: AsyncParsableCommand {
         TeamworkWorker.say("Dropped \(dropped) queued change(s) made by someone else.")
     }
 
-    /// This machine: `localhost`, 127.0.0.0/8 or ::1.
+    /// This machine, written as a literal: `localhost`, an IPv4 address in
+    /// 127.0.0.0/8 (four decimal octets) or `::1`. A host *name* that merely
+    /// starts like one (`127.attacker.example`) resolves wherever its owner says.
     static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+        let bare = host.lowercased()
+        if bare == "localhost" || bare == "[::1]" || bare == "::1" { return true }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets[0] == "127" else { return false }
+        return octets.allSatisfy { octet in
+            !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(\.isASCII) && octet.allSatisfy(\.isNumber) && Int(octet)! <= 255
+        }
     }
 }
 
