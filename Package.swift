@@ -182,7 +182,8 @@ let package = Package(
             name: "ReplicaGeneratorTests",
             dependencies: [
                 "ReplicaGenerator", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel", "LocalPostgres",
-                "teamwork-service",
+                "teamwork-service", "ServiceCLI",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

@@ -123,6 +123,6 @@ struct DispatchMap: Encodable {
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        return try encoder.encode(self)
+        return TerminalText.escapedJSON(try encoder.encode(self))
     }
 }

@@ -10,7 +10,7 @@ enum Output {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        write(try encoder.encode(value) + Data("\n".utf8), to: STDOUT_FILENO)
+        write(TerminalText.escapedJSON(try encoder.encode(value)) + Data("\n".utf8), to: STDOUT_FILENO)
     }
 
     /// One line of text; control characters in it cannot reach the terminal (see `TerminalText`).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TeamworkModel
 
 /// How the long-running service commands log: swift-log to standard error,
 /// as text lines or as one JSON object per line (for journald, Loki and the like).
@@ -45,6 +46,7 @@ struct JSONLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        let event = TextLogHandler.safe(event)
         var fields: [String: String] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             fields[key] = "\(value)"
@@ -54,7 +56,9 @@ struct JSONLogHandler: LogHandler {
         fields["level"] = event.level.rawValue
         fields["logger"] = label
         fields["message"] = event.message.description
-        guard var data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard var data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return }
+        data = TerminalText.escapedJSON(data)
         data.append(UInt8(ascii: "\n"))
         FileHandle.standardError.write(data)
     }
@@ -90,7 +94,30 @@ struct TextLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var lines = self.lines
-        lines.metadata = metadata
-        lines.log(event: event)
+        lines.metadata = metadata.mapValues(Self.safe)
+        lines.log(event: Self.safe(event))
+    }
+
+    /// The event with its message, metadata and error each on one line with no
+    /// control characters (see `TerminalText`): a name or a change id from the
+    /// field can neither drive the terminal of whoever reads the log nor forge a line.
+    static func safe(_ event: LogEvent) -> LogEvent {
+        var event = event
+        event.message = "\(TerminalText.oneLine(event.message.description, limit: 10_000))"
+        event.metadata = event.metadata?.mapValues(safe)
+        if let error = event.error {
+            event.metadata = (event.metadata ?? [:]).merging(["error": safe(.string("\(error)"))]) { $1 }
+            event.error = nil
+        }
+        return event
+    }
+
+    static func safe(_ value: Logger.MetadataValue) -> Logger.MetadataValue {
+        switch value {
+        case .string(let text): .string(TerminalText.oneLine(text, limit: 10_000))
+        case .stringConvertible(let value): .string(TerminalText.oneLine(value.description, limit: 10_000))
+        case .dictionary(let values): .dictionary(values.mapValues(safe))
+        case .array(let values): .array(values.map(safe))
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Text from the database or the field, made safe to print on a terminal: a
 /// title or a note may carry escape sequences (clear the screen, rewrite the
 /// line, set the window title) or bidirectional overrides that make what is
@@ -18,6 +20,26 @@ public enum TerminalText {
     /// no one's text (a client's change id, say) can forge or flood a log.
     public static func oneLine(_ text: String, limit: Int = 100) -> String {
         safe(String(text.prefix(limit))).replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+    }
+
+    /// JSON text with every character that could drive a terminal or mislead a
+    /// reader (DEL, C1 controls, bidirectional overrides) written as `\uXXXX`:
+    /// the same JSON value, safe to print. JSONEncoder escapes C0 controls
+    /// itself; the others are only ever inside strings, where the escape means
+    /// the same character, so a script reading the JSON gets the text as it is.
+    public static func escapedJSON(_ json: Data) -> Data {
+        let text = String(decoding: json, as: UTF8.self)
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return json }
+        var escaped = ""
+        escaped.reserveCapacity(json.count + 16)
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return Data(escaped.utf8)
     }
 
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {

@@ -39,7 +39,7 @@ struct JSONOption: ParsableArguments {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        TeamworkWorker.say(String(decoding: try encoder.encode(value), as: UTF8.self))
+        TeamworkWorker.say(String(decoding: TerminalText.escapedJSON(try encoder.encode(value)), as: UTF8.self))
     }
 }
 

@@ -11,6 +11,30 @@ struct ManagerWorkflowTests {
         try JSONOutput.decode(type, run.stdout)
     }
 
+    /// Seen failing before: a note with a C1 CSI, a bidi override and DEL came out of `--json` raw.
+    @Test func printedJSONCarriesNoRawControlCharactersButTheSameText() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            let hostile = "meter \u{9B}2J\u{202E}gnol\u{7F} done"
+            #expect(try tool("team", "add", "red", "--name", "Red Team").status == 0)
+            #expect(try tool("location", "add", "--lat", "59.3", "--lon", "18.0", "--name", "Depot").status == 0)
+            let created = try Self.decode(FieldTask.self, try tool("task", "create", "--title", "Meter", "--team", "red",
+                                                                    "--location", "1", "--description", hostile, "--json"))
+            // The worker's position carries a name, and names may hold anything a manager typed.
+            #expect(try tool("person", "add", "--first", "Ann\u{202E}", "--last", "Lee\u{9B}", "--email", "ann@example.org").status == 0)
+            #expect(try tool("team", "add-member", "red", "ann@example.org").status == 0)
+            for (run, escaped) in [(try tool("task", "show", String(created.id), "--json"), "\\u009b2J\\u202egnol\\u007f"),
+                                   (try tool("task", "list", "--json"), "\\u009b2J\\u202egnol\\u007f"),
+                                   (try tool("map", "--geojson"), "Ann\\u202e Lee\\u009b")] {
+                #expect(run.status == 0, "\(run.stderr)")
+                #expect(!run.stdout.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) },
+                        "\(run.stdout.debugDescription)")
+                #expect(run.stdout.contains(escaped), "\(run.stdout)")
+            }
+            #expect(created.description == hostile, "a script reading the JSON gets the text as it is")
+        }
+    }
+
     @Test func aManagerRunsThePeopleTeamsLocationsAndTasksWorkflow() async throws {
         try await TestDatabase.withFresh { url in
             let tool = ManagerTool(url)
