@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GRDB
 import SyncProtocol
 import TeamworkModel
@@ -26,7 +29,18 @@ public struct LocalStore: Sendable {
         }
     }
 
+    /// The file and SQLite's journals beside it: its owner's only.
+    static let sidecars = ["", "-journal", "-wal", "-shm"]
+
     private static func open(_ path: String) throws -> DatabaseQueue {
+        // Made 0600 before SQLite opens it: SQLite gives its journals the database file's mode.
+        let created = Glibc.open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        if created >= 0 { close(created) }
+        for suffix in sidecars where FileManager.default.fileExists(atPath: path + suffix) {
+            guard chmod(path + suffix, 0o600) == 0 else {
+                throw TeamworkError(.configuration, "cannot make \(path + suffix) private to you (mode 0600)")
+            }
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         let queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -26,6 +26,10 @@ struct WorkerHome {
             url = FileManager.default.homeDirectoryForCurrentUser.appending(path: ".local/share/teamwork-worker")
         }
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Whoever made the folder: the device's tasks, positions and token are its owner's only.
+        guard chmod(url.path, 0o700) == 0 else {
+            throw TeamworkError(.configuration, "cannot make \(url.path) private to you (mode 0700): \(String(cString: strerror(errno)))")
+        }
     }
 
     var configURL: URL { url.appending(path: "config.json") }

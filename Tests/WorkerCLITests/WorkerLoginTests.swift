@@ -26,6 +26,26 @@ struct WorkerLoginTests {
         }
     }
 
+    /// Seen failing before: local.sqlite was created 0644 and a folder made by someone else stayed 0755.
+    @Test func theDeviceFolderAndItsDatabaseAreTheOwnersOnlyWhoeverMadeThem() async throws {
+        try await E2E().withSetup { setup in
+            let home = setup.annHome.path
+            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            #expect(try E2E.worker(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
+            func mode(_ path: String) throws -> Int {
+                try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+            }
+            #expect(try mode(home) == 0o700)
+            let files = try FileManager.default.contentsOfDirectory(atPath: home)
+            #expect(files.contains("local.sqlite"))
+            for file in files { #expect(try mode(home + "/" + file) == 0o600, "\(file)") }
+            // A device file an older tool left readable to others is made private at the next use.
+            #expect(chmod(home + "/local.sqlite", 0o644) == 0)
+            #expect(try E2E.worker(setup.annHome, ["tasks"]).status == 0)
+            #expect(try mode(home + "/local.sqlite") == 0o600)
+        }
+    }
+
     @Test func theTokenComesFromTheEnvironmentOrStandardInputNotTheCommandLine() async throws {
         try await E2E().withSetup { setup in
             let fromEnvironment = try E2E.worker(setup.annHome, ["login", "--server", setup.server.url],
