@@ -32,7 +32,10 @@ extension SyncServer {
             } catch {
                 throw TeamworkError(.configuration, "cannot read the TLS private key \(privateKey): \(error)")
             }
-            return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            // TLS 1.0 and 1.1 are deprecated (RFC 8996): a client that offers nothing newer is refused.
+            tls.minimumTLSVersion = .tlsv12
+            return tls
         }
     }
 
