@@ -16,8 +16,8 @@ extension WorkerChange {
     /// and the master holds start and complete to that assignment.
     public func rejection(by worker: FieldWorker, task: TaskFacts?, inTeam: Bool, receivedAt: Date) -> String? {
         let personID = worker.id
-        guard (1...Self.maximumIDBytes).contains(id.utf8.count) else {
-            return "a change id has 1 to \(Self.maximumIDBytes) bytes"
+        guard Self.isWellFormed(id: id) else {
+            return "a change id has 1 to \(Self.maximumIDBytes) bytes and no control characters"
         }
         guard Self.isPlausible(madeAt: madeAt, receivedAt: receivedAt) else {
             return "made_at must be after 2000-01-01 and at most a day after the server's clock"

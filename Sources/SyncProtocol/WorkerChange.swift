@@ -24,6 +24,14 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     /// The earliest `made_at` taken; the latest is a day after the server's clock.
     public static let earliestMadeAt = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01
 
+    /// Whether `id` can be stored and named in a log or a reason: 1 to
+    /// ``maximumIDBytes`` bytes, no control characters (a NUL would cut it short
+    /// in SQLite's C API, an escape would reach a reader's terminal).
+    public static func isWellFormed(id: String) -> Bool {
+        (1...maximumIDBytes).contains(id.utf8.count)
+            && !id.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
     /// Whether `madeAt` is a time a device could have made a change, given when it arrived.
     public static func isPlausible(madeAt: Date, receivedAt: Date) -> Bool {
         madeAt >= earliestMadeAt && madeAt <= receivedAt.addingTimeInterval(86_400)

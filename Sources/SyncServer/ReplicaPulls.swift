@@ -124,13 +124,7 @@ struct ReplicaPulls: Sendable {
     /// revoked or a member removed while the pull waited gets no more data.
     private func recheck(_ context: SyncRequestContext, replica: ReplicaID) async throws {
         guard let token = context.token else { throw HTTPError(.unauthorized) }
-        let access: AccessCache.Access?
-        do {
-            access = try await cache.access(secret: token, store: store)
-        } catch {
-            throw HTTPError(.serviceUnavailable, message: "the central store is not available; try again")
-        }
-        guard let access, access.person.id == context.person?.id else {
+        guard let access = try await cache.access(secret: token, store: store), access.person.id == context.person?.id else {
             context.logger.notice("refused: token revoked during a wait")
             throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
         }

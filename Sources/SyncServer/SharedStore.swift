@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import Hummingbird
 import Logging
 import ServiceLifecycle
 
@@ -30,7 +31,22 @@ actor SharedStore: Service {
         self.logger = logger
     }
 
+    /// Any failure to reach the store comes out as ``StoreUnavailable`` (503),
+    /// logged here once: no route can answer it with a 500.
     func run<R: Sendable>(_ body: @Sendable (CentralStore) async throws -> R) async throws -> R {
+        do {
+            return try await attempt(body)
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch is CancellationError {
+            throw StoreUnavailable()
+        } catch {
+            logger.error("the central store is not available", metadata: ["error": "\(error)"])
+            throw StoreUnavailable()
+        }
+    }
+
+    private func attempt<R: Sendable>(_ body: @Sendable (CentralStore) async throws -> R) async throws -> R {
         let connection = try await connected()
         do {
             return try await body(connection.store)

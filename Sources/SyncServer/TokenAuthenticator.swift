@@ -24,14 +24,8 @@ struct TokenAuthenticator: RouterMiddleware {
             throw HTTPError(.unauthorized, message: "sign in with a token: Authorization: Bearer tw_...")
         }
         let secret = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
-        let access: AccessCache.Access?
-        do {
-            access = try await cache.access(secret: secret, store: store)
-        } catch {
-            context.logger.error("cannot check a token", metadata: ["error": "\(error)"])
-            throw HTTPError(.serviceUnavailable, message: "the central store is not available; try again")
-        }
-        guard let access else {
+        // A store that cannot answer is a 503 (StoreUnavailable), from SharedStore.
+        guard let access = try await cache.access(secret: secret, store: store) else {
             context.logger.notice("refused: unknown or revoked token", metadata: ["path": "\(request.uri.path)"])
             throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
         }

@@ -6,9 +6,13 @@ extension ReplicaTransaction {
     /// `worker_changes` (once per change id) and shows its effect on the task
     /// (worker-owned fields, with a new row version) so teammates pull it.
     public func apply(_ change: WorkerChange, by personID: Int64, receivedAt: Date) throws -> WorkerChangeResult {
-        let earlierSQL = "SELECT rejection FROM worker_changes WHERE change_id = ?"
+        let earlierSQL = "SELECT person_id, rejection FROM worker_changes WHERE change_id = ?"
         if let earlier = try Row.fetchOne(db.cachedStatement(sql: earlierSQL), arguments: [change.id]) {
-            let reason: String? = earlier[0]
+            // A change is its maker's: someone else's id says nothing of theirs (as the master's ledger keys by person).
+            guard earlier[0] as Int64 == personID else {
+                return .rejected(change.id, "this change id is taken; a change needs an id of its own")
+            }
+            let reason: String? = earlier[1]
             return reason.map { .rejected(change.id, $0) } ?? .accepted(change.id, duplicate: true)
         }
         if let reason = try rejection(of: change, by: personID, receivedAt: receivedAt) {
@@ -16,7 +20,7 @@ extension ReplicaTransaction {
             // tried, but only what is safe to keep: a task of this replica (history is
             // written only there), a note within its limit, a plausible time. An id too
             // malformed to keep is refused without a trace.
-            if (1...WorkerChange.maximumIDBytes).contains(change.id.utf8.count) {
+            if WorkerChange.isWellFormed(id: change.id) {
                 var kept = change
                 if try !holds(change.taskID) { kept.taskID = nil }
                 if (change.note?.utf8.count ?? 0) > WorkerChange.maximumNoteBytes || change.operation == .checkin { kept.note = nil }

@@ -143,6 +143,26 @@ struct PushTests {
         }
     }
 
+    /// Seen failing before: Bo sending the id of Ann's refused change was told
+    /// Ann's reason, and an id with a NUL was stored cut at the NUL.
+    @Test func aChangeIdIsItsMakersAndOneWithAControlCharacterIsNotKept() async throws {
+        try await server.withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
+            let ann = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(
+                client, uri, token: world.annToken, body: Self.body(Self.change("ann-1", "reopen", task: world.redTask))))
+            #expect(ann.results.first?.reason == "task \(world.redTask) is not completed")
+            let bo = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(
+                client, uri, token: boToken, body: Self.body(Self.change("ann-1", "claim", task: world.floatingTask))))
+            #expect(bo.results.first?.reason == "this change id is taken; a change needs an id of its own")
+            let nul = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(
+                client, uri, token: world.annToken, body: Self.body(Self.change("x\\u0000y", "claim", task: world.floatingTask))))
+            #expect(nul.results.first?.status == .rejected)
+            let contents = try ReplicaContents.read(path: world.folder.appending(path: "team-\(world.fixtures.red.id).sqlite").path)
+            #expect(contents.rejectedWorkerChanges == 1, "Ann's refused change only; nothing of Bo's or of the bad id")
+        }
+    }
+
     @Test(arguments: [
         ("not json at all", 400),
         ("{\"changes\": [{\"id\": \"x\", \"operation\": \"complete\", \"task_id\": 1, \"made_at\": \"2026-11-21T10:00:00Z\", \"status\": \"completed\"}]}", 400),

@@ -1,6 +1,8 @@
 @testable import CentralStore
 import Foundation
 import Hummingbird
+import Logging
+@testable import SyncServer
 import HummingbirdTesting
 import Testing
 import TeamworkModel
@@ -8,6 +10,24 @@ import TeamworkTestSupport
 
 @Suite("Sync endpoint: the shared central-store connection")
 struct SharedStoreTests {
+    /// Seen failing before: `GET /v1/positions` turned a store outage into a 500
+    /// while every other route said 503. Whatever goes wrong reaching the store
+    /// comes out of the shared store as an error that renders itself as 503.
+    @Test func aStoreThatCannotBeReachedIsA503ThatRendersItselfForEveryRoute() async throws {
+        let nowhere = try DatabaseURL(parsing: "postgres://nobody@/nothing?host=/nonexistent-\(UUID().uuidString)")
+        let store = SharedStore(url: nowhere, logger: Logger(label: "test"))
+        await #expect(throws: StoreUnavailable.self) {
+            try await store.run { try await $0.positions(visibleTo: 1) }
+        }
+        let router = Router()
+        router.get("/positions") { _, _ -> String in try await store.run { _ in "never" } }
+        try await Application(router: router).test(.router) { client in
+            let response = try await client.execute(uri: "/positions", method: .get)
+            #expect(response.status == .serviceUnavailable && response.headers[.retryAfter] == "2")
+            #expect(String(buffer: response.body).contains("the central store is not available"))
+        }
+    }
+
     /// Requests that arrive together on a fresh server used to open a connection
     /// each, keep the last and drop the others unclosed (postgres-nio's debug
     /// assertion "PostgresConnection deinitialized before being closed").

@@ -35,7 +35,9 @@ struct WorkerChangeRulesTests {
         (change(.start, latitude: 1, longitude: 2), mine, true, "only a check-in carries a position"),
         (change(.start, madeAt: now.addingTimeInterval(2 * 86_400)), mine, true, "made_at must be after 2000-01-01 and at most a day after the server's clock"),
         (change(.complete, note: "a" + String(repeating: "\u{301}", count: 6_000)), mine, true, "a note has at most 10000 bytes (UTF-8)"),
-        (change(.start, id: String(repeating: "é", count: 51)), mine, true, "a change id has 1 to 100 bytes"),
+        (change(.start, id: String(repeating: "é", count: 51)), mine, true, "a change id has 1 to 100 bytes and no control characters"),
+        (change(.start, id: "c-1\u{0}hidden"), mine, true, "a change id has 1 to 100 bytes and no control characters"),
+        (change(.start, id: "c-\u{1B}[2J"), mine, true, "a change id has 1 to 100 bytes and no control characters"),
         (change(.claim), TaskFacts(assigneeID: nil, status: .open, requiredSkills: ["climbing", "electrical"]), true,
          "task 1 needs climbing, electrical, which you do not have"),
     ] as [(WorkerChange, TaskFacts?, Bool, String?)])
