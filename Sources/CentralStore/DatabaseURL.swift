@@ -6,10 +6,15 @@ import TeamworkModel
 /// Where the central store is, parsed from the usual `postgres://` URL form:
 ///
 ///     postgres://user:password@host:5432/teamwork?sslmode=require
+///     postgres://user:password@host/teamwork?sslmode=verify-full&sslrootcert=/etc/teamwork/db-ca.pem
 ///     postgres://user@/teamwork?host=/var/run/postgresql      (unix socket folder)
 ///
-/// `sslmode` is `disable` (the default for unix sockets), `prefer` (the default
-/// over TCP) or `require`.
+/// `sslmode` is `disable` (the default for unix sockets), `prefer` (the
+/// default for a loopback address: nothing crosses a network) or `require`
+/// (the default for any other host, so that nobody on the path can talk the
+/// connection down to plain text). `verify-ca` and `verify-full` mean
+/// `require`: a TLS connection is always verified, chain and host name,
+/// against the system's certificate authorities, or against `sslrootcert`.
 public struct DatabaseURL: Sendable, Equatable {
     public enum Endpoint: Sendable, Equatable {
         case tcp(host: String, port: Int)
@@ -26,13 +31,17 @@ public struct DatabaseURL: Sendable, Equatable {
     public var password: String?
     public var database: String
     public var tlsMode: TLSMode
+    /// A PEM file of the certificate authorities to trust instead of the system's.
+    public var rootCertificate: String?
 
-    public init(endpoint: Endpoint, username: String, password: String? = nil, database: String, tlsMode: TLSMode = .disable) {
+    public init(endpoint: Endpoint, username: String, password: String? = nil, database: String, tlsMode: TLSMode = .disable,
+                rootCertificate: String? = nil) {
         self.endpoint = endpoint
         self.username = username
         self.password = password
         self.database = database
         self.tlsMode = tlsMode
+        self.rootCertificate = rootCertificate
     }
 
     /// Parses a URL; the error names what is wrong without echoing the password.
@@ -64,11 +73,26 @@ public struct DatabaseURL: Sendable, Equatable {
             case "disable", "allow": tlsMode = .disable
             case "prefer": tlsMode = .prefer
             case "require", "verify-ca", "verify-full": tlsMode = .require
-            default: throw TeamworkError(.configuration, "database URL sslmode must be disable, prefer or require")
+            default: throw TeamworkError(.configuration, "database URL sslmode must be disable, prefer, require or verify-full")
             }
         } else {
-            if case .unixSocket = endpoint { tlsMode = .disable } else { tlsMode = .prefer }
+            switch endpoint {
+            case .unixSocket: tlsMode = .disable
+            case .tcp(let host, _): tlsMode = Self.isLoopback(host) ? .prefer : .require
+            }
         }
+        rootCertificate = query["sslrootcert"].flatMap { $0.isEmpty ? nil : $0 }
+        if let rootCertificate, !FileManager.default.isReadableFile(atPath: rootCertificate) {
+            throw TeamworkError(.configuration, "database URL sslrootcert \(rootCertificate) cannot be read")
+        }
+    }
+
+    /// A loopback address written as such: `localhost`, 127.0.0.0/8, `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.lowercased()
+        if bare == "localhost" || bare == "::1" || bare == "[::1]" { return true }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// The same place with another database name, e.g. `postgres` for administration.
@@ -90,7 +114,8 @@ public struct DatabaseURL: Sendable, Equatable {
             let port = path.split(separator: ".").last.map(String.init) ?? "5432"
             return "postgres://\(user)\(secret)@/\(name)?host=\(folder)&port=\(port)"
         case .tcp(let host, let port):
-            return "postgres://\(user)\(secret)@\(host):\(port)/\(name)?sslmode=\(tlsMode.rawValue)"
+            let root = rootCertificate.map { "&sslrootcert=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""
+            return "postgres://\(user)\(secret)@\(host):\(port)/\(name)?sslmode=\(tlsMode.rawValue)\(root)"
         }
     }
 
@@ -108,11 +133,14 @@ public struct DatabaseURL: Sendable, Equatable {
         case .unixSocket(let path):
             configuration = .init(unixSocketPath: path, username: username, password: password, database: database)
         case .tcp(let host, let port):
+            // Verified, chain and host name, always: against sslrootcert when given, else the system's roots.
+            var client = TLSConfiguration.makeClientConfiguration()
+            if let rootCertificate { client.trustRoots = .file(rootCertificate) }
             let tls: PostgresConnection.Configuration.TLS
             switch tlsMode {
             case .disable: tls = .disable
-            case .prefer: tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            case .require: tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .prefer: tls = .prefer(try NIOSSLContext(configuration: client))
+            case .require: tls = .require(try NIOSSLContext(configuration: client))
             }
             configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
         }

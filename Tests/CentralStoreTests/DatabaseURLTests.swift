@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TeamworkModel
 @testable import CentralStore
@@ -17,9 +18,27 @@ struct DatabaseURLTests {
         #expect(url.tlsMode == .disable)
     }
 
-    @Test func tlsIsPreferredOverTCPUnlessDisabled() throws {
-        #expect(try DatabaseURL(parsing: "postgres://u@h/d").tlsMode == .prefer)
+    /// Seen failing before: any TCP host defaulted to `prefer`, which someone on
+    /// the path can talk down to plain text by refusing TLS.
+    @Test func tlsIsRequiredOverTheNetworkAndPreferredOnLoopbackUnlessSaidOtherwise() throws {
+        #expect(try DatabaseURL(parsing: "postgres://u@db.example/d").tlsMode == .require)
+        #expect(try DatabaseURL(parsing: "postgres://u@10.0.0.5/d").tlsMode == .require)
+        #expect(try DatabaseURL(parsing: "postgres://u@127.attacker.example/d").tlsMode == .require)
+        #expect(try DatabaseURL(parsing: "postgres://u@localhost/d").tlsMode == .prefer)
+        #expect(try DatabaseURL(parsing: "postgres://u@127.0.0.1/d").tlsMode == .prefer)
+        #expect(try DatabaseURL(parsing: "postgres://u@db.example/d?sslmode=prefer").tlsMode == .prefer)
         #expect(try DatabaseURL(parsing: "postgres://u@h/d?sslmode=disable").tlsMode == .disable)
+        #expect(try DatabaseURL(parsing: "postgres://u@h/d?sslmode=verify-full").tlsMode == .require)
+    }
+
+    @Test func aRootCertificateIsTrustedInsteadOfTheSystemsAndMustBeReadable() throws {
+        let ca = FileManager.default.temporaryDirectory.appending(path: "ca-\(UUID().uuidString).pem").path
+        try Data("-----BEGIN CERTIFICATE-----\n".utf8).write(to: URL(fileURLWithPath: ca))
+        defer { try? FileManager.default.removeItem(atPath: ca) }
+        let url = try DatabaseURL(parsing: "postgres://u@db.example/d?sslmode=verify-full&sslrootcert=\(ca)")
+        #expect(url.rootCertificate == ca)
+        #expect(try DatabaseURL(parsing: url.connectionString) == url)
+        #expect(throws: TeamworkError.self) { try DatabaseURL(parsing: "postgres://u@db.example/d?sslrootcert=/nonexistent/ca.pem") }
     }
 
     @Test(arguments: ["mysql://u@h/d", "not a url", "postgres:///d", "postgres://u@h/d?sslmode=sometimes"])
