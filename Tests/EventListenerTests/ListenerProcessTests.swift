@@ -115,7 +115,10 @@ struct ListenerProcessTests {
 
             try cluster.stop()
             try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
-            try await Task.sleep(for: .seconds(2))
+            // The listener is seen meeting the outage (its error counter), and the service is still there.
+            #expect(try await eventually(within: .seconds(20)) {
+                (try? await Self.get("http://127.0.0.1:\(port)/metrics"))?.1.contains("teamwork_listener_errors_total{kind=\"database_") == true
+            }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL going away does not take the service down")
             _ = try cluster.ensureRunning()
             try await Self.waitUntilCompleted(cyTask, url: url, within: 40)

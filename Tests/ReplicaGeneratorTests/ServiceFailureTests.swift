@@ -55,9 +55,15 @@ struct ServiceFailureTests {
             if command == "run" { arguments += ["--port", String(port)] }
             let service = ServiceProcess(arguments, port: command == "run" ? port : nil, log: directory.path + "/service.log")
             try await service.start()
-            try await Task.sleep(for: .seconds(1))
+            // At work first (the generator or the listener has reached the master), then PostgreSQL goes away
+            // and the service is seen noticing it: each step waits for its event, not for time.
+            #expect(try await eventually(within: .seconds(20)) {
+                service.logText.contains("generating into this folder") || service.logText.contains("connected to the master")
+            }, "\(service.logText)")
             try cluster.stop()
-            try await Task.sleep(for: .seconds(3))
+            #expect(try await eventually(within: .seconds(20)) {
+                service.logText.contains("retrying") || service.logText.contains("reconnecting")
+            }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL away is survived: \(service.logText)")
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))

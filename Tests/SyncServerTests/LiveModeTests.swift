@@ -30,6 +30,17 @@ struct LiveModeTests {
         return (response.status, response.status == 200 ? try TeamworkJSON.decoder().decode(ChangePage.self, from: response.body) : nil)
     }
 
+    /// Whether the server comes to hold exactly `count` live-mode waits open
+    /// (its /metrics) within 10 s: a test acts only once its pulls really wait,
+    /// so it neither races a busy machine nor passes without taking that path.
+    func waitsOpen(_ client: any TestClientProtocol, _ count: Int) async throws -> Bool {
+        let port = try #require(client.port)
+        return try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+            try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(5)).text
+                .split(separator: "\n").contains("teamwork_sync_open_waits \(count)")
+        }
+    }
+
     /// Ann's current position in red's replica.
     func current(_ world: SyncServerTests.World, _ client: any TestClientProtocol) async throws -> ChangePage {
         let first = try await Pulls.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken)
@@ -42,7 +53,7 @@ struct LiveModeTests {
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
             let started = ContinuousClock.now
             async let waited = Self.fetch(client, uri, token: world.annToken)
-            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await waitsOpen(client, 1))
             let bo = try await CentralStore.withStore(world.url) {
                 try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
             }
@@ -68,7 +79,7 @@ struct LiveModeTests {
             let page = try await current(world, client)
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
             async let waited = Self.fetch(client, uri, token: world.annToken)
-            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await waitsOpen(client, 1))
             let task = try await CentralStore.withStore(world.url) { store in
                 try await store.createTask(try world.fixtures.task("new for ann", team: world.fixtures.red, assignee: world.fixtures.ann))
             }
@@ -211,7 +222,7 @@ struct LiveModeTests {
             let page = try await current(world, client)
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=2"
             async let revokedWait = Self.fetch(client, uri, token: world.annToken)
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await waitsOpen(client, 1))
             try await CentralStore.withStore(world.url) { store in
                 for token in try await store.listTokens(personID: world.fixtures.ann.id) where token.revokedAt == nil {
                     _ = try await store.revokeToken(id: token.id)
@@ -219,6 +230,7 @@ struct LiveModeTests {
             }
             let revoked = try await revokedWait
             #expect(revoked.status == 401)
+            #expect(try await waitsOpen(client, 0))
 
             let bo = try await CentralStore.withStore(world.url) {
                 try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
@@ -227,7 +239,7 @@ struct LiveModeTests {
                 client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo))
             async let removedWait = Self.fetch(
                 client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(boPage.epoch)&since=\(boPage.upTo)&wait=2", token: bo)
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await waitsOpen(client, 1))
             _ = try await CentralStore.withStore(world.url) {
                 try await $0.removeMember(teamID: world.fixtures.red.id, personID: world.fixtures.bo.id)
             }
@@ -251,11 +263,10 @@ struct LiveModeTests {
             // 20 waits abandoned by the device (a watcher that synced meanwhile), more than the 8 requests and
             // the 12 waits one person may have: the server still answers her, and her oldest waits end first.
             var abandoned: [Task<(status: Int, page: ChangePage?), any Error>] = []
-            for _ in 0..<20 {
+            for index in 0..<20 {
                 abandoned.append(Task { try await Self.fetch(client, uri, token: world.annToken) })
-                try await Task.sleep(for: .milliseconds(50))
+                #expect(try await waitsOpen(client, min(index + 1, 12)), "wait \(index + 1) open, the oldest ending past 12")
             }
-            try await Task.sleep(for: .milliseconds(500))
             let listing = try await Pulls.get(client, "/v1/replicas", token: world.annToken)
             #expect(listing.status == .ok)
             let started = ContinuousClock.now
@@ -274,7 +285,7 @@ struct LiveModeTests {
                 for _ in 0..<6 {
                     group.addTask { _ = try await Self.fetch(client, uri, token: world.annToken) }
                 }
-                try await Task.sleep(for: .milliseconds(500))
+                #expect(try await waitsOpen(client, 6))
                 let started = ContinuousClock.now
                 let health = try await Pulls.get(client, "/health", token: nil)
                 #expect(health.status == .ok)

@@ -15,18 +15,6 @@ import Glibc
 struct WatchEndToEndTests {
     typealias E2E = WorkerEndToEndTests
 
-    /// Polls `check` every 100 ms until it holds or `limit` passes; returns whether it held.
-    /// The limits below are far shorter than a live-mode wait (25 s): only a
-    /// woken wait, not the watcher's periodic re-sync, can meet them.
-    static func eventually(within limit: Duration, _ check: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try await check() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return try await check()
-    }
-
     /// Ann's phone watching red through a real `teamwork-service run`: the
     /// people, team and a first task made with the manager's tool, the service
     /// started, Ann signed in and `teamwork-worker watch` running. Ends the
@@ -74,7 +62,7 @@ struct WatchEndToEndTests {
         defer { _ = try? service.stop() }
 
         let home = folder.appending(path: "ann")
-        #expect(try await Self.eventually(within: .seconds(10)) {
+        #expect(try await eventually(within: .seconds(10)) {
             try E2E.worker(home, "login", "--server", service.url, "--token", token).status == 0
         })
         var environment = ProcessInfo.processInfo.environment
@@ -85,7 +73,12 @@ struct WatchEndToEndTests {
         let scene = Scene(url: url, manager: manager, service: service, home: home, watch: watch, watchLog: watchLog)
         // SIGKILL always ends it, so this wait is short.
         defer { if !scene.watchStopped { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) } }
-        try await Task.sleep(for: .seconds(2))
+        // The watcher has synced and waits on the service for news: the scene starts from there.
+        let port = try #require(service.port)
+        #expect(try await eventually(within: .seconds(20)) {
+            let metrics = try? await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(5)).text
+            return metrics?.split(separator: "\n").contains { $0.hasPrefix("teamwork_sync_open_waits ") && !$0.hasSuffix(" 0") } == true
+        }, "\(scene.watched())")
         try await body(scene)
     }
 
@@ -100,16 +93,16 @@ struct WatchEndToEndTests {
                 let created = try JSONOutput.decode(FieldTask.self, try ok(
                     "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
                     "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
-                #expect(try await Self.eventually(within: .seconds(5)) {
+                #expect(try await eventually(within: .seconds(5)) {
                     try E2E.worker(home, "tasks").stdout.contains("Burst main on Elm St")
                 }, "\(watched())")
-                #expect(try await Self.eventually(within: .seconds(2)) {
+                #expect(try await eventually(within: .seconds(2)) {
                     watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
                 }, "\(watched())")
 
                 // Work done on the device leaves at once; the listener puts it on the master.
                 #expect(try E2E.worker(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
-                #expect(try await Self.eventually(within: .seconds(5)) {
+                #expect(try await eventually(within: .seconds(5)) {
                     try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
                 }, "\(watched())")
 
@@ -117,16 +110,16 @@ struct WatchEndToEndTests {
                 let stopping = ContinuousClock.now
                 #expect(try service.stop() == 0)
                 #expect(ContinuousClock.now - stopping < .seconds(10), "\(service.logText.suffix(3000))")
-                #expect(try await Self.eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
+                #expect(try await eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
                 let whileDown = try JSONOutput.decode(FieldTask.self, try ok(
                     "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
                     "--assignee", "ann@example.org", "--json"))
                 try await service.start()
-                #expect(try await Self.eventually(within: .seconds(20)) {
+                #expect(try await eventually(within: .seconds(20)) {
                     try E2E.worker(home, "tasks").stdout.contains("Made while the server was down")
                 }, "\(watched())")
                 // The device's file holds the task a moment before the watcher has printed its lines.
-                #expect(try await Self.eventually(within: .seconds(5)) {
+                #expect(try await eventually(within: .seconds(5)) {
                     watched().contains("Back online.") && watched().contains("New task \(whileDown.id) for you")
                 }, "\(watched())")
 
@@ -155,13 +148,15 @@ struct WatchEndToEndTests {
                 let (manager, watched, home, service) = (scene.manager, scene.watched, scene.home, scene.service)
                 // PostgreSQL stops under the service and the watcher, then comes back.
                 try own.cluster.stop()
-                try await Task.sleep(for: .seconds(3))
+                #expect(try await eventually(within: .seconds(20)) {
+                    service.logText.contains("retrying") || service.logText.contains("reconnecting")
+                }, "the service met the outage: \(service.logText.suffix(2000))")
                 _ = try own.cluster.ensureRunning()
-                #expect(try await Self.eventually(within: .seconds(20)) {
+                #expect(try await eventually(within: .seconds(20)) {
                     (try? manager.run(["task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
                                        "--assignee", "ann@example.org"]))?.status == 0
                 })
-                #expect(try await Self.eventually(within: .seconds(40)) {
+                #expect(try await eventually(within: .seconds(40)) {
                     try E2E.worker(home, "tasks").stdout.contains("After the restart")
                 }, "\(watched())\n\(service.logText.suffix(2000))")
                 #expect(service.isRunning)
