@@ -31,6 +31,7 @@ extension ReplicaGenerator {
                 await withReconnects("catch-up") {
                     try await CentralStore.withStore(configuration.databaseURL, queryDeadline: .seconds(15), logger: logger) { store in
                         for await _ in wakeups {
+                            await configuration.beforePass()
                             try Task.checkCancellation()
                             try await store.ping()
                             let started = ContinuousClock.now

@@ -30,6 +30,9 @@ public struct ReplicaGenerator: Sendable {
         public var buildThreads: Int
         /// A new file is built in memory up to this many bytes, then in its temporary file.
         public var buildMemoryLimit: Int
+        /// Awaited before each continuous catch-up pass: a test freezes the loop
+        /// through it to see a stall reported (`TEAMWORK_TEST_FREEZE_GENERATOR`).
+        public var beforePass: @Sendable () async -> Void = {}
 
         public init(databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
                     sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256,

@@ -73,6 +73,25 @@ final class ServiceStatus: Sendable {
 
     func listenerPassed() { state.mutate { $0.listenerPass = Date() } }
     func generatorPassed() { state.mutate { $0.generatorPass = Date() } }
+    private let started = Date()
+
+    /// `teamwork_<part>_seconds_since_progress` for each part running: seconds
+    /// since it last finished a pass (since the start, before its first). An
+    /// alert on it catches a loop that is alive but no longer doing its job.
+    func progressMetrics(generator: Bool) -> String {
+        let now = Date()
+        let current = state.value
+        var parts = [("listener", current.listenerPass)]
+        if generator && current.generatorRole != .standby { parts.append(("generator", current.generatorPass)) }
+        return parts.map { name, last in
+            """
+            # HELP teamwork_\(name)_seconds_since_progress Seconds since the \(name) last finished a pass
+            # TYPE teamwork_\(name)_seconds_since_progress gauge
+            teamwork_\(name)_seconds_since_progress \(Int(now.timeIntervalSince(last ?? started)))
+
+            """
+        }.joined()
+    }
 
     func generatorRole(_ role: GeneratorRole) {
         let observers = state.mutate { state in

@@ -17,17 +17,22 @@ struct RunAll: AsyncParsableCommand {
         abstract: "Run the generator, the listener and the sync endpoint together until SIGTERM or SIGINT.",
         discussion: """
             The HTTP port serves the sync protocol, GET /health (503 when the generator or the listener has not \
-            finished a pass lately) and GET /metrics (Prometheus). On SIGTERM or SIGINT each part finishes what it \
-            has in hand and the process exits 0. PostgreSQL going away is survived: each part retries with backoff.
+            finished a pass within --stall-after seconds) and GET /metrics (Prometheus). Under systemd with \
+            Type=notify it says READY=1 once both have finished a pass and feeds WatchdogSec= only while neither \
+            is stalled, so systemd restarts a service whose loops stop. On SIGTERM or SIGINT each part finishes what \
+            it has in hand and the process exits 0. PostgreSQL going away is survived: each part retries with backoff.
             """
     )
     @OptionGroup var options: ServiceOptions
     @OptionGroup var logging: LoggingOptions
     @OptionGroup var server: ServerOptions
     @Option(help: "Seconds between the generator's and the listener's sweeps.") var sweep: Double = 5
+    @Option(help: "Seconds without a finished pass after which a part counts as stalled (default: 3 sweeps, at least 30).")
+    var stallAfter: Double?
 
     func validate() throws {
         if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
+        if let stallAfter, !(1...86_400).contains(stallAfter) { throw ValidationError("--stall-after must be 1 to 86400 seconds") }
     }
 
     func run() async throws {
@@ -49,13 +54,13 @@ struct RunAll: AsyncParsableCommand {
             namespace: "teamwork", subsystem: "generator", metricName: "active", unitName: "",
             helpText: "1 while this instance generates into its replica folder, 0 while another one does"))
         status.onGeneratorRole { active.set(Double($0 == .active ? 1 : 0)) }
-        let window = max(30, sweep * 3)
+        let window = stallAfter ?? max(30, sweep * 3)
         var configuration = SyncServer.Configuration(
             databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory)
         server.apply(to: &configuration)
         configuration.pushed = { listener.wake([$0]) }
-        configuration.metrics = { registry.emitToString() }
-        configuration.health = {
+        configuration.metrics = { registry.emitToString() + status.progressMetrics(generator: true) }
+        let health: @Sendable () -> (Bool, [String: String]) = {
             var (healthy, details) = status.health(window: window, generator: true)
             // Degraded, not down: a damaged or locked replica is a data problem a restart does not fix.
             let stalled = listener.stalledReplicas(for: max(sweep * 4, 5))
@@ -66,10 +71,15 @@ struct RunAll: AsyncParsableCommand {
             }
             return (healthy, details)
         }
-        try await SyncServer.run(configuration, services: [
+        configuration.health = health
+        var services: [any Service] = [
             GeneratorService(generator: generator, status: status) { feedPosition.set(Double($0.feedPosition)) },
             ListenerService(listener: listener, status: status),
-        ], logger: Logger(label: "teamwork.sync"))
+        ]
+        if let notifier = SystemdNotifier.fromEnvironment() {
+            services.append(WatchdogService(notifier: notifier, logger: logger) { health().0 })
+        }
+        try await SyncServer.run(configuration, services: services, logger: Logger(label: "teamwork.sync"))
         logger.info("stopped")
     }
 }

@@ -97,6 +97,16 @@ struct ServiceOptions: ParsableArguments {
     func generator(sweepInterval: Duration = .seconds(5)) async throws -> ReplicaGenerator {
         let folder = try replicaFolder()
         let target = try await target()
-        return try ReplicaGenerator(.init(databaseURL: target.url, directory: folder, sweepInterval: sweepInterval))
+        var configuration = ReplicaGenerator.Configuration(databaseURL: target.url, directory: folder, sweepInterval: sweepInterval)
+        // A test hook, documented in docs/operations.md: while this file exists, the generator's loop
+        // makes no progress, as a stalled loop would, so /health, /metrics and the watchdog can be seen to tell.
+        if let freeze = ProcessInfo.processInfo.environment["TEAMWORK_TEST_FREEZE_GENERATOR"], !freeze.isEmpty {
+            configuration.beforePass = {
+                while FileManager.default.fileExists(atPath: freeze), !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
+        return try ReplicaGenerator(configuration)
     }
 }

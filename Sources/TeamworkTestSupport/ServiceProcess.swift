@@ -13,6 +13,8 @@ public final class ServiceProcess: @unchecked Sendable {
     /// The HTTP port, for `serve` and `run`.
     public let port: Int?
     public let log: String
+    /// Variables added to (or, with `nil`, removed from) the test process's environment.
+    public var environment: [String: String?] = [:]
     public private(set) var pid: pid_t = 0
 
     /// `teamwork-service <arguments>`; pass `port` when the command serves HTTP on it.
@@ -39,7 +41,13 @@ public final class ServiceProcess: @unchecked Sendable {
     public var url: String { "http://127.0.0.1:\(port ?? 0)" }
 
     public func start(waitForPort: Bool = true) async throws {
-        pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
+        var variables: [String: String]?
+        if !environment.isEmpty {
+            var merged = ProcessInfo.processInfo.environment
+            for (name, value) in environment { merged[name] = value }
+            variables = merged
+        }
+        pid = try ChildProcess.spawn(arguments, environment: variables, standardOutput: log, standardError: log)
         guard let port, waitForPort else { return }
         for _ in 0..<200 {
             if Self.accepts(port) { return }
