@@ -109,6 +109,10 @@ public enum SyncServer {
     static func makeRouter(_ configuration: Configuration, store: SharedStore, cache: AccessCache,
                            watch: ReplicaWatch) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
+        router.add(middleware: AllowedMethods(routes: [
+            .init("/health", [.get]), .init("/metrics", configuration.metrics == nil ? [] : [.get]),
+            .init("/v1/replicas", [.get]), .init("/v1/positions", [.get]), .init("/v1/replicas/*/changes", [.get, .post]),
+        ].filter { !$0.methods.isEmpty }))
         router.get("/health") { _, _ -> EditedResponse<Health> in
             guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
             let (healthy, details) = await health()
