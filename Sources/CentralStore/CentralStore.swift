@@ -19,6 +19,12 @@ public struct CentralStore: Sendable {
 
     /// Connects, runs `body`, and closes the connection, whatever happens.
     /// Connection failures become `TeamworkError` with code `.unavailable` or `.configuration`.
+    ///
+    /// Cancellation ends it within ``cancellationGrace``: a body that has not
+    /// ended by then has its connection closed under it, so a query in flight
+    /// fails instead of holding a shutdown until it answers (PostgresNIO's
+    /// queries do not watch for cancellation themselves, and one sent as the
+    /// server goes away may never answer).
     @discardableResult
     public static func withStore<R: Sendable>(
         _ url: DatabaseURL,
@@ -27,17 +33,21 @@ public struct CentralStore: Sendable {
         logger: Logger = Logger(label: "teamwork.central-store"),
         _ body: (CentralStore) async throws -> R
     ) async throws -> R {
-        let connection: PostgresConnection
-        do {
-            connection = try await PostgresConnection.connect(
-                configuration: try url.connectionConfiguration(), id: 1, logger: logger
-            )
-        } catch {
-            throw StoreError.map(error, connecting: url)
-        }
+        let connection = try await open(url, logger: logger)
         let store = CentralStore(connection: connection, logger: logger, actorID: actorID, queryDeadline: queryDeadline)
         do {
-            let result = try await body(store)
+            let ended = Locked(false)
+            let result = try await withTaskCancellationHandler {
+                defer { ended.mutate { $0 = true } }
+                return try await body(store)
+            } onCancel: {
+                // A body that notices the cancellation ends on its own (and may still need the
+                // connection, for a ROLLBACK); one stuck in a query is freed by closing it.
+                Task {
+                    try? await Task.sleep(for: Self.cancellationGrace)
+                    if !ended.value { try? await connection.close() }
+                }
+            }
             try? await connection.close()
             return result
         } catch {
@@ -51,11 +61,27 @@ public struct CentralStore: Sendable {
     /// only: a transaction on a shared connection would take in others' queries).
     public static func connect(_ url: DatabaseURL, queryDeadline: Duration? = nil,
                                logger: Logger = Logger(label: "teamwork.central-store")) async throws -> CentralStore {
+        CentralStore(connection: try await open(url, logger: logger), logger: logger, actorID: nil, queryDeadline: queryDeadline)
+    }
+
+    /// How long a cancelled ``withStore(_:actorID:queryDeadline:logger:_:)`` body
+    /// may take to end by itself before its connection is closed under it.
+    static let cancellationGrace = Duration.seconds(3)
+
+    /// Opens a connection, giving up as soon as the calling task is cancelled
+    /// (a connection that arrives after that is closed, never leaked).
+    static func open(_ url: DatabaseURL, logger: Logger) async throws -> PostgresConnection {
         do {
-            let connection = try await PostgresConnection.connect(
-                configuration: try url.connectionConfiguration(), id: 1, logger: logger
-            )
-            return CentralStore(connection: connection, logger: logger, actorID: nil, queryDeadline: queryDeadline)
+            let configuration = try url.connectionConfiguration()
+            let limit = Duration.nanoseconds(configuration.options.connectTimeout.nanoseconds) + .seconds(5)
+            return try await TeamworkModel.withDeadline(limit, timeout: { QueryDeadlineExceeded(limit: limit) }) {
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+                if Task.isCancelled {
+                    try? await connection.close()
+                    throw CancellationError()
+                }
+                return connection
+            }
         } catch {
             throw StoreError.map(error, connecting: url)
         }

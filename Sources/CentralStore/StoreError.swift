@@ -6,7 +6,7 @@ import TeamworkModel
 /// Messages name constraints and fields, never the values (which may be personal data).
 enum StoreError {
     static func map(_ error: any Error, connecting url: DatabaseURL? = nil) -> any Error {
-        if error is TeamworkError { return error }
+        if error is TeamworkError || error is CancellationError { return error }
         if let deadline = error as? QueryDeadlineExceeded { return TeamworkError(.unavailable, deadline.description) }
         if let transaction = error as? PostgresTransactionError,
            let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
