@@ -77,9 +77,44 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         self.operation = parsed
         taskID = try keyed.decodeIfPresent(Int64.self, forKey: .taskID)
         note = try keyed.decodeIfPresent(String.self, forKey: .note)
-        madeAt = try keyed.decode(Date.self, forKey: .madeAt)
+        if let text = try? keyed.decode(String.self, forKey: .madeAt) {
+            guard let date = Self.time(text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [CodingKeys.madeAt],
+                    debugDescription: "made_at must be an RFC 3339 time with a zone, like 2026-12-01T09:30:00Z"))
+            }
+            madeAt = date
+        } else {
+            madeAt = try keyed.decode(Date.self, forKey: .madeAt)
+        }
         latitude = try keyed.decodeIfPresent(Double.self, forKey: .latitude)
         longitude = try keyed.decodeIfPresent(Double.self, forKey: .longitude)
+    }
+
+    /// An RFC 3339 time with a zone (`Z` or an offset), with or without
+    /// fractions of a second: what `made_at` may be (docs/openapi.json).
+    public static func time(_ text: String) -> Date? {
+        guard text.utf8.count <= 40, text.range(of: timePattern, options: .regularExpression) != nil, hasRealDay(text) else {
+            return nil
+        }
+        let formatter = ISO8601DateFormatter()
+        if let plain = formatter.date(from: text) { return plain }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    /// The form of `made_at`, as docs/openapi.json states it (a test holds the two equal).
+    public static let timePattern =
+        #"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"#
+
+    /// Whether the text starts with a day the (proleptic Gregorian) calendar has:
+    /// the formatter would take 02-30 as 03-02.
+    private static func hasRealDay(_ text: String) -> Bool {
+        let parts = text.prefix(10).split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3, (1...12).contains(parts[1]) else { return false }
+        let (year, month, day) = (parts[0], parts[1], parts[2])
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
     }
 
     /// Any key, to find fields a strict decoder does not know.

@@ -45,7 +45,7 @@ struct ReplicaPulls: Sendable {
         })
     }
 
-    /// The longest query parameter taken, in bytes: a UUID epoch is 36.
+    /// The longest query parameter taken, in characters (at most 4 bytes each): a UUID epoch is 36.
     static let longestParameter = 64
 
     /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=`.
@@ -55,8 +55,8 @@ struct ReplicaPulls: Sendable {
         let name = replica.fileName.replacingOccurrences(of: ".sqlite", with: "")
         let query = request.uri.queryParameters
         // Every parameter is a number or a server-made epoch (a UUID): anything longer is made up.
-        if let long = query.first(where: { $0.value.utf8.count > Self.longestParameter }) {
-            throw HTTPError(.badRequest, message: "\(TerminalText.oneLine(String(long.key.prefix(32)))) is longer than \(Self.longestParameter) bytes")
+        if let long = query.first(where: { $0.value.unicodeScalars.count > Self.longestParameter }) {
+            throw HTTPError(.badRequest, message: "\(TerminalText.oneLine(String(long.key.prefix(32)))) is longer than \(Self.longestParameter) characters")
         }
         let since = try query["since"].map { text -> Int64 in
             guard let value = Int64(String(text)), value >= 0 else { throw HTTPError(.badRequest, message: "since must be a whole number >= 0") }

@@ -33,7 +33,7 @@ struct HostileQueryTests {
             let red = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
             let long = try await Pulls.get(client, red + "?epoch=" + String(repeating: "A", count: 60_000), token: world.annToken)
             #expect(long.status == .badRequest)
-            #expect(String(buffer: long.body).contains("epoch is longer than 64 bytes"))
+            #expect(String(buffer: long.body).contains("epoch is longer than 64 characters"))
             let since = try await Pulls.get(client, red + "?since=" + String(repeating: "1", count: 100), token: world.annToken)
             #expect(since.status == .badRequest)
             #expect(try await Pulls.get(client, red + "?epoch=\(UUID().uuidString)", token: world.annToken).status == .ok)

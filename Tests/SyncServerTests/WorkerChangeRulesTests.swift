@@ -44,4 +44,24 @@ struct WorkerChangeRulesTests {
     func aChangeIsTakenOrRefusedWithItsReason(change: WorkerChange, task: TaskFacts?, inTeam: Bool, reason: String?) {
         #expect(change.rejection(by: FieldWorker(id: Self.me, skills: []), task: task, inTeam: inTeam, receivedAt: Self.now) == reason)
     }
+
+    /// Seen failing before (schemathesis): a made_at with fractions of a second, valid RFC 3339 and
+    /// allowed by docs/openapi.json, refused the whole push with 400.
+    @Test(arguments: [("2026-11-21T10:00:00Z", true), ("2026-11-21T10:00:00.5Z", true), ("2026-11-21T11:00:00.123456789+01:00", true),
+                      ("2026-11-21T10:00:00", false), ("yesterday", false), ("2026-11-21", false),
+                      ("2026-02-30T10:00:00Z", false), ("2026-13-01T10:00:00Z", false)])
+    func madeAtIsAnRFC3339TimeWithAZoneWithOrWithoutFractions(_ text: String, _ taken: Bool) throws {
+        let body = #"{"changes": [{"id": "c-1", "operation": "start", "task_id": 1, "made_at": "\#(text)"}]}"#
+        let decoded = Result { try JSONDecoder().decode(PushRequest.self, from: Data(body.utf8)) }
+        #expect(((try? decoded.get()) != nil) == taken, "\(text)")
+        if taken { #expect(abs(try decoded.get().changes[0].madeAt.timeIntervalSince1970 - 1_795_255_200) < 1) }
+    }
+
+    @Test func theDocumentStatesTheFormOfMadeAtTheServerTakes() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../docs/openapi.json")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: Any]
+        let change = (schemas?["WorkerChange"] as? [String: Any])?["properties"] as? [String: Any]
+        #expect((change?["made_at"] as? [String: Any])?["pattern"] as? String == WorkerChange.timePattern)
+    }
 }
