@@ -55,10 +55,14 @@ struct ServiceFailureTests {
             if command == "run" { arguments += ["--port", String(port)] }
             let service = ServiceProcess(arguments, port: command == "run" ? port : nil, log: directory.path + "/service.log")
             try await service.start()
-            // At work first (the generator or the listener has reached the master), then PostgreSQL goes away
-            // and the service is seen noticing it: each step waits for its event, not for time.
+            // At work first (the generator has written its first replicas, the listener has reached the
+            // master), then PostgreSQL goes away and the service is seen noticing it: each step waits for
+            // its event, not for time. (PostgreSQL going away in the middle of the very first rebuild can
+            // still hold SIGTERM: see the note in docs/operations.md.)
+            let generating = command != "listen", listening = command != "replicate"
             #expect(try await eventually(within: .seconds(20)) {
-                service.logText.contains("generating into this folder") || service.logText.contains("connected to the master")
+                (!generating || FileManager.default.fileExists(atPath: folder.appending(path: "generator-state.json").path))
+                    && (!listening || service.logText.contains("connected to the master"))
             }, "\(service.logText)")
             try cluster.stop()
             #expect(try await eventually(within: .seconds(20)) {
