@@ -68,6 +68,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -78,6 +79,7 @@ let package = Package(
                 "TeamworkModel", "CentralStore", "TeamDatabase",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -100,13 +102,19 @@ let package = Package(
         // The worker's device: local copies, the offline queue, the sync client.
         .target(
             name: "WorkerClient",
-            dependencies: ["TeamworkModel", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "TeamworkModel", "SyncProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .executableTarget(
             name: "teamwork-worker",
             dependencies: [
                 "WorkerClient", "TeamworkModel", "SyncProtocol", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 

@@ -39,21 +39,34 @@ extension EventListener {
         }
         defer { sweeper.cancel() }
 
-        var backoff = Backoff()
         var iterator = wakeups.stream.makeAsyncIterator()
         wakeups.postAll()
-        while !wakeups.isStopping {
+        await Retrying().forever(wait: { delay in
+            await wakeups.sleep(delay)
+            if wakeups.isStopping { throw Retrying.Stop() }
+        }, failed: { ending, delay in
+            switch ending {
+            case .failed(let unreachable as Unreachable):
+                metrics.error("database_unavailable")
+                logger.warning("cannot reach the master; retrying", metadata: [
+                    "error": "\(CentralStore.explain(unreachable.error))", "delay": "\(delay)",
+                ])
+            case .failed(let error):
+                metrics.error("database_failed")
+                logger.warning("lost the master; reconnecting", metadata: [
+                    "error": "\(CentralStore.explain(error))", "delay": "\(delay)",
+                ])
+            case .returned:
+                break
+            }
+        }) { progress in
+            if wakeups.isStopping { throw Retrying.Stop() }
             let store: CentralStore
             do {
                 store = try await CentralStore.connect(configuration.databaseURL, queryDeadline: .seconds(15), logger: logger)
             } catch {
-                if wakeups.isStopping { return }
-                metrics.error("database_unavailable")
-                logger.warning("cannot reach the master; retrying", metadata: [
-                    "error": "\(CentralStore.explain(error))", "delay": "\(backoff.delay)",
-                ])
-                await wakeups.sleep(backoff.next())
-                continue
+                if wakeups.isStopping { throw Retrying.Stop() }
+                throw Unreachable(error: error)
             }
             logger.info("connected to the master")
             wakeups.postAll()
@@ -64,22 +77,23 @@ extension EventListener {
                     if !all && names.isEmpty { continue }
                     try await store.ping()
                     let report = try await pass(store, only: all ? nil : names)
-                    backoff.reset()
+                    progress.made()
                     afterPass(report)
                 }
             } catch {
                 await store.close()
-                if wakeups.isStopping { return }
-                metrics.error("database_failed")
-                logger.warning("lost the master; reconnecting", metadata: [
-                    "error": "\(CentralStore.explain(error))", "delay": "\(backoff.delay)",
-                ])
+                if wakeups.isStopping { throw Retrying.Stop() }
                 wakeups.postAll()
-                await wakeups.sleep(backoff.next())
-                continue
+                throw error
             }
             await store.close()
+            throw Retrying.Stop()
         }
+    }
+
+    /// The master could not be reached at all (as opposed to lost in the middle of a pass).
+    private struct Unreachable: Error {
+        var error: any Error
     }
 
     /// Asks ``run(afterPass:)`` to finish the batch in hand and return.

@@ -15,7 +15,7 @@ extension ReplicaGenerator {
         wake.yield()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                await withReconnects("listener") {
+                await withReconnects("listener") { _ in
                     try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
                         try await store.listenToFeed(ready: { wake.yield() }, notified: { wake.yield() })
                     }
@@ -28,7 +28,7 @@ extension ReplicaGenerator {
                 }
             }
             group.addTask {
-                await withReconnects("catch-up") {
+                await withReconnects("catch-up") { progress in
                     try await CentralStore.withStore(configuration.databaseURL, queryDeadline: .seconds(15), logger: logger) { store in
                         for await _ in wakeups {
                             await configuration.beforePass()
@@ -42,6 +42,7 @@ extension ReplicaGenerator {
                                     "feed_position": "\(report.feedPosition)", "took": "\(ContinuousClock.now - started)",
                                 ])
                             }
+                            progress.made()
                             afterPass(report)
                         }
                     }
@@ -53,19 +54,13 @@ extension ReplicaGenerator {
     }
 
     /// Runs `body` again after each failure (or an unexpected return), waiting
-    /// as ``Backoff`` says, until the task is cancelled.
-    private func withReconnects(_ name: String, _ body: () async throws -> Void) async {
-        var backoff = Backoff()
-        while !Task.isCancelled {
-            do {
-                try await body()
-                if Task.isCancelled { return }
-                logger.warning("\(name) ended; restarting it", metadata: ["delay": "\(backoff.delay)"])
-            } catch {
-                if Task.isCancelled { return }
-                logger.warning("\(name) failed; retrying", metadata: ["error": "\(error)", "delay": "\(backoff.delay)"])
+    /// as ``Retrying`` says, until the task is cancelled.
+    private func withReconnects(_ name: String, _ body: (Retrying.Progress) async throws -> Void) async {
+        await Retrying().forever(failed: { ending, delay in
+            switch ending {
+            case .returned: logger.warning("\(name) ended; restarting it", metadata: ["delay": "\(delay)"])
+            case .failed(let error): logger.warning("\(name) failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
             }
-            do { try await backoff.wait() } catch { return }
-        }
+        }, body)
     }
 }

@@ -23,35 +23,36 @@ extension ReplicaGenerator {
     /// a PostgreSQL advisory lock held on a connection of its own. The others
     /// stand by and try again every `retry`; when the active one dies, its
     /// connection ends, the lock is freed, and one of them takes over within
-    /// seconds. Failures (PostgreSQL away) are retried with ``Backoff``;
-    /// cancellation ends it.
+    /// seconds. Failures (PostgreSQL away) are retried as ``Retrying`` says;
+    /// cancellation ends it. `leaseChecked` hears each time the lock was seen
+    /// held (active) or tried (standing by): the lease's own pass.
     public func follow(retry: Duration = .seconds(1), roleChanged: @escaping @Sendable (GeneratorRole) -> Void = { _ in },
+                       leaseChecked: @escaping @Sendable () -> Void = {},
                        afterPass: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) async {
-        var backoff = Backoff()
-        while !Task.isCancelled {
-            let started = ContinuousClock.now
-            do {
-                try await whileLeading(retry: retry, roleChanged: roleChanged) {
-                    try await run(afterPass: afterPass)
-                }
-                if Task.isCancelled { return }
-            } catch {
-                if Task.isCancelled { return }
-                if ContinuousClock.now - started > .seconds(30) { backoff.reset() }
-                logger.warning("the generator failed; restarting it", metadata: ["error": "\(error)", "delay": "\(backoff.delay)"])
+        await Retrying().forever(failed: { ending, delay in
+            if case .failed(let error) = ending {
+                logger.warning("the generator failed; restarting it", metadata: ["error": "\(error)", "delay": "\(delay)"])
             }
-            do { try await backoff.wait() } catch { return }
+        }) { progress in
+            try await whileLeading(retry: retry, roleChanged: roleChanged, leaseChecked: {
+                progress.made()
+                leaseChecked()
+            }) {
+                try await run(afterPass: afterPass)
+            }
         }
     }
 
     /// Runs `body` while this process holds the folder's generator lock, waiting
     /// for it first; `body` is cancelled if the lock's connection fails.
     func whileLeading(retry: Duration, roleChanged: @Sendable (GeneratorRole) -> Void,
+                      leaseChecked: @escaping @Sendable () -> Void = {},
                       _ body: @escaping @Sendable () async throws -> Void) async throws {
         let lock = try await CentralStore.connect(configuration.databaseURL, queryDeadline: .seconds(5), logger: logger)
         do {
             var waiting = false
             while try await !lock.tryLockGenerator(folderID: folderIdentity) {
+                leaseChecked()
                 if !waiting {
                     waiting = true
                     roleChanged(.standby)
@@ -59,6 +60,7 @@ extension ReplicaGenerator {
                 }
                 try await Task.sleep(for: retry)
             }
+            leaseChecked()
             roleChanged(.active)
             logger.info("generating into this folder", metadata: ["folder": "\(folderIdentity)"])
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -72,6 +74,7 @@ extension ReplicaGenerator {
                             if Task.isCancelled { throw CancellationError() }
                             throw LeadershipLost()
                         }
+                        leaseChecked()
                     }
                 }
                 try await group.next()

@@ -43,15 +43,13 @@ struct Replicate: AsyncParsableCommand {
             }
         } else {
             TeamworkService.say("replicating into \(directory); stop with Ctrl-C or SIGTERM")
-            try await Self.untilSignalled {
-                await generator.follow(roleChanged: { role in
-                    TeamworkService.say(role == .active ? "generating" : "another instance generates into \(directory); standing by")
-                }) { report in
-                    if report.entries > 0 {
-                        TeamworkService.say("applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
-                    }
+            try await TeamworkService.untilSignalled(GeneratorService(generator: generator, roleChanged: { role in
+                TeamworkService.say(role == .active ? "generating" : "another instance generates into \(directory); standing by")
+            }, afterPass: { report in
+                if report.entries > 0 {
+                    TeamworkService.say("applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
                 }
-            }
+            }))
             TeamworkService.say("stopped")
         }
     }
@@ -80,29 +78,6 @@ struct Replicate: AsyncParsableCommand {
 
     private func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
-    /// Runs `body` until it ends or SIGINT/SIGTERM arrives, then cancels it and waits for it to wind down.
-    static func untilSignalled(_ body: @escaping @Sendable () async throws -> Void) async throws {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let (signals, continuation) = AsyncStream<Int32>.makeStream()
-        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
-        }
-        defer { sources.forEach { $0.cancel() } }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                for await _ in signals { return }
-            }
-            try await group.next()
-            group.cancelAll()
-            continuation.finish()
-        }
     }
 }
 

@@ -46,7 +46,7 @@ struct RunAll: AsyncParsableCommand {
                   sweepInterval: interval),
             metrics: ListenerMetrics(registry: registry)
         )
-        let status = ServiceStatus()
+        let status = ServiceStatus(parts: ServiceStatus.Part.allCases)
         let feedPosition = registry.makeGauge(descriptor: MetricNameDescriptor(
             namespace: "teamwork", subsystem: "generator", metricName: "feed_position", unitName: "",
             helpText: "The master change-feed position every replica reflects"))
@@ -59,9 +59,10 @@ struct RunAll: AsyncParsableCommand {
             databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory)
         server.apply(to: &configuration)
         configuration.pushed = { listener.wake([$0]) }
-        configuration.metrics = { registry.emitToString() + status.progressMetrics(generator: true) }
+        configuration.watchLooked = { status.passed(.watch) }
+        configuration.metrics = { registry.emitToString() + status.progressMetrics() }
         let health: @Sendable () -> (Bool, [String: String]) = {
-            var (healthy, details) = status.health(window: window, generator: true)
+            var (healthy, details) = status.health(window: window)
             // Degraded, not down: a damaged or locked replica is a data problem a restart does not fix.
             let stalled = listener.stalledReplicas(for: max(sweep * 4, 5))
             if !stalled.isEmpty {
@@ -73,36 +74,23 @@ struct RunAll: AsyncParsableCommand {
         }
         configuration.health = health
         var services: [any Service] = [
-            GeneratorService(generator: generator, status: status) { feedPosition.set(Double($0.feedPosition)) },
-            ListenerService(listener: listener, status: status),
-        ]
-        if let notifier = SystemdNotifier.fromEnvironment() {
-            services.append(WatchdogService(notifier: notifier, logger: logger) { health().0 })
-        }
-        try await SyncServer.run(configuration, services: services, logger: Logger(label: "teamwork.sync"))
-        logger.info("stopped")
-    }
-}
-
-/// The generator as a service: the folder's one generator, or standing by for
-/// another instance (see `ReplicaGenerator.follow`), until graceful shutdown.
-struct GeneratorService: Service {
-    let generator: ReplicaGenerator
-    let status: ServiceStatus
-    let afterPass: @Sendable (CatchUpReport) -> Void
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await generator.follow(roleChanged: { status.generatorRole($0) }) { report in
-                status.generatorPassed()
-                afterPass(report)
+            GeneratorService(generator: generator, roleChanged: { status.generatorRole($0) },
+                             leaseChecked: { status.passed(.lease) }) { report in
+                status.passed(.generator)
+                feedPosition.set(Double(report.feedPosition))
                 if report.entries > 0 {
                     generator.logger.info("replicated", metadata: [
                         "changes": "\(report.entries)", "replicas": "\(report.replicaWrites)",
                         "feed_position": "\(report.feedPosition)",
                     ])
                 }
-            }
+            },
+            ListenerService(listener: listener) { _ in status.passed(.listener) },
+        ]
+        if let notifier = SystemdNotifier.fromEnvironment() {
+            services.append(WatchdogService(notifier: notifier, logger: logger) { health().0 })
         }
+        try await SyncServer.run(configuration, services: services, logger: Logger(label: "teamwork.sync"))
+        logger.info("stopped")
     }
 }

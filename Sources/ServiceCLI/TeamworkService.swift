@@ -2,7 +2,9 @@ import ArgumentParser
 import CommandLineSupport
 import CentralStore
 import Foundation
+import Logging
 import ReplicaGenerator
+import ServiceLifecycle
 import TeamworkModel
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +36,18 @@ public struct TeamworkService: AsyncParsableCommand {
     /// One line on standard error.
     static func say(_ message: String) {
         CommandRunner.say(message, tool: "teamwork-service")
+    }
+
+    /// Runs `service` until SIGTERM or SIGINT asks it to finish what it has in
+    /// hand: every long-running command handles signals this one way, through
+    /// ServiceLifecycle's `ServiceGroup` (`run` and `serve` through Hummingbird's, the same).
+    static func untilSignalled(_ service: any Service) async throws {
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: service)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: Logger(label: "teamwork.service")
+        ))
+        try await group.run()
     }
 }
 

@@ -115,25 +115,22 @@ final class AccessCache: Service, Sendable {
         }
     }
 
-    /// Listens until the server shuts down, reconnecting with ``Backoff``.
+    /// Listens until the server shuts down, reconnecting as ``Retrying`` says.
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            var backoff = Backoff(initial: .milliseconds(200), maximum: .seconds(5))
-            while !Task.isCancelled {
-                do {
-                    try await CentralStore.withStore(self.url, logger: self.logger) { store in
-                        try await store.listen(on: CentralStore.accessChannel,
-                                               ready: { self.forget(listening: true) },
-                                               notified: { self.forget() })
-                    }
-                } catch {
-                    if !Task.isCancelled {
-                        self.logger.warning("access notifications lost; checking every token with the master until they are back",
-                                            metadata: ["error": "\(error)"])
-                    }
-                }
+            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
                 self.forget(listening: false)
-                do { try await backoff.wait() } catch { return }
+                self.logger.warning("access notifications lost; checking every token with the master until they are back",
+                                    metadata: ["error": "\(ending)", "delay": "\(delay)"])
+            }) { progress in
+                try await CentralStore.withStore(self.url, logger: self.logger) { store in
+                    try await store.listen(on: CentralStore.accessChannel,
+                                           ready: {
+                                               progress.made()
+                                               self.forget(listening: true)
+                                           },
+                                           notified: { self.forget() })
+                }
             }
         }
         forget(listening: false)

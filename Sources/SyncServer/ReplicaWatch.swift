@@ -37,7 +37,12 @@ final class ReplicaWatch: Service, Sendable {
     /// The replica folder, watched for writes (nil: the periodic look only).
     let directory: URL?
 
-    init(directory: URL? = nil, interval: Duration = .milliseconds(100), maximumPerOwner: Int = 12) {
+    /// Hears of each look (the loop's pass), for `/health` and `/metrics`.
+    let looked: @Sendable () -> Void
+
+    init(directory: URL? = nil, interval: Duration = .milliseconds(100), maximumPerOwner: Int = 12,
+         looked: @escaping @Sendable () -> Void = {}) {
+        self.looked = looked
         self.directory = directory
         self.interval = interval
         self.maximumPerOwner = maximumPerOwner
@@ -109,6 +114,7 @@ final class ReplicaWatch: Service, Sendable {
             while !Task.isCancelled {
                 try await Task.sleep(for: self.interval)
                 self.look()
+                self.looked()
             }
         }
         close()

@@ -52,6 +52,8 @@ public enum SyncServer {
         /// Called after worker changes are stored in a replica (by name, `team-12`):
         /// wakes a listener running in the same process.
         public var pushed: (@Sendable (String) -> Void)?
+        /// Called after each look of the live-mode watch at the files devices wait on: its pass.
+        public var watchLooked: (@Sendable () -> Void)?
         /// The Prometheus text served on `GET /metrics`; no route when `nil`.
         public var metrics: (@Sendable () -> String)?
         /// What `GET /health` says: 200 with the details when healthy, else 503.
@@ -75,7 +77,7 @@ public enum SyncServer {
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
         let watch = ReplicaWatch(directory: configuration.replicasDirectory, interval: configuration.waitLookInterval,
-                                 maximumPerOwner: configuration.maximumWaitsPerPerson)
+                                 maximumPerOwner: configuration.maximumWaitsPerPerson, looked: configuration.watchLooked ?? {})
         let cache = AccessCache(url: configuration.databaseURL, logger: logger)
         return Application(
             router: try makeRouter(configuration, store: store, cache: cache, watch: watch),

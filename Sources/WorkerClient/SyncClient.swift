@@ -6,7 +6,7 @@ import SyncProtocol
 import TeamworkModel
 
 /// Talks to the sync endpoint: lists, pulls and pushes. Every request has a
-/// deadline; a server that cannot be reached is retried with ``Backoff``, one
+/// deadline; a server that cannot be reached is retried as ``Retrying`` says, one
 /// that accepts the connection but does not answer is not waited on twice.
 public struct SyncClient: Sendable {
     /// How long a worker waits for the server.
@@ -124,60 +124,69 @@ public struct SyncClient: Sendable {
         }
         let limit = timeouts.request
         let server = self.server.absoluteString
-        var backoff = Backoff(initial: .milliseconds(500), maximum: .seconds(4))
-        for attempt in 1...max(1, attempts) {
-            let answer: (Data, URLResponse)
-            do {
-                answer = try await withDeadline(limit, timeout: { Failure(kind: .unreachable, message:
-                    "the server at \(server) did not answer within \(limit); your changes stay queued") }) { [request] in
-                    try await Self.data(for: request)
+        do {
+            return try await Retrying(Backoff(initial: .milliseconds(500), maximum: .seconds(4)))
+                .upTo(max(1, attempts), retryable: { $0 is Transient }) { _ in
+                    let answer: (Data, URLResponse)
+                    do {
+                        answer = try await withDeadline(limit, timeout: { Failure(kind: .unreachable, message:
+                            "the server at \(server) did not answer within \(limit); your changes stay queued") }) { [request] in
+                            try await Self.data(for: request)
+                        }
+                    } catch let failure as Failure {
+                        throw failure
+                    } catch is CancellationError {
+                        throw CancellationError()
+                    } catch {
+                        throw Transient(failure: Failure(kind: .unreachable,
+                            message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued"))
+                    }
+                    return try Self.decode(answer, path: path, server: server, as: type, transient: { Transient(failure: $0) })
                 }
-            } catch let failure as Failure {
-                throw failure
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                if attempt == attempts {
-                    throw Failure(kind: .unreachable, message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued")
-                }
-                try await backoff.wait()
-                continue
-            }
-            let (data, response) = answer
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            switch status {
-            case 200..<300:
-                do {
-                    return try TeamworkJSON.decoder().decode(type, from: data)
-                } catch {
-                    throw Failure(kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
-                                  status: status)
-                }
-            case 300..<400:
-                let target = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location") ?? "elsewhere"
-                throw Failure(kind: .rejected, message: "the server sent the request on to \(target); not followed, so that your token "
-                    + "goes nowhere but \(server)", status: status)
-            case 401:
-                throw Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
-                              status: status)
-            case 403:
-                throw Failure(kind: .refused, message: "the server refused access to \(path)", status: status)
-            case 429, 502, 503, 504:
-                // Too many requests at once, a gateway or a server that is restarting, or a central store that is away:
-                // try again shortly.
-                if attempt == max(1, attempts) {
-                    throw Failure(kind: .unreachable, message: "the server answered \(status): \(Self.errorMessage(data)); your changes stay queued",
-                                  status: status)
-                }
-                try await backoff.wait()
-            case 400..<500:
-                throw Failure(kind: .rejected, message: "the server refused it (\(status)): \(Self.errorMessage(data))", status: status)
-            default:
-                throw Failure(kind: .unreachable, message: "the server answered \(status): \(Self.errorMessage(data)); your changes stay queued",
-                              status: status)
-            }
+        } catch let transient as Transient {
+            throw transient.failure
         }
-        throw Failure(kind: .unreachable, message: "cannot reach \(server); your changes stay queued")
+    }
+
+    /// A failure worth another attempt: no answer, too many requests, a server restarting.
+    private struct Transient: Error {
+        var failure: Failure
+    }
+
+    /// The answer to one request: its body decoded, or the failure its status means
+    /// (those worth another attempt wrapped by `transient`).
+    private static func decode<T: Decodable>(_ answer: (Data, URLResponse), path: String, server: String, as type: T.Type,
+                                             transient: (Failure) -> any Error) throws -> T {
+        let (data, response) = answer
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        switch status {
+        case 200..<300:
+            do {
+                return try TeamworkJSON.decoder().decode(type, from: data)
+            } catch {
+                throw Failure(kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
+                              status: status)
+            }
+        case 300..<400:
+            let target = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location") ?? "elsewhere"
+            throw Failure(kind: .rejected, message: "the server sent the request on to \(target); not followed, so that your token "
+                + "goes nowhere but \(server)", status: status)
+        case 401:
+            throw Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
+                          status: status)
+        case 403:
+            throw Failure(kind: .refused, message: "the server refused access to \(path)", status: status)
+        case 429, 502, 503, 504:
+            // Too many requests at once, a gateway or a server that is restarting, or a central store that is away:
+            // try again shortly.
+            throw transient(Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
+                                    status: status))
+        case 400..<500:
+            throw Failure(kind: .rejected, message: "the server refused it (\(status)): \(errorMessage(data))", status: status)
+        default:
+            throw Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
+                          status: status)
+        }
     }
 
     /// No cookies, no cache, and no redirects: a redirect would carry the

@@ -9,7 +9,7 @@ import TeamworkModel
 /// the device leaves as soon as it is queued.
 ///
 /// A server that cannot be reached (restarting, the network gone) is tried
-/// again with ``Backoff`` (1 s up to 30 s) and the watch resumes by itself; a
+/// again as ``Retrying`` says (1 s up to 30 s) and the watch resumes by itself; a
 /// refused token ends it. Each sync's news comes out as one line per thing a
 /// person cares about (``Watcher/News``).
 public struct Watcher: Sendable {
@@ -27,34 +27,38 @@ public struct Watcher: Sendable {
     /// Runs until the task is cancelled. `say` gets one line per piece of news
     /// and per change of connectivity. Throws only when the server refuses the token.
     public func run(say: @Sendable (String) -> Void) async throws {
-        var backoff = self.backoff
-        var offline = false
+        let offline = Locked(false)
+        let refused = Locked<SyncClient.Failure?>(nil)
         let store = synchronizer.store
-        while !Task.isCancelled {
-            let before = try Snapshot(store)
-            do {
-                _ = try await synchronizer.sync()
-                if offline { say("Back online.") }
-                offline = false
-                backoff.reset()
-                for line in try Snapshot(store).news(since: before) { say(line) }
-                try await waitForChange()
-            } catch let failure as SyncClient.Failure where failure.kind == .refused && failure.status == 401 {
-                throw failure
-            } catch let failure as SyncClient.Failure {
-                if !offline { say("Offline: \(failure.message). Trying again by itself.") }
-                offline = true
-                do { try await backoff.wait() } catch { return }
-            } catch is CancellationError {
-                return
-            } catch {
+        await Retrying(backoff).forever(failed: { ending, _ in
+            switch ending {
+            case .failed(let failure as SyncClient.Failure):
+                if !offline.value { say("Offline: \(failure.message). Trying again by itself.") }
+                offline.mutate { $0 = true }
+            case .failed(let error):
                 // Anything else (the device's database busy with another command, a page it
                 // could not apply) is tried again too: a watch stops only when told to.
-                if Task.isCancelled { return }
                 say("Sync did not finish: \(error). Trying again by itself.")
-                do { try await backoff.wait() } catch { return }
+            case .returned:
+                break
+            }
+        }) { progress in
+            while true {
+                let before = try Snapshot(store)
+                do {
+                    _ = try await synchronizer.sync()
+                } catch let failure as SyncClient.Failure where failure.kind == .refused && failure.status == 401 {
+                    refused.mutate { $0 = failure }
+                    throw Retrying.Stop()
+                }
+                if offline.value { say("Back online.") }
+                offline.mutate { $0 = false }
+                progress.made()
+                for line in try Snapshot(store).news(since: before) { say(line) }
+                try await waitForChange()
             }
         }
+        if let failure = refused.value { throw failure }
     }
 
     /// Returns when a replica changes on the server, when something is queued

@@ -1,6 +1,7 @@
 import ArgumentParser
-import Dispatch
 import Foundation
+import Logging
+import ServiceLifecycle
 import TeamworkModel
 import WorkerClient
 
@@ -24,22 +25,28 @@ struct Watch: AsyncParsableCommand {
         client.timeouts = network.timeouts
         let watcher = Watcher(synchronizer: Synchronizer(client: client, store: try home.store()))
         TeamworkWorker.say("Watching \(client.server.absoluteString); stop with Ctrl-C.")
-        let task = Task {
-            try await watcher.run { TeamworkWorker.say($0) }
-        }
-        let signals = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { task.cancel() }
-            source.resume()
-            return source
-        }
-        defer { signals.forEach { $0.cancel() } }
+        // Signals are handled as the service handles them: ServiceLifecycle's group.
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: WatchService(watcher: watcher))],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: Logger(label: "teamwork.worker", factory: { _ in SwiftLogNoOpLogHandler() })
+        ))
         do {
-            try await task.value
+            try await group.run()
             TeamworkWorker.say("Stopped.")
         } catch let failure as SyncClient.Failure {
             throw failure.teamworkError
+        }
+    }
+}
+
+/// The watch as a service: stops at SIGTERM or SIGINT.
+struct WatchService: Service {
+    let watcher: Watcher
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await watcher.run { TeamworkWorker.say($0) }
         }
     }
 }

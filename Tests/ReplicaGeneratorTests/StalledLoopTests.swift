@@ -91,6 +91,8 @@ struct StalledLoopTests {
             }, "\(last)")
             #expect(try await sinceProgress("generator") ?? 0 >= 2)
             #expect(try await sinceProgress("listener") ?? 99 < 2, "the listener goes on")
+            #expect(try await sinceProgress("lease") ?? 99 < 2, "the leadership lease goes on")
+            #expect(try await sinceProgress("watch") ?? 99 < 2, "the live-mode watch goes on")
             _ = notify.drain()
             // An absence is seen over time only: seven watchdog periods (0.3 s each) with no WATCHDOG=1.
             try await Task.sleep(for: .seconds(2))
