@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Waits for an event instead of for time: polls `check` every `interval`
 /// until it holds or `limit` passes, and returns whether it held. A test that
@@ -12,4 +13,15 @@ public func eventually(within limit: Duration, every interval: Duration = .milli
         try await Task.sleep(for: interval)
     }
     return try await check()
+}
+
+/// ``eventually(within:every:_:)`` that records a test issue naming `what`
+/// when it does not hold in time.
+public func expectEventually(_ what: @autoclosure () -> String, within limit: Duration = .seconds(20),
+                             every interval: Duration = .milliseconds(100),
+                             sourceLocation: SourceLocation = #_sourceLocation,
+                             _ check: () async throws -> Bool) async throws {
+    if try await !eventually(within: limit, every: interval, check) {
+        Issue.record("not within \(limit): \(what())", sourceLocation: sourceLocation)
+    }
 }

@@ -19,7 +19,7 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// `teamwork-service <arguments>`; pass `port` when the command serves HTTP on it.
     public init(_ arguments: [String], port: Int? = nil, log: String) {
-        self.arguments = [ManagerTool.binDirectory.appending(path: "teamwork-service").path] + arguments
+        self.arguments = [Tool.service.path] + arguments
         self.port = port
         self.log = log
     }

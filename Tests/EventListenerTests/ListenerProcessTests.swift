@@ -60,9 +60,8 @@ struct ListenerProcessTests {
             }
             #expect(landedMidBacklog >= 10, "most kills must land while changes are still waiting")
 
-            let last = try ChildProcess.run(["\(ManagerTool.binDirectory.path)/teamwork-service"] + arguments.filter { $0 != "--sweep" && $0 != "0.2" } + ["--once"],
-                                            standardOutput: log, standardError: log)
-            #expect(last == 0)
+            let last = try Tool.service.run(arguments.filter { $0 != "--sweep" && $0 != "0.2" } + ["--once"])
+            #expect(last.status == 0, "\(last.stderr)")
             #expect(try await store.ledgerCount() == backlog.expected)
             let history = try await store.historyCountsByFieldChange()
             #expect(history.count == backlog.expected && history.values.allSatisfy { $0 == 1 }, "every change once in the history")
@@ -111,7 +110,7 @@ struct ListenerProcessTests {
             let replicas = try ReplicaDirectory(folder)
 
             try replicas.push([.complete(annTask, note: "before the outage", id: "c-1")], to: .team(fixtures.red.id), by: fixtures.ann.id)
-            try await Self.waitUntilCompleted(annTask, url: url)
+            try await Self.expectCompleted(annTask, url: url)
 
             try cluster.stop()
             try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
@@ -121,7 +120,7 @@ struct ListenerProcessTests {
             }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL going away does not take the service down")
             _ = try cluster.ensureRunning()
-            try await Self.waitUntilCompleted(cyTask, url: url, within: 40)
+            try await Self.expectCompleted(cyTask, url: url, within: .seconds(40))
 
             let (metricsStatus, metrics) = try await Self.get("http://127.0.0.1:\(port)/metrics")
             #expect(metricsStatus == 200)
@@ -144,14 +143,10 @@ struct ListenerProcessTests {
         #expect(wrong == 0 && untouched == 0)
     }
 
-    static func waitUntilCompleted(_ task: Int64, url: DatabaseURL, within seconds: Int = 30) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            let status = try? await CentralStore.withStore(url) { try await $0.task(id: task).status }
-            if status == .completed { return }
-            try await Task.sleep(for: .milliseconds(100))
+    static func expectCompleted(_ task: Int64, url: DatabaseURL, within limit: Duration = .seconds(30)) async throws {
+        try await expectEventually("task \(task) completed in the master", within: limit) {
+            (try? await CentralStore.withStore(url) { try await $0.task(id: task).status }) == .completed
         }
-        Issue.record("task \(task) was not completed in the master within \(seconds) s")
     }
 
     static func get(_ address: String) async throws -> (Int, String) {

@@ -18,8 +18,7 @@ struct CrashAndRestartTests {
             let folder = FileManager.default.temporaryDirectory.appending(path: "crash-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
             try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: 200, tasksPerTeam: 200) }
-            let service = ManagerTool.binDirectory.appending(path: "teamwork-service").path
-            let arguments = [service, "replicate", "--full", "--database-url", url.connectionString, "--replicas", folder.path]
+            let arguments = [Tool.service.path, "replicate", "--full", "--database-url", url.connectionString, "--replicas", folder.path]
             let log = folder.path + ".log"
             defer { unlink(log) }
             #expect(try ChildProcess.run(arguments, standardOutput: log, standardError: log) == 0)
@@ -52,9 +51,13 @@ struct CrashAndRestartTests {
         try await withGenerator { store, world, generator in
             let task = try await store.createTask(try world.task("first", team: world.red))
             let running = Task { try await generator.run() }
-            try await waitUntil { try generator.contents(.team(world.red.id)).tasks.map(\.master.title) == ["first"] }
+            try await expectEventually("the new task replicated", within: .seconds(10), every: .milliseconds(20)) {
+                (try? generator.contents(.team(world.red.id)).tasks.map(\.master.title)) == ["first"]
+            }
             _ = try await store.updateTask(id: task.id, try TaskChanges(title: "renamed while running"))
-            try await waitUntil { try generator.contents(.team(world.red.id)).tasks.first?.master.title == "renamed while running" }
+            try await expectEventually("the rename replicated", within: .seconds(10), every: .milliseconds(20)) {
+                (try? generator.contents(.team(world.red.id)).tasks.first?.master.title) == "renamed while running"
+            }
             running.cancel()
             _ = try? await running.value
 
@@ -65,9 +68,9 @@ struct CrashAndRestartTests {
 
             let restarted = Task { try await generator.run() }
             defer { restarted.cancel() }
-            try await waitUntil {
-                try generator.contents(.team(world.red.id)).tasks.first?.master.title == "renamed while stopped"
-                    && generator.contents(.team(world.blue.id)).tasks.map(\.master.id) == [second.id]
+            try await expectEventually("the restarted generator caught up", within: .seconds(10), every: .milliseconds(20)) {
+                (try? generator.contents(.team(world.red.id)).tasks.first?.master.title == "renamed while stopped"
+                    && generator.contents(.team(world.blue.id)).tasks.map(\.master.id) == [second.id]) ?? false
             }
             #expect(try await generator.verify().isEmpty)
         }
@@ -105,15 +108,5 @@ struct CrashAndRestartTests {
             #expect(meta.kind == "common")
             #expect(try await generator.verify().isEmpty)
         }
-    }
-
-    /// Polls `condition` every 20 ms for up to 10 s.
-    private func waitUntil(_ condition: () throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if (try? condition()) == true { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        Issue.record("the condition did not become true within 10 s")
     }
 }

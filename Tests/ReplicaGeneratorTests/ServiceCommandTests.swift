@@ -9,29 +9,8 @@ import TeamworkTestSupport
 /// The built `teamwork-service` binary, as cron or an operator runs it.
 @Suite("teamwork-service commands")
 struct ServiceCommandTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func service(_ arguments: [String]) throws -> Run {
-        let base = FileManager.default.temporaryDirectory.appending(path: "svc-\(UUID().uuidString)").path
-        defer {
-            unlink(base + ".out")
-            unlink(base + ".err")
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment["TEAMWORK_DATABASE_URL"] = nil
-        let status = try ChildProcess.run(
-            [ManagerTool.binDirectory.appending(path: "teamwork-service").path] + arguments,
-            environment: environment, standardOutput: base + ".out", standardError: base + ".err"
-        )
-        return Run(
-            status: status,
-            stdout: String(decoding: FileManager.default.contents(atPath: base + ".out") ?? Data(), as: UTF8.self),
-            stderr: String(decoding: FileManager.default.contents(atPath: base + ".err") ?? Data(), as: UTF8.self)
-        )
+    static func service(_ arguments: [String]) throws -> Tool.Run {
+        try Tool.service.run(arguments, environment: ["TEAMWORK_DATABASE_URL": nil])
     }
 
     /// An operator reads the log: one line per event with its metadata, as text

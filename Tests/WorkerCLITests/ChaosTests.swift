@@ -117,10 +117,10 @@ struct ChaosTests {
             try await first.start()
             for plan in plans {
                 let home = directory.appending(path: plan.person.firstName)
-                var login = try WorkerEndToEndTests.worker(home, ["login", "--server", server, "--token", plan.token])
-                for _ in 0..<50 where !(try WorkerEndToEndTests.worker(home, ["tasks"]).stdout.contains("job 4")) {
+                var login = try WorkerTool.run(home, ["login", "--server", server, "--token", plan.token])
+                for _ in 0..<50 where !(try WorkerTool.run(home, ["tasks"]).stdout.contains("job 4")) {
                     try await Task.sleep(for: .milliseconds(200))
-                    login = try WorkerEndToEndTests.worker(home, ["sync"])
+                    login = try WorkerTool.run(home, ["sync"])
                 }
                 #expect(login.status == 0, "\(login.stderr)")
             }
@@ -131,7 +131,7 @@ struct ChaosTests {
                 var random = SplitMix(seed: 2026)
                 for round in 0..<20 {
                     let log = directory.path + "/service-\(round).log"
-                    guard let pid = try? ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-service").path] + arguments,
+                    guard let pid = try? ChildProcess.spawn([Tool.service.path] + arguments,
                                                             standardOutput: log, standardError: log) else { continue }
                     usleep(UInt32(300_000 + random.next(1_200_000)))
                     kill(pid, SIGKILL)
@@ -151,11 +151,11 @@ struct ChaosTests {
                     var random = SplitMix(seed: UInt64(index + 1))
                     let home = directory.appending(path: plan.person.firstName)
                     for step in plan.steps {
-                        let action = try? WorkerEndToEndTests.worker(home, step)
+                        let action = try? WorkerTool.run(home, step)
                         if let action, ![0, 68].contains(action.status) {
                             badExits.mutate { $0.append("\(plan.person.firstName) \(step[0]): \(action.status) \(action.stderr)") }
                         }
-                        let sync = try? WorkerEndToEndTests.worker(home, ["sync", "--timeout", "3", "--connect-timeout", "1"])
+                        let sync = try? WorkerTool.run(home, ["sync", "--timeout", "3", "--connect-timeout", "1"])
                         if let sync { syncOutcomes.mutate { $0[sync.status, default: 0] += 1 } }
                         if let sync, ![0, 69].contains(sync.status) {
                             badExits.mutate { $0.append("\(plan.person.firstName) sync: \(sync.status) \(sync.stderr)") }
@@ -196,11 +196,11 @@ struct ChaosTests {
             for plan in plans {
                 let home = directory.appending(path: plan.person.firstName)
                 for _ in 0..<30 {
-                    let sync = try WorkerEndToEndTests.worker(home, ["sync"])
-                    if sync.status == 0, try WorkerEndToEndTests.worker(home, ["status"]).stdout.contains("Queued: 0 ") { break }
+                    let sync = try WorkerTool.run(home, ["sync"])
+                    if sync.status == 0, try WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 ") { break }
                     try await Task.sleep(for: .milliseconds(300))
                 }
-                #expect(try WorkerEndToEndTests.worker(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
+                #expect(try WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
                 // Taken by the endpoint: the master may still refuse some (they come back as refused below).
                 accepted += try Self.outbox(home, states: ["accepted", "refused"]).map { (plan.person.id, $0[0], $0[1], $0[2], $0[3]) }
             }
@@ -243,9 +243,9 @@ struct ChaosTests {
             let verifyLog = directory.path + "/verify.log"
             var verified: Int32 = -1
             for _ in 0..<60 where verified != 0 {
-                verified = try ChildProcess.run([ManagerTool.binDirectory.appending(path: "teamwork-service").path, "verify",
-                                                 "--database-url", url.connectionString, "--replicas", replicas.path],
-                                                standardOutput: verifyLog, standardError: verifyLog)
+                let run = try Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", replicas.path])
+                verified = run.status
+                try Data((run.stdout + run.stderr).utf8).write(to: URL(fileURLWithPath: verifyLog))
                 if verified != 0 { try await Task.sleep(for: .milliseconds(500)) }
             }
             #expect(verified == 0, "verify finds no drift")
@@ -254,7 +254,7 @@ struct ChaosTests {
             try await CentralStore.withStore(url) { store in
                 for plan in plans {
                     let home = directory.appending(path: plan.person.firstName)
-                    #expect(try WorkerEndToEndTests.worker(home, ["sync"]).status == 0)
+                    #expect(try WorkerTool.run(home, ["sync"]).status == 0)
                     for row in try Self.outbox(home, states: ["rejected", "refused"]) {
                         let change: String = row[0]
                         let applied = try await store.rows("""
@@ -274,8 +274,8 @@ struct ChaosTests {
             let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
             for plan in plans {
                 let home = directory.appending(path: plan.person.firstName)
-                #expect(try WorkerEndToEndTests.worker(home, ["sync"]).status == 0)
-                let onDevice = try JSONOutput.decode([LocalTask].self, try WorkerEndToEndTests.worker(home, ["tasks", "--all", "--json"]).stdout)
+                #expect(try WorkerTool.run(home, ["sync"]).status == 0)
+                let onDevice = try JSONOutput.decode([LocalTask].self, try WorkerTool.run(home, ["tasks", "--all", "--json"]).stdout)
                 for task in onDevice {
                     let truth = try #require(master.first { $0.id == task.id })
                     #expect(task.status == truth.status && task.title == truth.title && task.completionNote == truth.completionNote

@@ -39,24 +39,24 @@ struct FullLoopTests {
 
             // Ann signs in and syncs; her task is there.
             let home = folder.appending(path: "ann")
-            var tasks = WorkerEndToEndTests.Run(status: 1, stdout: "", stderr: "")
-            #expect(try WorkerEndToEndTests.worker(home, "login", "--server", service.url, "--token", token).status == 0)
+            var tasks = Tool.Run(status: 1, stdout: "", stderr: "")
+            #expect(try WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0)
             for _ in 0..<50 where !tasks.stdout.contains("Replace the meter") {
-                _ = try WorkerEndToEndTests.worker(home, "sync")
-                tasks = try WorkerEndToEndTests.worker(home, "tasks")
+                _ = try WorkerTool.run(home, "sync")
+                tasks = try WorkerTool.run(home, "tasks")
                 if !tasks.stdout.contains("Replace the meter") { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(tasks.stdout.contains("Replace the meter"), "\(tasks.stdout) \(tasks.stderr)")
 
             // Offline: the server is down while she works.
             #expect(try service.stop() == 0)
-            #expect(try WorkerEndToEndTests.worker(home, "start", String(created.id)).status == 0)
-            #expect(try WorkerEndToEndTests.worker(home, "complete", String(created.id), "--note", "new meter, serial 7731").status == 0)
-            #expect(try WorkerEndToEndTests.worker(home, "sync").status != 0, "no server: the changes stay queued")
+            #expect(try WorkerTool.run(home, "start", String(created.id)).status == 0)
+            #expect(try WorkerTool.run(home, "complete", String(created.id), "--note", "new meter, serial 7731").status == 0)
+            #expect(try WorkerTool.run(home, "sync").status != 0, "no server: the changes stay queued")
 
             // Online again: the sync sends them, the listener applies them to the master.
             try await service.start()
-            #expect(try WorkerEndToEndTests.worker(home, "sync").status == 0)
+            #expect(try WorkerTool.run(home, "sync").status == 0)
             struct Shown: Decodable { var task: FieldTask }
             struct ShownPerson: Decodable { var person: Person }
             var shown = try JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
@@ -74,8 +74,8 @@ struct FullLoopTests {
             #expect(try ok("report").contains("Field changes taken in: 2"))
 
             // The master's completion flows back: Ann's next sync shows it as the master's.
-            #expect(try WorkerEndToEndTests.worker(home, "sync").status == 0)
-            #expect(try WorkerEndToEndTests.worker(home, "status").stdout.contains("Queued: 0 change(s)"), "the queue is empty")
+            #expect(try WorkerTool.run(home, "sync").status == 0)
+            #expect(try WorkerTool.run(home, "status").stdout.contains("Queued: 0 change(s)"), "the queue is empty")
         }
     }
 }

@@ -29,11 +29,11 @@ struct LeastPrivilegeTests {
             }
             defer { _ = try? service.stop() }
             let home = setup.annHome
-            #expect(try WorkerEndToEndTests.worker(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
+            #expect(try WorkerTool.run(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
                     "\(service.logText)")
-            #expect(try WorkerEndToEndTests.worker(home, ["checkin", "--lat", "1", "--lon", "2"]).status == 0)
-            #expect(try WorkerEndToEndTests.worker(home, ["complete", String(setup.annTask), "--note", "least privilege"]).status == 0)
-            #expect(try WorkerEndToEndTests.worker(home, ["sync"]).status == 0)
+            #expect(try WorkerTool.run(home, ["checkin", "--lat", "1", "--lon", "2"]).status == 0)
+            #expect(try WorkerTool.run(home, ["complete", String(setup.annTask), "--note", "least privilege"]).status == 0)
+            #expect(try WorkerTool.run(home, ["sync"]).status == 0)
             let deadline = ContinuousClock.now + .seconds(20)
             var task = try await CentralStore.withStore(setup.url) { try await $0.task(id: setup.annTask) }
             while task.status != .completed, ContinuousClock.now < deadline {

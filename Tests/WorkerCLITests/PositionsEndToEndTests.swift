@@ -8,38 +8,37 @@ import TeamworkTestSupport
 /// Teammates' positions on the device, as a manager's team setting allows, with the real tools.
 @Suite("teamwork-worker positions end to end")
 struct PositionsEndToEndTests {
-    typealias E2E = WorkerEndToEndTests
 
     @Test func aWorkerSeesTeammatesPositionsOnlyWhileTheirTeamSharesThem() async throws {
-        try await E2E().withSetup { setup in
+        try await WorkerEndToEndTests().withSetup { setup in
             let boToken = try await CentralStore.withStore(setup.url) {
                 try await $0.issueToken(personID: setup.world.bo.id, label: "").secret
             }
             let boHome = setup.annHome.deletingLastPathComponent().appending(path: "bo")
             for (home, token, lat) in [(setup.annHome, setup.annToken, "59.10"), (boHome, boToken, "59.20"), (setup.cyHome, setup.cyToken, "59.30")] {
-                #expect(try E2E.worker(home, "login", "--server", setup.server.url, "--token", token).status == 0)
-                #expect(try E2E.worker(home, "checkin", "--lat", lat, "--lon", "18.05").status == 0)
-                #expect(try E2E.worker(home, "sync").status == 0)
+                #expect(try WorkerTool.run(home, "login", "--server", setup.server.url, "--token", token).status == 0)
+                #expect(try WorkerTool.run(home, "checkin", "--lat", lat, "--lon", "18.05").status == 0)
+                #expect(try WorkerTool.run(home, "sync").status == 0)
             }
             _ = try await EventListener(.init(databaseURL: setup.url, directory: setup.folder)).once()
 
-            #expect(try E2E.worker(setup.annHome, "sync").status == 0)
-            let alone = try E2E.worker(setup.annHome, "positions")
+            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
+            let alone = try WorkerTool.run(setup.annHome, "positions")
             #expect(alone.stdout.contains("you\t59.10000") && !alone.stdout.contains("bo Test"), "\(alone.stdout)")
 
             let manager = ManagerTool(setup.url)
             #expect(try manager("team", "update", "red", "--share-positions").status == 0)
             #expect(try manager("team", "show", "red").stdout.contains("shared with members"))
-            #expect(try E2E.worker(setup.annHome, "sync").status == 0)
-            let shared = try E2E.worker(setup.annHome, "positions")
+            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
+            let shared = try WorkerTool.run(setup.annHome, "positions")
             #expect(shared.stdout.contains("bo Test\t59.20000") && !shared.stdout.contains("59.30000"), "\(shared.stdout)")
-            #expect(try !E2E.worker(setup.cyHome, "sync").stdout.contains("59.2"))
-            #expect(try !E2E.worker(setup.cyHome, "positions").stdout.contains("bo Test"))
+            #expect(try !WorkerTool.run(setup.cyHome, "sync").stdout.contains("59.2"))
+            #expect(try !WorkerTool.run(setup.cyHome, "positions").stdout.contains("bo Test"))
 
             // Turned off: the next sync removes Bo's position from Ann's device.
             #expect(try manager("team", "update", "red", "--no-share-positions").status == 0)
-            #expect(try E2E.worker(setup.annHome, "sync").status == 0)
-            #expect(try !E2E.worker(setup.annHome, "positions").stdout.contains("bo Test"))
+            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
+            #expect(try !WorkerTool.run(setup.annHome, "positions").stdout.contains("bo Test"))
         }
     }
 }

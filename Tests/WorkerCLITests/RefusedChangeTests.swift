@@ -16,7 +16,6 @@ import Glibc
 /// the order the test names, with no waiting on time.
 @Suite("A refused change is undone everywhere")
 struct RefusedChangeTests {
-    typealias E2E = WorkerEndToEndTests
 
     /// What the device shows of a task.
     struct DeviceTask: Decodable {
@@ -64,7 +63,7 @@ struct RefusedChangeTests {
         func onDevice(_ home: URL) throws -> DeviceTask {
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
-            let run = try E2E.worker(home, "show", String(task), "--json")
+            let run = try WorkerTool.run(home, "show", String(task), "--json")
             return try decoder.decode(DeviceTask.self, from: Data(run.stdout.utf8))
         }
 
@@ -108,7 +107,7 @@ struct RefusedChangeTests {
             defer { _ = try? scene.server.stop() }
             for (home, email) in [(scene.ann, "ann@example.org"), (scene.bo, "bo@example.org")] {
                 let token = try scene.ok("person", "token", "issue", email).trimmingCharacters(in: .whitespacesAndNewlines)
-                let login = try E2E.worker(home, "login", "--server", scene.server.url, "--token", token)
+                let login = try WorkerTool.run(home, "login", "--server", scene.server.url, "--token", token)
                 #expect(login.status == 0, "\(login.stderr)")
             }
             try await body(scene)
@@ -119,29 +118,29 @@ struct RefusedChangeTests {
         try await withClimbingTask { scene in
             // Ann's climbing certificate lapses; her replica does not know yet, so her device and the endpoint take her claim.
             try scene.ok("person", "update", "ann@example.org", "--skills", "")
-            let claim = try E2E.worker(scene.ann, "claim", String(scene.task))
+            let claim = try WorkerTool.run(scene.ann, "claim", String(scene.task))
             #expect(claim.status == 0, "\(claim.stderr)")
-            #expect(try E2E.worker(scene.ann, "sync").status == 0)
+            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
             #expect(try scene.onDevice(scene.ann).assigneeId != nil)
 
             // The master refuses it; the replica and Ann's device return to the master's view, with the reason.
             try await scene.settle()
-            #expect(try E2E.worker(scene.ann, "sync").status == 0)
+            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
             #expect(try scene.onDevice(scene.ann).assigneeId == nil)
-            let status = try E2E.worker(scene.ann, "status")
+            let status = try WorkerTool.run(scene.ann, "status")
             #expect(status.stdout.contains("Refused: claim task \(scene.task): refused by the master: task \(scene.task) needs climbing"),
                     "\(status.stdout)")
             let verify = try await scene.service("verify", once: false)
             #expect(verify.status == 0, "\(verify.log)")
 
             // Ann cannot work on it now (the device knows her skills); Bo, who can, takes it.
-            let start = try E2E.worker(scene.ann, "start", String(scene.task))
+            let start = try WorkerTool.run(scene.ann, "start", String(scene.task))
             #expect(start.status == 68 && start.stderr.contains("claim task"), "\(start.stderr)")
-            #expect(try E2E.worker(scene.bo, "sync").status == 0)
+            #expect(try WorkerTool.run(scene.bo, "sync").status == 0)
             #expect(try scene.onDevice(scene.bo).assigneeId == nil)
-            let bo = try E2E.worker(scene.bo, "claim", String(scene.task))
+            let bo = try WorkerTool.run(scene.bo, "claim", String(scene.task))
             #expect(bo.status == 0, "\(bo.stderr)")
-            #expect(try E2E.worker(scene.bo, "sync").status == 0)
+            #expect(try WorkerTool.run(scene.bo, "sync").status == 0)
             try await scene.settle()
             #expect(try await scene.onMaster().assigneeID != nil)
             #expect(try await scene.service("verify", once: false).status == 0)
@@ -152,20 +151,20 @@ struct RefusedChangeTests {
         try await withClimbingTask { scene in
             try scene.ok("task", "assign", String(scene.task), "--team", "red", "--assignee", "ann@example.org", "--actor", "max@example.org")
             try await scene.settle()
-            #expect(try E2E.worker(scene.ann, "sync").status == 0)
+            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
             // The manager cancels; Ann, whose replica does not know yet, starts the task.
             try scene.ok("task", "cancel", String(scene.task), "--actor", "max@example.org")
-            #expect(try E2E.worker(scene.ann, "start", String(scene.task)).status == 0)
+            #expect(try WorkerTool.run(scene.ann, "start", String(scene.task)).status == 0)
             // Ann's phone watches: it sends the start at once, and hears back when the master refuses it.
             var environment = ProcessInfo.processInfo.environment
             environment["TEAMWORK_WORKER_HOME"] = scene.ann.path
             let watchLog = scene.folder.path + "/watch.log"
-            let watch = try ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-worker").path, "watch"],
+            let watch = try ChildProcess.spawn([Tool.worker.path, "watch"],
                                                environment: environment, standardOutput: watchLog, standardError: watchLog)
             defer { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) }
             func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
             #expect(try await eventually(within: .seconds(10)) {
-                try E2E.worker(scene.ann, "status").stdout.contains("Queued: 0 ")
+                try WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 0 ")
             }, "\(watched())")
             #expect(try scene.onDevice(scene.ann).status == "in_progress")
             try await scene.settle()
@@ -173,7 +172,7 @@ struct RefusedChangeTests {
             #expect(try await eventually(within: .seconds(10)) { watched().contains(line) }, "\(watched())")
             #expect(watched().components(separatedBy: line).count == 2, "one line for the refusal: \(watched())")
             #expect(try scene.onDevice(scene.ann).status == "cancelled")
-            #expect(try E2E.worker(scene.ann, "status").stdout.contains("Refused: start task \(scene.task): refused by the master: the task was cancelled"))
+            #expect(try WorkerTool.run(scene.ann, "status").stdout.contains("Refused: start task \(scene.task): refused by the master: the task was cancelled"))
             #expect(try await scene.service("verify", once: false).status == 0)
         }
     }
@@ -182,10 +181,10 @@ struct RefusedChangeTests {
         try await withClimbingTask(annClimbs: false) { scene in
             // Offline: claim, start and complete tried together, then one sync.
             let queued = try ["claim", "start", "complete"].filter { operation in
-                try E2E.worker(scene.ann, operation == "complete" ? [operation, String(scene.task), "--note", "no harness"]
+                try WorkerTool.run(scene.ann, operation == "complete" ? [operation, String(scene.task), "--note", "no harness"]
                                                                   : [operation, String(scene.task)]).status == 0
             }.count
-            #expect(try E2E.worker(scene.ann, "sync").status == 0)
+            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
             try await scene.settle()
             // Whatever the device let through, the master took it in and holds no completion by Ann.
             #expect(try await scene.ledgerEntries() == queued)

@@ -29,15 +29,6 @@ struct SeveralInstancesTests {
         return fields["generator_role"]
     }
 
-    static func waitFor(_ what: String, within seconds: Int = 20, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        Issue.record("not within \(seconds) s: \(what)")
-    }
-
     static func replicaHolds(_ title: String, folder: URL, team: Team) -> Bool {
         let path = folder.appending(path: ReplicaID.team(team.id).fileName).path
         return (try? ReplicaContents.read(path: path).tasks.contains { $0.master.title == title }) ?? false
@@ -53,19 +44,19 @@ struct SeveralInstancesTests {
             defer { for instance in instances where instance.isRunning { _ = try? instance.stop(signal: SIGKILL) } }
 
             var roles: [String?] = []
-            try await Self.waitFor("one active generator and one standing by") {
+            try await expectEventually("one active generator and one standing by") {
                 roles = [await Self.role(instances[0]), await Self.role(instances[1])]
                 return roles.sorted { ($0 ?? "") < ($1 ?? "") } == ["active", "standby"]
             }
             let active = roles[0] == "active" ? 0 : 1
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("before the kill", team: world.red)) }
-            try await Self.waitFor("the active instance replicates") { Self.replicaHolds("before the kill", folder: folder, team: world.red) }
+            try await expectEventually("the active instance replicates") { Self.replicaHolds("before the kill", folder: folder, team: world.red) }
 
             try instances[active].stop(signal: SIGKILL)
             let survivor = instances[1 - active]
-            try await Self.waitFor("the standby instance takes over", within: 15) { await Self.role(survivor) == "active" }
+            try await expectEventually("the standby instance takes over", within: .seconds(15)) { await Self.role(survivor) == "active" }
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("after the kill", team: world.red)) }
-            try await Self.waitFor("the survivor replicates") { Self.replicaHolds("after the kill", folder: folder, team: world.red) }
+            try await expectEventually("the survivor replicates") { Self.replicaHolds("after the kill", folder: folder, team: world.red) }
             let metrics = try await LocalHTTP.request(url: survivor.url + "/metrics").body
             #expect(String(decoding: metrics, as: UTF8.self).contains("teamwork_generator_active 1"))
             #expect(try survivor.stop() == 0)
@@ -88,17 +79,17 @@ struct SeveralInstancesTests {
             let instances = [Self.run(url, folder: folders[0], log: base.path + "/a.log"), Self.run(url, folder: folders[1], log: base.path + "/b.log")]
             for instance in instances { try await instance.start() }
             defer { for instance in instances where instance.isRunning { _ = try? instance.stop() } }
-            try await Self.waitFor("both instances generate their own folder") {
+            try await expectEventually("both instances generate their own folder") {
                 let (a, b) = (await Self.role(instances[0]), await Self.role(instances[1]))
                 return a == "active" && b == "active"
             }
             for folder in folders {
-                try await Self.waitFor("\(folder.lastPathComponent) holds the tasks") { Self.replicaHolds("second job", folder: folder, team: world.red) }
+                try await expectEventually("\(folder.lastPathComponent) holds the tasks") { Self.replicaHolds("second job", folder: folder, team: world.red) }
             }
 
             let home = base.appending(path: "ann")
-            let worker = { (arguments: [String]) throws -> WorkerEndToEndTests.Run in
-                try WorkerEndToEndTests.worker(home, arguments)
+            let worker = { (arguments: [String]) throws -> Tool.Run in
+                try WorkerTool.run(home, arguments)
             }
             #expect(try worker(["login", "--server", instances[0].url, "--token", token]).status == 0)
             #expect(try worker(["complete", String(first), "--note", "via a"]).status == 0)
@@ -108,7 +99,7 @@ struct SeveralInstancesTests {
             let viaB = try worker(["sync"])
             #expect(viaB.status == 0 && viaB.stdout.contains("pushed 1"), "\(viaB.stderr)")
 
-            try await Self.waitFor("both completions on the master") {
+            try await expectEventually("both completions on the master") {
                 try await CentralStore.withStore(url) { store in
                     let statuses = [try await store.task(id: first).status, try await store.task(id: second).status]
                     return statuses == [.completed, .completed]
@@ -122,11 +113,8 @@ struct SeveralInstancesTests {
             }
             #expect(ledger == 2 && history == 2, "each change once in the ledger and once in the history")
             for folder in folders {
-                try await Self.waitFor("verify is clean for \(folder.lastPathComponent)") {
-                    let log = base.path + "/verify.log"
-                    return try ChildProcess.run([ManagerTool.binDirectory.appending(path: "teamwork-service").path, "verify",
-                                                 "--database-url", url.connectionString, "--replicas", folder.path],
-                                                standardOutput: log, standardError: log) == 0
+                try await expectEventually("verify is clean for \(folder.lastPathComponent)") {
+                    try Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folder.path]).status == 0
                 }
             }
         }

@@ -48,11 +48,11 @@ struct TLSTests {
             }
 
             // The worker trusts the system's certificate authorities only: a self-signed certificate is refused.
-            let untrusted = try WorkerEndToEndTests.worker(setup.cyHome, ["login", "--server", "https://localhost:\(port)"],
+            let untrusted = try WorkerTool.run(setup.cyHome, ["login", "--server", "https://localhost:\(port)"],
                                                            environment: ["TEAMWORK_TOKEN": setup.cyToken])
             #expect(untrusted.status == 69 && untrusted.stderr.contains("certificate"), "\(untrusted.stderr)")
             #expect(!FileManager.default.fileExists(atPath: setup.cyHome.appending(path: "config.json").path))
-            let plain = try WorkerEndToEndTests.worker(setup.cyHome, ["login", "--server", "http://127.0.0.1:\(port)", "--timeout", "3"],
+            let plain = try WorkerTool.run(setup.cyHome, ["login", "--server", "http://127.0.0.1:\(port)", "--timeout", "3"],
                                                        environment: ["TEAMWORK_TOKEN": setup.cyToken])
             #expect(plain.status != 0, "plain HTTP to a TLS port gets no answer")
         }

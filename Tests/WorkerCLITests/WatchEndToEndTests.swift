@@ -13,7 +13,6 @@ import Glibc
 /// leaves as soon as it is queued, and a server restart is ridden out.
 @Suite("teamwork-worker watch end to end")
 struct WatchEndToEndTests {
-    typealias E2E = WorkerEndToEndTests
 
     /// Ann's phone watching red through a real `teamwork-service run`: the
     /// people, team and a first task made with the manager's tool, the service
@@ -63,12 +62,12 @@ struct WatchEndToEndTests {
 
         let home = folder.appending(path: "ann")
         #expect(try await eventually(within: .seconds(10)) {
-            try E2E.worker(home, "login", "--server", service.url, "--token", token).status == 0
+            try WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0
         })
         var environment = ProcessInfo.processInfo.environment
         environment["TEAMWORK_WORKER_HOME"] = home.path
         let watchLog = folder.path + "/watch.log"
-        let watch = try ChildProcess.spawn([ManagerTool.binDirectory.appending(path: "teamwork-worker").path, "watch"],
+        let watch = try ChildProcess.spawn([Tool.worker.path, "watch"],
                                            environment: environment, standardOutput: watchLog, standardError: watchLog)
         let scene = Scene(url: url, manager: manager, service: service, home: home, watch: watch, watchLog: watchLog)
         // SIGKILL always ends it, so this wait is short.
@@ -94,14 +93,14 @@ struct WatchEndToEndTests {
                     "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
                     "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
                 #expect(try await eventually(within: .seconds(5)) {
-                    try E2E.worker(home, "tasks").stdout.contains("Burst main on Elm St")
+                    try WorkerTool.run(home, "tasks").stdout.contains("Burst main on Elm St")
                 }, "\(watched())")
                 #expect(try await eventually(within: .seconds(2)) {
                     watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
                 }, "\(watched())")
 
                 // Work done on the device leaves at once; the listener puts it on the master.
-                #expect(try E2E.worker(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
+                #expect(try WorkerTool.run(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
                 #expect(try await eventually(within: .seconds(5)) {
                     try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
                 }, "\(watched())")
@@ -116,7 +115,7 @@ struct WatchEndToEndTests {
                     "--assignee", "ann@example.org", "--json"))
                 try await service.start()
                 #expect(try await eventually(within: .seconds(20)) {
-                    try E2E.worker(home, "tasks").stdout.contains("Made while the server was down")
+                    try WorkerTool.run(home, "tasks").stdout.contains("Made while the server was down")
                 }, "\(watched())")
                 // The device's file holds the task a moment before the watcher has printed its lines.
                 #expect(try await eventually(within: .seconds(5)) {
@@ -125,7 +124,7 @@ struct WatchEndToEndTests {
 
                 // The device ends equal to the master.
                 let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
-                let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
+                let device = try JSONOutput.decode([DeviceTask].self, try WorkerTool.run(home, "tasks", "--all", "--json").stdout)
                 #expect(Dictionary(uniqueKeysWithValues: device.map { ($0.id, $0.status) })
                     == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
 
@@ -157,12 +156,12 @@ struct WatchEndToEndTests {
                                        "--assignee", "ann@example.org"]))?.status == 0
                 })
                 #expect(try await eventually(within: .seconds(40)) {
-                    try E2E.worker(home, "tasks").stdout.contains("After the restart")
+                    try WorkerTool.run(home, "tasks").stdout.contains("After the restart")
                 }, "\(watched())\n\(service.logText.suffix(2000))")
                 #expect(service.isRunning)
 
                 let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
-                let device = try JSONOutput.decode([DeviceTask].self, try E2E.worker(home, "tasks", "--all", "--json").stdout)
+                let device = try JSONOutput.decode([DeviceTask].self, try WorkerTool.run(home, "tasks", "--all", "--json").stdout)
                 #expect(Set(device.map(\.id)) == Set(master.map(\.id)))
             }
         }

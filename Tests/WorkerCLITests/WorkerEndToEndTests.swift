@@ -16,36 +16,6 @@ import Glibc
 /// The built `teamwork-worker` against a real `teamwork-service serve` and a real PostgreSQL.
 @Suite("teamwork-worker end to end")
 struct WorkerEndToEndTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func worker(_ home: URL, _ arguments: String...) throws -> Run {
-        try worker(home, arguments)
-    }
-
-    static func worker(_ home: URL, _ arguments: [String], environment extra: [String: String] = [:],
-                       input: String? = nil) throws -> Run {
-        var environment = ProcessInfo.processInfo.environment
-        environment["TEAMWORK_WORKER_HOME"] = home.path
-        environment["TEAMWORK_TOKEN"] = nil
-        for (key, value) in extra { environment[key] = value }
-        var standardInput = "/dev/null"
-        if let input {
-            standardInput = home.path + ".in"
-            try Data(input.utf8).write(to: URL(fileURLWithPath: standardInput))
-        }
-        let out = home.path + ".out"
-        let err = home.path + ".err"
-        let status = try ChildProcess.run([ManagerTool.binDirectory.appending(path: "teamwork-worker").path] + arguments,
-                                          environment: environment, standardInput: standardInput, standardOutput: out, standardError: err)
-        return Run(status: status,
-                   stdout: String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self),
-                   stderr: String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self))
-    }
-
     struct Setup {
         var url: DatabaseURL
         var world: Fixtures
@@ -85,56 +55,56 @@ struct WorkerEndToEndTests {
 
     @Test func twoWorkersOnDifferentTeamsEachSeeOnlyTheirOwnTeam() async throws {
         try await withSetup { setup in
-            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try Self.worker(setup.cyHome, "login", "--server", setup.server.url, "--token", setup.cyToken).status == 0)
-            let ann = try Self.worker(setup.annHome, "tasks", "--all")
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try WorkerTool.run(setup.cyHome, "login", "--server", setup.server.url, "--token", setup.cyToken).status == 0)
+            let ann = try WorkerTool.run(setup.annHome, "tasks", "--all")
             #expect(ann.stdout.contains("fix red meter") && ann.stdout.contains("red floating") && !ann.stdout.contains("blue job"))
-            let cy = try Self.worker(setup.cyHome, "tasks", "--all")
+            let cy = try WorkerTool.run(setup.cyHome, "tasks", "--all")
             #expect(cy.stdout.contains("blue job") && !cy.stdout.contains("red"))
-            let annMine = try Self.worker(setup.annHome, "tasks")
+            let annMine = try WorkerTool.run(setup.annHome, "tasks")
             #expect(annMine.stdout.contains("fix red meter") && !annMine.stdout.contains("red floating"))
             // Names come from the common replica, which every worker holds too.
-            let shown = try Self.worker(setup.annHome, "show", String(setup.annTask))
+            let shown = try WorkerTool.run(setup.annHome, "show", String(setup.annTask))
             #expect(shown.stdout.contains("ann Test (\(setup.world.ann.id))"), "\(shown.stdout)")
         }
     }
 
     @Test func workDoneOfflineArrivesOnceAtTheNextSync() async throws {
         try await withSetup { setup in
-            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             try setup.server.stop()
             let id = String(setup.annTask)
-            #expect(try Self.worker(setup.annHome, "start", id).status == 0)
-            #expect(try Self.worker(setup.annHome, "complete", id, "--note", "done offline").status == 0)
-            let offline = try Self.worker(setup.annHome, "sync")
+            #expect(try WorkerTool.run(setup.annHome, "start", id).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "complete", id, "--note", "done offline").status == 0)
+            let offline = try WorkerTool.run(setup.annHome, "sync")
             #expect(offline.status == 69 && offline.stderr.contains("your changes stay queued"))
             // A new process each time: the queue lives on disk.
-            #expect(try Self.worker(setup.annHome, "status").stdout.contains("Queued: 2"))
-            #expect(try Self.worker(setup.annHome, "show", id).stdout.contains("done offline"))
+            #expect(try WorkerTool.run(setup.annHome, "status").stdout.contains("Queued: 2"))
+            #expect(try WorkerTool.run(setup.annHome, "show", id).stdout.contains("done offline"))
 
             try await setup.server.start()
-            let online = try Self.worker(setup.annHome, "sync")
+            let online = try WorkerTool.run(setup.annHome, "sync")
             #expect(online.status == 0 && online.stdout.contains("pushed 2, 0 rejected"), "\(online.stderr)")
-            #expect(try Self.worker(setup.annHome, "sync").stdout.contains("pushed 0"))
+            #expect(try WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 0"))
             let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: file).acceptedWorkerChanges == 2)
-            #expect(try Self.worker(setup.annHome, "status").stdout.contains("Queued: 0"))
+            #expect(try WorkerTool.run(setup.annHome, "status").stdout.contains("Queued: 0"))
         }
     }
 
     @Test func aRevokedTokenIsRefusedAndARemovedMemberLosesTheTeam() async throws {
         try await withSetup { setup in
-            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             try await CentralStore.withStore(setup.url) { store in
                 try await store.removeMember(teamID: setup.world.red.id, personID: setup.world.ann.id)
             }
-            let after = try Self.worker(setup.annHome, "sync")
+            let after = try WorkerTool.run(setup.annHome, "sync")
             #expect(after.status == 0 && after.stdout.contains("removed Red Team"))
-            #expect(!(try Self.worker(setup.annHome, "tasks", "--all").stdout.contains("red")))
+            #expect(!(try WorkerTool.run(setup.annHome, "tasks", "--all").stdout.contains("red")))
 
             let tokens = try await CentralStore.withStore(setup.url) { try await $0.listTokens(personID: setup.world.ann.id) }
             _ = try await CentralStore.withStore(setup.url) { try await $0.revokeToken(id: tokens[0].id) }
-            let refused = try Self.worker(setup.annHome, "sync")
+            let refused = try WorkerTool.run(setup.annHome, "sync")
             #expect(refused.status == 68 && refused.stderr.contains("refused the token"))
         }
     }
@@ -166,12 +136,12 @@ struct WorkerEndToEndTests {
 
     @Test func aDamagedLocalCopyIsSetAsideAndRefetched() async throws {
         try await withSetup { setup in
-            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             try Data("not a database".utf8).write(to: setup.annHome.appending(path: "local.sqlite"))
-            let before = try Self.worker(setup.annHome, "tasks")
+            let before = try WorkerTool.run(setup.annHome, "tasks")
             #expect(before.status == 64 && before.stderr.contains("sync"))
-            #expect(try Self.worker(setup.annHome, "sync").status == 0)
-            #expect(try Self.worker(setup.annHome, "tasks").stdout.contains("fix red meter"))
+            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "tasks").stdout.contains("fix red meter"))
             let files = try FileManager.default.contentsOfDirectory(atPath: setup.annHome.path)
             #expect(files.contains { $0.hasPrefix("local.sqlite.damaged-") })
         }
@@ -179,15 +149,15 @@ struct WorkerEndToEndTests {
 
     @Test func badInputGetsOneLineAndAnExitCode() async throws {
         try await withSetup { setup in
-            let notSignedIn = try Self.worker(setup.annHome, "sync")
+            let notSignedIn = try WorkerTool.run(setup.annHome, "sync")
             #expect(notSignedIn.status == 64 && notSignedIn.stderr.contains("not signed in"))
-            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", "nope").status == 65)
-            #expect(try Self.worker(setup.annHome, "login", "--server", "ftp://x", "--token", setup.annToken).status == 65)
-            #expect(try Self.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            let unknown = try Self.worker(setup.annHome, "start", "999999")
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", "nope").status == 65)
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", "ftp://x", "--token", setup.annToken).status == 65)
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            let unknown = try WorkerTool.run(setup.annHome, "start", "999999")
             #expect(unknown.status == 67 && unknown.stderr.split(separator: "\n").count == 1)
-            #expect(try Self.worker(setup.annHome, "complete", String(setup.annTask)).status == 64)
-            #expect(try Self.worker(setup.annHome, "checkin", "--lat", "91", "--lon", "0").status == 65)
+            #expect(try WorkerTool.run(setup.annHome, "complete", String(setup.annTask)).status == 64)
+            #expect(try WorkerTool.run(setup.annHome, "checkin", "--lat", "91", "--lon", "0").status == 65)
             let config = setup.annHome.appending(path: "config.json").path
             let mode = try FileManager.default.attributesOfItem(atPath: config)[.posixPermissions] as? Int
             #expect(mode == 0o600)

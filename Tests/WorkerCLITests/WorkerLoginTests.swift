@@ -10,28 +10,27 @@ import Glibc
 /// no process list, and follows no redirect.
 @Suite("teamwork-worker login keeps the token secret")
 struct WorkerLoginTests {
-    typealias E2E = WorkerEndToEndTests
 
     @Test func aPlainHttpServerOnAnotherMachineIsRefusedUnlessInsecure() async throws {
-        try await E2E().withSetup { setup in
+        try await WorkerEndToEndTests().withSetup { setup in
             // A name that only looks like loopback resolves wherever its owner says (seen answered before).
             for server in ["http://teamwork.example:8080", "http://127.attacker.example:8080", "http://127.0.0.1.nip.io:8080",
                            "http://localhost.attacker.example:8080", "http://0x7f.1:8080"] {
-                let refused = try E2E.worker(setup.annHome, ["login", "--server", server, "--token", setup.annToken])
+                let refused = try WorkerTool.run(setup.annHome, ["login", "--server", server, "--token", setup.annToken])
                 #expect(refused.status == 64 && refused.stderr.contains("clear text"), "\(server): \(refused.stderr)")
             }
             #expect(!FileManager.default.fileExists(atPath: setup.annHome.appending(path: "config.json").path))
             // Loopback is this machine: nothing crosses a network.
-            #expect(try E2E.worker(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
         }
     }
 
     /// Seen failing before: local.sqlite was created 0644 and a folder made by someone else stayed 0755.
     @Test func theDeviceFolderAndItsDatabaseAreTheOwnersOnlyWhoeverMadeThem() async throws {
-        try await E2E().withSetup { setup in
+        try await WorkerEndToEndTests().withSetup { setup in
             let home = setup.annHome.path
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-            #expect(try E2E.worker(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
             func mode(_ path: String) throws -> Int {
                 try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
             }
@@ -41,31 +40,31 @@ struct WorkerLoginTests {
             for file in files { #expect(try mode(home + "/" + file) == 0o600, "\(file)") }
             // A device file an older tool left readable to others is made private at the next use.
             #expect(chmod(home + "/local.sqlite", 0o644) == 0)
-            #expect(try E2E.worker(setup.annHome, ["tasks"]).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, ["tasks"]).status == 0)
             #expect(try mode(home + "/local.sqlite") == 0o600)
         }
     }
 
     @Test func theTokenComesFromTheEnvironmentOrStandardInputNotTheCommandLine() async throws {
-        try await E2E().withSetup { setup in
-            let fromEnvironment = try E2E.worker(setup.annHome, ["login", "--server", setup.server.url],
+        try await WorkerEndToEndTests().withSetup { setup in
+            let fromEnvironment = try WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url],
                                                  environment: ["TEAMWORK_TOKEN": setup.annToken])
             #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
-            let fromInput = try E2E.worker(setup.cyHome, ["login", "--server", setup.server.url], input: setup.cyToken + "\n")
+            let fromInput = try WorkerTool.run(setup.cyHome, ["login", "--server", setup.server.url], input: setup.cyToken + "\n")
             #expect(fromInput.status == 0, "\(fromInput.stderr)")
-            #expect(try E2E.worker(setup.cyHome, ["tasks"]).stdout.contains("blue job"))
-            let none = try E2E.worker(setup.folder.appending(path: "nobody"), ["login", "--server", setup.server.url])
+            #expect(try WorkerTool.run(setup.cyHome, ["tasks"]).stdout.contains("blue job"))
+            let none = try WorkerTool.run(setup.folder.appending(path: "nobody"), ["login", "--server", setup.server.url])
             #expect(none.status == 64 && none.stderr.contains("standard input"))
         }
     }
 
     @Test func aRedirectIsNotFollowedSoTheTokenGoesNowhereElse() async throws {
-        try await E2E().withSetup { setup in
+        try await WorkerEndToEndTests().withSetup { setup in
             let (elsewhere, elsewhereSocket) = ServiceProcess.silentPort()
             defer { close(elsewhereSocket) }
             let redirector = Redirector(to: "http://127.0.0.1:\(elsewhere)/")
             defer { redirector.stop() }
-            let login = try E2E.worker(setup.annHome, ["login", "--server", "http://127.0.0.1:\(redirector.port)", "--token", setup.annToken])
+            let login = try WorkerTool.run(setup.annHome, ["login", "--server", "http://127.0.0.1:\(redirector.port)", "--token", setup.annToken])
             #expect(login.status != 0 && login.stderr.contains("not followed"), "\(login.stderr)")
             #expect(redirector.requests > 0, "the redirecting server was asked")
             // Nothing connected to where the redirect pointed.

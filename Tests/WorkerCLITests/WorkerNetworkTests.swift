@@ -16,10 +16,9 @@ import Glibc
 /// answer and never loses queued work; one change never blocks the device.
 @Suite("teamwork-worker on a bad network")
 struct WorkerNetworkTests {
-    typealias E2E = WorkerEndToEndTests
 
     static func queuedCount(_ home: URL) throws -> String {
-        try E2E.worker(home, "status").stdout
+        try WorkerTool.run(home, "status").stdout
     }
 
     /// Points the signed-in device at another server address.
@@ -31,15 +30,15 @@ struct WorkerNetworkTests {
     }
 
     @Test func aServerThatAcceptsButNeverAnswersEndsSyncWithExit69WithinTheTimeoutAndKeepsTheQueue() async throws {
-        try await E2E().withSetup { setup in
-            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try E2E.worker(setup.annHome, "start", String(setup.annTask)).status == 0)
+        try await WorkerEndToEndTests().withSetup { setup in
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "start", String(setup.annTask)).status == 0)
             let (port, descriptor) = ServiceProcess.silentPort()
             defer { close(descriptor) }
             try Self.moveServer(setup.annHome, to: "http://127.0.0.1:\(port)")
 
             let started = ContinuousClock.now
-            let silent = try E2E.worker(setup.annHome, "sync", "--timeout", "2")
+            let silent = try WorkerTool.run(setup.annHome, "sync", "--timeout", "2")
             let took = ContinuousClock.now - started
             #expect(silent.status == 69, "\(silent.stderr)")
             #expect(silent.stderr.contains("did not answer") && silent.stderr.contains("stay queued"), "\(silent.stderr)")
@@ -48,7 +47,7 @@ struct WorkerNetworkTests {
             #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
 
             try Self.moveServer(setup.annHome, to: setup.server.url)
-            let back = try E2E.worker(setup.annHome, "sync")
+            let back = try WorkerTool.run(setup.annHome, "sync")
             #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
         }
     }
@@ -68,27 +67,27 @@ struct WorkerNetworkTests {
             try await server.start()
             defer { _ = try? server.stop() }
             let home = directory.appending(path: "ann")
-            #expect(try E2E.worker(home, "login", "--server", server.url, "--token", token).status == 0)
+            #expect(try WorkerTool.run(home, "login", "--server", server.url, "--token", token).status == 0)
 
             try cluster.stop()
-            #expect(try E2E.worker(home, "start", String(task)).status == 0)
-            let away = try E2E.worker(home, "sync")
+            #expect(try WorkerTool.run(home, "start", String(task)).status == 0)
+            let away = try WorkerTool.run(home, "sync")
             #expect(away.status == 69, "\(away.stderr)")
             #expect(away.stderr.contains("503") && away.stderr.contains("stay queued"), "\(away.stderr)")
             #expect(try Self.queuedCount(home).contains("Queued: 1"))
 
             _ = try cluster.ensureRunning()
-            let back = try E2E.worker(home, "sync")
+            let back = try WorkerTool.run(home, "sync")
             #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
             #expect(try Self.queuedCount(home).contains("Queued: 0"))
         }
     }
 
     @Test func aWorkerWithOnlyTeamTasksChecksInAndKeepsGettingNewWork() async throws {
-        try await E2E().withSetup { setup in
-            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try E2E.worker(setup.annHome, "checkin", "--lat", "51.5", "--lon", "-0.12").status == 0)
-            let first = try E2E.worker(setup.annHome, "sync")
+        try await WorkerEndToEndTests().withSetup { setup in
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "checkin", "--lat", "51.5", "--lon", "-0.12").status == 0)
+            let first = try WorkerTool.run(setup.annHome, "sync")
             #expect(first.status == 0 && first.stdout.contains("pushed 1, 0 rejected"), "\(first.stdout) \(first.stderr)")
             let red = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: red).acceptedWorkerChanges == 1, "the check-in went to a replica that exists")
@@ -97,41 +96,41 @@ struct WorkerNetworkTests {
                 try await store.createTask(try setup.world.task("assigned after the check-in", team: setup.world.red, assignee: setup.world.ann))
             }
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
-            #expect(try E2E.worker(setup.annHome, "sync").status == 0)
-            #expect(try E2E.worker(setup.annHome, "tasks").stdout.contains("assigned after the check-in"))
-            #expect(try E2E.worker(setup.annHome, "start", String(later.id)).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "tasks").stdout.contains("assigned after the check-in"))
+            #expect(try WorkerTool.run(setup.annHome, "start", String(later.id)).status == 0)
             #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
-            #expect(try E2E.worker(setup.annHome, "sync").stdout.contains("pushed 1"))
+            #expect(try WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 1"))
         }
     }
 
     @Test func aCheckinQueuedForAReplicaThatNeverAppearsMovesToOneThatExists() async throws {
-        try await E2E().withSetup { setup in
-            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+        try await WorkerEndToEndTests().withSetup { setup in
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             // A device of the earlier release queued its check-ins for the personal replica, which was never generated.
             let store = try LocalStore(path: setup.annHome.appending(path: "local.sqlite").path)
             _ = try store.enqueue(.checkin, taskID: nil, in: "person-\(setup.world.ann.id)", by: setup.world.ann.id,
                                   latitude: 1, longitude: 2)
             _ = try store.enqueue(.start, taskID: setup.annTask, in: "team-\(setup.world.red.id)", by: setup.world.ann.id)
-            let sync = try E2E.worker(setup.annHome, "sync")
+            let sync = try WorkerTool.run(setup.annHome, "sync")
             #expect(sync.status == 0 && sync.stdout.contains("pushed 2, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
             #expect(try Self.queuedCount(setup.annHome).contains("Queued: 0"))
         }
     }
 
     @Test func aPushWhoseAnswerWasLostIsSentAgainAndCountedOnce() async throws {
-        try await E2E().withSetup { setup in
-            #expect(try E2E.worker(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try E2E.worker(setup.annHome, "complete", String(setup.annTask), "--note", "sent twice").status == 0)
+        try await WorkerEndToEndTests().withSetup { setup in
+            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, "complete", String(setup.annTask), "--note", "sent twice").status == 0)
             let local = setup.annHome.appending(path: "local.sqlite")
             let beforeAnswer = setup.annHome.appending(path: "before-answer.sqlite")
             try FileManager.default.copyItem(at: local, to: beforeAnswer)
-            #expect(try E2E.worker(setup.annHome, "sync").stdout.contains("pushed 1"))
+            #expect(try WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 1"))
             // The answer never reached the device: it still holds the change as queued.
             try FileManager.default.removeItem(at: local)
             try FileManager.default.moveItem(at: beforeAnswer, to: local)
             #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
-            let again = try E2E.worker(setup.annHome, "sync")
+            let again = try WorkerTool.run(setup.annHome, "sync")
             #expect(again.status == 0 && again.stdout.contains("pushed 1, 0 rejected"), "\(again.stderr)")
             let red = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: red).acceptedWorkerChanges == 1, "stored once")
@@ -140,7 +139,7 @@ struct WorkerNetworkTests {
     }
 
     @Test func aDeviceDatabaseOfTheFirstReleaseKeepsItsQueuedWorkAcrossTheUpgrade() async throws {
-        try await E2E().withSetup { setup in
+        try await WorkerEndToEndTests().withSetup { setup in
             // The device as the first release left it: schema version 1, signed in, one completion queued offline.
             try FileManager.default.createDirectory(at: setup.annHome, withIntermediateDirectories: true)
             let queue = try DatabaseQueue(path: setup.annHome.appending(path: "local.sqlite").path)
@@ -160,7 +159,7 @@ struct WorkerNetworkTests {
             try JSONSerialization.data(withJSONObject: config).write(to: setup.annHome.appending(path: "config.json"))
 
             #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"), "the queue survives the upgrade")
-            let sync = try E2E.worker(setup.annHome, "sync")
+            let sync = try WorkerTool.run(setup.annHome, "sync")
             #expect(sync.status == 0 && sync.stdout.contains("pushed 1, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
             let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: file).acceptedWorkerChanges == 1)

@@ -1,0 +1,74 @@
+import Foundation
+import LocalPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one way tests run a built executable to completion, as a user would:
+/// `teamwork-manager`, `teamwork-worker`, or a one-off `teamwork-service`
+/// command (`verify`, `replicate --once`). Long-running services go through
+/// ``ServiceProcess``.
+public enum Tool: String, Sendable {
+    case manager = "teamwork-manager"
+    case worker = "teamwork-worker"
+    case service = "teamwork-service"
+
+    /// What one run printed and how it ended.
+    public struct Run: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+
+        public init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
+
+        /// Standard error's lines, without the trailing empty one.
+        public var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
+    }
+
+    /// The built executable (see ``ManagerTool/binDirectory``).
+    public var path: String { ManagerTool.binDirectory.appending(path: rawValue).path }
+
+    /// Runs `<tool> arguments...` to completion. `environment` adds variables to
+    /// (or, with `nil`, removes them from) the test process's; `input` is its standard input.
+    public func run(_ arguments: [String], environment: [String: String?] = [:], input: String? = nil) throws -> Run {
+        var variables = ProcessInfo.processInfo.environment
+        for (key, value) in environment { variables[key] = value }
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "teamwork-run-\(UUID().uuidString)").path
+        let (out, err, given) = (scratch + ".out", scratch + ".err", scratch + ".in")
+        defer {
+            unlink(out)
+            unlink(err)
+            unlink(given)
+        }
+        var standardInput = "/dev/null"
+        if let input {
+            standardInput = given
+            try Data(input.utf8).write(to: URL(fileURLWithPath: given))
+        }
+        let status = try ChildProcess.run([path] + arguments, environment: variables, standardInput: standardInput,
+                                          standardOutput: out, standardError: err)
+        return Run(status: status,
+                   stdout: String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self),
+                   stderr: String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self))
+    }
+}
+
+/// Runs the built `teamwork-worker` with its device in `home`, as a worker would.
+public enum WorkerTool {
+    @discardableResult
+    public static func run(_ home: URL, _ arguments: String...) throws -> Tool.Run {
+        try run(home, arguments)
+    }
+
+    @discardableResult
+    public static func run(_ home: URL, _ arguments: [String], environment: [String: String] = [:],
+                           input: String? = nil) throws -> Tool.Run {
+        var variables: [String: String?] = ["TEAMWORK_WORKER_HOME": home.path, "TEAMWORK_TOKEN": nil]
+        for (key, value) in environment { variables[key] = value }
+        return try Tool.worker.run(arguments, environment: variables, input: input)
+    }
+}
