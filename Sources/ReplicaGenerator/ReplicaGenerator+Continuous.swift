@@ -9,7 +9,9 @@ extension ReplicaGenerator {
     /// connection is retried with backoff; catching up resumes from the checkpoint.
     public func run(afterPass: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) async throws {
         if try checkpoint() == nil {
-            try await rebuildAll()
+            // A query of the rebuild's can wait for ever on a connection PostgreSQL dropped
+            // mid-stream: at shutdown it gets a few seconds, then is left behind.
+            _ = try await withCancellationGrace(.seconds(3)) { try await rebuildAll() }
         }
         let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         wake.yield()

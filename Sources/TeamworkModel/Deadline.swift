@@ -38,6 +38,36 @@ public func withDeadline<T: Sendable>(
     }
 }
 
+/// Runs `body` in a task of its own; when the caller is cancelled, cancels it
+/// and waits at most `grace` for it to wind down before throwing
+/// `CancellationError` and leaving it behind. For long work with no deadline
+/// of its own (a full rebuild) whose calls may ignore cancellation (a query on
+/// a connection PostgreSQL dropped): a shutdown is never held up by it.
+public func withCancellationGrace<T: Sendable>(
+    _ grace: Duration,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let outcome = FirstOutcome<T>()
+    let running = Locked<Task<Void, Never>?>(nil)
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            outcome.install(continuation)
+            let work = Task {
+                do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
+            }
+            running.mutate { $0 = work }
+            // Cancelled before the work was running: the handler found nothing to cancel.
+            if Task.isCancelled { work.cancel() }
+        }
+    } onCancel: {
+        running.value?.cancel()
+        Task {
+            try? await Task.sleep(for: grace)
+            outcome.resume(.failure(CancellationError()))
+        }
+    }
+}
+
 /// Resumes a continuation with whichever outcome comes first; later ones are dropped.
 private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()

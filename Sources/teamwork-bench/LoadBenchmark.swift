@@ -89,7 +89,10 @@ struct LoadBenchmark: AsyncParsableCommand {
         var current = try await positions()
 
         let requests = folder.appending(path: "requests.txt")
-        func writeRequests(_ lines: [String]) throws { try lines.joined(separator: "\n").write(to: requests, atomically: true, encoding: .utf8) }
+        func writeRequests(_ lines: [String]) throws {
+            var random = SplitMix(seed: 2026)
+            try lines.shuffled(using: &random).joined(separator: "\n").write(to: requests, atomically: true, encoding: .utf8)
+        }
         let script = folder.appending(path: "requests.lua")
         try Self.luaScript.write(to: script, atomically: true, encoding: .utf8)
         func measure(_ label: String, connections: Int, path: String = "/health", scripted: Bool = true) throws -> WrkResult {
@@ -167,7 +170,9 @@ struct LoadBenchmark: AsyncParsableCommand {
     // MARK: Parts
 
     /// Reads the requests file (one `METHOD TOKEN PATH` per line) into each wrk
-    /// thread and cycles through it; a push gets a fresh change id each time.
+    /// thread, which picks every request at random from it, as a fleet sends them
+    /// (walking the list in order would send concurrent pushes to the same team's
+    /// replica, where they share one group commit); a push gets a fresh change id each time.
     static let luaScript = """
         local reqs = {}
         local counter = 0
@@ -182,11 +187,11 @@ struct LoadBenchmark: AsyncParsableCommand {
                 local method, token, path = line:match("(%S+) (%S+) (%S+)")
                 table.insert(reqs, {method = method, token = token, path = path})
             end
-            counter = math.random(#reqs)
+            math.randomseed(os.time() * 100 + thread_id)
         end
         request = function()
             counter = counter + 1
-            local r = reqs[(counter % #reqs) + 1]
+            local r = reqs[math.random(#reqs)]
             local headers = {["Authorization"] = "Bearer " .. r.token}
             if r.method == "POST" then
                 headers["Content-Type"] = "application/json"

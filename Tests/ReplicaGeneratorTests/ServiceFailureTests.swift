@@ -76,6 +76,57 @@ struct ServiceFailureTests {
         }
     }
 
+    /// postgres-nio's message when it traps on a stream the server closed under it.
+    static let postgresNIOStreamTrap = "How can we receive a body part, after a channelReadComplete, but no read has been forwarded yet"
+
+    /// PostgreSQL stops while the generator's very first full rebuild streams
+    /// the master's tasks (its half-built files are in the folder): a query on
+    /// the dropped connection may never return, yet SIGTERM still ends the
+    /// process within 10 s, and the next start finishes the rebuild.
+    @Test(arguments: ["run", "replicate"])
+    func sigtermEndsTheServiceWithinTenSecondsWhenPostgreSQLWentAwayInTheMiddleOfTheFirstRebuild(command: String) async throws {
+        try await PrivateCluster.with("mid-rebuild") { own in
+            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            try await CentralStore.withStore(url) { store in
+                try await Migrator().migrate(store)
+                try await store.benchmarkSeed(teams: 300, tasksPerTeam: 400)
+            }
+            let folder = directory.appending(path: "replicas")
+            var arguments = [command, "--database-url", url.connectionString, "--replicas", folder.path, "--sweep", "0.5"]
+            let port = ServiceProcess.freePort()
+            if command == "run" { arguments += ["--port", String(port)] }
+            let service = ServiceProcess(arguments, port: command == "run" ? port : nil, log: directory.path + "/service.log")
+            try await service.start(waitForPort: false)
+            let building = { (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.contains { $0.contains(".building-") } ?? false }
+            #expect(try await eventually(within: .seconds(60), every: .milliseconds(5)) { building() }, "\(service.logText)")
+            try cluster.stop()
+            let midRebuild = !FileManager.default.fileExists(atPath: folder.appending(path: "generator-state.json").path)
+            #expect(midRebuild, "PostgreSQL went away before the first rebuild finished")
+            service.signal(SIGTERM)
+            let status = try await service.exitStatus(within: .seconds(10))
+            try await Self.ensureEnded(service)
+            #expect(status != nil, "ended within 10 s of SIGTERM: \(service.logText.suffix(3000))")
+            if status == 128 + SIGILL && service.logText.contains(Self.postgresNIOStreamTrap) {
+                // An upstream defect, not ours to hide: postgres-nio 1.33.2 traps when the server closes
+                // the connection while a row stream waits for its consumer (RowStreamStateMachine's
+                // channelReadComplete in waitingForDemand). The process still ends, non-zero with the
+                // line saying why, and the next start finishes the job (below).
+                withKnownIssue("postgres-nio 1.33.2 traps when PostgreSQL closes a connection mid-stream") {
+                    Issue.record("teamwork-service \(command) ended by postgres-nio's trap")
+                }
+            } else {
+                #expect(status == 0, "a clean exit within 10 s of SIGTERM, got \(String(describing: status)): \(service.logText.suffix(3000))")
+            }
+
+            // Back again: the next run finishes the job.
+            _ = try cluster.ensureRunning()
+            let again = try Tool.service.run(["replicate", "--once", "--database-url", url.connectionString, "--replicas", folder.path])
+            #expect(again.status == 0, "\(again.stderr)")
+            let verify = try Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folder.path])
+            #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+        }
+    }
+
     @Test(arguments: ["run", "replicate", "listen", "serve"])
     func aLongRunningCommandExitsWithOneLineWhenItsReplicaFolderCannotBeMade(command: String) async throws {
         try await TestDatabase.withFresh { url in
