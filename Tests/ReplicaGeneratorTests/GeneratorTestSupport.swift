@@ -12,14 +12,10 @@ import TeamworkTestSupport
 func withGenerator<R: Sendable>(
     _ body: (CentralStore, Fixtures, ReplicaGenerator) async throws -> R
 ) async throws -> R {
-    try await TestDatabase.withFresh { url in
-        let folder = FileManager.default.temporaryDirectory.appending(path: "replicas-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, pageSize: 50, sweepInterval: .milliseconds(200)))
-        return try await CentralStore.withStore(url) { store in
-            let world = try await Fixtures.seed(store)
-            return try await body(store, world, generator)
-        }
+    try await TestWorld.with("replicas") { world, store in
+        let generator = try ReplicaGenerator(.init(databaseURL: world.url, directory: world.replicas, pageSize: 50,
+                                                   sweepInterval: .milliseconds(200)))
+        return try await body(store, world.fixtures, generator)
     }
 }
 

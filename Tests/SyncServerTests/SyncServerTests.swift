@@ -26,20 +26,17 @@ struct SyncServerTests {
     /// A master with tasks in both teams, generated replicas, tokens for Ann (red) and Cy (blue).
     func withServer(_ mode: TestingSetup = .router, waitLookInterval: Duration = .milliseconds(100),
                     _ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void) async throws {
-        try await TestDatabase.withFresh { url in
-            let folder = FileManager.default.temporaryDirectory.appending(path: "sync-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let world = try await CentralStore.withStore(url) { store in
-                let fixtures = try await Fixtures.seed(store)
-                let red = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
-                _ = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue))
-                let floating = try await store.createTask(try fixtures.task("anyone in red", team: fixtures.red))
-                let ann = try await store.issueToken(personID: fixtures.ann.id, label: "phone").secret
-                let cy = try await store.issueToken(personID: fixtures.cy.id, label: "phone").secret
-                let revoked = try await store.issueToken(personID: fixtures.ann.id, label: "old")
-                _ = try await store.revokeToken(id: revoked.token.id)
-                return World(folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy, revokedToken: revoked.secret, redTask: red.id)
-            }
+        try await TestWorld.with("sync") { base, store in
+            let (url, folder, fixtures) = (base.url, base.replicas, base.fixtures)
+            let red = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
+            _ = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue))
+            let floating = try await store.createTask(try fixtures.task("anyone in red", team: fixtures.red))
+            let ann = try await base.token(for: fixtures.ann, store)
+            let cy = try await base.token(for: fixtures.cy, store)
+            let revoked = try await store.issueToken(personID: fixtures.ann.id, label: "old")
+            _ = try await store.revokeToken(id: revoked.token.id)
+            let world = World(folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy,
+                              revokedToken: revoked.secret, redTask: red.id)
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             var configuration = SyncServer.Configuration(databaseURL: url, replicasDirectory: folder)
             configuration.metrics = { "" }

@@ -30,26 +30,21 @@ struct WorkerEndToEndTests {
     }
 
     func withSetup(_ body: (Setup) async throws -> Void) async throws {
-        try await TestDatabase.withFresh { url in
-            let folder = FileManager.default.temporaryDirectory.appending(path: "worker-e2e-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let (world, annToken, cyToken, annTask, blueTask) = try await CentralStore.withStore(url) { store in
-                let world = try await Fixtures.seed(store)
-                let annTask = try await store.createTask(try world.task("fix red meter", team: world.red, assignee: world.ann))
-                _ = try await store.createTask(try world.task("red floating", team: world.red))
-                let blueTask = try await store.createTask(try world.task("blue job", team: world.blue, assignee: world.cy))
-                return (world, try await store.issueToken(personID: world.ann.id, label: "").secret,
-                        try await store.issueToken(personID: world.cy.id, label: "").secret, annTask.id, blueTask.id)
-            }
-            let replicas = folder.appending(path: "replicas")
+        try await TestWorld.with("worker-e2e") { base, store in
+            let (url, world, folder) = (base.url, base.fixtures, base.folder)
+            let annTask = try await store.createTask(try world.task("fix red meter", team: world.red, assignee: world.ann))
+            _ = try await store.createTask(try world.task("red floating", team: world.red))
+            let blueTask = try await store.createTask(try world.task("blue job", team: world.blue, assignee: world.cy))
+            let annToken = try await base.token(for: world.ann, label: "", store)
+            let cyToken = try await base.token(for: world.cy, label: "", store)
+            let replicas = base.replicas
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
             let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
             try await server.start()
             defer { _ = try? server.stop() }
             try await body(Setup(url: url, world: world, folder: replicas, server: server,
                                  annHome: folder.appending(path: "ann"), cyHome: folder.appending(path: "cy"),
-                                 annToken: annToken, cyToken: cyToken, annTask: annTask, blueTask: blueTask))
+                                 annToken: annToken, cyToken: cyToken, annTask: annTask.id, blueTask: blueTask.id))
         }
     }
 
