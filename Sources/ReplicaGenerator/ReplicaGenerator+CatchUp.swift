@@ -14,6 +14,8 @@ public struct CatchUpReport: Sendable, Equatable {
     public var feedPosition: Int64 = 0
     /// True when there was no checkpoint and the pass did a full rebuild instead.
     public var rebuilt = false
+    /// Replicas found damaged (unreadable) and built anew in this pass.
+    public var repaired: [ReplicaID] = []
 }
 
 extension ReplicaGenerator {
@@ -41,7 +43,33 @@ extension ReplicaGenerator {
             try Checkpoint.save(last.position, to: configuration.directory)
             if entries.count < configuration.pageSize { break }
         }
+        report.repaired = try await repairDamaged(store, position: report.feedPosition)
         return report
+    }
+
+    /// Every pass looks at each replica file (its header and metadata record):
+    /// one that cannot be read at all (overwritten, truncated, not a database)
+    /// is moved aside into `damaged/` and built anew from the master, so a
+    /// damaged replica is whole again within one pass, whether or not anything
+    /// in it changed. Returns the replicas rebuilt.
+    func repairDamaged(_ store: CentralStore, position: Int64) async throws -> [ReplicaID] {
+        let replicas = self.replicas
+        let damaged = try await blockingWork {
+            try replicas.replicas().compactMap { replica in replicas.damage(of: replica).map { (replica, $0) } }
+        }
+        var repaired: [ReplicaID] = []
+        for (replica, damage) in damaged {
+            logger.error("a replica cannot be read; setting it aside in damaged/ and building it anew from the master",
+                         metadata: ["replica": "\(replica)", "damage": "\(damage)"])
+            try replicas.setAsideDamaged(replica)
+            if replica == .common {
+                _ = try await rebuildAll()
+            } else {
+                try await rebuildOne(replica, store: store, position: position)
+            }
+            repaired.append(replica)
+        }
+        return repaired
     }
 
     /// Applies one batch of feed entries: works out which replicas each entry

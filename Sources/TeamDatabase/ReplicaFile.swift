@@ -324,3 +324,37 @@ public final class ReplicaLock: @unchecked Sendable {
 
     deinit { release() }
 }
+
+extension ReplicaDirectory {
+    /// Why `replica`'s file cannot be read at all (overwritten, truncated, not a
+    /// database), or nil when it looks whole or is missing: a look at its
+    /// header (SQLite's magic string, a page size SQLite allows, a size that is
+    /// a whole number of pages) that every generator pass can afford for every
+    /// file. Damage deeper in a file is `teamwork-service verify`'s to find.
+    public func damage(of replica: ReplicaID) -> String? {
+        let path = path(of: replica)
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let header = [UInt8]((try? handle.read(upToCount: 18)) ?? Data())
+        let size = (try? handle.seekToEnd()) ?? 0
+        guard header.count == 18, Data(header[0..<16]) == Data("SQLite format 3\0".utf8) else {
+            return "not an SQLite database (its header is wrong)"
+        }
+        let raw = Int(header[16]) << 8 | Int(header[17])
+        let pageSize = raw == 1 ? 65_536 : raw
+        guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { return "its header names no valid page size" }
+        guard size % UInt64(pageSize) == 0 else { return "its size (\(size) bytes) is not a whole number of \(pageSize)-byte pages" }
+        return nil
+    }
+
+    /// Moves a damaged file aside into `damaged/`, stamped with the time, for
+    /// an operator to look at; the generator then builds the replica anew.
+    public func setAsideDamaged(_ replica: ReplicaID) throws {
+        let folder = url.appending(path: "damaged")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let target = folder.appending(path: "\(replica.fileName).\(Int(Date().timeIntervalSince1970))")
+        try? FileManager.default.removeItem(at: target)
+        try FileManager.default.moveItem(atPath: path(of: replica), toPath: target.path)
+        for suffix in ["-wal", "-shm", "-journal"] { unlink(path(of: replica) + suffix) }
+    }
+}
