@@ -8,7 +8,10 @@ import SyncServer
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the sync endpoint: workers pull their replicas over HTTP.",
-        discussion: "Stops cleanly on SIGINT or SIGTERM. The protocol is described in docs/replicas.md."
+        discussion: """
+            Stops cleanly on SIGINT or SIGTERM. GET /health answers 503 when the live-mode watch has not looked at \
+            the replicas for 30 s; GET /metrics has the endpoint's figures. The protocol is described in docs/protocol.md.
+            """
     )
     @OptionGroup var options: ServiceOptions
     @OptionGroup var logging: LoggingOptions
@@ -21,6 +24,11 @@ struct Serve: AsyncParsableCommand {
         var configuration = SyncServer.Configuration(databaseURL: generator.configuration.databaseURL,
                                                      replicasDirectory: generator.configuration.directory)
         server.apply(to: &configuration)
+        // The endpoint's own figures and its one loop's progress, as `run` reports them.
+        let status = ServiceStatus(parts: [.watch])
+        configuration.watchLooked = { status.passed(.watch) }
+        configuration.metrics = { status.progressMetrics() }
+        configuration.health = { status.health(window: 30) }
         try await SyncServer.run(configuration, logger: logger)
     }
 }

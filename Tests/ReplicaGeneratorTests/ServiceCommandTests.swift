@@ -43,6 +43,25 @@ struct ServiceCommandTests {
         }
     }
 
+    /// A deployment split into parts still has the endpoint's figures: `serve` alone answers /metrics.
+    @Test func serveOnItsOwnAnswersMetricsAndHealthWithItsWatchLoop() async throws {
+        try await TestWorld.with("serve-metrics") { world, _ in
+            let service = ServiceProcess.serve(databaseURL: world.url.connectionString, replicas: world.replicas)
+            try await service.start()
+            defer { _ = try? service.stop() }
+            let metrics = try await LocalHTTP.request(port: service.port ?? 0, "/metrics", timeout: .seconds(5))
+            #expect(metrics.status == 200)
+            for name in ["teamwork_sync_open_waits", "teamwork_sync_pages_answered_total", "teamwork_sync_access_checks_total",
+                         "teamwork_watch_seconds_since_progress"] {
+                #expect(metrics.text.contains(name), "\(name) in \(metrics.text)")
+            }
+            try await expectEventually("the watch reports its looks", within: .seconds(10)) {
+                let health = try await LocalHTTP.request(port: service.port ?? 0, "/health", timeout: .seconds(5))
+                return health.status == 200 && health.text.contains("\"watch\":\"ok\"")
+            }
+        }
+    }
+
     @Test func onceThenVerifyThenDriftExitsTwo() async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "svc-replicas-\(UUID().uuidString)")
