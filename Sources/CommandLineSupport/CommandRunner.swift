@@ -9,11 +9,14 @@ import Glibc
 /// standard error (`tool: error: ...`) and a documented exit code, and a closed
 /// output pipe (`tool ... | head`) ends the tool quietly instead of crashing it.
 public enum CommandRunner {
-    public static func run<Root: ParsableCommand>(_ root: Root.Type, toolName: String) async -> Never {
+    /// `globalOptions` (each taking one value, e.g. `--database-url`) may come
+    /// before the subcommand, git-style: `tool --database-url URL db migrate`
+    /// is read as `tool db migrate --database-url URL`.
+    public static func run<Root: ParsableCommand>(_ root: Root.Type, toolName: String, globalOptions: Set<String> = []) async -> Never {
         // A closed pipe is reported as EPIPE to the writer instead of killing the process.
         signal(SIGPIPE, SIG_IGN)
         do {
-            var command = try root.parseAsRoot()
+            var command = try root.parseAsRoot(hoisting(globalOptions, in: Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -38,6 +41,30 @@ public enum CommandRunner {
             say("error: \(error)", tool: toolName)
             exit(TeamworkError.Code.internal.exitStatus)
         }
+    }
+
+    /// Moves the `options` (with their values) found before the first word that
+    /// is not an option to the end of the arguments (before a `--`), where the
+    /// subcommand's parser takes them.
+    public static func hoisting(_ options: Set<String>, in arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            guard options.contains(name) else { break }
+            leading.append(argument)
+            if !argument.contains("="), index + 1 < arguments.count {
+                leading.append(arguments[index + 1])
+                index += 1
+            }
+            index += 1
+        }
+        guard !leading.isEmpty, index < arguments.count else { return arguments }
+        var rest = Array(arguments[index...])
+        let end = rest.firstIndex(of: "--") ?? rest.count
+        rest.insert(contentsOf: leading, at: end)
+        return rest
     }
 
     /// One line on standard error, prefixed with the tool's name; line breaks

@@ -83,16 +83,19 @@ public struct LocalCluster: Sendable {
         }
     }
 
-    /// Stops the server if it runs. Waits until it has shut down.
-    public func stop() throws {
+    /// Stops the server if it runs. Waits until it has shut down. Returns
+    /// whether it was running.
+    @discardableResult
+    public func stop() throws -> Bool {
         let binaries = try PostgresBinaries.locate(configuration.binDirectory)
         let runner = try ServerUser(rootServerUser: configuration.rootServerUser)
         guard FileManager.default.fileExists(atPath: dataDirectory.path),
-              try isRunning(binaries: binaries, runner: runner) else { return }
+              try isRunning(binaries: binaries, runner: runner) else { return false }
         let result = try runner.run(binaries.pgCtl, ["-D", dataDirectory.path, "-m", "fast", "-w", "stop"])
         guard result.status == 0 else {
             throw LocalClusterError("PostgreSQL did not stop: \(result.lastLine)")
         }
+        return true
     }
 
     private func isRunning(binaries: PostgresBinaries, runner: ServerUser) throws -> Bool {

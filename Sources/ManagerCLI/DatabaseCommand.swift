@@ -41,7 +41,10 @@ struct DatabaseCommand: AsyncParsableCommand {
         func run() async throws {
             let target = try await DatabaseTarget.resolve(explicit: connection.databaseURL, announce: Output.announce)
             let (entries, functions) = try await CentralStore.withStore(target.url) { store in
-                (try await Migrator().status(store), try await Migrator().functionStatus(store))
+                // The local default is kept current by every command, this one too: a first
+                // `db status` on a new machine shows a ready database, not a pending schema.
+                if target.isLocalDefault { try await Migrator().migrate(store) }
+                return (try await Migrator().status(store), try await Migrator().functionStatus(store))
             }
             if output.json {
                 try Output.json(Report(migrations: entries, functions: functions))
@@ -69,7 +72,9 @@ struct DatabaseCommand: AsyncParsableCommand {
             let stale = newer ? 0 : functions.filter(\.pending).count
             if pending > 0 || modified > 0 || stale > 0 {
                 throw TeamworkError(
-                    .configuration, "\(pending) pending and \(modified) modified migration(s), \(stale) stored function(s) to replace"
+                    .configuration, "\(pending) pending and \(modified) modified migration(s), \(stale) stored function(s) to replace; "
+                        + (modified > 0 ? "a migration applied here was changed since: restore its text (see `git log sql/`)"
+                                        : "run `teamwork-manager db migrate` as the schema's owner")
                 )
             }
         }
@@ -89,12 +94,14 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let cluster = DatabaseTarget.localCluster()
+            let wasRunning: Bool
             do {
-                try cluster.stop()
+                wasRunning = try cluster.stop()
             } catch {
                 throw TeamworkError(.configuration, "local PostgreSQL: \(error)")
             }
-            Output.line("Stopped the local PostgreSQL in \(cluster.configuration.directory.path).")
+            Output.line(wasRunning ? "Stopped the local PostgreSQL in \(cluster.configuration.directory.path)."
+                                   : "The local PostgreSQL in \(cluster.configuration.directory.path) was not running; nothing to stop.")
         }
     }
 }

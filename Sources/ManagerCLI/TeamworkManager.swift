@@ -27,6 +27,6 @@ public struct TeamworkManager: AsyncParsableCommand {
     /// Parses the command line, runs the command, and turns any failure into one
     /// line on standard error and a documented exit code.
     public static func runMain() async -> Never {
-        await CommandRunner.run(Self.self, toolName: "teamwork-manager")
+        await CommandRunner.run(Self.self, toolName: "teamwork-manager", globalOptions: ["--database-url", "--actor"])
     }
 }

@@ -30,7 +30,7 @@ public struct TeamworkService: AsyncParsableCommand {
     public init() {}
 
     public static func runMain() async -> Never {
-        await CommandRunner.run(Self.self, toolName: "teamwork-service")
+        await CommandRunner.run(Self.self, toolName: "teamwork-service", globalOptions: ["--database-url", "--replicas"])
     }
 
     /// One line on standard error.

@@ -72,3 +72,23 @@ public enum WorkerTool {
         return try Tool.worker.run(arguments, environment: variables, input: input)
     }
 }
+
+extension Tool.Run {
+    /// Runs a Python 3 script (`python3 -c`) with `arguments`, for what Swift
+    /// has no handy tool for in a test (a pseudo-terminal).
+    public static func python(_ script: String, arguments: [String], environment: [String: String?] = [:]) throws -> Tool.Run {
+        var variables = ProcessInfo.processInfo.environment
+        for (key, value) in environment { variables[key] = value }
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "teamwork-py-\(UUID().uuidString)").path
+        defer {
+            unlink(scratch + ".out")
+            unlink(scratch + ".err")
+        }
+        let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/python3"
+        let status = try ChildProcess.run([python, "-c", script] + arguments, environment: variables,
+                                          standardOutput: scratch + ".out", standardError: scratch + ".err")
+        return Tool.Run(status: status,
+                        stdout: String(decoding: FileManager.default.contents(atPath: scratch + ".out") ?? Data(), as: UTF8.self),
+                        stderr: String(decoding: FileManager.default.contents(atPath: scratch + ".err") ?? Data(), as: UTF8.self))
+    }
+}

@@ -75,8 +75,9 @@ struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in with the token your manager gave you.",
         discussion: """
-            The token is read from TEAMWORK_TOKEN, else from standard input (one line), so that it shows neither in \
-            `ps` nor in the shell's history; --token still works for scripts that keep it elsewhere. A plain http:// \
+            The token is read from TEAMWORK_TOKEN, else asked for on the terminal (not shown as you type) or read \
+            from standard input (one line), so that it shows neither in `ps` nor in the shell's history; --token \
+            still works for scripts that keep it elsewhere. A plain http:// \
             server is refused unless it is this machine (the token would cross the network in clear) or --insecure is given.
             """
     )
@@ -94,10 +95,30 @@ struct Login: AsyncParsableCommand {
         if let fromEnvironment = ProcessInfo.processInfo.environment["TEAMWORK_TOKEN"], !fromEnvironment.isEmpty, token == nil {
             return fromEnvironment
         }
-        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-            throw TeamworkError(.usage, "give your token on standard input (or in TEAMWORK_TOKEN)")
+        let line = isatty(STDIN_FILENO) == 1 ? Self.askWithoutEcho("Token (from your manager; it is not shown as you type): ")
+                                               : readLine(strippingNewline: true)
+        guard let line, !line.isEmpty else {
+            throw TeamworkError(.usage, "give your token when asked, on standard input, or in TEAMWORK_TOKEN")
         }
         return line.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Asks on standard error and reads one line from the terminal with its echo off (restored after).
+    static func askWithoutEcho(_ prompt: String) -> String? {
+        // Echo off before the prompt shows, so that nothing typed after it is ever shown (or discarded).
+        var saved = termios()
+        let haveTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
+        if haveTerminal {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        }
+        defer {
+            if haveTerminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        FileHandle.standardError.write(Data(prompt.utf8))
+        return readLine(strippingNewline: true)
     }
 
     func run() async throws {
@@ -111,15 +132,23 @@ struct Login: AsyncParsableCommand {
             throw TeamworkError(.usage, "refusing to send your token in clear text to \(url.host ?? ""): use https://, or --insecure on a network you trust")
         }
         let home = try WorkerHome()
-        let store = try home.store()
+        let firstTime = !FileManager.default.fileExists(atPath: home.localURL.path)
         do {
             let client = SyncClient(server: url, token: token, timeouts: network.timeouts)
-            try await Self.keepOthersQueue(store, signingIn: try await client.listing().person, discard: discardQueue)
+            // Asked before anything is made here: a refused or unreachable server leaves the folder as it was.
+            let person = try await client.listing().person
+            let store = try home.store(creating: true)
+            try await Self.keepOthersQueue(store, signingIn: person, discard: discardQueue)
             let report = try await Synchronizer(client: client, store: store).sync()
             try home.save(.init(server: url.absoluteString, token: token))
             TeamworkWorker.say("Signed in; pulled \(report.pulledRows) change(s) for \(try store.replicas().map(\.title).joined(separator: ", ")).")
         } catch let failure as SyncClient.Failure {
-            throw failure.teamworkError
+            if firstTime, (try? home.config()) == nil {
+                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(home.localURL.path + suffix) }
+            }
+            var error = failure.teamworkError
+            error.message = error.message.replacingOccurrences(of: "; your changes stay queued", with: "") + "; not signed in"
+            throw error
         }
     }
 

@@ -34,9 +34,14 @@ struct WorkerHome {
 
     var configURL: URL { url.appending(path: "config.json") }
 
+    /// What to do before anything else works.
+    static let signInHint = "not signed in: run `teamwork-worker login --server URL` first (it asks for the token your manager gave you)"
+
+    var localURL: URL { url.appending(path: "local.sqlite") }
+
     func config() throws -> Config {
         guard let data = FileManager.default.contents(atPath: configURL.path) else {
-            throw TeamworkError(.usage, "not signed in: run `teamwork-worker login --server URL --token TOKEN` first")
+            throw TeamworkError(.usage, Self.signInHint)
         }
         do {
             return try JSONDecoder().decode(Config.self, from: data)
@@ -62,8 +67,14 @@ struct WorkerHome {
         }
     }
 
-    func store() throws -> LocalStore {
-        try LocalStore(path: url.appending(path: "local.sqlite").path)
+    /// The device's database. Before the first sign-in there is none, and
+    /// none is made: every command but `login` says to sign in first.
+    func store(creating: Bool = false) throws -> LocalStore {
+        if !creating && !FileManager.default.fileExists(atPath: localURL.path) {
+            _ = try config()
+            throw TeamworkError(.usage, "this device holds nothing yet: run `teamwork-worker sync` while online")
+        }
+        return try LocalStore(path: localURL.path)
     }
 
     /// The signed-in person, as the server said at the last sync or login.

@@ -45,6 +45,73 @@ struct WorkerLoginTests {
         }
     }
 
+    /// On a terminal, login asks for the token and does not show it as it is typed (seen before: a silent wait, the token echoed).
+    @Test func onATerminalLoginAsksForTheTokenAndDoesNotShowIt() async throws {
+        try await WorkerEndToEndTests().withSetup { setup in
+            // A real pseudo-terminal (Python's pty module): the prompt comes first, then the token is typed.
+            let script = """
+                import os, pty, select, signal, sys, time
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execvpe(sys.argv[1], sys.argv[1:], os.environ)
+                seen = b""
+                deadline = time.time() + 20
+                def read_some():
+                    global seen
+                    if not select.select([fd], [], [], 0.2)[0]:
+                        return True
+                    try:
+                        chunk = os.read(fd, 1024)
+                    except OSError:
+                        return False
+                    seen += chunk
+                    return bool(chunk)
+                while b"Token" not in seen and time.time() < deadline and read_some():
+                    pass
+                os.write(fd, (os.environ["TYPED"] + "\\n").encode())
+                while time.time() < deadline and read_some():
+                    pass
+                if time.time() >= deadline:
+                    os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                sys.stdout.write(seen.decode("utf-8", "replace"))
+                sys.exit(os.waitstatus_to_exitcode(status))
+                """
+            let run = try Tool.Run.python(script, arguments: [Tool.worker.path, "login", "--server", setup.server.url],
+                                          environment: ["TYPED": setup.annToken, "TEAMWORK_WORKER_HOME": setup.annHome.path,
+                                                        "TEAMWORK_TOKEN": nil])
+            #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+            #expect(run.stdout.contains("Token (from your manager"), "a prompt: \(run.stdout)")
+            #expect(!run.stdout.contains(setup.annToken), "the token is not echoed: \(run.stdout)")
+            #expect(run.stdout.contains("Signed in"))
+        }
+    }
+
+    @Test func beforeSigningInEveryCommandSaysToLogInAndLeavesNothingBehind() async throws {
+        try await WorkerEndToEndTests().withSetup { setup in
+            let home = setup.folder.appending(path: "new-device")
+            for command in [["tasks"], ["sync"], ["status"], ["start", "1"], ["teams"]] {
+                let run = try WorkerTool.run(home, command)
+                #expect(run.status == 64 && run.stderr.contains("teamwork-worker login --server URL"), "\(command): \(run.stderr)")
+                #expect(!run.stderr.contains("--token"), "no hint puts the token on the command line")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).isEmpty, "no local.sqlite before a sign-in")
+        }
+    }
+
+    @Test func aFailedLoginSaysItDidNotSignInAndLeavesNoDatabase() async throws {
+        try await WorkerEndToEndTests().withSetup { setup in
+            let home = setup.folder.appending(path: "refused-device")
+            let refused = try WorkerTool.run(home, ["login", "--server", setup.server.url], input: "tw_" + String(repeating: "A", count: 43) + "\n")
+            #expect(refused.status == 68 && refused.stderr.contains("not signed in"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("changes stay queued"), "\(refused.stderr)")
+            let gone = try WorkerTool.run(home, ["login", "--server", "http://127.0.0.1:\(ServiceProcess.freePort())", "--connect-timeout", "1"],
+                                          input: setup.annToken + "\n")
+            #expect(gone.status == 69 && gone.stderr.contains("not signed in") && !gone.stderr.contains("changes stay queued"), "\(gone.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: home.appending(path: "local.sqlite").path))
+        }
+    }
+
     @Test func theTokenComesFromTheEnvironmentOrStandardInputNotTheCommandLine() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             let fromEnvironment = try WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url],
