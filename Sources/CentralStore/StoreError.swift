@@ -35,8 +35,20 @@ enum StoreError {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    /// What went wrong on the way to the database, in words a person can act
+    /// on (the driver's own description names its internal types).
+    static func describe(_ error: any Error) -> String {
         let text = String(describing: error)
+        let known: [(patterns: [String], meaning: String)] = [
+            (["Connection refused", "errno: 111"], "connection refused: is PostgreSQL running and listening there?"),
+            (["UnknownHost", "Name or service not known", "nodename nor servname"], "no such host name"),
+            (["No such file or directory", "errno: 2)"], "no PostgreSQL socket there: is it running, and is the folder right?"),
+            (["No route to host", "errno: 113", "Network is unreachable", "errno: 101"], "no network route to that host"),
+            (["Permission denied", "errno: 13)"], "permission denied on the way to the server"),
+            (["connectTimeout", "timed out", "Timed out"], "no answer in time: is the host right, and does a firewall drop the connection?"),
+            (["Connection reset", "errno: 104"], "the server closed the connection at once"),
+        ]
+        for entry in known where entry.patterns.contains(where: text.contains) { return entry.meaning }
         return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 

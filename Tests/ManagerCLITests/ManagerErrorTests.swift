@@ -86,6 +86,22 @@ struct ManagerErrorTests {
         #expect(!run.stderr.contains("s3cret"))
     }
 
+    /// One line a person can act on, not the driver's internals (seen before:
+    /// `SingleConnectionFailure(target: [IPv4]127.0.0.1/…` with unbalanced parentheses).
+    @Test(arguments: [
+        ("postgres://max@127.0.0.1:\(ServiceProcess.freePort())/teamwork", "connection refused: is PostgreSQL running"),
+        ("postgres://max@no-such-host.invalid:5432/teamwork", "no such host name"),
+        ("postgres://max@/teamwork?host=/nonexistent-socket-dir", "no PostgreSQL socket there"),
+    ])
+    func anUnreachableDatabaseIsOneLineSayingWhatToCheck(url: String, meaning: String) throws {
+        let run = try ManagerTool(databaseURL: url)("task", "list")
+        #expect(run.status == 69)
+        #expect(run.errorLines.count == 1 && run.stderr.contains(meaning), "\(run.stderr)")
+        for inner in ["SingleConnectionFailure", "IPv4", "errno", "SocketAddressError"] {
+            #expect(!run.stderr.contains(inner), "\(run.stderr)")
+        }
+    }
+
     @Test func aDatabaseWithoutTheSchemaSaysToMigrate() async throws {
         try await TestDatabase.withFresh(migrated: false) { url in
             let tool = ManagerTool(url)
