@@ -13,9 +13,9 @@ enum Output {
         write(TerminalText.escapedJSON(try encoder.encode(value)) + Data("\n".utf8), to: STDOUT_FILENO)
     }
 
-    /// One line of text; control characters in it cannot reach the terminal (see `TerminalText`).
+    /// One line of text (see `TextOutput`): nobody's text breaks it or drives the terminal.
     static func line(_ text: String = "") {
-        write(Data((TerminalText.safe(text) + "\n").utf8), to: STDOUT_FILENO)
+        TextOutput.line(text)
     }
 
     /// A note on standard error about what the tool did on the user's behalf.
@@ -27,37 +27,14 @@ enum Output {
         CommandRunner.write(data, to: descriptor)
     }
 
-    /// Left-aligned columns separated by two spaces; cells longer than
-    /// `maxWidth` are cut with an ellipsis (`show` prints the full text).
+    /// A table with a header and aligned columns (see `TextOutput`).
     static func table(_ headers: [String], _ rows: [[String]], maxWidth: Int = 40) {
-        let cut = rows.map { row in
-            row.map { cell -> String in
-                let flat = cell.replacingOccurrences(of: "\n", with: " ")
-                return flat.count > maxWidth ? String(flat.prefix(maxWidth - 1)) + "…" : flat
-            }
-        }
-        var widths = headers.map(\.count)
-        for row in cut {
-            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
-        }
-        func render(_ cells: [String]) -> String {
-            var parts: [String] = []
-            for (index, cell) in cells.enumerated() {
-                let isLast = index == cells.count - 1
-                parts.append(isLast ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0))
-            }
-            return parts.joined(separator: "  ")
-        }
-        line(render(headers))
-        for row in cut { line(render(row)) }
+        TextOutput.table(headers, rows, maxWidth: maxWidth)
     }
 
-    /// `key: value` lines with the keys aligned.
+    /// `key: value` lines with the keys aligned (see `TextOutput`).
     static func details(_ pairs: [(String, String)]) {
-        let width = pairs.map(\.0.count).max() ?? 0
-        for (key, value) in pairs {
-            line((key + ":").padding(toLength: width + 1, withPad: " ", startingAt: 0) + " " + value)
-        }
+        TextOutput.details(pairs)
     }
 
     static func date(_ date: Date?) -> String {

@@ -75,7 +75,7 @@ struct TaskCommand: AsyncParsableCommand {
                 )
                 return try await store.createTask(new, force: force)
             }
-            if output.json { try Output.json(task) } else { Output.line("Created task \(task.id) (\(task.status.rawValue))") }
+            if output.json { try Output.json(task) } else { Output.line("Created task \(task.id) (\(task.status.rawValue)): \(task.title)") }
         }
     }
 

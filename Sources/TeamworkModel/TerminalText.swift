@@ -16,10 +16,33 @@ public enum TerminalText {
         return String(scalars)
     }
 
-    /// For a log line: safe, on one line, and at most `limit` characters, so that
+    /// Safe and on one line: line breaks and tabs (someone's multi-line CSV
+    /// title, a tab in a note) become one space each, so a field never spills
+    /// onto the next line or into the next column. What every table cell,
+    /// every confirmation and every one-line message prints.
+    public static func inline(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isBreak) else { return safe(text) }
+        var scalars = String.UnicodeScalarView()
+        var last: Unicode.Scalar?
+        for scalar in text.unicodeScalars {
+            // \r\n is one break, one space.
+            if !(scalar == "\n" && last == "\r") { scalars.append(isBreak(scalar) ? " " : scalar) }
+            last = scalar
+        }
+        return safe(String(scalars))
+    }
+
+    /// For a log line: ``inline(_:)`` and at most `limit` characters, so that
     /// no one's text (a client's change id, say) can forge or flood a log.
     public static func oneLine(_ text: String, limit: Int = 100) -> String {
-        safe(String(text.prefix(limit))).replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+        inline(String(text.prefix(limit)))
+    }
+
+    static func isBreak(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x0D, 0x09, 0x0B, 0x0C, 0x2028, 0x2029: true
+        default: false
+        }
     }
 
     /// JSON text with every character that could drive a terminal or mislead a

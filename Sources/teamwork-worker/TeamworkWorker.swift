@@ -27,7 +27,7 @@ struct TeamworkWorker: AsyncParsableCommand {
 
     /// One line on standard output; control characters in it cannot reach the terminal (see `TerminalText`).
     static func say(_ line: String) {
-        CommandRunner.write(Data((TerminalText.safe(line) + "\n").utf8), to: STDOUT_FILENO)
+        TextOutput.line(line)
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import Foundation
 import SyncProtocol
 import TeamworkModel
@@ -11,9 +12,7 @@ struct Teams: AsyncParsableCommand {
     func run() async throws {
         let replicas = try WorkerHome().store().replicas().filter { $0.kind != "common" }
         if output.json { return try output.print(replicas.map { ["name": $0.name, "title": $0.title, "kind": $0.kind] }) }
-        for replica in replicas {
-            TeamworkWorker.say("\(replica.slug ?? replica.name)  \(replica.title)")
-        }
+        TextOutput.table(["TEAM", "NAME"], replicas.map { [$0.slug ?? $0.name, $0.title] })
     }
 }
 
@@ -48,13 +47,12 @@ struct Tasks: AsyncParsableCommand {
             ?? (today ? try ISODate.day(String(ISODate.format(now).prefix(10))) : nil)
         let tasks = try store.tasks(assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses, on: day)
         if output.json { return try output.print(tasks) }
-        for task in tasks {
+        if tasks.isEmpty { return TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
+        TextOutput.table(["ID", "WHEN", "PRIORITY", "STATUS", "TITLE"], tasks.map { task in
             let due = task.dueAt.map { String(ISODate.format($0).prefix(10)) } ?? "-"
-            let when = task.window.map(\.compact) ?? due
-            let flag = task.isLate(at: now) ? " !" : ""
-            TeamworkWorker.say("\(task.id)\t\(when)\(flag)\t\(task.priority)\t\(task.status.rawValue)\t\(task.title)")
-        }
-        if tasks.isEmpty { TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
+            let when = (task.window.map(\.compact) ?? due) + (task.isLate(at: now) ? " !" : "")
+            return [String(task.id), when, task.priority, task.status.rawValue, task.title]
+        }, maxWidth: 60)
     }
 }
 
@@ -77,7 +75,10 @@ struct Show: AsyncParsableCommand {
             ("location", task.location ?? "-"),
             ("note", task.completionNote ?? "-"),
         ]
-        for (key, value) in lines { TeamworkWorker.say("\(key + ":")\t\(value)") }
+        TextOutput.details(lines.map { key, value in
+            // The title is one line wherever it shows; a description or a note keeps its lines.
+            (key, key == "description" || key == "note" ? value : TerminalText.inline(value))
+        })
     }
 }
 

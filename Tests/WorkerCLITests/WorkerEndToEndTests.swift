@@ -142,6 +142,41 @@ struct WorkerEndToEndTests {
         }
     }
 
+    /// Someone's multi-line title (a CSV cell with a line break) and a tab stay on their line and in their
+    /// column everywhere a person reads them (seen before: two lines in `tasks`, `show`, `watch` and the
+    /// manager's confirmation; a tab broke the worker's columns).
+    @Test func aTitleWithLineBreaksAndTabsPrintsOnOneLineInEveryToolAndTablesHaveHeaders() async throws {
+        try await withSetup { setup in
+            let manager = ManagerTool(setup.url)
+            let title = "Pump house\nsecond line\r\nthird\tcolumn"
+            let created = try manager("task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
+                                      "--description", "Line one\nLine two")
+            #expect(created.status == 0, "\(created.stderr)")
+            #expect(created.stdout.split(separator: "\n").count == 1, "one confirmation line: \(created.stdout)")
+            #expect(created.stdout.contains("Pump house second line third column"), "\(created.stdout)")
+            let id = try #require(created.stdout.split(separator: " ").compactMap { Int64($0.trimmingCharacters(in: .punctuationCharacters)) }.first)
+            #expect(try Tool.service.run(["replicate", "--once", "--database-url", setup.url.connectionString,
+                                          "--replicas", setup.folder.path]).status == 0)
+            #expect(try WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url], input: setup.annToken + "\n").status == 0)
+
+            let tasks = try WorkerTool.run(setup.annHome, "tasks")
+            let lines = tasks.stdout.split(separator: "\n")
+            #expect(lines.first?.hasPrefix("ID  WHEN") == true && lines.first?.hasSuffix("TITLE") == true, "a header: \(tasks.stdout)")
+            let row = try #require(lines.first { $0.hasPrefix("\(id) ") }, "\(tasks.stdout)")
+            #expect(row.hasSuffix("Pump house second line third column") && !tasks.stdout.contains("\t"), "\(tasks.stdout)")
+            #expect(lines.count == 3, "a header and Ann's two tasks: \(tasks.stdout)")
+            let headerColumn = lines[0].range(of: "TITLE").map { lines[0].distance(from: lines[0].startIndex, to: $0.lowerBound) }
+            let titleColumn = row.range(of: "Pump").map { row.distance(from: row.startIndex, to: $0.lowerBound) }
+            #expect(headerColumn != nil && headerColumn == titleColumn, "the title under its header: \(tasks.stdout)")
+
+            let show = try WorkerTool.run(setup.annHome, "show", String(id))
+            let titleLine = try #require(show.stdout.split(separator: "\n").first { $0.hasPrefix("title:") })
+            #expect(titleLine.hasSuffix("Pump house second line third column"), "\(show.stdout)")
+            #expect(!show.stdout.contains("\nsecond line"), "\(show.stdout)")
+            #expect(show.stdout.contains("description: Line one\n             Line two"), "a description keeps its lines, indented: \(show.stdout)")
+        }
+    }
+
     @Test func badInputGetsOneLineAndAnExitCode() async throws {
         try await withSetup { setup in
             let notSignedIn = try WorkerTool.run(setup.annHome, "sync")

@@ -26,7 +26,7 @@ struct WorkerQueueTests {
             #expect(bo.status == 68 && bo.stderr.contains("only the worker who completed"), "\(bo.stderr)")
             #expect(try WorkerTool.run(scene.ann, "reopen", task, "--note", "a bolt is missing").status == 0)
             #expect(try scene.onDevice(scene.ann).status == "in_progress")
-            #expect(try WorkerTool.run(scene.ann, "tasks").stdout.contains("\tin_progress\tMast inspection"), "statuses read as on the wire")
+            #expect(try WorkerTool.run(scene.ann, "tasks").stdout.contains("in_progress  Mast inspection"), "statuses read as on the wire")
             #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
             try await scene.settle()
             let master = try await scene.onMaster()
