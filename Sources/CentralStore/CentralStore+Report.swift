@@ -79,16 +79,18 @@ extension CentralStore {
             }
             // Assigned: the last history entry that gave the task to someone before the entry that completed
             // it, in the order the master recorded them (a device's clock may be behind the server's, so
-            // not by time); a completion stamped before its assignment counts as no time at all.
+            // not by time); a completion stamped before its assignment counts as no time at all. A task
+            // that was never assigned before it was completed (a worker completed a free task) counts from
+            // its creation: every completion in the window is counted once.
             let since = now.addingTimeInterval(-Double(report.turnaroundDays) * 86400)
             report.turnaround = try await connection.query(
                 """
                 SELECT t.slug, count(*)::int,
                        percentile_cont(0.5) WITHIN GROUP (
-                           ORDER BY greatest(0, extract(epoch FROM k.completed_at - a.assigned_at)) / 3600)
+                           ORDER BY greatest(0, extract(epoch FROM k.completed_at - coalesce(a.assigned_at, k.created_at))) / 3600)
                 FROM tasks k
                 LEFT JOIN teams t ON t.id = k.team_id
-                CROSS JOIN LATERAL (
+                LEFT JOIN LATERAL (
                     SELECT h.changed_at AS assigned_at FROM task_history h
                     WHERE h.task_id = k.id
                       AND h.changes ? 'assignee_id' AND jsonb_typeof(h.changes -> 'assignee_id' -> 'new') = 'number'
@@ -96,7 +98,7 @@ extension CentralStore {
                                            WHERE c.task_id = k.id AND c.changes -> 'status' ->> 'new' = 'completed'),
                                           9223372036854775807)
                     ORDER BY h.id DESC LIMIT 1
-                ) a
+                ) a ON true
                 WHERE k.status = 'completed' AND k.completed_at >= \(since)
                 GROUP BY t.slug
                 ORDER BY t.slug NULLS LAST

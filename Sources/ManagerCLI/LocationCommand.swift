@@ -50,10 +50,15 @@ struct LocationCommand: AsyncParsableCommand {
 
         func run() async throws {
             let kind = try self.kind.map { try parseKind($0) }
-            let locations = try await connection.withStore { try await $0.listLocations(kind: kind) }
+            let (locations, names) = try await connection.withStore { store in
+                (try await store.listLocations(kind: kind), output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store))
+            }
             if output.json { return try Output.json(locations) }
-            Output.table(["ID", "KIND", "NAME", "LAT", "LON", "ADDRESS"], locations.map {
-                [String($0.id), $0.kind.rawValue, $0.name, String($0.latitude), String($0.longitude), $0.address.singleLine]
+            // A person's last known position is named after the person.
+            Output.table(["ID", "KIND", "NAME", "LAT", "LON", "ADDRESS"], locations.map { location in
+                let name = location.name.isEmpty ? location.personID.flatMap { names.people[$0] } ?? "-" : location.name
+                return [String(location.id), location.kind.rawValue, name, String(location.latitude), String(location.longitude),
+                        location.address.singleLine]
             })
         }
 

@@ -38,7 +38,9 @@ struct MapCommand: AsyncParsableCommand {
             do {
                 try Data(page.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
             } catch {
-                throw TeamworkError(.unreadableFile, "cannot write \(html): \(error.localizedDescription)")
+                let folder = URL(fileURLWithPath: html).deletingLastPathComponent().path
+                let reason = FileManager.default.fileExists(atPath: folder) ? error.localizedDescription : "no folder \(folder)"
+                throw TeamworkError(.cannotWrite, "cannot write \(html): \(reason)")
             }
             let placed = map.features.filter { $0.geometry != nil }.count
             Output.announce("Wrote \(html): \(map.features.count) features, \(placed) on the map")

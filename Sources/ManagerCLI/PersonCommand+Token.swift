@@ -45,14 +45,15 @@ extension PersonCommand.Token {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let tokens = try await connection.withStore { store in
+            let (tokens, names) = try await connection.withStore { store in
                 let personID = try await person.asyncMap { try await store.person(reference: $0).id }
-                return try await store.listTokens(personID: personID)
+                return (try await store.listTokens(personID: personID), output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store))
             }
             if output.json { return try Output.json(tokens) }
-            Output.table(["ID", "PERSON", "LABEL", "CREATED", "LAST USED", "REVOKED"], tokens.map {
-                [String($0.id), String($0.personID), $0.label, Output.date($0.createdAt), Output.date($0.lastUsedAt),
-                 Output.date($0.revokedAt)]
+            Output.table(["ID", "PERSON", "LABEL", "CREATED", "LAST USED", "REVOKED"], tokens.map { token in
+                let person = names.people[token.personID].map { "\($0) (\(token.personID))" } ?? String(token.personID)
+                return [String(token.id), person, token.label, Output.date(token.createdAt), Output.date(token.lastUsedAt),
+                        Output.date(token.revokedAt)]
             })
         }
     }

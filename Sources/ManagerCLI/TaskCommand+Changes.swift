@@ -147,16 +147,29 @@ extension TaskCommand {
                 (try await store.history(taskID: id), output.json ? Names() : try await Names.load(store))
             }
             if output.json { return try Output.json(entries) }
-            func show(_ value: String?) -> String {
+            // A person or a team by name (with the id), as a manager thinks of them.
+            func show(_ value: String?, key: String) -> String {
                 guard let value else { return "-" }
-                return value.isEmpty ? "\"\"" : value
+                if value.isEmpty { return "\"\"" }
+                guard let id = Int64(value) else { return value }
+                switch key {
+                case "assignee_id", "completed_by", "created_by", "claimed_by":
+                    return names.people[id].map { "\($0) (\(id))" } ?? "person \(id)"
+                case "team_id":
+                    return names.teams[id].map { "\($0) (\(id))" } ?? "team \(id)"
+                default:
+                    return value
+                }
+            }
+            func label(_ key: String) -> String {
+                ["assignee_id": "assignee", "team_id": "team", "location_id": "location"][key] ?? key
             }
             for entry in entries {
                 let who = entry.actorID.map { id in names.people[id].map { "\($0) (\(id))" } ?? "person \(id)" }
                 Output.line("\(Output.date(entry.changedAt))  \(entry.action)  by \(who ?? "database user \(entry.databaseUser)")")
                 for key in entry.changes.keys.sorted() {
                     let change = entry.changes[key]!
-                    Output.line("    \(key): \(show(change.old)) -> \(show(change.new))")
+                    Output.line("    \(label(key)): \(show(change.old, key: key)) -> \(show(change.new, key: key))")
                 }
             }
         }
@@ -166,9 +179,11 @@ extension TaskCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create tasks from a CSV file, all or nothing.",
             discussion: """
-                The header names the columns, in any order: title (required), description, priority, team (slug or id),
-                assignee (email or id), location (id), due (ISO 8601). Each row needs a team, an assignee, or both.
-                Any bad row stops the import with its line and column, and nothing is created.
+                The header names the columns, in any order: title (required), description, priority, team (slug or id), \
+                assignee (email or id), location (id), due (ISO 8601), requires (skills, separated by commas), \
+                window (an ISO 8601 interval, 2026-12-01T09:00Z/2026-12-01T12:00Z or 2026-12-01T09:00Z/PT3H). \
+                Each row needs a team, an assignee, or both. Any bad row stops the import with its line and column, \
+                and nothing is created.
                 """
         )
         @OptionGroup var connection: ConnectionOptions
@@ -177,11 +192,14 @@ extension TaskCommand {
 
         func run() async throws {
             let text: String
-            do {
-                text = try String(contentsOfFile: file, encoding: .utf8)
-            } catch {
+            guard FileManager.default.fileExists(atPath: file) else { throw TeamworkError(.unreadableFile, "no file \(file)") }
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw TeamworkError(.unreadableFile, "cannot read \(file): permission denied or not a file")
+            }
+            guard let decoded = String(data: data, encoding: .utf8) else {
                 throw TeamworkError(.unreadableFile, "cannot read \(file) as UTF-8 text")
             }
+            text = decoded
             let created = try await connection.withStore { try await $0.importTasks(csv: text) }
             if output.json { try Output.json(created) } else { Output.line("Imported \(created.count) task(s)") }
         }

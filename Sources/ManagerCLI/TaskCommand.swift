@@ -81,7 +81,7 @@ struct TaskCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List tasks, sorted by due date then priority; '!' marks overdue."
+            abstract: "List tasks in window order (the window's start, else the due date), then priority; '!' marks late."
         )
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "Team slug or id.") var team: String?

@@ -43,7 +43,8 @@ struct TeamCommand: AsyncParsableCommand {
                 Line(team: $0.team, members: $0.members, openTasks: $0.openTasks)
             }
             if output.json { return try Output.json(lines) }
-            Output.table(["ID", "SLUG", "NAME", "MEMBERS", "OPEN TASKS", "COLOR"], lines.map {
+            // Unfinished: open, assigned or in progress (the report's "open" means not assigned yet).
+            Output.table(["ID", "SLUG", "NAME", "MEMBERS", "UNFINISHED", "COLOR"], lines.map {
                 [String($0.team.id), $0.team.slug, $0.team.name, String($0.members), String($0.openTasks), $0.team.color ?? "-"]
             })
         }

@@ -9,12 +9,13 @@ public struct TeamworkManager: AsyncParsableCommand {
         commandName: "teamwork-manager",
         abstract: "Manage Teamwork's people, teams, locations and master task list.",
         discussion: """
-            The database comes from --database-url or TEAMWORK_DATABASE_URL (postgres://...). With neither,
-            a private local PostgreSQL is created and reused under TEAMWORK_HOME (default
-            ~/.local/share/teamwork, or /var/lib/teamwork for root).
+            The database comes from --database-url or TEAMWORK_DATABASE_URL (postgres://...). With neither, \
+            a private local PostgreSQL is created and reused under TEAMWORK_HOME (default \
+            ~/.local/share/teamwork, or /var/lib/teamwork for root). --database-url and --actor may also come \
+            before the subcommand.
 
-            Exit codes: 0 success, 64 usage, 65 invalid data, 66 unreadable file, 67 not found,
-            68 conflict, 69 database unavailable, 78 configuration, 1 internal error.
+            Exit codes: 0 success, 64 usage, 65 invalid data, 66 unreadable file, 67 not found, \
+            68 conflict, 69 database unavailable, 73 output file cannot be written, 78 configuration, 1 internal error.
             """,
         subcommands: [
             DatabaseCommand.self, PersonCommand.self, TeamCommand.self, LocationCommand.self,

@@ -14,7 +14,7 @@ struct Listen: AsyncParsableCommand {
             With no flag, runs until SIGINT or SIGTERM (finishing the batch in hand): wakes when a replica file is \
             written and looks at every replica every --sweep seconds anyway. --once takes in everything waiting and \
             exits (for cron or a systemd timer): exit 0 when every replica was read to its end, 75 when a replica \
-            could not be read or its changes were refused (details on standard error; run it again later).
+            could not be read or its changes were refused (details on standard error; run it again later). \
             Conflicts are listed by `teamwork-manager conflicts`.
             """
     )

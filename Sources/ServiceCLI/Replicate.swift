@@ -11,11 +11,12 @@ struct Replicate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Build the team, personal and common replicas and keep them in step with the master.",
         discussion: """
-            With no flag, runs until SIGINT or SIGTERM: it wakes on every committed master change and sweeps
-            every --sweep seconds in case a notification was lost. --once catches up and exits (for cron or a
-            systemd timer); --full rebuilds every replica from one snapshot of the master. Instances that share a
-            replica folder elect one generator among them; the others stand by, and --once or --full exits 75
-            when another instance is generating into the folder.
+            With no flag, runs until SIGINT or SIGTERM: it wakes on every committed master change and sweeps \
+            every --sweep seconds in case a notification was lost. --once catches up and exits (for cron or a \
+            systemd timer); --full rebuilds every replica from one snapshot of the master. Instances that share a \
+            replica folder elect one generator among them; the others stand by, and --once or --full exits 75 \
+            when another instance is generating into the folder. Every pass also rebuilds a replica file that \
+            cannot be read (it is kept in damaged/).
             """
     )
     @OptionGroup var options: ServiceOptions

@@ -18,11 +18,13 @@ public struct TeamworkService: AsyncParsableCommand {
         commandName: "teamwork-service",
         abstract: "Run Teamwork's server side: the replica generator, the event listener and the sync endpoint.",
         discussion: """
-            The database comes from --database-url or TEAMWORK_DATABASE_URL, else the same local default as
-            teamwork-manager. Replicas go to --replicas or TEAMWORK_REPLICAS (default $TEAMWORK_HOME/replicas).
+            The database comes from --database-url or TEAMWORK_DATABASE_URL, else the same local default as \
+            teamwork-manager. Replicas go to --replicas or TEAMWORK_REPLICAS (default $TEAMWORK_HOME/replicas). \
+            Both options may also come before the subcommand.
 
-            Exit codes: 0 success, 2 drift found by verify, 64 usage, 69 database unavailable,
-            75 listen --once could not take in every replica, 78 configuration, 1 internal error.
+            Exit codes: 0 success, 2 drift found by verify, 64 usage, 69 database unavailable, \
+            75 listen --once could not take in every replica, or replicate --once/--full found another instance \
+            generating, 78 configuration, 1 internal error.
             """,
         subcommands: [RunAll.self, Replicate.self, Listen.self, Serve.self, Verify.self]
     )

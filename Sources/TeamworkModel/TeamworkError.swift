@@ -10,6 +10,8 @@ public struct TeamworkError: Error, Sendable, Equatable, CustomStringConvertible
         case invalidInput
         /// An input file that cannot be read.
         case unreadableFile
+        /// An output file that cannot be created or written (EX_CANTCREAT).
+        case cannotWrite
         /// An id, slug or email that matches nothing.
         case notFound
         /// A duplicate, a stale version, or a row that is still referenced.
@@ -44,6 +46,7 @@ extension TeamworkError.Code {
         case .usage: 64
         case .invalidInput: 65
         case .unreadableFile: 66
+        case .cannotWrite: 73
         case .notFound: 67
         case .conflict: 68
         case .unavailable: 69

@@ -12,9 +12,10 @@ struct TeamworkWorker: AsyncParsableCommand {
         commandName: "teamwork-worker",
         abstract: "Your team's tasks on your device: work offline, sync when you can.",
         discussion: """
-            start, complete, claim, reopen and checkin work with no network: they are queued on the device and sent by
+            start, complete, claim, reopen and checkin work with no network: they are queued on the device and sent by \
             the next sync. Data lives in TEAMWORK_WORKER_HOME (default ~/.local/share/teamwork-worker).
-            Exit codes: 0 success, 64 usage, 65 invalid data, 67 not found, 68 not allowed, 69 server unreachable,
+
+            Exit codes: 0 success, 64 usage, 65 invalid data, 67 not found, 68 not allowed, 69 server unreachable, \
             78 configuration, 1 internal error.
             """,
         subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, Start.self, Complete.self, Claim.self,

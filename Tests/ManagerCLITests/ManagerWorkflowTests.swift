@@ -68,6 +68,14 @@ struct ManagerWorkflowTests {
 
             ok(try tool("task", "update", String(created.id), "--title", "Fix the meter", "--expect-version", "1"))
             ok(try tool("task", "assign", String(floating.id), "--team", "red", "--assignee", "bo@example.org"))
+            // What a manager reads names people and teams (seen before: `assignee_id: 3 -> 2`, a token's person id only).
+            let reassigned = try tool("task", "history", String(floating.id))
+            #expect(reassigned.stdout.contains("assignee: - -> Bo Li ("), "\(reassigned.stdout)")
+            #expect(!reassigned.stdout.contains("assignee_id"), "\(reassigned.stdout)")
+            ok(try tool("person", "token", "issue", "ann@example.org"))
+            let tokens = try tool("person", "token", "list")
+            #expect(tokens.stdout.contains("Ann Lee ("), "\(tokens.stdout)")
+            #expect(try tool("team", "list").stdout.contains("UNFINISHED"))
             let shown = try tool("task", "show", String(created.id))
             #expect(shown.stdout.contains("Fix the meter") && shown.stdout.contains("Depot") && shown.stdout.contains("version:      2"))
 
