@@ -16,7 +16,8 @@ struct ReplicaPulls: Sendable {
     /// Pages already encoded, by the state of the file they were read from.
     let pages = PageCache()
 
-    /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica, the common one.
+    /// `GET /v1/replicas`: the caller's teams (per the master's memberships), their personal replica once it
+    /// exists, the common one.
     @Sendable func list(_ request: Request, context: SyncRequestContext) async throws -> ReplicaListing {
         let person = try context.requirePerson()
         let teams = context.teams
@@ -27,8 +28,12 @@ struct ReplicaPulls: Sendable {
         var entries = teams.map {
             ReplicaListing.Entry(name: "team-\($0.id)", kind: "team", id: $0.id, slug: $0.slug, title: $0.name, available: exists(.team($0.id)))
         }
-        entries.append(ReplicaListing.Entry(name: "person-\(person.id)", kind: "person", id: person.id, slug: nil, title: person.displayName,
-                             available: exists(.person(person.id))))
+        // A personal replica exists only once someone has a task of their own: until then there is
+        // nothing to list (a listed name the device could never pull would only look broken).
+        if exists(.person(person.id)) {
+            entries.append(ReplicaListing.Entry(name: "person-\(person.id)", kind: "person", id: person.id, slug: nil,
+                                                title: person.displayName, available: true))
+        }
         entries.append(ReplicaListing.Entry(name: "common", kind: "common", id: nil, slug: nil, title: "Common data", available: exists(.common)))
         return ReplicaListing(person: person.id, replicas: entries)
     }

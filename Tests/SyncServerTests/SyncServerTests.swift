@@ -69,7 +69,9 @@ struct SyncServerTests {
             let body = String(buffer: listing.body)
             #expect(body.contains("\"name\":\"team-\(world.fixtures.red.id)\""))
             #expect(!body.contains("\"name\":\"team-\(world.fixtures.blue.id)\""))
-            #expect(body.contains("\"name\":\"person-\(world.fixtures.ann.id)\""))
+            // Ann has no task of her own (hers is her team's): no personal replica exists, and none is listed
+            // (seen before: listed as not available, and a pull of it said "try again shortly" for ever).
+            #expect(!body.contains("\"name\":\"person-"), "\(body)")
 
             let pull = try await Self.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken)
             #expect(pull.status == .ok)
