@@ -34,7 +34,7 @@ struct MapCommand: AsyncParsableCommand {
             return (try await DispatchMap.load(store, filter: filter, now: now), team?.slug)
         }
         if let html {
-            let page = try MapPage.html(map, title: "Teamwork dispatch map" + (slug.map { ": \($0)" } ?? ""), generatedAt: now)
+            let page = try MapPage.html(map, title: "Teamwork dispatch map" + (slug.map { ": \($0)" } ?? ""), generatedAt: now, team: slug)
             do {
                 try Data(page.utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
             } catch {

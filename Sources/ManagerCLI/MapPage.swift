@@ -12,13 +12,15 @@ import TeamworkModel
 /// and `data-ready="1"`; a script error sets `data-error`, so a headless
 /// browser can tell a page that works from one that does not.
 enum MapPage {
-    static func html(_ map: DispatchMap, title: String, generatedAt: Date) throws -> String {
+    /// `team`: the slug the map was made for (`map --team`), which its filter then offers alone.
+    static func html(_ map: DispatchMap, title: String, generatedAt: Date, team: String? = nil) throws -> String {
         // As JSON text inside <script>: "<" escaped so no "</script>" can end it early.
         let json = String(decoding: try map.encoded(pretty: false), as: UTF8.self)
             .replacingOccurrences(of: "<", with: "\\u003c")
         return template
             .replacingOccurrences(of: "{{TITLE}}", with: escape(title))
             .replacingOccurrences(of: "{{GENERATED}}", with: escape(ISODate.format(generatedAt)))
+            .replacingOccurrences(of: "{{TEAM}}", with: escape(team ?? ""))
             .replacingOccurrences(of: "{{DATA}}", with: json)
     }
 
@@ -60,7 +62,7 @@ enum MapPage {
     <header>
       <h1>{{TITLE}}</h1>
       <span class="meta">as of {{GENERATED}} · <span id="counts"></span></span>
-      <label>Team <select id="team"><option value="">all teams</option></select></label>
+      <label>Team <select id="team" data-only="{{TEAM}}"><option value="">all teams</option></select></label>
     </header>
     <main>
       <svg id="map" viewBox="0 0 900 600" role="img" aria-label="Tasks and workers on a map"></svg>
@@ -93,9 +95,18 @@ enum MapPage {
 
       var teams = {};
       features.forEach(function (f) { teamsOf(f).forEach(function (t) { teams[t] = true; }); });
-      Object.keys(teams).sort().forEach(function (t) {
-        var o = document.createElement("option"); o.value = t; o.textContent = t; select.appendChild(o);
-      });
+      var only = select.getAttribute("data-only");
+      if (only) {
+        // A map made for one team shows that team, and says so.
+        select.innerHTML = "";
+        var one = document.createElement("option"); one.value = only; one.textContent = only; select.appendChild(one);
+        select.value = only; select.disabled = true;
+      } else {
+        Object.keys(teams).sort().forEach(function (t) {
+          var o = document.createElement("option"); o.value = t; o.textContent = t; select.appendChild(o);
+        });
+      }
+      function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
 
       var legend = document.getElementById("legend");
       Object.keys(COLORS).forEach(function (s) {
@@ -139,7 +150,7 @@ enum MapPage {
 
       function draw() {
         var team = select.value;
-        var visible = features.filter(function (f) { return !team || teamsOf(f).indexOf(team) >= 0; });
+        var visible = features.filter(function (f) { return only || !team || teamsOf(f).indexOf(team) >= 0; });
         var placed = visible.filter(function (f) { return f.geometry && f.geometry.type === "Point"; });
         while (svg.firstChild) svg.removeChild(svg.firstChild);
         var lons = placed.map(function (f) { return f.geometry.coordinates[0]; });
@@ -198,7 +209,13 @@ enum MapPage {
           list.appendChild(li);
         });
         var tasks = visible.filter(function (f) { return f.properties.kind === "task"; }).length;
-        document.getElementById("counts").textContent = tasks + " tasks, " + (visible.length - tasks) + " workers, " + count + " on the map";
+        document.getElementById("counts").textContent = plural(tasks, "task", "tasks") + ", "
+          + plural(visible.length - tasks, "worker", "workers") + ", " + count + " on the map";
+        if (!count) {
+          var empty = el("text", { x: W / 2, y: H / 2, "text-anchor": "middle", "class": "empty" }, svg);
+          empty.textContent = visible.length ? "Nothing here has a place on the map (see the list)."
+                                             : "No tasks or workers match: nothing to show.";
+        }
         document.body.dataset.markers = String(count);
       }
 

@@ -227,6 +227,19 @@ struct DispatchCLITests {
             try Chromium.screenshot(of: page, to: png)
             let bytes = try Data(contentsOf: png)
             #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) && bytes.count > 10_000)
+
+            // A map made for one team offers that team in its filter (seen before: "all teams" only), counts in
+            // words that agree with the number ("1 task", not "1 tasks"), and an empty map says so.
+            let blue = folder.appending(path: "blue.html")
+            #expect(try w.tool("map", "--team", "blue", "--html", blue.path).status == 0)
+            let (blueDOM, blueLog) = try Chromium.dumpDOM(of: blue)
+            #expect(!blueDOM.contains("data-error"), "\(blueLog.suffix(400))")
+            #expect(blueDOM.contains("<option value=\"blue\">blue</option>") && !blueDOM.contains("all teams"), "\(blueDOM.suffix(3000))")
+            #expect(blueDOM.contains("1 task, 1 worker,"), "\(blueDOM.suffix(3000))")
+            let empty = folder.appending(path: "empty.html")
+            #expect(try w.tool("map", "--status", "cancelled", "--html", empty.path).status == 0)
+            let (emptyDOM, _) = try Chromium.dumpDOM(of: empty)
+            #expect(emptyDOM.contains("No tasks or workers match: nothing to show."), "\(emptyDOM.suffix(3000))")
         }
     }
 }
