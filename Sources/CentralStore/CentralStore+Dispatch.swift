@@ -19,12 +19,14 @@ extension CentralStore {
         let task = try await task(id: taskID)
         var site: Location?
         if let locationID = task.locationID { site = try await location(id: locationID) }
-        let people: [Person]
+        var people: [Person]
         if let team = teamID ?? task.teamID {
             people = try await listPeople(teamID: team)
         } else {
             people = try await listPeople(role: .worker)
         }
+        // Someone who has left is nobody's candidate.
+        people = people.filter(\.isActive)
         let ids = people.map(\.id)
         var positions: [Int64: (latitude: Double, longitude: Double, reportedAt: Date)] = [:]
         for position in try await workerPositions(personIDs: ids) {

@@ -75,6 +75,48 @@ extension CentralStore {
 
     /// Removes a person. Refused while tasks are assigned to them; their
     /// memberships and last-known location go with them.
+    /// Someone leaves: their tokens are revoked at once, they are no longer a
+    /// candidate or an assignee, and every task and history entry keeps their
+    /// name. Refused while tasks are still theirs to do (the refusal lists them:
+    /// reassign them first). Returns the person and how many tokens were revoked.
+    public func deactivatePerson(id: Int64) async throws -> (person: Person, revokedTokens: Int) {
+        try await transaction { connection in
+            let unfinished = try await connection.query(
+                """
+                SELECT k.id FROM tasks k WHERE k.assignee_id = \(id) AND k.status IN ('assigned', 'in_progress')
+                ORDER BY k.id FOR UPDATE
+                """, logger: logger
+            ).collect().map { try $0.decode(Int64.self) }
+            if !unfinished.isEmpty {
+                let shown = unfinished.prefix(20).map(String.init).joined(separator: ", ") + (unfinished.count > 20 ? ", …" : "")
+                throw TeamworkError.conflict("person \(id) still has \(unfinished.count) unfinished task(s): \(shown); "
+                                             + "give them to someone else first (`teamwork-manager task assign ID --assignee ...`)")
+            }
+            let rows = try await connection.query(
+                """
+                UPDATE people AS p SET deactivated_at = coalesce(p.deactivated_at, now()) WHERE p.id = \(id)
+                RETURNING \(unescaped: Columns.person)
+                """, logger: logger
+            ).collect()
+            guard let row = rows.first else { throw TeamworkError.notFound("no person with id \(id)") }
+            let revoked = try await connection.query(
+                "UPDATE access_tokens SET revoked_at = now() WHERE person_id = \(id) AND revoked_at IS NULL RETURNING id",
+                logger: logger
+            ).collect().count
+            return (try Person(row: row), revoked)
+        }
+    }
+
+    /// Someone comes back: they may be given work again. Their old tokens stay
+    /// revoked; issue a new one (`person token issue`).
+    public func reactivatePerson(id: Int64) async throws -> Person {
+        let rows = try await rows(
+            "UPDATE people AS p SET deactivated_at = NULL WHERE p.id = \(id) RETURNING \(unescaped: Columns.person)"
+        )
+        guard let row = rows.first else { throw TeamworkError.notFound("no person with id \(id)") }
+        return try Person(row: row)
+    }
+
     public func removePerson(id: Int64) async throws {
         try await transaction { connection in
             let open = try await connection.query(
@@ -82,7 +124,8 @@ extension CentralStore {
             ).collect()
             let count = try open.first?.decode(Int.self) ?? 0
             if count > 0 {
-                throw TeamworkError.conflict("person \(id) still has \(count) task(s) assigned; reassign or delete them first")
+                throw TeamworkError.conflict("person \(id) still has \(count) task(s) assigned; someone who has worked here is "
+                                             + "deactivated, not removed (`teamwork-manager person deactivate`)")
             }
             let deleted = try await connection.query("DELETE FROM people WHERE id = \(id) RETURNING id", logger: logger).collect()
             if deleted.isEmpty { throw TeamworkError.notFound("no person with id \(id)") }

@@ -67,6 +67,7 @@ extension CentralStore {
                 WHERE id IN (SELECT id FROM hit WHERE last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
             )
             SELECT \(unescaped: Columns.person) FROM hit JOIN people p ON p.id = hit.person_id
+            WHERE p.deactivated_at IS NULL
             """
         )
         return try rows.first.map(Person.init(row:))

@@ -5,9 +5,9 @@ import TeamworkModel
 /// Column lists and row decoders, one per record, so every query that returns a
 /// record selects the same columns in the same order.
 enum Columns {
-    static let person = "p.id, p.first_name, p.last_name, p.email, p.role, p.avatar_url, p.default_team_id, p.created_at, p.updated_at, p.last_seen_at, p.skills"
+    static let person = "p.id, p.first_name, p.last_name, p.email, p.role, p.avatar_url, p.default_team_id, p.created_at, p.updated_at, p.last_seen_at, p.skills, p.deactivated_at"
     /// How many columns ``person`` has: what follows them in a row starts here.
-    static let personCount = 11
+    static let personCount = 12
     static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at, t.shares_positions"
     static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at"
     static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version, k.required_skills, k.window_start, k.window_end"
@@ -39,7 +39,8 @@ extension Person {
             createdAt: try r[7].decode(Date.self),
             updatedAt: try r[8].decode(Date.self),
             lastSeenAt: try r[9].decode(Date?.self),
-            skills: try r[10].decode([String].self)
+            skills: try r[10].decode([String].self),
+            deactivatedAt: try r[11].decode(Date?.self)
         )
     }
 }

@@ -7,7 +7,7 @@ struct PersonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "person",
         abstract: "Add, list, show, update and remove people.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self, Token.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Deactivate.self, Reactivate.self, Remove.self, Token.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -45,8 +45,9 @@ struct PersonCommand: AsyncParsableCommand {
                 return try await store.listPeople(role: role, teamID: teamID)
             }
             if output.json { return try Output.json(people) }
-            Output.table(["ID", "NAME", "EMAIL", "ROLE", "LAST SEEN"], people.map {
-                [String($0.id), $0.displayName, $0.email, $0.role.rawValue, Output.date($0.lastSeenAt)]
+            Output.table(["ID", "NAME", "EMAIL", "ROLE", "STATUS", "LAST SEEN"], people.map {
+                [String($0.id), $0.displayName, $0.email, $0.role.rawValue,
+                 $0.deactivatedAt.map { "inactive since \(String(ISODate.format($0).prefix(10)))" } ?? "active", Output.date($0.lastSeenAt)]
             })
         }
     }
@@ -72,6 +73,7 @@ struct PersonCommand: AsyncParsableCommand {
             let defaultTeam = details.teams.first { $0.id == p.defaultTeamID }?.slug
             Output.details([
                 ("id", String(p.id)), ("name", p.displayName), ("email", p.email), ("role", p.role.rawValue),
+                ("status", p.deactivatedAt.map { "inactive since \(Output.date($0))" } ?? "active"),
                 ("avatar", p.avatarURL ?? "-"), ("skills", p.skills.isEmpty ? "-" : p.skills.joined(separator: ", ")),
                 ("teams", details.teams.map(\.slug).joined(separator: ", ")),
                 ("default team", defaultTeam ?? "-"), ("created", Output.date(p.createdAt)),
@@ -118,9 +120,43 @@ struct PersonCommand: AsyncParsableCommand {
         }
     }
 
+    struct Deactivate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Someone leaves: revoke their tokens at once, and give them no more work; history keeps their name.",
+            discussion: """
+                Refused, with the list, while tasks are still theirs to do (assigned or in progress): give those to \
+                someone else first. Their completed work stays theirs. `person reactivate` undoes it (issue a new token).
+                """
+        )
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Id or email.") var person: String
+
+        func run() async throws {
+            let (left, revoked) = try await connection.withStore { store in
+                try await store.deactivatePerson(id: try await store.person(reference: person).id)
+            }
+            Output.line("Deactivated person \(left.id): \(left.displayName); \(revoked) token(s) revoked")
+        }
+    }
+
+    struct Reactivate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Someone comes back: they may be given work again (their old tokens stay revoked: issue a new one)."
+        )
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Id or email.") var person: String
+
+        func run() async throws {
+            let back = try await connection.withStore { store in
+                try await store.reactivatePerson(id: try await store.person(reference: person).id)
+            }
+            Output.line("Reactivated person \(back.id): \(back.displayName); issue a token with `teamwork-manager person token issue`")
+        }
+    }
+
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a person (refused while tasks are assigned to them)."
+            abstract: "Remove a person who never did any work (refused while any task names them: deactivate them instead)."
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Id or email.") var person: String

@@ -14,12 +14,15 @@ public struct Person: Sendable, Codable, Equatable, Identifiable {
     public var lastSeenAt: Date?
     /// What the person can do (see ``Skills``), sorted.
     public var skills: [String]
+    /// When the person left (`person deactivate`); nil while they are active.
+    public var deactivatedAt: Date?
 
     public init(
         id: Int64, firstName: String, lastName: String, email: String, role: Role,
         avatarURL: String? = nil, defaultTeamID: Int64? = nil,
-        createdAt: Date, updatedAt: Date, lastSeenAt: Date? = nil, skills: [String] = []
+        createdAt: Date, updatedAt: Date, lastSeenAt: Date? = nil, skills: [String] = [], deactivatedAt: Date? = nil
     ) {
+        self.deactivatedAt = deactivatedAt
         self.id = id
         self.firstName = firstName
         self.lastName = lastName
@@ -34,6 +37,9 @@ public struct Person: Sendable, Codable, Equatable, Identifiable {
     }
 
     public var displayName: String { "\(firstName) \(lastName)" }
+
+    /// Whether the person may sign in and be given work.
+    public var isActive: Bool { deactivatedAt == nil }
 }
 
 /// The fields of a person to create, validated on construction.
