@@ -141,7 +141,7 @@ let package = Package(
         .target(
             name: "ServiceCLI",
             dependencies: [
-                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "EventListener", "CommandLineSupport",
+                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "EventListener", "CommandLineSupport", "LocalPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

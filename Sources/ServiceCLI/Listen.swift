@@ -49,6 +49,7 @@ struct Listen: AsyncParsableCommand {
             return
         }
         Logger(label: "teamwork.service").info("listening", metadata: ["replicas": "\(folder.path)"])
-        try await TeamworkService.untilSignalled(ListenerService(listener: listener))
+        let keeper = LocalClusterKeeper.forLocalDefault(options, logger: Logger(label: "teamwork.service"))
+        try await TeamworkService.untilSignalled([keeper].compactMap { $0 } + [ListenerService(listener: listener)])
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CentralStore
 import Foundation
+import Logging
 import ReplicaGenerator
 import TeamworkModel
 #if canImport(Glibc)
@@ -44,13 +45,14 @@ struct Replicate: AsyncParsableCommand {
             }
         } else {
             TeamworkService.say("replicating into \(directory); stop with Ctrl-C or SIGTERM")
-            try await TeamworkService.untilSignalled(GeneratorService(generator: generator, roleChanged: { role in
+            let keeper = LocalClusterKeeper.forLocalDefault(options, logger: Logger(label: "teamwork.service"))
+            try await TeamworkService.untilSignalled([keeper].compactMap { $0 } + [GeneratorService(generator: generator, roleChanged: { role in
                 TeamworkService.say(role == .active ? "generating" : "another instance generates into \(directory); standing by")
             }, afterPass: { report in
                 if report.entries > 0 {
                     TeamworkService.say("applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
                 }
-            }))
+            })])
             TeamworkService.say("stopped")
         }
     }

@@ -87,6 +87,7 @@ struct RunAll: AsyncParsableCommand {
             },
             ListenerService(listener: listener) { _ in status.passed(.listener) },
         ]
+        if let keeper = LocalClusterKeeper.forLocalDefault(options, logger: logger) { services.append(keeper) }
         if let notifier = SystemdNotifier.fromEnvironment() {
             services.append(WatchdogService(notifier: notifier, logger: logger) { health().0 })
         }

@@ -29,6 +29,7 @@ struct Serve: AsyncParsableCommand {
         configuration.watchLooked = { status.passed(.watch) }
         configuration.metrics = { status.progressMetrics() }
         configuration.health = { status.health(window: 30) }
-        try await SyncServer.run(configuration, logger: logger)
+        let keeper = LocalClusterKeeper.forLocalDefault(options, logger: logger)
+        try await SyncServer.run(configuration, services: [keeper].compactMap { $0 }, logger: logger)
     }
 }

@@ -43,9 +43,9 @@ public struct TeamworkService: AsyncParsableCommand {
     /// Runs `service` until SIGTERM or SIGINT asks it to finish what it has in
     /// hand: every long-running command handles signals this one way, through
     /// ServiceLifecycle's `ServiceGroup` (`run` and `serve` through Hummingbird's, the same).
-    static func untilSignalled(_ service: any Service) async throws {
+    static func untilSignalled(_ services: [any Service]) async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service)],
+            services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: Logger(label: "teamwork.service")
         ))

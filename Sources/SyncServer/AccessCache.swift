@@ -32,11 +32,16 @@ final class AccessCache: Service, Sendable {
 
     private struct State {
         var entries: [String: Entry] = [:]
+        /// The last answer the master gave for each token, kept through a lost LISTEN (not
+        /// through a notification): what a request is answered from while the master is away.
+        var lastKnown: [String: (access: Access, checkedAt: ContinuousClock.Instant)] = [:]
         var listening = false
         var generation = 0
-        /// Checks answered from memory, and those that asked the master.
+        /// Checks answered from memory, those that asked the master, and those answered
+        /// from the last known answer because the master was away.
         var remembered = 0
         var lookups = 0
+        var duringOutage = 0
     }
 
     let url: DatabaseURL
@@ -47,11 +52,16 @@ final class AccessCache: Service, Sendable {
     let capacity: Int
     private let state = Locked(State())
 
-    init(url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000) {
+    /// How long after the master last vouched for a token it is still taken while the master is away.
+    let outageGrace: Duration
+
+    init(url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
+         outageGrace: Duration = .seconds(3_600)) {
         self.url = url
         self.logger = logger
         self.timeToLive = timeToLive
         self.capacity = capacity
+        self.outageGrace = outageGrace
     }
 
     /// The access a token gives, from memory when that is safe, else from the
@@ -67,13 +77,33 @@ final class AccessCache: Service, Sendable {
             return (entry.access, state.generation)
         }
         if let known { return known }
-        let fetched: Access? = try await store.run { central in
-            guard let person = try await central.authenticate(secret: secret) else { return nil }
-            return Access(person: person, teams: try await central.teams(ofPerson: person.id))
+        let fetched: Access?
+        do {
+            fetched = try await store.run { central in
+                guard let person = try await central.authenticate(secret: secret) else { return nil }
+                return Access(person: person, teams: try await central.teams(ofPerson: person.id))
+            }
+        } catch let unavailable as StoreUnavailable {
+            // The master is away (restarting, failing over): a device it vouched for lately keeps
+            // pulling its replicas and pushing its work into them, which the listener brings in
+            // later. Nobody else gets in: an unknown token waits for the master (503).
+            let last = state.mutate { state -> Access? in
+                guard let last = state.lastKnown[secret], ContinuousClock.now - last.checkedAt < outageGrace else { return nil }
+                state.duringOutage += 1
+                return last.access
+            }
+            guard let last else { throw unavailable }
+            return last
         }
-        guard let fetched else { return nil }
+        guard let fetched else {
+            state.mutate { _ = $0.lastKnown.removeValue(forKey: secret) }
+            return nil
+        }
         state.mutate { state in
-            guard state.listening, state.generation == generation else { return }
+            guard state.generation == generation else { return }
+            if state.lastKnown.count >= capacity { state.lastKnown.removeAll() }
+            state.lastKnown[secret] = (fetched, now)
+            guard state.listening else { return }
             if state.entries.count >= capacity { state.entries.removeAll() }
             // Each entry lives a random half to whole time to live: answers fetched together
             // (a fleet reconnecting after a restart) do not all go back to the master together.
@@ -93,12 +123,13 @@ final class AccessCache: Service, Sendable {
 
     /// The access lines of `/metrics` (Prometheus text).
     var metrics: String {
-        let (remembered, lookups, entries) = state.mutate { ($0.remembered, $0.lookups, $0.entries.count) }
+        let (remembered, lookups, entries, outage) = state.mutate { ($0.remembered, $0.lookups, $0.entries.count, $0.duringOutage) }
         return """
             # HELP teamwork_sync_access_checks_total Token checks of requests, by where the answer came from
             # TYPE teamwork_sync_access_checks_total counter
             teamwork_sync_access_checks_total{source="memory"} \(remembered)
             teamwork_sync_access_checks_total{source="master"} \(lookups)
+            teamwork_sync_access_checks_total{source="last_known_during_outage"} \(outage)
             # HELP teamwork_sync_access_entries Tokens whose access is remembered
             # TYPE teamwork_sync_access_entries gauge
             teamwork_sync_access_entries \(entries)
@@ -106,10 +137,14 @@ final class AccessCache: Service, Sendable {
             """
     }
 
-    /// Forgets everything; with `listening`, says whether the cache may be used from now on.
+    /// Forgets what is remembered; with `listening`, says whether the cache may be used from now
+    /// on. A notification (access changed) or a LISTEN registered again (changes may have gone
+    /// unheard meanwhile) forgets the last known answers too; a lost LISTEN keeps them, for the
+    /// master's absence.
     private func forget(listening: Bool? = nil) {
         state.mutate { state in
             state.entries.removeAll()
+            if listening != false { state.lastKnown.removeAll() }
             state.generation += 1
             if let listening { state.listening = listening }
         }

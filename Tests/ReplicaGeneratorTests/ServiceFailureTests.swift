@@ -76,6 +76,81 @@ struct ServiceFailureTests {
         }
     }
 
+    /// PostgreSQL restarts under a running service: a device whose token the service has already
+    /// checked keeps pulling its replica and its pushes are stored for the listener, which brings them
+    /// in once the master is back; a token never seen waits for the master (503). Seen before: every
+    /// /v1 request, pulls included, answered 503 while the master was away.
+    @Test func aKnownDeviceKeepsPullingAndPushingWhilePostgreSQLIsAwayAndItsWorkArrivesAfter() async throws {
+        try await PrivateCluster.with("outage") { own in
+            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let (fixtures, task, token, stranger) = try await CentralStore.withStore(url) { store in
+                try await Migrator().migrate(store)
+                let fixtures = try await Fixtures.seed(store)
+                let task = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
+                return (fixtures, task.id, try await store.issueToken(personID: fixtures.ann.id, label: "").secret,
+                        try await store.issueToken(personID: fixtures.bo.id, label: "").secret)
+            }
+            let folder = directory.appending(path: "replicas")
+            let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder, log: directory.path + "/service.log")
+            try await service.start()
+            defer { _ = try? service.stop() }
+            let port = service.port ?? 0
+            let pull = "/v1/replicas/team-\(fixtures.red.id)/changes"
+            func get(_ token: String) async throws -> Int {
+                try await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)).status
+            }
+            try await expectEventually("the first replicas written", within: .seconds(20)) { try await get(token) == 200 }
+
+            try cluster.stop()
+            try await expectEventually("the service sees the master gone", within: .seconds(20)) {
+                service.logText.contains("retrying") || service.logText.contains("reconnecting")
+            }
+            #expect(try await get(token) == 200, "a known device keeps pulling: \(service.logText.suffix(1500))")
+            let body = #"{"changes": [{"id": "out-1", "operation": "complete", "task_id": \#(task), "note": "done offline-ish", "made_at": "2026-11-21T10:00:00Z"}]}"#
+            let pushed = try await LocalHTTP.request(.post, port: port, pull,
+                                                     headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
+                                                     body: Data(body.utf8), timeout: .seconds(10))
+            #expect(pushed.status == 200, "its push is stored in the replica: \(pushed.text)")
+            #expect(try await get(stranger) == 503, "a token the service never checked waits for the master")
+            let metrics = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(5)).text
+            #expect(metrics.contains("teamwork_sync_access_checks_total{source=\"last_known_during_outage\"} 2"), "\(metrics)")
+
+            _ = try cluster.ensureRunning()
+            try await expectEventually("the stored completion reaches the master", within: .seconds(40)) {
+                (try? await CentralStore.withStore(url) { try await $0.task(id: task).status }) == .completed
+            }
+            #expect(try service.stop() == 0)
+        }
+    }
+
+    /// On the local default the service's PostgreSQL is its own: found stopped, it is started again
+    /// (seen before: `run` retried against nothing for ever).
+    @Test func onTheLocalDefaultRunStartsItsStoppedPostgreSQLAgain() async throws {
+        let home = URL(fileURLWithPath: "/tmp").appending(path: "tw-keep-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o755)
+        let manager = ManagerTool(databaseURL: nil, environment: ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": ""])
+        defer {
+            _ = try? manager("db", "stop-local")
+            try? FileManager.default.removeItem(at: home)
+        }
+        let port = ServiceProcess.freePort()
+        let service = ServiceProcess(["run", "--port", String(port), "--sweep", "0.5"], port: port, log: home.path + "/service.log")
+        service.environment = ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": nil]
+        try await service.start()
+        defer { _ = try? service.stop() }
+        func healthy() async -> Bool {
+            (try? await LocalHTTP.request(port: port, "/health", timeout: .seconds(5)).status) == 200
+        }
+        try await expectEventually("healthy on the local default", within: .seconds(40)) { await healthy() }
+        #expect(try manager("db", "stop-local").stdout.hasPrefix("Stopped"))
+        try await expectEventually("the service starts its PostgreSQL again", within: .seconds(30)) {
+            service.logText.contains("the local PostgreSQL was not running; started it again")
+        }
+        try await expectEventually("healthy again", within: .seconds(40)) { await healthy() }
+        #expect(try service.stop() == 0)
+    }
+
     /// postgres-nio's message when it traps on a stream the server closed under it.
     static let postgresNIOStreamTrap = "How can we receive a body part, after a channelReadComplete, but no read has been forwarded yet"
 
