@@ -1,4 +1,5 @@
 import CentralStore
+import EventListener
 import Foundation
 import GRDB
 import LocalPostgres
@@ -52,14 +53,18 @@ struct WorkerNetworkTests {
         }
     }
 
-    @Test func aServerWhoseCentralStoreIsAwayEndsSyncWithExit69AndTheQueueIsSentLater() async throws {
+    /// While the master is away, a device the server checked before keeps syncing: its work is stored in
+    /// its replica (and reaches the master when it is back); a device never seen cannot sign in (69) and
+    /// keeps nothing.
+    @Test func aServerWhoseCentralStoreIsAwayTakesAKnownDevicesWorkAndAsksANewOneToWait() async throws {
         try await PrivateCluster.with("503") { own in
             let (directory, cluster, url) = (own.directory, own.cluster, own.url)
-            let (task, token) = try await CentralStore.withStore(url) { store in
+            let (task, token, newcomer) = try await CentralStore.withStore(url) { store in
                 try await Migrator().migrate(store)
                 let world = try await Fixtures.seed(store)
                 let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
-                return (task.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
+                return (task.id, try await store.issueToken(personID: world.ann.id, label: "").secret,
+                        try await store.issueToken(personID: world.bo.id, label: "").secret)
             }
             let replicas = directory.appending(path: "replicas")
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
@@ -72,14 +77,21 @@ struct WorkerNetworkTests {
             try cluster.stop()
             #expect(try WorkerTool.run(home, "start", String(task)).status == 0)
             let away = try WorkerTool.run(home, "sync")
-            #expect(away.status == 69, "\(away.stderr)")
-            #expect(away.stderr.contains("503") && away.stderr.contains("stay queued"), "\(away.stderr)")
-            #expect(try Self.queuedCount(home).contains("Queued: 1"))
+            #expect(away.status == 0 && away.stdout.contains("pushed 1"), "\(away.stdout) \(away.stderr)")
+            #expect(away.stderr.contains("positions not fetched"), "the one thing the master alone knows: \(away.stderr)")
+            #expect(try Self.queuedCount(home).contains("Queued: 0"))
+            let bo = directory.appending(path: "bo")
+            let refused = try WorkerTool.run(bo, ["login", "--server", server.url], input: newcomer + "\n")
+            #expect(refused.status == 69 && refused.stderr.contains("503") && refused.stderr.contains("not signed in"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: bo.appending(path: "local.sqlite").path))
 
             _ = try cluster.ensureRunning()
+            try await expectEventually("the start stored during the outage reaches the master", within: .seconds(40)) {
+                _ = try? await EventListener(.init(databaseURL: url, directory: replicas)).once()
+                return (try? await CentralStore.withStore(url) { try await $0.task(id: task).status }) == .inProgress
+            }
             let back = try WorkerTool.run(home, "sync")
-            #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
-            #expect(try Self.queuedCount(home).contains("Queued: 0"))
+            #expect(back.status == 0 && !back.stderr.contains("positions not fetched"), "\(back.stderr)")
         }
     }
 
