@@ -218,7 +218,8 @@ let package = Package(
             name: "WorkerCLITests",
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
-                "WorkerClient", "EventListener", "teamwork-worker", "teamwork-service",
+                "WorkerClient", "EventListener", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI", "CommandLineSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
