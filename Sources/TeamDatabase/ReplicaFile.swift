@@ -327,24 +327,36 @@ public final class ReplicaLock: @unchecked Sendable {
 
 extension ReplicaDirectory {
     /// Why `replica`'s file cannot be read at all (overwritten, truncated, not a
-    /// database), or nil when it looks whole or is missing: a look at its
-    /// header (SQLite's magic string, a page size SQLite allows, a size that is
-    /// a whole number of pages) that every generator pass can afford for every
-    /// file. Damage deeper in a file is `teamwork-service verify`'s to find.
+    /// database), or nil when it looks whole, is missing, or is only busy: a
+    /// look at its header (SQLite's magic string and a page size SQLite allows,
+    /// bytes SQLite never changes once written) that every generator pass can
+    /// afford for every file, confirmed by SQLite itself before a file is
+    /// judged (one that SQLite reads, or that is only locked, is not damaged).
+    /// Damage deeper in a file is `teamwork-service verify`'s to find.
     public func damage(of replica: ReplicaID) -> String? {
         let path = path(of: replica)
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
         let header = [UInt8]((try? handle.read(upToCount: 18)) ?? Data())
-        let size = (try? handle.seekToEnd()) ?? 0
-        guard header.count == 18, Data(header[0..<16]) == Data("SQLite format 3\0".utf8) else {
-            return "not an SQLite database (its header is wrong)"
+        try? handle.close()
+        let reason: String
+        if header.count < 18 || Data(header[0..<16]) != Data("SQLite format 3\0".utf8) {
+            reason = "not an SQLite database (its header is wrong)"
+        } else {
+            let raw = Int(header[16]) << 8 | Int(header[17])
+            let pageSize = raw == 1 ? 65_536 : raw
+            guard pageSize < 512 || pageSize & (pageSize - 1) != 0 else { return nil }
+            reason = "its header names no valid page size"
         }
-        let raw = Int(header[16]) << 8 | Int(header[17])
-        let pageSize = raw == 1 ? 65_536 : raw
-        guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { return "its header names no valid page size" }
-        guard size % UInt64(pageSize) == 0 else { return "its size (\(size) bytes) is not a whole number of \(pageSize)-byte pages" }
-        return nil
+        do {
+            _ = try ReplicaMeta.read(path: path)
+            return nil
+        } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN].contains(error.resultCode) {
+            // Busy, locked, or gone meanwhile: not ours to judge now; the next pass looks again.
+            return nil
+        } catch {
+            // Not a database, corrupt, or empty (SQLite sees no tables in a file of no bytes).
+            return reason
+        }
     }
 
     /// Moves a damaged file aside into `damaged/`, stamped with the time, for
