@@ -81,6 +81,8 @@ extension CentralStore {
     /// reassign them first). Returns the person and how many tokens were revoked.
     public func deactivatePerson(id: Int64) async throws -> (person: Person, revokedTokens: Int) {
         try await transaction { connection in
+            // The person first: an assignment racing this one waits for it (the trigger reads the row FOR SHARE).
+            _ = try await connection.query("SELECT 1 FROM people WHERE id = \(id) FOR UPDATE", logger: logger).collect()
             let unfinished = try await connection.query(
                 """
                 SELECT k.id FROM tasks k WHERE k.assignee_id = \(id) AND k.status IN ('assigned', 'in_progress')

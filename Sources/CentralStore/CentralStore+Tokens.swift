@@ -8,7 +8,9 @@ extension CentralStore {
     /// Issues a new token for a person. Returns the record and the secret, which
     /// is not stored anywhere (only its SHA-256 is) and cannot be shown again.
     public func issueToken(personID: Int64, label: String) async throws -> (token: AccessToken, secret: String) {
-        _ = try await person(id: personID)
+        guard try await person(id: personID).isActive else {
+            throw TeamworkError.conflict("person \(personID) is deactivated: reactivate them before issuing a token")
+        }
         let secret = TokenSecret.generate()
         let token = try await transaction { connection in
             let rows = try await connection.query(

@@ -62,6 +62,10 @@ public enum CommandRunner {
         }
         guard !leading.isEmpty, index < arguments.count else { return arguments }
         var rest = Array(arguments[index...])
+        // Given both before and after the subcommand: left where they are, so the parser refuses
+        // the line rather than one of the two silently winning.
+        let named = Set(leading.filter { $0.hasPrefix("--") }.map { String($0.split(separator: "=", maxSplits: 1)[0]) })
+        if rest.contains(where: { named.contains(String($0.split(separator: "=", maxSplits: 1).first ?? "")) }) { return arguments }
         let end = rest.firstIndex(of: "--") ?? rest.count
         rest.insert(contentsOf: leading, at: end)
         return rest

@@ -115,6 +115,12 @@ final class ParallelBuilds: @unchecked Sendable {
         await withCheckedContinuation { done in queue.async { done.resume() } }
     }
 
+    /// Stops publishing: every file finished from now on is discarded (a
+    /// rebuild cancelled, or left behind, writes nothing more into the folder).
+    func cancel() {
+        state.mutate { if $0.failure == nil { $0.failure = CancellationError() } }
+    }
+
     private func publishLater(_ batch: [FinishedReplica]) {
         publisher.async { [self] in
             guard state.value.failure == nil else { return batch.forEach { $0.discard() } }

@@ -17,9 +17,12 @@ extension ReplicaGenerator {
         wake.yield()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                await withReconnects("listener") { _ in
+                await withReconnects("listener") { progress in
                     try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
-                        try await store.listenToFeed(ready: { wake.yield() }, notified: { wake.yield() })
+                        try await store.listenToFeed(ready: {
+                            progress.made()
+                            wake.yield()
+                        }, notified: { wake.yield() })
                     }
                 }
             }

@@ -65,6 +65,7 @@ extension ReplicaGenerator {
                 }
 
                 do {
+                    try await withTaskCancellationHandler {
                     try await snapshot.forEachTaskRow { row in
                         let copier = try RowCopier(row)
                         guard let replica = ReplicaID.holding(teamID: copier.teamID, assigneeID: copier.assigneeID) else {
@@ -84,6 +85,11 @@ extension ReplicaGenerator {
                     }
                     try await switchTo(nil)
                     try await builds.drain()
+                    } onCancel: {
+                        // Left behind (a lost lease, a shutdown), a rebuild must not go on writing.
+                        builds.cancel()
+                    }
+                    try Task.checkCancellation()
                 } catch {
                     await builds.abandon()
                     commonFile.discard()

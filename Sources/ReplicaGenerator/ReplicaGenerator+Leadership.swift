@@ -34,11 +34,13 @@ extension ReplicaGenerator {
                 logger.warning("the generator failed; restarting it", metadata: ["error": "\(error)", "delay": "\(delay)"])
             }
         }) { progress in
-            try await whileLeading(retry: retry, roleChanged: roleChanged, leaseChecked: {
-                progress.made()
-                leaseChecked()
-            }) {
-                try await run(afterPass: afterPass)
+            // Progress is a finished pass, not a look at the lease: a generator that fails at once
+            // after taking the lock (a full disk, a damaged state file) backs off like any other.
+            try await whileLeading(retry: retry, roleChanged: roleChanged, leaseChecked: leaseChecked) {
+                try await run { report in
+                    progress.made()
+                    afterPass(report)
+                }
             }
         }
     }

@@ -36,6 +36,9 @@ final class AccessCache: Service, Sendable {
         /// through a notification): what a request is answered from while the master is away.
         var lastKnown: [String: (access: Access, checkedAt: ContinuousClock.Instant)] = [:]
         var listening = false
+        /// Until when the master counts as away after a failed lookup: requests of devices with a
+        /// last known answer do not each wait for a connection attempt meanwhile.
+        var masterAwayUntil: ContinuousClock.Instant?
         var generation = 0
         /// Checks answered from memory, those that asked the master, and those answered
         /// from the last known answer because the master was away.
@@ -77,6 +80,7 @@ final class AccessCache: Service, Sendable {
             return (entry.access, state.generation)
         }
         if let known { return known }
+        if let last = lastKnownWhileAway(secret, now: now) { return last }
         let fetched: Access?
         do {
             fetched = try await store.run { central in
@@ -88,6 +92,7 @@ final class AccessCache: Service, Sendable {
             // pulling its replicas and pushing its work into them, which the listener brings in
             // later. Nobody else gets in: an unknown token waits for the master (503).
             let last = state.mutate { state -> Access? in
+                state.masterAwayUntil = ContinuousClock.now + .seconds(2)
                 guard let last = state.lastKnown[secret], ContinuousClock.now - last.checkedAt < outageGrace else { return nil }
                 state.duringOutage += 1
                 return last.access
@@ -100,6 +105,7 @@ final class AccessCache: Service, Sendable {
             return nil
         }
         state.mutate { state in
+            state.masterAwayUntil = nil
             guard state.generation == generation else { return }
             if state.lastKnown.count >= capacity { state.lastKnown.removeAll() }
             state.lastKnown[secret] = (fetched, now)
@@ -110,6 +116,17 @@ final class AccessCache: Service, Sendable {
             state.entries[secret] = Entry(access: fetched, expires: now + timeToLive * Double.random(in: 0.5...1))
         }
         return fetched
+    }
+
+    /// The last known answer for `secret` when the master failed a lookup within the last
+    /// seconds: answered at once instead of trying the master again for every request.
+    private func lastKnownWhileAway(_ secret: String, now: ContinuousClock.Instant) -> Access? {
+        state.mutate { state -> Access? in
+            guard let away = state.masterAwayUntil, now < away,
+                  let last = state.lastKnown[secret], now - last.checkedAt < outageGrace else { return nil }
+            state.duringOutage += 1
+            return last.access
+        }
     }
 
     /// Whether remembered answers are used now (the LISTEN is registered).

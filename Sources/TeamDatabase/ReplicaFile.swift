@@ -350,8 +350,9 @@ extension ReplicaDirectory {
         do {
             _ = try ReplicaMeta.read(path: path)
             return nil
-        } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN].contains(error.resultCode) {
-            // Busy, locked, or gone meanwhile: not ours to judge now; the next pass looks again.
+        } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode) {
+            // Busy, locked, gone meanwhile, or a hot journal waiting for a writer to roll it back:
+            // not ours to judge now; the next pass looks again.
             return nil
         } catch {
             // Not a database, corrupt, or empty (SQLite sees no tables in a file of no bytes).
@@ -367,6 +368,10 @@ extension ReplicaDirectory {
         let target = folder.appending(path: "\(replica.fileName).\(Int(Date().timeIntervalSince1970))")
         try? FileManager.default.removeItem(at: target)
         try FileManager.default.moveItem(atPath: path(of: replica), toPath: target.path)
-        for suffix in ["-wal", "-shm", "-journal"] { unlink(path(of: replica) + suffix) }
+        // Its journals go with it (an operator may yet recover something from them), never deleted.
+        for suffix in ["-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: path(of: replica) + suffix) {
+            try? FileManager.default.removeItem(atPath: target.path + suffix)
+            try? FileManager.default.moveItem(atPath: path(of: replica) + suffix, toPath: target.path + suffix)
+        }
     }
 }

@@ -72,6 +72,9 @@ struct NetworkOptions: ParsableArguments {
     }
 }
 
+/// The terminal's settings while login asks for the token, for the signal handlers that restore them.
+nonisolated(unsafe) private var promptTerminal = termios()
+
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in with the token your manager gave you.",
@@ -104,18 +107,30 @@ struct Login: AsyncParsableCommand {
         return line.trimmingCharacters(in: .whitespaces)
     }
 
-    /// Asks on standard error and reads one line from the terminal with its echo off (restored after).
+    /// Asks on standard error and reads one line from the terminal with its echo off (restored after,
+    /// and on Ctrl-C or SIGTERM at the prompt too).
     static func askWithoutEcho(_ prompt: String) -> String? {
         // Echo off before the prompt shows, so that nothing typed after it is ever shown (or discarded).
         var saved = termios()
         let haveTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
         if haveTerminal {
+            promptTerminal = saved
+            for number in [SIGINT, SIGTERM, SIGHUP] {
+                signal(number) { number in
+                    var restore = promptTerminal
+                    tcsetattr(STDIN_FILENO, TCSANOW, &restore)
+                    _exit(128 + number)
+                }
+            }
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
             tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
         }
         defer {
-            if haveTerminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+            if haveTerminal {
+                tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+                for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, SIG_DFL) }
+            }
             FileHandle.standardError.write(Data("\n".utf8))
         }
         FileHandle.standardError.write(Data(prompt.utf8))

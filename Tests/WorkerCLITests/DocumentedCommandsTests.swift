@@ -122,4 +122,13 @@ struct DocumentedCommandsTests {
             }
         }
     }
+
+    @Test func globalOptionsBeforeTheSubcommandMoveAfterItUnlessAlsoGivenThere() {
+        let options: Set<String> = ["--database-url", "--actor"]
+        #expect(CommandRunner.hoisting(options, in: ["--database-url", "u", "db", "migrate"]) == ["db", "migrate", "--database-url", "u"])
+        #expect(CommandRunner.hoisting(options, in: ["--actor=max", "task", "list", "--", "x"]) == ["task", "list", "--actor=max", "--", "x"])
+        let twice = ["--database-url", "staging", "task", "delete", "5", "--database-url", "prod"]
+        #expect(CommandRunner.hoisting(options, in: twice) == twice, "left for the parser to refuse, not silently one of the two")
+        #expect(throws: (any Error).self, "the parser refuses an option given twice") { try TeamworkManager.parseAsRoot(twice) }
+    }
 }

@@ -14,7 +14,7 @@ BEGIN
         RETURN NEW;
     END IF;
     SELECT p.first_name || ' ' || p.last_name INTO who
-      FROM public.people p WHERE p.id = NEW.assignee_id AND p.deactivated_at IS NOT NULL;
+      FROM public.people p WHERE p.id = NEW.assignee_id AND p.deactivated_at IS NOT NULL FOR SHARE;
     IF who IS NOT NULL THEN
         RAISE EXCEPTION '% is no longer active (deactivated): give the task to someone else, or reactivate them first', who
             USING ERRCODE = 'TWS01';
