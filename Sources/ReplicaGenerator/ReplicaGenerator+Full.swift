@@ -61,6 +61,7 @@ extension ReplicaGenerator {
                     if let replica {
                         built.insert(replica)
                         try await builds.begin(replica)
+                        if built.count == 1 { await configuration.duringRebuild() }
                     }
                 }
 

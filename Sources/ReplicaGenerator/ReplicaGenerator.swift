@@ -33,6 +33,10 @@ public struct ReplicaGenerator: Sendable {
         /// Awaited before each continuous catch-up pass: a test freezes the loop
         /// through it to see a stall reported (`TEAMWORK_TEST_FREEZE_GENERATOR`).
         public var beforePass: @Sendable () async -> Void = {}
+        /// Awaited once a full rebuild has begun streaming the master's tasks (after its first
+        /// replica file is begun): a test holds the rebuild there, with its row stream waiting for
+        /// its reader, to stop PostgreSQL under it (`TEAMWORK_TEST_HOLD_REBUILD`).
+        public var duringRebuild: @Sendable () async -> Void = {}
 
         public init(databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
                     sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256,

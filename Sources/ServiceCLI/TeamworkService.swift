@@ -123,6 +123,17 @@ struct ServiceOptions: ParsableArguments {
                 }
             }
         }
+        // Another, documented there too: while this file exists, a full rebuild holds still once it has
+        // begun streaming the master's tasks, so a test can stop PostgreSQL under it at a known moment.
+        if let hold = ProcessInfo.processInfo.environment["TEAMWORK_TEST_HOLD_REBUILD"], !hold.isEmpty {
+            configuration.duringRebuild = {
+                // Says it got there (HOLD.reached), then holds.
+                FileManager.default.createFile(atPath: hold + ".reached", contents: nil)
+                while FileManager.default.fileExists(atPath: hold), !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+        }
         return try ReplicaGenerator(configuration)
     }
 }
