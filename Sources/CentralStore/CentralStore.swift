@@ -71,18 +71,33 @@ public struct CentralStore: Sendable {
     /// Opens a connection, giving up as soon as the calling task is cancelled
     /// (a connection that arrives after that is closed, never leaked).
     static func open(_ url: DatabaseURL, logger: Logger) async throws -> PostgresConnection {
+        // Whichever comes second, the caller giving up or the connection arriving, closes it: a
+        // connection is never dropped unclosed (postgres-nio asserts on that, and it leaks a socket).
+        let handover = Locked<(gaveUp: Bool, arrived: PostgresConnection?)>((false, nil))
         do {
             let configuration = try url.connectionConfiguration()
             let limit = Duration.nanoseconds(configuration.options.connectTimeout.nanoseconds) + .seconds(5)
-            return try await TeamworkModel.withDeadline(limit, timeout: { QueryDeadlineExceeded(limit: limit) }) {
+            let connection = try await TeamworkModel.withDeadline(limit, timeout: { QueryDeadlineExceeded(limit: limit) }) {
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-                if Task.isCancelled {
+                let abandoned = handover.mutate { state -> Bool in
+                    if state.gaveUp || Task.isCancelled { return true }
+                    state.arrived = connection
+                    return false
+                }
+                if abandoned {
                     try? await connection.close()
                     throw CancellationError()
                 }
                 return connection
             }
+            return connection
         } catch {
+            let arrived = handover.mutate { state -> PostgresConnection? in
+                state.gaveUp = true
+                defer { state.arrived = nil }
+                return state.arrived
+            }
+            if let arrived { try? await arrived.close() }
             throw StoreError.map(error, connecting: url)
         }
     }

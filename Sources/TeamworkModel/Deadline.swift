@@ -23,6 +23,8 @@ public func withDeadline<T: Sendable>(
                 do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
             }
             running.mutate { $0 = work }
+            // Cancelled before the work was running: the handler found nothing to cancel.
+            if Task.isCancelled { work.cancel() }
             Task {
                 try? await Task.sleep(for: limit)
                 if outcome.resume(.failure(timeout())) {
