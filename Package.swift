@@ -178,7 +178,7 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel"]),
+        .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel", "TeamworkTestSupport"]),
         .testTarget(
             name: "CentralStoreTests",
             dependencies: [

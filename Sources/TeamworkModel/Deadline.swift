@@ -18,13 +18,7 @@ public func withDeadline<T: Sendable>(
     let running = Locked<Task<Void, Never>?>(nil)
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            outcome.install(continuation)
-            let work = Task {
-                do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
-            }
-            running.mutate { $0 = work }
-            // Cancelled before the work was running: the handler found nothing to cancel.
-            if Task.isCancelled { work.cancel() }
+            let work = outcome.start(continuation, recordingIn: running, body)
             Task {
                 try? await Task.sleep(for: limit)
                 if outcome.resume(.failure(timeout())) {
@@ -53,13 +47,7 @@ public func withCancellationGrace<T: Sendable>(
     let running = Locked<Task<Void, Never>?>(nil)
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            outcome.install(continuation)
-            let work = Task {
-                do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
-            }
-            running.mutate { $0 = work }
-            // Cancelled before the work was running: the handler found nothing to cancel.
-            if Task.isCancelled { work.cancel() }
+            _ = outcome.start(continuation, recordingIn: running, body)
         }
     } onCancel: {
         running.value?.cancel()
@@ -76,6 +64,20 @@ private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
     private var continuation: CheckedContinuation<T, any Error>?
     private var early: Result<T, any Error>?
     private var done = false
+
+    /// Installs `continuation` and runs `body` in a task of its own whose outcome resumes it;
+    /// the task is recorded in `running` for a cancellation handler, and cancelled at once
+    /// when the caller was cancelled before it was recorded (the handler found nothing then).
+    func start(_ continuation: CheckedContinuation<T, any Error>, recordingIn running: Locked<Task<Void, Never>?>,
+               _ body: @escaping @Sendable () async throws -> T) -> Task<Void, Never> {
+        install(continuation)
+        let work = Task {
+            do { resume(.success(try await body())) } catch { resume(.failure(error)) }
+        }
+        running.mutate { $0 = work }
+        if Task.isCancelled { work.cancel() }
+        return work
+    }
 
     func install(_ continuation: CheckedContinuation<T, any Error>) {
         lock.lock()

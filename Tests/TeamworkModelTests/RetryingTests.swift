@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TeamworkModel
+import TeamworkTestSupport
 
 /// The one retry loop every long-running part and the sync client go through.
 @Suite("Retrying: one retry loop")
@@ -50,7 +51,8 @@ struct RetryingTests {
                 throw Broken(attempt: 1)
             }
         }
-        while !started.value || failures.value == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { started.value && failures.value > 0 },
+                "the first attempt failed and the loop is in its hour-long wait")
         loop.cancel()
         // An hour's wait that cancellation did not end would hold this test for an hour.
         await loop.value
