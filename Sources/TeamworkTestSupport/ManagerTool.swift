@@ -43,3 +43,20 @@ public struct ManagerTool: Sendable {
         return try Tool.manager.run(arguments, environment: variables)
     }
 }
+
+extension ManagerTool {
+    /// Runs `body` with a manager tool on the local default (no database URL) in a
+    /// TEAMWORK_HOME of its own under /tmp (short enough for PostgreSQL's socket path);
+    /// the cluster is stopped and the folder removed afterwards.
+    public static func withLocalDefault<R>(_ name: String, _ body: (ManagerTool, URL) async throws -> R) async throws -> R {
+        let home = URL(fileURLWithPath: "/tmp").appending(path: "tw-\(name)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o755)
+        let tool = ManagerTool(databaseURL: nil, environment: ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": ""])
+        defer {
+            _ = try? tool("db", "stop-local")
+            try? FileManager.default.removeItem(at: home)
+        }
+        return try await body(tool, home)
+    }
+}

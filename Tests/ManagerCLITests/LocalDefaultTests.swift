@@ -23,65 +23,52 @@ struct LocalDefaultTests {
         #expect(!listed.contains(held))
     }
 
-    @Test func withNoDatabaseURLAPrivateClusterIsCreatedThenReused() throws {
-        let home = URL(fileURLWithPath: "/tmp").appending(path: "tw-local-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        chmod(home.path, 0o755)
-        let tool = ManagerTool(databaseURL: nil, environment: ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": ""])
-        defer {
-            _ = try? tool("db", "stop-local")
-            try? FileManager.default.removeItem(at: home)
+    @Test func withNoDatabaseURLAPrivateClusterIsCreatedThenReused() async throws {
+        try await ManagerTool.withLocalDefault("local") { tool, home in
+            let first = try tool("team", "add", "red", "--name", "Red")
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stderr.contains("created and started the local PostgreSQL in \(home.path)/postgres"))
+
+            let second = try tool("team", "list")
+            #expect(second.status == 0)
+            #expect(second.stderr.isEmpty, "a running cluster is reused silently")
+            #expect(second.stdout.contains("red"))
+
+            let socket = home.appending(path: "postgres/run/.s.PGSQL.5432").path
+            #expect(FileManager.default.fileExists(atPath: socket))
+            if geteuid() == 0 {
+                let owner = try FileManager.default.attributesOfItem(atPath: home.appending(path: "postgres/data").path)[.ownerAccountName]
+                #expect(owner as? String == "postgres", "as root the server runs as an unprivileged user")
+            }
+
+            #expect(try tool("db", "stop-local").status == 0)
+            #expect(!FileManager.default.fileExists(atPath: socket))
+            let restarted = try tool("team", "list")
+            #expect(restarted.status == 0)
+            #expect(restarted.stderr.contains("started the local PostgreSQL"))
+            #expect(restarted.stdout.contains("red"), "data survives a restart")
         }
-
-        let first = try tool("team", "add", "red", "--name", "Red")
-        #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stderr.contains("created and started the local PostgreSQL in \(home.path)/postgres"))
-
-        let second = try tool("team", "list")
-        #expect(second.status == 0)
-        #expect(second.stderr.isEmpty, "a running cluster is reused silently")
-        #expect(second.stdout.contains("red"))
-
-        let socket = home.appending(path: "postgres/run/.s.PGSQL.5432").path
-        #expect(FileManager.default.fileExists(atPath: socket))
-        if geteuid() == 0 {
-            let owner = try FileManager.default.attributesOfItem(atPath: home.appending(path: "postgres/data").path)[.ownerAccountName]
-            #expect(owner as? String == "postgres", "as root the server runs as an unprivileged user")
-        }
-
-        #expect(try tool("db", "stop-local").status == 0)
-        #expect(!FileManager.default.fileExists(atPath: socket))
-        let restarted = try tool("team", "list")
-        #expect(restarted.status == 0)
-        #expect(restarted.stderr.contains("started the local PostgreSQL"))
-        #expect(restarted.stdout.contains("red"), "data survives a restart")
     }
 
     /// A newcomer's first contact: `db status` on a new machine shows a ready database (seen before: exit 78,
     /// "13 pending migration(s)", no hint); options go before the subcommand too, as operations.md writes them;
     /// stopping what does not run says so.
-    @Test func aFirstDbStatusOnANewMachineShowsAReadyDatabaseAndGlobalOptionsMayComeFirst() throws {
-        let home = URL(fileURLWithPath: "/tmp").appending(path: "tw-first-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        chmod(home.path, 0o755)
-        let tool = ManagerTool(databaseURL: nil, environment: ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": ""])
-        defer {
-            _ = try? tool("db", "stop-local")
-            try? FileManager.default.removeItem(at: home)
+    @Test func aFirstDbStatusOnANewMachineShowsAReadyDatabaseAndGlobalOptionsMayComeFirst() async throws {
+        try await ManagerTool.withLocalDefault("first") { tool, home in
+            let status = try tool("db", "status")
+            #expect(status.status == 0, "\(status.stderr)")
+            #expect(!status.stdout.contains("pending"), "\(status.stdout)")
+
+            let socket = home.appending(path: "postgres/run").path
+            let url = "postgres://postgres@/teamwork?host=\(socket)"
+            let first = try tool("--database-url", url, "db", "status")
+            #expect(first.status == 0 && first.stdout.contains("database: "), "\(first.stderr)")
+            let equals = try tool("--database-url=\(url)", "--actor", "nobody@example.org", "db", "migrate")
+            #expect(equals.status == 0 && equals.stdout.contains("up to date"), "\(equals.stderr)")
+
+            #expect(try tool("db", "stop-local").stdout.hasPrefix("Stopped"))
+            let again = try tool("db", "stop-local")
+            #expect(again.status == 0 && again.stdout.contains("was not running"), "\(again.stdout)")
         }
-        let status = try tool("db", "status")
-        #expect(status.status == 0, "\(status.stderr)")
-        #expect(!status.stdout.contains("pending"), "\(status.stdout)")
-
-        let socket = home.appending(path: "postgres/run").path
-        let url = "postgres://postgres@/teamwork?host=\(socket)"
-        let first = try tool("--database-url", url, "db", "status")
-        #expect(first.status == 0 && first.stdout.contains("database: "), "\(first.stderr)")
-        let equals = try tool("--database-url=\(url)", "--actor", "nobody@example.org", "db", "migrate")
-        #expect(equals.status == 0 && equals.stdout.contains("up to date"), "\(equals.stderr)")
-
-        #expect(try tool("db", "stop-local").stdout.hasPrefix("Stopped"))
-        let again = try tool("db", "stop-local")
-        #expect(again.status == 0 && again.stdout.contains("was not running"), "\(again.stdout)")
     }
 }

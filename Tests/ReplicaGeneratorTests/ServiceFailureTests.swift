@@ -126,29 +126,23 @@ struct ServiceFailureTests {
     /// On the local default the service's PostgreSQL is its own: found stopped, it is started again
     /// (seen before: `run` retried against nothing for ever).
     @Test func onTheLocalDefaultRunStartsItsStoppedPostgreSQLAgain() async throws {
-        let home = URL(fileURLWithPath: "/tmp").appending(path: "tw-keep-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        chmod(home.path, 0o755)
-        let manager = ManagerTool(databaseURL: nil, environment: ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": ""])
-        defer {
-            _ = try? manager("db", "stop-local")
-            try? FileManager.default.removeItem(at: home)
+        try await ManagerTool.withLocalDefault("keep") { manager, home in
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--port", String(port), "--sweep", "0.5"], port: port, log: home.path + "/service.log")
+            service.environment = ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": nil]
+            try await service.start()
+            defer { _ = try? service.stop() }
+            func healthy() async -> Bool {
+                (try? await LocalHTTP.request(port: port, "/health", timeout: .seconds(5)).status) == 200
+            }
+            try await expectEventually("healthy on the local default", within: .seconds(40)) { await healthy() }
+            #expect(try manager("db", "stop-local").stdout.hasPrefix("Stopped"))
+            try await expectEventually("the service starts its PostgreSQL again", within: .seconds(30)) {
+                service.logText.contains("the local PostgreSQL was not running; started it again")
+            }
+            try await expectEventually("healthy again", within: .seconds(40)) { await healthy() }
+            #expect(try service.stop() == 0)
         }
-        let port = ServiceProcess.freePort()
-        let service = ServiceProcess(["run", "--port", String(port), "--sweep", "0.5"], port: port, log: home.path + "/service.log")
-        service.environment = ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": nil]
-        try await service.start()
-        defer { _ = try? service.stop() }
-        func healthy() async -> Bool {
-            (try? await LocalHTTP.request(port: port, "/health", timeout: .seconds(5)).status) == 200
-        }
-        try await expectEventually("healthy on the local default", within: .seconds(40)) { await healthy() }
-        #expect(try manager("db", "stop-local").stdout.hasPrefix("Stopped"))
-        try await expectEventually("the service starts its PostgreSQL again", within: .seconds(30)) {
-            service.logText.contains("the local PostgreSQL was not running; started it again")
-        }
-        try await expectEventually("healthy again", within: .seconds(40)) { await healthy() }
-        #expect(try service.stop() == 0)
     }
 
     /// postgres-nio's message when it traps on a stream the server closed under it.
