@@ -126,15 +126,16 @@ public enum SyncServer {
         let pushQueue = PushQueue(directory: directory, connections: ReplicaConnections(directory: directory),
                                   lockTimeout: configuration.pushLockTimeout)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue)
+        let authenticator = TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson)
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                          body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics + pushQueue.metrics
-                                                                + pulls.pages.metrics + cache.metrics)))
+                                                                + pulls.pages.metrics + cache.metrics + authenticator.metrics)))
             }
         }
         router.group("v1")
-            .add(middleware: TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson))
+            .add(middleware: authenticator)
             .get("replicas", use: pulls.list)
             .get("positions", use: pulls.positions)
             .get("replicas/:name/changes", use: pulls.changes)

@@ -16,6 +16,20 @@ struct TokenAuthenticator: RouterMiddleware {
     let limit: Int
     let inFlight = Locked([Int64: Int]())
 
+    /// The `/metrics` lines of the requests now past the token check.
+    var metrics: String {
+        let (requests, people) = inFlight.mutate { counts in (counts.values.reduce(0, +), counts.count) }
+        return """
+            # HELP teamwork_sync_requests_in_flight Signed-in requests being answered (a pull waiting in live mode is not counted)
+            # TYPE teamwork_sync_requests_in_flight gauge
+            teamwork_sync_requests_in_flight \(requests)
+            # HELP teamwork_sync_people_in_flight People with a signed-in request being answered
+            # TYPE teamwork_sync_people_in_flight gauge
+            teamwork_sync_people_in_flight \(people)
+
+            """
+    }
+
     func handle(_ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response)
         async throws -> Response
     {

@@ -73,6 +73,16 @@ public enum LocalHTTP {
         return try await request(method, port: port, uri.isEmpty ? "/" : uri, headers: headers, body: body, timeout: timeout)
     }
 
+    /// A number on `GET /metrics` on `port`: the value of the unlabelled series `name`.
+    public static func metric(_ name: String, port: Int, timeout: Duration = .seconds(10)) async throws -> Int {
+        let text = try await request(port: port, "/metrics", timeout: timeout).text
+        guard let value = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") })
+            .flatMap({ Int($0.split(separator: " ")[1]) }) else {
+            throw TimedOut(description: "no \(name) on /metrics of port \(port)")
+        }
+        return value
+    }
+
     /// The status of `GET /health` on `port`, or nil when nothing answers.
     public static func health(port: Int, timeout: Duration = .seconds(5)) async -> (status: Int, text: String)? {
         guard let response = try? await request(port: port, "/health", timeout: timeout) else { return nil }

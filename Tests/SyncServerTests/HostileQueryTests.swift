@@ -45,10 +45,7 @@ struct HostileQueryTests {
     @Test func pullsWithMadeUpEpochsAndPositionsShareTheOneRefetchPageAndCountInTheBudget() async throws {
         try await SyncServerTests().withServer(.live) { world, client in
             let port = try #require(client.port)
-            func metric(_ name: String) async throws -> Int {
-                let text = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10)).text
-                return try #require(text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) })
-            }
+            func metric(_ name: String) async throws -> Int { try await LocalHTTP.metric(name, port: port) }
             let red = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
             let page = try Pulls.decode(ChangePage.self, try await Pulls.get(client, red, token: world.annToken))
             let (readsBefore, bytesBefore) = (try await metric("teamwork_sync_pages_read_total"), try await metric("teamwork_sync_page_cache_bytes"))

@@ -98,10 +98,7 @@ struct LiveModeTests {
             let port = try #require(client.port)
             let page = try await current(world, client)
             let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret }
-            func metric(_ name: String) async throws -> Int {
-                let text = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10)).text
-                return try #require(text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) })
-            }
+            func metric(_ name: String) async throws -> Int { try await LocalHTTP.metric(name, port: port) }
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
             // One at a time, each open before the next is asked: ten requests of one person arriving
             // together would race the limit of requests in flight (8; a wait gives its place back).
