@@ -58,8 +58,12 @@ final class AccessCache: Service, Sendable {
     /// How long after the master last vouched for a token it is still taken while the master is away.
     let outageGrace: Duration
 
+    /// How long a lookup of a token with a last known answer may take before that answer is used.
+    let patience: Duration
+
     init(url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
-         outageGrace: Duration = .seconds(3_600)) {
+         outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2)) {
+        self.patience = patience
         self.url = url
         self.logger = logger
         self.timeToLive = timeToLive
@@ -83,10 +87,18 @@ final class AccessCache: Service, Sendable {
         if let last = lastKnownWhileAway(secret, now: now) { return last }
         let fetched: Access?
         do {
-            fetched = try await store.run { central in
-                guard let person = try await central.authenticate(secret: secret) else { return nil }
-                return Access(person: person, teams: try await central.teams(ofPerson: person.id))
+            let lookup: @Sendable () async throws -> Access? = {
+                try await store.run { central in
+                    guard let person = try await central.authenticate(secret: secret) else { return nil }
+                    return Access(person: person, teams: try await central.teams(ofPerson: person.id))
+                }
             }
+            // A device the master vouched for lately does not wait out a master that has stopped
+            // answering (a host gone without closing its connections: only the query deadline, 10 s,
+            // would end the wait): after `patience` its last known answer is used, as in an outage.
+            fetched = hasLastKnown(secret, now: now)
+                ? try await withDeadline(patience, timeout: { StoreUnavailable() }, lookup)
+                : try await lookup()
         } catch let unavailable as StoreUnavailable {
             // The master is away (restarting, failing over): a device it vouched for lately keeps
             // pulling its replicas and pushing its work into them, which the listener brings in
@@ -127,6 +139,11 @@ final class AccessCache: Service, Sendable {
             state.duringOutage += 1
             return last.access
         }
+    }
+
+    /// Whether the master vouched for `secret` within the outage grace.
+    private func hasLastKnown(_ secret: String, now: ContinuousClock.Instant) -> Bool {
+        state.mutate { state in state.lastKnown[secret].map { now - $0.checkedAt < outageGrace } ?? false }
     }
 
     /// Whether remembered answers are used now (the LISTEN is registered).

@@ -27,4 +27,23 @@ public struct PrivateCluster: Sendable {
         let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
         return try await body(PrivateCluster(directory: directory, cluster: cluster, url: url))
     }
+
+    /// Stops (SIGSTOP) or resumes (SIGCONT) the server and every backend process: a master
+    /// that keeps its connections open and answers nothing, as a host that hung or dropped off
+    /// the network without closing them.
+    public func pause(_ paused: Bool) throws {
+        let pidFile = cluster.dataDirectory.appending(path: "postmaster.pid")
+        guard let text = try? String(contentsOf: pidFile, encoding: .utf8),
+              let first = text.split(separator: "\n").first, let postmaster = pid_t(first) else {
+            throw CocoaError(.fileReadNoSuchFile)
+        }
+        // Its children, by the parent id in /proc/<pid>/stat (after the name in parentheses).
+        let children = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == postmaster ? pid : nil
+        }
+        for pid in [postmaster] + children { kill(pid, paused ? SIGSTOP : SIGCONT) }
+    }
 }

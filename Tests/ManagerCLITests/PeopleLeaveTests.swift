@@ -55,4 +55,33 @@ struct PeopleLeaveTests {
             #expect(try await listing() == 401, "old tokens stay revoked")
         }
     }
+
+    /// Work claimed offline before someone left reaches the master after they left: the claim is
+    /// refused (the task stays free for the team, not with someone who will never do it), while
+    /// a completion they made is kept (the work was done). Seen before: the listener gave the task
+    /// to the deactivated worker, past the trigger that refuses a manager the same.
+    @Test func aClaimMadeOfflineBeforeLeavingLeavesTheTaskFreeButACompletionIsKept() async throws {
+        try await TestWorld.with("leave-claim") { world, store in
+            let f = world.fixtures
+            let claimed = try await store.createTask(try f.task("claimed offline", team: f.red))
+            let done = try await store.createTask(try f.task("claimed and done offline", team: f.red))
+            _ = try await store.deactivatePerson(id: f.bo.id)
+            let made = Int64((Date().timeIntervalSince1970 - 3_600) * 1000)
+            func change(_ position: Int64, _ task: Int64, _ operation: String) -> RecordedWorkerChange {
+                RecordedWorkerChange(position: position, changeID: "leave-\(position)", personID: f.bo.id, taskID: task,
+                                     operation: operation, note: operation == "complete" ? "fixed" : nil,
+                                     madeAt: made + position, receivedAt: made + position + 1_000)
+            }
+            let changes = [change(1, claimed.id, "claim"), change(2, done.id, "claim"), change(3, done.id, "complete")]
+            let outcome = try await store.applyFieldChanges(replica: "team-\(f.red.id)", source: "leave-test", changes,
+                                                            cursor: ListenerCursor(position: 3, changeID: "leave-3"))
+            let verdicts = Dictionary(uniqueKeysWithValues: outcome.map { ($0.changeID, ($0.applied, $0.conflict)) })
+            #expect(verdicts["leave-1"]?.0 == false && verdicts["leave-1"]?.1 == "not_a_member", "\(outcome)")
+            #expect(verdicts["leave-3"]?.0 == true, "the completion is kept: \(outcome)")
+            let after = try await store.rows("SELECT id, assignee_id, status, completed_by FROM tasks WHERE id IN (\(claimed.id), \(done.id)) ORDER BY id")
+                .map { try $0.decode((Int64, Int64?, String, Int64?).self) }
+            #expect(after[0].1 == nil && after[0].2 == "open", "the claimed task stays free: \(after)")
+            #expect(after[1].1 == nil && after[1].2 == "completed" && after[1].3 == f.bo.id, "done by Bo, given to nobody: \(after)")
+        }
+    }
 }

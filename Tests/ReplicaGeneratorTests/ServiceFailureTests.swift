@@ -97,7 +97,12 @@ struct ServiceFailureTests {
             let port = service.port ?? 0
             let pull = "/v1/replicas/team-\(fixtures.red.id)/changes"
             func get(_ token: String) async throws -> Int {
-                try await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)).status
+                do {
+                    return try await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)).status
+                } catch {
+                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))")
+                    throw error
+                }
             }
             try await expectEventually("the first replicas written", within: .seconds(20)) { try await get(token) == 200 }
 

@@ -15,8 +15,9 @@
 --   start                     'moved', 'already_completed' or 'reassigned' when so, not applied
 --   reopen                    only the completer's own completion, else 'not_completed'
 --   claim                     only a free, unfinished task of the replica's team, by a member with
---                             every skill it requires ('moved', 'already_completed', 'claimed_by_other',
---                             'not_a_member', 'missing_skills')
+--                             every skill it requires who has not left (deactivated: 'not_a_member', so
+--                             work claimed offline before someone left stays free for the team)
+--                             ('moved', 'already_completed', 'claimed_by_other', 'not_a_member', 'missing_skills')
 --   checkin                   the worker's last-known position, if newer (in bulk, below)
 -- Field times are the worker's, but never later than when the server received them.
 -- The effect of an applied change on the task is the one WorkerChange.effect
@@ -99,7 +100,8 @@ BEGIN
                          AND (t.assignee_id = p.person
                               OR (t.assignee_id IS NULL AND EXISTS (SELECT 1 FROM public.team_memberships m
                                                                      WHERE m.team_id = v_team AND m.person_id = p.person)
-                                  AND t.required_skills <@ (SELECT s.skills FROM public.people s WHERE s.id = p.person)))
+                                  AND t.required_skills <@ (SELECT s.skills FROM public.people s
+                                                             WHERE s.id = p.person AND s.deactivated_at IS NULL)))
                END
     )
     SELECT coalesce(array_agg(b ORDER BY b.position) FILTER (WHERE f.task_id IS NOT NULL), '{}'),
@@ -321,6 +323,9 @@ BEGIN
                     ELSIF NOT EXISTS (SELECT 1 FROM public.team_memberships m WHERE m.team_id = v_team AND m.person_id = c.person_id) THEN
                         v_conflict := 'not_a_member';
                         v_detail := format('person %s is no longer a member of team %s', c.person_id, v_team);
+                    ELSIF EXISTS (SELECT 1 FROM public.people p WHERE p.id = c.person_id AND p.deactivated_at IS NOT NULL) THEN
+                        v_conflict := 'not_a_member';
+                        v_detail := format('person %s has left (deactivated); the task stays free for the team', c.person_id);
                     ELSIF v_missing IS NOT NULL THEN
                         v_conflict := 'missing_skills';
                         v_detail := format('task %s needs %s, which person %s does not have', t.id,

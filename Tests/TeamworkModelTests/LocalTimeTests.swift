@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import TeamworkModel
+
+/// Wall clocks in a team's zone, and recurrence rules expanded over wall-calendar days.
+@Suite("Local time and recurrence rules")
+struct LocalTimeTests {
+    static func instant(_ text: String) -> Date { try! ISODate.parse(text) }
+    static func day(_ text: String) -> LocalDate { try! LocalDate(parsing: text) }
+
+    @Test func daysCountAndWeekdaysAgreeWithTheCalendar() {
+        for number in stride(from: LocalDate(year: 1, month: 1, day: 1)!.dayNumber, through: LocalDate(year: 9999, month: 12, day: 31)!.dayNumber, by: 997) {
+            let date = LocalDate(dayNumber: number)
+            #expect(date.dayNumber == number)
+            #expect(LocalDate(year: date.year, month: date.month, day: date.day) == date)
+        }
+        #expect(Self.day("2026-11-25").weekday == 3, "a Wednesday")
+        #expect(Self.day("1970-01-01").weekday == 4, "a Thursday")
+        #expect(Self.day("2024-02-29").adding(days: 366) == Self.day("2025-03-01"))
+        #expect(LocalDate(year: 2025, month: 2, day: 29) == nil)
+        #expect(throws: TeamworkError.self) { try LocalDate(parsing: "2026-13-01") }
+        #expect(throws: TeamworkError.self) { try LocalTime(parsing: "24:00") }
+    }
+
+    /// One written rule at the clock changes (docs/dispatch.md): a time that does not exist moves
+    /// forward to the moment the clocks changed; a time that happens twice is the earlier instant.
+    @Test(arguments: [
+        // zone, local day and time, the instant
+        ("Europe/Stockholm", "2026-12-01", "08:00", "2026-12-01T07:00:00Z"),
+        ("Europe/Stockholm", "2026-07-01", "08:00", "2026-07-01T06:00:00Z"),
+        ("Europe/Stockholm", "2026-03-29", "02:30", "2026-03-29T01:00:00Z"),  // skipped: 03:00 CEST
+        ("Europe/Stockholm", "2026-03-29", "03:00", "2026-03-29T01:00:00Z"),
+        ("Europe/Stockholm", "2026-10-25", "02:30", "2026-10-25T00:30:00Z"),  // twice: the CEST one
+        ("Europe/Stockholm", "2026-10-25", "03:00", "2026-10-25T02:00:00Z"),
+        ("America/Los_Angeles", "2026-03-08", "02:15", "2026-03-08T10:00:00Z"), // skipped: 03:00 PDT
+        ("America/Los_Angeles", "2026-11-01", "01:30", "2026-11-01T08:30:00Z"), // twice: the PDT one
+        ("America/Los_Angeles", "2026-12-01", "08:00", "2026-12-01T16:00:00Z"),
+        ("Pacific/Auckland", "2026-09-27", "02:30", "2026-09-26T14:00:00Z"),    // skipped: 03:00 NZDT
+        ("Pacific/Auckland", "2026-04-05", "02:30", "2026-04-04T13:30:00Z"),    // twice: the NZDT one
+        ("Pacific/Auckland", "2026-12-01", "08:00", "2026-11-30T19:00:00Z"),
+        ("UTC", "2026-12-01", "08:00", "2026-12-01T08:00:00Z"),
+    ])
+    func aWallClockTimeBecomesOneInstantByTheWrittenRule(zone: String, day: String, time: String, expected: String) throws {
+        let zone = try Zone(zone)
+        let instant = zone.instant(Self.day(day), try LocalTime(parsing: time))
+        #expect(instant == Self.instant(expected), "\(zone) \(day) \(time) → \(ISODate.format(instant))")
+    }
+
+    @Test func aDayIsItsZonesDayWith23Or25HoursWhenTheClocksChange() throws {
+        let stockholm = try Zone("Europe/Stockholm")
+        #expect(stockholm.day(Self.day("2026-03-29")).duration == 23 * 3600)
+        #expect(stockholm.day(Self.day("2026-10-25")).duration == 25 * 3600)
+        #expect(stockholm.endOfDay(Self.day("2026-12-01")) == Self.instant("2026-12-01T22:59:59Z"))
+        let auckland = try Zone("Pacific/Auckland")
+        // 23:30 UTC on 1 December is already 2 December in Auckland, still 1 December in Los Angeles.
+        #expect(auckland.date(of: Self.instant("2026-12-01T23:30:00Z")) == Self.day("2026-12-02"))
+        #expect(try Zone("America/Los_Angeles").date(of: Self.instant("2026-12-01T23:30:00Z")) == Self.day("2026-12-01"))
+        #expect(stockholm.format(Self.instant("2026-07-01T06:00:00Z")) == "2026-07-01 08:00 CEST")
+        #expect(stockholm.format(Self.instant("2026-12-01T07:00:00Z")) == "2026-12-01 08:00 CET")
+        #expect(Zone.utc.format(Self.instant("2026-12-01T07:00:00Z")) == "2026-12-01 07:00 UTC")
+    }
+
+    @Test(arguments: ["Mars/Olympus", "", "Europe/Stockholm\n", "../../etc/passwd", String(repeating: "A", count: 100)])
+    func anUnknownZoneIsRefusedInOneLine(name: String) {
+        #expect(throws: TeamworkError.self) { try Zone(name) }
+    }
+
+    struct Golden: Decodable {
+        struct Case: Decodable {
+            var rule: String
+            var start: String
+            var through: String
+            var days: [String]
+        }
+        var dateutil: String
+        var cases: [Case]
+    }
+
+    /// Tests/Contract/rrules.json: 400 rules expanded once by python-dateutil (scripts/rrule-golden).
+    @Test func everyRuleOfTheGoldenFileGivesTheDaysDateutilGives() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../Contract/rrules.json")
+        let golden = try JSONDecoder().decode(Golden.self, from: Data(contentsOf: file))
+        #expect(golden.cases.count >= 300)
+        var failures = 0
+        for item in golden.cases {
+            let rule = try RecurrenceRule(parsing: item.rule)
+            let days = rule.occurrences(from: Self.day(item.start), through: Self.day(item.through)).map(\.description)
+            if days != item.days {
+                failures += 1
+                if failures <= 5 {
+                    Issue.record("\(item.rule) from \(item.start): \(days.prefix(8)) … (\(days.count)) where dateutil \(golden.dateutil) gives \(item.days.prefix(8)) … (\(item.days.count))")
+                }
+            }
+            // The canonical text reads back as the same rule.
+            #expect(try RecurrenceRule(parsing: rule.description) == rule)
+        }
+        #expect(failures == 0, "\(failures) of \(golden.cases.count) rules differ from dateutil")
+    }
+
+    @Test(arguments: [
+        ("FREQ=HOURLY", "FREQ=HOURLY"),
+        ("FREQ=MONTHLY;BYSETPOS=-1;BYDAY=MO,TU,WE,TH,FR", "BYSETPOS"),
+        ("FREQ=WEEKLY;BYDAY=2MO", "ordinal"),
+        ("FREQ=MONTHLY;BYDAY=6MO", "at most 5"),
+        ("FREQ=MONTHLY;COUNT=3;UNTIL=20270101", "COUNT and UNTIL"),
+        ("FREQ=MONTHLY;BYMONTHDAY=0", "BYMONTHDAY=0"),
+        ("FREQ=MONTHLY;BYMONTH=13", "BYMONTH=13"),
+        ("BYDAY=MO", "FREQ is required"),
+        ("FREQ=DAILY;FREQ=WEEKLY", "twice"),
+        ("FREQ=DAILY;BYHOUR=8", "BYHOUR"),
+        ("FREQ=DAILY;INTERVAL=0", "INTERVAL=0"),
+        ("FREQ=DAILY;UNTIL=2027", "UNTIL"),
+        ("FREQ=DAILY;X", "NAME=VALUE"),
+    ])
+    func aRuleOutsideTheSubsetIsRefusedNamingThePart(rule: String, named: String) {
+        do {
+            _ = try RecurrenceRule(parsing: rule)
+            Issue.record("\(rule) was taken")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains(named) && !message.contains("\n"), "\(rule): \(message)")
+        }
+    }
+
+    @Test func aRuleThatNeverMatchesEndsAtItsLastDayWithNothing() throws {
+        let never = try RecurrenceRule(parsing: "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31")
+        #expect(never.occurrences(from: Self.day("2026-01-01"), through: Self.day("2126-01-01")).isEmpty)
+        let weekly = try RecurrenceRule(parsing: "FREQ=WEEKLY;BYDAY=MO")
+        #expect(weekly.occurrences(from: Self.day("2026-01-01"), through: Self.day("9999-12-31")).count == RecurrenceRule.maximumOccurrences)
+    }
+}

@@ -1,0 +1,247 @@
+@testable import CentralStore
+import Foundation
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// README.md's command lines, run: every `teamwork-manager`, `teamwork-service`
+/// and `teamwork-worker` line of its shell blocks is taken from the README
+/// itself (``DocumentedCommandsTests/documented()``, optional parts written
+/// out), run against a throwaway database in an order a newcomer's first day
+/// could take, and must end as the README says (exit 0, or the refusal it
+/// names). Only example values are put in (a free port for 8080, the local
+/// server for https://teamwork.example, a scratch folder for files, the id of
+/// the conflict the walk made for 7); the README's task ids (12, 15) and token
+/// id (3) are made to be the real ones. A README line that this walk does not
+/// run, or runs with another outcome, fails here, naming it; so does a line of
+/// docs/*.md that is neither one of README's nor tested elsewhere (listed below).
+/// (`scripts/…` and `teamwork-bench` lines are the test and benchmark commands themselves.)
+@Suite("README's command lines, run in a throwaway world")
+struct DocumentedWalkTests {
+    /// README lines not run by the walk, and where their behaviour is tested instead.
+    static let elsewhere: [String: String] = [
+        "teamwork-service listen --sweep 5": "runs until SIGTERM: ListenerProcessTests",
+        "teamwork-service replicate --sweep 5": "runs until SIGTERM: ServiceCommandTests, ServiceFailureTests",
+        "teamwork-service serve --host 127.0.0.1 --port 8080 --tls-cert F --tls-key F": "needs a certificate: HTTPSTests",
+        "teamwork-worker watch": "runs until Ctrl-C: WatchEndToEndTests",
+        "teamwork-service listen": "runs until SIGTERM: ListenerProcessTests",
+        "teamwork-service run": "README's `run` line is run above; plain `run`: ServiceCommandTests",
+    ]
+
+    final class Walk: @unchecked Sendable {
+        let lines: [DocumentedCommandsTests.Line]
+        var used = Set<Int>()
+        let manager: ManagerTool
+        let url: DatabaseURL
+        let folder: URL
+        let device: URL
+        var substitutions: [String: String] = [:]
+
+        init(url: DatabaseURL, folder: URL) throws {
+            lines = try DocumentedCommandsTests.documented().filter { $0.file == "README.md" }
+            // A home of its own: `db stop-local` must never reach the local default of whoever runs the tests.
+            manager = ManagerTool(databaseURL: url.connectionString, environment: ["TEAMWORK_HOME": folder.appending(path: "home").path])
+            self.url = url
+            self.folder = folder
+            device = folder.appending(path: "device")
+        }
+
+        /// The README line of `tool` whose words start with `prefix`, with example values put in.
+        func line(_ tool: String, _ prefix: String, sourceLocation: SourceLocation = #_sourceLocation) -> [String]? {
+            let found = lines.indices.filter { index in
+                !used.contains(index) && lines[index].tool == tool
+                    && (lines[index].arguments.joined(separator: " ") + " ").hasPrefix(prefix + " ")
+            }
+            guard let index = found.first else {
+                Issue.record("README.md has no (further) line `\(tool) \(prefix)`", sourceLocation: sourceLocation)
+                return nil
+            }
+            used.insert(index)
+            return lines[index].arguments.map { substitutions[$0] ?? $0 }
+        }
+
+        /// Runs a README line and checks it ends with `expected`; its result.
+        @discardableResult
+        func run(_ tool: String, _ prefix: String, expect expected: Int32 = 0, input: String? = nil,
+                 sourceLocation: SourceLocation = #_sourceLocation) throws -> Tool.Run? {
+            guard let arguments = line(tool, prefix, sourceLocation: sourceLocation) else { return nil }
+            let result: Tool.Run
+            switch tool {
+            case "teamwork-manager": result = try manager.run(arguments)
+            case "teamwork-service":
+                result = try Tool.service.run(arguments + ["--database-url", url.connectionString,
+                                                           "--replicas", folder.appending(path: "replicas").path])
+            default: result = try WorkerTool.run(device, arguments, input: input)
+            }
+            #expect(result.status == expected, "README.md: \(tool) \(arguments.joined(separator: " ")) → \(result.status): \(result.stderr)",
+                    sourceLocation: sourceLocation)
+            return result
+        }
+
+        /// A step the README leaves to the reader (more people, a second task), run as given.
+        @discardableResult
+        func given(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> Tool.Run {
+            let result = try manager.run(arguments)
+            #expect(result.status == 0, "given: \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
+            return result
+        }
+    }
+
+    @Test func everyCommandLineOfTheReadmeRunsAsItSays() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "doc-walk-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await CentralStore.withStore(url) { store in
+                let walk = try Walk(url: url, folder: folder)
+                /// The next id `sequence` gives is `next`.
+                func nextID(_ sequence: String, _ next: Int) async throws {
+                    _ = try await store.rows("SELECT setval(\(sequence)::regclass, \(next - 1))")
+                }
+                let csv = folder.appending(path: "tasks.csv")
+                walk.substitutions = ["map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path]
+
+                // Schema.
+                try walk.run("teamwork-manager", "db migrate")
+                try walk.run("teamwork-manager", "db status")
+                // Teams and people.
+                try walk.run("teamwork-manager", "team add red")
+                try walk.run("teamwork-manager", "person add --first Ann")
+                try walk.given("person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org", "--role", "worker",
+                               "--skills", "electrical")
+                try walk.given("person", "add", "--first", "Cy", "--last", "Cole", "--email", "cy@example.org", "--role", "worker")
+                try walk.given("team", "add-member", "red", "bo@example.org")
+                try walk.run("teamwork-manager", "person list --role worker --team red")
+                try walk.run("teamwork-manager", "person show ann@example.org")
+                try walk.run("teamwork-manager", "team list")
+                try walk.run("teamwork-manager", "team show red")
+                try walk.run("teamwork-manager", "team update red --name")
+                try walk.run("teamwork-manager", "team update red --share-positions")
+                try walk.run("teamwork-manager", "team add-member red ann@example.org")
+                try walk.run("teamwork-manager", "person update ann@example.org --default-team red")
+                try walk.run("teamwork-manager", "person update ann@example.org --skills")
+                // Her token: the README's id 3.
+                try await nextID("access_tokens_id_seq", 3)
+                let issued = try walk.run("teamwork-manager", "person token issue ann@example.org")
+                let token = try #require(issued?.stdout.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("tw_") }.map(String.init),
+                                         "the token is printed once: \(issued?.stdout ?? "")")
+                try walk.run("teamwork-manager", "person token list")
+                // Locations.
+                try walk.run("teamwork-manager", "location add --name")
+                try walk.run("teamwork-manager", "location list")
+                try walk.run("teamwork-manager", "location show 1")
+                // Tasks: the README's 12 is the first, 15 a free one to claim.
+                try await nextID("tasks_id_seq", 12)
+                try walk.run("teamwork-manager", "task create --title Replace meter")
+                try walk.run("teamwork-manager", "task create --title Deliver parts")
+                try await nextID("tasks_id_seq", 15)
+                try walk.given("task", "create", "--title", "Check pole 12", "--team", "red")
+                try walk.run("teamwork-manager", "task list")
+                try walk.run("teamwork-manager", "task show 12")
+                // The README's versions: 3 for the update, 4 for the assignment after it.
+                try walk.given("task", "update", "12", "--description", "meter 4411")
+                try walk.given("task", "update", "12", "--description", "meter 4411, cellar")
+                try walk.run("teamwork-manager", "task update 12 --title")
+                try walk.run("teamwork-manager", "task assign 12 --team red --assignee bo@example.org")
+                try walk.run("teamwork-manager", "task update 12 --window")
+                try walk.run("teamwork-manager", "suggest 12")
+                try walk.run("teamwork-manager", "task assign 12 --suggested")
+                try walk.given("task", "assign", "12", "--team", "red", "--assignee", "ann@example.org")
+                try walk.run("teamwork-manager", "map --geojson")
+                try walk.run("teamwork-manager", "map --html")
+                #expect(FileManager.default.fileExists(atPath: folder.appending(path: "map.html").path))
+                try walk.run("teamwork-manager", "report")
+
+                // The service, once per run.
+                try walk.run("teamwork-service", "replicate --full")
+                try walk.run("teamwork-service", "replicate --once")
+                try walk.run("teamwork-service", "verify")
+                try walk.run("teamwork-service", "listen --once")
+
+                // Ann's device against `teamwork-service run`.
+                let port = ServiceProcess.freePort()
+                walk.substitutions["8080"] = String(port)
+                walk.substitutions["https://teamwork.example:8443"] = "http://127.0.0.1:\(port)"
+                let runLine = try #require(walk.line("teamwork-service", "run"))
+                let service = ServiceProcess(runLine + ["--database-url", url.connectionString,
+                                                        "--replicas", folder.appending(path: "replicas").path],
+                                             port: port, log: folder.appending(path: "service.log").path)
+                try await service.start()
+                defer { _ = try? service.stop() }
+                try await expectEventually("replicas written") {
+                    FileManager.default.fileExists(atPath: folder.appending(path: "replicas/generator-state.json").path)
+                }
+                try walk.run("teamwork-worker", "login", input: token + "\n")
+                try walk.run("teamwork-worker", "sync")
+                try walk.run("teamwork-worker", "teams")
+                try walk.run("teamwork-worker", "tasks --all")
+                try walk.run("teamwork-worker", "tasks --today")
+                try walk.run("teamwork-worker", "show 12")
+                try walk.run("teamwork-worker", "start 12")
+                try walk.run("teamwork-worker", "complete 12")
+                try walk.run("teamwork-worker", "claim 15")
+                try walk.run("teamwork-worker", "reopen 12")
+                try walk.run("teamwork-worker", "checkin")
+                // `undo [CHANGE]`: the check-in, named by its id from `status --json`.
+                let queued = try JSONSerialization.jsonObject(with: Data(try WorkerTool.run(walk.device, "status", "--json").stdout.utf8))
+                walk.substitutions["CHANGE"] = try #require(((queued as? [String: Any])?["queued"] as? [[String: Any]])?.last?["change_id"] as? String)
+                try walk.run("teamwork-worker", "undo")
+                try walk.run("teamwork-worker", "status")
+                // Meanwhile the manager gives 15 to Bo: Ann's claim, sent after, becomes a conflict.
+                try walk.given("task", "assign", "15", "--team", "red", "--assignee", "bo@example.org")
+                let sent = try WorkerTool.run(walk.device, "sync")
+                #expect(sent.status == 0, "\(sent.stderr)")
+                try walk.run("teamwork-worker", "positions")
+                try await expectEventually("the field's changes reach the master", every: .milliseconds(200)) {
+                    try walk.manager("task", "show", "12", "--json").stdout.contains("\"in_progress\"")
+                        && !(try walk.manager("conflicts", "--all", "--json").stdout.contains("[]"))
+                }
+                #expect(service.isRunning)
+                #expect(try service.stop() == 0, "run ends cleanly on SIGTERM")
+
+                // Field changes the master could not take as they were.
+                try walk.run("teamwork-manager", "conflicts --all --task 12")
+                let conflicts = try walk.manager("conflicts", "--all", "--json").stdout
+                let listed = try JSONSerialization.jsonObject(with: Data(conflicts.utf8)) as? [[String: Any]] ?? []
+                let conflict = try #require(listed.first?["id"] as? Int, "Ann's late claim is a conflict: \(conflicts)")
+                walk.substitutions["7"] = String(conflict)
+                try walk.run("teamwork-manager", "conflicts resolve 7")
+                try walk.run("teamwork-manager", "task history 12")
+                try walk.run("teamwork-manager", "task cancel 12")
+                try walk.run("teamwork-manager", "task reopen 12")
+                try walk.run("teamwork-manager", "task delete 12")
+                // The README's CSV example, imported as shown.
+                let readme = try String(contentsOf: DocumentedCommandsTests.root.appending(path: "README.md"), encoding: .utf8)
+                let example = try #require(readme.components(separatedBy: "```csv\n").dropFirst().first?.components(separatedBy: "```").first)
+                try Data(example.utf8).write(to: csv)
+                try walk.run("teamwork-manager", "task import tasks.csv")
+
+                // People leave.
+                try walk.run("teamwork-manager", "person token revoke 3")
+                try walk.run("teamwork-manager", "team remove-member red ann@example.org")
+                try walk.run("teamwork-manager", "person deactivate ann@example.org")
+                try walk.run("teamwork-manager", "person reactivate ann@example.org")
+                // "only for someone no task names": her tasks were deleted or handed back to the team.
+                try walk.run("teamwork-manager", "person remove ann@example.org")
+                // "refused while the team has tasks".
+                try walk.run("teamwork-manager", "team remove red", expect: TeamworkError.Code.conflict.exitStatus)
+                // On the local default only; elsewhere it says there is nothing of its own to stop.
+                try walk.run("teamwork-manager", "db stop-local")
+
+                for (index, line) in walk.lines.enumerated() where !walk.used.contains(index) {
+                    let text = "\(line.tool) \(line.arguments.joined(separator: " "))"
+                    #expect(Self.elsewhere[text] != nil, "README.md line not run by this walk nor tested elsewhere: \(text)")
+                }
+                // docs/*.md: their lines of the three tools are README's (run above) or tested elsewhere.
+                let run = Set(walk.used.map { "\(walk.lines[$0].tool) \(walk.lines[$0].arguments.joined(separator: " "))" })
+                for line in try DocumentedCommandsTests.documented() where line.file != "README.md" {
+                    let text = "\(line.tool) \(line.arguments.joined(separator: " "))"
+                    #expect(run.contains(text) || Self.elsewhere[text] != nil, "\(line.file): not run by this walk nor tested elsewhere: \(text)")
+                }
+            }
+        }
+    }
+}
