@@ -7,9 +7,9 @@ extension CentralStore {
         try await transaction { connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO locations AS l (kind, name, latitude, longitude, elevation, street, city, region, postal_code, country)
+                INSERT INTO locations AS l (kind, name, latitude, longitude, elevation, street, city, region, postal_code, country, time_zone)
                 VALUES ('site', \(new.name), \(new.latitude), \(new.longitude), \(new.elevation), \(new.address.street),
-                        \(new.address.city), \(new.address.region), \(new.address.postalCode), \(new.address.country))
+                        \(new.address.city), \(new.address.region), \(new.address.postalCode), \(new.address.country), \(new.timeZone))
                 RETURNING \(unescaped: Columns.location)
                 """,
                 logger: logger

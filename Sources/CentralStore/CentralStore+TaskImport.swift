@@ -56,9 +56,26 @@ struct ImportDirectory {
     var personIDs: Set<Int64>
     var memberships: Set<[Int64]>
     var locations: Set<Int64>
+    /// The zone each team, site (when it has its own) and person (their default team's) gives a task,
+    /// by sql/functions/tasks_time_zone.sql itself: `due` and `window` are read on the task's wall clock.
+    var zones: [String: String] = [:]
+
+    /// The zone a task of this row will have: its location's, else its team's, else its assignee's.
+    func zone(location: Int64?, team: Int64?, assignee: Int64?) -> Zone {
+        let name = location.flatMap { zones["l\($0)"] } ?? team.flatMap { zones["t\($0)"] } ?? assignee.flatMap { zones["p\($0)"] }
+        return name.flatMap { try? Zone($0) } ?? .utc
+    }
 
     static func load(_ store: CentralStore) async throws -> ImportDirectory {
         var directory = ImportDirectory(teams: [:], teamIDs: [], people: [:], personIDs: [], memberships: [], locations: [])
+        for row in try await store.rows("""
+            SELECT 't' || id, teamwork_task_time_zone(NULL, id, NULL) FROM teams
+            UNION ALL SELECT 'l' || id, time_zone FROM locations WHERE time_zone IS NOT NULL
+            UNION ALL SELECT 'p' || p.id, teamwork_task_time_zone(NULL, NULL, p.id) FROM people p WHERE p.default_team_id IS NOT NULL
+            """) {
+            let (key, zone) = try row.decode((String, String).self)
+            directory.zones[key] = zone
+        }
         for row in try await store.rows("SELECT id, slug FROM teams") {
             let (id, slug) = try row.decode((Int64, String).self)
             directory.teams[slug] = id
@@ -113,11 +130,12 @@ struct ImportDirectory {
             locationID = id
         }
         let priority = try checked("priority") { try nonEmpty("priority").map(Priority.parse) ?? .normal }
-        let due = try checked("due") { try nonEmpty("due").map { try ISODate.parse($0, field: "due") } }
+        let zone = zone(location: locationID, team: teamID, assignee: assigneeID)
+        let due = try checked("due") { try nonEmpty("due").map { try ISODate.parse($0, field: "due", in: zone) } }
         let requires = try checked("requires") {
             try Skills.parse(values["requires"] ?? "", most: Skills.mostPerTask, field: "requires")
         }
-        let window = try checked("window") { try nonEmpty("window").map { try TimeWindow.parse($0) } }
+        let window = try checked("window") { try nonEmpty("window").map { try TimeWindow.parse($0, in: zone) } }
         return try checked("title") {
             try NewTask(
                 title: values["title"] ?? "", description: values["description"] ?? "", priority: priority,

@@ -40,6 +40,7 @@ extension CentralStore {
     /// (urgent first), then id.
     public func listTasks(_ filter: TaskFilter = TaskFilter()) async throws -> [FieldTask] {
         let statuses = filter.statuses.map(\.rawValue)
+        let day = filter.on?.description
         let priorities = filter.priorities.map(\.rawValue)
         return try await rows(
             """
@@ -52,15 +53,23 @@ extension CentralStore {
               AND (\(filter.dueAfter)::timestamptz IS NULL OR k.due_at > \(filter.dueAfter))
               AND (\(filter.overdueAt)::timestamptz IS NULL
                    OR (k.due_at < \(filter.overdueAt) AND k.status NOT IN ('completed', 'cancelled')))
-              AND (\(filter.on?.start)::timestamptz IS NULL
-                   OR (k.window_start IS NOT NULL AND k.window_start < \(filter.on?.end) AND k.window_end > \(filter.on?.start))
-                   OR (k.window_start IS NULL AND k.due_at >= \(filter.on?.start) AND k.due_at < \(filter.on?.end)))
+              AND (\(day)::date IS NULL
+                   OR (k.window_start IS NOT NULL AND k.window_start < ((\(day)::date + 1)::timestamp AT TIME ZONE k.time_zone)
+                       AND k.window_end > (\(day)::date::timestamp AT TIME ZONE k.time_zone))
+                   OR (k.window_start IS NULL AND k.due_at >= (\(day)::date::timestamp AT TIME ZONE k.time_zone)
+                       AND k.due_at < ((\(day)::date + 1)::timestamp AT TIME ZONE k.time_zone)))
             ORDER BY coalesce(k.window_start, k.due_at) ASC NULLS LAST, k.due_at ASC NULLS LAST,
                      CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END,
                      k.id
             LIMIT \(filter.limit ?? Int.max)
             """
         ).map(FieldTask.init(row:))
+    }
+
+    /// The zone a task with this location, team and assignee has (sql/functions/tasks_time_zone.sql).
+    public func timeZone(location: Int64?, team: Int64?, assignee: Int64?) async throws -> Zone {
+        let name = try await rows("SELECT teamwork_task_time_zone(\(location), \(team), \(assignee))")[0].decode(String.self)
+        return (try? Zone(name)) ?? .utc
     }
 
     public func task(id: Int64) async throws -> FieldTask {

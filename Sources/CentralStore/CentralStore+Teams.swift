@@ -7,8 +7,8 @@ extension CentralStore {
         try await transaction { connection in
             let rows = try await connection.query(
                 """
-                INSERT INTO teams AS t (slug, name, description, color, created_by, shares_positions)
-                VALUES (\(new.slug), \(new.name), \(new.description), \(new.color), \(actorID), \(new.sharesPositions))
+                INSERT INTO teams AS t (slug, name, description, color, created_by, shares_positions, time_zone)
+                VALUES (\(new.slug), \(new.name), \(new.description), \(new.color), \(actorID), \(new.sharesPositions), \(new.timeZone))
                 RETURNING \(unescaped: Columns.team)
                 """,
                 logger: logger
@@ -28,7 +28,7 @@ extension CentralStore {
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)
-            return (try Team(row: row), try r[9].decode(Int.self), try r[10].decode(Int.self))
+            return (try Team(row: row), try r[10].decode(Int.self), try r[11].decode(Int.self))
         }
     }
 
@@ -57,7 +57,8 @@ extension CentralStore {
                     name = coalesce(\(changes.name), name),
                     description = coalesce(\(changes.description), description),
                     color = CASE WHEN \(setColor) THEN \(color) ELSE color END,
-                    shares_positions = coalesce(\(changes.sharesPositions), shares_positions)
+                    shares_positions = coalesce(\(changes.sharesPositions), shares_positions),
+                    time_zone = coalesce(\(changes.timeZone), time_zone)
                 WHERE t.id = \(id)
                 RETURNING \(unescaped: Columns.team)
                 """,

@@ -8,11 +8,11 @@ enum Columns {
     static let person = "p.id, p.first_name, p.last_name, p.email, p.role, p.avatar_url, p.default_team_id, p.created_at, p.updated_at, p.last_seen_at, p.skills, p.deactivated_at"
     /// How many columns ``person`` has: what follows them in a row starts here.
     static let personCount = 12
-    static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at, t.shares_positions"
-    static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at"
-    static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version, k.required_skills, k.window_start, k.window_end"
+    static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at, t.shares_positions, t.time_zone"
+    static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at, l.time_zone"
+    static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version, k.required_skills, k.window_start, k.window_end, k.time_zone"
     /// How many columns ``task`` has: what follows them in a row starts here.
-    static let taskCount = 20
+    static let taskCount = 21
 }
 
 extension PostgresRandomAccessRow {
@@ -57,7 +57,7 @@ extension Team {
             createdBy: try r[5].decode(Int64?.self),
             createdAt: try r[6].decode(Date.self),
             updatedAt: try r[7].decode(Date.self),
-            sharesPositions: try r[8].decode(Bool.self)
+            sharesPositions: try r[8].decode(Bool.self), timeZone: try r[9].decode(String.self)
         )
     }
 }
@@ -85,7 +85,8 @@ extension Location {
                 country: try r[i + 11].decode(String.self)
             ),
             createdAt: try r[i + 12].decode(Date.self),
-            updatedAt: try r[i + 13].decode(Date.self)
+            updatedAt: try r[i + 13].decode(Date.self),
+            timeZone: try r[i + 14].decode(String?.self)
         )
     }
 }
@@ -115,7 +116,8 @@ extension FieldTask {
             completionNote: try r[15].decode(String?.self),
             version: Int(try r[16].decode(Int32.self)),
             requiredSkills: try r[17].decode([String].self),
-            window: try Self.window(start: r[18].decode(Date?.self), end: r[19].decode(Date?.self))
+            window: try Self.window(start: r[18].decode(Date?.self), end: r[19].decode(Date?.self)),
+            timeZone: try r[20].decode(String.self)
         )
     }
 

@@ -22,13 +22,16 @@ struct LocationCommand: AsyncParsableCommand {
         @Option var region: String = ""
         @Option var postalCode: String = ""
         @Option var country: String = ""
+        @Option(help: "The site's IANA time zone when it differs from its tasks' teams' (e.g. America/New_York).")
+        var timeZone: String?
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let new = try NewLocation(
                 name: name, latitude: try number(latitude, "latitude"), longitude: try number(longitude, "longitude"),
                 elevation: try elevation.map { try number($0, "elevation") },
-                address: Address(street: street, city: city, region: region, postalCode: postalCode, country: country)
+                address: Address(street: street, city: city, region: region, postalCode: postalCode, country: country),
+                timeZone: timeZone
             )
             let location = try await connection.withStore { try await $0.addLocation(new) }
             if output.json { try Output.json(location) } else { Output.line("Added location \(location.id)") }

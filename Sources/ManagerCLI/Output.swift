@@ -37,14 +37,18 @@ enum Output {
         TextOutput.details(pairs)
     }
 
-    static func date(_ date: Date?) -> String {
-        date.map(ISODate.format) ?? "-"
+    /// An instant as a person in `zone` reads it: `2026-12-01 09:00 CET`.
+    static func date(_ date: Date?, in zone: Zone = .utc, withZone: Bool = true) -> String {
+        date.map { zone.format($0, withZone: withZone) } ?? "-"
     }
 
-    /// A due date for tables: the day, plus the time when it is not the end of the day.
-    static func due(_ date: Date?) -> String {
+    /// A due date for tables: the day in `zone`, plus the time when it is not the end of that day.
+    static func due(_ date: Date?, in zone: Zone = .utc, withZone: Bool = true) -> String {
         guard let date else { return "-" }
-        let text = ISODate.format(date)
-        return text.hasSuffix("T23:59:59Z") ? String(text.prefix(10)) : text
+        let day = zone.date(of: date)
+        return zone.endOfDay(day) == date ? day.description : zone.format(date, withZone: withZone)
     }
+
+    /// A task's zone (UTC should the master hold a name this machine's tz database lacks).
+    static func zone(_ task: FieldTask) -> Zone { (try? Zone(task.timeZone)) ?? .utc }
 }

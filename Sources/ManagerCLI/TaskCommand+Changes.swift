@@ -19,10 +19,11 @@ extension TaskCommand {
         @Option(help: "low, normal, high or urgent.") var priority: String?
         @Option(help: "Location id.") var location: Int64?
         @Flag(help: "Remove the location.") var clearLocation = false
-        @Option(help: "Due date, ISO 8601.") var due: String?
+        @Option(help: "Due date: 2026-12-01 (the end of that day) or 2026-12-01T17:00 on the task's wall clock; with Z or +01:00 as given.")
+        var due: String?
         @Flag(help: "Remove the due date.") var clearDue = false
         @Option(help: "Replace the required skills, comma-separated (\"\" for none).") var requires: String?
-        @Option(help: "Appointment window, an ISO 8601 interval: 2026-12-01T09:00Z/2026-12-01T12:00Z.") var window: String?
+        @Option(help: "Appointment window, an ISO 8601 interval on the task's wall clock: 2026-12-01T09:00/PT3H.") var window: String?
         @Flag(help: "Remove the appointment window.") var clearWindow = false
         @OptionGroup var version: VersionOption
         @OptionGroup var output: OutputOptions
@@ -34,16 +35,25 @@ extension TaskCommand {
         }
 
         func run() async throws {
-            let dueAt: Date?? = clearDue ? .some(nil) : try due.map { .some(try ISODate.parse($0, field: "due")) }
-            let changes = try TaskChanges(
-                title: title, description: description, priority: try priority.map(Priority.parse),
-                locationID: clearLocation ? .some(nil) : location.map { .some($0) }, dueAt: dueAt,
-                requiredSkills: try requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") },
-                window: clearWindow ? .some(nil) : try window.map { .some(try TimeWindow.parse($0)) }
-            )
-            guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
-            let task = try await connection.withStore {
-                try await $0.updateTask(id: id, changes, expectedVersion: version.expectVersion)
+            let task = try await connection.withStore { store in
+                // Times are read on the task's wall clock: the zone it has, or will have at its new location.
+                let zone: Zone
+                if due != nil || window != nil {
+                    let current = try await store.task(id: id)
+                    zone = try await store.timeZone(location: clearLocation ? nil : location ?? current.locationID,
+                                                    team: current.teamID, assignee: current.assigneeID)
+                } else {
+                    zone = .utc
+                }
+                let dueAt: Date?? = clearDue ? .some(nil) : try due.map { .some(try ISODate.parse($0, field: "due", in: zone)) }
+                let changes = try TaskChanges(
+                    title: title, description: description, priority: try priority.map(Priority.parse),
+                    locationID: clearLocation ? .some(nil) : location.map { .some($0) }, dueAt: dueAt,
+                    requiredSkills: try requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") },
+                    window: clearWindow ? .some(nil) : try window.map { .some(try TimeWindow.parse($0, in: zone)) }
+                )
+                guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
+                return try await store.updateTask(id: id, changes, expectedVersion: version.expectVersion)
             }
             if output.json { try Output.json(task) } else { Output.line("Updated task \(task.id) (version \(task.version))") }
         }

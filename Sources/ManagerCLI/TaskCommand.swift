@@ -26,19 +26,24 @@ struct TaskCommand: AsyncParsableCommand {
         }
     }
 
+    /// Times on each task's own wall clock; the zone's abbreviation is shown when the listing spans
+    /// more than one zone, else named once below the table.
     static func printTable(_ tasks: [FieldTask], names: Names, now: Date) {
         let windows = tasks.contains { $0.window != nil }
+        let zones = Set(tasks.map(\.timeZone))
         var header = ["ID", "DUE"]
         if windows { header.append("WINDOW") }
         header += ["PRIORITY", "STATUS", "TEAM", "ASSIGNEE", "TITLE"]
         Output.table(header, tasks.map { task in
-            var row: [String] = [String(task.id), Output.due(task.dueAt) + (task.isLate(at: now) ? " !" : "")]
-            if windows { row.append(task.window.map(\.compact) ?? "-") }
+            let zone = Output.zone(task)
+            var row: [String] = [String(task.id), Output.due(task.dueAt, in: zone, withZone: zones.count > 1) + (task.isLate(at: now) ? " !" : "")]
+            if windows { row.append(task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? "-") }
             let team: String = task.teamID.map { names.teams[$0] ?? String($0) } ?? "-"
             let assignee: String = task.assigneeID.map { names.people[$0] ?? String($0) } ?? "-"
             row += [task.priority.rawValue, task.status.rawValue, team, assignee, task.title]
             return row
         })
+        if zones.count == 1, let zone = zones.first, zone != "UTC", !tasks.isEmpty { Output.line("Times in \(zone).") }
     }
 
     struct Create: AsyncParsableCommand {
@@ -52,22 +57,25 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Team slug or id (free-floating for the team without --assignee).") var team: String?
         @Option(help: "Person id or email (a member of --team when both are given).") var assignee: String?
         @Option(help: "Location id of the task site.") var location: Int64?
-        @Option(help: "Due date, ISO 8601: 2026-12-01 or 2026-12-01T09:00:00Z.") var due: String?
+        @Option(help: "Due date: 2026-12-01 (the end of that day) or 2026-12-01T17:00, on the task's wall clock (its location's zone, else its team's); with Z or +01:00 as given.")
+        var due: String?
         @Option(help: "Skills whoever goes must have, comma-separated: electrical,climbing.") var requires: String = ""
-        @Option(help: "Appointment window, an ISO 8601 interval: 2026-12-01T09:00Z/2026-12-01T12:00Z or .../PT3H.")
+        @Option(help: "Appointment window, an ISO 8601 interval on the task's wall clock: 2026-12-01T09:00/PT3H or 2026-12-01T09:00/2026-12-01T12:00.")
         var window: String?
         @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let priority = try Priority.parse(priority)
-            let dueAt = try due.map { try ISODate.parse($0, field: "due") }
             let requiredSkills = try Skills.parse(requires, most: Skills.mostPerTask, field: "requires")
-            let window = try window.map { try TimeWindow.parse($0) }
             if team == nil && assignee == nil { throw TeamworkError(.usage, "give --team, --assignee, or both") }
             let task = try await connection.withStore { store in
                 let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
                 let assigneeID = try await assignee.asyncMap { try await store.person(reference: $0).id }
+                // Times are read on the task's wall clock: the zone it will have.
+                let zone = try await store.timeZone(location: location, team: teamID, assignee: assigneeID)
+                let dueAt = try due.map { try ISODate.parse($0, field: "due", in: zone) }
+                let window = try window.map { try TimeWindow.parse($0, in: zone) }
                 let new = try NewTask(
                     title: title, description: description, priority: priority,
                     assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt,
@@ -91,7 +99,7 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Due before this ISO 8601 date.") var dueBefore: String?
         @Option(help: "Due after this ISO 8601 date.") var dueAfter: String?
         @Flag(help: "Only tasks past due that are not completed or cancelled.") var overdue = false
-        @Option(help: "One day's work (UTC), in window order: tasks whose window, or else due date, falls on 2026-12-01.")
+        @Option(help: "One day's work, in window order: tasks whose window, or else due date, falls on 2026-12-01 on the task's own wall clock.")
         var on: String?
         @Option(help: "Show at most this many.") var limit: Int?
         @OptionGroup var output: OutputOptions
@@ -106,7 +114,7 @@ struct TaskCommand: AsyncParsableCommand {
                 statuses: try status.map(TaskStatus.parse), priorities: try priority.map(Priority.parse),
                 dueBefore: try dueBefore.map { try ISODate.parse($0, field: "due-before") },
                 dueAfter: try dueAfter.map { try ISODate.parse($0, field: "due-after") },
-                overdueAt: overdue ? now : nil, on: try on.map { try ISODate.day($0, field: "on") }, limit: limit
+                overdueAt: overdue ? now : nil, on: try on.map { try LocalDate(parsing: $0, field: "on") }, limit: limit
             )
             let (tasks, names) = try await connection.withStore { store in
                 filter.teamID = try await team.asyncMap { try await store.team(reference: $0).id }
@@ -151,17 +159,18 @@ struct TaskCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(d) }
             let t = d.task
+            let zone = Output.zone(t)
             let place = d.location.map(Self.describe)
             Output.details([
                 ("id", String(t.id)), ("title", t.title), ("description", t.description), ("priority", t.priority.rawValue),
                 ("status", t.status.rawValue + (t.isOverdue(at: Date()) ? " (overdue)" : "")),
                 ("team", d.team?.slug ?? "-"), ("assignee", d.assignee.map { "\($0.displayName) (\($0.id))" } ?? "-"),
-                ("location", place ?? "-"), ("due", Output.date(t.dueAt)),
-                ("window", t.window.map { $0.compact + (t.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
+                ("location", place ?? "-"), ("time zone", t.timeZone), ("due", Output.due(t.dueAt, in: zone)),
+                ("window", t.window.map { $0.compact(in: zone) + (t.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
                 ("requires", t.requiredSkills.isEmpty ? "-" : t.requiredSkills.joined(separator: ", ")),
-                ("created", Output.date(t.createdAt)),
-                ("updated", Output.date(t.updatedAt)), ("started", Output.date(t.startedAt)),
-                ("completed", Output.date(t.completedAt)),
+                ("created", Output.date(t.createdAt, in: zone)),
+                ("updated", Output.date(t.updatedAt, in: zone)), ("started", Output.date(t.startedAt, in: zone)),
+                ("completed", Output.date(t.completedAt, in: zone)),
                 ("completed by", d.completedBy.map { "\($0.displayName) (\($0.id))" } ?? "-"),
                 ("note", t.completionNote ?? "-"), ("version", String(t.version)),
             ])

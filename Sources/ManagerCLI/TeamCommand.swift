@@ -18,10 +18,14 @@ struct TeamCommand: AsyncParsableCommand {
         @Option(help: "What the team does.") var description: String = ""
         @Option(help: "Colour as #rrggbb.") var color: String?
         @Flag(help: "Members see each other's last-known positions (managers always do).") var sharePositions = false
+        @Option(help: "The IANA time zone the team works in, e.g. Europe/Stockholm (default: TEAMWORK_TIME_ZONE, else UTC).")
+        var timeZone: String?
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let new = try NewTeam(slug: slug, name: name, description: description, color: color, sharesPositions: sharePositions)
+            let zone = timeZone ?? ProcessInfo.processInfo.environment["TEAMWORK_TIME_ZONE"].flatMap { $0.isEmpty ? nil : $0 } ?? "UTC"
+            let new = try NewTeam(slug: slug, name: name, description: description, color: color, sharesPositions: sharePositions,
+                                  timeZone: zone)
             let team = try await connection.withStore { try await $0.addTeam(new) }
             if output.json { try Output.json(team) } else { Output.line("Added team \(team.id): \(team.slug)") }
         }
@@ -44,8 +48,9 @@ struct TeamCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(lines) }
             // Unfinished: open, assigned or in progress (the report's "open" means not assigned yet).
-            Output.table(["ID", "SLUG", "NAME", "MEMBERS", "UNFINISHED", "COLOR"], lines.map {
-                [String($0.team.id), $0.team.slug, $0.team.name, String($0.members), String($0.openTasks), $0.team.color ?? "-"]
+            Output.table(["ID", "SLUG", "NAME", "MEMBERS", "UNFINISHED", "COLOR", "TIME ZONE"], lines.map {
+                [String($0.team.id), $0.team.slug, $0.team.name, String($0.members), String($0.openTasks), $0.team.color ?? "-",
+                 $0.team.timeZone]
             })
         }
     }
@@ -70,7 +75,7 @@ struct TeamCommand: AsyncParsableCommand {
             let t = details.team
             Output.details([
                 ("id", String(t.id)), ("slug", t.slug), ("name", t.name), ("description", t.description),
-                ("color", t.color ?? "-"),
+                ("color", t.color ?? "-"), ("time zone", t.timeZone),
                 ("positions", t.sharesPositions ? "shared with members" : "managers only"),
                 ("created", Output.date(t.createdAt)), ("updated", Output.date(t.updatedAt)),
             ])
@@ -92,6 +97,7 @@ struct TeamCommand: AsyncParsableCommand {
         @Flag(help: "Remove the colour.") var clearColor = false
         @Flag(inversion: .prefixedNo, help: "Whether members see each other's last-known positions (managers always do).")
         var sharePositions: Bool?
+        @Option(help: "The IANA time zone the team works in, e.g. Europe/Stockholm; its tasks follow.") var timeZone: String?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
@@ -101,7 +107,7 @@ struct TeamCommand: AsyncParsableCommand {
         func run() async throws {
             let changes = try TeamChanges(
                 slug: slug, name: name, description: description, color: clearColor ? .some(nil) : color.map { .some($0) },
-                sharesPositions: sharePositions
+                sharesPositions: sharePositions, timeZone: timeZone
             )
             guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
             let updated = try await connection.withStore { store in

@@ -33,13 +33,18 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var windowEnd: Int64?
         /// Skills whoever goes must have; absent or empty when none.
         public var requiredSkills: [String]?
+        /// The IANA zone its times are read in (its site's, else its team's); absent
+        /// from servers before replica schema 5, which meant UTC.
+        public var timeZone: String?
 
         public init(
             id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
             locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int,
             status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
-            rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil
+            rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil,
+            timeZone: String? = nil
         ) {
+            self.timeZone = timeZone
             self.id = id
             self.title = title
             self.description = description

@@ -41,7 +41,8 @@ public struct ReplicaContents: Sendable {
                 SELECT id, title, description, priority, master_status, team_id, assignee_id, location_id, due_at,
                        created_at, updated_at, master_started_at, master_completed_at, master_completed_by,
                        master_completion_note, master_version, status, started_at, completed_at, completed_by,
-                       completion_note, row_version, \(meta.schemaVersion < 3 ? "NULL, NULL, ''" : "window_start, window_end, required_skills")
+                       completion_note, row_version, \(meta.schemaVersion < 3 ? "NULL, NULL, ''" : "window_start, window_end, required_skills"),
+                       \(meta.schemaVersion < 5 ? "'UTC'" : "time_zone")
                 FROM tasks ORDER BY id
                 """).map { row -> TaskRow in
                 let (windowStart, windowEnd) = (date(row[22]), date(row[23]))
@@ -51,7 +52,8 @@ public struct ReplicaContents: Sendable {
                     dueAt: date(row[8]), createdBy: nil, createdAt: date(row[9])!, updatedAt: date(row[10])!,
                     startedAt: date(row[11]), completedAt: date(row[12]), completedBy: row[13], completionNote: row[14],
                     version: row[15], requiredSkills: ReplicaSchema.skills(row[24]) ?? [],
-                    window: windowStart.flatMap { start in windowEnd.flatMap { try? TimeWindow(start: start, end: $0) } }
+                    window: windowStart.flatMap { start in windowEnd.flatMap { try? TimeWindow(start: start, end: $0) } },
+                    timeZone: row[25]
                 )
                 return TaskRow(
                     master: master, status: TaskStatus(rawValue: row[16]) ?? .open, startedAt: date(row[17]),

@@ -14,7 +14,7 @@ public enum ReplicaSchema {
     /// Version 2 added `worker_changes.rejection`; version 3 the tasks'
     /// appointment window and required skills; version 4 the members' skills
     /// and `refusals`, the master's verdicts on worker changes it did not take.
-    public static let version = 4
+    public static let version = 5
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -75,7 +75,9 @@ public enum ReplicaSchema {
             window_start INTEGER,
             window_end INTEGER,
             -- Comma-separated, sorted; '' when none.
-            required_skills TEXT NOT NULL DEFAULT ''
+            required_skills TEXT NOT NULL DEFAULT '',
+            -- The IANA zone its times are read in (its site's, else its team's).
+            time_zone TEXT NOT NULL DEFAULT 'UTC'
         );
         CREATE INDEX tasks_row_version ON tasks (row_version);
         -- No emails or other contact details: display names and roles only.
@@ -209,6 +211,10 @@ public enum ReplicaSchema {
                         try db.execute(sql: "ALTER TABLE members ADD COLUMN skills TEXT NOT NULL DEFAULT ''")
                     }
                     if try !db.tableExists("refusals") { try db.execute(sql: refusalsTable) }
+                }
+                if found < 5, try db.tableExists("tasks"), try !db.columns(in: "tasks").contains(where: { $0.name == "time_zone" }) {
+                    // The values arrive with the full rebuild an older checkpoint asks for.
+                    try db.execute(sql: "ALTER TABLE tasks ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC'")
                 }
                 try db.execute(sql: "UPDATE meta SET schema_version = \(version)")
                 try db.execute(sql: "PRAGMA user_version = \(version)")

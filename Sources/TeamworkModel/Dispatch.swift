@@ -54,17 +54,18 @@ public struct TimeWindow: Sendable, Codable, Equatable, Hashable {
         self.end = end
     }
 
-    public static func parse(_ text: String, field: String = "window") throws -> TimeWindow {
+    /// Ends without an offset are wall clocks in `zone` (see ``ISODate/parse(_:field:in:)``).
+    public static func parse(_ text: String, field: String = "window", in zone: Zone = .utc) throws -> TimeWindow {
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2 else {
             throw TeamworkError.invalid("\(field) must be an ISO 8601 interval like 2026-12-01T09:00Z/2026-12-01T12:00Z")
         }
-        let start = try ISODate.parse(String(parts[0]), field: "\(field) start")
+        let start = try ISODate.parse(String(parts[0]), field: "\(field) start", in: zone)
         let end: Date
         if parts[1].hasPrefix("PT") || parts[1].hasPrefix("P") {
             end = start.addingTimeInterval(try duration(String(parts[1]), field: field))
         } else {
-            end = try ISODate.parse(String(parts[1]), field: "\(field) end")
+            end = try ISODate.parse(String(parts[1]), field: "\(field) end", in: zone)
         }
         return try TimeWindow(start: start, end: end)
     }
@@ -99,11 +100,25 @@ public struct TimeWindow: Sendable, Codable, Equatable, Hashable {
     /// `2026-12-01T09:00:00Z/2026-12-01T12:00:00Z`.
     public var description: String { "\(ISODate.format(start))/\(ISODate.format(end))" }
 
-    /// For tables (UTC): `2026-12-01 09:00-12:00` within one day, else both ends in full.
-    public var compact: String {
-        let start = ISODate.format(self.start), end = ISODate.format(self.end)
-        guard start.prefix(10) == end.prefix(10) else { return description }
-        return "\(start.prefix(10)) \(start.dropFirst(11).prefix(5))-\(end.dropFirst(11).prefix(5))"
+    /// For tables, on the wall clock of `zone`: `2026-12-01 09:00-12:00 CET` within one day, else both ends in full.
+    public func compact(in zone: Zone = .utc, withZone: Bool = true) -> String {
+        let (startDay, endDay) = (zone.date(of: start), zone.date(of: end))
+        let abbreviation = withZone ? " " + zone.abbreviation(at: start) : ""
+        guard startDay == endDay || (zone.time(of: end).seconds == 0 && endDay == startDay.adding(days: 1)) else {
+            return "\(zone.format(start, withZone: false))-\(zone.format(end, withZone: false))\(abbreviation)"
+        }
+        let endTime = zone.time(of: end).seconds == 0 && endDay != startDay ? "24:00" : zone.time(of: end).description
+        return "\(startDay) \(zone.time(of: start))-\(endTime)\(abbreviation)"
+    }
+
+    /// Whether a task with this window (else this due date) is part of `day`'s work on the wall
+    /// clock of `zone`: its window shares time with that day, or without a window its due date
+    /// falls in it. The manager's `task list --on` asks PostgreSQL the same (CentralStore.listTasks).
+    public static func falls(on day: LocalDate, due: Date?, window: TimeWindow?, in zone: Zone) -> Bool {
+        let whole = zone.day(day)
+        if let window { return window.overlaps(from: whole.start, to: whole.end) }
+        guard let due else { return false }
+        return whole.start <= due && due < whole.end
     }
 
     /// Shares some time with `[from, to)`.

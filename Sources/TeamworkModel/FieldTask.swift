@@ -25,14 +25,17 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     public var requiredSkills: [String]
     /// The appointment window, besides the due date.
     public var window: TimeWindow?
+    /// The IANA zone its times are read in: its location's, else its team's (kept by the master).
+    public var timeZone: String
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
         teamID: Int64?, assigneeID: Int64?, locationID: Int64?, dueAt: Date?,
         createdBy: Int64?, createdAt: Date, updatedAt: Date,
         startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int,
-        requiredSkills: [String] = [], window: TimeWindow? = nil
+        requiredSkills: [String] = [], window: TimeWindow? = nil, timeZone: String = "UTC"
     ) {
+        self.timeZone = timeZone
         self.id = id
         self.title = title
         self.description = description
@@ -154,13 +157,13 @@ public struct TaskFilter: Sendable, Equatable {
     public var dueAfter: Date?
     /// Only tasks past their due date that are neither completed nor cancelled.
     public var overdueAt: Date?
-    /// Only tasks whose window, or (without a window) due date, falls in this range: a day's work.
-    public var on: DateInterval?
+    /// Only tasks whose window, or (without a window) due date, falls on this day in the task's own zone: a day's work.
+    public var on: LocalDate?
     public var limit: Int?
 
     public init(
         teamID: Int64? = nil, assigneeID: Int64? = nil, statuses: [TaskStatus] = [], priorities: [Priority] = [],
-        dueBefore: Date? = nil, dueAfter: Date? = nil, overdueAt: Date? = nil, on: DateInterval? = nil, limit: Int? = nil
+        dueBefore: Date? = nil, dueAfter: Date? = nil, overdueAt: Date? = nil, on: LocalDate? = nil, limit: Int? = nil
     ) {
         self.teamID = teamID
         self.assigneeID = assigneeID

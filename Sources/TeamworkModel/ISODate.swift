@@ -6,21 +6,18 @@ import Foundation
 /// `2026-12-01T09:30`, `2026-12-01T09:30:00`, `2026-12-01T09:30:00.250`
 /// (UTC when no offset is given), each optionally followed by `Z` or `±HH:MM`.
 public enum ISODate {
-    public static func parse(_ text: String, field: String = "date") throws -> Date {
-        guard let date = parseOrNil(text.trimmingCharacters(in: .whitespaces)) else {
+    /// A day alone is the end of that day (23:59:59) and a time without an offset is a wall
+    /// clock, both in `zone` (by ``Zone``'s rule at the clock changes); `Z` or `+01:00` is taken as given.
+    public static func parse(_ text: String, field: String = "date", in zone: Zone = .utc) throws -> Date {
+        guard let date = parseOrNil(text.trimmingCharacters(in: .whitespaces), zone: zone) else {
             throw TeamworkError.invalid("\(field) must be an ISO 8601 date like 2026-12-01 or 2026-12-01T09:30:00Z")
         }
         return date
     }
 
-    /// One UTC day, `2026-12-01`: from its midnight to the next.
-    public static func day(_ text: String, field: String = "day") throws -> DateInterval {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard trimmed.utf8.count == 10, let endOfDay = parseOrNil(trimmed) else {
-            throw TeamworkError.invalid("\(field) must be a day like 2026-12-01")
-        }
-        let start = endOfDay.addingTimeInterval(-(23 * 3600 + 59 * 60 + 59))
-        return DateInterval(start: start, duration: 86400)
+    /// One day, `2026-12-01`, in `zone`: from its midnight to the next.
+    public static func day(_ text: String, field: String = "day", in zone: Zone = .utc) throws -> DateInterval {
+        zone.day(try LocalDate(parsing: text, field: field))
     }
 
     /// Formats a date as `2026-12-01T09:30:00Z`.
@@ -28,7 +25,7 @@ public enum ISODate {
         date.formatted(.iso8601)
     }
 
-    private static func parseOrNil(_ text: String) -> Date? {
+    private static func parseOrNil(_ text: String, zone: Zone) -> Date? {
         let chars = Array(text.utf8)
         var index = 0
 
@@ -54,10 +51,7 @@ public enum ISODate {
         guard (1...12).contains(month), (1...31).contains(day) else { return nil }
 
         if index == chars.count {
-            components.hour = 23
-            components.minute = 59
-            components.second = 59
-            return validDate(components)
+            return LocalDate(year: year, month: month, day: day).map(zone.endOfDay)
         }
         guard expect(84) || expect(32) else { return nil } // 'T' or ' '
         guard let hour = number(2), expect(58), let minute = number(2) else { return nil }
@@ -78,7 +72,7 @@ public enum ISODate {
             }
         }
         guard hour < 24, minute < 60, second < 60 else { return nil }
-        var offsetSeconds = 0
+        var offsetSeconds: Int?
         if index < chars.count {
             if expect(90) { // 'Z'
                 offsetSeconds = 0
@@ -94,6 +88,12 @@ public enum ISODate {
             }
         }
         guard index == chars.count else { return nil }
+        guard let offsetSeconds else {
+            guard let date = LocalDate(year: year, month: month, day: day), let time = LocalTime(hour: hour, minute: minute, second: second) else {
+                return nil
+            }
+            return zone.instant(date, time).addingTimeInterval(TimeInterval(nanosecond) / 1e9)
+        }
         components.hour = hour
         components.minute = minute
         components.second = second

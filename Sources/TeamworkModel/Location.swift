@@ -12,12 +12,15 @@ public struct Location: Sendable, Codable, Equatable, Identifiable {
     public var address: Address
     public var createdAt: Date
     public var updatedAt: Date
+    /// A site in a zone other than its tasks' teams' (`America/New_York`); nil: the team's.
+    public var timeZone: String?
 
     public init(
         id: Int64, kind: LocationKind, personID: Int64?, name: String,
         latitude: Double, longitude: Double, elevation: Double?, address: Address,
-        createdAt: Date, updatedAt: Date
+        createdAt: Date, updatedAt: Date, timeZone: String? = nil
     ) {
+        self.timeZone = timeZone
         self.id = id
         self.kind = kind
         self.personID = personID
@@ -60,8 +63,11 @@ public struct NewLocation: Sendable, Equatable {
     public var longitude: Double
     public var elevation: Double?
     public var address: Address
+    public var timeZone: String?
 
-    public init(name: String = "", latitude: Double, longitude: Double, elevation: Double? = nil, address: Address = Address()) throws {
+    public init(name: String = "", latitude: Double, longitude: Double, elevation: Double? = nil, address: Address = Address(),
+                timeZone: String? = nil) throws {
+        self.timeZone = try timeZone.map { try Zone($0).name }
         self.name = name
         self.latitude = try Validate.latitude(latitude)
         self.longitude = try Validate.longitude(longitude)

@@ -14,11 +14,14 @@ public struct Team: Sendable, Codable, Equatable, Identifiable {
     public var updatedAt: Date
     /// Members see each other's last-known positions; managers always do.
     public var sharesPositions: Bool
+    /// The IANA time zone the team works in (`Europe/Stockholm`): its days, windows and due dates.
+    public var timeZone: String
 
     public init(
         id: Int64, slug: String, name: String, description: String, color: String?,
-        createdBy: Int64?, createdAt: Date, updatedAt: Date, sharesPositions: Bool = false
+        createdBy: Int64?, createdAt: Date, updatedAt: Date, sharesPositions: Bool = false, timeZone: String = "UTC"
     ) {
+        self.timeZone = timeZone
         self.id = id
         self.slug = slug
         self.name = name
@@ -38,8 +41,11 @@ public struct NewTeam: Sendable, Equatable {
     public var description: String
     public var color: String?
     public var sharesPositions: Bool
+    public var timeZone: String
 
-    public init(slug: String, name: String, description: String = "", color: String? = nil, sharesPositions: Bool = false) throws {
+    public init(slug: String, name: String, description: String = "", color: String? = nil, sharesPositions: Bool = false,
+                timeZone: String = "UTC") throws {
+        self.timeZone = try Zone(timeZone).name
         self.slug = try Validate.slug(slug)
         self.name = try Validate.name(name, field: "team name")
         self.description = description
@@ -56,9 +62,11 @@ public struct TeamChanges: Sendable, Equatable {
     /// `.some(nil)` clears the colour.
     public var color: String??
     public var sharesPositions: Bool?
+    public var timeZone: String?
 
     public init(slug: String? = nil, name: String? = nil, description: String? = nil, color: String?? = nil,
-                sharesPositions: Bool? = nil) throws {
+                sharesPositions: Bool? = nil, timeZone: String? = nil) throws {
+        self.timeZone = try timeZone.map { try Zone($0).name }
         self.sharesPositions = sharesPositions
         self.slug = try slug.map(Validate.slug)
         self.name = try name.map { try Validate.name($0, field: "team name") }
@@ -70,7 +78,7 @@ public struct TeamChanges: Sendable, Equatable {
         }
     }
 
-    public var isEmpty: Bool { slug == nil && name == nil && description == nil && color == nil && sharesPositions == nil }
+    public var isEmpty: Bool { slug == nil && name == nil && description == nil && color == nil && sharesPositions == nil && timeZone == nil }
 }
 
 /// A person's place in a team.

@@ -23,6 +23,11 @@ public struct LocalTask: Sendable, Codable, Equatable {
     public var window: TimeWindow?
     /// Skills the task requires.
     public var requiredSkills: [String]
+    /// The IANA zone its times are read in (its site's, else its team's), whatever the device's own.
+    public var timeZone: String
+
+    /// Its zone (UTC should this device's tz database lack the name).
+    public var zone: Zone { (try? Zone(timeZone)) ?? .utc }
 
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
     public var facts: TaskFacts {
@@ -64,25 +69,22 @@ public struct QueuedChange: Sendable, Codable, Equatable {
 extension LocalStore {
     /// Tasks on the device, sorted by window start or else due date (undated
     /// last), then priority (urgent first), then id. With `on`, only the tasks
-    /// whose window, or (without one) due date, falls in that range: a day's work.
+    /// whose window, or (without one) due date, falls on that day on the task's
+    /// own wall clock (``TimeWindow/falls(on:due:window:in:)``): a day's work.
     public func tasks(assignee: Int64? = nil, replica: String? = nil, statuses: [String] = [],
-                      on day: DateInterval? = nil) throws -> [LocalTask] {
-        let from = day.map { Self.millis($0.start) }, to = day.map { Self.millis($0.end) }
-        return try queue.read { db in
+                      on day: LocalDate? = nil) throws -> [LocalTask] {
+        try queue.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT k.replica, k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.due_at, k.status,
                        k.started_at, k.completed_at, k.completion_note, k.completed_by,
                        nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
                          || ' (' || l.latitude || ', ' || l.longitude || ')',
-                       k.window_start, k.window_end, k.required_skills
+                       k.window_start, k.window_end, k.required_skills, k.time_zone
                 FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
                 WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
-                  AND (?3 IS NULL
-                       OR (k.window_start IS NOT NULL AND k.window_start < ?4 AND k.window_end > ?3)
-                       OR (k.window_start IS NULL AND k.due_at >= ?3 AND k.due_at < ?4))
                 ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
                          CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, k.id
-                """, arguments: [assignee, replica, from, to]).map { r in
+                """, arguments: [assignee, replica]).map { r in
                 let (start, end) = (Self.date(r[14]), Self.date(r[15]))
                 let skills: String = r[16]
                 return LocalTask(
@@ -90,9 +92,12 @@ extension LocalStore {
                     dueAt: Self.date(r[7]), status: TaskStatus(rawValue: r[8]) ?? .open, startedAt: Self.date(r[9]), completedAt: Self.date(r[10]),
                     completedBy: r[12], completionNote: r[11], location: r[13],
                     window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
-                    requiredSkills: skills.split(separator: ",").map(String.init)
+                    requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r[17]
                 )
-            }.filter { statuses.isEmpty || statuses.contains($0.status.rawValue) }
+            }.filter { task in
+                (statuses.isEmpty || statuses.contains(task.status.rawValue))
+                    && (day.map { TimeWindow.falls(on: $0, due: task.dueAt, window: task.window, in: task.zone) } ?? true)
+            }
         }
     }
 

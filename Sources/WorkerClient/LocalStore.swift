@@ -99,6 +99,10 @@ public struct LocalStore: Sendable {
                 ALTER TABLE members ADD COLUMN skills TEXT NOT NULL DEFAULT '';
                 """)
         }
+        migrator.registerMigration("v6: each task's time zone") { db in
+            // Older copies get the values with the refetch the server's rebuild for them causes.
+            try db.execute(sql: "ALTER TABLE tasks ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC'")
+        }
         return migrator
     }
 
@@ -203,12 +207,12 @@ public struct LocalStore: Sendable {
                         INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
                             due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
                             required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
-                            server_completed_by, server_completion_note)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14)
+                            server_completed_by, server_completion_note, time_zone)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18)
                         """, arguments: [name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
                                          task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
                                          task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
-                                         (task.requiredSkills ?? []).joined(separator: ",")])
+                                         (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC"])
                 }
                 for member in page.members {
                     try db.execute(sql: """

@@ -22,7 +22,7 @@ struct Tasks: AsyncParsableCommand {
         discussion: "Yours by default; --all for everything on the device, --team for one team's; --today for today's work."
     )
     @Flag(help: "Every task on the device, not just yours.") var all = false
-    @Flag(help: "Only today's work (UTC): tasks whose window, or else due date, is today, in window order.")
+    @Flag(help: "Only today's work: tasks whose window, or else due date, is today on the task's wall clock (its team's zone, whatever this device's), in window order.")
     var today = false
     @Option(help: "Only one day's work, like --today: 2026-12-01.") var on: String?
     @Option(help: "One team, by slug.") var team: String?
@@ -43,14 +43,18 @@ struct Tasks: AsyncParsableCommand {
         let me = try home.personID(store)
         let now = Date()
         if today && on != nil { throw TeamworkError(.usage, "use --today or --on, not both") }
-        let day = try on.map { try ISODate.day($0, field: "on") }
-            ?? (today ? try ISODate.day(String(ISODate.format(now).prefix(10))) : nil)
-        let tasks = try store.tasks(assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses, on: day)
+        var tasks = try store.tasks(assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses,
+                                    on: try on.map { try LocalDate(parsing: $0, field: "on") })
+        // Today is each task's own today: its zone's date now.
+        if today { tasks = tasks.filter { TimeWindow.falls(on: $0.zone.date(of: now), due: $0.dueAt, window: $0.window, in: $0.zone) } }
+        let day: LocalDate? = today ? Zone.utc.date(of: now) : try on.map { try LocalDate(parsing: $0, field: "on") }
         if output.json { return try output.print(tasks) }
         if tasks.isEmpty { return TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
+        let zones = Set(tasks.map(\.timeZone))
         TextOutput.table(["ID", "WHEN", "PRIORITY", "STATUS", "TITLE"], tasks.map { task in
-            let due = task.dueAt.map { String(ISODate.format($0).prefix(10)) } ?? "-"
-            let when = (task.window.map(\.compact) ?? due) + (task.isLate(at: now) ? " !" : "")
+            let zone = task.zone
+            let due = task.dueAt.map { zone.date(of: $0).description } ?? "-"
+            let when = (task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? due) + (task.isLate(at: now) ? " !" : "")
             return [String(task.id), when, task.priority, task.status.rawValue, task.title]
         }, maxWidth: 60)
     }
@@ -69,8 +73,9 @@ struct Show: AsyncParsableCommand {
         let lines: [(String, String)] = [
             ("id", String(task.id)), ("title", task.title), ("description", task.description), ("priority", task.priority),
             ("status", task.status.rawValue + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
-            ("due", task.dueAt.map(ISODate.format) ?? "-"),
-            ("window", task.window.map { $0.description + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
+            ("due", task.dueAt.map { task.zone.format($0) } ?? "-"),
+            ("window", task.window.map { $0.compact(in: task.zone) + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
+            ("time zone", task.timeZone),
             ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),
             ("location", task.location ?? "-"),
             ("note", task.completionNote ?? "-"),

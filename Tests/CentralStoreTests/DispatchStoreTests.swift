@@ -98,7 +98,7 @@ struct DispatchStoreTests {
             let overnight = try await make("overnight", window: "2026-11-30T22:00Z/2026-12-01T02:00Z", due: nil)
 
             #expect(try await store.task(id: early.id).window == (try TimeWindow.parse("2026-12-01T08:00Z/PT2H")))
-            let day = try await store.listTasks(TaskFilter(on: try ISODate.day("2026-12-01")))
+            let day = try await store.listTasks(TaskFilter(on: try LocalDate(parsing: "2026-12-01")))
             #expect(day.map(\.id) == [overnight.id, early.id, late.id, dueThatDay.id])
 
             let cleared = try await store.updateTask(id: late.id, try TaskChanges(window: .some(nil)))

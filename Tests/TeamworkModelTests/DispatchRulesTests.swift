@@ -20,8 +20,16 @@ struct DispatchRulesTests {
         let a = try TimeWindow.parse("2026-12-01T09:00Z/2026-12-01T12:00Z")
         let b = try TimeWindow.parse("2026-12-01T09:00:00Z/PT3H")
         #expect(a == b)
-        #expect(a.compact == "2026-12-01 09:00-12:00")
-        #expect(try TimeWindow.parse("2026-12-01T22:00Z/P1DT2H").compact == "2026-12-01T22:00:00Z/2026-12-03T00:00:00Z")
+        #expect(a.compact(withZone: false) == "2026-12-01 09:00-12:00")
+        #expect(a.compact() == "2026-12-01 09:00-12:00 UTC")
+        #expect(try TimeWindow.parse("2026-12-01T22:00Z/P1DT2H").compact() == "2026-12-01 22:00-2026-12-03 00:00 UTC")
+        // Without an offset, on the wall clock of the zone given; shown back on it.
+        let stockholm = try Zone("Europe/Stockholm")
+        let local = try TimeWindow.parse("2026-12-01T09:00/PT3H", in: stockholm)
+        #expect(local.start == (try ISODate.parse("2026-12-01T08:00:00Z")))
+        #expect(local.compact(in: stockholm) == "2026-12-01 09:00-12:00 CET")
+        #expect(try TimeWindow.parse("2026-07-01T09:00/PT3H", in: stockholm).compact(in: stockholm) == "2026-07-01 09:00-12:00 CEST")
+        #expect(try ISODate.parse("2026-12-01", in: stockholm) == (try ISODate.parse("2026-12-01T22:59:59Z")), "a due day ends at its local midnight")
     }
 
     @Test(arguments: ["2026-12-01T09:00Z", "2026-12-01T12:00Z/2026-12-01T09:00Z", "2026-12-01T09:00Z/PT", "x/y",

@@ -54,7 +54,7 @@ struct WindowsEndToEndTests {
             let all = try WorkerTool.run(setup.annHome, "tasks")
             #expect(all.stdout.split(separator: "\n").contains { $0.contains("long gone") && $0.contains(" !") }, "\(all.stdout)")
             let shown = try WorkerTool.run(setup.annHome, "show", String(try #require(device.first { $0.title == "long gone" }).id))
-            #expect(shown.stdout.contains("(past)") && shown.stdout.contains("2020-01-01T08:00:00Z/2020-01-01T09:00:00Z"))
+            #expect(shown.stdout.contains("(past)") && shown.stdout.contains("2020-01-01 08:00-09:00 UTC"), "\(shown.stdout)")
             let empty = try WorkerTool.run(setup.annHome, "tasks", "--on", "2031-03-06")
             #expect(empty.stdout.contains("No tasks that day."))
             let bad = try WorkerTool.run(setup.annHome, "tasks", "--on", "tomorrow")
