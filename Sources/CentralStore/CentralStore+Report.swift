@@ -108,6 +108,25 @@ extension CentralStore {
                 let (slug, count, hours) = try row.decode((String?, Int, Double).self)
                 return Report.Turnaround(teamSlug: slug, completed: count, medianHours: hours)
             }
+            report.plans = try await connection.query(
+                """
+                SELECT pl.id, pl.title,
+                       (SELECT count(*) FROM tasks k WHERE k.plan_id = pl.id AND NOT k.plan_superseded
+                          AND k.due_at >= \(now) AND k.due_at < \(now.addingTimeInterval(7 * 86_400))),
+                       last.due_at, coalesce(last.status NOT IN ('completed', 'cancelled'), false)
+                FROM plans pl
+                LEFT JOIN LATERAL (
+                    SELECT k.due_at, k.status FROM tasks k
+                    WHERE k.plan_id = pl.id AND NOT k.plan_superseded AND k.due_at < \(now)
+                    ORDER BY k.due_at DESC LIMIT 1
+                ) last ON true
+                ORDER BY pl.id
+                """,
+                logger: logger
+            ).collect().map { row in
+                let (id, title, due, lastDue, missed) = try row.decode((Int64, String, Int, Date?, Bool).self)
+                return Report.PlanLine(planID: id, title: title, dueThisWeek: due, lastDue: lastDue, lastMissed: missed)
+            }
             return report
         }
     }

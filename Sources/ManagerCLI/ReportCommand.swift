@@ -57,6 +57,13 @@ struct ReportCommand: AsyncParsableCommand {
                 [$0.teamSlug ?? "(personal)", String($0.completed), Self.hours($0.medianHours)]
             })
         }
+        if !report.plans.isEmpty {
+            Output.line()
+            Output.line("Recurring plans:")
+            Output.table(["PLAN", "TITLE", "DUE IN 7 DAYS", "LAST DUE", "MISSED"], report.plans.map {
+                [String($0.planID), $0.title, String($0.dueThisWeek), Output.date($0.lastDue), $0.lastMissed ? "yes" : "-"]
+            })
+        }
         Output.line()
         Output.line("Field changes taken in: \(report.fieldChanges)   open conflicts: \(report.openConflicts)"
             + (report.openConflicts > 0 ? " (see `teamwork-manager conflicts`)" : ""))

@@ -7,18 +7,18 @@ import TeamDatabase
 /// without making Swift values of its fields: the row is one binary record
 /// (PostgreSQL's `record_send`: a field count, then per field its type, its
 /// length or -1 for NULL, and its bytes), so the reading thread takes one cell
-/// per row instead of 20, notes where each field starts, and a building thread
+/// per row instead of 22, notes where each field starts, and a building thread
 /// binds text straight from the network buffer to SQLite, integers and floats
 /// read in place, timestamps as milliseconds. The full rebuild's inner loop.
 struct RowCopier: Sendable {
     /// Microseconds from 1970 to PostgreSQL's epoch, 2000-01-01.
     static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-    static let fieldCount = 20
+    static let fieldCount = 22
 
     private let record: ByteBuffer
     /// Where each field's bytes start in `record`, -1 for NULL; and their length.
-    private let starts: InlineArray<20, Int32>
-    private let lengths: InlineArray<20, Int32>
+    private let starts: InlineArray<22, Int32>
+    private let lengths: InlineArray<22, Int32>
 
     /// Takes the record of `row`, which must hold the replica columns.
     init(_ row: PostgresRow) throws {
@@ -26,7 +26,7 @@ struct RowCopier: Sendable {
         guard let record = cells.next()?.bytes else { throw ReplicaError("a replica row without its record") }
         self.record = record
         let (starts, lengths) = try record.withUnsafeReadableBytes { raw in
-            var starts = InlineArray<20, Int32>(repeating: -1), lengths = InlineArray<20, Int32>(repeating: 0)
+            var starts = InlineArray<22, Int32>(repeating: -1), lengths = InlineArray<22, Int32>(repeating: 0)
             func int32(at offset: Int) throws -> Int32 {
                 guard offset + 4 <= raw.count else { throw ReplicaError("a replica row record is cut short") }
                 return Int32(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self))
@@ -55,7 +55,7 @@ struct RowCopier: Sendable {
         record.withUnsafeReadableBytes { raw in
             for (field, index) in zip(0..<Self.fieldCount, Int32(1)...) {
                 switch field {
-                case 1, 2, 3, 11, 15, 18, 19: text(field, index, raw, bind)
+                case 1, 2, 3, 11, 15, 18, 19, 21: text(field, index, raw, bind)
                 case 7, 8, 9, 12, 13, 16, 17: timestamp(field, index, raw, bind)
                 default: bind(index, int64(field, raw))
                 }

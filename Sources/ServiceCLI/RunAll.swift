@@ -14,7 +14,7 @@ import TeamworkModel
 struct RunAll: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run the generator, the listener and the sync endpoint together until SIGTERM or SIGINT.",
+        abstract: "Run the generator, the listener, the sync endpoint and recurring plans together until SIGTERM or SIGINT.",
         discussion: """
             The HTTP port serves the sync protocol, GET /health (503 when the generator or the listener has not \
             finished a pass within --stall-after seconds) and GET /metrics (Prometheus). Under systemd with \
@@ -29,10 +29,13 @@ struct RunAll: AsyncParsableCommand {
     @Option(help: "Seconds between the generator's and the listener's sweeps.") var sweep: Double = 5
     @Option(help: "Seconds without a finished pass after which a part counts as stalled (default: 3 sweeps, at least 30).")
     var stallAfter: Double?
+    @Option(help: "Seconds between passes that make recurring plans' occurrences up to their horizons (the manager's plan commands make them at once too).")
+    var planInterval: Double = 3_600
 
     func validate() throws {
         if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
         if let stallAfter, !(1...86_400).contains(stallAfter) { throw ValidationError("--stall-after must be 1 to 86400 seconds") }
+        if !(1...86_400).contains(planInterval) { throw ValidationError("--plan-interval must be 1 to 86400 seconds") }
     }
 
     func run() async throws {
@@ -86,6 +89,8 @@ struct RunAll: AsyncParsableCommand {
                 }
             },
             ListenerService(listener: listener) { _ in status.passed(.listener) },
+            PlanService(databaseURL: generator.configuration.databaseURL, logger: logger,
+                        interval: .milliseconds(Int(planInterval * 1000))),
         ]
         if let keeper = LocalClusterKeeper.forLocalDefault(options, logger: logger) { services.append(keeper) }
         if let notifier = SystemdNotifier.fromEnvironment() {

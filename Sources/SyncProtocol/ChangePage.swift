@@ -36,15 +36,20 @@ public struct ChangePage: Sendable, Codable, Equatable {
         /// The IANA zone its times are read in (its site's, else its team's); absent
         /// from servers before replica schema 5, which meant UTC.
         public var timeZone: String?
+        /// The plan that made it and the plan's day (`2026-12-07`) it stands for; absent for a task made by hand.
+        public var planID: Int64?
+        public var planDate: String?
 
         public init(
             id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
             locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int,
             status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
             rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil,
-            timeZone: String? = nil
+            timeZone: String? = nil, planID: Int64? = nil, planDate: String? = nil
         ) {
             self.timeZone = timeZone
+            self.planID = planID
+            self.planDate = planDate
             self.id = id
             self.title = title
             self.description = description

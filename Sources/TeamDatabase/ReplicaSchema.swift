@@ -14,7 +14,7 @@ public enum ReplicaSchema {
     /// Version 2 added `worker_changes.rejection`; version 3 the tasks'
     /// appointment window and required skills; version 4 the members' skills
     /// and `refusals`, the master's verdicts on worker changes it did not take.
-    public static let version = 5
+    public static let version = 6
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -77,7 +77,10 @@ public enum ReplicaSchema {
             -- Comma-separated, sorted; '' when none.
             required_skills TEXT NOT NULL DEFAULT '',
             -- The IANA zone its times are read in (its site's, else its team's).
-            time_zone TEXT NOT NULL DEFAULT 'UTC'
+            time_zone TEXT NOT NULL DEFAULT 'UTC',
+            -- The plan that made it and the plan's day it stands for (2026-12-07); NULL for a task made by hand.
+            plan_id INTEGER,
+            plan_date TEXT
         );
         CREATE INDEX tasks_row_version ON tasks (row_version);
         -- No emails or other contact details: display names and roles only.
@@ -212,9 +215,13 @@ public enum ReplicaSchema {
                     }
                     if try !db.tableExists("refusals") { try db.execute(sql: refusalsTable) }
                 }
-                if found < 5, try db.tableExists("tasks"), try !db.columns(in: "tasks").contains(where: { $0.name == "time_zone" }) {
-                    // The values arrive with the full rebuild an older checkpoint asks for.
-                    try db.execute(sql: "ALTER TABLE tasks ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC'")
+                if found < 6, try db.tableExists("tasks") {
+                    // Schema 5: time zones; 6: plans. The values arrive with the full rebuild an older checkpoint asks for.
+                    let has = Set(try db.columns(in: "tasks").map(\.name))
+                    for (column, type) in [("time_zone", "TEXT NOT NULL DEFAULT 'UTC'"), ("plan_id", "INTEGER"), ("plan_date", "TEXT")]
+                    where !has.contains(column) {
+                        try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
+                    }
                 }
                 try db.execute(sql: "UPDATE meta SET schema_version = \(version)")
                 try db.execute(sql: "PRAGMA user_version = \(version)")

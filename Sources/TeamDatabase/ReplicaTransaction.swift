@@ -56,9 +56,9 @@ public final class ReplicaTransaction {
         INSERT INTO tasks (id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at,
             updated_at, master_version, status, started_at, completed_at, completed_by, completion_note,
             master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note,
-            window_start, window_end, required_skills, time_zone, row_version)
+            window_start, window_end, required_skills, time_zone, plan_id, plan_date, row_version)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16,
-            ?17, ?18, ?19, ?20, ?21)
+            ?17, ?18, ?19, ?20, ?21, ?22, ?23)
         """
 
     static let replaceTaskSQL = insertTaskSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO", maxReplacements: 1)
@@ -80,6 +80,7 @@ public final class ReplicaTransaction {
             master_completion_note = excluded.master_completion_note,
             window_start = excluded.window_start, window_end = excluded.window_end,
             required_skills = excluded.required_skills, time_zone = excluded.time_zone,
+            plan_id = excluded.plan_id, plan_date = excluded.plan_date,
             row_version = excluded.row_version
         WHERE tasks.master_version IS NOT excluded.master_version
         """
@@ -98,7 +99,8 @@ public final class ReplicaTransaction {
             master_started_at = excluded.master_started_at, master_completed_at = excluded.master_completed_at,
             master_completed_by = excluded.master_completed_by, master_completion_note = excluded.master_completion_note,
             window_start = excluded.window_start, window_end = excluded.window_end,
-            required_skills = excluded.required_skills, time_zone = excluded.time_zone, row_version = excluded.row_version
+            required_skills = excluded.required_skills, time_zone = excluded.time_zone,
+            plan_id = excluded.plan_id, plan_date = excluded.plan_date, row_version = excluded.row_version
         WHERE (tasks.assignee_id, tasks.status, tasks.started_at, tasks.completed_at, tasks.completed_by, tasks.completion_note,
                tasks.master_version)
             IS NOT (excluded.assignee_id, excluded.status, excluded.started_at, excluded.completed_at, excluded.completed_by,
@@ -142,19 +144,21 @@ public final class ReplicaTransaction {
         bind(18, task.window.map { Self.millis($0.end) })
         bind(19, task.requiredSkills.joined(separator: ","))
         bind(20, task.timeZone)
-        bind(21, nextVersion())
+        bind(21, task.planID)
+        bind(22, task.planDate?.description)
+        bind(23, nextVersion())
         try bind.step(db)
     }
 
-    /// Inserts or updates a task whose fields `bind` binds as parameters 1...20
+    /// Inserts or updates a task whose fields `bind` binds as parameters 1...22
     /// (the order of ``upsert(_:)-(FieldTask)``: id, title, description, priority,
     /// team, assignee, location, due, created, updated, version, status, started,
-    /// completed, completed by, note, window start, window end, required skills, time zone;
+    /// completed, completed by, note, window start, window end, required skills, time zone, plan, plan day;
     /// dates in milliseconds).
     public func upsertTask(_ bind: (Binder) throws -> Void) throws {
         let binder = Binder(upsertTask.sqliteStatement)
         try bind(binder)
-        binder(21, nextVersion())
+        binder(23, nextVersion())
         try binder.step(db)
     }
 

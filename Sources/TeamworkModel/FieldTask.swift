@@ -27,15 +27,21 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     public var window: TimeWindow?
     /// The IANA zone its times are read in: its location's, else its team's (kept by the master).
     public var timeZone: String
+    /// The plan that made it, and the plan's day it stands for (``Plan``); nil for a task made by hand.
+    public var planID: Int64?
+    public var planDate: LocalDate?
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
         teamID: Int64?, assigneeID: Int64?, locationID: Int64?, dueAt: Date?,
         createdBy: Int64?, createdAt: Date, updatedAt: Date,
         startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int,
-        requiredSkills: [String] = [], window: TimeWindow? = nil, timeZone: String = "UTC"
+        requiredSkills: [String] = [], window: TimeWindow? = nil, timeZone: String = "UTC",
+        planID: Int64? = nil, planDate: LocalDate? = nil
     ) {
         self.timeZone = timeZone
+        self.planID = planID
+        self.planDate = planDate
         self.id = id
         self.title = title
         self.description = description

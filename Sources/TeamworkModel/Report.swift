@@ -69,6 +69,21 @@ public struct Report: Sendable, Codable, Equatable {
     /// Per team, over tasks completed in the last ``turnaroundDays`` days.
     public var turnaround: [Turnaround] = []
     public var turnaroundDays = 30
+    /// Each plan: its occurrences due in the next 7 days, and whether its last occurrence
+    /// already due was missed (neither completed nor cancelled by then).
+    public var plans: [PlanLine] = []
+
+    public struct PlanLine: Sendable, Codable, Equatable {
+        public var planID: Int64
+        public var title: String
+        public var dueThisWeek: Int
+        public var lastDue: Date?
+        public var lastMissed: Bool
+
+        public init(planID: Int64, title: String, dueThisWeek: Int, lastDue: Date?, lastMissed: Bool) {
+            (self.planID, self.title, self.dueThisWeek, self.lastDue, self.lastMissed) = (planID, title, dueThisWeek, lastDue, lastMissed)
+        }
+    }
 
     public init(generatedAt: Date, countsByStatus: [String: Int], teams: [TeamLine], overdueTasks: [FieldTask], total: Int,
                 completionRate: Double?, fieldChanges: Int = 0, openConflicts: Int = 0) {

@@ -26,6 +26,10 @@ public struct LocalTask: Sendable, Codable, Equatable {
     /// The IANA zone its times are read in (its site's, else its team's), whatever the device's own.
     public var timeZone: String
 
+    /// The plan that made it and the plan's day it stands for; nil for a task made by hand.
+    public var planID: Int64?
+    public var planDate: String?
+
     /// Its zone (UTC should this device's tz database lack the name).
     public var zone: Zone { (try? Zone(timeZone)) ?? .utc }
 
@@ -79,7 +83,7 @@ extension LocalStore {
                        k.started_at, k.completed_at, k.completion_note, k.completed_by,
                        nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
                          || ' (' || l.latitude || ', ' || l.longitude || ')',
-                       k.window_start, k.window_end, k.required_skills, k.time_zone
+                       k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date
                 FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
                 WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
                 ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
@@ -92,7 +96,8 @@ extension LocalStore {
                     dueAt: Self.date(r[7]), status: TaskStatus(rawValue: r[8]) ?? .open, startedAt: Self.date(r[9]), completedAt: Self.date(r[10]),
                     completedBy: r[12], completionNote: r[11], location: r[13],
                     window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
-                    requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r[17]
+                    requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r[17],
+                    planID: r[18], planDate: r[19]
                 )
             }.filter { task in
                 (statuses.isEmpty || statuses.contains(task.status.rawValue))

@@ -103,6 +103,13 @@ public struct LocalStore: Sendable {
             // Older copies get the values with the refetch the server's rebuild for them causes.
             try db.execute(sql: "ALTER TABLE tasks ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC'")
         }
+        migrator.registerMigration("v7: the plan a task comes from") { db in
+            // Older copies get the values with the refetch the server's rebuild for them causes.
+            try db.execute(sql: """
+                ALTER TABLE tasks ADD COLUMN plan_id INTEGER;
+                ALTER TABLE tasks ADD COLUMN plan_date TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -207,12 +214,14 @@ public struct LocalStore: Sendable {
                         INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
                             due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
                             required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
-                            server_completed_by, server_completion_note, time_zone)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18)
+                            server_completed_by, server_completion_note, time_zone, plan_id, plan_date)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18,
+                                ?19, ?20)
                         """, arguments: [name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
                                          task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
                                          task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
-                                         (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC"])
+                                         (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC",
+                                         task.planID, task.planDate])
                 }
                 for member in page.members {
                     try db.execute(sql: """

@@ -76,6 +76,7 @@ struct Show: AsyncParsableCommand {
             ("due", task.dueAt.map { task.zone.format($0) } ?? "-"),
             ("window", task.window.map { $0.compact(in: task.zone) + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
             ("time zone", task.timeZone),
+            ("plan", task.planID.map { "plan \($0), the occurrence of \(task.planDate ?? "-")" } ?? "-"),
             ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),
             ("location", task.location ?? "-"),
             ("note", task.completionNote ?? "-"),

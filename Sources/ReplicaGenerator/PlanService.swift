@@ -1,0 +1,53 @@
+import CentralStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import TeamworkModel
+
+/// Recurring work as a service: every `interval` (an hour by default, so a
+/// day that begins in any zone is covered within the hour) each active plan's
+/// occurrences are made up to its horizon. Safe beside other instances and
+/// the manager tool: each (plan, day) is made once (sql/functions/teamwork_generate_occurrences.sql).
+/// A failed pass is retried with backoff and logged; a plan that cannot be made
+/// is logged each pass and holds back no other.
+public struct PlanService: Service {
+    public let databaseURL: DatabaseURL
+    public let logger: Logger
+    public var interval: Duration
+    public var afterPass: @Sendable ([PlanGeneration]) -> Void
+
+    public init(databaseURL: DatabaseURL, logger: Logger, interval: Duration = .seconds(3_600),
+                afterPass: @escaping @Sendable ([PlanGeneration]) -> Void = { _ in }) {
+        self.databaseURL = databaseURL
+        self.logger = logger
+        self.interval = interval
+        self.afterPass = afterPass
+    }
+
+    public func run() async throws {
+        let (url, logger, interval, afterPass) = (databaseURL, logger, interval, afterPass)
+        await cancelWhenGracefulShutdown {
+            await Retrying(Backoff(initial: .milliseconds(100), maximum: .seconds(5))).forever(failed: { ending, delay in
+                if case .failed(let error) = ending {
+                    logger.error("plan generation failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                }
+            }) { progress in
+                while !Task.isCancelled {
+                    let results = try await CentralStore.withStore(url, queryDeadline: .seconds(60), logger: logger) {
+                        try await $0.generatePlans()
+                    }
+                    for result in results {
+                        if let error = result.error {
+                            logger.error("a plan could not be generated", metadata: ["plan": "\(result.planID)", "error": "\(error)"])
+                        } else if result.made > 0 {
+                            logger.info("plan occurrences made", metadata: ["plan": "\(result.planID)", "tasks": "\(result.made)"])
+                        }
+                    }
+                    progress.made()
+                    afterPass(results)
+                    try await Task.sleep(for: interval)
+                }
+            }
+        }
+    }
+}
