@@ -46,10 +46,32 @@ extension CentralStore {
         return try Team(row: row)
     }
 
+    /// Changes a team. A new time zone moves its plans' clocks too: their untouched occurrences
+    /// from today on are cancelled ('time zone changed') and made anew on the new wall clock.
     public func updateTeam(id: Int64, _ changes: TeamChanges) async throws -> Team {
         let setColor = changes.color != nil
         let color = changes.color ?? nil
-        return try await transaction { connection in
+        var replanned: [Int64] = []
+        let team = try await transaction { connection in
+            if let zone = changes.timeZone {
+                // Before the zone changes (which touches the tasks it moves): the plans whose clock it is.
+                replanned = try await connection.query(
+                    """
+                    SELECT pl.id FROM plans pl JOIN teams t ON t.id = \(id)
+                    WHERE t.time_zone <> \(zone) AND pl.team_id = t.id
+                      AND NOT EXISTS (SELECT 1 FROM locations l WHERE l.id = pl.location_id AND l.time_zone IS NOT NULL)
+                      AND pl.paused_at IS NULL
+                    FOR UPDATE OF pl
+                    """, logger: logger
+                ).collect().map { try $0.decode(Int64.self) }
+                for plan in replanned {
+                    try await connection.query(
+                        """
+                        SELECT teamwork_supersede_occurrences(\(plan), (now() AT TIME ZONE \(zone))::date, NULL, 'time zone changed')
+                        """, logger: logger)
+                    try await connection.query("UPDATE plans SET version = version + 1, updated_at = now() WHERE id = \(plan)", logger: logger)
+                }
+            }
             let rows = try await connection.query(
                 """
                 UPDATE teams AS t SET
@@ -67,6 +89,8 @@ extension CentralStore {
             guard let row = rows.first else { throw TeamworkError.notFound("no team with id \(id)") }
             return try Team(row: row)
         }
+        for plan in replanned { _ = try await generatePlans(only: plan) }
+        return team
     }
 
     /// Removes a team. Refused while tasks belong to it (move, complete-and-delete

@@ -201,11 +201,13 @@ struct PlanCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Pause a plan: its untouched future occurrences are cancelled; nothing new is made.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let (_, cancelled) = try await connection.withStore { store in
+            let (plan, cancelled) = try await connection.withStore { store in
                 try await store.updatePlan(id: id, { $0.pausedAt = $0.pausedAt ?? Date() }, reason: "plan paused")
             }
+            if output.json { return try Output.json(plan) }
             Output.line("Paused plan \(id): \(cancelled) untouched occurrence(s) cancelled")
         }
     }
@@ -214,12 +216,14 @@ struct PlanCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Resume a paused plan and make its occurrences again.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let generated = try await connection.withStore { store in
-                _ = try await store.updatePlan(id: id, { $0.pausedAt = nil })
-                return try await store.generatePlans(only: id)
+            let (plan, generated) = try await connection.withStore { store in
+                let (plan, _) = try await store.updatePlan(id: id, { $0.pausedAt = nil })
+                return (plan, try await store.generatePlans(only: id))
             }
+            if output.json { return try Output.json(plan) }
             Output.line("Resumed plan \(id)")
             PlanCommand.report(generated)
         }
@@ -230,10 +234,12 @@ struct PlanCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @Argument(help: "The day the rule gives: 2026-12-07.") var day: String
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let day = try LocalDate(parsing: day, field: "day")
-            let (_, cancelled) = try await connection.withStore { try await $0.setException(plan: id, day: day, movedTo: nil) }
+            let (plan, cancelled) = try await connection.withStore { try await $0.setException(plan: id, day: day, movedTo: nil) }
+            if output.json { return try Output.json(plan) }
             Output.line("Skipped \(day) of plan \(id)\(cancelled > 0 ? ": its task was cancelled" : "")")
         }
     }
@@ -244,13 +250,15 @@ struct PlanCommand: AsyncParsableCommand {
         @Argument(help: "Plan id.") var id: Int64
         @Argument(help: "The day the rule gives: 2026-12-07.") var day: String
         @Argument(help: "The day it happens instead: 2026-12-08.") var newDay: String
+        @OptionGroup var output: OutputOptions
 
         func run() async throws {
             let (day, target) = (try LocalDate(parsing: day, field: "day"), try LocalDate(parsing: newDay, field: "new day"))
-            let generated = try await connection.withStore { store in
-                _ = try await store.setException(plan: id, day: day, movedTo: target)
-                return try await store.generatePlans(only: id)
+            let (plan, generated) = try await connection.withStore { store in
+                let (plan, _) = try await store.setException(plan: id, day: day, movedTo: target)
+                return (plan, try await store.generatePlans(only: id))
             }
+            if output.json { return try Output.json(plan) }
             Output.line("Moved \(day) of plan \(id) to \(target)")
             PlanCommand.report(generated)
         }
@@ -280,8 +288,13 @@ struct PlanCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
 
+        @OptionGroup var output: OutputOptions
+
+        struct Removed: Encodable { var planID: Int64; var cancelled: Int }
+
         func run() async throws {
             let cancelled = try await connection.withStore { try await $0.removePlan(id: id) }
+            if output.json { return try Output.json(Removed(planID: id, cancelled: cancelled)) }
             Output.line("Removed plan \(id): \(cancelled) untouched occurrence(s) cancelled")
         }
     }

@@ -5,8 +5,9 @@ import ServiceLifecycle
 import TeamworkModel
 
 /// Recurring work as a service: every `interval` (an hour by default, so a
-/// day that begins in any zone is covered within the hour) each active plan's
-/// occurrences are made up to its horizon. Safe beside other instances and
+/// day that begins in any zone is covered within the hour), and at once when
+/// a plan changes (NOTIFY teamwork_plans), each active plan's occurrences are
+/// made up to its horizon. Safe beside other instances and
 /// the manager tool: each (plan, day) is made once (sql/functions/teamwork_generate_occurrences.sql).
 /// A failed pass is retried with backoff and logged; a plan that cannot be made
 /// is logged each pass and holds back no other.
@@ -26,26 +27,52 @@ public struct PlanService: Service {
 
     public func run() async throws {
         let (url, logger, interval, afterPass) = (databaseURL, logger, interval, afterPass)
+        let changed = Locked(false)
         await cancelWhenGracefulShutdown {
-            await Retrying(Backoff(initial: .milliseconds(100), maximum: .seconds(5))).forever(failed: { ending, delay in
-                if case .failed(let error) = ending {
-                    logger.error("plan generation failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
-                }
-            }) { progress in
-                while !Task.isCancelled {
-                    let results = try await CentralStore.withStore(url, queryDeadline: .seconds(60), logger: logger) {
-                        try await $0.generatePlans()
-                    }
-                    for result in results {
-                        if let error = result.error {
-                            logger.error("a plan could not be generated", metadata: ["plan": "\(result.planID)", "error": "\(error)"])
-                        } else if result.made > 0 {
-                            logger.info("plan occurrences made", metadata: ["plan": "\(result.planID)", "tasks": "\(result.made)"])
+            await withTaskGroup(of: Void.self) { group in
+                // A plan changed by anyone: the next pass starts at once.
+                group.addTask {
+                    await Retrying(Backoff(initial: .milliseconds(100), maximum: .seconds(5))).forever(failed: { ending, delay in
+                        if case .failed(let error) = ending {
+                            logger.warning("plan notifications lost; listening again", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                        }
+                    }) { progress in
+                        try await CentralStore.withStore(url, logger: logger) { store in
+                            try await store.listen(on: "teamwork_plans", ready: {
+                                progress.made()
+                                logger.info("listening for plan changes")
+                            },
+                                                   notified: { changed.mutate { $0 = true } })
                         }
                     }
-                    progress.made()
-                    afterPass(results)
-                    try await Task.sleep(for: interval)
+                }
+                group.addTask {
+                    await Retrying(Backoff(initial: .milliseconds(100), maximum: .seconds(5))).forever(failed: { ending, delay in
+                        if case .failed(let error) = ending {
+                            logger.error("plan generation failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                        }
+                    }) { progress in
+                        while !Task.isCancelled {
+                            changed.mutate { $0 = false }
+                            let results = try await CentralStore.withStore(url, queryDeadline: .seconds(60), logger: logger) {
+                                try await $0.generatePlans()
+                            }
+                            for result in results {
+                                if let error = result.error {
+                                    logger.error("a plan could not be generated", metadata: ["plan": "\(result.planID)", "error": "\(error)"])
+                                } else if result.made > 0 {
+                                    logger.info("plan occurrences made", metadata: ["plan": "\(result.planID)", "tasks": "\(result.made)"])
+                                }
+                            }
+                            progress.made()
+                            afterPass(results)
+                            // Until the interval has passed or a plan changed.
+                            let next = ContinuousClock.now + interval
+                            while !changed.value, ContinuousClock.now < next {
+                                try await Task.sleep(for: min(.milliseconds(250), next - ContinuousClock.now))
+                            }
+                        }
+                    }
                 }
             }
         }

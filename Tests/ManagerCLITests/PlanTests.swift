@@ -156,19 +156,26 @@ struct PlanTests {
         }
     }
 
-    /// `teamwork-service run` makes plans' occurrences by itself (a plan written straight to the
-    /// database, as no manager tool made them), and they replicate like any other task.
-    @Test func theServiceMakesOccurrencesOnItsOwnAndTheyReachTheReplicas() async throws {
+    /// `teamwork-service run` makes plans' occurrences by itself, at once when a plan changes (a plan
+    /// written straight to the database, as no manager tool made them; its hourly pass long away),
+    /// and they replicate like any other task.
+    @Test func theServiceMakesOccurrencesAsSoonAsAPlanChangesAndTheyReachTheReplicas() async throws {
         try await TestWorld.with("plans-service") { world, store in
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", world.url.connectionString, "--replicas", world.replicas.path,
+                                          "--port", String(port), "--sweep", "0.5", "--plan-interval", "3600"],
+                                         port: port, log: world.folder.appending(path: "service.log").path)
+            try await service.start()
+            defer { _ = try? service.stop() }
+            // Listening for plan changes: from then on a change wakes it (a change before would be in its first pass).
+            try await expectEventually("the service listens for plan changes", within: .seconds(30)) {
+                service.logText.contains("listening for plan changes")
+            }
             let today = Zone.utc.date(of: Date())
             let plan = try await store.addPlan(try NewPlan(
                 title: "Daily check", assignment: try Assignment(teamID: world.fixtures.red.id, assigneeID: nil),
                 rule: "FREQ=DAILY", startsOn: today, windowStart: LocalTime(hour: 23, minute: 0)!, durationMinutes: 30, horizonDays: 3))
-            let service = ServiceProcess.run(databaseURL: world.url.connectionString, replicas: world.replicas,
-                                             log: world.folder.appending(path: "service.log").path)
-            try await service.start()
-            defer { _ = try? service.stop() }
-            try await expectEventually("four days made by the service", within: .seconds(30)) {
+            try await expectEventually("four days made by the service within seconds, not at its next hourly pass", within: .seconds(20)) {
                 try await Self.standing(store, plan.id).count == 4
             }
             try await expectEventually("replicas agree with the master", within: .seconds(30)) {
@@ -193,6 +200,33 @@ struct PlanTests {
             #expect(later.dueThisWeek == 0 && later.lastMissed && later.lastDue == Zone.utc.endOfDay(today.adding(days: 3)), "\(later)")
             let printed = try ManagerTool(world.url)("report").stdout
             #expect(printed.contains("Recurring plans:") && printed.contains("Daily check"), "\(printed)")
+        }
+    }
+
+    /// A team that moves its clock (set up in UTC, then given its real zone) keeps its plans at 08:00
+    /// on the new clock: the untouched occurrences are made anew, the touched ones stand.
+    @Test func aTeamsNewTimeZoneMovesItsPlansUntouchedOccurrencesToTheNewClock() async throws {
+        try await TestWorld.with("plans-zone") { world, store in
+            let manager = ManagerTool(world.url)
+            let plan = try Self.addWeekly(manager)
+            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            let touched = try await Self.standing(store, plan.id)[0].task
+            #expect(try manager("task", "update", String(touched.id), "--priority", "high").status == 0)
+            #expect(try manager("team", "update", "red", "--time-zone", "Europe/Stockholm").status == 0)
+            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            let stockholm = try Zone("Europe/Stockholm")
+            let after = try await Self.standing(store, plan.id)
+            #expect(after.count == 5)
+            for (day, task) in after {
+                let start = try #require(task.window).start
+                if task.id == touched.id {
+                    #expect(start == (try ISODate.parse("2031-03-03T08:00:00Z")), "the touched one keeps its instant")
+                } else {
+                    #expect(stockholm.time(of: start) == LocalTime(hour: 8, minute: 0), "\(day): 08:00 on the new clock")
+                }
+            }
+            let reasons = try await store.occurrences(ofPlan: plan.id).filter(\.superseded).map(\.reason)
+            #expect(reasons.count == 4 && reasons.allSatisfy { $0 == "time zone changed" }, "\(reasons)")
         }
     }
 }

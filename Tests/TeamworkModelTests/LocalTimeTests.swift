@@ -128,4 +128,28 @@ struct LocalTimeTests {
         let weekly = try RecurrenceRule(parsing: "FREQ=WEEKLY;BYDAY=MO")
         #expect(weekly.occurrences(from: Self.day("2026-01-01"), through: Self.day("9999-12-31")).count == RecurrenceRule.maximumOccurrences)
     }
+
+    /// A plan's occurrences keep their wall-clock time across both clock changes, by the one rule.
+    @Test(arguments: [
+        // zone, rule, start, window start, the occurrences' instants
+        ("America/Los_Angeles", "FREQ=WEEKLY;BYDAY=SU", "2026-03-01", "02:30",
+         ["2026-03-01T10:30:00Z", "2026-03-08T10:00:00Z", "2026-03-15T09:30:00Z"]),  // the 8th's 02:30 does not exist: 03:00 PDT
+        ("America/Los_Angeles", "FREQ=WEEKLY;BYDAY=SU", "2026-10-25", "01:30",
+         ["2026-10-25T08:30:00Z", "2026-11-01T08:30:00Z", "2026-11-08T09:30:00Z"]),  // the 1st's 01:30 happens twice: PDT
+        ("Pacific/Auckland", "FREQ=DAILY", "2026-04-04", "02:30",
+         ["2026-04-03T13:30:00Z", "2026-04-04T13:30:00Z", "2026-04-05T14:30:00Z"]),  // twice on the 5th: NZDT
+        ("Pacific/Auckland", "FREQ=DAILY", "2026-09-26", "02:30",
+         ["2026-09-25T14:30:00Z", "2026-09-26T14:00:00Z", "2026-09-27T13:30:00Z"]),  // none on the 27th: 03:00 NZDT
+        ("Europe/Stockholm", "FREQ=MONTHLY;BYDAY=-1SU", "2026-02-01", "08:00",
+         ["2026-02-22T07:00:00Z", "2026-03-29T06:00:00Z", "2026-04-26T06:00:00Z"]),
+    ])
+    func aPlansOccurrencesKeepTheirWallClockAcrossTheClockChanges(zone: String, rule: String, start: String, at: String,
+                                                                 expected: [String]) throws {
+        let plan = Plan(id: 1, title: "t", description: "", priority: .normal, teamID: 1, assigneeID: nil, locationID: nil,
+                        requiredSkills: [], rule: rule, startsOn: Self.day(start), windowStart: try LocalTime(parsing: at),
+                        durationMinutes: 60, dueDays: 0, horizonDays: 30, pausedAt: nil, createdAt: Date(), updatedAt: Date(),
+                        version: 1, timeZone: zone, exceptions: [])
+        let occurrences = try plan.occurrences(from: Self.day(start), through: Self.day(start).adding(days: 90)).prefix(3)
+        #expect(occurrences.map { ISODate.format($0.window.start) } == expected, "\(zone) \(rule)")
+    }
 }
