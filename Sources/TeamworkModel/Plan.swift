@@ -66,7 +66,7 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
         let rule = try RecurrenceRule(parsing: self.rule)
         let zone = zone
         let moved = Dictionary(exceptions.map { ($0.occursOn, $0.movedTo) }) { first, _ in first }
-        return try rule.occurrences(from: startsOn, through: through).filter { $0 >= from }.compactMap { day in
+        return try rule.occurrences(from: startsOn, through: through, collectingFrom: from).compactMap { day in
             let on: LocalDate
             if let exception = moved[day] {
                 guard let target = exception else { return nil }

@@ -136,7 +136,9 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The days the rule gives from `start` through `last` (both included), in order; COUNT counts from `start`.
-    public func occurrences(from start: LocalDate, through last: LocalDate) -> [LocalDate] {
+    /// With `collectingFrom`, only the days from then on are returned (and count against
+    /// ``maximumOccurrences``): a plan begun years ago still reaches today.
+    public func occurrences(from start: LocalDate, through last: LocalDate, collectingFrom: LocalDate? = nil) -> [LocalDate] {
         var result: [LocalDate] = []
         var emitted = 0
         let end = min(last, until ?? last)
@@ -147,6 +149,7 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
                 if day > end { return result }
                 if let count, emitted >= count { return result }
                 emitted += 1
+                if let collectingFrom, day < collectingFrom { continue }
                 result.append(day)
                 if result.count >= Self.maximumOccurrences { return result }
             }

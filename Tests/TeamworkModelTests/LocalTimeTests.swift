@@ -122,6 +122,15 @@ struct LocalTimeTests {
         }
     }
 
+    @Test func aDailyRuleBegunLongAgoStillReachesToday() throws {
+        let daily = try RecurrenceRule(parsing: "FREQ=DAILY")
+        let days = daily.occurrences(from: Self.day("2000-01-01"), through: Self.day("2026-12-31"), collectingFrom: Self.day("2026-12-01"))
+        #expect(days.first == Self.day("2026-12-01") && days.count == 31, "more than 5,000 days after its start")
+        let counted = try RecurrenceRule(parsing: "FREQ=DAILY;COUNT=10")
+        #expect(counted.occurrences(from: Self.day("2026-12-01"), through: Self.day("2026-12-31"), collectingFrom: Self.day("2026-12-08"))
+                == [Self.day("2026-12-08"), Self.day("2026-12-09"), Self.day("2026-12-10")], "COUNT still counts from the start")
+    }
+
     @Test func aRuleThatNeverMatchesEndsAtItsLastDayWithNothing() throws {
         let never = try RecurrenceRule(parsing: "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31")
         #expect(never.occurrences(from: Self.day("2026-01-01"), through: Self.day("2126-01-01")).isEmpty)
