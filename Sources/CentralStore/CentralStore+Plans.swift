@@ -84,8 +84,13 @@ extension CentralStore {
                                   locationID: plan.locationID, requiredSkills: plan.requiredSkills, rule: plan.rule,
                                   startsOn: plan.startsOn, windowStart: plan.windowStart, durationMinutes: plan.durationMinutes,
                                   dueDays: plan.dueDays, horizonDays: plan.horizonDays)
-        let start = from ?? before.zone.date(of: Date())
+        let today = before.zone.date(of: Date())
+        let start = from ?? today
+        guard start >= today else {
+            throw TeamworkError.invalid("--from must be today (\(today) on the plan's clock) or later: past occurrences are not remade")
+        }
         return try await transaction { connection in
+            try await connection.query("SELECT 1 FROM plans WHERE id = \(id) FOR UPDATE", logger: logger)
             let updated = try await connection.query("""
                 UPDATE plans SET title = \(checked.title), description = \(checked.description), priority = \(checked.priority.rawValue),
                        team_id = \(checked.assignment.teamID), assignee_id = \(checked.assignment.assigneeID),
@@ -114,7 +119,7 @@ extension CentralStore {
     /// and (moved) made anew on the new day by the next generation.
     public func setException(plan id: Int64, day: LocalDate, movedTo: LocalDate?) async throws -> (Plan, cancelled: Int) {
         let plan = try await plan(id: id)
-        guard try RecurrenceRule(parsing: plan.rule).occurrences(from: plan.startsOn, through: day).last == day else {
+        guard try RecurrenceRule(parsing: plan.rule).occurrences(from: plan.startsOn, through: day, collectingFrom: day).last == day else {
             throw TeamworkError.invalid("plan \(id) has no occurrence on \(day) (see `plan show \(id)`)")
         }
         return try await transaction { connection in
@@ -135,6 +140,8 @@ extension CentralStore {
     public func removePlan(id: Int64) async throws -> Int {
         let plan = try await plan(id: id)
         return try await transaction { connection in
+            // The plan first, as every other change of it: generation holds it FOR SHARE while it makes tasks.
+            try await connection.query("SELECT 1 FROM plans WHERE id = \(id) FOR UPDATE", logger: logger)
             let cancelled = try await connection.query(
                 "SELECT teamwork_supersede_occurrences(\(id), \(plan.zone.date(of: Date()).description)::date, NULL, 'plan removed')",
                 logger: logger
@@ -150,8 +157,15 @@ extension CentralStore {
     /// others go on.
     public func generatePlans(now: Date = Date(), until: LocalDate? = nil, only: Int64? = nil) async throws -> [PlanGeneration] {
         var results: [PlanGeneration] = []
-        for plan in try await listPlans() where plan.pausedAt == nil && (only == nil || plan.id == only) {
-            results.append(await generate(plan, now: now, until: until))
+        // One plan at a time, each read on its own: a row that cannot be read is that plan's error only.
+        let ids = try await rows("SELECT id, title FROM plans WHERE paused_at IS NULL ORDER BY id").map { try $0.decode((Int64, String).self) }
+        for (id, title) in ids where only == nil || id == only {
+            do {
+                results.append(await generate(try await plan(id: id), now: now, until: until))
+            } catch {
+                let mapped = StoreError.map(error)
+                results.append(PlanGeneration(planID: id, title: title, made: 0, error: (mapped as? TeamworkError)?.message ?? "\(mapped)"))
+            }
         }
         return results
     }
@@ -160,7 +174,7 @@ extension CentralStore {
         var plan = initial
         for _ in 0..<3 {
             do {
-                let today = plan.zone.date(of: now)
+                let today = try plan.checkedZone().date(of: now)
                 let through = until ?? today.adding(days: plan.horizonDays)
                 let occurrences = try plan.occurrences(from: today, through: through)
                 guard !occurrences.isEmpty else { return PlanGeneration(planID: plan.id, title: plan.title, made: 0, error: nil) }

@@ -58,9 +58,11 @@ extension CentralStore {
                 replanned = try await connection.query(
                     """
                     SELECT pl.id FROM plans pl JOIN teams t ON t.id = \(id)
-                    WHERE t.time_zone <> \(zone) AND pl.team_id = t.id
+                    WHERE t.time_zone <> \(zone) AND pl.paused_at IS NULL
+                      AND (pl.team_id = t.id
+                           OR (pl.team_id IS NULL AND EXISTS (SELECT 1 FROM people p WHERE p.id = pl.assignee_id
+                                                                                      AND p.default_team_id = t.id)))
                       AND NOT EXISTS (SELECT 1 FROM locations l WHERE l.id = pl.location_id AND l.time_zone IS NOT NULL)
-                      AND pl.paused_at IS NULL
                     FOR UPDATE OF pl
                     """, logger: logger
                 ).collect().map { try $0.decode(Int64.self) }

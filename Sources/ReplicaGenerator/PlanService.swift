@@ -40,6 +40,8 @@ public struct PlanService: Service {
                         try await CentralStore.withStore(url, logger: logger) { store in
                             try await store.listen(on: "teamwork_plans", ready: {
                                 progress.made()
+                                // Changes made while not listening are looked at now, not in an hour.
+                                changed.mutate { $0 = true }
                                 logger.info("listening for plan changes")
                             },
                                                    notified: { changed.mutate { $0 = true } })

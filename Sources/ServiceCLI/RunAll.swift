@@ -49,7 +49,8 @@ struct RunAll: AsyncParsableCommand {
                   sweepInterval: interval),
             metrics: ListenerMetrics(registry: registry)
         )
-        let status = ServiceStatus(parts: ServiceStatus.Part.allCases)
+        // Plans pass every --plan-interval: stalled after two missed passes and a minute.
+        let status = ServiceStatus(parts: ServiceStatus.Part.allCases, windows: [.plans: planInterval * 2 + 60])
         let feedPosition = registry.makeGauge(descriptor: MetricNameDescriptor(
             namespace: "teamwork", subsystem: "generator", metricName: "feed_position", unitName: "",
             helpText: "The master change-feed position every replica reflects"))
@@ -90,7 +91,7 @@ struct RunAll: AsyncParsableCommand {
             },
             ListenerService(listener: listener) { _ in status.passed(.listener) },
             PlanService(databaseURL: generator.configuration.databaseURL, logger: logger,
-                        interval: .milliseconds(Int(planInterval * 1000))),
+                        interval: .milliseconds(Int(planInterval * 1000))) { _ in status.passed(.plans) },
         ]
         if let keeper = LocalClusterKeeper.forLocalDefault(options, logger: logger) { services.append(keeper) }
         if let notifier = SystemdNotifier.fromEnvironment() {

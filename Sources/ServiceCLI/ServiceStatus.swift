@@ -16,6 +16,8 @@ final class ServiceStatus: Sendable {
         case listener
         /// The live-mode watch's looks at the files devices wait on.
         case watch
+        /// Recurring plans' passes (hourly, and when a plan changes).
+        case plans
     }
 
     private struct State {
@@ -28,9 +30,12 @@ final class ServiceStatus: Sendable {
     private let started = Date()
     /// The parts this process runs.
     let parts: [Part]
+    /// A part's own stall window where it passes less often than the others (plans: hourly).
+    let windows: [Part: TimeInterval]
 
-    init(parts: [Part]) {
+    init(parts: [Part], windows: [Part: TimeInterval] = [:]) {
         self.parts = parts
+        self.windows = windows
     }
 
     func passed(_ part: Part) {
@@ -81,7 +86,7 @@ final class ServiceStatus: Sendable {
         for part in checked(current) {
             let last = current.passes[part]
             details["\(part.rawValue)_last_pass"] = last?.formatted(.iso8601) ?? "never"
-            let fresh = last.map { now.timeIntervalSince($0) <= window } ?? false
+            let fresh = last.map { now.timeIntervalSince($0) <= windows[part] ?? window } ?? false
             details[part.rawValue] = fresh ? "ok" : "stalled"
             healthy = healthy && fresh
         }

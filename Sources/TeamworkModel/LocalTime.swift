@@ -136,6 +136,8 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     public var description: String { name }
 
     public static let utc = Zone(checked: TimeZone(identifier: "UTC")!, name: "UTC")
+    /// The system tz database's names, read once.
+    private static let known = Set(TimeZone.knownTimeZoneIdentifiers)
 
     private init(checked timeZone: TimeZone, name: String) {
         self.timeZone = timeZone
@@ -145,7 +147,7 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     /// A zone by its IANA name; a one-line error naming `field` when the system's tz database does not know it.
     public init(_ name: String, field: String = "time zone") throws {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard trimmed.utf8.count <= 64, trimmed == "UTC" || TimeZone.knownTimeZoneIdentifiers.contains(trimmed),
+        guard trimmed.utf8.count <= 64, trimmed == "UTC" || Self.known.contains(trimmed),
               let zone = TimeZone(identifier: trimmed) else {
             throw TeamworkError.invalid("\(field) must be an IANA time zone name like Europe/Stockholm or UTC (is tzdata installed?)")
         }

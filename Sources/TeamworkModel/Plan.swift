@@ -61,23 +61,29 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
         public var due: Date
     }
 
-    /// The occurrences whose day falls in `from…through`, skipped days left out, moved ones on their new day.
+    /// The occurrences that happen from `from` through `through` (by the day they happen: a day moved
+    /// into the range counts, one moved out does not), skipped days left out, in order.
     public func occurrences(from: LocalDate, through: LocalDate) throws -> [Occurrence] {
         let rule = try RecurrenceRule(parsing: self.rule)
-        let zone = zone
-        let moved = Dictionary(exceptions.map { ($0.occursOn, $0.movedTo) }) { first, _ in first }
-        return try rule.occurrences(from: startsOn, through: through, collectingFrom: from).compactMap { day in
-            let on: LocalDate
-            if let exception = moved[day] {
-                guard let target = exception else { return nil }
-                on = target
-            } else {
-                on = day
-            }
+        let zone = try checkedZone()
+        let changed = Dictionary(exceptions.map { ($0.occursOn, $0.movedTo) }) { first, _ in first }
+        var happening = rule.occurrences(from: startsOn, through: through, collectingFrom: from)
+            .filter { changed[$0] == nil }.map { (day: $0, on: $0) }
+        happening += exceptions.compactMap { exception in
+            exception.movedTo.flatMap { $0 >= from && $0 <= through ? (day: exception.occursOn, on: $0) : nil }
+        }
+        return try happening.sorted { ($0.on, $0.day) < ($1.on, $1.day) }.map { (day, on) in
             let start = zone.instant(on, windowStart)
             return Occurrence(day: day, on: on,
                               window: try TimeWindow(start: start, end: start.addingTimeInterval(Double(durationMinutes) * 60)),
                               due: zone.endOfDay(on.adding(days: dueDays)))
+        }
+    }
+
+    /// Its zone; an error naming it when this machine's tz database does not know it.
+    public func checkedZone() throws -> Zone {
+        do { return try Zone(timeZone) } catch {
+            throw TeamworkError.invalid("plan \(id): the time zone \(timeZone) is not known here (is tzdata current?)")
         }
     }
 }
@@ -107,6 +113,7 @@ public struct NewPlan: Sendable, Equatable {
         self.locationID = locationID
         self.requiredSkills = requiredSkills
         self.rule = try RecurrenceRule(parsing: rule).description
+        guard startsOn.year >= 1970 && startsOn.year <= 9000 else { throw TeamworkError.invalid("start must be a day from 1970 to 9000") }
         self.startsOn = startsOn
         self.windowStart = windowStart
         guard (1...44_640).contains(durationMinutes) else { throw TeamworkError.invalid("duration: 1 minute to 31 days") }

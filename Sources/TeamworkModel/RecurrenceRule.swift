@@ -142,7 +142,9 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
         var result: [LocalDate] = []
         var emitted = 0
         let end = min(last, until ?? last)
-        var period = 0
+        // Without COUNT nothing before `collectingFrom` matters: start at the period holding it
+        // (a plan begun long ago costs no more than a new one).
+        var period = count == nil ? firstPeriod(holding: collectingFrom, start: start) : 0
         while periodStart(period, start: start) <= end {
             guard let candidates = candidates(period: period, start: start) else { break }
             for day in candidates where day >= start {
@@ -156,6 +158,19 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
             period += 1
         }
         return result
+    }
+
+    /// The index of the period that holds `day` (0 when none is given or it is before the start).
+    func firstPeriod(holding day: LocalDate?, start: LocalDate) -> Int {
+        guard let day, day > start else { return 0 }
+        let span: Int
+        switch frequency {
+        case .daily: span = day.dayNumber - start.dayNumber
+        case .weekly: span = (day.dayNumber - (day.weekday - 1) - (start.dayNumber - (start.weekday - 1))) / 7
+        case .monthly: span = (day.year * 12 + day.month) - (start.year * 12 + start.month)
+        case .yearly: span = day.year - start.year
+        }
+        return max(0, span / interval)
     }
 
     /// The first day of the `index`-th period (a week starts on Monday); past 9999-12-31, that day.
@@ -203,9 +218,10 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
                 // Weekdays through the whole year; ordinals count within it; BYMONTHDAY limits.
                 let first = LocalDate(year: year, month: 1, day: 1)!
                 let all = (0..<(LocalDate.isLeap(year) ? 366 : 365)).map { first.adding(days: $0) }
+                let byWeekday = Self.positions(all)
                 return all.filter { day in
                     matches(day, inMonth: true)
-                        && byDay.contains { rule in rule.day == day.weekday && Self.ordinalMatches(rule.ordinal, day: day, among: all) }
+                        && byDay.contains { rule in rule.day == day.weekday && Self.ordinalMatches(rule.ordinal, day: day, in: byWeekday) }
                 }
             }
             let months = !byMonth.isEmpty ? byMonth.sorted() : (!byMonthDay.isEmpty ? Array(1...12) : [start.month])
@@ -220,17 +236,28 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
         if byDay.isEmpty && byMonthDay.isEmpty {
             return all.filter { $0.day == start.day }
         }
+        let byWeekday = Self.positions(all)
         return all.filter { day in
             (byMonthDay.isEmpty || byMonthDay.contains { $0 > 0 ? $0 == day.day : length + 1 + $0 == day.day })
-                && (byDay.isEmpty || byDay.contains { $0.day == day.weekday && Self.ordinalMatches($0.ordinal, day: day, among: all) })
+                && (byDay.isEmpty || byDay.contains { $0.day == day.weekday && Self.ordinalMatches($0.ordinal, day: day, in: byWeekday) })
         }
     }
 
-    static func ordinalMatches(_ ordinal: Int, day: LocalDate, among all: [LocalDate]) -> Bool {
+    /// For each day of a period, its place among the period's days of the same weekday (0-based),
+    /// and how many of that weekday the period has: what an ordinal (2TU, -1FR) is checked against.
+    static func positions(_ all: [LocalDate]) -> (place: [LocalDate: Int], count: [Int: Int]) {
+        var place: [LocalDate: Int] = [:], count: [Int: Int] = [:]
+        for day in all {
+            place[day] = count[day.weekday, default: 0]
+            count[day.weekday, default: 0] += 1
+        }
+        return (place, count)
+    }
+
+    static func ordinalMatches(_ ordinal: Int, day: LocalDate, in positions: (place: [LocalDate: Int], count: [Int: Int])) -> Bool {
         guard ordinal != 0 else { return true }
-        let same = all.filter { $0.weekday == day.weekday }
-        guard let position = same.firstIndex(of: day) else { return false }
-        return ordinal > 0 ? position == ordinal - 1 : position == same.count + ordinal
+        guard let position = positions.place[day], let total = positions.count[day.weekday] else { return false }
+        return ordinal > 0 ? position == ordinal - 1 : position == total + ordinal
     }
 
     /// For daily rules: BYMONTH and BYMONTHDAY limit.

@@ -190,8 +190,17 @@ public struct SyncClient: Sendable {
     }
 
     /// No cookies, no cache, and no redirects: a redirect would carry the
-    /// `Authorization` header to wherever it points.
-    static let session = URLSession(configuration: .ephemeral, delegate: RefuseRedirects(), delegateQueue: nil)
+    /// `Authorization` header to wherever it points. No cache at all (`.ephemeral`
+    /// alone keeps one in memory): on Linux a request cancelled as it fails traps
+    /// in FoundationNetworking ("a task that in not in the registry") when the
+    /// session has a URL cache, whose lookup runs on a queue of its own, unordered
+    /// against the task leaving the registry (URLSessionCancelTests reproduces it).
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
+    }()
 
     /// One request on ``session``, cancellable without deadlock.
     ///

@@ -229,4 +229,27 @@ struct PlanTests {
             #expect(reasons.count == 4 && reasons.allSatisfy { $0 == "time zone changed" }, "\(reasons)")
         }
     }
+
+    /// What a plan row and a zone may hold is checked where they are written, whoever writes them.
+    @Test func aBadPlanRowOrUnknownZoneIsRefusedWhereItIsWrittenAndPastChangesAreRefused() async throws {
+        try await TestWorld.with("plans-checks") { world, store in
+            let manager = ManagerTool(world.url)
+            let plan = try Self.addWeekly(manager)
+            let past = try manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2020-01-01")
+            #expect(past.status == TeamworkError.Code.invalidInput.exitStatus && past.stderr.contains("--from must be today"), "\(past.stderr)")
+            await #expect(throws: (any Error).self, "no 24:00 window") {
+                _ = try await store.rows("UPDATE plans SET window_start = '24:00' WHERE id = \(plan.id) RETURNING id")
+            }
+            await #expect(throws: (any Error).self, "no zone the database does not know") {
+                _ = try await store.rows("UPDATE teams SET time_zone = 'Mars/Olympus' WHERE id = \(world.fixtures.red.id) RETURNING id")
+            }
+            await #expect(throws: (any Error).self, "occurrences the plan does not give are refused") {
+                _ = try await store.rows("""
+                    SELECT teamwork_generate_occurrences(\(plan.id), 1, ARRAY['2031-03-03']::date[], ARRAY[now()]::timestamptz[],
+                                                         ARRAY[now() - interval '1 hour']::timestamptz[], ARRAY[now()]::timestamptz[])
+                    """)
+            }
+            #expect(try manager("plan", "remove", String(plan.id)).status == 0)
+        }
+    }
 }

@@ -161,4 +161,28 @@ struct LocalTimeTests {
         let occurrences = try plan.occurrences(from: Self.day(start), through: Self.day(start).adding(days: 90)).prefix(3)
         #expect(occurrences.map { ISODate.format($0.window.start) } == expected, "\(zone) \(rule)")
     }
+
+    /// A day moved into the range counts, by the day it happens; one moved out does not.
+    @Test func aPlansMovedDayCountsOnTheDayItHappens() throws {
+        let plan = Plan(id: 1, title: "t", description: "", priority: .normal, teamID: 1, assigneeID: nil, locationID: nil,
+                        requiredSkills: [], rule: "FREQ=WEEKLY;BYDAY=MO", startsOn: Self.day("2026-11-02"),
+                        windowStart: LocalTime(hour: 8, minute: 0)!, durationMinutes: 60, dueDays: 0, horizonDays: 30,
+                        pausedAt: nil, createdAt: Date(), updatedAt: Date(), version: 1, timeZone: "UTC",
+                        exceptions: [.init(occursOn: Self.day("2026-11-23"), movedTo: Self.day("2026-11-26")),
+                                     .init(occursOn: Self.day("2026-11-30"), movedTo: Self.day("2026-12-20")),
+                                     .init(occursOn: Self.day("2026-12-07"), movedTo: nil)])
+        let made = try plan.occurrences(from: Self.day("2026-11-25"), through: Self.day("2026-12-14"))
+        #expect(made.map { "\($0.day)→\($0.on)" } == ["2026-11-23→2026-11-26", "2026-12-14→2026-12-14"],
+                "Monday the 23rd (before the range) moved to the 26th counts; the 30th moved out and the skipped 7th do not")
+    }
+
+    /// A rule of many ordinals begun long ago costs no more than a new one (seen before: every pass
+    /// expanded from the start, about 2,000 years of 365-day scans for a rule begun in year 1).
+    @Test(.timeLimit(.minutes(1)))
+    func aHeavyRuleBegunLongAgoIsExpandedFromTheDayAsked() throws {
+        let days = (1...5).flatMap { n in ["MO", "TU", "WE", "TH", "FR", "SA", "SU"].map { "\(n)\($0)" } }
+        let rule = try RecurrenceRule(parsing: "FREQ=YEARLY;BYMONTH=1,2,3,4,5,6,7,8,9,10,11,12;BYDAY=" + days.joined(separator: ","))
+        let year = rule.occurrences(from: Self.day("0001-01-01"), through: Self.day("9000-12-31"), collectingFrom: Self.day("8999-01-01"))
+        #expect(year.first == Self.day("8999-01-01") && year.count > 700)
+    }
 }

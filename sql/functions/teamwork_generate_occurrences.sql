@@ -20,6 +20,14 @@ BEGIN
     IF p.version <> p_version THEN
         RETURN -1;
     END IF;
+    -- What the caller expanded is checked, not trusted: one day each, a sane count, real windows.
+    IF cardinality(p_days) > 5000 OR cardinality(p_starts) <> cardinality(p_days) OR cardinality(p_ends) <> cardinality(p_days)
+       OR cardinality(p_dues) <> cardinality(p_days)
+       OR EXISTS (SELECT 1 FROM unnest(p_days, p_starts, p_ends, p_dues) AS d(day, starts, ends, due)
+                   WHERE d.day IS NULL OR d.day < p.starts_on OR d.starts IS NULL OR d.ends <= d.starts
+                      OR d.ends - d.starts > interval '31 days' OR d.due < d.starts) THEN
+        RAISE EXCEPTION 'plan %: occurrences that are not the plan''s', p_plan USING ERRCODE = '22023';
+    END IF;
     INSERT INTO public.tasks (title, description, priority, team_id, assignee_id, location_id, required_skills,
                               window_start, window_end, due_at, plan_id, plan_date)
     SELECT p.title, p.description, p.priority, p.team_id, p.assignee_id, p.location_id, p.required_skills,
