@@ -8,7 +8,7 @@ import TeamworkModel
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
-        abstract: "Recurring work: a task for each day a rule gives, on the team's wall clock.",
+        abstract: "Recurring work: a task for each day a rule gives, on the plan's clock (its site's zone, else its team's, else its assignee's default team's).",
         subcommands: [Add.self, List.self, Show.self, Update.self, Pause.self, Resume.self, Skip.self, Move.self,
                       Generate.self, Remove.self]
     )
@@ -29,10 +29,11 @@ struct PlanCommand: AsyncParsableCommand {
         @Option(help: "RFC 5545 RRULE subset: FREQ=MONTHLY;BYDAY=1MO (FREQ, INTERVAL, COUNT, UNTIL, BYDAY, BYMONTHDAY, BYMONTH).")
         var rrule: String?
         @Option(help: "First day the rule counts from: 2026-12-01.") var start: String?
-        @Option(help: "When each occurrence's window starts, on the plan's wall clock: 08:00.") var windowStart: String?
+        @Option(help: "When each occurrence's window starts, on the plan's wall clock: 08:00. A time the clocks skip becomes the moment they change (02:30 → 03:00); a repeated one is the earlier.")
+        var windowStart: String?
         @Option(help: "How long the window is: PT2H, PT90M, P1D.") var duration: String?
-        @Option(help: "Due at the end of the occurrence's day plus this many days.") var dueDays: Int?
-        @Option(help: "How many days ahead occurrences are made.") var horizon: Int?
+        @Option(help: "Due at 23:59:59 this many days after the occurrence's day (default 0: the same day).") var dueDays: Int?
+        @Option(help: "How many days ahead occurrences are made (default 30).") var horizon: Int?
     }
 
     static func resolve(_ work: Work, _ store: CentralStore) async throws -> (team: Int64?, assignee: Int64?) {
@@ -160,13 +161,14 @@ struct PlanCommand: AsyncParsableCommand {
 
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a plan from a day on: its untouched occurrences from then are cancelled and made anew; touched ones stand."
+            abstract: "Change a plan: occurrences made from now on follow it; made, untouched ones from --from on are redone; touched ones stand."
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @OptionGroup var work: Work
         @OptionGroup var when: When
-        @Option(help: "From which day the change counts (default: today on the plan's clock).") var from: String?
+        @Option(help: "Redo the occurrences already made and untouched from this day on (default and earliest: today on the plan's clock).")
+        var from: String?
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
@@ -198,7 +200,7 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Pause: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Pause a plan: its untouched future occurrences are cancelled; nothing new is made.")
+        static let configuration = CommandConfiguration(abstract: "Pause a plan: its untouched occurrences from today on (today's included) are cancelled; nothing new is made.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @OptionGroup var output: OutputOptions
@@ -213,7 +215,7 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Resume: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Resume a paused plan and make its occurrences again.")
+        static let configuration = CommandConfiguration(abstract: "Resume a paused plan: its occurrences are made again from today (days passed while paused are not).")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @OptionGroup var output: OutputOptions
@@ -230,7 +232,7 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Skip: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Skip one day of a plan (its task, if made and untouched, is cancelled).")
+        static let configuration = CommandConfiguration(abstract: "Skip one day the rule gives (its task, if made and untouched, is cancelled; a touched one stays).")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @Argument(help: "The day the rule gives: 2026-12-07.") var day: String
@@ -245,7 +247,7 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Move: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move one day of a plan to another day (same time on the plan's clock).")
+        static let configuration = CommandConfiguration(abstract: "Move one day the rule gives to another day, same time on the plan's clock (a touched task stays put; a new day already past is not made).")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @Argument(help: "The day the rule gives: 2026-12-07.") var day: String
@@ -267,7 +269,7 @@ struct PlanCommand: AsyncParsableCommand {
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make every active plan's occurrences up to its horizon (or --until a day); each once, however often it runs.",
-            discussion: "`teamwork-service run` does this every hour and right after a plan changes; this is for a scheduler or by hand."
+            discussion: "`teamwork-service run` does this every --plan-interval seconds (default 3600) and right after a plan changes; this is for a scheduler or by hand."
         )
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "Make occurrences through this day instead of each plan's horizon: 2027-12-31.") var until: String?
@@ -284,7 +286,7 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a plan: untouched future occurrences are cancelled; made tasks keep their history.")
+        static let configuration = CommandConfiguration(abstract: "Remove a plan: its untouched occurrences from today on are cancelled; made tasks keep their history.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
 

@@ -57,7 +57,7 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Team slug or id (free-floating for the team without --assignee).") var team: String?
         @Option(help: "Person id or email (a member of --team when both are given).") var assignee: String?
         @Option(help: "Location id of the task site.") var location: Int64?
-        @Option(help: "Due date: 2026-12-01 (the end of that day) or 2026-12-01T17:00, on the task's wall clock (its location's zone, else its team's); with Z or +01:00 as given.")
+        @Option(help: "Due date: 2026-12-01 (the end of that day) or 2026-12-01T17:00, on the task's wall clock (its site's zone, else its team's, else its assignee's default team's, else UTC); with Z or +01:00 as given.")
         var due: String?
         @Option(help: "Skills whoever goes must have, comma-separated: electrical,climbing.") var requires: String = ""
         @Option(help: "Appointment window, an ISO 8601 interval on the task's wall clock: 2026-12-01T09:00/PT3H or 2026-12-01T09:00/2026-12-01T12:00.")

@@ -97,7 +97,8 @@ struct TeamCommand: AsyncParsableCommand {
         @Flag(help: "Remove the colour.") var clearColor = false
         @Flag(inversion: .prefixedNo, help: "Whether members see each other's last-known positions (managers always do).")
         var sharePositions: Bool?
-        @Option(help: "The IANA time zone the team works in, e.g. Europe/Stockholm; its tasks follow.") var timeZone: String?
+        @Option(help: "The IANA time zone the team works in, e.g. Europe/Stockholm. Its tasks keep their instants and read on the new clock; its plans are remade at the same wall-clock time.")
+        var timeZone: String?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {

@@ -2,9 +2,10 @@ import Foundation
 
 /// ISO 8601 dates as typed by people and written in CSV files.
 ///
-/// Accepted: `2026-12-01` (a due date: the end of that day, UTC),
+/// Accepted: `2026-12-01` (a due date: the end of that day),
 /// `2026-12-01T09:30`, `2026-12-01T09:30:00`, `2026-12-01T09:30:00.250`
-/// (UTC when no offset is given), each optionally followed by `Z` or `±HH:MM`.
+/// (a wall clock in the zone given, UTC by default, when no offset is given),
+/// each optionally followed by `Z` or `±HH:MM`.
 public enum ISODate {
     /// A day alone is the end of that day (23:59:59) and a time without an offset is a wall
     /// clock, both in `zone` (by ``Zone``'s rule at the clock changes); `Z` or `+01:00` is taken as given.

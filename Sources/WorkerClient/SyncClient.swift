@@ -202,40 +202,45 @@ public struct SyncClient: Sendable {
         return URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
     }()
 
-    /// One request on ``session``, cancellable without deadlock.
+    /// One request on ``session``, cancellable without deadlock or trap.
     ///
-    /// Foundation's own `URLSession.data(for:)` on Linux can freeze the process
-    /// when the task is cancelled just as the transfer completes: cancelling
-    /// holds the Swift task's status lock while `URLSessionTask.cancel()` waits
-    /// (`queue.sync`) for URLSession's queue, and that queue, finishing the
-    /// transfer, waits for the same lock to resume the continuation. Seen:
-    /// `teamwork-worker watch` stuck for good, deaf to SIGTERM, after a
-    /// deadline cancelled a live-mode wait as the server shut down (threads
-    /// blocked in `swift_task_cancel` → `URLSessionTask.cancel` and in
-    /// `URLSession._MultiHandle.completedTransfer` → `CheckedContinuation.resume`).
-    /// Here the cancellation hands `cancel()` to another thread, so nobody holds
-    /// the lock while waiting for URLSession.
+    /// `URLSessionTask.cancel()` is never called. On Linux it can freeze the
+    /// process (cancelling holds the Swift task's status lock while `cancel()`
+    /// waits for URLSession's queue, which, finishing the transfer, waits for the
+    /// same lock: seen as `teamwork-worker watch` stuck for good, deaf to SIGTERM)
+    /// and it can trap ("Trying to access a behaviour for a task that in not in
+    /// the registry", swift-corelibs-foundation #3296: a cancel landing as the
+    /// request fails; seen in full test runs, reproduced by URLSessionCancelTests
+    /// even without a URL cache). Instead a cancelled call returns at once with
+    /// `CancellationError` and the transfer is left to end by itself, bounded by
+    /// the request's own timeout; whichever comes first resumes the caller, once.
     static func data(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let started = Locked<URLSessionDataTask?>(nil)
-        let cancel = { @Sendable (task: URLSessionDataTask) in DispatchQueue.global().async { task.cancel() } }
+        let waiting = Locked<CheckedContinuation<(Data, URLResponse), any Error>?>(nil)
+        let cancelled = Locked(false)
+        @Sendable func finish(_ outcome: Result<(Data, URLResponse), any Error>) {
+            waiting.mutate { continuation in
+                defer { continuation = nil }
+                return continuation
+            }?.resume(with: outcome)
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
+                waiting.mutate { $0 = continuation }
+                // Cancelled before the handler could see a continuation to resume.
+                if cancelled.value || Task.isCancelled { return finish(.failure(CancellationError())) }
+                session.dataTask(with: request) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: error)
+                        finish(.failure(error))
                     } else if let data, let response {
-                        continuation.resume(returning: (data, response))
+                        finish(.success((data, response)))
                     } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+                        finish(.failure(URLError(.badServerResponse)))
                     }
-                }
-                started.mutate { $0 = task }
-                task.resume()
-                // Cancelled before the task was there for the handler to see.
-                if Task.isCancelled { cancel(task) }
+                }.resume()
             }
         } onCancel: {
-            if let task = started.value { cancel(task) }
+            cancelled.mutate { $0 = true }
+            finish(.failure(CancellationError()))
         }
     }
 

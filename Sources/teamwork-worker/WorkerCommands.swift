@@ -22,7 +22,7 @@ struct Tasks: AsyncParsableCommand {
         discussion: "Yours by default; --all for everything on the device, --team for one team's; --today for today's work."
     )
     @Flag(help: "Every task on the device, not just yours.") var all = false
-    @Flag(help: "Only today's work: tasks whose window, or else due date, is today on the task's wall clock (its team's zone, whatever this device's), in window order.")
+    @Flag(help: "Only today's work: tasks whose window, or else due date, is today on the task's own clock (its site's or team's zone, whatever this device's), in window order.")
     var today = false
     @Option(help: "Only one day's work, like --today: 2026-12-01.") var on: String?
     @Option(help: "One team, by slug.") var team: String?

@@ -69,7 +69,15 @@ struct StalledLoopTests {
                 return (answer.status, answer.text)
             }
             func sinceProgress(_ part: String) async throws -> Int? {
-                try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(5)).text.split(separator: "\n")
+                // Seen once in a full run: no answer within 5 s; the service's log says why if it happens again.
+                let answer: LocalHTTP.Response
+                do {
+                    answer = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10))
+                } catch {
+                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))")
+                    throw error
+                }
+                return answer.text.split(separator: "\n")
                     .first { $0.hasPrefix("teamwork_\(part)_seconds_since_progress ") }.flatMap { Int($0.split(separator: " ")[1]) }
             }
 
