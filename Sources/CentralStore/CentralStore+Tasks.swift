@@ -69,7 +69,7 @@ extension CentralStore {
     /// The zone a task with this location, team and assignee has (sql/functions/tasks_time_zone.sql).
     public func timeZone(location: Int64?, team: Int64?, assignee: Int64?) async throws -> Zone {
         let name = try await rows("SELECT teamwork_task_time_zone(\(location), \(team), \(assignee))")[0].decode(String.self)
-        return (try? Zone(name)) ?? .utc
+        return Zone.reading(name)
     }
 
     public func task(id: Int64) async throws -> FieldTask {

@@ -49,6 +49,4 @@ enum Output {
         return zone.endOfDay(day) == date ? day.description : zone.format(date, withZone: withZone)
     }
 
-    /// A task's zone (UTC should the master hold a name this machine's tz database lacks).
-    static func zone(_ task: FieldTask) -> Zone { (try? Zone(task.timeZone)) ?? .utc }
 }

@@ -35,7 +35,7 @@ struct TaskCommand: AsyncParsableCommand {
         if windows { header.append("WINDOW") }
         header += ["PRIORITY", "STATUS", "TEAM", "ASSIGNEE", "TITLE"]
         Output.table(header, tasks.map { task in
-            let zone = Output.zone(task)
+            let zone = task.zone
             var row: [String] = [String(task.id), Output.due(task.dueAt, in: zone, withZone: zones.count > 1) + (task.isLate(at: now) ? " !" : "")]
             if windows { row.append(task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? "-") }
             let team: String = task.teamID.map { names.teams[$0] ?? String($0) } ?? "-"
@@ -159,7 +159,7 @@ struct TaskCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(d) }
             let t = d.task
-            let zone = Output.zone(t)
+            let zone = t.zone
             let place = d.location.map(Self.describe)
             Output.details([
                 ("id", String(t.id)), ("title", t.title), ("description", t.description), ("priority", t.priority.rawValue),

@@ -27,6 +27,8 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     public var window: TimeWindow?
     /// The IANA zone its times are read in: its location's, else its team's (kept by the master).
     public var timeZone: String
+    /// The zone its times are read in (see ``Zone/reading(_:)``).
+    public var zone: Zone { Zone.reading(timeZone) }
     /// The plan that made it, and the plan's day it stands for (``Plan``); nil for a task made by hand.
     public var planID: Int64?
     public var planDate: LocalDate?

@@ -144,6 +144,11 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
         self.name = name
     }
 
+    /// The zone a stored name (a task's, a plan's) is read in: UTC should this machine's tz
+    /// database lack it (the database checked it when it was set). Input from people goes
+    /// through ``init(_:field:)`` instead, which refuses an unknown name.
+    public static func reading(_ name: String) -> Zone { (try? Zone(name)) ?? .utc }
+
     /// A zone by its IANA name; a one-line error naming `field` when the system's tz database does not know it.
     public init(_ name: String, field: String = "time zone") throws {
         let trimmed = name.trimmingCharacters(in: .whitespaces)

@@ -51,7 +51,7 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
         (self.createdAt, self.updatedAt, self.version, self.timeZone, self.exceptions) = (createdAt, updatedAt, version, timeZone, exceptions)
     }
 
-    public var zone: Zone { (try? Zone(timeZone)) ?? .utc }
+    public var zone: Zone { Zone.reading(timeZone) }
 
     /// One occurrence: the rule's day (`day`, its key) and the day it happens (`on`: moved, or the same).
     public struct Occurrence: Sendable, Equatable, Codable {

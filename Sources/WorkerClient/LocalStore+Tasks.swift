@@ -31,7 +31,7 @@ public struct LocalTask: Sendable, Codable, Equatable {
     public var planDate: String?
 
     /// Its zone (UTC should this device's tz database lack the name).
-    public var zone: Zone { (try? Zone(timeZone)) ?? .utc }
+    public var zone: Zone { Zone.reading(timeZone) }
 
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
     public var facts: TaskFacts {
