@@ -40,7 +40,8 @@ extension ReplicaGenerator {
             report.replicaWrites += try await apply(entries, through: last.position, store: store)
             report.entries += entries.count
             report.feedPosition = last.position
-            try Checkpoint.save(last.position, to: configuration.directory)
+            let (position, directory) = (last.position, configuration.directory)
+            try await blockingWork { try Checkpoint.save(position, to: directory) }
             if entries.count < configuration.pageSize { break }
         }
         report.repaired = try await repairDamaged(store, position: report.feedPosition)
@@ -197,20 +198,24 @@ extension ReplicaGenerator {
             try await rebuildAll()
             return
         }
-        let build = try replicas.startBuild(of: replica, feedPosition: position, memoryLimit: configuration.buildMemoryLimit)
-        do {
-            try build.write { tx in
-                try tx.setOwner(name: owner.name, slug: owner.slug)
-                try tx.replaceMembers(members)
-                for row in rows {
-                    try tx.upsert(row.task)
-                    if let location = row.location { try tx.upsert(location) }
+        let (replicas, memoryLimit, ownerNow, membersNow, rowsNow) = (self.replicas, configuration.buildMemoryLimit, owner, members, rows)
+        // Writing and fsyncing the file: off the cooperative threads, which in `run` answer requests too.
+        try await blockingWork {
+            let build = try replicas.startBuild(of: replica, feedPosition: position, memoryLimit: memoryLimit)
+            do {
+                try build.write { tx in
+                    try tx.setOwner(name: ownerNow.name, slug: ownerNow.slug)
+                    try tx.replaceMembers(membersNow)
+                    for row in rowsNow {
+                        try tx.upsert(row.task)
+                        if let location = row.location { try tx.upsert(location) }
+                    }
                 }
+                try build.commit()
+            } catch {
+                build.abandon()
+                throw error
             }
-            try build.commit()
-        } catch {
-            build.abandon()
-            throw error
         }
     }
 

@@ -96,12 +96,14 @@ extension ReplicaGenerator {
                     commonFile.discard()
                     throw error
                 }
-                try replicas.publish([commonFile])
                 built.insert(.common)
-                for stale in existing.subtracting(built) {
-                    try replicas.retire(stale)
+                // Renames and fsyncs: off the cooperative threads, which in `run` answer requests too.
+                let (replicas, stale, directory) = (self.replicas, existing.subtracting(built), configuration.directory)
+                try await blockingWork {
+                    try replicas.publish([commonFile])
+                    for replica in stale { try replicas.retire(replica) }
+                    try Checkpoint.save(position, to: directory)
                 }
-                try Checkpoint.save(position, to: configuration.directory)
                 return RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started)
             }
         }
@@ -134,10 +136,16 @@ extension ReplicaGenerator {
                 }
             }
             try build.write { tx in for location in batch { try tx.upsert(location) } }
-            return try build.finish()
+            let unfinished = UncheckedBuild(build: build)
+            return try await blockingWork { try unfinished.build.finish() }
         } catch {
             build.abandon()
             throw error
         }
     }
+}
+
+/// A build handed to a Dispatch thread to finish (it is used by one thread at a time).
+struct UncheckedBuild: @unchecked Sendable {
+    let build: ReplicaBuild
 }

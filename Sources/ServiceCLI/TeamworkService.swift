@@ -128,7 +128,7 @@ struct ServiceOptions: ParsableArguments {
         if let hold = ProcessInfo.processInfo.environment["TEAMWORK_TEST_HOLD_REBUILD"], !hold.isEmpty {
             configuration.duringRebuild = {
                 // Says it got there (HOLD.reached), then holds.
-                FileManager.default.createFile(atPath: hold + ".reached", contents: nil)
+                _ = FileManager.default.createFile(atPath: hold + ".reached", contents: nil)
                 while FileManager.default.fileExists(atPath: hold), !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(20))
                 }

@@ -27,25 +27,25 @@ public enum Chromium {
     }
 
     /// The page's DOM after its scripts ran, and what the browser logged.
-    public static func dumpDOM(of file: URL) throws -> (dom: String, log: String) {
-        try run(["--dump-dom", "--enable-logging=stderr", "--v=0", file.absoluteString])
+    public static func dumpDOM(of file: URL) async throws -> (dom: String, log: String) {
+        try await run(["--dump-dom", "--enable-logging=stderr", "--v=0", file.absoluteString])
     }
 
     /// Writes a PNG of the page to `png`.
-    public static func screenshot(of file: URL, to png: URL) throws {
-        _ = try run(["--screenshot=\(png.path)", file.absoluteString])
+    public static func screenshot(of file: URL, to png: URL) async throws {
+        _ = try await run(["--screenshot=\(png.path)", file.absoluteString])
         guard FileManager.default.fileExists(atPath: png.path) else {
             throw TeamworkError(.internal, "chromium wrote no screenshot to \(png.path)")
         }
     }
 
-    private static func run(_ arguments: [String]) throws -> (dom: String, log: String) {
+    private static func run(_ arguments: [String]) async throws -> (dom: String, log: String) {
         let scratch = FileManager.default.temporaryDirectory.appending(path: "chromium-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appending(path: "out").path, err = scratch.appending(path: "err").path
         // A hung browser must fail the test, not hold it: every run has a minute.
-        let status = try ChildProcess.run(["/usr/bin/timeout", "60", try executable()] + flags(profile: scratch.appending(path: "profile").path) + arguments,
+        let status = try await ChildProcess.finish(["/usr/bin/timeout", "60", try executable()] + flags(profile: scratch.appending(path: "profile").path) + arguments,
                                           environment: ProcessInfo.processInfo.environment, standardOutput: out, standardError: err)
         let dom = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
         let log = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""

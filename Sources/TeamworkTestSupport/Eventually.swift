@@ -25,3 +25,17 @@ public func expectEventually(_ what: @autoclosure () -> String, within limit: Du
         Issue.record("not within \(limit): \(what())", sourceLocation: sourceLocation)
     }
 }
+
+/// Runs `body`, then `cleanup` whether `body` returned or threw: a `defer` that may await
+/// (stopping a process or a cluster without holding one of the few cooperative threads).
+public func withCleanup<R>(_ body: () async throws -> R, cleanup: () async -> Void) async throws -> R {
+    let result: R
+    do {
+        result = try await body()
+    } catch {
+        await cleanup()
+        throw error
+    }
+    await cleanup()
+    return result
+}

@@ -33,14 +33,14 @@ public struct ManagerTool: Sendable {
 
     /// Runs `teamwork-manager arguments...` to completion.
     @discardableResult
-    public func callAsFunction(_ arguments: String...) throws -> Run {
-        try run(arguments)
+    public func callAsFunction(_ arguments: String...) async throws -> Run {
+        try await run(arguments)
     }
 
-    public func run(_ arguments: [String]) throws -> Run {
+    public func run(_ arguments: [String]) async throws -> Run {
         var variables: [String: String?] = ["TEAMWORK_DATABASE_URL": databaseURL, "TEAMWORK_ACTOR": nil]
         for (key, value) in environment { variables[key] = value }
-        return try Tool.manager.run(arguments, environment: variables)
+        return try await Tool.manager.run(arguments, environment: variables)
     }
 }
 
@@ -53,10 +53,11 @@ extension ManagerTool {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         chmod(home.path, 0o755)
         let tool = ManagerTool(databaseURL: nil, environment: ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": ""])
-        defer {
-            _ = try? tool("db", "stop-local")
+        return try await withCleanup {
+            try await body(tool, home)
+        } cleanup: {
+            _ = try? await tool("db", "stop-local")
             try? FileManager.default.removeItem(at: home)
         }
-        return try await body(tool, home)
     }
 }

@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import LocalPostgres
+import TeamworkModel
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,12 +21,31 @@ public struct PrivateCluster: Sendable {
         let directory = URL(fileURLWithPath: "/tmp/tw-\(name)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         chmod(directory.path, 0o755)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let cluster = LocalCluster(.init(directory: directory.appending(path: "pg")))
-        _ = try cluster.ensureRunning()
-        defer { try? cluster.stop() }
         let url = DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres")
-        return try await body(PrivateCluster(directory: directory, cluster: cluster, url: url))
+        let own = PrivateCluster(directory: directory, cluster: cluster, url: url)
+        return try await withCleanup {
+            try await own.start()
+            return try await body(own)
+        } cleanup: {
+            _ = try? await own.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// Starts the server (initdb first, the first time), on a Dispatch thread: initdb and
+    /// `pg_ctl start` take seconds, which on a cooperative thread would stall the other tests.
+    @discardableResult
+    public func start() async throws -> LocalCluster.StartOutcome {
+        let cluster = cluster
+        return try await blockingWork { try cluster.ensureRunning() }
+    }
+
+    /// Stops the server (fast shutdown), on a Dispatch thread; whether it was running.
+    @discardableResult
+    public func stop() async throws -> Bool {
+        let cluster = cluster
+        return try await blockingWork { try cluster.stop() }
     }
 
     /// Stops (SIGSTOP) or resumes (SIGCONT) the server and every backend process: a master

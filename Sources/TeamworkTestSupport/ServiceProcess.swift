@@ -56,14 +56,32 @@ public final class ServiceProcess: @unchecked Sendable {
         throw TeamworkError(.internal, "teamwork-service did not start listening; see \(log)")
     }
 
-    /// Sends `signal` and waits for the process; returns its exit status (128 + n when killed by signal n).
+    /// Sends `signal` and waits for the process; returns its exit status (128 + n when killed by
+    /// signal n). One that has not ended a minute later is killed (and says so: 128 + 9).
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM) throws -> Int32 {
+    public func stop(signal: Int32 = SIGTERM) async throws -> Int32 {
         guard pid > 0 else { return 0 }
         kill(pid, signal)
-        let status = try ChildProcess.wait(pid)
+        if let status = try await exitStatus(within: .seconds(60)) { return status }
+        kill(pid, SIGKILL)
+        return try await exitStatus(within: .seconds(60)) ?? 128 + SIGKILL
+    }
+
+    /// For a `defer` (a test that failed before it stopped the service): SIGTERM now, reaped on
+    /// a Dispatch thread, SIGKILL if it is still running 15 s later. Never blocks the caller.
+    public func stopInBackground() {
+        guard pid > 0 else { return }
+        let child = pid
         pid = 0
-        return status
+        kill(child, SIGTERM)
+        let reaped = Locked(false)
+        DispatchQueue.global().async {
+            _ = try? ChildProcess.wait(child)
+            reaped.mutate { $0 = true }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 15) {
+            reaped.mutate { done in if !done { kill(child, SIGKILL) } }
+        }
     }
 
     /// Waits up to `limit` for the process to end by itself: its exit status
@@ -85,6 +103,22 @@ public final class ServiceProcess: @unchecked Sendable {
         guard pid > 0 else { return false }
         var status: Int32 = 0
         return waitpid(pid, &status, WNOHANG) == 0
+    }
+
+    /// Every thread's stack of the running process (gdb, within a minute), for a test that found it
+    /// stuck: where it waited is the evidence a flaky failure needs. Says why when there are none.
+    public func threadStacks() -> String {
+        guard pid > 0, isRunning else { return "(not running)" }
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        gdb.arguments = ["60", "gdb", "-batch", "-p", String(pid), "-ex", "info threads", "-ex", "thread apply all bt"]
+        let output = Pipe()
+        gdb.standardOutput = output
+        gdb.standardError = output
+        do { try gdb.run() } catch { return "(no stacks: \(error))" }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        gdb.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }

@@ -1,5 +1,6 @@
 import Foundation
 import LocalPostgres
+import TeamworkModel
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,7 +35,16 @@ public enum Tool: String, Sendable {
 
     /// Runs `<tool> arguments...` to completion. `environment` adds variables to
     /// (or, with `nil`, removes them from) the test process's; `input` is its standard input.
-    public func run(_ arguments: [String], environment: [String: String?] = [:], input: String? = nil) throws -> Run {
+    /// The wait is on a Dispatch thread: tests run in parallel on Swift's cooperative threads
+    /// (one per core), and a few tests waiting for processes there would stall every other test
+    /// (seen: an answer the service gave in time, read by the test 15 s later).
+    public func run(_ arguments: [String], environment: [String: String?] = [:], input: String? = nil) async throws -> Run {
+        try await blockingWork { try runBlocking(arguments, environment: environment, input: input) }
+    }
+
+    /// ``run(_:environment:input:)`` holding the calling thread until the tool ends: only for a
+    /// thread of the test's own, never from async code.
+    public func runBlocking(_ arguments: [String], environment: [String: String?] = [:], input: String? = nil) throws -> Run {
         var variables = ProcessInfo.processInfo.environment
         for (key, value) in environment { variables[key] = value }
         let scratch = FileManager.default.temporaryDirectory.appending(path: "teamwork-run-\(UUID().uuidString)").path
@@ -60,23 +70,38 @@ public enum Tool: String, Sendable {
 /// Runs the built `teamwork-worker` with its device in `home`, as a worker would.
 public enum WorkerTool {
     @discardableResult
-    public static func run(_ home: URL, _ arguments: String...) throws -> Tool.Run {
-        try run(home, arguments)
+    public static func run(_ home: URL, _ arguments: String...) async throws -> Tool.Run {
+        try await run(home, arguments)
     }
 
     @discardableResult
     public static func run(_ home: URL, _ arguments: [String], environment: [String: String] = [:],
-                           input: String? = nil) throws -> Tool.Run {
+                           input: String? = nil) async throws -> Tool.Run {
+        try await Tool.worker.run(arguments, environment: variables(home, environment), input: input)
+    }
+
+    /// ``run(_:_:environment:input:)`` holding the calling thread: only for a thread of the test's own.
+    @discardableResult
+    public static func runBlocking(_ home: URL, _ arguments: [String]) throws -> Tool.Run {
+        try Tool.worker.runBlocking(arguments, environment: variables(home, [:]))
+    }
+
+    /// The device in `home`, no token from the test's own environment, and `extra`.
+    private static func variables(_ home: URL, _ extra: [String: String]) -> [String: String?] {
         var variables: [String: String?] = ["TEAMWORK_WORKER_HOME": home.path, "TEAMWORK_TOKEN": nil]
-        for (key, value) in environment { variables[key] = value }
-        return try Tool.worker.run(arguments, environment: variables, input: input)
+        for (key, value) in extra { variables[key] = value }
+        return variables
     }
 }
 
 extension Tool.Run {
     /// Runs a Python 3 script (`python3 -c`) with `arguments`, for what Swift
     /// has no handy tool for in a test (a pseudo-terminal).
-    public static func python(_ script: String, arguments: [String], environment: [String: String?] = [:]) throws -> Tool.Run {
+    public static func python(_ script: String, arguments: [String], environment: [String: String?] = [:]) async throws -> Tool.Run {
+        try await blockingWork { try pythonBlocking(script, arguments: arguments, environment: environment) }
+    }
+
+    private static func pythonBlocking(_ script: String, arguments: [String], environment: [String: String?]) throws -> Tool.Run {
         var variables = ProcessInfo.processInfo.environment
         for (key, value) in environment { variables[key] = value }
         let scratch = FileManager.default.temporaryDirectory.appending(path: "teamwork-py-\(UUID().uuidString)").path
@@ -90,5 +115,16 @@ extension Tool.Run {
         return Tool.Run(status: status,
                         stdout: String(decoding: FileManager.default.contents(atPath: scratch + ".out") ?? Data(), as: UTF8.self),
                         stderr: String(decoding: FileManager.default.contents(atPath: scratch + ".err") ?? Data(), as: UTF8.self))
+    }
+}
+
+extension ChildProcess {
+    /// ``ChildProcess/run(_:environment:standardInput:standardOutput:standardError:)`` waited for on
+    /// a Dispatch thread, for async tests: a wait on a cooperative thread stalls the other tests.
+    public static func finish(_ arguments: [String], environment: [String: String]? = nil,
+                              standardOutput: String, standardError: String) async throws -> Int32 {
+        try await blockingWork {
+            try ChildProcess.run(arguments, environment: environment, standardOutput: standardOutput, standardError: standardError)
+        }
     }
 }

@@ -45,7 +45,7 @@ struct LoadBenchmark: AsyncParsableCommand {
             throw TeamworkError(.configuration, "wrk is needed: apt-get install -y wrk")
         }
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
-        defer { try? cluster?.stop() }
+        defer { _ = try? cluster?.stop() }
         let name = "teamwork_bench_load"
         try await CentralStore.withStore(admin) { store in
             try await store.dropDatabase(name)

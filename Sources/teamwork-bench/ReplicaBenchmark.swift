@@ -37,7 +37,7 @@ struct ReplicaBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let (admin, cluster) = try await Self.adminURL(adminURL)
-        defer { try? cluster?.stop() }
+        defer { _ = try? cluster?.stop() }
         let name = "teamwork_bench"
         try await CentralStore.withStore(admin) { store in
             try await store.dropDatabase(name)

@@ -54,13 +54,13 @@ struct ListenerProcessTests {
                 let listener = ServiceProcess(arguments, log: log)
                 try await listener.start()
                 try await Task.sleep(for: .milliseconds(150 + random.next(350)))
-                let status = try listener.stop(signal: SIGKILL)
+                let status = try await listener.stop(signal: SIGKILL)
                 let taken = try await store.ledgerCount()
                 if status == 128 + SIGKILL && taken < backlog.expected { landedMidBacklog += 1 }
             }
             #expect(landedMidBacklog >= 10, "most kills must land while changes are still waiting")
 
-            let last = try Tool.service.run(arguments.filter { $0 != "--sweep" && $0 != "0.2" } + ["--once"])
+            let last = try await Tool.service.run(arguments.filter { $0 != "--sweep" && $0 != "0.2" } + ["--once"])
             #expect(last.status == 0, "\(last.stderr)")
             #expect(try await store.ledgerCount() == backlog.expected)
             let history = try await store.historyCountsByFieldChange()
@@ -81,8 +81,8 @@ struct ListenerProcessTests {
             while try await store.ledgerCount() < backlog.expected, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect(try first.stop() == 0, "SIGTERM: a clean exit")
-            #expect(try second.stop() == 0)
+            #expect(try await first.stop() == 0, "SIGTERM: a clean exit")
+            #expect(try await second.stop() == 0)
             #expect(try await store.ledgerCount() == backlog.expected)
             let history = try await store.historyCountsByFieldChange()
             #expect(history.count == backlog.expected && history.values.allSatisfy { $0 == 1 })
@@ -92,7 +92,7 @@ struct ListenerProcessTests {
 
     @Test func theServiceSurvivesPostgreSQLStoppingAndDrainsTheBacklogWhenItReturns() async throws {
         try await PrivateCluster.with("pgstop") { own in
-            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let (directory, url) = (own.directory, own.url)
             let folder = directory.appending(path: "replicas")
             let (fixtures, annTask, cyTask) = try await CentralStore.withStore(url) { store in
                 try await Migrator().migrate(store)
@@ -106,20 +106,20 @@ struct ListenerProcessTests {
             let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
                                           "--port", String(port), "--sweep", "0.5"], port: port, log: directory.path + "/service.log")
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             let replicas = try ReplicaDirectory(folder)
 
             try replicas.push([.complete(annTask, note: "before the outage", id: "c-1")], to: .team(fixtures.red.id), by: fixtures.ann.id)
             try await Self.expectCompleted(annTask, url: url)
 
-            try cluster.stop()
+            try await own.stop()
             try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
             // The listener is seen meeting the outage (its error counter), and the service is still there.
             #expect(try await eventually(within: .seconds(20)) {
                 (try? await Self.get("http://127.0.0.1:\(port)/metrics"))?.1.contains("teamwork_listener_errors_total{kind=\"database_") == true
             }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL going away does not take the service down")
-            _ = try cluster.ensureRunning()
+            try await own.start()
             try await Self.expectCompleted(cyTask, url: url, within: .seconds(40))
 
             let (metricsStatus, metrics) = try await Self.get("http://127.0.0.1:\(port)/metrics")
@@ -134,7 +134,7 @@ struct ListenerProcessTests {
                 health = text
                 return status == 200 && ["listener", "generator", "lease", "watch"].allSatisfy { text.contains("\"\($0)\":\"ok\"") }
             }
-            #expect(try service.stop() == 0, "SIGTERM: a clean exit")
+            #expect(try await service.stop() == 0, "SIGTERM: a clean exit")
             let history = try await CentralStore.withStore(url) { try await $0.historyCountsByFieldChange() }
             #expect(history == ["c-1": 1, "c-2": 1])
         }

@@ -24,19 +24,19 @@ struct DispatchCLITests {
             #expect(run.status == 0, "\(run.stderr)")
             return run
         }
-        _ = try ok(tool("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager"))
+        _ = try await ok(tool("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager"))
         for (first, skills) in [("Ann", "electrical"), ("Bo", "Climbing, electrical"), ("Dan", ""), ("Cy", "")] {
-            let person = try JSONOutput.decode(Person.self, try ok(tool(
+            let person = try await JSONOutput.decode(Person.self, try ok(tool(
                 "person", "add", "--first", first, "--last", "Field", "--email", "\(first.lowercased())@example.org",
                 "--skills", skills, "--json"
             )).stdout)
             world.ids[first] = person.id
         }
-        _ = try ok(tool("team", "add", "red", "--name", "Red"))
-        _ = try ok(tool("team", "add", "blue", "--name", "Blue"))
-        for first in ["ann", "bo", "dan"] { _ = try ok(tool("team", "add-member", "red", "\(first)@example.org")) }
-        _ = try ok(tool("team", "add-member", "blue", "cy@example.org"))
-        let site = try JSONOutput.decode(Location.self, try ok(tool(
+        _ = try await ok(tool("team", "add", "red", "--name", "Red"))
+        _ = try await ok(tool("team", "add", "blue", "--name", "Blue"))
+        for first in ["ann", "bo", "dan"] { _ = try await ok(tool("team", "add-member", "red", "\(first)@example.org")) }
+        _ = try await ok(tool("team", "add-member", "blue", "cy@example.org"))
+        let site = try await JSONOutput.decode(Location.self, try ok(tool(
             "location", "add", "--name", "Substation 7", "--lat", "59.33", "--lon", "18.06", "--street", "Kungsgatan 1",
             "--city", "Stockholm", "--country", "SE", "--json"
         )).stdout)
@@ -58,56 +58,56 @@ struct DispatchCLITests {
     @Test func assigningWithoutARequiredSkillIsRefusedInOneLineAndForceIsRecorded() async throws {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
-            let created = try JSONOutput.decode(FieldTask.self, try w.tool(
+            let created = try JSONOutput.decode(FieldTask.self, try await w.tool(
                 "task", "create", "--title", "Climb pole 12", "--team", "red", "--requires", "climbing,electrical",
                 "--location", String(w.ids["site"]!), "--json"
             ).stdout)
             #expect(created.requiredSkills == ["climbing", "electrical"])
-            let refused = try w.tool("task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
+            let refused = try await w.tool("task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
                                      "--actor", "max@example.org")
             #expect(refused.status == 68)
             #expect(refused.errorLines.count == 1)
             #expect(refused.stderr.contains("needs climbing which Ann Field does not have"), "\(refused.stderr)")
-            let forced = try w.tool("task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
+            let forced = try await w.tool("task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
                                     "--force", "--actor", "max@example.org")
             #expect(forced.status == 0, "\(forced.stderr)")
-            let history = try w.tool("task", "history", String(created.id))
+            let history = try await w.tool("task", "history", String(created.id))
             #expect(history.stdout.contains("forced") && history.stdout.contains("assigned without climbing"), "\(history.stdout)")
             // A bad skill list is refused before anything is written.
-            let bad = try w.tool("task", "create", "--title", "x", "--team", "red", "--requires", "high voltage")
+            let bad = try await w.tool("task", "create", "--title", "x", "--team", "red", "--requires", "high voltage")
             #expect(bad.status == 65 && bad.errorLines.count == 1)
-            #expect(try JSONOutput.decode([FieldTask].self, try w.tool("task", "list", "--json").stdout).count == 1)
+            #expect(try JSONOutput.decode([FieldTask].self, try await w.tool("task", "list", "--json").stdout).count == 1)
         }
     }
 
     @Test func suggestExplainsItsRankingAndAssignSuggestedTakesTheFirst() async throws {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
-            let task = try JSONOutput.decode(FieldTask.self, try w.tool(
+            let task = try JSONOutput.decode(FieldTask.self, try await w.tool(
                 "task", "create", "--title", "Replace breaker", "--team", "red", "--requires", "electrical",
                 "--location", String(w.ids["site"]!), "--json"
             ).stdout)
-            let table = try w.tool("suggest", String(task.id))
+            let table = try await w.tool("suggest", String(task.id))
             #expect(table.status == 0, "\(table.stderr)")
             #expect(table.stdout.contains("1.0 km away (position 20 min old), 0 open tasks, has electrical"), "\(table.stdout)")
             #expect(table.stdout.contains("Left out: Dan Field lacks electrical"))
-            let ranking = try JSONOutput.decode(Ranking.self, try w.tool("suggest", String(task.id), "--json").stdout)
+            let ranking = try JSONOutput.decode(Ranking.self, try await w.tool("suggest", String(task.id), "--json").stdout)
             #expect(ranking.candidates.map(\.personID) == [w.ids["Ann"]!, w.ids["Bo"]!])
 
-            let assigned = try w.tool("task", "assign", String(task.id), "--suggested", "--actor", "max@example.org")
+            let assigned = try await w.tool("task", "assign", String(task.id), "--suggested", "--actor", "max@example.org")
             #expect(assigned.status == 0, "\(assigned.stderr)")
             #expect(assigned.stdout.contains("to Ann Field: 1.0 km away"), "\(assigned.stdout)")
-            let second = try JSONOutput.decode(FieldTask.self, try w.tool(
+            let second = try JSONOutput.decode(FieldTask.self, try await w.tool(
                 "task", "create", "--title", "Second breaker", "--team", "red", "--requires", "electrical",
                 "--location", String(w.ids["site"]!), "--json"
             ).stdout)
             // Ann now holds one task (5 km of load at 1 km): Bo, 3 km away with none, goes.
-            let next = try w.tool("task", "assign", String(second.id), "--suggested", "--json")
+            let next = try await w.tool("task", "assign", String(second.id), "--suggested", "--json")
             #expect(try JSONOutput.decode(FieldTask.self, next.stdout).assigneeID == w.ids["Bo"]!)
-            let nobody = try JSONOutput.decode(FieldTask.self, try w.tool(
+            let nobody = try JSONOutput.decode(FieldTask.self, try await w.tool(
                 "task", "create", "--title", "Weld", "--team", "red", "--requires", "welding", "--json"
             ).stdout)
-            let none = try w.tool("task", "assign", String(nobody.id), "--suggested")
+            let none = try await w.tool("task", "assign", String(nobody.id), "--suggested")
             #expect(none.status == 68 && none.stderr.contains("nobody can take task \(nobody.id)"), "\(none.stderr)")
         }
     }
@@ -117,15 +117,15 @@ struct DispatchCLITests {
             let w = try await Self.world(url)
             for (title, window) in [("late", "2026-12-01T13:00Z/PT2H"), ("early", "2026-12-01T08:00Z/2026-12-01T10:00Z"),
                                     ("other day", "2026-12-02T08:00Z/PT1H"), ("gone", "2020-01-01T08:00Z/PT1H")] {
-                let run = try w.tool("task", "create", "--title", title, "--team", "red", "--window", window)
+                let run = try await w.tool("task", "create", "--title", title, "--team", "red", "--window", window)
                 #expect(run.status == 0, "\(run.stderr)")
             }
-            let day = try JSONOutput.decode([FieldTask].self, try w.tool("task", "list", "--on", "2026-12-01", "--json").stdout)
+            let day = try JSONOutput.decode([FieldTask].self, try await w.tool("task", "list", "--on", "2026-12-01", "--json").stdout)
             #expect(day.map(\.title) == ["early", "late"])
-            let table = try w.tool("task", "list")
+            let table = try await w.tool("task", "list")
             #expect(table.stdout.contains("WINDOW") && table.stdout.contains("2026-12-01 08:00-10:00"))
             #expect(table.stdout.split(separator: "\n").contains { $0.contains("gone") && $0.contains(" !") })
-            let bad = try w.tool("task", "create", "--title", "x", "--team", "red", "--window", "2026-12-01T10:00Z/2026-12-01T09:00Z")
+            let bad = try await w.tool("task", "create", "--title", "x", "--team", "red", "--window", "2026-12-01T10:00Z/2026-12-01T09:00Z")
             #expect(bad.status == 65 && bad.stderr.contains("the start must be before the end"))
         }
     }
@@ -159,13 +159,13 @@ struct DispatchCLITests {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
             let site = String(w.ids["site"]!)
-            #expect(try w.tool("task", "create", "--title", "At the site", "--team", "red", "--assignee", "ann@example.org",
+            #expect(try await w.tool("task", "create", "--title", "At the site", "--team", "red", "--assignee", "ann@example.org",
                                "--location", site, "--window", "2026-12-01T09:00Z/PT3H").status == 0)
-            #expect(try w.tool("task", "create", "--title", "Nowhere", "--team", "blue").status == 0)
-            #expect(try w.tool("task", "create", "--title", "Cancelled one", "--team", "red").status == 0)
-            #expect(try w.tool("task", "cancel", "3").status == 0)
+            #expect(try await w.tool("task", "create", "--title", "Nowhere", "--team", "blue").status == 0)
+            #expect(try await w.tool("task", "create", "--title", "Cancelled one", "--team", "red").status == 0)
+            #expect(try await w.tool("task", "cancel", "3").status == 0)
 
-            let all = try Self.features(try w.tool("map", "--geojson"))
+            let all = try Self.features(try await w.tool("map", "--geojson"))
             for feature in all { try Self.checkRFC7946(feature) }
             func find(_ id: String) throws -> [String: Any] { try #require(all.first { $0["id"] as? String == id }) }
             let atSite = try find("task-1")
@@ -185,11 +185,11 @@ struct DispatchCLITests {
             #expect(try find("worker-\(w.ids["Dan"]!)")["geometry"] is NSNull, "never checked in")
             #expect(!all.contains { $0["id"] as? String == "worker-1" }, "managers are not workers on the map")
 
-            let blue = try Self.features(try w.tool("map", "--geojson", "--team", "blue"))
+            let blue = try Self.features(try await w.tool("map", "--geojson", "--team", "blue"))
             #expect(Set(blue.compactMap { $0["id"] as? String }) == ["task-2", "worker-\(w.ids["Cy"]!)"])
-            let cancelled = try Self.features(try w.tool("map", "--geojson", "--status", "cancelled"))
+            let cancelled = try Self.features(try await w.tool("map", "--geojson", "--status", "cancelled"))
             #expect(cancelled.filter { ($0["properties"] as? [String: Any])?["kind"] as? String == "task" }.count == 1)
-            let usage = try w.tool("map")
+            let usage = try await w.tool("map")
             #expect(usage.status == 64)
         }
     }
@@ -199,14 +199,14 @@ struct DispatchCLITests {
             let w = try await Self.world(url)
             let site = String(w.ids["site"]!)
             for (title, team) in [("One", "red"), ("Two", "red"), ("</script><script>document.body.dataset.error='injected'</script>", "blue")] {
-                #expect(try w.tool("task", "create", "--title", title, "--team", team, "--location", site).status == 0)
+                #expect(try await w.tool("task", "create", "--title", title, "--team", team, "--location", site).status == 0)
             }
-            #expect(try w.tool("task", "create", "--title", "No site", "--team", "red").status == 0)
+            #expect(try await w.tool("task", "create", "--title", "No site", "--team", "red").status == 0)
             let folder = FileManager.default.temporaryDirectory.appending(path: "map-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let page = folder.appending(path: "map.html")
-            let written = try w.tool("map", "--html", page.path)
+            let written = try await w.tool("map", "--html", page.path)
             #expect(written.status == 0, "\(written.stderr)")
             #expect(written.stderr.contains("6 on the map"), "3 tasks at the site and 3 workers with positions: \(written.stderr)")
             let html = try String(contentsOf: page, encoding: .utf8)
@@ -214,7 +214,7 @@ struct DispatchCLITests {
                 #expect(!html.contains(remote), "nothing is fetched from elsewhere: \(remote)")
             }
 
-            let (dom, log) = try Chromium.dumpDOM(of: page)
+            let (dom, log) = try await Chromium.dumpDOM(of: page)
             #expect(dom.contains("data-ready=\"1\""), "the page's script ran to the end")
             #expect(!dom.contains("data-error"), "no script error: \(log.suffix(400))")
             #expect(dom.contains("data-markers=\"6\""))
@@ -224,21 +224,21 @@ struct DispatchCLITests {
             #expect(!log.contains("Uncaught"), "\(log.suffix(400))")
 
             let png = folder.appending(path: "map.png")
-            try Chromium.screenshot(of: page, to: png)
+            try await Chromium.screenshot(of: page, to: png)
             let bytes = try Data(contentsOf: png)
             #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) && bytes.count > 10_000)
 
             // A map made for one team offers that team in its filter (seen before: "all teams" only), counts in
             // words that agree with the number ("1 task", not "1 tasks"), and an empty map says so.
             let blue = folder.appending(path: "blue.html")
-            #expect(try w.tool("map", "--team", "blue", "--html", blue.path).status == 0)
-            let (blueDOM, blueLog) = try Chromium.dumpDOM(of: blue)
+            #expect(try await w.tool("map", "--team", "blue", "--html", blue.path).status == 0)
+            let (blueDOM, blueLog) = try await Chromium.dumpDOM(of: blue)
             #expect(!blueDOM.contains("data-error"), "\(blueLog.suffix(400))")
             #expect(blueDOM.contains("<option value=\"blue\">blue</option>") && !blueDOM.contains("all teams"), "\(blueDOM.suffix(3000))")
             #expect(blueDOM.contains("1 task, 1 worker,"), "\(blueDOM.suffix(3000))")
             let empty = folder.appending(path: "empty.html")
-            #expect(try w.tool("map", "--status", "cancelled", "--html", empty.path).status == 0)
-            let (emptyDOM, _) = try Chromium.dumpDOM(of: empty)
+            #expect(try await w.tool("map", "--status", "cancelled", "--html", empty.path).status == 0)
+            let (emptyDOM, _) = try await Chromium.dumpDOM(of: empty)
             #expect(emptyDOM.contains("No tasks or workers match: nothing to show."), "\(emptyDOM.suffix(3000))")
         }
     }

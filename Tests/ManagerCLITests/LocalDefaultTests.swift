@@ -17,7 +17,7 @@ struct LocalDefaultTests {
         defer { close(held) }
         let output = URL(fileURLWithPath: NSTemporaryDirectory()).appending(path: "fds-\(UUID().uuidString)").path
         defer { unlink(output) }
-        #expect(try ChildProcess.run(["/bin/sh", "-c", "ls /proc/$$/fd"], standardOutput: output, standardError: output) == 0)
+        #expect(try await ChildProcess.finish(["/bin/sh", "-c", "ls /proc/$$/fd"], standardOutput: output, standardError: output) == 0)
         let listed = Set(try String(contentsOfFile: output, encoding: .utf8).split(whereSeparator: \.isWhitespace).compactMap { Int32($0) })
         #expect(listed.isSubset(of: [0, 1, 2, 10]), "the shell saw \(listed.sorted()); the parent held \(held)")
         #expect(!listed.contains(held))
@@ -25,11 +25,11 @@ struct LocalDefaultTests {
 
     @Test func withNoDatabaseURLAPrivateClusterIsCreatedThenReused() async throws {
         try await ManagerTool.withLocalDefault("local") { tool, home in
-            let first = try tool("team", "add", "red", "--name", "Red")
+            let first = try await tool("team", "add", "red", "--name", "Red")
             #expect(first.status == 0, "\(first.stderr)")
             #expect(first.stderr.contains("created and started the local PostgreSQL in \(home.path)/postgres"))
 
-            let second = try tool("team", "list")
+            let second = try await tool("team", "list")
             #expect(second.status == 0)
             #expect(second.stderr.isEmpty, "a running cluster is reused silently")
             #expect(second.stdout.contains("red"))
@@ -41,9 +41,9 @@ struct LocalDefaultTests {
                 #expect(owner as? String == "postgres", "as root the server runs as an unprivileged user")
             }
 
-            #expect(try tool("db", "stop-local").status == 0)
+            #expect(try await tool("db", "stop-local").status == 0)
             #expect(!FileManager.default.fileExists(atPath: socket))
-            let restarted = try tool("team", "list")
+            let restarted = try await tool("team", "list")
             #expect(restarted.status == 0)
             #expect(restarted.stderr.contains("started the local PostgreSQL"))
             #expect(restarted.stdout.contains("red"), "data survives a restart")
@@ -55,19 +55,19 @@ struct LocalDefaultTests {
     /// stopping what does not run says so.
     @Test func aFirstDbStatusOnANewMachineShowsAReadyDatabaseAndGlobalOptionsMayComeFirst() async throws {
         try await ManagerTool.withLocalDefault("first") { tool, home in
-            let status = try tool("db", "status")
+            let status = try await tool("db", "status")
             #expect(status.status == 0, "\(status.stderr)")
             #expect(!status.stdout.contains("pending"), "\(status.stdout)")
 
             let socket = home.appending(path: "postgres/run").path
             let url = "postgres://postgres@/teamwork?host=\(socket)"
-            let first = try tool("--database-url", url, "db", "status")
+            let first = try await tool("--database-url", url, "db", "status")
             #expect(first.status == 0 && first.stdout.contains("database: "), "\(first.stderr)")
-            let equals = try tool("--database-url=\(url)", "--actor", "nobody@example.org", "db", "migrate")
+            let equals = try await tool("--database-url=\(url)", "--actor", "nobody@example.org", "db", "migrate")
             #expect(equals.status == 0 && equals.stdout.contains("up to date"), "\(equals.stderr)")
 
-            #expect(try tool("db", "stop-local").stdout.hasPrefix("Stopped"))
-            let again = try tool("db", "stop-local")
+            #expect(try await tool("db", "stop-local").stdout.hasPrefix("Stopped"))
+            let again = try await tool("db", "stop-local")
             #expect(again.status == 0 && again.stdout.contains("was not running"), "\(again.stdout)")
         }
     }

@@ -55,15 +55,15 @@ struct ManagerErrorTests {
     func badInputGetsOneLineADocumentedCodeAndChangesNothing(_ arguments: [String], _ status: Int32, _ message: String) async throws {
         try await TestDatabase.withFresh { url in
             let tool = ManagerTool(url)
-            try tool("team", "add", "red", "--name", "Red")
-            try tool("team", "add", "blue", "--name", "Blue")
-            try tool("person", "add", "--first", "Ann", "--last", "Lee", "--email", "ann@example.org")
-            try tool("person", "add", "--first", "Cy", "--last", "Wu", "--email", "cy@example.org")
-            try tool("team", "add-member", "red", "ann@example.org")
-            try tool("task", "create", "--title", "Existing", "--team", "red")
+            try await tool("team", "add", "red", "--name", "Red")
+            try await tool("team", "add", "blue", "--name", "Blue")
+            try await tool("person", "add", "--first", "Ann", "--last", "Lee", "--email", "ann@example.org")
+            try await tool("person", "add", "--first", "Cy", "--last", "Wu", "--email", "cy@example.org")
+            try await tool("team", "add-member", "red", "ann@example.org")
+            try await tool("task", "create", "--title", "Existing", "--team", "red")
             let before = try await CentralStoreSnapshot.take(url)
 
-            let run = try tool.run(arguments)
+            let run = try await tool.run(arguments)
             #expect(run.status == status, "\(run.stderr)")
             #expect(run.errorLines.count == 1, "\(run.stderr)")
             #expect(run.stderr.hasPrefix("teamwork-manager: error: "))
@@ -73,14 +73,14 @@ struct ManagerErrorTests {
         }
     }
 
-    @Test func aMalformedDatabaseURLIsAConfigurationError() throws {
-        let run = try ManagerTool(databaseURL: "mysql://nope")("task", "list")
+    @Test func aMalformedDatabaseURLIsAConfigurationError() async throws {
+        let run = try await ManagerTool(databaseURL: "mysql://nope")("task", "list")
         #expect(run.status == 78)
         #expect(run.errorLines == ["teamwork-manager: error: database URL must look like postgres://user:password@host:5432/database"])
     }
 
-    @Test func anUnreachableDatabaseIsReportedWithoutThePassword() throws {
-        let run = try ManagerTool(databaseURL: "postgres://max:s3cret@/teamwork?host=/nonexistent-socket-dir")("task", "list")
+    @Test func anUnreachableDatabaseIsReportedWithoutThePassword() async throws {
+        let run = try await ManagerTool(databaseURL: "postgres://max:s3cret@/teamwork?host=/nonexistent-socket-dir")("task", "list")
         #expect(run.status == 69)
         #expect(run.errorLines.count == 1)
         #expect(run.stderr.contains("cannot reach the database"))
@@ -94,8 +94,8 @@ struct ManagerErrorTests {
         ("postgres://max@no-such-host.invalid:5432/teamwork", "no such host name"),
         ("postgres://max@/teamwork?host=/nonexistent-socket-dir", "no PostgreSQL socket there"),
     ])
-    func anUnreachableDatabaseIsOneLineSayingWhatToCheck(url: String, meaning: String) throws {
-        let run = try ManagerTool(databaseURL: url)("task", "list")
+    func anUnreachableDatabaseIsOneLineSayingWhatToCheck(url: String, meaning: String) async throws {
+        let run = try await ManagerTool(databaseURL: url)("task", "list")
         #expect(run.status == 69)
         #expect(run.errorLines.count == 1 && run.stderr.contains(meaning), "\(run.stderr)")
         for inner in ["SingleConnectionFailure", "IPv4", "errno", "SocketAddressError"] {
@@ -106,35 +106,35 @@ struct ManagerErrorTests {
     @Test func aDatabaseWithoutTheSchemaSaysToMigrate() async throws {
         try await TestDatabase.withFresh(migrated: false) { url in
             let tool = ManagerTool(url)
-            let run = try tool("task", "list")
+            let run = try await tool("task", "list")
             #expect(run.status == 78)
             #expect(run.stderr.contains("teamwork-manager db migrate"))
-            let migrate = try tool("db", "migrate")
+            let migrate = try await tool("db", "migrate")
             #expect(migrate.status == 0)
             #expect(migrate.stdout.contains("applied 0001_core_schema"))
-            #expect(try tool("db", "migrate").stdout == "The database schema is up to date.\n")
-            #expect(try tool("db", "status").status == 0)
-            #expect(try tool("task", "list").status == 0)
+            #expect(try await tool("db", "migrate").stdout == "The database schema is up to date.\n")
+            #expect(try await tool("db", "status").status == 0)
+            #expect(try await tool("task", "list").status == 0)
         }
     }
 
     @Test func dbMigrateAndStatusWorkWhateverTeamworkActorSays() async throws {
         try await TestDatabase.withFresh(migrated: false) { url in
             let tool = ManagerTool(databaseURL: url.connectionString, environment: ["TEAMWORK_ACTOR": "max@example.org"])
-            let status = try tool("db", "status")
+            let status = try await tool("db", "status")
             #expect(status.status == 78 && status.stderr.contains("pending"), "\(status.stderr)")
-            let migrate = try tool("db", "migrate")
+            let migrate = try await tool("db", "migrate")
             #expect(migrate.status == 0, "\(migrate.stderr)")
             #expect(migrate.stdout.contains("applied 0001_core_schema"))
-            #expect(try tool("db", "migrate").status == 0)
-            #expect(try tool("db", "status").status == 0)
-            let list = try tool("task", "list")
+            #expect(try await tool("db", "migrate").status == 0)
+            #expect(try await tool("db", "status").status == 0)
+            let list = try await tool("task", "list")
             #expect(list.status == 67, "the actor is still checked where it acts: \(list.stderr)")
         }
     }
 
-    @Test func helpExitsZeroAndListsTheCommands() throws {
-        let run = try ManagerTool(databaseURL: nil)("--help")
+    @Test func helpExitsZeroAndListsTheCommands() async throws {
+        let run = try await ManagerTool(databaseURL: nil)("--help")
         #expect(run.status == 0)
         for command in ["db", "person", "team", "location", "task", "report"] {
             #expect(run.stdout.contains(command))

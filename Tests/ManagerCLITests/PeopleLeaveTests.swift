@@ -24,34 +24,34 @@ struct PeopleLeaveTests {
             let token = try await world.token(for: f.bo, store)
             let server = ServiceProcess.serve(databaseURL: world.url.connectionString, replicas: world.replicas)
             try await server.start()
-            defer { _ = try? server.stop() }
+            defer { server.stopInBackground() }
             let port = server.port ?? 0
             func listing() async throws -> Int {
                 try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Authorization": "Bearer \(token)"]).status
             }
             #expect(try await listing() == 200, "Bo signs in while he works here")
 
-            let removed = try manager("person", "remove", "bo@example.org")
+            let removed = try await manager("person", "remove", "bo@example.org")
             #expect(removed.status == 68 && removed.stderr.contains("person deactivate"), "\(removed.stderr)")
-            let refused = try manager("person", "deactivate", "bo@example.org")
+            let refused = try await manager("person", "deactivate", "bo@example.org")
             #expect(refused.status == 68 && refused.stderr.contains("1 unfinished task(s): \(pending.id)"), "\(refused.stderr)")
-            #expect(try manager("task", "assign", String(pending.id), "--team", "red", "--assignee", "ann@example.org").status == 0)
+            #expect(try await manager("task", "assign", String(pending.id), "--team", "red", "--assignee", "ann@example.org").status == 0)
 
-            let left = try manager("person", "deactivate", "bo@example.org")
+            let left = try await manager("person", "deactivate", "bo@example.org")
             #expect(left.status == 0 && left.stdout.contains("1 token(s) revoked"), "\(left.stderr)")
             try await expectEventually("Bo's token refused at once", within: .seconds(5), every: .milliseconds(20)) {
                 try await listing() == 401
             }
-            let assign = try manager("task", "assign", String(floating.id), "--team", "red", "--assignee", "bo@example.org")
+            let assign = try await manager("task", "assign", String(floating.id), "--team", "red", "--assignee", "bo@example.org")
             #expect(assign.status == 68 && assign.stderr.contains("bo Test is no longer active"), "\(assign.stderr)")
-            let suggested = try JSONOutput.decode(Ranking.self, try manager("suggest", String(floating.id), "--json").stdout)
+            let suggested = try JSONOutput.decode(Ranking.self, try await manager("suggest", String(floating.id), "--json").stdout)
             #expect(!suggested.candidates.contains { $0.personID == f.bo.id }, "nobody's candidate")
-            #expect(try manager("person", "list").stdout.split(separator: "\n").contains { $0.contains("bo Test") && $0.contains("inactive since") })
-            #expect(try manager("task", "show", String(done.id)).stdout.contains("bo Test"), "history keeps the name")
+            #expect(try await manager("person", "list").stdout.split(separator: "\n").contains { $0.contains("bo Test") && $0.contains("inactive since") })
+            #expect(try await manager("task", "show", String(done.id)).stdout.contains("bo Test"), "history keeps the name")
 
-            let back = try manager("person", "reactivate", "bo@example.org")
+            let back = try await manager("person", "reactivate", "bo@example.org")
             #expect(back.status == 0, "\(back.stderr)")
-            #expect(try manager("task", "assign", String(floating.id), "--team", "red", "--assignee", "bo@example.org").status == 0)
+            #expect(try await manager("task", "assign", String(floating.id), "--team", "red", "--assignee", "bo@example.org").status == 0)
             #expect(try await listing() == 401, "old tokens stay revoked")
         }
     }

@@ -19,8 +19,8 @@ struct PlanTests {
         try await store.occurrences(ofPlan: plan).filter { !$0.superseded }.map { ($0.day, $0.task) }
     }
 
-    static func addWeekly(_ manager: ManagerTool, _ extra: String...) throws -> Plan {
-        let added = try manager.run(["plan", "add", "--title", "Meter round", "--team", "red", "--rrule", "FREQ=WEEKLY;BYDAY=MO",
+    static func addWeekly(_ manager: ManagerTool, _ extra: String...) async throws -> Plan {
+        let added = try await manager.run(["plan", "add", "--title", "Meter round", "--team", "red", "--rrule", "FREQ=WEEKLY;BYDAY=MO",
                                      "--start", "2031-03-03", "--window-start", "08:00", "--duration", "PT2H", "--horizon", "30",
                                      "--json"] + extra)
         #expect(added.status == 0, "\(added.stderr)")
@@ -30,14 +30,14 @@ struct PlanTests {
     @Test func aWeeklyPlanIsMadeAt0800OnTheCrewsClockAcrossTheClockChangeAndNeverTwice() async throws {
         try await TestWorld.with("plans") { world, store in
             let manager = ManagerTool(world.url)
-            #expect(try manager("team", "update", "red", "--time-zone", "Europe/Stockholm").status == 0)
-            let plan = try Self.addWeekly(manager)
+            #expect(try await manager("team", "update", "red", "--time-zone", "Europe/Stockholm").status == 0)
+            let plan = try await Self.addWeekly(manager)
             #expect(plan.timeZone == "Europe/Stockholm" && plan.rule == "FREQ=WEEKLY;BYDAY=MO")
 
-            let first = try manager("plan", "generate", "--until", "2031-04-14", "--json")
+            let first = try await manager("plan", "generate", "--until", "2031-04-14", "--json")
             #expect(first.status == 0, "\(first.stderr)")
             #expect(try JSONOutput.decode([Made].self, first.stdout).first?.made == 7, "seven Mondays, 3 March to 14 April")
-            let again = try manager("plan", "generate", "--until", "2031-04-14", "--json")
+            let again = try await manager("plan", "generate", "--until", "2031-04-14", "--json")
             #expect(try JSONOutput.decode([Made].self, again.stdout).first?.made == 0, "a second run makes nothing")
 
             let made = try await Self.standing(store, plan.id)
@@ -52,7 +52,7 @@ struct PlanTests {
             // Clocks go forward on 30 March 2031: 07:00 UTC before, 06:00 after.
             #expect(made[3].task.window?.start == (try ISODate.parse("2031-03-24T07:00:00Z")))
             #expect(made[4].task.window?.start == (try ISODate.parse("2031-03-31T06:00:00Z")))
-            let shown = try manager("task", "show", String(made[0].task.id)).stdout
+            let shown = try await manager("task", "show", String(made[0].task.id)).stdout
             #expect(shown.contains("plan \(plan.id), the occurrence of 2031-03-03"), "\(shown)")
         }
     }
@@ -60,14 +60,14 @@ struct PlanTests {
     @Test func twoGeneratorsAtOnceMakeEachOccurrenceOnce() async throws {
         try await TestWorld.with("plans-race") { world, store in
             let manager = ManagerTool(world.url)
-            let plan = try Self.addWeekly(manager)
-            let daily = try manager("plan", "add", "--title", "Daily check", "--team", "red", "--rrule", "FREQ=DAILY",
+            let plan = try await Self.addWeekly(manager)
+            let daily = try await manager("plan", "add", "--title", "Daily check", "--team", "red", "--rrule", "FREQ=DAILY",
                                     "--start", "2031-01-01", "--window-start", "07:00", "--duration", "PT30M", "--json")
             let dailyPlan = try JSONOutput.decode(Plan.self, daily.stdout)
             // Four processes at once, each over the same year.
             let runs = try await withThrowingTaskGroup(of: Int32.self) { group in
                 for _ in 0..<4 {
-                    group.addTask { try manager("plan", "generate", "--until", "2031-12-31").status }
+                    group.addTask { try await manager("plan", "generate", "--until", "2031-12-31").status }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -82,17 +82,17 @@ struct PlanTests {
     @Test func editingAPlanRemakesTheUntouchedOccurrencesAndKeepsTheTouchedOnes() async throws {
         try await TestWorld.with("plans-edit") { world, store in
             let manager = ManagerTool(world.url)
-            let plan = try Self.addWeekly(manager)
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            let plan = try await Self.addWeekly(manager)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let before = try await Self.standing(store, plan.id)
             #expect(before.count == 5)
             // A dispatcher gives the second one to Ann: touched, it stands.
             let touched = before[1].task
-            #expect(try manager("task", "assign", String(touched.id), "--team", "red", "--assignee", "ann@example.org").status == 0)
+            #expect(try await manager("task", "assign", String(touched.id), "--team", "red", "--assignee", "ann@example.org").status == 0)
 
-            let updated = try manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2031-03-01")
+            let updated = try await manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2031-03-01")
             #expect(updated.status == 0 && updated.stdout.contains("4 untouched occurrence(s) cancelled"), "\(updated.stdout) \(updated.stderr)")
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let after = try await Self.standing(store, plan.id)
             #expect(after.count == 5, "one task per day still")
             for (day, task) in after {
@@ -105,7 +105,7 @@ struct PlanTests {
             }
             let cancelled = try await store.occurrences(ofPlan: plan.id).filter(\.superseded)
             #expect(cancelled.count == 4 && cancelled.allSatisfy { $0.task.status == .cancelled && $0.reason == "plan changed" })
-            let shown = try manager("plan", "show", String(plan.id)).stdout
+            let shown = try await manager("plan", "show", String(plan.id)).stdout
             #expect(shown.contains("kept (touched before the plan changed)") && shown.contains("plan changed"), "\(shown)")
         }
     }
@@ -113,43 +113,43 @@ struct PlanTests {
     @Test func pauseSkipAndMoveDoWhatTheySay() async throws {
         try await TestWorld.with("plans-pause") { world, store in
             let manager = ManagerTool(world.url)
-            let plan = try Self.addWeekly(manager)
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
-            #expect(try manager("plan", "skip", String(plan.id), "2031-03-10").status == 0)
-            #expect(try manager("plan", "move", String(plan.id), "2031-03-17", "2031-03-19").status == 0)
-            let wrongDay = try manager("plan", "skip", String(plan.id), "2031-03-11")
+            let plan = try await Self.addWeekly(manager)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            #expect(try await manager("plan", "skip", String(plan.id), "2031-03-10").status == 0)
+            #expect(try await manager("plan", "move", String(plan.id), "2031-03-17", "2031-03-19").status == 0)
+            let wrongDay = try await manager("plan", "skip", String(plan.id), "2031-03-11")
             #expect(wrongDay.status == TeamworkError.Code.invalidInput.exitStatus && wrongDay.stderr.contains("no occurrence on 2031-03-11"))
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let standing = try await Self.standing(store, plan.id)
             #expect(standing.map(\.day.description) == ["2031-03-03", "2031-03-17", "2031-03-24", "2031-03-31"], "the 10th skipped")
             let moved = try #require(standing.first { $0.day.description == "2031-03-17" }).task
             #expect(moved.window?.start == (try ISODate.parse("2031-03-19T08:00:00Z")), "moved to the 19th, same time")
 
-            #expect(try manager("plan", "pause", String(plan.id)).status == 0)
+            #expect(try await manager("plan", "pause", String(plan.id)).status == 0)
             #expect(try await Self.standing(store, plan.id).isEmpty, "pause cancels the untouched future")
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").stdout.contains("No active plans."))
-            #expect(try manager("plan", "resume", String(plan.id)).status == 0)
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").stdout.contains("No active plans."))
+            #expect(try await manager("plan", "resume", String(plan.id)).status == 0)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             #expect(try await Self.standing(store, plan.id).count == 4, "made again, skips and moves kept")
-            #expect(try manager("plan", "list").stdout.contains("FREQ=WEEKLY;BYDAY=MO"))
+            #expect(try await manager("plan", "list").stdout.contains("FREQ=WEEKLY;BYDAY=MO"))
         }
     }
 
     @Test func aBadRuleIsOneLineAndOnePlanThatCannotBeMadeHoldsBackNoOther() async throws {
         try await TestWorld.with("plans-bad") { world, store in
             let manager = ManagerTool(world.url)
-            let bad = try manager("plan", "add", "--title", "x", "--team", "red", "--rrule", "FREQ=MONTHLY;BYSETPOS=-1",
+            let bad = try await manager("plan", "add", "--title", "x", "--team", "red", "--rrule", "FREQ=MONTHLY;BYSETPOS=-1",
                                   "--start", "2031-01-01", "--window-start", "08:00", "--duration", "PT1H")
             #expect(bad.status == TeamworkError.Code.invalidInput.exitStatus && bad.errorLines.count == 1 && bad.stderr.contains("BYSETPOS"),
                     "\(bad.stderr)")
             #expect(try await store.listPlans().isEmpty, "nothing written")
             // Bo lacks climbing: his plan cannot be made; the team's can.
-            let climbing = try manager("plan", "add", "--title", "Pole check", "--team", "red", "--assignee", "bo@example.org",
+            let climbing = try await manager("plan", "add", "--title", "Pole check", "--team", "red", "--assignee", "bo@example.org",
                                        "--requires", "climbing", "--rrule", "FREQ=WEEKLY", "--start", "2031-03-03",
                                        "--window-start", "08:00", "--duration", "PT1H")
             #expect(climbing.status == 0, "\(climbing.stderr)")
-            let plan = try Self.addWeekly(manager)
-            let generated = try manager("plan", "generate", "--until", "2031-03-31")
+            let plan = try await Self.addWeekly(manager)
+            let generated = try await manager("plan", "generate", "--until", "2031-03-31")
             #expect(generated.status == TeamworkError.Code.conflict.exitStatus && generated.stdout.contains("Pole check): nothing made")
                     && generated.stdout.contains("climbing"), "\(generated.stdout)")
             #expect(try await Self.standing(store, plan.id).count == 5)
@@ -166,7 +166,7 @@ struct PlanTests {
                                           "--port", String(port), "--sweep", "0.5", "--plan-interval", "3600"],
                                          port: port, log: world.folder.appending(path: "service.log").path)
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             // Listening for plan changes: from then on a change wakes it (a change before would be in its first pass).
             try await expectEventually("the service listens for plan changes", within: .seconds(30)) {
                 service.logText.contains("listening for plan changes")
@@ -179,10 +179,10 @@ struct PlanTests {
                 try await Self.standing(store, plan.id).count == 4
             }
             try await expectEventually("replicas agree with the master", within: .seconds(30)) {
-                try Tool.service.run(["verify", "--database-url", world.url.connectionString, "--replicas", world.replicas.path]).status == 0
+                try await Tool.service.run(["verify", "--database-url", world.url.connectionString, "--replicas", world.replicas.path]).status == 0
             }
             #expect(service.logText.contains("plan occurrences made"), "\(service.logText.suffix(2000))")
-            #expect(try service.stop() == 0)
+            #expect(try await service.stop() == 0)
         }
     }
 
@@ -198,7 +198,7 @@ struct PlanTests {
             // Ten days on, nobody did the last one.
             let later = try #require(try await store.report(now: Date().addingTimeInterval(10 * 86_400)).plans.first)
             #expect(later.dueThisWeek == 0 && later.lastMissed && later.lastDue == Zone.utc.endOfDay(today.adding(days: 3)), "\(later)")
-            let printed = try ManagerTool(world.url)("report").stdout
+            let printed = try await ManagerTool(world.url)("report").stdout
             #expect(printed.contains("Recurring plans:") && printed.contains("Daily check"), "\(printed)")
         }
     }
@@ -208,12 +208,12 @@ struct PlanTests {
     @Test func aTeamsNewTimeZoneMovesItsPlansUntouchedOccurrencesToTheNewClock() async throws {
         try await TestWorld.with("plans-zone") { world, store in
             let manager = ManagerTool(world.url)
-            let plan = try Self.addWeekly(manager)
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            let plan = try await Self.addWeekly(manager)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let touched = try await Self.standing(store, plan.id)[0].task
-            #expect(try manager("task", "update", String(touched.id), "--priority", "high").status == 0)
-            #expect(try manager("team", "update", "red", "--time-zone", "Europe/Stockholm").status == 0)
-            #expect(try manager("plan", "generate", "--until", "2031-03-31").status == 0)
+            #expect(try await manager("task", "update", String(touched.id), "--priority", "high").status == 0)
+            #expect(try await manager("team", "update", "red", "--time-zone", "Europe/Stockholm").status == 0)
+            #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let stockholm = try Zone("Europe/Stockholm")
             let after = try await Self.standing(store, plan.id)
             #expect(after.count == 5)
@@ -234,8 +234,8 @@ struct PlanTests {
     @Test func aBadPlanRowOrUnknownZoneIsRefusedWhereItIsWrittenAndPastChangesAreRefused() async throws {
         try await TestWorld.with("plans-checks") { world, store in
             let manager = ManagerTool(world.url)
-            let plan = try Self.addWeekly(manager)
-            let past = try manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2020-01-01")
+            let plan = try await Self.addWeekly(manager)
+            let past = try await manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2020-01-01")
             #expect(past.status == TeamworkError.Code.invalidInput.exitStatus && past.stderr.contains("--from must be today"), "\(past.stderr)")
             await #expect(throws: (any Error).self, "no 24:00 window") {
                 _ = try await store.rows("UPDATE plans SET window_start = '24:00' WHERE id = \(plan.id) RETURNING id")
@@ -249,7 +249,7 @@ struct PlanTests {
                                                          ARRAY[now() - interval '1 hour']::timestamptz[], ARRAY[now()]::timestamptz[])
                     """)
             }
-            #expect(try manager("plan", "remove", String(plan.id)).status == 0)
+            #expect(try await manager("plan", "remove", String(plan.id)).status == 0)
         }
     }
 }

@@ -21,7 +21,7 @@ struct CrashAndRestartTests {
             let arguments = [Tool.service.path, "replicate", "--full", "--database-url", url.connectionString, "--replicas", folder.path]
             let log = folder.path + ".log"
             defer { unlink(log) }
-            #expect(try ChildProcess.run(arguments, standardOutput: log, standardError: log) == 0)
+            #expect(try await ChildProcess.finish(arguments, standardOutput: log, standardError: log) == 0)
 
             var random = SplitMix(seed: 7)
             var interrupted = 0
@@ -31,14 +31,14 @@ struct CrashAndRestartTests {
                 let pid = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
                 try await Task.sleep(for: .milliseconds(50 + random.next(600)))
                 kill(pid, SIGKILL)
-                if try ChildProcess.wait(pid) == 128 + SIGKILL { interrupted += 1 }
+                if try await ChildProcess.wait(pid, within: .seconds(30)) == 128 + SIGKILL { interrupted += 1 }
                 for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".sqlite") {
                     let meta = try ReplicaMeta.read(path: folder.appending(path: name).path)
                     #expect(meta.schemaVersion == ReplicaSchema.version, "\(name) after kill \(round)")
                 }
             }
             #expect(interrupted >= 3, "most kills must land while the rebuild runs")
-            #expect(try ChildProcess.run(arguments, standardOutput: log, standardError: log) == 0)
+            #expect(try await ChildProcess.finish(arguments, standardOutput: log, standardError: log) == 0)
             let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
             let drift = try await generator.verify()
             #expect(drift.isEmpty, "\(drift.prefix(5))")

@@ -9,8 +9,8 @@ import TeamworkTestSupport
 /// The built `teamwork-service` binary, as cron or an operator runs it.
 @Suite("teamwork-service commands")
 struct ServiceCommandTests {
-    static func service(_ arguments: [String]) throws -> Tool.Run {
-        try Tool.service.run(arguments, environment: ["TEAMWORK_DATABASE_URL": nil])
+    static func service(_ arguments: [String]) async throws -> Tool.Run {
+        try await Tool.service.run(arguments, environment: ["TEAMWORK_DATABASE_URL": nil])
     }
 
     /// An operator reads the log: one line per event with its metadata, as text
@@ -25,7 +25,7 @@ struct ServiceCommandTests {
             let service = ServiceProcess(["serve", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
                                           "--port", String(port), "--log-format", format], port: port, log: folder.path + "/service.log")
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             let refused = try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Authorization": "Bearer tw_not_a_real_token"])
             #expect(refused.status == 401)
             var line: Substring?
@@ -48,7 +48,7 @@ struct ServiceCommandTests {
         try await TestWorld.with("serve-metrics") { world, _ in
             let service = ServiceProcess.serve(databaseURL: world.url.connectionString, replicas: world.replicas)
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             let metrics = try await LocalHTTP.request(port: service.port ?? 0, "/metrics", timeout: .seconds(5))
             #expect(metrics.status == 200)
             for name in ["teamwork_sync_open_waits", "teamwork_sync_pages_answered_total", "teamwork_sync_access_checks_total",
@@ -73,17 +73,17 @@ struct ServiceCommandTests {
             }
             let common = ["--database-url", url.connectionString, "--replicas", folder.path]
 
-            let first = try Self.service(["replicate", "--once"] + common)
+            let first = try await Self.service(["replicate", "--once"] + common)
             #expect(first.status == 0, "\(first.stderr)")
             #expect(first.stdout.hasPrefix("No earlier run: rebuilt every replica"))
 
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task(team: world.blue)) }
-            let second = try Self.service(["replicate", "--once"] + common)
+            let second = try await Self.service(["replicate", "--once"] + common)
             #expect(second.stdout.contains("Applied 1 change(s) to 1 replica(s)"))
-            #expect(try Self.service(["verify"] + common).status == 0)
+            await #expect(try Self.service(["verify"] + common).status == 0)
 
             try FileManager.default.removeItem(at: folder.appending(path: ReplicaID.team(world.blue.id).fileName))
-            let drift = try Self.service(["verify", "--json"] + common)
+            let drift = try await Self.service(["verify", "--json"] + common)
             #expect(drift.status == 2)
             #expect(drift.stdout.contains("\"replica\":\"team-\(world.blue.id).sqlite\""))
         }
@@ -96,8 +96,8 @@ struct ServiceCommandTests {
         (["verify", "--database-url", "postgres://u:secret@/db?host=/nonexistent-dir"], Int32(69), "cannot reach the database"),
         (["frobnicate"], Int32(64), "frobnicate"),
     ])
-    func badInvocationsGetOneLineAndADocumentedCode(_ arguments: [String], _ status: Int32, _ message: String) throws {
-        let run = try Self.service(arguments)
+    func badInvocationsGetOneLineAndADocumentedCode(_ arguments: [String], _ status: Int32, _ message: String) async throws {
+        let run = try await Self.service(arguments)
         #expect(run.status == status, "\(run.stderr)")
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
         #expect(run.stderr.contains(message))

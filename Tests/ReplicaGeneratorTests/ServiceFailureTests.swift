@@ -18,12 +18,15 @@ import Glibc
 /// doing its job or it has exited non-zero with one line saying why.
 @Suite("teamwork-service: failures around it")
 struct ServiceFailureTests {
-    /// Ends the process if a test left it running, so a failing test never hangs the suite.
-    static func ensureEnded(_ service: ServiceProcess) async throws {
-        if try await service.exitStatus(within: .zero) == nil, service.isRunning {
-            service.signal(SIGKILL)
-            _ = try await service.exitStatus(within: .seconds(5))
-        }
+    /// Ends the process if a test left it running, so a failing test never hangs the suite; returns
+    /// where its threads were then (empty when it had ended by itself), for the failure's message.
+    @discardableResult
+    static func ensureEnded(_ service: ServiceProcess) async throws -> String {
+        guard try await service.exitStatus(within: .zero) == nil, service.isRunning else { return "" }
+        let stacks = service.threadStacks()
+        service.signal(SIGKILL)
+        _ = try await service.exitStatus(within: .seconds(5))
+        return "\nits threads when it was killed:\n" + stacks
     }
 
     @Test func runExitsNonZeroWithinTenSecondsNamingThePortWhenItIsTaken() async throws {
@@ -47,7 +50,7 @@ struct ServiceFailureTests {
     @Test(arguments: ["run", "replicate", "listen"])
     func aLongRunningCommandEndsWithinTenSecondsOfSigtermWhilePostgreSQLIsDown(command: String) async throws {
         try await PrivateCluster.with("down") { own in
-            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let (directory, url) = (own.directory, own.url)
             try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
             let folder = directory.appending(path: "replicas")
             var arguments = [command, "--database-url", url.connectionString, "--replicas", folder.path, "--sweep", "0.5"]
@@ -64,15 +67,15 @@ struct ServiceFailureTests {
                 (!generating || FileManager.default.fileExists(atPath: folder.appending(path: "generator-state.json").path))
                     && (!listening || service.logText.contains("connected to the master"))
             }, "\(service.logText)")
-            try cluster.stop()
+            try await own.stop()
             #expect(try await eventually(within: .seconds(20)) {
                 service.logText.contains("retrying") || service.logText.contains("reconnecting")
             }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL away is survived: \(service.logText)")
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))
-            try await Self.ensureEnded(service)
-            #expect(status == 0, "SIGTERM with PostgreSQL down: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)")
+            let stacks = try await Self.ensureEnded(service)
+            #expect(status == 0, "SIGTERM with PostgreSQL down: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)\(stacks)")
         }
     }
 
@@ -82,7 +85,7 @@ struct ServiceFailureTests {
     /// /v1 request, pulls included, answered 503 while the master was away.
     @Test func aKnownDeviceKeepsPullingAndPushingWhilePostgreSQLIsAwayAndItsWorkArrivesAfter() async throws {
         try await PrivateCluster.with("outage") { own in
-            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let (directory, url) = (own.directory, own.url)
             let (fixtures, task, token, stranger) = try await CentralStore.withStore(url) { store in
                 try await Migrator().migrate(store)
                 let fixtures = try await Fixtures.seed(store)
@@ -93,20 +96,20 @@ struct ServiceFailureTests {
             let folder = directory.appending(path: "replicas")
             let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder, log: directory.path + "/service.log")
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             let port = service.port ?? 0
             let pull = "/v1/replicas/team-\(fixtures.red.id)/changes"
             func get(_ token: String) async throws -> Int {
                 do {
                     return try await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)).status
                 } catch {
-                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))")
+                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
                     throw error
                 }
             }
             try await expectEventually("the first replicas written", within: .seconds(20)) { try await get(token) == 200 }
 
-            try cluster.stop()
+            try await own.stop()
             try await expectEventually("the service sees the master gone", within: .seconds(20)) {
                 service.logText.contains("retrying") || service.logText.contains("reconnecting")
             }
@@ -119,7 +122,7 @@ struct ServiceFailureTests {
                                                      body: Data(body.utf8), timeout: .seconds(10))
             } catch {
                 // Seen once in thirty full runs: no answer within 10 s; the log says where it waited.
-                Issue.record("\(error); the service's log: \(service.logText.suffix(4000))")
+                Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
                 throw error
             }
             #expect(pushed.status == 200, "its push is stored in the replica: \(pushed.text)")
@@ -127,11 +130,11 @@ struct ServiceFailureTests {
             let metrics = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(5)).text
             #expect(metrics.contains("teamwork_sync_access_checks_total{source=\"last_known_during_outage\"} 2"), "\(metrics)")
 
-            _ = try cluster.ensureRunning()
+            try await own.start()
             try await expectEventually("the stored completion reaches the master", within: .seconds(40)) {
                 (try? await CentralStore.withStore(url) { try await $0.task(id: task).status }) == .completed
             }
-            #expect(try service.stop() == 0)
+            #expect(try await service.stop() == 0)
         }
     }
 
@@ -143,17 +146,17 @@ struct ServiceFailureTests {
             let service = ServiceProcess(["run", "--port", String(port), "--sweep", "0.5"], port: port, log: home.path + "/service.log")
             service.environment = ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": nil]
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             func healthy() async -> Bool {
                 (try? await LocalHTTP.request(port: port, "/health", timeout: .seconds(5)).status) == 200
             }
             try await expectEventually("healthy on the local default", within: .seconds(40)) { await healthy() }
-            #expect(try manager("db", "stop-local").stdout.hasPrefix("Stopped"))
+            #expect(try await manager("db", "stop-local").stdout.hasPrefix("Stopped"))
             try await expectEventually("the service starts its PostgreSQL again", within: .seconds(30)) {
                 service.logText.contains("the local PostgreSQL was not running; started it again")
             }
             try await expectEventually("healthy again", within: .seconds(40)) { await healthy() }
-            #expect(try service.stop() == 0)
+            #expect(try await service.stop() == 0)
         }
     }
 
@@ -167,7 +170,7 @@ struct ServiceFailureTests {
     @Test(arguments: ["run", "replicate"])
     func sigtermEndsTheServiceWithinTenSecondsWhenPostgreSQLWentAwayInTheMiddleOfTheFirstRebuild(command: String) async throws {
         try await PrivateCluster.with("mid-rebuild") { own in
-            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let (directory, url) = (own.directory, own.url)
             try await CentralStore.withStore(url) { store in
                 try await Migrator().migrate(store)
                 try await store.benchmarkSeed(teams: 300, tasksPerTeam: 400)
@@ -181,14 +184,14 @@ struct ServiceFailureTests {
             // for its reader: PostgreSQL is stopped exactly then, however busy the machine (seen before: a
             // busy machine let the whole rebuild pass between two looks at the folder).
             let hold = directory.path + "/hold"
-            FileManager.default.createFile(atPath: hold, contents: nil)
+            _ = FileManager.default.createFile(atPath: hold, contents: nil)
             // postgres-nio's trap (below) is known: its line is enough, not a backtrace that takes longer than the test.
             service.environment = ["TEAMWORK_TEST_HOLD_REBUILD": hold, "SWIFT_BACKTRACE": "enable=no"]
             try await service.start(waitForPort: false)
             #expect(try await eventually(within: .seconds(60), every: .milliseconds(20)) {
                 FileManager.default.fileExists(atPath: hold + ".reached")
             }, "the rebuild reached its hold: \(service.logText)")
-            try cluster.stop()
+            try await own.stop()
             try FileManager.default.removeItem(atPath: hold)
             let midRebuild = !FileManager.default.fileExists(atPath: folder.appending(path: "generator-state.json").path)
             #expect(midRebuild, "PostgreSQL went away before the first rebuild finished")
@@ -212,10 +215,10 @@ struct ServiceFailureTests {
             }
 
             // Back again: the next run finishes the job.
-            _ = try cluster.ensureRunning()
-            let again = try Tool.service.run(["replicate", "--once", "--database-url", url.connectionString, "--replicas", folder.path])
+            try await own.start()
+            let again = try await Tool.service.run(["replicate", "--once", "--database-url", url.connectionString, "--replicas", folder.path])
             #expect(again.status == 0, "\(again.stderr)")
-            let verify = try Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folder.path])
+            let verify = try await Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folder.path])
             #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
         }
     }
@@ -314,9 +317,9 @@ struct ServiceFailureTests {
             }
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))
-            try await Self.ensureEnded(service)
+            let stacks = try await Self.ensureEnded(service)
             _ = await waiting.value
-            #expect(status == 0, "SIGTERM with a push waiting on a lock: a clean exit within 10 s: \(service.logText)")
+            #expect(status == 0, "SIGTERM with a push waiting on a lock: a clean exit within 10 s: \(service.logText)\(stacks)")
         }
     }
 
@@ -341,8 +344,8 @@ struct ServiceFailureTests {
             #expect(!FileManager.default.fileExists(atPath: checkpoint), "the first rebuild is still running")
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))
-            try await Self.ensureEnded(service)
-            #expect(status == 0, "SIGTERM during a rebuild: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)")
+            let stacks = try await Self.ensureEnded(service)
+            #expect(status == 0, "SIGTERM during a rebuild: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)\(stacks)")
 
             let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
             _ = try await generator.catchUp()
@@ -365,7 +368,7 @@ struct ServiceFailureTests {
                                           "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             func health() async -> String {
                 (try? await LocalHTTP.request(port: port, "/health", timeout: .seconds(5)).text) ?? ""
             }
@@ -430,7 +433,7 @@ struct ServiceFailureTests {
                                           "--port", String(port), "--sweep", "0.5"], port: port, log: "/tmp/tw-full-\(port).log")
             defer { unlink(service.log) }
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             let redPath = folder.appending(path: ReplicaID.team(world.red.id).fileName).path
             for _ in 0..<100 where !FileManager.default.fileExists(atPath: redPath) { try await Task.sleep(for: .milliseconds(100)) }
 

@@ -25,7 +25,7 @@ struct StalledLoopTests {
             descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
-            _ = withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
             let bound = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
             }
@@ -63,7 +63,7 @@ struct StalledLoopTests {
             service.environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "600000", "WATCHDOG_PID": nil,
                                    "TEAMWORK_TEST_FREEZE_GENERATOR": freeze]
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             func health() async throws -> (status: Int, body: String) {
                 let answer = try await LocalHTTP.request(port: port, "/health", timeout: .seconds(5))
                 return (answer.status, answer.text)
@@ -74,7 +74,7 @@ struct StalledLoopTests {
                 do {
                     answer = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10))
                 } catch {
-                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))")
+                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
                     throw error
                 }
                 return answer.text.split(separator: "\n")
@@ -90,7 +90,7 @@ struct StalledLoopTests {
             #expect(try await health().status == 200)
 
             // Frozen: within the stall window /health names the generator, /metrics counts, the watchdog starves.
-            FileManager.default.createFile(atPath: freeze, contents: nil)
+            _ = FileManager.default.createFile(atPath: freeze, contents: nil)
             var last = ""
             #expect(try await eventually(within: .seconds(15)) {
                 let (status, body) = try await health()
@@ -112,7 +112,7 @@ struct StalledLoopTests {
             #expect(try await eventually(within: .seconds(15)) {
                 try await health().status == 200 && notify.drain().contains("WATCHDOG=1")
             }, "\(service.logText.suffix(2000))")
-            #expect(try service.stop() == 0)
+            #expect(try await service.stop() == 0)
             #expect(notify.drain().contains("STOPPING=1"))
         }
     }

@@ -132,7 +132,7 @@ struct LiveModeTests {
         let watch = ReplicaWatch(interval: .milliseconds(200))
         let looking = Task { try await watch.run() }
         defer { looking.cancel() }
-        try await testGracefulShutdown { shutdown in
+        await testGracefulShutdown { shutdown in
             shutdown.triggerGracefulShutdown()
             let started = ContinuousClock.now
             await watch.wait(path: "/nonexistent/team-1.sqlite", from: nil, timeout: .seconds(5), owner: 1)

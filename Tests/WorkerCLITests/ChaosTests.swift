@@ -117,14 +117,14 @@ struct ChaosTests {
             try await first.start()
             for plan in plans {
                 let home = directory.appending(path: plan.person.firstName)
-                var login = try WorkerTool.run(home, ["login", "--server", server, "--token", plan.token])
-                for _ in 0..<50 where !(try WorkerTool.run(home, ["tasks"]).stdout.contains("job 4")) {
+                var login = try await WorkerTool.run(home, ["login", "--server", server, "--token", plan.token])
+                for _ in 0..<50 where !(try await WorkerTool.run(home, ["tasks"]).stdout.contains("job 4")) {
                     try await Task.sleep(for: .milliseconds(200))
-                    login = try WorkerTool.run(home, ["sync"])
+                    login = try await WorkerTool.run(home, ["sync"])
                 }
                 #expect(login.status == 0, "\(login.stderr)")
             }
-            try first.stop(signal: SIGKILL)
+            try await first.stop(signal: SIGKILL)
 
             // The service is killed 20 times at random moments; PostgreSQL restarts once in the middle.
             let kills = Self.thread {
@@ -137,7 +137,7 @@ struct ChaosTests {
                     kill(pid, SIGKILL)
                     _ = try? ChildProcess.wait(pid)
                     if round == 9 {
-                        try? cluster.stop()
+                        _ = try? cluster.stop()
                         usleep(500_000)
                         _ = try? cluster.ensureRunning()
                     }
@@ -151,11 +151,11 @@ struct ChaosTests {
                     var random = SplitMix(seed: UInt64(index + 1))
                     let home = directory.appending(path: plan.person.firstName)
                     for step in plan.steps {
-                        let action = try? WorkerTool.run(home, step)
+                        let action = try? WorkerTool.runBlocking(home, step)
                         if let action, ![0, 68].contains(action.status) {
                             badExits.mutate { $0.append("\(plan.person.firstName) \(step[0]): \(action.status) \(action.stderr)") }
                         }
-                        let sync = try? WorkerTool.run(home, ["sync", "--timeout", "3", "--connect-timeout", "1"])
+                        let sync = try? WorkerTool.runBlocking(home, ["sync", "--timeout", "3", "--connect-timeout", "1"])
                         if let sync { syncOutcomes.mutate { $0[sync.status, default: 0] += 1 } }
                         if let sync, ![0, 69].contains(sync.status) {
                             badExits.mutate { $0.append("\(plan.person.firstName) sync: \(sync.status) \(sync.stderr)") }
@@ -191,16 +191,16 @@ struct ChaosTests {
             // Calm again: the service runs, every device sends what it holds and the listener takes it in.
             let last = ServiceProcess(arguments, port: port, log: directory.path + "/service-last.log")
             try await last.start()
-            defer { _ = try? last.stop() }
+            defer { last.stopInBackground() }
             var accepted: [(person: Int64, change: String, operation: String, task: Int64?, note: String?)] = []
             for plan in plans {
                 let home = directory.appending(path: plan.person.firstName)
                 for _ in 0..<30 {
-                    let sync = try WorkerTool.run(home, ["sync"])
-                    if sync.status == 0, try WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 ") { break }
+                    let sync = try await WorkerTool.run(home, ["sync"])
+                    if sync.status == 0, try await WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 ") { break }
                     try await Task.sleep(for: .milliseconds(300))
                 }
-                #expect(try WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
+                #expect(try await WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
                 // Taken by the endpoint: the master may still refuse some (they come back as refused below).
                 accepted += try Self.outbox(home, states: ["accepted", "refused"]).map { (plan.person.id, $0[0], $0[1], $0[2], $0[3]) }
             }
@@ -243,7 +243,7 @@ struct ChaosTests {
             let verifyLog = directory.path + "/verify.log"
             var verified: Int32 = -1
             for _ in 0..<60 where verified != 0 {
-                let run = try Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", replicas.path])
+                let run = try await Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", replicas.path])
                 verified = run.status
                 try Data((run.stdout + run.stderr).utf8).write(to: URL(fileURLWithPath: verifyLog))
                 if verified != 0 { try await Task.sleep(for: .milliseconds(500)) }
@@ -254,7 +254,7 @@ struct ChaosTests {
             try await CentralStore.withStore(url) { store in
                 for plan in plans {
                     let home = directory.appending(path: plan.person.firstName)
-                    #expect(try WorkerTool.run(home, ["sync"]).status == 0)
+                    #expect(try await WorkerTool.run(home, ["sync"]).status == 0)
                     for row in try Self.outbox(home, states: ["rejected", "refused"]) {
                         let change: String = row[0]
                         let applied = try await store.rows("""
@@ -274,8 +274,8 @@ struct ChaosTests {
             let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
             for plan in plans {
                 let home = directory.appending(path: plan.person.firstName)
-                #expect(try WorkerTool.run(home, ["sync"]).status == 0)
-                let onDevice = try JSONOutput.decode([LocalTask].self, try WorkerTool.run(home, ["tasks", "--all", "--json"]).stdout)
+                #expect(try await WorkerTool.run(home, ["sync"]).status == 0)
+                let onDevice = try JSONOutput.decode([LocalTask].self, try await WorkerTool.run(home, ["tasks", "--all", "--json"]).stdout)
                 for task in onDevice {
                     let truth = try #require(master.first { $0.id == task.id })
                     #expect(task.status == truth.status && task.title == truth.title && task.completionNote == truth.completionNote

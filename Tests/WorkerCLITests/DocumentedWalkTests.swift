@@ -66,15 +66,15 @@ struct DocumentedWalkTests {
         /// Runs a README line and checks it ends with `expected`; its result.
         @discardableResult
         func run(_ tool: String, _ prefix: String, expect expected: Int32 = 0, input: String? = nil,
-                 sourceLocation: SourceLocation = #_sourceLocation) throws -> Tool.Run? {
+                 sourceLocation: SourceLocation = #_sourceLocation) async throws -> Tool.Run? {
             guard let arguments = line(tool, prefix, sourceLocation: sourceLocation) else { return nil }
             let result: Tool.Run
             switch tool {
-            case "teamwork-manager": result = try manager.run(arguments)
+            case "teamwork-manager": result = try await manager.run(arguments)
             case "teamwork-service":
-                result = try Tool.service.run(arguments + ["--database-url", url.connectionString,
+                result = try await Tool.service.run(arguments + ["--database-url", url.connectionString,
                                                            "--replicas", folder.appending(path: "replicas").path])
-            default: result = try WorkerTool.run(device, arguments, input: input)
+            default: result = try await WorkerTool.run(device, arguments, input: input)
             }
             #expect(result.status == expected, "README.md: \(tool) \(arguments.joined(separator: " ")) → \(result.status): \(result.stderr)",
                     sourceLocation: sourceLocation)
@@ -83,8 +83,8 @@ struct DocumentedWalkTests {
 
         /// A step the README leaves to the reader (more people, a second task), run as given.
         @discardableResult
-        func given(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) throws -> Tool.Run {
-            let result = try manager.run(arguments)
+        func given(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws -> Tool.Run {
+            let result = try await manager.run(arguments)
             #expect(result.status == 0, "given: \(arguments.joined(separator: " ")): \(result.stderr)", sourceLocation: sourceLocation)
             return result
         }
@@ -105,72 +105,72 @@ struct DocumentedWalkTests {
                 walk.substitutions = ["map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path]
 
                 // Schema.
-                try walk.run("teamwork-manager", "db migrate")
-                try walk.run("teamwork-manager", "db status")
+                try await walk.run("teamwork-manager", "db migrate")
+                try await walk.run("teamwork-manager", "db status")
                 // Teams and people.
-                try walk.run("teamwork-manager", "team add red")
-                try walk.run("teamwork-manager", "person add --first Ann")
-                try walk.given("person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org", "--role", "worker",
+                try await walk.run("teamwork-manager", "team add red")
+                try await walk.run("teamwork-manager", "person add --first Ann")
+                try await walk.given("person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org", "--role", "worker",
                                "--skills", "electrical")
-                try walk.given("person", "add", "--first", "Cy", "--last", "Cole", "--email", "cy@example.org", "--role", "worker")
-                try walk.given("team", "add-member", "red", "bo@example.org")
-                try walk.run("teamwork-manager", "person list --role worker --team red")
-                try walk.run("teamwork-manager", "person show ann@example.org")
-                try walk.run("teamwork-manager", "team list")
-                try walk.run("teamwork-manager", "team show red")
-                try walk.run("teamwork-manager", "team update red --name")
-                try walk.run("teamwork-manager", "team update red --share-positions")
-                try walk.run("teamwork-manager", "team add-member red ann@example.org")
-                try walk.run("teamwork-manager", "person update ann@example.org --default-team red")
-                try walk.run("teamwork-manager", "person update ann@example.org --skills")
+                try await walk.given("person", "add", "--first", "Cy", "--last", "Cole", "--email", "cy@example.org", "--role", "worker")
+                try await walk.given("team", "add-member", "red", "bo@example.org")
+                try await walk.run("teamwork-manager", "person list --role worker --team red")
+                try await walk.run("teamwork-manager", "person show ann@example.org")
+                try await walk.run("teamwork-manager", "team list")
+                try await walk.run("teamwork-manager", "team show red")
+                try await walk.run("teamwork-manager", "team update red --name")
+                try await walk.run("teamwork-manager", "team update red --share-positions")
+                try await walk.run("teamwork-manager", "team add-member red ann@example.org")
+                try await walk.run("teamwork-manager", "person update ann@example.org --default-team red")
+                try await walk.run("teamwork-manager", "person update ann@example.org --skills")
                 // Her token: the README's id 3.
                 try await nextID("access_tokens_id_seq", 3)
-                let issued = try walk.run("teamwork-manager", "person token issue ann@example.org")
+                let issued = try await walk.run("teamwork-manager", "person token issue ann@example.org")
                 let token = try #require(issued?.stdout.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("tw_") }.map(String.init),
                                          "the token is printed once: \(issued?.stdout ?? "")")
-                try walk.run("teamwork-manager", "person token list")
+                try await walk.run("teamwork-manager", "person token list")
                 // Locations.
-                try walk.run("teamwork-manager", "location add --name")
-                try walk.run("teamwork-manager", "location list")
-                try walk.run("teamwork-manager", "location show 1")
+                try await walk.run("teamwork-manager", "location add --name")
+                try await walk.run("teamwork-manager", "location list")
+                try await walk.run("teamwork-manager", "location show 1")
                 // Tasks: the README's 12 is the first, 15 a free one to claim.
                 try await nextID("tasks_id_seq", 12)
-                try walk.run("teamwork-manager", "task create --title Replace meter")
-                try walk.run("teamwork-manager", "task create --title Deliver parts")
+                try await walk.run("teamwork-manager", "task create --title Replace meter")
+                try await walk.run("teamwork-manager", "task create --title Deliver parts")
                 try await nextID("tasks_id_seq", 15)
-                try walk.given("task", "create", "--title", "Check pole 12", "--team", "red")
-                try walk.run("teamwork-manager", "task list")
-                try walk.run("teamwork-manager", "task show 12")
+                try await walk.given("task", "create", "--title", "Check pole 12", "--team", "red")
+                try await walk.run("teamwork-manager", "task list")
+                try await walk.run("teamwork-manager", "task show 12")
                 // The README's versions: 3 for the update, 4 for the assignment after it.
-                try walk.given("task", "update", "12", "--description", "meter 4411")
-                try walk.given("task", "update", "12", "--description", "meter 4411, cellar")
-                try walk.run("teamwork-manager", "task update 12 --title")
-                try walk.run("teamwork-manager", "task assign 12 --team red --assignee bo@example.org")
-                try walk.run("teamwork-manager", "task update 12 --window")
-                try walk.run("teamwork-manager", "suggest 12")
-                try walk.run("teamwork-manager", "task assign 12 --suggested")
-                try walk.given("task", "assign", "12", "--team", "red", "--assignee", "ann@example.org")
+                try await walk.given("task", "update", "12", "--description", "meter 4411")
+                try await walk.given("task", "update", "12", "--description", "meter 4411, cellar")
+                try await walk.run("teamwork-manager", "task update 12 --title")
+                try await walk.run("teamwork-manager", "task assign 12 --team red --assignee bo@example.org")
+                try await walk.run("teamwork-manager", "task update 12 --window")
+                try await walk.run("teamwork-manager", "suggest 12")
+                try await walk.run("teamwork-manager", "task assign 12 --suggested")
+                try await walk.given("task", "assign", "12", "--team", "red", "--assignee", "ann@example.org")
                 // Recurring work: the README's plan 1 on the README's days.
-                try walk.run("teamwork-manager", "plan add --title Substation inspection")
-                try walk.run("teamwork-manager", "plan list")
-                try walk.run("teamwork-manager", "plan show 1")
-                try walk.run("teamwork-manager", "plan update 1")
-                try walk.run("teamwork-manager", "plan skip 1 2027-01-04")
-                try walk.run("teamwork-manager", "plan move 1 2027-02-01 2027-02-02")
-                try walk.run("teamwork-manager", "plan pause 1")
-                try walk.run("teamwork-manager", "plan resume 1")
-                try walk.run("teamwork-manager", "plan generate")
-                try walk.run("teamwork-manager", "plan remove 1")
-                try walk.run("teamwork-manager", "map --geojson")
-                try walk.run("teamwork-manager", "map --html")
+                try await walk.run("teamwork-manager", "plan add --title Substation inspection")
+                try await walk.run("teamwork-manager", "plan list")
+                try await walk.run("teamwork-manager", "plan show 1")
+                try await walk.run("teamwork-manager", "plan update 1")
+                try await walk.run("teamwork-manager", "plan skip 1 2027-01-04")
+                try await walk.run("teamwork-manager", "plan move 1 2027-02-01 2027-02-02")
+                try await walk.run("teamwork-manager", "plan pause 1")
+                try await walk.run("teamwork-manager", "plan resume 1")
+                try await walk.run("teamwork-manager", "plan generate")
+                try await walk.run("teamwork-manager", "plan remove 1")
+                try await walk.run("teamwork-manager", "map --geojson")
+                try await walk.run("teamwork-manager", "map --html")
                 #expect(FileManager.default.fileExists(atPath: folder.appending(path: "map.html").path))
-                try walk.run("teamwork-manager", "report")
+                try await walk.run("teamwork-manager", "report")
 
                 // The service, once per run.
-                try walk.run("teamwork-service", "replicate --full")
-                try walk.run("teamwork-service", "replicate --once")
-                try walk.run("teamwork-service", "verify")
-                try walk.run("teamwork-service", "listen --once")
+                try await walk.run("teamwork-service", "replicate --full")
+                try await walk.run("teamwork-service", "replicate --once")
+                try await walk.run("teamwork-service", "verify")
+                try await walk.run("teamwork-service", "listen --once")
 
                 // Ann's device against `teamwork-service run`.
                 let port = ServiceProcess.freePort()
@@ -181,66 +181,67 @@ struct DocumentedWalkTests {
                                                         "--replicas", folder.appending(path: "replicas").path],
                                              port: port, log: folder.appending(path: "service.log").path)
                 try await service.start()
-                defer { _ = try? service.stop() }
+                defer { service.stopInBackground() }
                 try await expectEventually("replicas written") {
                     FileManager.default.fileExists(atPath: folder.appending(path: "replicas/generator-state.json").path)
                 }
-                try walk.run("teamwork-worker", "login", input: token + "\n")
-                try walk.run("teamwork-worker", "sync")
-                try walk.run("teamwork-worker", "teams")
-                try walk.run("teamwork-worker", "tasks --all")
-                try walk.run("teamwork-worker", "tasks --today")
-                try walk.run("teamwork-worker", "show 12")
-                try walk.run("teamwork-worker", "start 12")
-                try walk.run("teamwork-worker", "complete 12")
-                try walk.run("teamwork-worker", "claim 15")
-                try walk.run("teamwork-worker", "reopen 12")
-                try walk.run("teamwork-worker", "checkin")
+                try await walk.run("teamwork-worker", "login", input: token + "\n")
+                try await walk.run("teamwork-worker", "sync")
+                try await walk.run("teamwork-worker", "teams")
+                try await walk.run("teamwork-worker", "tasks --all")
+                try await walk.run("teamwork-worker", "tasks --today")
+                try await walk.run("teamwork-worker", "show 12")
+                try await walk.run("teamwork-worker", "start 12")
+                try await walk.run("teamwork-worker", "complete 12")
+                try await walk.run("teamwork-worker", "claim 15")
+                try await walk.run("teamwork-worker", "reopen 12")
+                try await walk.run("teamwork-worker", "checkin")
                 // `undo [CHANGE]`: the check-in, named by its id from `status --json`.
-                let queued = try JSONSerialization.jsonObject(with: Data(try WorkerTool.run(walk.device, "status", "--json").stdout.utf8))
+                let queued = try JSONSerialization.jsonObject(with: Data(try await WorkerTool.run(walk.device, "status", "--json").stdout.utf8))
                 walk.substitutions["CHANGE"] = try #require(((queued as? [String: Any])?["queued"] as? [[String: Any]])?.last?["change_id"] as? String)
-                try walk.run("teamwork-worker", "undo")
-                try walk.run("teamwork-worker", "status")
+                try await walk.run("teamwork-worker", "undo")
+                try await walk.run("teamwork-worker", "status")
                 // Meanwhile the manager gives 15 to Bo: Ann's claim, sent after, becomes a conflict.
-                try walk.given("task", "assign", "15", "--team", "red", "--assignee", "bo@example.org")
-                let sent = try WorkerTool.run(walk.device, "sync")
+                try await walk.given("task", "assign", "15", "--team", "red", "--assignee", "bo@example.org")
+                let sent = try await WorkerTool.run(walk.device, "sync")
                 #expect(sent.status == 0, "\(sent.stderr)")
-                try walk.run("teamwork-worker", "positions")
+                try await walk.run("teamwork-worker", "positions")
                 try await expectEventually("the field's changes reach the master", every: .milliseconds(200)) {
-                    try walk.manager("task", "show", "12", "--json").stdout.contains("\"in_progress\"")
-                        && !(try walk.manager("conflicts", "--all", "--json").stdout.contains("[]"))
+                    let shown = try await walk.manager("task", "show", "12", "--json").stdout
+                    let conflicts = try await walk.manager("conflicts", "--all", "--json").stdout
+                    return shown.contains("\"in_progress\"") && !conflicts.contains("[]")
                 }
                 #expect(service.isRunning)
-                #expect(try service.stop() == 0, "run ends cleanly on SIGTERM")
+                #expect(try await service.stop() == 0, "run ends cleanly on SIGTERM")
 
                 // Field changes the master could not take as they were.
-                try walk.run("teamwork-manager", "conflicts --all --task 12")
-                let conflicts = try walk.manager("conflicts", "--all", "--json").stdout
+                try await walk.run("teamwork-manager", "conflicts --all --task 12")
+                let conflicts = try await walk.manager("conflicts", "--all", "--json").stdout
                 let listed = try JSONSerialization.jsonObject(with: Data(conflicts.utf8)) as? [[String: Any]] ?? []
                 let conflict = try #require(listed.first?["id"] as? Int, "Ann's late claim is a conflict: \(conflicts)")
                 walk.substitutions["7"] = String(conflict)
-                try walk.run("teamwork-manager", "conflicts resolve 7")
-                try walk.run("teamwork-manager", "task history 12")
-                try walk.run("teamwork-manager", "task cancel 12")
-                try walk.run("teamwork-manager", "task reopen 12")
-                try walk.run("teamwork-manager", "task delete 12")
+                try await walk.run("teamwork-manager", "conflicts resolve 7")
+                try await walk.run("teamwork-manager", "task history 12")
+                try await walk.run("teamwork-manager", "task cancel 12")
+                try await walk.run("teamwork-manager", "task reopen 12")
+                try await walk.run("teamwork-manager", "task delete 12")
                 // The README's CSV example, imported as shown.
                 let readme = try String(contentsOf: DocumentedCommandsTests.root.appending(path: "README.md"), encoding: .utf8)
                 let example = try #require(readme.components(separatedBy: "```csv\n").dropFirst().first?.components(separatedBy: "```").first)
                 try Data(example.utf8).write(to: csv)
-                try walk.run("teamwork-manager", "task import tasks.csv")
+                try await walk.run("teamwork-manager", "task import tasks.csv")
 
                 // People leave.
-                try walk.run("teamwork-manager", "person token revoke 3")
-                try walk.run("teamwork-manager", "team remove-member red ann@example.org")
-                try walk.run("teamwork-manager", "person deactivate ann@example.org")
-                try walk.run("teamwork-manager", "person reactivate ann@example.org")
+                try await walk.run("teamwork-manager", "person token revoke 3")
+                try await walk.run("teamwork-manager", "team remove-member red ann@example.org")
+                try await walk.run("teamwork-manager", "person deactivate ann@example.org")
+                try await walk.run("teamwork-manager", "person reactivate ann@example.org")
                 // "only for someone no task names": her tasks were deleted or handed back to the team.
-                try walk.run("teamwork-manager", "person remove ann@example.org")
+                try await walk.run("teamwork-manager", "person remove ann@example.org")
                 // "refused while the team has tasks".
-                try walk.run("teamwork-manager", "team remove red", expect: TeamworkError.Code.conflict.exitStatus)
+                try await walk.run("teamwork-manager", "team remove red", expect: TeamworkError.Code.conflict.exitStatus)
                 // On the local default only; elsewhere it says there is nothing of its own to stop.
-                try walk.run("teamwork-manager", "db stop-local")
+                try await walk.run("teamwork-manager", "db stop-local")
 
                 for (index, line) in walk.lines.enumerated() where !walk.used.contains(index) {
                     let text = "\(line.tool) \(line.arguments.joined(separator: " "))"

@@ -14,68 +14,68 @@ struct FullLoopTests {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let manager = ManagerTool(url)
-            func ok(_ arguments: String...) throws -> String {
-                let run = try manager.run(arguments)
+            func ok(_ arguments: String...) async throws -> String {
+                let run = try await manager.run(arguments)
                 #expect(run.status == 0, "teamwork-manager \(arguments.joined(separator: " ")): \(run.stderr)")
                 return run.stdout
             }
 
             // The manager sets up a team and a task for Ann.
-            _ = try ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
-            _ = try ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
-            _ = try ok("team", "add", "red", "--name", "Red Team")
-            _ = try ok("team", "add-member", "red", "ann@example.org")
-            let created = try JSONOutput.decode(FieldTask.self,
+            _ = try await ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try await ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await ok("team", "add", "red", "--name", "Red Team")
+            _ = try await ok("team", "add-member", "red", "ann@example.org")
+            let created = try await JSONOutput.decode(FieldTask.self,
                 try ok("task", "create", "--actor", "max@example.org", "--title", "Replace the meter at No. 12",
                        "--team", "red", "--assignee", "ann@example.org", "--json"))
-            let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone")
+            let token = try await ok("person", "token", "issue", "ann@example.org", "--label", "phone")
                 .trimmingCharacters(in: .whitespacesAndNewlines)
 
             // The service: generator, listener and sync endpoint in one process.
             let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
                                              log: folder.path + "/service.log")
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
 
             // Ann signs in and syncs; her task is there.
             let home = folder.appending(path: "ann")
             var tasks = Tool.Run(status: 1, stdout: "", stderr: "")
-            #expect(try WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0)
+            #expect(try await WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0)
             for _ in 0..<50 where !tasks.stdout.contains("Replace the meter") {
-                _ = try WorkerTool.run(home, "sync")
-                tasks = try WorkerTool.run(home, "tasks")
+                _ = try await WorkerTool.run(home, "sync")
+                tasks = try await WorkerTool.run(home, "tasks")
                 if !tasks.stdout.contains("Replace the meter") { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(tasks.stdout.contains("Replace the meter"), "\(tasks.stdout) \(tasks.stderr)")
 
             // Offline: the server is down while she works.
-            #expect(try service.stop() == 0)
-            #expect(try WorkerTool.run(home, "start", String(created.id)).status == 0)
-            #expect(try WorkerTool.run(home, "complete", String(created.id), "--note", "new meter, serial 7731").status == 0)
-            #expect(try WorkerTool.run(home, "sync").status != 0, "no server: the changes stay queued")
+            #expect(try await service.stop() == 0)
+            #expect(try await WorkerTool.run(home, "start", String(created.id)).status == 0)
+            #expect(try await WorkerTool.run(home, "complete", String(created.id), "--note", "new meter, serial 7731").status == 0)
+            #expect(try await WorkerTool.run(home, "sync").status != 0, "no server: the changes stay queued")
 
             // Online again: the sync sends them, the listener applies them to the master.
             try await service.start()
-            #expect(try WorkerTool.run(home, "sync").status == 0)
+            #expect(try await WorkerTool.run(home, "sync").status == 0)
             struct Shown: Decodable { var task: FieldTask }
             struct ShownPerson: Decodable { var person: Person }
-            var shown = try JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
+            var shown = try await JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
             for _ in 0..<100 where shown.status != .completed {
                 try await Task.sleep(for: .milliseconds(100))
-                shown = try JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
+                shown = try await JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
             }
             #expect(shown.status == .completed)
             #expect(shown.completionNote == "new meter, serial 7731")
-            let ann = try JSONOutput.decode(ShownPerson.self, try ok("person", "show", "ann@example.org", "--json")).person
+            let ann = try await JSONOutput.decode(ShownPerson.self, try ok("person", "show", "ann@example.org", "--json")).person
             #expect(shown.completedBy == ann.id)
-            let human = try ok("task", "show", String(created.id))
+            let human = try await ok("task", "show", String(created.id))
             #expect(human.contains("completed") && human.contains("new meter, serial 7731"))
-            #expect(try ok("conflicts").contains("No open conflicts."))
-            #expect(try ok("report").contains("Field changes taken in: 2"))
+            await #expect(try ok("conflicts").contains("No open conflicts."))
+            await #expect(try ok("report").contains("Field changes taken in: 2"))
 
             // The master's completion flows back: Ann's next sync shows it as the master's.
-            #expect(try WorkerTool.run(home, "sync").status == 0)
-            #expect(try WorkerTool.run(home, "status").stdout.contains("Queued: 0 change(s)"), "the queue is empty")
+            #expect(try await WorkerTool.run(home, "sync").status == 0)
+            #expect(try await WorkerTool.run(home, "status").stdout.contains("Queued: 0 change(s)"), "the queue is empty")
         }
     }
 }

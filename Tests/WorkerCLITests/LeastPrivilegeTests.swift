@@ -11,7 +11,7 @@ import TeamworkTestSupport
 struct LeastPrivilegeTests {
     @Test func theWholeLoopWorksWithTheServiceRunningAsAMemberOfTeamworkServiceOnly() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            try setup.server.stop()
+            try await setup.server.stop()
             let role = "tw_svc_" + UUID().uuidString.prefix(8).lowercased()
             try await CentralStore.withStore(setup.url) { store in
                 _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN NOSUPERUSER IN ROLE teamwork_service"))
@@ -27,13 +27,13 @@ struct LeastPrivilegeTests {
                 Issue.record("\(service.logText)")
                 throw error
             }
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             let home = setup.annHome
-            #expect(try WorkerTool.run(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
+            #expect(try await WorkerTool.run(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
                     "\(service.logText)")
-            #expect(try WorkerTool.run(home, ["checkin", "--lat", "1", "--lon", "2"]).status == 0)
-            #expect(try WorkerTool.run(home, ["complete", String(setup.annTask), "--note", "least privilege"]).status == 0)
-            #expect(try WorkerTool.run(home, ["sync"]).status == 0)
+            #expect(try await WorkerTool.run(home, ["checkin", "--lat", "1", "--lon", "2"]).status == 0)
+            #expect(try await WorkerTool.run(home, ["complete", String(setup.annTask), "--note", "least privilege"]).status == 0)
+            #expect(try await WorkerTool.run(home, ["sync"]).status == 0)
             let deadline = ContinuousClock.now + .seconds(20)
             var task = try await CentralStore.withStore(setup.url) { try await $0.task(id: setup.annTask) }
             while task.status != .completed, ContinuousClock.now < deadline {
@@ -42,7 +42,7 @@ struct LeastPrivilegeTests {
             }
             #expect(task.status == .completed && task.completionNote == "least privilege", "\(service.logText)")
             #expect(!service.logText.contains("permission denied"), "\(service.logText)")
-            #expect(try service.stop() == 0)
+            #expect(try await service.stop() == 0)
             try await CentralStore.withStore(setup.url) { store in
                 _ = try await store.rows(PostgresQuery(unsafeSQL: "DROP OWNED BY \(role)"))
                 _ = try await store.rows(PostgresQuery(unsafeSQL: "DROP ROLE \(role)"))

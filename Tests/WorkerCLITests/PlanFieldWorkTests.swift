@@ -16,7 +16,7 @@ struct PlanFieldWorkTests {
         try await WorkerEndToEndTests().withSetup { setup in
             let manager = ManagerTool(setup.url)
             let today = Zone.utc.date(of: Date())
-            let added = try manager("plan", "add", "--title", "Pump service", "--team", "red", "--assignee", "ann@example.org",
+            let added = try await manager("plan", "add", "--title", "Pump service", "--team", "red", "--assignee", "ann@example.org",
                                     "--rrule", "FREQ=DAILY", "--start", today.description, "--window-start", "23:00",
                                     "--duration", "PT30M", "--horizon", "1", "--json")
             #expect(added.status == 0, "\(added.stderr)")
@@ -27,19 +27,19 @@ struct PlanFieldWorkTests {
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
 
             // Ann's phone has both, with their plan; she completes both offline.
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            let shown = try WorkerTool.run(setup.annHome, "show", String(first)).stdout
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            let shown = try await WorkerTool.run(setup.annHome, "show", String(first)).stdout
             #expect(shown.contains("plan \(plan.id), the occurrence of \(today)"), "\(shown)")
             for id in [first, second] {
-                #expect(try WorkerTool.run(setup.annHome, "complete", String(id), "--note", "pump greased").status == 0)
+                #expect(try await WorkerTool.run(setup.annHome, "complete", String(id), "--note", "pump greased").status == 0)
             }
             // Meanwhile the dispatcher moves the plan's tomorrow: that occurrence is cancelled.
-            #expect(try manager("plan", "skip", String(plan.id), today.adding(days: 1).description).status == 0)
+            #expect(try await manager("plan", "skip", String(plan.id), today.adding(days: 1).description).status == 0)
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
 
             // She syncs twice (a retry after a lost answer sends the same changes again).
-            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
-            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "sync").status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "sync").status == 0)
             _ = try await EventListener(.init(databaseURL: setup.url, directory: setup.folder)).once()
             _ = try await EventListener(.init(databaseURL: setup.url, directory: setup.folder)).once()
 

@@ -43,7 +43,7 @@ struct ProtocolContractTests {
             let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", replicas.path,
                                           "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
             try await service.start()
-            defer { _ = try? service.stop() }
+            defer { service.stopInBackground() }
             // /health is 503 until the listener's first pass (also declared; checked once it is up).
             for _ in 0..<300 {
                 if await LocalHTTP.health(port: port)?.status == 200 { break }

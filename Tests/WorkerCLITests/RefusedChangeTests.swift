@@ -36,8 +36,8 @@ struct RefusedChangeTests {
 
         /// Runs the manager's tool; expects success.
         @discardableResult
-        func ok(_ arguments: String...) throws -> String {
-            let run = try manager.run(arguments)
+        func ok(_ arguments: String...) async throws -> String {
+            let run = try await manager.run(arguments)
             #expect(run.status == 0, "teamwork-manager \(arguments.joined(separator: " ")): \(run.stderr)")
             return run.stdout
         }
@@ -48,7 +48,7 @@ struct RefusedChangeTests {
                                          + (once ? ["--once"] : []), log: folder.path + "/\(command).log")
             try await process.start(waitForPort: false)
             let status = try await process.exitStatus(within: .seconds(60))
-            if status == nil { _ = try process.stop(signal: SIGKILL) }
+            if status == nil { _ = try await process.stop(signal: SIGKILL) }
             return (status, process.logText)
         }
 
@@ -60,10 +60,10 @@ struct RefusedChangeTests {
             }
         }
 
-        func onDevice(_ home: URL) throws -> DeviceTask {
+        func onDevice(_ home: URL) async throws -> DeviceTask {
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
-            let run = try WorkerTool.run(home, "show", String(task), "--json")
+            let run = try await WorkerTool.run(home, "show", String(task), "--json")
             return try decoder.decode(DeviceTask.self, from: Data(run.stdout.utf8))
         }
 
@@ -92,22 +92,22 @@ struct RefusedChangeTests {
             var scene = Scene(url: url, folder: folder, manager: manager,
                               server: ServiceProcess.serve(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas")),
                               task: 0, ann: folder.appending(path: "ann"), bo: folder.appending(path: "bo"))
-            try scene.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
-            try scene.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org",
+            try await scene.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            try await scene.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org",
                          "--skills", annClimbs ? "climbing" : "")
-            try scene.ok("person", "add", "--first", "Bo", "--last", "Rope", "--email", "bo@example.org", "--skills", "climbing")
-            try scene.ok("team", "add", "red", "--name", "Red Team")
-            try scene.ok("team", "add-member", "red", "ann@example.org")
-            try scene.ok("team", "add-member", "red", "bo@example.org")
-            scene.task = try JSONOutput.decode(FieldTask.self, try scene.ok(
+            try await scene.ok("person", "add", "--first", "Bo", "--last", "Rope", "--email", "bo@example.org", "--skills", "climbing")
+            try await scene.ok("team", "add", "red", "--name", "Red Team")
+            try await scene.ok("team", "add-member", "red", "ann@example.org")
+            try await scene.ok("team", "add-member", "red", "bo@example.org")
+            scene.task = try await JSONOutput.decode(FieldTask.self, try scene.ok(
                 "task", "create", "--actor", "max@example.org", "--title", "Mast inspection", "--team", "red",
                 "--requires", "climbing", "--json")).id
             #expect(try await scene.service("replicate").status == 0)
             try await scene.server.start()
-            defer { _ = try? scene.server.stop() }
+            defer { scene.server.stopInBackground() }
             for (home, email) in [(scene.ann, "ann@example.org"), (scene.bo, "bo@example.org")] {
-                let token = try scene.ok("person", "token", "issue", email).trimmingCharacters(in: .whitespacesAndNewlines)
-                let login = try WorkerTool.run(home, "login", "--server", scene.server.url, "--token", token)
+                let token = try await scene.ok("person", "token", "issue", email).trimmingCharacters(in: .whitespacesAndNewlines)
+                let login = try await WorkerTool.run(home, "login", "--server", scene.server.url, "--token", token)
                 #expect(login.status == 0, "\(login.stderr)")
             }
             try await body(scene)
@@ -117,30 +117,30 @@ struct RefusedChangeTests {
     @Test func aClaimTheMasterRefusesForAMissingSkillIsUndoneInTheReplicaAndOnTheDeviceWithTheReason() async throws {
         try await withClimbingTask { scene in
             // Ann's climbing certificate lapses; her replica does not know yet, so her device and the endpoint take her claim.
-            try scene.ok("person", "update", "ann@example.org", "--skills", "")
-            let claim = try WorkerTool.run(scene.ann, "claim", String(scene.task))
+            try await scene.ok("person", "update", "ann@example.org", "--skills", "")
+            let claim = try await WorkerTool.run(scene.ann, "claim", String(scene.task))
             #expect(claim.status == 0, "\(claim.stderr)")
-            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
-            #expect(try scene.onDevice(scene.ann).assigneeId != nil)
+            #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
+            await #expect(try scene.onDevice(scene.ann).assigneeId != nil)
 
             // The master refuses it; the replica and Ann's device return to the master's view, with the reason.
             try await scene.settle()
-            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
-            #expect(try scene.onDevice(scene.ann).assigneeId == nil)
-            let status = try WorkerTool.run(scene.ann, "status")
+            #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
+            await #expect(try scene.onDevice(scene.ann).assigneeId == nil)
+            let status = try await WorkerTool.run(scene.ann, "status")
             #expect(status.stdout.contains("Refused: claim task \(scene.task): refused by the master: task \(scene.task) needs climbing"),
                     "\(status.stdout)")
             let verify = try await scene.service("verify", once: false)
             #expect(verify.status == 0, "\(verify.log)")
 
             // Ann cannot work on it now (the device knows her skills); Bo, who can, takes it.
-            let start = try WorkerTool.run(scene.ann, "start", String(scene.task))
+            let start = try await WorkerTool.run(scene.ann, "start", String(scene.task))
             #expect(start.status == 68 && start.stderr.contains("claim task"), "\(start.stderr)")
-            #expect(try WorkerTool.run(scene.bo, "sync").status == 0)
-            #expect(try scene.onDevice(scene.bo).assigneeId == nil)
-            let bo = try WorkerTool.run(scene.bo, "claim", String(scene.task))
+            #expect(try await WorkerTool.run(scene.bo, "sync").status == 0)
+            await #expect(try scene.onDevice(scene.bo).assigneeId == nil)
+            let bo = try await WorkerTool.run(scene.bo, "claim", String(scene.task))
             #expect(bo.status == 0, "\(bo.stderr)")
-            #expect(try WorkerTool.run(scene.bo, "sync").status == 0)
+            #expect(try await WorkerTool.run(scene.bo, "sync").status == 0)
             try await scene.settle()
             #expect(try await scene.onMaster().assigneeID != nil)
             #expect(try await scene.service("verify", once: false).status == 0)
@@ -149,12 +149,12 @@ struct RefusedChangeTests {
 
     @Test func aStartOfATaskAManagerCancelledMeanwhileIsUndoneOnTheDevice() async throws {
         try await withClimbingTask { scene in
-            try scene.ok("task", "assign", String(scene.task), "--team", "red", "--assignee", "ann@example.org", "--actor", "max@example.org")
+            try await scene.ok("task", "assign", String(scene.task), "--team", "red", "--assignee", "ann@example.org", "--actor", "max@example.org")
             try await scene.settle()
-            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             // The manager cancels; Ann, whose replica does not know yet, starts the task.
-            try scene.ok("task", "cancel", String(scene.task), "--actor", "max@example.org")
-            #expect(try WorkerTool.run(scene.ann, "start", String(scene.task)).status == 0)
+            try await scene.ok("task", "cancel", String(scene.task), "--actor", "max@example.org")
+            #expect(try await WorkerTool.run(scene.ann, "start", String(scene.task)).status == 0)
             // Ann's phone watches: it sends the start at once, and hears back when the master refuses it.
             var environment = ProcessInfo.processInfo.environment
             environment["TEAMWORK_WORKER_HOME"] = scene.ann.path
@@ -164,15 +164,15 @@ struct RefusedChangeTests {
             defer { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) }
             func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
             #expect(try await eventually(within: .seconds(10)) {
-                try WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 0 ")
+                try await WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 0 ")
             }, "\(watched())")
-            #expect(try scene.onDevice(scene.ann).status == "in_progress")
+            await #expect(try scene.onDevice(scene.ann).status == "in_progress")
             try await scene.settle()
             let line = "Your start of task \(scene.task) was refused: refused by the master: the task was cancelled"
             #expect(try await eventually(within: .seconds(10)) { watched().contains(line) }, "\(watched())")
             #expect(watched().components(separatedBy: line).count == 2, "one line for the refusal: \(watched())")
-            #expect(try scene.onDevice(scene.ann).status == "cancelled")
-            #expect(try WorkerTool.run(scene.ann, "status").stdout.contains("Refused: start task \(scene.task): refused by the master: the task was cancelled"))
+            await #expect(try scene.onDevice(scene.ann).status == "cancelled")
+            #expect(try await WorkerTool.run(scene.ann, "status").stdout.contains("Refused: start task \(scene.task): refused by the master: the task was cancelled"))
             #expect(try await scene.service("verify", once: false).status == 0)
         }
     }
@@ -180,11 +180,13 @@ struct RefusedChangeTests {
     @Test func aWorkerWithoutTheSkillCannotCompleteTheTaskByClaimingStartingAndCompletingInOneSync() async throws {
         try await withClimbingTask(annClimbs: false) { scene in
             // Offline: claim, start and complete tried together, then one sync.
-            let queued = try ["claim", "start", "complete"].filter { operation in
-                try WorkerTool.run(scene.ann, operation == "complete" ? [operation, String(scene.task), "--note", "no harness"]
-                                                                  : [operation, String(scene.task)]).status == 0
-            }.count
-            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
+            var queued = 0
+            for operation in ["claim", "start", "complete"] {
+                let run = try await WorkerTool.run(scene.ann, operation == "complete" ? [operation, String(scene.task), "--note", "no harness"]
+                                                                        : [operation, String(scene.task)])
+                if run.status == 0 { queued += 1 }
+            }
+            #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             try await scene.settle()
             // Whatever the device let through, the master took it in and holds no completion by Ann.
             #expect(try await scene.ledgerEntries() == queued)

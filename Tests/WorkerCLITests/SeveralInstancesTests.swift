@@ -41,7 +41,7 @@ struct SeveralInstancesTests {
             let world = try await CentralStore.withStore(url) { try await Fixtures.seed($0) }
             let instances = [Self.run(url, folder: folder, log: folder.path + ".a.log"), Self.run(url, folder: folder, log: folder.path + ".b.log")]
             for instance in instances { try await instance.start() }
-            defer { for instance in instances where instance.isRunning { _ = try? instance.stop(signal: SIGKILL) } }
+            defer { for instance in instances where instance.isRunning { instance.stopInBackground() } }
 
             var roles: [String?] = []
             try await expectEventually("one active generator and one standing by") {
@@ -52,14 +52,14 @@ struct SeveralInstancesTests {
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("before the kill", team: world.red)) }
             try await expectEventually("the active instance replicates") { Self.replicaHolds("before the kill", folder: folder, team: world.red) }
 
-            try instances[active].stop(signal: SIGKILL)
+            try await instances[active].stop(signal: SIGKILL)
             let survivor = instances[1 - active]
             try await expectEventually("the standby instance takes over", within: .seconds(15)) { await Self.role(survivor) == "active" }
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("after the kill", team: world.red)) }
             try await expectEventually("the survivor replicates") { Self.replicaHolds("after the kill", folder: folder, team: world.red) }
             let metrics = try await LocalHTTP.request(url: survivor.url + "/metrics").body
             #expect(String(decoding: metrics, as: UTF8.self).contains("teamwork_generator_active 1"))
-            #expect(try survivor.stop() == 0)
+            await #expect(try survivor.stop() == 0)
             #expect(!survivor.logText.contains("Assertion failed"))
         }
     }
@@ -78,7 +78,7 @@ struct SeveralInstancesTests {
             let folders = [base.appending(path: "a"), base.appending(path: "b")]
             let instances = [Self.run(url, folder: folders[0], log: base.path + "/a.log"), Self.run(url, folder: folders[1], log: base.path + "/b.log")]
             for instance in instances { try await instance.start() }
-            defer { for instance in instances where instance.isRunning { _ = try? instance.stop() } }
+            defer { for instance in instances where instance.isRunning { instance.stopInBackground() } }
             try await expectEventually("both instances generate their own folder") {
                 let (a, b) = (await Self.role(instances[0]), await Self.role(instances[1]))
                 return a == "active" && b == "active"
@@ -88,15 +88,15 @@ struct SeveralInstancesTests {
             }
 
             let home = base.appending(path: "ann")
-            let worker = { (arguments: [String]) throws -> Tool.Run in
-                try WorkerTool.run(home, arguments)
+            let worker = { (arguments: [String]) async throws -> Tool.Run in
+                try await WorkerTool.run(home, arguments)
             }
-            #expect(try worker(["login", "--server", instances[0].url, "--token", token]).status == 0)
-            #expect(try worker(["complete", String(first), "--note", "via a"]).status == 0)
-            #expect(try worker(["sync"]).stdout.contains("pushed 1"))
+            #expect(try await worker(["login", "--server", instances[0].url, "--token", token]).status == 0)
+            #expect(try await worker(["complete", String(first), "--note", "via a"]).status == 0)
+            #expect(try await worker(["sync"]).stdout.contains("pushed 1"))
             try WorkerNetworkTests.moveServer(home, to: instances[1].url)
-            #expect(try worker(["complete", String(second), "--note", "via b"]).status == 0)
-            let viaB = try worker(["sync"])
+            #expect(try await worker(["complete", String(second), "--note", "via b"]).status == 0)
+            let viaB = try await worker(["sync"])
             #expect(viaB.status == 0 && viaB.stdout.contains("pushed 1"), "\(viaB.stderr)")
 
             try await expectEventually("both completions on the master") {
@@ -114,7 +114,7 @@ struct SeveralInstancesTests {
             #expect(ledger == 2 && history == 2, "each change once in the ledger and once in the history")
             for folder in folders {
                 try await expectEventually("verify is clean for \(folder.lastPathComponent)") {
-                    try Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folder.path]).status == 0
+                    try await Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folder.path]).status == 0
                 }
             }
         }

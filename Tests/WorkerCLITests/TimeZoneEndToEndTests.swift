@@ -22,29 +22,29 @@ struct TimeZoneEndToEndTests {
     @Test func aTeamsZoneReadsAndShowsItsTimesAndDecidesItsDaysOnTheManagersAndTheDevicesSide() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             let manager = ManagerTool(setup.url)
-            #expect(try manager("team", "update", "red", "--time-zone", "Mars/Olympus").status == TeamworkError.Code.invalidInput.exitStatus)
-            let zoned = try manager("team", "update", "red", "--time-zone", "Europe/Stockholm")
+            #expect(try await manager("team", "update", "red", "--time-zone", "Mars/Olympus").status == TeamworkError.Code.invalidInput.exitStatus)
+            let zoned = try await manager("team", "update", "red", "--time-zone", "Europe/Stockholm")
             #expect(zoned.status == 0, "\(zoned.stderr)")
-            func create(_ title: String, _ options: String...) throws -> Int64 {
-                let run = try manager.run(["task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
+            func create(_ title: String, _ options: String...) async throws -> Int64 {
+                let run = try await manager.run(["task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
                                            "--json"] + options)
                 #expect(run.status == 0, "\(run.stderr)")
                 return try JSONOutput.decode(FieldTask.self, run.stdout).id
             }
             // Winter and summer: 08:00 on the crew's clock either way.
-            let winter = try create("winter inspection", "--window", "2031-12-01T08:00/PT2H")
-            let summer = try create("summer inspection", "--window", "2031-07-01T08:00/PT2H")
+            let winter = try await create("winter inspection", "--window", "2031-12-01T08:00/PT2H")
+            let summer = try await create("summer inspection", "--window", "2031-07-01T08:00/PT2H")
             // Late on the 1st in Stockholm is already the 1st's last hour, not the 2nd (23:30 CET = 22:30Z).
-            let late = try create("late call-out", "--window", "2031-12-01T23:30/PT30M")
+            let late = try await create("late call-out", "--window", "2031-12-01T23:30/PT30M")
             // A due day ends at the crew's midnight; an explicit offset is taken as given.
-            let due = try create("due that day", "--due", "2031-12-01")
-            let utcGiven = try create("given in UTC", "--window", "2031-12-02T06:00Z/PT1H")
+            let due = try await create("due that day", "--due", "2031-12-01")
+            let utcGiven = try await create("given in UTC", "--window", "2031-12-02T06:00Z/PT1H")
             // A site in another zone rules its own tasks.
-            let site = try manager("location", "add", "--name", "Auckland depot", "--lat", "-36.85", "--lon", "174.76",
+            let site = try await manager("location", "add", "--name", "Auckland depot", "--lat", "-36.85", "--lon", "174.76",
                                    "--time-zone", "Pacific/Auckland", "--json")
             #expect(site.status == 0, "\(site.stderr)")
             let siteID = try JSONOutput.decode(Location.self, site.stdout).id
-            let auckland = try create("Auckland job", "--location", String(siteID), "--window", "2031-12-02T08:00/PT1H")
+            let auckland = try await create("Auckland job", "--location", String(siteID), "--window", "2031-12-02T08:00/PT1H")
 
             let tasks = try await CentralStore.withStore(setup.url) { store in
                 var found: [FieldTask] = []
@@ -58,42 +58,42 @@ struct TimeZoneEndToEndTests {
             #expect(tasks[5].timeZone == "Pacific/Auckland")
             #expect(tasks[5].window?.start == (try ISODate.parse("2031-12-01T19:00:00Z")))
 
-            let shown = try manager("task", "show", String(winter)).stdout
+            let shown = try await manager("task", "show", String(winter)).stdout
             #expect(shown.contains("2031-12-01 08:00-10:00 CET") && shown.contains("Europe/Stockholm"), "\(shown)")
-            #expect(try manager("task", "show", String(summer)).stdout.contains("2031-07-01 08:00-10:00 CEST"))
-            let json = try manager("task", "show", String(winter), "--json").stdout
+            #expect(try await manager("task", "show", String(summer)).stdout.contains("2031-07-01 08:00-10:00 CEST"))
+            let json = try await manager("task", "show", String(winter), "--json").stdout
             #expect(json.contains("\"time_zone\" : \"Europe/Stockholm\"") || json.contains("\"time_zone\":\"Europe/Stockholm\""), "\(json)")
             #expect(json.contains("2031-12-01T07:00:00Z"), "JSON carries the instant in UTC: \(json)")
 
             // The manager's day: each task's own.
-            let day = try manager("task", "list", "--on", "2031-12-01", "--json").stdout
+            let day = try await manager("task", "list", "--on", "2031-12-01", "--json").stdout
             let onDay = Set(try JSONOutput.decode([FieldTask].self, day).map(\.id))
             #expect(onDay == [winter, late, due], "\(day)")
-            let second = Set(try JSONOutput.decode([FieldTask].self, try manager("task", "list", "--on", "2031-12-02", "--json").stdout).map(\.id))
+            let second = Set(try JSONOutput.decode([FieldTask].self, try await manager("task", "list", "--on", "2031-12-02", "--json").stdout).map(\.id))
             #expect(second == [utcGiven, auckland], "08:00 in Auckland on the 2nd is the 1st in UTC, yet the 2nd's work")
-            let table = try manager("task", "list", "--on", "2031-12-02").stdout
+            let table = try await manager("task", "list", "--on", "2031-12-02").stdout
             #expect(table.contains("CET") && table.contains("NZDT"), "zones named when a listing spans two: \(table)")
 
             // The device, in Los Angeles, plans the Stockholm crew's day by Stockholm's clock.
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
             let la = ["TZ": "America/Los_Angeles"]
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            let device = try JSONOutput.decode([DeviceTask].self, try WorkerTool.run(setup.annHome, ["tasks", "--json"], environment: la).stdout)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            let device = try JSONOutput.decode([DeviceTask].self, try await WorkerTool.run(setup.annHome, ["tasks", "--json"], environment: la).stdout)
             #expect(device.first { $0.id == winter }?.timeZone == "Europe/Stockholm")
-            let worked = try WorkerTool.run(setup.annHome, ["tasks", "--on", "2031-12-01"], environment: la).stdout
+            let worked = try await WorkerTool.run(setup.annHome, ["tasks", "--on", "2031-12-01"], environment: la).stdout
             #expect(worked.contains("winter inspection") && worked.contains("late call-out") && worked.contains("due that day")
                     && !worked.contains("given in UTC"), "\(worked)")
             #expect(worked.contains("2031-12-01 08:00-10:00"), "the crew's clock, not the phone's: \(worked)")
-            let shownOnDevice = try WorkerTool.run(setup.annHome, ["show", String(winter)], environment: la).stdout
+            let shownOnDevice = try await WorkerTool.run(setup.annHome, ["show", String(winter)], environment: la).stdout
             #expect(shownOnDevice.contains("2031-12-01 08:00-10:00 CET"), "\(shownOnDevice)")
 
             // Today on the device is the crew's today: a task due at the end of today in Auckland.
             let aucklandZone = try Zone("Pacific/Auckland")
             let todayThere = aucklandZone.date(of: Date())
-            _ = try manager("task", "update", String(auckland), "--clear-window", "--due", todayThere.description)
+            _ = try await manager("task", "update", String(auckland), "--clear-window", "--due", todayThere.description)
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
-            #expect(try WorkerTool.run(setup.annHome, ["sync"], environment: la).status == 0)
-            let today = try WorkerTool.run(setup.annHome, ["tasks", "--today"], environment: la).stdout
+            #expect(try await WorkerTool.run(setup.annHome, ["sync"], environment: la).status == 0)
+            let today = try await WorkerTool.run(setup.annHome, ["tasks", "--today"], environment: la).stdout
             #expect(today.contains("Auckland job"), "due today in Auckland is today's work there, whatever the phone says: \(today)")
         }
     }

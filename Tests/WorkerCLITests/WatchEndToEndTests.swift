@@ -32,10 +32,10 @@ struct WatchEndToEndTests {
         }
 
         /// Runs the manager's tool; expects success and returns what it printed.
-        func ok(_ arguments: String...) throws -> String { try Scene.ok(manager, arguments) }
+        func ok(_ arguments: String...) async throws -> String { try await Scene.ok(manager, arguments) }
 
-        static func ok(_ manager: ManagerTool, _ arguments: [String]) throws -> String {
-            let run = try manager.run(arguments)
+        static func ok(_ manager: ManagerTool, _ arguments: [String]) async throws -> String {
+            let run = try await manager.run(arguments)
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
             return run.stdout
         }
@@ -47,22 +47,22 @@ struct WatchEndToEndTests {
     static func withWatchingDevice(_ url: DatabaseURL, in folder: URL, firstTask: String,
                                    _ body: (Scene) async throws -> Void) async throws {
         let manager = ManagerTool(url)
-        func ok(_ arguments: String...) throws -> String { try Scene.ok(manager, arguments) }
-        _ = try ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
-        _ = try ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
-        _ = try ok("team", "add", "red", "--name", "Red Team")
-        _ = try ok("team", "add-member", "red", "ann@example.org")
-        _ = try ok("task", "create", "--actor", "max@example.org", "--title", firstTask, "--team", "red", "--assignee", "ann@example.org")
-        let token = try ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
+        func ok(_ arguments: String...) async throws -> String { try await Scene.ok(manager, arguments) }
+        _ = try await ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+        _ = try await ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+        _ = try await ok("team", "add", "red", "--name", "Red Team")
+        _ = try await ok("team", "add-member", "red", "ann@example.org")
+        _ = try await ok("task", "create", "--actor", "max@example.org", "--title", firstTask, "--team", "red", "--assignee", "ann@example.org")
+        let token = try await ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
 
         let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
                                          log: folder.path + "/service.log")
         try await service.start()
-        defer { _ = try? service.stop() }
+        defer { service.stopInBackground() }
 
         let home = folder.appending(path: "ann")
         #expect(try await eventually(within: .seconds(10)) {
-            try WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0
+            try await WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0
         })
         var environment = ProcessInfo.processInfo.environment
         environment["TEAMWORK_WORKER_HOME"] = home.path
@@ -89,33 +89,33 @@ struct WatchEndToEndTests {
             try await Self.withWatchingDevice(url, in: folder, firstTask: "First job") { scene in
                 let (ok, watched, home, service, watch) = (scene.ok, scene.watched, scene.home, scene.service, scene.watch)
                 // A manager assigns new work: it reaches the device with nobody running sync.
-                let created = try JSONOutput.decode(FieldTask.self, try ok(
+                let created = try await JSONOutput.decode(FieldTask.self, try ok(
                     "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
                     "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
                 #expect(try await eventually(within: .seconds(5)) {
-                    try WorkerTool.run(home, "tasks").stdout.contains("Burst main on Elm St")
+                    try await WorkerTool.run(home, "tasks").stdout.contains("Burst main on Elm St")
                 }, "\(watched())")
                 #expect(try await eventually(within: .seconds(2)) {
                     watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
                 }, "\(watched())")
 
                 // Work done on the device leaves at once; the listener puts it on the master.
-                #expect(try WorkerTool.run(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
+                #expect(try await WorkerTool.run(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
                 #expect(try await eventually(within: .seconds(5)) {
                     try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
                 }, "\(watched())")
 
                 // The service restarts (its open waits end promptly on SIGTERM); the watcher rides it out.
                 let stopping = ContinuousClock.now
-                #expect(try service.stop() == 0)
+                #expect(try await service.stop() == 0)
                 #expect(ContinuousClock.now - stopping < .seconds(10), "\(service.logText.suffix(3000))")
                 #expect(try await eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
-                let whileDown = try JSONOutput.decode(FieldTask.self, try ok(
+                let whileDown = try await JSONOutput.decode(FieldTask.self, try ok(
                     "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
                     "--assignee", "ann@example.org", "--json"))
                 try await service.start()
                 #expect(try await eventually(within: .seconds(20)) {
-                    try WorkerTool.run(home, "tasks").stdout.contains("Made while the server was down")
+                    try await WorkerTool.run(home, "tasks").stdout.contains("Made while the server was down")
                 }, "\(watched())")
                 // The device's file holds the task a moment before the watcher has printed its lines.
                 #expect(try await eventually(within: .seconds(5)) {
@@ -124,7 +124,7 @@ struct WatchEndToEndTests {
 
                 // The device ends equal to the master.
                 let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
-                let device = try JSONOutput.decode([DeviceTask].self, try WorkerTool.run(home, "tasks", "--all", "--json").stdout)
+                let device = try JSONOutput.decode([DeviceTask].self, try await WorkerTool.run(home, "tasks", "--all", "--json").stdout)
                 #expect(Dictionary(uniqueKeysWithValues: device.map { ($0.id, $0.status) })
                     == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
 
@@ -146,22 +146,22 @@ struct WatchEndToEndTests {
             try await Self.withWatchingDevice(url, in: folder, firstTask: "Before") { scene in
                 let (manager, watched, home, service) = (scene.manager, scene.watched, scene.home, scene.service)
                 // PostgreSQL stops under the service and the watcher, then comes back.
-                try own.cluster.stop()
+                try await own.stop()
                 #expect(try await eventually(within: .seconds(20)) {
                     service.logText.contains("retrying") || service.logText.contains("reconnecting")
                 }, "the service met the outage: \(service.logText.suffix(2000))")
-                _ = try own.cluster.ensureRunning()
+                try await own.start()
                 #expect(try await eventually(within: .seconds(20)) {
-                    (try? manager.run(["task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
+                    (try? await manager.run(["task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
                                        "--assignee", "ann@example.org"]))?.status == 0
                 })
                 #expect(try await eventually(within: .seconds(40)) {
-                    try WorkerTool.run(home, "tasks").stdout.contains("After the restart")
+                    try await WorkerTool.run(home, "tasks").stdout.contains("After the restart")
                 }, "\(watched())\n\(service.logText.suffix(2000))")
                 #expect(service.isRunning)
 
                 let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
-                let device = try JSONOutput.decode([DeviceTask].self, try WorkerTool.run(home, "tasks", "--all", "--json").stdout)
+                let device = try JSONOutput.decode([DeviceTask].self, try await WorkerTool.run(home, "tasks", "--all", "--json").stdout)
                 #expect(Set(device.map(\.id)) == Set(master.map(\.id)))
             }
         }

@@ -41,7 +41,7 @@ struct WorkerEndToEndTests {
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
             let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
             try await server.start()
-            defer { _ = try? server.stop() }
+            defer { server.stopInBackground() }
             try await body(Setup(url: url, world: world, folder: replicas, server: server,
                                  annHome: folder.appending(path: "ann"), cyHome: folder.appending(path: "cy"),
                                  annToken: annToken, cyToken: cyToken, annTask: annTask.id, blueTask: blueTask.id))
@@ -50,56 +50,56 @@ struct WorkerEndToEndTests {
 
     @Test func twoWorkersOnDifferentTeamsEachSeeOnlyTheirOwnTeam() async throws {
         try await withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try WorkerTool.run(setup.cyHome, "login", "--server", setup.server.url, "--token", setup.cyToken).status == 0)
-            let ann = try WorkerTool.run(setup.annHome, "tasks", "--all")
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await WorkerTool.run(setup.cyHome, "login", "--server", setup.server.url, "--token", setup.cyToken).status == 0)
+            let ann = try await WorkerTool.run(setup.annHome, "tasks", "--all")
             #expect(ann.stdout.contains("fix red meter") && ann.stdout.contains("red floating") && !ann.stdout.contains("blue job"))
-            let cy = try WorkerTool.run(setup.cyHome, "tasks", "--all")
+            let cy = try await WorkerTool.run(setup.cyHome, "tasks", "--all")
             #expect(cy.stdout.contains("blue job") && !cy.stdout.contains("red"))
-            let annMine = try WorkerTool.run(setup.annHome, "tasks")
+            let annMine = try await WorkerTool.run(setup.annHome, "tasks")
             #expect(annMine.stdout.contains("fix red meter") && !annMine.stdout.contains("red floating"))
             // Names come from the common replica, which every worker holds too.
-            let shown = try WorkerTool.run(setup.annHome, "show", String(setup.annTask))
+            let shown = try await WorkerTool.run(setup.annHome, "show", String(setup.annTask))
             #expect(shown.stdout.contains("ann Test (\(setup.world.ann.id))"), "\(shown.stdout)")
         }
     }
 
     @Test func workDoneOfflineArrivesOnceAtTheNextSync() async throws {
         try await withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            try setup.server.stop()
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            try await setup.server.stop()
             let id = String(setup.annTask)
-            #expect(try WorkerTool.run(setup.annHome, "start", id).status == 0)
-            #expect(try WorkerTool.run(setup.annHome, "complete", id, "--note", "done offline").status == 0)
-            let offline = try WorkerTool.run(setup.annHome, "sync")
+            #expect(try await WorkerTool.run(setup.annHome, "start", id).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "complete", id, "--note", "done offline").status == 0)
+            let offline = try await WorkerTool.run(setup.annHome, "sync")
             #expect(offline.status == 69 && offline.stderr.contains("your changes stay queued"))
             // A new process each time: the queue lives on disk.
-            #expect(try WorkerTool.run(setup.annHome, "status").stdout.contains("Queued: 2"))
-            #expect(try WorkerTool.run(setup.annHome, "show", id).stdout.contains("done offline"))
+            #expect(try await WorkerTool.run(setup.annHome, "status").stdout.contains("Queued: 2"))
+            #expect(try await WorkerTool.run(setup.annHome, "show", id).stdout.contains("done offline"))
 
             try await setup.server.start()
-            let online = try WorkerTool.run(setup.annHome, "sync")
+            let online = try await WorkerTool.run(setup.annHome, "sync")
             #expect(online.status == 0 && online.stdout.contains("pushed 2, 0 rejected"), "\(online.stderr)")
-            #expect(try WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 0"))
+            #expect(try await WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 0"))
             let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: file).acceptedWorkerChanges == 2)
-            #expect(try WorkerTool.run(setup.annHome, "status").stdout.contains("Queued: 0"))
+            #expect(try await WorkerTool.run(setup.annHome, "status").stdout.contains("Queued: 0"))
         }
     }
 
     @Test func aRevokedTokenIsRefusedAndARemovedMemberLosesTheTeam() async throws {
         try await withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             try await CentralStore.withStore(setup.url) { store in
                 try await store.removeMember(teamID: setup.world.red.id, personID: setup.world.ann.id)
             }
-            let after = try WorkerTool.run(setup.annHome, "sync")
+            let after = try await WorkerTool.run(setup.annHome, "sync")
             #expect(after.status == 0 && after.stdout.contains("removed Red Team"))
-            #expect(!(try WorkerTool.run(setup.annHome, "tasks", "--all").stdout.contains("red")))
+            #expect(!(try await WorkerTool.run(setup.annHome, "tasks", "--all").stdout.contains("red")))
 
             let tokens = try await CentralStore.withStore(setup.url) { try await $0.listTokens(personID: setup.world.ann.id) }
             _ = try await CentralStore.withStore(setup.url) { try await $0.revokeToken(id: tokens[0].id) }
-            let refused = try WorkerTool.run(setup.annHome, "sync")
+            let refused = try await WorkerTool.run(setup.annHome, "sync")
             #expect(refused.status == 68 && refused.stderr.contains("refused the token"))
         }
     }
@@ -131,12 +131,12 @@ struct WorkerEndToEndTests {
 
     @Test func aDamagedLocalCopyIsSetAsideAndRefetched() async throws {
         try await withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             try Data("not a database".utf8).write(to: setup.annHome.appending(path: "local.sqlite"))
-            let before = try WorkerTool.run(setup.annHome, "tasks")
+            let before = try await WorkerTool.run(setup.annHome, "tasks")
             #expect(before.status == 64 && before.stderr.contains("sync"))
-            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
-            #expect(try WorkerTool.run(setup.annHome, "tasks").stdout.contains("fix red meter"))
+            #expect(try await WorkerTool.run(setup.annHome, "sync").status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "tasks").stdout.contains("fix red meter"))
             let files = try FileManager.default.contentsOfDirectory(atPath: setup.annHome.path)
             #expect(files.contains { $0.hasPrefix("local.sqlite.damaged-") })
         }
@@ -149,17 +149,17 @@ struct WorkerEndToEndTests {
         try await withSetup { setup in
             let manager = ManagerTool(setup.url)
             let title = "Pump house\nsecond line\r\nthird\tcolumn"
-            let created = try manager("task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
+            let created = try await manager("task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
                                       "--description", "Line one\nLine two")
             #expect(created.status == 0, "\(created.stderr)")
             #expect(created.stdout.split(separator: "\n").count == 1, "one confirmation line: \(created.stdout)")
             #expect(created.stdout.contains("Pump house second line third column"), "\(created.stdout)")
             let id = try #require(created.stdout.split(separator: " ").compactMap { Int64($0.trimmingCharacters(in: .punctuationCharacters)) }.first)
-            #expect(try Tool.service.run(["replicate", "--once", "--database-url", setup.url.connectionString,
+            #expect(try await Tool.service.run(["replicate", "--once", "--database-url", setup.url.connectionString,
                                           "--replicas", setup.folder.path]).status == 0)
-            #expect(try WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url], input: setup.annToken + "\n").status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url], input: setup.annToken + "\n").status == 0)
 
-            let tasks = try WorkerTool.run(setup.annHome, "tasks")
+            let tasks = try await WorkerTool.run(setup.annHome, "tasks")
             let lines = tasks.stdout.split(separator: "\n")
             #expect(lines.first?.hasPrefix("ID  WHEN") == true && lines.first?.hasSuffix("TITLE") == true, "a header: \(tasks.stdout)")
             let row = try #require(lines.first { $0.hasPrefix("\(id) ") }, "\(tasks.stdout)")
@@ -169,7 +169,7 @@ struct WorkerEndToEndTests {
             let titleColumn = row.range(of: "Pump").map { row.distance(from: row.startIndex, to: $0.lowerBound) }
             #expect(headerColumn != nil && headerColumn == titleColumn, "the title under its header: \(tasks.stdout)")
 
-            let show = try WorkerTool.run(setup.annHome, "show", String(id))
+            let show = try await WorkerTool.run(setup.annHome, "show", String(id))
             let titleLine = try #require(show.stdout.split(separator: "\n").first { $0.hasPrefix("title:") })
             #expect(titleLine.hasSuffix("Pump house second line third column"), "\(show.stdout)")
             #expect(!show.stdout.contains("\nsecond line"), "\(show.stdout)")
@@ -179,15 +179,15 @@ struct WorkerEndToEndTests {
 
     @Test func badInputGetsOneLineAndAnExitCode() async throws {
         try await withSetup { setup in
-            let notSignedIn = try WorkerTool.run(setup.annHome, "sync")
+            let notSignedIn = try await WorkerTool.run(setup.annHome, "sync")
             #expect(notSignedIn.status == 64 && notSignedIn.stderr.contains("not signed in"))
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", "nope").status == 65)
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", "ftp://x", "--token", setup.annToken).status == 65)
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            let unknown = try WorkerTool.run(setup.annHome, "start", "999999")
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", "nope").status == 65)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", "ftp://x", "--token", setup.annToken).status == 65)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            let unknown = try await WorkerTool.run(setup.annHome, "start", "999999")
             #expect(unknown.status == 67 && unknown.stderr.split(separator: "\n").count == 1)
-            #expect(try WorkerTool.run(setup.annHome, "complete", String(setup.annTask)).status == 64)
-            #expect(try WorkerTool.run(setup.annHome, "checkin", "--lat", "91", "--lon", "0").status == 65)
+            #expect(try await WorkerTool.run(setup.annHome, "complete", String(setup.annTask)).status == 64)
+            #expect(try await WorkerTool.run(setup.annHome, "checkin", "--lat", "91", "--lon", "0").status == 65)
             let config = setup.annHome.appending(path: "config.json").path
             let mode = try FileManager.default.attributesOfItem(atPath: config)[.posixPermissions] as? Int
             #expect(mode == 0o600)

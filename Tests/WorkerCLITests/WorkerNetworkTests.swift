@@ -18,8 +18,8 @@ import Glibc
 @Suite("teamwork-worker on a bad network")
 struct WorkerNetworkTests {
 
-    static func queuedCount(_ home: URL) throws -> String {
-        try WorkerTool.run(home, "status").stdout
+    static func queuedCount(_ home: URL) async throws -> String {
+        try await WorkerTool.run(home, "status").stdout
     }
 
     /// Points the signed-in device at another server address.
@@ -32,23 +32,23 @@ struct WorkerNetworkTests {
 
     @Test func aServerThatAcceptsButNeverAnswersEndsSyncWithExit69WithinTheTimeoutAndKeepsTheQueue() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try WorkerTool.run(setup.annHome, "start", String(setup.annTask)).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "start", String(setup.annTask)).status == 0)
             let (port, descriptor) = ServiceProcess.silentPort()
             defer { close(descriptor) }
             try Self.moveServer(setup.annHome, to: "http://127.0.0.1:\(port)")
 
             let started = ContinuousClock.now
-            let silent = try WorkerTool.run(setup.annHome, "sync", "--timeout", "2")
+            let silent = try await WorkerTool.run(setup.annHome, "sync", "--timeout", "2")
             let took = ContinuousClock.now - started
             #expect(silent.status == 69, "\(silent.stderr)")
             #expect(silent.stderr.contains("did not answer") && silent.stderr.contains("stay queued"), "\(silent.stderr)")
             #expect(silent.stderr.split(separator: "\n").count == 1)
             #expect(took < .seconds(10), "gave up after \(took), not within the 2 s timeout")
-            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
+            await #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
 
             try Self.moveServer(setup.annHome, to: setup.server.url)
-            let back = try WorkerTool.run(setup.annHome, "sync")
+            let back = try await WorkerTool.run(setup.annHome, "sync")
             #expect(back.status == 0 && back.stdout.contains("pushed 1"), "\(back.stderr)")
         }
     }
@@ -58,7 +58,7 @@ struct WorkerNetworkTests {
     /// keeps nothing.
     @Test func aServerWhoseCentralStoreIsAwayTakesAKnownDevicesWorkAndAsksANewOneToWait() async throws {
         try await PrivateCluster.with("503") { own in
-            let (directory, cluster, url) = (own.directory, own.cluster, own.url)
+            let (directory, url) = (own.directory, own.url)
             let (task, token, newcomer) = try await CentralStore.withStore(url) { store in
                 try await Migrator().migrate(store)
                 let world = try await Fixtures.seed(store)
@@ -70,36 +70,36 @@ struct WorkerNetworkTests {
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
             let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
             try await server.start()
-            defer { _ = try? server.stop() }
+            defer { server.stopInBackground() }
             let home = directory.appending(path: "ann")
-            #expect(try WorkerTool.run(home, "login", "--server", server.url, "--token", token).status == 0)
+            #expect(try await WorkerTool.run(home, "login", "--server", server.url, "--token", token).status == 0)
 
-            try cluster.stop()
-            #expect(try WorkerTool.run(home, "start", String(task)).status == 0)
-            let away = try WorkerTool.run(home, "sync")
+            try await own.stop()
+            #expect(try await WorkerTool.run(home, "start", String(task)).status == 0)
+            let away = try await WorkerTool.run(home, "sync")
             #expect(away.status == 0 && away.stdout.contains("pushed 1"), "\(away.stdout) \(away.stderr)")
             #expect(away.stderr.contains("positions not fetched"), "the one thing the master alone knows: \(away.stderr)")
-            #expect(try Self.queuedCount(home).contains("Queued: 0"))
+            await #expect(try Self.queuedCount(home).contains("Queued: 0"))
             let bo = directory.appending(path: "bo")
-            let refused = try WorkerTool.run(bo, ["login", "--server", server.url], input: newcomer + "\n")
+            let refused = try await WorkerTool.run(bo, ["login", "--server", server.url], input: newcomer + "\n")
             #expect(refused.status == 69 && refused.stderr.contains("503") && refused.stderr.contains("not signed in"), "\(refused.stderr)")
             #expect(!FileManager.default.fileExists(atPath: bo.appending(path: "local.sqlite").path))
 
-            _ = try cluster.ensureRunning()
+            try await own.start()
             try await expectEventually("the start stored during the outage reaches the master", within: .seconds(40)) {
                 _ = try? await EventListener(.init(databaseURL: url, directory: replicas)).once()
                 return (try? await CentralStore.withStore(url) { try await $0.task(id: task).status }) == .inProgress
             }
-            let back = try WorkerTool.run(home, "sync")
+            let back = try await WorkerTool.run(home, "sync")
             #expect(back.status == 0 && !back.stderr.contains("positions not fetched"), "\(back.stderr)")
         }
     }
 
     @Test func aWorkerWithOnlyTeamTasksChecksInAndKeepsGettingNewWork() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try WorkerTool.run(setup.annHome, "checkin", "--lat", "51.5", "--lon", "-0.12").status == 0)
-            let first = try WorkerTool.run(setup.annHome, "sync")
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "checkin", "--lat", "51.5", "--lon", "-0.12").status == 0)
+            let first = try await WorkerTool.run(setup.annHome, "sync")
             #expect(first.status == 0 && first.stdout.contains("pushed 1, 0 rejected"), "\(first.stdout) \(first.stderr)")
             let red = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: red).acceptedWorkerChanges == 1, "the check-in went to a replica that exists")
@@ -108,45 +108,45 @@ struct WorkerNetworkTests {
                 try await store.createTask(try setup.world.task("assigned after the check-in", team: setup.world.red, assignee: setup.world.ann))
             }
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
-            #expect(try WorkerTool.run(setup.annHome, "sync").status == 0)
-            #expect(try WorkerTool.run(setup.annHome, "tasks").stdout.contains("assigned after the check-in"))
-            #expect(try WorkerTool.run(setup.annHome, "start", String(later.id)).status == 0)
-            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
-            #expect(try WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 1"))
+            #expect(try await WorkerTool.run(setup.annHome, "sync").status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "tasks").stdout.contains("assigned after the check-in"))
+            #expect(try await WorkerTool.run(setup.annHome, "start", String(later.id)).status == 0)
+            await #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
+            #expect(try await WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 1"))
         }
     }
 
     @Test func aCheckinQueuedForAReplicaThatNeverAppearsMovesToOneThatExists() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             // A device of the earlier release queued its check-ins for the personal replica, which was never generated.
             let store = try LocalStore(path: setup.annHome.appending(path: "local.sqlite").path)
             _ = try store.enqueue(.checkin, taskID: nil, in: "person-\(setup.world.ann.id)", by: setup.world.ann.id,
                                   latitude: 1, longitude: 2)
             _ = try store.enqueue(.start, taskID: setup.annTask, in: "team-\(setup.world.red.id)", by: setup.world.ann.id)
-            let sync = try WorkerTool.run(setup.annHome, "sync")
+            let sync = try await WorkerTool.run(setup.annHome, "sync")
             #expect(sync.status == 0 && sync.stdout.contains("pushed 2, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
-            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 0"))
+            await #expect(try Self.queuedCount(setup.annHome).contains("Queued: 0"))
         }
     }
 
     @Test func aPushWhoseAnswerWasLostIsSentAgainAndCountedOnce() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            #expect(try WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try WorkerTool.run(setup.annHome, "complete", String(setup.annTask), "--note", "sent twice").status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await WorkerTool.run(setup.annHome, "complete", String(setup.annTask), "--note", "sent twice").status == 0)
             let local = setup.annHome.appending(path: "local.sqlite")
             let beforeAnswer = setup.annHome.appending(path: "before-answer.sqlite")
             try FileManager.default.copyItem(at: local, to: beforeAnswer)
-            #expect(try WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 1"))
+            #expect(try await WorkerTool.run(setup.annHome, "sync").stdout.contains("pushed 1"))
             // The answer never reached the device: it still holds the change as queued.
             try FileManager.default.removeItem(at: local)
             try FileManager.default.moveItem(at: beforeAnswer, to: local)
-            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
-            let again = try WorkerTool.run(setup.annHome, "sync")
+            await #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"))
+            let again = try await WorkerTool.run(setup.annHome, "sync")
             #expect(again.status == 0 && again.stdout.contains("pushed 1, 0 rejected"), "\(again.stderr)")
             let red = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: red).acceptedWorkerChanges == 1, "stored once")
-            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 0"))
+            await #expect(try Self.queuedCount(setup.annHome).contains("Queued: 0"))
         }
     }
 
@@ -156,7 +156,7 @@ struct WorkerNetworkTests {
             try FileManager.default.createDirectory(at: setup.annHome, withIntermediateDirectories: true)
             let queue = try DatabaseQueue(path: setup.annHome.appending(path: "local.sqlite").path)
             let red = "team-\(setup.world.red.id)"
-            try queue.write { db in
+            try await queue.write { db in
                 try db.execute(sql: LocalStore.firstSchema)
                 try db.execute(sql: "PRAGMA user_version = 1")
                 try db.execute(sql: "INSERT INTO replicas (name, kind, title, slug) VALUES (?, 'team', 'Red', 'red')", arguments: [red])
@@ -170,8 +170,8 @@ struct WorkerNetworkTests {
             let config = ["server": setup.server.url, "token": setup.annToken]
             try JSONSerialization.data(withJSONObject: config).write(to: setup.annHome.appending(path: "config.json"))
 
-            #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"), "the queue survives the upgrade")
-            let sync = try WorkerTool.run(setup.annHome, "sync")
+            await #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"), "the queue survives the upgrade")
+            let sync = try await WorkerTool.run(setup.annHome, "sync")
             #expect(sync.status == 0 && sync.stdout.contains("pushed 1, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
             let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: file).acceptedWorkerChanges == 1)

@@ -13,21 +13,21 @@ struct WorkerQueueTests {
     @Test func aWorkerReopensTheirOwnCompletionAndTheMasterFollowsWithHistory() async throws {
         try await RefusedChangeTests().withClimbingTask { scene in
             let task = String(scene.task)
-            #expect(try WorkerTool.run(scene.ann, "claim", task).status == 0)
-            #expect(try WorkerTool.run(scene.ann, "start", task).status == 0)
-            #expect(try WorkerTool.run(scene.ann, "complete", task, "--note", "mast checked").status == 0)
-            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "claim", task).status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "start", task).status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "complete", task, "--note", "mast checked").status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             try await scene.settle()
             #expect(try await scene.onMaster().status == .completed)
 
             // Bo cannot take back Ann's completion; Ann can, saying why.
-            #expect(try WorkerTool.run(scene.bo, "sync").status == 0)
-            let bo = try WorkerTool.run(scene.bo, "reopen", task, "--note", "not mine")
+            #expect(try await WorkerTool.run(scene.bo, "sync").status == 0)
+            let bo = try await WorkerTool.run(scene.bo, "reopen", task, "--note", "not mine")
             #expect(bo.status == 68 && bo.stderr.contains("only the worker who completed"), "\(bo.stderr)")
-            #expect(try WorkerTool.run(scene.ann, "reopen", task, "--note", "a bolt is missing").status == 0)
-            #expect(try scene.onDevice(scene.ann).status == "in_progress")
-            #expect(try WorkerTool.run(scene.ann, "tasks").stdout.contains("in_progress  Mast inspection"), "statuses read as on the wire")
-            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "reopen", task, "--note", "a bolt is missing").status == 0)
+            await #expect(try scene.onDevice(scene.ann).status == "in_progress")
+            #expect(try await WorkerTool.run(scene.ann, "tasks").stdout.contains("in_progress  Mast inspection"), "statuses read as on the wire")
+            #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             try await scene.settle()
             let master = try await scene.onMaster()
             #expect(master.status == .inProgress && master.completedAt == nil && master.completionNote == nil)
@@ -40,18 +40,18 @@ struct WorkerQueueTests {
     @Test func undoTakesBackTheNewestQueuedChangeAndNothingOfItLeavesTheDevice() async throws {
         try await RefusedChangeTests().withClimbingTask { scene in
             let task = String(scene.task)
-            let nothing = try WorkerTool.run(scene.ann, "undo")
+            let nothing = try await WorkerTool.run(scene.ann, "undo")
             #expect(nothing.status == 67 && nothing.stderr.contains("nothing is queued"), "\(nothing.stderr)")
-            #expect(try WorkerTool.run(scene.ann, "claim", task).status == 0)
-            #expect(try WorkerTool.run(scene.ann, "start", task).status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "claim", task).status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "start", task).status == 0)
             // The wrong task: both taken back, newest first; the device shows the task as the server has it.
-            #expect(try WorkerTool.run(scene.ann, "undo").stdout.contains("Took back start of task \(task)"))
-            #expect(try scene.onDevice(scene.ann).status == "assigned")
-            #expect(try WorkerTool.run(scene.ann, "undo").stdout.contains("Took back claim of task \(task)"))
-            let shown = try scene.onDevice(scene.ann)
+            #expect(try await WorkerTool.run(scene.ann, "undo").stdout.contains("Took back start of task \(task)"))
+            await #expect(try scene.onDevice(scene.ann).status == "assigned")
+            #expect(try await WorkerTool.run(scene.ann, "undo").stdout.contains("Took back claim of task \(task)"))
+            let shown = try await scene.onDevice(scene.ann)
             #expect(shown.status == "open" && shown.assigneeId == nil)
-            #expect(try WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 0 "))
-            #expect(try WorkerTool.run(scene.ann, "sync").status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 0 "))
+            #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             try await scene.settle()
             #expect(try await scene.ledgerEntries() == 0)
             #expect(try await scene.onMaster().assigneeID == nil)
@@ -61,32 +61,32 @@ struct WorkerQueueTests {
     @Test func undoOfAChangeALaterQueuedChangeDependsOnIsRefused() async throws {
         try await RefusedChangeTests().withClimbingTask { scene in
             let task = String(scene.task)
-            #expect(try WorkerTool.run(scene.ann, "claim", task).status == 0)
-            #expect(try WorkerTool.run(scene.ann, "start", task).status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "claim", task).status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "start", task).status == 0)
             struct Status: Decodable { struct Change: Decodable { var changeId: String; var operation: String }; var queued: [Change] }
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
-            let queued = try decoder.decode(Status.self, from: Data(WorkerTool.run(scene.ann, "status", "--json").stdout.utf8)).queued
+            let queued = try await decoder.decode(Status.self, from: Data(WorkerTool.run(scene.ann, "status", "--json").stdout.utf8)).queued
             let claim = try #require(queued.first { $0.operation == "claim" })
-            let refused = try WorkerTool.run(scene.ann, "undo", claim.changeId)
+            let refused = try await WorkerTool.run(scene.ann, "undo", claim.changeId)
             #expect(refused.status == 68 && refused.stderr.contains("take that back first"), "\(refused.stderr)")
-            #expect(try scene.onDevice(scene.ann).status == "in_progress")
+            await #expect(try scene.onDevice(scene.ann).status == "in_progress")
         }
     }
 
     @Test func signingInAsSomeoneElseWhileWorkIsQueuedIsRefusedAndNothingLeavesUnderTheirToken() async throws {
         try await RefusedChangeTests().withClimbingTask { scene in
             let task = String(scene.task)
-            #expect(try WorkerTool.run(scene.ann, "claim", task).status == 0)
-            #expect(try WorkerTool.run(scene.ann, "checkin", "--lat", "59.3", "--lon", "18.0").status == 0)
-            let boToken = try scene.ok("person", "token", "issue", "bo@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(try await WorkerTool.run(scene.ann, "claim", task).status == 0)
+            #expect(try await WorkerTool.run(scene.ann, "checkin", "--lat", "59.3", "--lon", "18.0").status == 0)
+            let boToken = try await scene.ok("person", "token", "issue", "bo@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
             // Bo picks up Ann's phone.
-            let refused = try WorkerTool.run(scene.ann, "login", "--server", scene.server.url, "--token", boToken)
+            let refused = try await WorkerTool.run(scene.ann, "login", "--server", scene.server.url, "--token", boToken)
             #expect(refused.status == 68 && refused.stderr.contains("2 change(s) made by someone else"), "\(refused.stderr)")
-            #expect(try WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 2 "))
-            let discarded = try WorkerTool.run(scene.ann, "login", "--server", scene.server.url, "--token", boToken, "--discard-queue")
+            #expect(try await WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 2 "))
+            let discarded = try await WorkerTool.run(scene.ann, "login", "--server", scene.server.url, "--token", boToken, "--discard-queue")
             #expect(discarded.status == 0 && discarded.stdout.contains("Dropped 2 queued change(s)"), "\(discarded.stderr)")
-            #expect(try scene.onDevice(scene.ann).assigneeId == nil)
+            await #expect(try scene.onDevice(scene.ann).assigneeId == nil)
             try await scene.settle()
             // Nothing of Ann's went out under Bo's token: no claim, no check-in.
             #expect(try await scene.ledgerEntries() == 0)
