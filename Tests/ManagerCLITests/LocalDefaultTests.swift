@@ -11,7 +11,7 @@ import Glibc
 struct LocalDefaultTests {
     /// A child (pg_ctl's server, a service under test, wrk) gets its three standard
     /// descriptors and nothing else the parent has open, close-on-exec or not.
-    @Test func aSpawnedChildInheritsNoDescriptorButItsStandardThree() throws {
+    @Test func aSpawnedChildInheritsNoDescriptorButItsStandardThree() async throws {
         let held = open("/dev/null", O_RDONLY)  // no O_CLOEXEC: inherited unless closed on purpose
         #expect(held > 2)
         defer { close(held) }
