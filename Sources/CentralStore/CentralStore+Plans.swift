@@ -12,7 +12,8 @@ extension CentralStore {
         teamwork_task_time_zone(pl.location_id, pl.team_id, pl.assignee_id),
         (SELECT coalesce(jsonb_agg(jsonb_build_object('occurs_on', e.occurs_on::text, 'moved_to', e.moved_to::text)
                                    ORDER BY e.occurs_on), '[]')::text
-           FROM plan_exceptions e WHERE e.plan_id = pl.id)
+           FROM plan_exceptions e WHERE e.plan_id = pl.id),
+        (SELECT c.name FROM checklists c WHERE c.id = pl.checklist_id)
         """
 
     static func plan(_ row: PostgresRow) throws -> Plan {
@@ -30,17 +31,20 @@ extension CentralStore {
             createdAt: try r[15].decode(Date.self), updatedAt: try r[16].decode(Date.self), version: Int(try r[17].decode(Int32.self)),
             timeZone: try r[18].decode(String.self),
             exceptions: try exceptions.map { Plan.Exception(occursOn: try LocalDate(parsing: $0.occurs_on),
-                                                             movedTo: try $0.moved_to.map { try LocalDate(parsing: $0) }) }
+                                                             movedTo: try $0.moved_to.map { try LocalDate(parsing: $0) }) },
+            checklist: try r[20].decode(String?.self)
         )
     }
 
     public func addPlan(_ new: NewPlan) async throws -> Plan {
+        if let name = new.checklist { _ = try await checklist(named: name) }
         let rows = try await rows("""
             INSERT INTO plans (title, description, priority, team_id, assignee_id, location_id, required_skills, rrule, starts_on,
-                               window_start, duration_minutes, due_days, horizon_days, created_by)
+                               window_start, duration_minutes, due_days, horizon_days, created_by, checklist_id)
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID), \(new.assignment.assigneeID),
                     \(new.locationID), \(new.requiredSkills), \(new.rule), \(new.startsOn.description)::date,
-                    \(new.windowStart.description)::time, \(new.durationMinutes), \(new.dueDays), \(new.horizonDays), \(actorID))
+                    \(new.windowStart.description)::time, \(new.durationMinutes), \(new.dueDays), \(new.horizonDays), \(actorID),
+                    (SELECT id FROM checklists WHERE name = \(new.checklist)))
             RETURNING id
             """)
         return try await plan(id: try rows[0].decode(Int64.self))
@@ -83,7 +87,8 @@ extension CentralStore {
                                   assignment: try Assignment(teamID: plan.teamID, assigneeID: plan.assigneeID),
                                   locationID: plan.locationID, requiredSkills: plan.requiredSkills, rule: plan.rule,
                                   startsOn: plan.startsOn, windowStart: plan.windowStart, durationMinutes: plan.durationMinutes,
-                                  dueDays: plan.dueDays, horizonDays: plan.horizonDays)
+                                  dueDays: plan.dueDays, horizonDays: plan.horizonDays, checklist: plan.checklist)
+        if let name = checked.checklist, name != before.checklist { _ = try await checklist(named: name) }
         let today = before.zone.date(of: Date())
         let start = from ?? today
         guard start >= today else {
@@ -98,6 +103,7 @@ extension CentralStore {
                        starts_on = \(checked.startsOn.description)::date, window_start = \(checked.windowStart.description)::time,
                        duration_minutes = \(checked.durationMinutes), due_days = \(checked.dueDays),
                        horizon_days = \(checked.horizonDays), paused_at = \(plan.pausedAt),
+                       checklist_id = (SELECT id FROM checklists WHERE name = \(checked.checklist)),
                        version = version + 1, updated_at = now()
                 WHERE id = \(id) AND version = \(before.version)
                 RETURNING id

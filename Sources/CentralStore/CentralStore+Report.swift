@@ -127,6 +127,22 @@ extension CentralStore {
                 let (id, title, due, lastDue, missed) = try row.decode((Int64, String, Int, Date?, Bool).self)
                 return Report.PlanLine(planID: id, title: title, dueThisWeek: due, lastDue: lastDue, lastMissed: missed)
             }
+            report.checklists = try await connection.query(
+                """
+                SELECT c.name, count(*)::int,
+                       count(*) FILTER (WHERE cardinality(teamwork_checklist_missing(v.items, k.answers)) > 0)::int,
+                       count(*) FILTER (WHERE cardinality(teamwork_checklist_failed(v.items, k.answers)) > 0)::int
+                FROM tasks k
+                JOIN checklist_versions v ON v.checklist_id = k.checklist_id AND v.version = k.checklist_version
+                JOIN checklists c ON c.id = k.checklist_id
+                WHERE k.status = 'completed' AND k.completed_at >= \(since)
+                GROUP BY c.name ORDER BY c.name
+                """,
+                logger: logger
+            ).collect().map { row in
+                let (name, completed, missing, failed) = try row.decode((String, Int, Int, Int).self)
+                return Report.ChecklistLine(name: name, completed: completed, withMissing: missing, withFailed: failed)
+            }
             return report
         }
     }

@@ -22,13 +22,14 @@ extension CentralStore {
     }
 
     func insertTask(_ new: NewTask, on connection: PostgresConnection) async throws -> FieldTask {
+        let checklist = try await new.checklist.asyncMap { try await latestChecklistVersion(named: $0, on: connection) }
         let rows = try await connection.query(
             """
             INSERT INTO tasks AS k (title, description, priority, team_id, assignee_id, location_id, due_at, created_by,
-                                    required_skills, window_start, window_end)
+                                    required_skills, window_start, window_end, checklist_id, checklist_version)
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID),
                     \(new.assignment.assigneeID), \(new.locationID), \(new.dueAt), \(actorID),
-                    \(new.requiredSkills), \(new.window?.start), \(new.window?.end))
+                    \(new.requiredSkills), \(new.window?.start), \(new.window?.end), \(checklist?.id), \(checklist?.version))
             RETURNING \(unescaped: Columns.task)
             """,
             logger: logger
@@ -87,8 +88,17 @@ extension CentralStore {
         let due = changes.dueAt ?? nil
         let setWindow = changes.window != nil
         let window = changes.window ?? nil
+        let setChecklist = changes.checklist != nil
+        if let wanted = changes.checklist {
+            // A completed task's answers are its proof of work: they stay with the checklist they answer.
+            let current = try await task(id: id)
+            if current.status == .completed, current.checklist?.name != wanted {
+                throw TeamworkError.conflict("task \(id) is completed: its checklist and answers are its proof of work; reopen it to change the checklist")
+            }
+        }
         return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
-            try await connection.query(
+            let checklist = try await (changes.checklist ?? nil).asyncMap { try await self.latestChecklistVersion(named: $0, on: connection) }
+            return try await connection.query(
                 """
                 UPDATE tasks AS k SET
                     title = coalesce(\(changes.title), title),
@@ -98,7 +108,13 @@ extension CentralStore {
                     due_at = CASE WHEN \(setDue) THEN \(due) ELSE due_at END,
                     required_skills = coalesce(\(changes.requiredSkills)::text[], required_skills),
                     window_start = CASE WHEN \(setWindow) THEN \(window?.start) ELSE window_start END,
-                    window_end = CASE WHEN \(setWindow) THEN \(window?.end) ELSE window_end END
+                    window_end = CASE WHEN \(setWindow) THEN \(window?.end) ELSE window_end END,
+                    -- Another checklist (or none) starts the answers anew; the same one keeps its version and answers.
+                    answers = CASE WHEN \(setChecklist) AND k.checklist_id IS DISTINCT FROM \(checklist?.id)
+                                   THEN '{}'::jsonb ELSE answers END,
+                    checklist_version = CASE WHEN NOT \(setChecklist) OR k.checklist_id IS NOT DISTINCT FROM \(checklist?.id)
+                                             THEN checklist_version ELSE \(checklist?.version) END,
+                    checklist_id = CASE WHEN \(setChecklist) THEN \(checklist?.id) ELSE checklist_id END
                 WHERE k.id = \(id) AND (\(version)::integer IS NULL OR k.version = \(version))
                 RETURNING \(unescaped: Columns.task)
                 """,

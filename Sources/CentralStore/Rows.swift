@@ -10,9 +10,16 @@ enum Columns {
     static let personCount = 12
     static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at, t.shares_positions, t.time_zone"
     static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at, l.time_zone"
-    static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version, k.required_skills, k.window_start, k.window_end, k.time_zone, k.plan_id, k.plan_date::text"
+    static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version, k.required_skills, k.window_start, k.window_end, k.time_zone, k.plan_id, k.plan_date::text, \(checklistForm), k.answers::text"
     /// How many columns ``task`` has: what follows them in a row starts here.
-    static let taskCount = 23
+    static let taskCount = 25
+    /// The checklist version task `k` carries, as the JSON of a ``ChecklistForm`` (NULL when none).
+    static let checklistForm = """
+        CASE WHEN k.checklist_id IS NOT NULL THEN
+            (SELECT jsonb_build_object('name', c.name, 'version', v.version, 'items', v.items)::text
+               FROM checklist_versions v JOIN checklists c ON c.id = v.checklist_id
+              WHERE v.checklist_id = k.checklist_id AND v.version = k.checklist_version) END
+        """
 }
 
 extension PostgresRandomAccessRow {
@@ -119,7 +126,9 @@ extension FieldTask {
             window: try Self.window(start: r[18].decode(Date?.self), end: r[19].decode(Date?.self)),
             timeZone: try r[20].decode(String.self),
             planID: try r[21].decode(Int64?.self),
-            planDate: try r[22].decode(String?.self).map { try LocalDate(parsing: $0) }
+            planDate: try r[22].decode(String?.self).map { try LocalDate(parsing: $0) },
+            checklist: try FieldTask.checklist(json: r[23].decode(String?.self)),
+            answers: try FieldTask.answers(json: r[24].decode(String?.self))
         )
     }
 

@@ -22,6 +22,8 @@ struct PlanCommand: AsyncParsableCommand {
         @Option(help: "Person id or email (a member of --team when both are given).") var assignee: String?
         @Option(help: "Location id of the site (its zone, if it has one, rules the plan's clock).") var location: Int64?
         @Option(help: "Skills whoever goes must have, comma-separated.") var requires: String?
+        @Option(help: "A checklist each occurrence carries, by name (\"\" for none): the version published when it is made.")
+        var checklist: String?
     }
 
     /// When: the rule and the day's window.
@@ -69,7 +71,8 @@ struct PlanCommand: AsyncParsableCommand {
                     requiredSkills: try Skills.parse(work.requires ?? "", most: Skills.mostPerTask, field: "requires"),
                     rule: rrule, startsOn: try LocalDate(parsing: start, field: "start"),
                     windowStart: try LocalTime(parsing: windowStart, field: "window-start"),
-                    durationMinutes: try NewPlan.minutes(duration), dueDays: when.dueDays ?? 0, horizonDays: when.horizon ?? 30)
+                    durationMinutes: try NewPlan.minutes(duration), dueDays: when.dueDays ?? 0, horizonDays: when.horizon ?? 30,
+                    checklist: work.checklist.flatMap { $0.isEmpty ? nil : $0 })
                 let plan = try await store.addPlan(new)
                 return (plan, try await store.generatePlans(only: plan.id).first)
             }
@@ -149,6 +152,7 @@ struct PlanCommand: AsyncParsableCommand {
                 ("skipped", p.exceptions.filter { $0.movedTo == nil }.map(\.occursOn.description).joined(separator: ", ").nonEmpty ?? "-"),
                 ("moved", p.exceptions.compactMap { e in e.movedTo.map { "\(e.occursOn) → \($0)" } }.joined(separator: ", ").nonEmpty ?? "-"),
                 ("next", details.upcoming.map(\.description).joined(separator: ", ").nonEmpty ?? "-"),
+                ("checklist", p.checklist ?? "-"),
                 ("version", String(p.version)),
             ])
             Output.line()
@@ -190,6 +194,7 @@ struct PlanCommand: AsyncParsableCommand {
                     if let minutes { plan.durationMinutes = minutes }
                     if let dueDays = when.dueDays { plan.dueDays = dueDays }
                     if let horizon = when.horizon { plan.horizonDays = horizon }
+                    if let checklist = work.checklist { plan.checklist = checklist.isEmpty ? nil : checklist }
                 }, from: try from.map { try LocalDate(parsing: $0, field: "from") })
                 return (plan, cancelled, try await store.generatePlans(only: id).first)
             }

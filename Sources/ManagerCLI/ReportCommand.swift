@@ -64,6 +64,13 @@ struct ReportCommand: AsyncParsableCommand {
                 [String($0.planID), $0.title, String($0.dueThisWeek), Output.date($0.lastDue), $0.lastMissed ? "yes" : "-"]
             })
         }
+        if !report.checklists.isEmpty {
+            Output.line()
+            Output.line("Checklists of tasks completed in the last \(report.turnaroundDays) days:")
+            Output.table(["CHECKLIST", "COMPLETED", "MISSING ITEMS", "FAILED ITEMS"], report.checklists.map {
+                [$0.name, String($0.completed), String($0.withMissing), String($0.withFailed)]
+            })
+        }
         Output.line()
         Output.line("Field changes taken in: \(report.fieldChanges)   open conflicts: \(report.openConflicts)"
             + (report.openConflicts > 0 ? " (see `teamwork-manager conflicts`)" : ""))

@@ -11,7 +11,7 @@ struct VersionOption: ParsableArguments {
 
 extension TaskCommand {
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a task's title, description, priority, location, due date, window or required skills.")
+        static let configuration = CommandConfiguration(abstract: "Change a task's title, description, priority, location, due date, window, required skills or checklist.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Task id.") var id: Int64
         @Option var title: String?
@@ -25,6 +25,9 @@ extension TaskCommand {
         @Option(help: "Replace the required skills, comma-separated (\"\" for none).") var requires: String?
         @Option(help: "Appointment window, an ISO 8601 interval on the task's wall clock: 2026-12-01T09:00/PT3H.") var window: String?
         @Flag(help: "Remove the appointment window.") var clearWindow = false
+        @Option(help: "A checklist by name (its latest version); another checklist than the task's starts its answers anew.")
+        var checklist: String?
+        @Flag(help: "Remove the checklist (and its answers).") var clearChecklist = false
         @OptionGroup var version: VersionOption
         @OptionGroup var output: OutputOptions
 
@@ -32,6 +35,7 @@ extension TaskCommand {
             if location != nil && clearLocation { throw ValidationError("use --location or --clear-location, not both") }
             if due != nil && clearDue { throw ValidationError("use --due or --clear-due, not both") }
             if window != nil && clearWindow { throw ValidationError("use --window or --clear-window, not both") }
+            if checklist != nil && clearChecklist { throw ValidationError("use --checklist or --clear-checklist, not both") }
         }
 
         func run() async throws {
@@ -50,7 +54,8 @@ extension TaskCommand {
                     title: title, description: description, priority: try priority.map(Priority.parse),
                     locationID: clearLocation ? .some(nil) : location.map { .some($0) }, dueAt: dueAt,
                     requiredSkills: try requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") },
-                    window: clearWindow ? .some(nil) : try window.map { .some(try TimeWindow.parse($0, in: zone)) }
+                    window: clearWindow ? .some(nil) : try window.map { .some(try TimeWindow.parse($0, in: zone)) },
+                    checklist: clearChecklist ? .some(nil) : checklist.map { .some($0) }
                 )
                 guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
                 return try await store.updateTask(id: id, changes, expectedVersion: version.expectVersion)

@@ -9,7 +9,7 @@ struct TaskCommand: AsyncParsableCommand {
         abstract: "Create, list, change and follow the master list's tasks.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Assign.self, Cancel.self, Reopen.self, Delete.self,
-            History.self, Import.self,
+            History.self, Import.self, Checklist.self,
         ]
     )
 
@@ -62,6 +62,7 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Skills whoever goes must have, comma-separated: electrical,climbing.") var requires: String = ""
         @Option(help: "Appointment window, an ISO 8601 interval on the task's wall clock: 2026-12-01T09:00/PT3H or 2026-12-01T09:00/2026-12-01T12:00.")
         var window: String?
+        @Option(help: "A checklist the worker fills in, by name (its latest version; the task keeps it).") var checklist: String?
         @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var output: OutputOptions
 
@@ -79,7 +80,7 @@ struct TaskCommand: AsyncParsableCommand {
                 let new = try NewTask(
                     title: title, description: description, priority: priority,
                     assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt,
-                    requiredSkills: requiredSkills, window: window
+                    requiredSkills: requiredSkills, window: window, checklist: checklist
                 )
                 return try await store.createTask(new, force: force)
             }
@@ -139,6 +140,8 @@ struct TaskCommand: AsyncParsableCommand {
             var assignee: Person?
             var completedBy: Person?
             var location: Location?
+            /// Who answered, by person id (display names).
+            var answeredBy: [String: String]?
         }
 
         static func describe(_ location: Location) -> String {
@@ -154,7 +157,8 @@ struct TaskCommand: AsyncParsableCommand {
                     team: try await task.teamID.asyncMap { try await store.team(id: $0) },
                     assignee: try await task.assigneeID.asyncMap { try await store.person(id: $0) },
                     completedBy: try await task.completedBy.asyncMap { try await store.person(id: $0) },
-                    location: try await task.locationID.asyncMap { try await store.location(id: $0) }
+                    location: try await task.locationID.asyncMap { try await store.location(id: $0) },
+                    answeredBy: try await Checklist.names(task, store)
                 )
             }
             if output.json { return try Output.json(d) }
@@ -174,7 +178,63 @@ struct TaskCommand: AsyncParsableCommand {
                 ("completed", Output.date(t.completedAt, in: zone)),
                 ("completed by", d.completedBy.map { "\($0.displayName) (\($0.id))" } ?? "-"),
                 ("note", t.completionNote ?? "-"), ("version", String(t.version)),
+                ("checklist", t.checklist.map { $0.summary(t.answers) } ?? "-"),
             ])
+            if let checklist = t.checklist { Checklist.printAnswers(checklist, t.answers, names: d.answeredBy ?? [:], zone: zone) }
+        }
+    }
+
+    struct Checklist: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A task's checklist: each item, its answer, who gave it and when; what is still to answer or failed."
+        )
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Task id.") var id: Int64
+        @OptionGroup var output: OutputOptions
+
+        struct Listing: Encodable {
+            var task: Int64
+            var checklist: ChecklistForm?
+            var answers: [AnsweredItem]
+            var missing: [String]
+            var failed: [String]
+            var answeredBy: [String: String]
+        }
+
+        /// Display names of who answered, by person id as text.
+        static func names(_ task: FieldTask, _ store: CentralStore) async throws -> [String: String]? {
+            let ids = Set(task.answers.values.map(\.by))
+            guard !ids.isEmpty else { return nil }
+            return try await store.people(ids: Array(ids)).reduce(into: [:]) { $0[String($1.id)] = $1.displayName }
+        }
+
+        static func printAnswers(_ checklist: ChecklistForm, _ answers: [String: ChecklistAnswer], names: [String: String], zone: Zone) {
+            Output.table(["ITEM", "REQUIRED", "ANSWER", "BY", "AT", "LABEL"], checklist.items.map { item in
+                guard let answer = answers[item.key] else { return [item.key, item.required ? "yes" : "", "-", "", "", item.label] }
+                let value = answer.value + (item.unit.map { " \($0)" } ?? "") + (item.failed(by: answer.value) ? " (failed)" : "")
+                return [item.key, item.required ? "yes" : "", value, names[String(answer.by)] ?? String(answer.by),
+                        Output.date(answer.date, in: zone), item.label]
+            }, maxWidth: 50)
+        }
+
+        func run() async throws {
+            let (task, names) = try await connection.withStore { store in
+                let task = try await store.task(id: id)
+                return (task, try await Self.names(task, store) ?? [:])
+            }
+            guard let checklist = task.checklist else {
+                if output.json {
+                    return try Output.json(Listing(task: task.id, checklist: nil, answers: [], missing: [], failed: [], answeredBy: [:]))
+                }
+                return Output.line("Task \(id) has no checklist.")
+            }
+            if output.json {
+                return try Output.json(Listing(task: task.id, checklist: checklist, answers: AnsweredItem.list(task.answers),
+                                               missing: checklist.missing(in: task.answers), failed: checklist.failed(in: task.answers),
+                                               answeredBy: names))
+            }
+            Output.line("Task \(task.id): \(task.checklist.map { $0.summary(task.answers) } ?? "")")
+            Self.printAnswers(checklist, task.answers, names: names, zone: task.zone)
         }
     }
 }

@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import PostgresNIO
 import TeamDatabase
+import TeamworkModel
 
 /// Copies one row of ``ReplicationSnapshot/forEachTaskRow(_:)`` into a replica
 /// without making Swift values of its fields: the row is one binary record
@@ -13,12 +14,12 @@ import TeamDatabase
 struct RowCopier: Sendable {
     /// Microseconds from 1970 to PostgreSQL's epoch, 2000-01-01.
     static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-    static let fieldCount = 22
+    static let fieldCount = 24
 
     private let record: ByteBuffer
     /// Where each field's bytes start in `record`, -1 for NULL; and their length.
-    private let starts: InlineArray<22, Int32>
-    private let lengths: InlineArray<22, Int32>
+    private let starts: InlineArray<24, Int32>
+    private let lengths: InlineArray<24, Int32>
 
     /// Takes the record of `row`, which must hold the replica columns.
     init(_ row: PostgresRow) throws {
@@ -26,7 +27,7 @@ struct RowCopier: Sendable {
         guard let record = cells.next()?.bytes else { throw ReplicaError("a replica row without its record") }
         self.record = record
         let (starts, lengths) = try record.withUnsafeReadableBytes { raw in
-            var starts = InlineArray<22, Int32>(repeating: -1), lengths = InlineArray<22, Int32>(repeating: 0)
+            var starts = InlineArray<24, Int32>(repeating: -1), lengths = InlineArray<24, Int32>(repeating: 0)
             func int32(at offset: Int) throws -> Int32 {
                 guard offset + 4 <= raw.count else { throw ReplicaError("a replica row record is cut short") }
                 return Int32(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self))
@@ -55,7 +56,8 @@ struct RowCopier: Sendable {
         record.withUnsafeReadableBytes { raw in
             for (field, index) in zip(0..<Self.fieldCount, Int32(1)...) {
                 switch field {
-                case 1, 2, 3, 11, 15, 18, 19, 21: text(field, index, raw, bind)
+                case 1, 2, 3, 11, 15, 18, 19, 21, 22: text(field, index, raw, bind)
+                case 23: answers(field, index, raw, bind)
                 case 7, 8, 9, 12, 13, 16, 17: timestamp(field, index, raw, bind)
                 default: bind(index, int64(field, raw))
                 }
@@ -74,6 +76,18 @@ struct RowCopier: Sendable {
         let start = Int(starts[field])
         guard start >= 0 else { return bind.null(index) }
         bind.text(index, UnsafeRawBufferPointer(rebasing: raw[start..<start + Int(lengths[field])]))
+    }
+
+    /// The answers as every other writer of a replica writes them (``FieldTask/json(_:)``): the
+    /// generator's catch-up and the sync endpoint compare them as text with what this wrote.
+    /// Most tasks have none (`{}`), copied as they are.
+    private func answers(_ field: Int, _ index: Int32, _ raw: UnsafeRawBufferPointer, _ bind: Binder) {
+        let start = Int(starts[field])
+        guard start >= 0 else { return bind.null(index) }
+        let bytes = UnsafeRawBufferPointer(rebasing: raw[start..<start + Int(lengths[field])])
+        if bytes.count == 2 && bytes[0] == UInt8(ascii: "{") && bytes[1] == UInt8(ascii: "}") { return bind.text(index, bytes) }
+        let answers = (try? FieldTask.answers(json: String(decoding: bytes, as: UTF8.self))) ?? [:]
+        bind(index, FieldTask.json(answers))
     }
 
     /// timestamptz is microseconds since 2000-01-01; the replica stores

@@ -1,4 +1,5 @@
 import Foundation
+import TeamworkModel
 
 /// One page of what changed in a team or personal replica since a client's
 /// position: the core of the sync pull (`GET /v1/replicas/{name}/changes`).
@@ -39,14 +40,21 @@ public struct ChangePage: Sendable, Codable, Equatable {
         /// The plan that made it and the plan's day (`2026-12-07`) it stands for; absent for a task made by hand.
         public var planID: Int64?
         public var planDate: String?
+        /// The checklist version it carries and the latest answer to each item, as the field says;
+        /// absent from servers before replica schema 7 (no checklists then).
+        public var checklist: ChecklistForm?
+        public var answers: [AnsweredItem]?
 
         public init(
             id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
             locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int,
             status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
             rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil,
-            timeZone: String? = nil, planID: Int64? = nil, planDate: String? = nil
+            timeZone: String? = nil, planID: Int64? = nil, planDate: String? = nil, checklist: ChecklistForm? = nil,
+            answers: [AnsweredItem]? = nil
         ) {
+            self.checklist = checklist
+            self.answers = answers
             self.timeZone = timeZone
             self.planID = planID
             self.planDate = planDate

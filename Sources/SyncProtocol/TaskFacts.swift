@@ -14,9 +14,15 @@ public struct TaskFacts: Sendable, Equatable, Codable {
     public var completionNote: String?
     /// Skills whoever works on it must have (sorted, no duplicates).
     public var requiredSkills: [String]
+    /// The checklist version it carries, if any, and the latest answer to each item.
+    public var checklist: ChecklistForm?
+    public var answers: [String: ChecklistAnswer]
 
     public init(assigneeID: Int64?, status: TaskStatus, startedAt: Date? = nil, completedAt: Date? = nil,
-                completedBy: Int64? = nil, completionNote: String? = nil, requiredSkills: [String] = []) {
+                completedBy: Int64? = nil, completionNote: String? = nil, requiredSkills: [String] = [],
+                checklist: ChecklistForm? = nil, answers: [String: ChecklistAnswer] = [:]) {
+        self.checklist = checklist
+        self.answers = answers
         self.assigneeID = assigneeID
         self.status = status
         self.startedAt = startedAt
@@ -76,6 +82,8 @@ extension WorkerChange {
         case .claim:
             after.assigneeID = personID
             if task.status == .open { after.status = .assigned }
+        case .answer:
+            if let item, let value { after.answers[item] = ChecklistAnswer(value: value, by: personID, at: at) }
         case .checkin:
             break
         }

@@ -25,6 +25,7 @@ extension WorkerChange {
         if let note, note.utf8.count > Self.maximumNoteBytes {
             return "a note has at most \(Self.maximumNoteBytes) bytes (UTF-8)"
         }
+        if operation != .answer, item != nil || value != nil { return "only an answer carries an item and a value" }
         if operation == .checkin {
             guard let latitude, let longitude, (-90...90).contains(latitude), (-180...180).contains(longitude) else {
                 return "a check-in needs a latitude between -90 and 90 and a longitude between -180 and 180"
@@ -50,6 +51,19 @@ extension WorkerChange {
             if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
             if task.status == .completed { return "task \(taskID) is already completed" }
             if operation == .start, task.status == .inProgress { return "task \(taskID) is already started" }
+            if operation == .complete, let checklist = task.checklist, case let missing = checklist.missing(in: task.answers),
+               !missing.isEmpty {
+                return "task \(taskID) needs answers to \(missing.joined(separator: ", ")) before it is completed"
+            }
+        case .answer:
+            guard let item, let value else { return "an answer needs an item and a value" }
+            if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
+            if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
+            if task.status == .completed { return "task \(taskID) is completed; reopen it to change an answer" }
+            guard let spec = task.checklist?.item(item) else {
+                return "task \(taskID) has no checklist item '\(TerminalText.inline(String(item.prefix(40))))'"
+            }
+            if let problem = spec.problem(with: value) { return "\(item): \(problem)" }
         case .reopen:
             if task.status != .completed { return "task \(taskID) is not completed" }
             if task.completedBy != personID { return "only the worker who completed task \(taskID) can reopen it" }

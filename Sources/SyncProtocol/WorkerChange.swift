@@ -14,6 +14,8 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         case claim
         /// Report the worker's own position.
         case checkin
+        /// Answer one item of the task's checklist (`item`, `value`); the latest answer counts.
+        case answer
     }
 
     /// The longest note a change may carry, in UTF-8 bytes (not characters:
@@ -46,9 +48,14 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     public var madeAt: Date
     public var latitude: Double?
     public var longitude: Double?
+    /// For an answer: the checklist item's key, and the value given.
+    public var item: String?
+    public var value: String?
 
     public init(id: String, operation: Operation, taskID: Int64? = nil, note: String? = nil, madeAt: Date,
-                latitude: Double? = nil, longitude: Double? = nil) {
+                latitude: Double? = nil, longitude: Double? = nil, item: String? = nil, value: String? = nil) {
+        self.item = item
+        self.value = value
         self.id = id
         self.operation = operation
         self.taskID = taskID
@@ -59,7 +66,7 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude
+        case id, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude, item, value
     }
 
     public init(from decoder: any Decoder) throws {
@@ -88,6 +95,8 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         }
         latitude = try keyed.decodeIfPresent(Double.self, forKey: .latitude)
         longitude = try keyed.decodeIfPresent(Double.self, forKey: .longitude)
+        item = try keyed.decodeIfPresent(String.self, forKey: .item)
+        value = try keyed.decodeIfPresent(String.self, forKey: .value)
     }
 
     /// An RFC 3339 time with a zone (`Z` or an offset), with or without

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TeamworkModel
 
 extension ChangePage {
     /// Reads one page, at most `limit` rows in all, from one consistent read of the file.
@@ -16,14 +17,15 @@ extension ChangePage {
             let tasks = try Row.fetchAll(db, sql: """
                 SELECT id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at, updated_at,
                        master_version, status, started_at, completed_at, completed_by, completion_note, row_version,
-                       window_start, window_end, required_skills, time_zone, plan_id, plan_date
+                       window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers
                 FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version
                 """, arguments: range).map { r in
                 Task(id: r[0], title: r[1], description: r[2], priority: r[3], teamID: r[4], assigneeID: r[5], locationID: r[6],
                      dueAt: r[7], createdAt: r[8], updatedAt: r[9], masterVersion: r[10], status: r[11], startedAt: r[12],
                      completedAt: r[13], completedBy: r[14], completionNote: r[15], rowVersion: r[16],
                      windowStart: r[17], windowEnd: r[18], requiredSkills: ReplicaSchema.skills(r[19]),
-                     timeZone: r[20], planID: r[21], planDate: r[22])
+                     timeZone: r[20], planID: r[21], planDate: r[22], checklist: try? FieldTask.checklist(json: r[23]),
+                     answers: (try? FieldTask.answers(json: r[24])).flatMap { $0.isEmpty ? nil : AnsweredItem.list($0) })
             }
             let members = try Row.fetchAll(db, sql: """
                 SELECT person_id, first_name, last_name, role, row_version, skills FROM members

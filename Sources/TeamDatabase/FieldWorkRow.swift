@@ -9,6 +9,7 @@ struct FieldWorkRow: FetchableRecord, Decodable {
     enum Columns: String, CodingKey, CaseIterable {
         case id, assigneeID = "assignee_id", status, startedAt = "started_at", completedAt = "completed_at"
         case completedBy = "completed_by", completionNote = "completion_note", requiredSkills = "required_skills"
+        case checklist, answers
     }
     typealias CodingKeys = Columns
 
@@ -22,8 +23,13 @@ struct FieldWorkRow: FetchableRecord, Decodable {
     var completionNote: String?
     /// Comma-separated, sorted.
     var requiredSkills: String
+    /// JSON: the checklist version (manager-owned, never written here) and the answers.
+    var checklist: String?
+    var answers: String
 
     init(id: Int64, _ facts: TaskFacts) {
+        checklist = facts.checklist.map(FieldTask.json)
+        answers = FieldTask.json(facts.answers)
         self.id = id
         assigneeID = facts.assigneeID
         status = facts.status
@@ -37,7 +43,8 @@ struct FieldWorkRow: FetchableRecord, Decodable {
     var facts: TaskFacts {
         TaskFacts(assigneeID: assigneeID, status: status, startedAt: startedAt.map(Self.date), completedAt: completedAt.map(Self.date),
                   completedBy: completedBy, completionNote: completionNote,
-                  requiredSkills: requiredSkills.split(separator: ",").map(String.init))
+                  requiredSkills: requiredSkills.split(separator: ",").map(String.init),
+                  checklist: try? FieldTask.checklist(json: checklist), answers: (try? FieldTask.answers(json: answers)) ?? [:])
     }
 
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
@@ -52,7 +59,8 @@ struct FieldWorkRow: FetchableRecord, Decodable {
     func write(_ db: Database, version: Int64) throws {
         try db.cachedStatement(sql: """
             UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?,
-                completion_note = ?, row_version = ? WHERE id = ?
-            """).execute(arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, version, id])
+                completion_note = ?, answers = ?, row_version = ? WHERE id = ?
+            """).execute(arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, answers,
+                                     version, id])
     }
 }

@@ -53,20 +53,22 @@ extension ReplicaBuild {
                     """)
                 try db.execute(sql: "UPDATE main.meta SET row_counter = row_counter + ?", arguments: [db.changesCount])
             }
+            // Answers are worker-owned too, from schema 7 on.
+            let (answers, masterAnswers) = previousVersion >= 7 ? (", p.answers", ", p.master_answers") : ("", "")
             try db.execute(sql: """
                 UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
-                    completed_by = p.completed_by, completion_note = p.completion_note
+                    completed_by = p.completed_by, completion_note = p.completion_note\(previousVersion >= 7 ? ", answers = p.answers" : "")
                 FROM previous.tasks AS p
                 WHERE p.id = tasks.id
                   -- Only tasks a worker changed can differ: a lookup each, not a pass over every task.
                   AND p.id IN (SELECT task_id FROM previous.worker_changes)
-                  AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note)
+                  AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note\(answers))
                       IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
-                              p.master_completion_note)
+                              p.master_completion_note\(masterAnswers))
                   AND (tasks.master_status, tasks.master_started_at, tasks.master_completed_at,
-                       tasks.master_completed_by, tasks.master_completion_note)
+                       tasks.master_completed_by, tasks.master_completion_note\(previousVersion >= 7 ? ", tasks.master_answers" : ""))
                       IS (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
-                          p.master_completion_note)
+                          p.master_completion_note\(masterAnswers))
                 """)
             return .commit
         }

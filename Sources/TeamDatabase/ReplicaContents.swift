@@ -14,6 +14,7 @@ public struct ReplicaContents: Sendable {
         public var completedAt: Date?
         public var completedBy: Int64?
         public var completionNote: String?
+        public var answers: [String: ChecklistAnswer]
         public var rowVersion: Int64
     }
 
@@ -42,7 +43,8 @@ public struct ReplicaContents: Sendable {
                        created_at, updated_at, master_started_at, master_completed_at, master_completed_by,
                        master_completion_note, master_version, status, started_at, completed_at, completed_by,
                        completion_note, row_version, \(meta.schemaVersion < 3 ? "NULL, NULL, ''" : "window_start, window_end, required_skills"),
-                       \(meta.schemaVersion < 5 ? "'UTC'" : "time_zone"), \(meta.schemaVersion < 6 ? "NULL, NULL" : "plan_id, plan_date")
+                       \(meta.schemaVersion < 5 ? "'UTC'" : "time_zone"), \(meta.schemaVersion < 6 ? "NULL, NULL" : "plan_id, plan_date"),
+                       \(meta.schemaVersion < 7 ? "NULL, '{}', '{}'" : "checklist, master_answers, answers")
                 FROM tasks ORDER BY id
                 """).map { row -> TaskRow in
                 let (windowStart, windowEnd) = (date(row[22]), date(row[23]))
@@ -53,11 +55,13 @@ public struct ReplicaContents: Sendable {
                     startedAt: date(row[11]), completedAt: date(row[12]), completedBy: row[13], completionNote: row[14],
                     version: row[15], requiredSkills: ReplicaSchema.skills(row[24]) ?? [],
                     window: windowStart.flatMap { start in windowEnd.flatMap { try? TimeWindow(start: start, end: $0) } },
-                    timeZone: row[25], planID: row[26], planDate: (row[27] as String?).flatMap { try? LocalDate(parsing: $0) }
+                    timeZone: row[25], planID: row[26], planDate: (row[27] as String?).flatMap { try? LocalDate(parsing: $0) },
+                    checklist: try? FieldTask.checklist(json: row[28]), answers: (try? FieldTask.answers(json: row[29])) ?? [:]
                 )
                 return TaskRow(
                     master: master, status: TaskStatus(rawValue: row[16]) ?? .open, startedAt: date(row[17]),
-                    completedAt: date(row[18]), completedBy: row[19], completionNote: row[20], rowVersion: row[21]
+                    completedAt: date(row[18]), completedBy: row[19], completionNote: row[20],
+                    answers: (try? FieldTask.answers(json: row[30])) ?? [:], rowVersion: row[21]
                 )
             }
             let members = try Row.fetchAll(db, sql: "SELECT person_id, first_name, last_name, role FROM members ORDER BY person_id")

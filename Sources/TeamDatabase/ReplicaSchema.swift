@@ -13,8 +13,10 @@ public enum ReplicaSchema {
     /// The schema version written into `meta.schema_version`.
     /// Version 2 added `worker_changes.rejection`; version 3 the tasks'
     /// appointment window and required skills; version 4 the members' skills
-    /// and `refusals`, the master's verdicts on worker changes it did not take.
-    public static let version = 6
+    /// and `refusals`, the master's verdicts on worker changes it did not take;
+    /// version 5 the tasks' time zone; 6 their plan and day; 7 their checklist
+    /// and its answers (`checklist`, `answers`, `master_answers`).
+    public static let version = 7
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -80,7 +82,13 @@ public enum ReplicaSchema {
             time_zone TEXT NOT NULL DEFAULT 'UTC',
             -- The plan that made it and the plan's day it stands for (2026-12-07); NULL for a task made by hand.
             plan_id INTEGER,
-            plan_date TEXT
+            plan_date TEXT,
+            -- The checklist version it carries (JSON of a ChecklistForm), NULL when none: manager-owned.
+            checklist TEXT,
+            -- The latest answer per item ({"key": {"value", "by", "at"}}): worker-owned, as status is;
+            -- master_answers holds the master's as last applied.
+            answers TEXT NOT NULL DEFAULT '{}',
+            master_answers TEXT NOT NULL DEFAULT '{}'
         );
         CREATE INDEX tasks_row_version ON tasks (row_version);
         -- No emails or other contact details: display names and roles only.
@@ -215,10 +223,12 @@ public enum ReplicaSchema {
                     }
                     if try !db.tableExists("refusals") { try db.execute(sql: refusalsTable) }
                 }
-                if found < 6, try db.tableExists("tasks") {
-                    // Schema 5: time zones; 6: plans. The values arrive with the full rebuild an older checkpoint asks for.
+                if found < 7, try db.tableExists("tasks") {
+                    // Schema 5: time zones; 6: plans; 7: checklists and their answers. The values arrive with the full rebuild an older checkpoint asks for.
                     let has = Set(try db.columns(in: "tasks").map(\.name))
-                    for (column, type) in [("time_zone", "TEXT NOT NULL DEFAULT 'UTC'"), ("plan_id", "INTEGER"), ("plan_date", "TEXT")]
+                    for (column, type) in [("time_zone", "TEXT NOT NULL DEFAULT 'UTC'"), ("plan_id", "INTEGER"), ("plan_date", "TEXT"),
+                                           ("checklist", "TEXT"), ("answers", "TEXT NOT NULL DEFAULT '{}'"),
+                                           ("master_answers", "TEXT NOT NULL DEFAULT '{}'")]
                     where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
                     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TeamworkModel
 
 extension ReplicaTransaction {
     /// Checks one pushed change against what the replica holds, records it in
@@ -26,6 +27,8 @@ extension ReplicaTransaction {
                 if (change.note?.utf8.count ?? 0) > WorkerChange.maximumNoteBytes || change.operation == .checkin { kept.note = nil }
                 if !WorkerChange.isPlausible(madeAt: change.madeAt, receivedAt: receivedAt) { kept.madeAt = receivedAt }
                 if change.operation != .checkin { (kept.latitude, kept.longitude) = (nil, nil) }
+                if (change.item?.utf8.count ?? 0) > 100 { kept.item = nil }
+                if (change.value?.utf8.count ?? 0) > ChecklistItem.maximumTextBytes { kept.value = nil }
                 try record(kept, by: personID, made: Self.millis(kept.madeAt), receivedAt: receivedAt, rejection: reason)
             }
             return .rejected(change.id, reason)

@@ -56,9 +56,10 @@ public final class ReplicaTransaction {
         INSERT INTO tasks (id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at,
             updated_at, master_version, status, started_at, completed_at, completed_by, completion_note,
             master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note,
-            window_start, window_end, required_skills, time_zone, plan_id, plan_date, row_version)
+            window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers, master_answers,
+            row_version)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16,
-            ?17, ?18, ?19, ?20, ?21, ?22, ?23)
+            ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?24, ?25)
         """
 
     static let replaceTaskSQL = insertTaskSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO", maxReplacements: 1)
@@ -75,12 +76,13 @@ public final class ReplicaTransaction {
             completed_at = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completed_at ELSE tasks.completed_at END,
             completed_by = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completed_by ELSE tasks.completed_by END,
             completion_note = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completion_note ELSE tasks.completion_note END,
+            answers = CASE WHEN \(masterFieldWorkChanged) THEN excluded.answers ELSE tasks.answers END,
             master_status = excluded.master_status, master_started_at = excluded.master_started_at,
             master_completed_at = excluded.master_completed_at, master_completed_by = excluded.master_completed_by,
-            master_completion_note = excluded.master_completion_note,
+            master_completion_note = excluded.master_completion_note, master_answers = excluded.master_answers,
             window_start = excluded.window_start, window_end = excluded.window_end,
             required_skills = excluded.required_skills, time_zone = excluded.time_zone,
-            plan_id = excluded.plan_id, plan_date = excluded.plan_date,
+            plan_id = excluded.plan_id, plan_date = excluded.plan_date, checklist = excluded.checklist,
             row_version = excluded.row_version
         WHERE tasks.master_version IS NOT excluded.master_version
         """
@@ -98,13 +100,15 @@ public final class ReplicaTransaction {
             completion_note = excluded.completion_note, master_status = excluded.master_status,
             master_started_at = excluded.master_started_at, master_completed_at = excluded.master_completed_at,
             master_completed_by = excluded.master_completed_by, master_completion_note = excluded.master_completion_note,
+            answers = excluded.answers, master_answers = excluded.master_answers,
             window_start = excluded.window_start, window_end = excluded.window_end,
             required_skills = excluded.required_skills, time_zone = excluded.time_zone,
-            plan_id = excluded.plan_id, plan_date = excluded.plan_date, row_version = excluded.row_version
+            plan_id = excluded.plan_id, plan_date = excluded.plan_date, checklist = excluded.checklist,
+            row_version = excluded.row_version
         WHERE (tasks.assignee_id, tasks.status, tasks.started_at, tasks.completed_at, tasks.completed_by, tasks.completion_note,
-               tasks.master_version)
+               tasks.answers, tasks.master_version)
             IS NOT (excluded.assignee_id, excluded.status, excluded.started_at, excluded.completed_at, excluded.completed_by,
-                    excluded.completion_note, excluded.master_version)
+                    excluded.completion_note, excluded.answers, excluded.master_version)
         """
 
     /// True when the master's own worker-owned fields differ from the values last
@@ -114,7 +118,8 @@ public final class ReplicaTransaction {
         (tasks.master_status IS NOT excluded.master_status OR tasks.master_started_at IS NOT excluded.master_started_at \
         OR tasks.master_completed_at IS NOT excluded.master_completed_at \
         OR tasks.master_completed_by IS NOT excluded.master_completed_by \
-        OR tasks.master_completion_note IS NOT excluded.master_completion_note)
+        OR tasks.master_completion_note IS NOT excluded.master_completion_note \
+        OR tasks.master_answers IS NOT excluded.master_answers)
         """
 
     /// Inserts or updates a task from the master, keeping worker-owned fields the
@@ -146,19 +151,22 @@ public final class ReplicaTransaction {
         bind(20, task.timeZone)
         bind(21, task.planID)
         bind(22, task.planDate?.description)
-        bind(23, nextVersion())
+        bind(23, task.checklist.map(FieldTask.json))
+        bind(24, FieldTask.json(task.answers))
+        bind(25, nextVersion())
         try bind.step(db)
     }
 
-    /// Inserts or updates a task whose fields `bind` binds as parameters 1...22
+    /// Inserts or updates a task whose fields `bind` binds as parameters 1...24
     /// (the order of ``upsert(_:)-(FieldTask)``: id, title, description, priority,
     /// team, assignee, location, due, created, updated, version, status, started,
-    /// completed, completed by, note, window start, window end, required skills, time zone, plan, plan day;
+    /// completed, completed by, note, window start, window end, required skills, time zone, plan, plan day,
+    /// checklist, answers;
     /// dates in milliseconds).
     public func upsertTask(_ bind: (Binder) throws -> Void) throws {
         let binder = Binder(upsertTask.sqliteStatement)
         try bind(binder)
-        binder(23, nextVersion())
+        binder(25, nextVersion())
         try binder.step(db)
     }
 

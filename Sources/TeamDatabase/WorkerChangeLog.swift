@@ -87,19 +87,32 @@ extension ReplicaDirectory {
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT position, change_id, person_id, task_id, operation, json_extract(payload, '$.note'),
                        made_at, received_at, json_extract(payload, '$.latitude'), json_extract(payload, '$.longitude'),
-                       rejection
+                       rejection, json_extract(payload, '$.item'), json_extract(payload, '$.value')
                 FROM worker_changes WHERE position > ? ORDER BY position LIMIT ?
                 """, arguments: [after, limit])
             while let row = try rows.next() {
                 let change = RecordedWorkerChange(position: row[0], changeID: row[1], personID: row[2], taskID: row[3], operation: row[4],
                                                   note: row[5], madeAt: row[6], receivedAt: row[7], latitude: row[8], longitude: row[9],
-                                                  rejection: row[10])
+                                                  rejection: row[10], item: Self.text(row[11]), value: Self.text(row[12]))
                 bytes += 200 + change.changeID.utf8.count + (change.note?.utf8.count ?? 0) + (change.rejection?.utf8.count ?? 0)
+                    + (change.item?.utf8.count ?? 0) + (change.value?.utf8.count ?? 0)
                 if !changes.isEmpty && bytes > maximumBytes { break }
                 changes.append(change)
             }
             let last = try Int64.fetchOne(db, sql: "SELECT max(position) FROM worker_changes") ?? 0
             return WorkerChangeBatch(changes: changes, restarted: restarted, waiting: Int(max(0, last - after)))
+        }
+    }
+
+    /// A payload field as text, whatever JSON type a client put there (json_extract gives a
+    /// number for a number): the master's rules then refuse what is not a string item's value.
+    static func text(_ value: DatabaseValue) -> String? {
+        switch value.storage {
+        case .null: nil
+        case .string(let text): text
+        case .int64(let number): String(number)
+        case .double(let number): String(number)
+        case .blob(let data): String(decoding: data, as: UTF8.self)
         }
     }
 }

@@ -95,6 +95,26 @@ public struct CSVTable: Sendable, Equatable {
     }
 }
 
+extension CSVTable {
+    /// Rows as RFC 4180 CSV (CRLF line ends, fields quoted when they hold a comma, a quote or a
+    /// line break). A field a spreadsheet would run as a formula (starting with =, +, -, @, a tab
+    /// or a carriage return, and not a plain number) gets a leading ' so it shows as text: a
+    /// worker's answer must not become a formula on a manager's machine.
+    public static func render(_ rows: [[String]]) -> String {
+        rows.map { row in row.map(field).joined(separator: ",") + "\r\n" }.joined()
+    }
+
+    static func field(_ value: String) -> String {
+        var text = value
+        if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first),
+           text.range(of: #"^-?[0-9]+(\.[0-9]+)?$"#, options: .regularExpression) == nil {
+            text = "'" + text
+        }
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
 /// A CSV file that cannot be read as a table.
 public struct CSVError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int

@@ -8,7 +8,7 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
     public var changeID: String
     public var personID: Int64
     public var taskID: Int64?
-    /// `start`, `complete`, `reopen`, `claim` or `checkin`.
+    /// `start`, `complete`, `reopen`, `claim`, `checkin` or `answer`.
     public var operation: String
     public var note: String?
     public var madeAt: Int64
@@ -17,9 +17,15 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
     public var longitude: Double?
     /// Why the sync endpoint refused it, `nil` when it was accepted.
     public var rejection: String?
+    /// For an answer: the checklist item and the value given.
+    public var item: String?
+    public var value: String?
 
     public init(position: Int64, changeID: String, personID: Int64, taskID: Int64?, operation: String, note: String?,
-                madeAt: Int64, receivedAt: Int64, latitude: Double? = nil, longitude: Double? = nil, rejection: String? = nil) {
+                madeAt: Int64, receivedAt: Int64, latitude: Double? = nil, longitude: Double? = nil, rejection: String? = nil,
+                item: String? = nil, value: String? = nil) {
+        self.item = item
+        self.value = value
         self.position = position
         self.changeID = changeID
         self.personID = personID
@@ -35,7 +41,7 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case position, changeID = "change_id", personID = "person_id", taskID = "task_id", operation, note
-        case madeAt = "made_at", receivedAt = "received_at", latitude, longitude, rejection
+        case madeAt = "made_at", receivedAt = "received_at", latitude, longitude, rejection, item, value
     }
 }
 

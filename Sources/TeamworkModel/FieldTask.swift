@@ -32,6 +32,9 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     /// The plan that made it, and the plan's day it stands for (``Plan``); nil for a task made by hand.
     public var planID: Int64?
     public var planDate: LocalDate?
+    /// The checklist version it carries (it keeps the one it got), and the latest answer to each item.
+    public var checklist: ChecklistForm?
+    public var answers: [String: ChecklistAnswer]
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
@@ -39,8 +42,11 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
         createdBy: Int64?, createdAt: Date, updatedAt: Date,
         startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int,
         requiredSkills: [String] = [], window: TimeWindow? = nil, timeZone: String = "UTC",
-        planID: Int64? = nil, planDate: LocalDate? = nil
+        planID: Int64? = nil, planDate: LocalDate? = nil, checklist: ChecklistForm? = nil,
+        answers: [String: ChecklistAnswer] = [:]
     ) {
+        self.checklist = checklist
+        self.answers = answers
         self.timeZone = timeZone
         self.planID = planID
         self.planDate = planDate
@@ -105,12 +111,15 @@ public struct NewTask: Sendable, Equatable {
     public var dueAt: Date?
     public var requiredSkills: [String]
     public var window: TimeWindow?
+    /// The checklist it carries, by name: its latest version when the task is made.
+    public var checklist: String?
 
     public init(
         title: String, description: String = "", priority: Priority = .normal,
         assignment: Assignment, locationID: Int64? = nil, dueAt: Date? = nil,
-        requiredSkills: [String] = [], window: TimeWindow? = nil
+        requiredSkills: [String] = [], window: TimeWindow? = nil, checklist: String? = nil
     ) throws {
+        self.checklist = checklist
         self.title = try Validate.name(title, field: "title")
         self.description = description
         self.priority = priority
@@ -135,11 +144,15 @@ public struct TaskChanges: Sendable, Equatable {
     public var requiredSkills: [String]?
     /// `.some(nil)` clears the window.
     public var window: TimeWindow??
+    /// A checklist by name (its latest version), `.some(nil)` none; a different one starts the answers anew.
+    public var checklist: String??
 
     public init(
         title: String? = nil, description: String? = nil, priority: Priority? = nil,
-        locationID: Int64?? = nil, dueAt: Date?? = nil, requiredSkills: [String]? = nil, window: TimeWindow?? = nil
+        locationID: Int64?? = nil, dueAt: Date?? = nil, requiredSkills: [String]? = nil, window: TimeWindow?? = nil,
+        checklist: String?? = nil
     ) throws {
+        self.checklist = checklist
         self.title = try title.map { try Validate.name($0, field: "title") }
         self.description = description
         self.priority = priority
@@ -151,7 +164,7 @@ public struct TaskChanges: Sendable, Equatable {
 
     public var isEmpty: Bool {
         title == nil && description == nil && priority == nil && locationID == nil && dueAt == nil
-            && requiredSkills == nil && window == nil
+            && requiredSkills == nil && window == nil && checklist == nil
     }
 }
 
@@ -182,5 +195,26 @@ public struct TaskFilter: Sendable, Equatable {
         self.overdueAt = overdueAt
         self.on = on
         self.limit = limit
+    }
+}
+
+extension FieldTask {
+    /// A checklist form from its JSON (as the master and the replicas hold it); nil for none.
+    public static func checklist(json: String?) throws -> ChecklistForm? {
+        guard let json, !json.isEmpty else { return nil }
+        return try JSONDecoder().decode(ChecklistForm.self, from: Data(json.utf8))
+    }
+
+    /// Answers from their JSON (`{"key": {"value", "by", "at"}}`); empty for none.
+    public static func answers(json: String?) throws -> [String: ChecklistAnswer] {
+        guard let json, !json.isEmpty else { return [:] }
+        return try JSONDecoder().decode([String: ChecklistAnswer].self, from: Data(json.utf8))
+    }
+
+    /// JSON text of `value`, keys sorted (what the replicas and devices store).
+    public static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 }

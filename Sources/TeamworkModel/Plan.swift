@@ -29,6 +29,8 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
     public var timeZone: String
     /// Days skipped (`movedTo` nil) or moved.
     public var exceptions: [Exception]
+    /// The checklist its occurrences carry, by name (each gets the version published when it is made).
+    public var checklist: String?
 
     public struct Exception: Sendable, Codable, Equatable {
         public var occursOn: LocalDate
@@ -43,12 +45,13 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
     public init(id: Int64, title: String, description: String, priority: Priority, teamID: Int64?, assigneeID: Int64?,
                 locationID: Int64?, requiredSkills: [String], rule: String, startsOn: LocalDate, windowStart: LocalTime,
                 durationMinutes: Int, dueDays: Int, horizonDays: Int, pausedAt: Date?, createdAt: Date, updatedAt: Date,
-                version: Int, timeZone: String, exceptions: [Exception]) {
+                version: Int, timeZone: String, exceptions: [Exception], checklist: String? = nil) {
         (self.id, self.title, self.description, self.priority) = (id, title, description, priority)
         (self.teamID, self.assigneeID, self.locationID, self.requiredSkills) = (teamID, assigneeID, locationID, requiredSkills)
         (self.rule, self.startsOn, self.windowStart, self.durationMinutes) = (rule, startsOn, windowStart, durationMinutes)
         (self.dueDays, self.horizonDays, self.pausedAt) = (dueDays, horizonDays, pausedAt)
         (self.createdAt, self.updatedAt, self.version, self.timeZone, self.exceptions) = (createdAt, updatedAt, version, timeZone, exceptions)
+        self.checklist = checklist
     }
 
     public var zone: Zone { Zone.reading(timeZone) }
@@ -102,10 +105,13 @@ public struct NewPlan: Sendable, Equatable {
     public var durationMinutes: Int
     public var dueDays: Int
     public var horizonDays: Int
+    public var checklist: String?
 
     public init(title: String, description: String = "", priority: Priority = .normal, assignment: Assignment,
                 locationID: Int64? = nil, requiredSkills: [String] = [], rule: String, startsOn: LocalDate,
-                windowStart: LocalTime, durationMinutes: Int, dueDays: Int = 0, horizonDays: Int = 30) throws {
+                windowStart: LocalTime, durationMinutes: Int, dueDays: Int = 0, horizonDays: Int = 30,
+                checklist: String? = nil) throws {
+        self.checklist = checklist
         self.title = try Validate.name(title, field: "title")
         self.description = description
         self.priority = priority

@@ -72,6 +72,20 @@ public struct Report: Sendable, Codable, Equatable {
     /// Each plan: its occurrences due in the next 7 days, and whether its last occurrence
     /// already due was missed (neither completed nor cancelled by then).
     public var plans: [PlanLine] = []
+    /// Per checklist, over tasks completed in the last ``turnaroundDays`` days: how many, and how
+    /// many of them with a required item unanswered or a check answered no.
+    public var checklists: [ChecklistLine] = []
+
+    public struct ChecklistLine: Sendable, Codable, Equatable {
+        public var name: String
+        public var completed: Int
+        public var withMissing: Int
+        public var withFailed: Int
+
+        public init(name: String, completed: Int, withMissing: Int, withFailed: Int) {
+            (self.name, self.completed, self.withMissing, self.withFailed) = (name, completed, withMissing, withFailed)
+        }
+    }
 
     public struct PlanLine: Sendable, Codable, Equatable {
         public var planID: Int64

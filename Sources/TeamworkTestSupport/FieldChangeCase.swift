@@ -13,6 +13,14 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         public var completedAt: Date?
         public var completedBy: Who?
         public var completionNote: String?
+        /// The latest answer to each checklist item (keys without underscores: the decoder's
+        /// snake_case strategy would rename them); none when absent.
+        public var answers: [String: Answer]?
+    }
+
+    public struct Answer: Sendable, Decodable, Equatable {
+        public var value: String
+        public var by: Who
     }
 
     public enum Who: String, Sendable, Decodable {
@@ -26,6 +34,8 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         public var operation: String
         public var note: String?
         public var madeAt: Date
+        public var item: String?
+        public var value: String?
     }
 
     public struct MasterVerdict: Sendable, Decodable {
@@ -38,6 +48,8 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
     public var skills: [String]
     /// A team's replica (else a person's).
     public var inTeam: Bool
+    /// The items of the checklist the task carries (version 1 of checklist "contract"), if any.
+    public var checklist: [ChecklistItem]?
     public var before: Task
     public var change: Change
     public var endpointAccepts: Bool
@@ -62,4 +74,22 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         decoder.dateDecodingStrategy = .iso8601
         return try decoder.decode(File.self, from: Data(contentsOf: url)).cases
     }
+}
+
+extension FieldChangeCase {
+    /// The checklist the task carries, as a form.
+    public var form: ChecklistForm? { checklist.map { ChecklistForm(name: "contract", version: 1, items: $0) } }
+
+    /// `task`'s answers with people's ids; each answered at `at` unless it is the one this case's
+    /// change gives (answered when the change counts as made).
+    public func answers(_ task: Task, me: Int64, other: Int64, changedAt: Date?) -> [String: ChecklistAnswer] {
+        (task.answers ?? [:]).reduce(into: [:]) { answers, entry in
+            let fresh = entry.key == change.item && entry.value.value == change.value && changedAt != nil
+            answers[entry.key] = ChecklistAnswer(value: entry.value.value, by: entry.value.by.id(me: me, other: other),
+                                                 at: fresh ? changedAt! : Self.answeredBefore)
+        }
+    }
+
+    /// When the answers a case's task starts with were given.
+    public static let answeredBefore = Date(timeIntervalSince1970: 1_763_600_000)
 }

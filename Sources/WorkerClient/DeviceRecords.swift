@@ -14,6 +14,7 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
         case serverAssigneeID = "server_assignee_id", serverStatus = "server_status", serverStartedAt = "server_started_at"
         case serverCompletedAt = "server_completed_at", serverCompletedBy = "server_completed_by"
         case serverCompletionNote = "server_completion_note"
+        case checklist, answers, serverAnswers = "server_answers"
     }
 
     var replica: String
@@ -31,24 +32,31 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
     var serverCompletedAt: Int64?
     var serverCompletedBy: Int64?
     var serverCompletionNote: String?
+    /// JSON: the checklist version the task carries, the answers shown and the server's.
+    var checklist: String?
+    var answers: String
+    var serverAnswers: String
 
     static func fetchOne(_ db: Database, replica: String, id: Int64) throws -> DeviceTaskRow? {
         try fetchOne(db, sql: "SELECT * FROM tasks WHERE replica = ? AND id = ?", arguments: [replica, id])
     }
 
     private var skills: [String] { requiredSkills.split(separator: ",").map(String.init) }
+    private var form: ChecklistForm? { try? FieldTask.checklist(json: checklist) }
 
     /// What the device shows.
     var shown: TaskFacts {
         TaskFacts(assigneeID: assigneeID, status: status, startedAt: LocalStore.date(startedAt), completedAt: LocalStore.date(completedAt),
-                  completedBy: completedBy, completionNote: completionNote, requiredSkills: skills)
+                  completedBy: completedBy, completionNote: completionNote, requiredSkills: skills,
+                  checklist: form, answers: (try? FieldTask.answers(json: answers)) ?? [:])
     }
 
     /// What the server last said.
     var server: TaskFacts {
         TaskFacts(assigneeID: serverAssigneeID, status: serverStatus, startedAt: LocalStore.date(serverStartedAt),
                   completedAt: LocalStore.date(serverCompletedAt), completedBy: serverCompletedBy,
-                  completionNote: serverCompletionNote, requiredSkills: skills)
+                  completionNote: serverCompletionNote, requiredSkills: skills,
+                  checklist: form, answers: (try? FieldTask.answers(json: serverAnswers)) ?? [:])
     }
 
     /// This row showing `facts`.
@@ -60,15 +68,17 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
         row.completedAt = facts.completedAt.map(LocalStore.millis)
         row.completedBy = facts.completedBy
         row.completionNote = facts.completionNote
+        row.answers = FieldTask.json(facts.answers)
         return row
     }
 
     /// Writes the shown values.
     func write(_ db: Database) throws {
         try db.execute(sql: """
-            UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?, completion_note = ?
+            UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?, completion_note = ?,
+                answers = ?
             WHERE replica = ? AND id = ?
-            """, arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, replica, id])
+            """, arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, answers, replica, id])
     }
 }
 
@@ -76,6 +86,7 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
 struct OutboxRow: FetchableRecord, Decodable {
     enum CodingKeys: String, CodingKey {
         case seq, changeID = "change_id", replica, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude
+        case item, value
         case state, reason, lastError = "last_error", personID = "person_id"
     }
 
@@ -89,6 +100,8 @@ struct OutboxRow: FetchableRecord, Decodable {
     var madeAt: Int64
     var latitude: Double?
     var longitude: Double?
+    var item: String?
+    var value: String?
     var state: String
     var reason: String?
     var lastError: String?
@@ -99,7 +112,7 @@ struct OutboxRow: FetchableRecord, Decodable {
     var change: WorkerChange? {
         WorkerChange.Operation(rawValue: operation).map {
             WorkerChange(id: changeID, operation: $0, taskID: taskID, note: note, madeAt: LocalStore.date(madeAt)!,
-                         latitude: latitude, longitude: longitude)
+                         latitude: latitude, longitude: longitude, item: item, value: value)
         }
     }
 

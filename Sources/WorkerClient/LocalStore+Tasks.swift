@@ -29,6 +29,10 @@ public struct LocalTask: Sendable, Codable, Equatable {
     /// The plan that made it and the plan's day it stands for; nil for a task made by hand.
     public var planID: Int64?
     public var planDate: String?
+    /// The checklist version it carries, and the latest answer to each item (the device's queued ones
+    /// included), by item key (a list: JSON key strategies would rename keys of an object).
+    public var checklist: ChecklistForm?
+    public var answers: [AnsweredItem]
 
     /// Its zone (UTC should this device's tz database lack the name).
     public var zone: Zone { Zone.reading(timeZone) }
@@ -36,7 +40,7 @@ public struct LocalTask: Sendable, Codable, Equatable {
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
     public var facts: TaskFacts {
         TaskFacts(assigneeID: assigneeID, status: status, startedAt: startedAt, completedAt: completedAt, completedBy: completedBy,
-                  completionNote: completionNote, requiredSkills: requiredSkills)
+                  completionNote: completionNote, requiredSkills: requiredSkills, checklist: checklist, answers: AnsweredItem.answers(answers))
     }
 
     public var isClosed: Bool { status.isClosed }
@@ -83,7 +87,7 @@ extension LocalStore {
                        k.started_at, k.completed_at, k.completion_note, k.completed_by,
                        nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
                          || ' (' || l.latitude || ', ' || l.longitude || ')',
-                       k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date
+                       k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date, k.checklist, k.answers
                 FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
                 WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
                 ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
@@ -97,7 +101,8 @@ extension LocalStore {
                     completedBy: r[12], completionNote: r[11], location: r[13],
                     window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
                     requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r[17],
-                    planID: r[18], planDate: r[19]
+                    planID: r[18], planDate: r[19], checklist: try? FieldTask.checklist(json: r[20]),
+                    answers: AnsweredItem.list((try? FieldTask.answers(json: r[21])) ?? [:])
                 )
             }.filter { task in
                 (statuses.isEmpty || statuses.contains(task.status.rawValue))
@@ -113,15 +118,17 @@ extension LocalStore {
     /// Queues a change made on the device and shows its effect at once; it is
     /// pushed at the next sync. Survives restarts: it is in the SQLite file.
     public func enqueue(_ operation: WorkerChange.Operation, taskID: Int64?, in replica: String, by personID: Int64,
-                        note: String? = nil, latitude: Double? = nil, longitude: Double? = nil, at date: Date = Date()) throws -> String {
+                        note: String? = nil, latitude: Double? = nil, longitude: Double? = nil, item: String? = nil,
+                        value: String? = nil, at date: Date = Date()) throws -> String {
         let changeID = UUID().uuidString.lowercased()
         let change = WorkerChange(id: changeID, operation: operation, taskID: taskID, note: note, madeAt: date,
-                                  latitude: latitude, longitude: longitude)
+                                  latitude: latitude, longitude: longitude, item: item, value: value)
         try queue.write { db in
             try db.execute(sql: """
-                INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude, person_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [changeID, replica, operation.rawValue, taskID, note, Self.millis(date), latitude, longitude, personID])
+                INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude, person_id, item, value)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [changeID, replica, operation.rawValue, taskID, note, Self.millis(date), latitude, longitude, personID,
+                                 item, value])
             if let taskID, let row = try DeviceTaskRow.fetchOne(db, replica: replica, id: taskID) {
                 try row.showing(change.effect(on: row.shown, by: personID, at: date)).write(db)
             }

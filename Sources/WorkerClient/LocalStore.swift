@@ -110,6 +110,16 @@ public struct LocalStore: Sendable {
                 ALTER TABLE tasks ADD COLUMN plan_date TEXT;
                 """)
         }
+        migrator.registerMigration("v8: checklists and answers") { db in
+            // Older copies get the values with the refetch the server's rebuild for them causes.
+            try db.execute(sql: """
+                ALTER TABLE tasks ADD COLUMN checklist TEXT;
+                ALTER TABLE tasks ADD COLUMN answers TEXT NOT NULL DEFAULT '{}';
+                ALTER TABLE tasks ADD COLUMN server_answers TEXT NOT NULL DEFAULT '{}';
+                ALTER TABLE outbox ADD COLUMN item TEXT;
+                ALTER TABLE outbox ADD COLUMN value TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -214,14 +224,16 @@ public struct LocalStore: Sendable {
                         INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
                             due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
                             required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
-                            server_completed_by, server_completion_note, time_zone, plan_id, plan_date)
+                            server_completed_by, server_completion_note, time_zone, plan_id, plan_date, checklist, answers,
+                            server_answers)
                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18,
-                                ?19, ?20)
+                                ?19, ?20, ?21, ?22, ?22)
                         """, arguments: [name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
                                          task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
                                          task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
                                          (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC",
-                                         task.planID, task.planDate])
+                                         task.planID, task.planDate, task.checklist.map(FieldTask.json),
+                                         FieldTask.json(AnsweredItem.answers(task.answers ?? []))])
                 }
                 for member in page.members {
                     try db.execute(sql: """

@@ -18,8 +18,8 @@ struct TeamworkWorker: AsyncParsableCommand {
             Exit codes: 0 success, 64 usage, 65 invalid data, 67 not found, 68 not allowed, 69 server unreachable, \
             78 configuration, 1 internal error.
             """,
-        subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, Start.self, Complete.self, Claim.self,
-                      Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self]
+        subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, ChecklistCommand.self, Check.self, Start.self,
+                      Complete.self, Claim.self, Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self]
     )
 
     static func main() async {

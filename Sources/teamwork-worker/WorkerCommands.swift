@@ -78,6 +78,7 @@ struct Show: AsyncParsableCommand {
             ("time zone", task.timeZone),
             ("plan", task.planID.map { "plan \($0), the occurrence of \(task.planDate ?? "-")" } ?? "-"),
             ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),
+            ("checklist", task.checklist.map { $0.summary(AnsweredItem.answers(task.answers)) } ?? "-"),
             ("location", task.location ?? "-"),
             ("note", task.completionNote ?? "-"),
         ]
@@ -97,19 +98,25 @@ struct TaskChange {
         }
     }
 
-    static func queue(_ operation: WorkerChange.Operation, id: Int64, note: String? = nil) throws {
+    static func queue(_ operation: WorkerChange.Operation, id: Int64, note: String? = nil, item: String? = nil,
+                      value: String? = nil) throws {
         let home = try WorkerHome()
         let store = try home.store()
         let me = try home.personID(store)
         guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
         // The same rules the sync endpoint applies, on the device's copy of the task and of the worker's skills.
-        let change = WorkerChange(id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date())
+        let change = WorkerChange(id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date(),
+                                  item: item, value: value)
         let worker = FieldWorker(id: me, skills: try store.skills(of: me, in: task.replica))
         if let reason = change.rejection(by: worker, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
             throw TeamworkError.conflict(reason)
         }
-        _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note)
-        TeamworkWorker.say("\(operation.rawValue.capitalized) task \(id): queued; it goes to the server at the next sync.")
+        _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note, item: item, value: value)
+        if let item, let value {
+            TeamworkWorker.say("Task \(id), \(item): \(TerminalText.inline(value)): queued; it goes to the server at the next sync.")
+        } else {
+            TeamworkWorker.say("\(operation.rawValue.capitalized) task \(id): queued; it goes to the server at the next sync.")
+        }
     }
 }
 
@@ -201,5 +208,64 @@ struct Status: AsyncParsableCommand {
         for change in summary.rejected {
             TeamworkWorker.say("\(change.state == "refused" ? "Refused" : "Rejected"): \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")")
         }
+    }
+}
+
+struct ChecklistCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "checklist",
+        abstract: "A task's checklist: each item, whether it is required, and its answer (yours queued ones included).",
+        discussion: "Answer an item with: teamwork-worker check TASK ITEM [VALUE]. A task with required items unanswered cannot be completed."
+    )
+    @Argument(help: "Task id.") var id: Int64
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        let store = try WorkerHome().store()
+        guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
+        guard let checklist = task.checklist else {
+            if output.json { return try output.print([String: String]()) }
+            return TeamworkWorker.say("Task \(id) has no checklist.")
+        }
+        let answers = AnsweredItem.answers(task.answers)
+        if output.json {
+            struct Listing: Encodable {
+                var checklist: ChecklistForm
+                var answers: [AnsweredItem]
+                var missing: [String]
+            }
+            return try output.print(Listing(checklist: checklist, answers: task.answers, missing: checklist.missing(in: answers)))
+        }
+        TeamworkWorker.say("\(TerminalText.inline(checklist.name)) (version \(checklist.version)) for task \(id): \(TerminalText.inline(task.title))")
+        TextOutput.table(["ITEM", "KIND", "REQUIRED", "ANSWER", "LABEL"], checklist.items.map { item in
+            let answer = answers[item.key].map { $0.value + (item.unit.map { " \($0)" } ?? "") } ?? "-"
+            return [item.key, item.describedKind, item.required ? "yes" : "", answer, item.label]
+        }, maxWidth: 50)
+        let missing = checklist.missing(in: answers)
+        if !missing.isEmpty { TeamworkWorker.say("Still to answer before completing: \(missing.joined(separator: ", ")).") }
+    }
+}
+
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer one item of a task's checklist (works offline); the latest answer counts.",
+        discussion: """
+            A check item takes yes (the default) or no; a number item a decimal number in its range; a choice \
+            item one of its options; a text item any text. Examples: check 12 isolated; check 12 reading 48213; \
+            check 12 earth 0.4; check 12 seal intact.
+            """
+    )
+    @Argument(help: "Task id.") var id: Int64
+    @Argument(help: "The item's key (see: teamwork-worker checklist TASK).") var item: String
+    @Argument(help: "The answer; yes when left out for a check item.") var value: String?
+
+    func run() async throws {
+        let store = try WorkerHome().store()
+        guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
+        let kind = task.checklist?.item(item)?.kind
+        guard let value = value ?? (kind == .check ? "yes" : nil) else {
+            throw TeamworkError(.usage, "item \(TerminalText.inline(item)) needs a value (see: teamwork-worker checklist \(id))")
+        }
+        try TaskChange.queue(.answer, id: id, item: item, value: value)
     }
 }

@@ -26,12 +26,21 @@ struct MasterContractTests {
                     _ = try await sql("UPDATE people SET skills = \(item.skills) WHERE id = \(me)")
                     _ = try await sql("SELECT set_config('teamwork.forced', 'contract test', false)")
                     let teamID: Int64? = item.inTeam ? world.red.id : nil
+                    // The case's checklist as a checklist of its own, version 1.
+                    var checklistID: Int64?
+                    if let items = item.checklist {
+                        let json = String(decoding: try JSONEncoder().encode(items), as: UTF8.self)
+                        checklistID = try await sql("INSERT INTO checklists (name) VALUES (\("contract \(index)")) RETURNING id")
+                            .first!.decode(Int64.self)
+                        _ = try await sql("INSERT INTO checklist_versions (checklist_id, version, items) VALUES (\(checklistID), 1, \(json)::jsonb)")
+                    }
+                    let answers = FieldTask.json(item.answers(before, me: me, other: other, changedAt: nil))
                     let taskID = try await sql("""
                         INSERT INTO tasks (title, team_id, assignee_id, required_skills, status, started_at, completed_at,
-                                           completed_by, completion_note)
+                                           completed_by, completion_note, checklist_id, checklist_version, answers)
                         VALUES (\(item.name), \(teamID), \(id(before.assignee)), \(FieldChangeCase.requiredSkills),
                                 \(before.status.rawValue), \(before.startedAt), \(before.completedAt), \(id(before.completedBy)),
-                                \(before.completionNote))
+                                \(before.completionNote), \(checklistID), \(checklistID.map { _ in 1 }), \(answers)::jsonb)
                         RETURNING id
                         """).first!.decode(Int64.self)
                     _ = try await sql("SELECT set_config('teamwork.forced', '', false)")
@@ -40,7 +49,7 @@ struct MasterContractTests {
                     let change = RecordedWorkerChange(
                         position: Int64(index + 1), changeID: "contract-\(index)", personID: me, taskID: taskID,
                         operation: item.change.operation, note: item.change.note, madeAt: made,
-                        receivedAt: made + Int64(FieldChangeCase.deliveryDelay * 1000))
+                        receivedAt: made + Int64(FieldChangeCase.deliveryDelay * 1000), item: item.change.item, value: item.change.value)
                     let replica = item.inTeam ? "team-\(world.red.id)" : "person-\(me)"
                     let outcome = try await store.applyFieldChanges(
                         replica: replica, source: "contract", [change],
@@ -49,12 +58,15 @@ struct MasterContractTests {
                             "\(item.name): \(outcome)")
 
                     let after = try await sql("""
-                        SELECT status, assignee_id, started_at, completed_at, completed_by, completion_note FROM tasks WHERE id = \(taskID)
-                        """).first!.decode((String, Int64?, Date?, Date?, Int64?, String?).self)
+                        SELECT status, assignee_id, started_at, completed_at, completed_by, completion_note, answers::text
+                        FROM tasks WHERE id = \(taskID)
+                        """).first!.decode((String, Int64?, Date?, Date?, Int64?, String?, String).self)
                     let expected = item.after
                     #expect(after.0 == expected.status.rawValue && after.1 == id(expected.assignee) && after.4 == id(expected.completedBy)
                             && after.5 == expected.completionNote && Self.same(after.2, expected.startedAt)
                             && Self.same(after.3, expected.completedAt), "\(item.name): \(after)")
+                    #expect(try FieldTask.answers(json: after.6) == item.answers(expected, me: me, other: other, changedAt: item.change.madeAt),
+                            "\(item.name): \(after.6)")
                     _ = try await sql("DELETE FROM tasks WHERE id = \(taskID)")
                 }
             }

@@ -18,7 +18,8 @@ struct ParallelBuildsTests {
             let bad = try await store.rows("""
                 SELECT ROW(7::bigint, NULL::text, ''::text, 'normal'::text, 1::bigint, NULL::bigint, NULL::bigint,
                        NULL::timestamptz, now(), now(), 1, 'open'::text, NULL::timestamptz, NULL::timestamptz,
-                       NULL::bigint, NULL::text, NULL::timestamptz, NULL::timestamptz, ''::text, 'UTC'::text, NULL::bigint, NULL::text)
+                       NULL::bigint, NULL::text, NULL::timestamptz, NULL::timestamptz, ''::text, 'UTC'::text, NULL::bigint, NULL::text,
+                       NULL::text, '{}'::text)
                 """).map(RowCopier.init)
             let common = CommonData(teams: [], teamsByID: [:], people: [:], membersByTeam: [:])
             let builds = ParallelBuilds(directory: directory, feedPosition: 1, common: common, locationsFrom: nil,

@@ -11,30 +11,37 @@ import TeamworkTestSupport
 struct FieldChangeContractTests {
     static let (me, other): (Int64, Int64) = (7, 8)
 
-    static func facts(_ task: FieldChangeCase.Task) -> TaskFacts {
+    static func facts(_ task: FieldChangeCase.Task, of item: FieldChangeCase, changedAt: Date? = nil) -> TaskFacts {
         TaskFacts(assigneeID: task.assignee?.id(me: me, other: other), status: task.status, startedAt: task.startedAt,
                   completedAt: task.completedAt, completedBy: task.completedBy?.id(me: me, other: other),
-                  completionNote: task.completionNote, requiredSkills: FieldChangeCase.requiredSkills)
+                  completionNote: task.completionNote, requiredSkills: FieldChangeCase.requiredSkills,
+                  checklist: item.form, answers: item.answers(task, me: me, other: other, changedAt: changedAt))
     }
 
     @Test(arguments: try FieldChangeCase.all())
     func theEndpointTakesOrRefusesTheChangeAndItsEffectIsTheTablesTaskAfter(_ item: FieldChangeCase) throws {
         let operation = try #require(WorkerChange.Operation(rawValue: item.change.operation))
-        let change = WorkerChange(id: "contract", operation: operation, taskID: 1, note: item.change.note, madeAt: item.change.madeAt)
+        let change = WorkerChange(id: "contract", operation: operation, taskID: 1, note: item.change.note, madeAt: item.change.madeAt,
+                                  item: item.change.item, value: item.change.value)
         let received = item.change.madeAt.addingTimeInterval(FieldChangeCase.deliveryDelay)
-        let before = Self.facts(item.before)
+        let before = Self.facts(item.before, of: item)
         let reason = change.rejection(by: FieldWorker(id: Self.me, skills: item.skills), task: before, inTeam: item.inTeam,
                                       receivedAt: received)
         #expect((reason == nil) == item.endpointAccepts, "\(reason ?? "accepted")")
         if reason == nil {
-            #expect(change.effect(on: before, by: Self.me, at: change.effectiveTime(receivedAt: received)) == Self.facts(item.after))
+            let at = change.effectiveTime(receivedAt: received)
+            #expect(change.effect(on: before, by: Self.me, at: at) == Self.facts(item.after, of: item, changedAt: at))
         }
     }
 
     @Test func theTableCoversEveryOperationStatusOwnershipAndSkill() throws {
         let cases = try FieldChangeCase.all()
         let operations = Set(cases.map(\.change.operation))
-        #expect(operations == ["claim", "start", "complete", "reopen"])
+        #expect(operations == ["claim", "start", "complete", "reopen", "answer"])
+        // Every kind of checklist item is answered in some case, and a completion meets a missing answer.
+        let kinds = Set(cases.compactMap { item in item.change.item.flatMap { key in item.checklist?.first { $0.key == key }?.kind } })
+        #expect(kinds == Set(ChecklistItem.Kind.allCases.filter { $0 != .signature }))
+        #expect(cases.contains { $0.master.conflict == "missing_answers" })
         #expect(Set(cases.map(\.before.status)) == Set(TaskStatus.allCases))
         #expect(Set(cases.map { $0.before.assignee?.rawValue ?? "free" }) == ["me", "other", "free"])
         #expect(Set(cases.map(\.skills.isEmpty)) == [true, false])

@@ -75,11 +75,22 @@ struct ChaosTests {
                         locationID: world.site.id, dueAt: nil, requiredSkills: ["climbing"])).id)
                 }
                 var plans: [Plan] = []
+                // Each person's second job carries a checklist, answered (one item twice) before it is completed.
+                try await store.publishChecklist(name: "chaos", items: [
+                    ChecklistItem(key: "done", kind: .check, label: "Done", required: true),
+                    ChecklistItem(key: "reading", kind: .number, label: "Reading", required: true, min: "0"),
+                ], existing: false)
                 for (person, team) in [(world.ann, world.red), (world.bo, world.red), (world.cy, world.blue)] {
                     var steps: [[String]] = []
                     for index in 1...4 {
-                        let task = try await store.createTask(try world.task("\(person.firstName) job \(index)", team: team, assignee: person))
+                        var new = try world.task("\(person.firstName) job \(index)", team: team, assignee: person)
+                        if index == 2 { new.checklist = "chaos" }
+                        let task = try await store.createTask(new)
                         if index % 2 == 1 { steps.append(["start", String(task.id)]) }
+                        if index == 2 {
+                            steps += [["check", String(task.id), "done"], ["check", String(task.id), "reading", "41"],
+                                      ["check", String(task.id), "reading", "42"]]
+                        }
                         steps.append(["complete", String(task.id), "--note", "done \(task.id) by \(person.firstName)"])
                     }
                     if team.id == world.red.id {
@@ -237,6 +248,11 @@ struct ChaosTests {
                         #expect(task.status == .completed && task.completionNote == change.note && task.completedBy == change.person,
                                 "task \(task.id) completed on the master with its note")
                     }
+                    // A checklist's answers arrived, the latest one of each item counting.
+                    if task.checklist != nil {
+                        #expect(task.answers.mapValues(\.value) == ["done": "yes", "reading": "42"] && task.answers.values.allSatisfy { $0.by == change.person },
+                                "task \(task.id)'s answers on the master: \(task.answers)")
+                    }
                 }
             }
 
@@ -279,7 +295,8 @@ struct ChaosTests {
                 for task in onDevice {
                     let truth = try #require(master.first { $0.id == task.id })
                     #expect(task.status == truth.status && task.title == truth.title && task.completionNote == truth.completionNote
-                            && task.assigneeID == truth.assigneeID,
+                            && task.assigneeID == truth.assigneeID && AnsweredItem.answers(task.answers) == truth.answers
+                            && task.checklist == truth.checklist,
                             "\(plan.person.firstName)'s device holds task \(task.id) as the master does")
                 }
                 let expected = master.filter { $0.teamID == (plan.person.id == world.cy.id ? world.blue.id : world.red.id) }

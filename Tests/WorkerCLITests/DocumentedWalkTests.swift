@@ -102,7 +102,8 @@ struct DocumentedWalkTests {
                     _ = try await store.rows("SELECT setval(\(sequence)::regclass, \(next - 1))")
                 }
                 let csv = folder.appending(path: "tasks.csv")
-                walk.substitutions = ["map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path]
+                walk.substitutions = ["map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path,
+                                      "swaps.csv": folder.appending(path: "swaps.csv").path]
 
                 // Schema.
                 try await walk.run("teamwork-manager", "db migrate")
@@ -161,6 +162,14 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "plan resume 1")
                 try await walk.run("teamwork-manager", "plan generate")
                 try await walk.run("teamwork-manager", "plan remove 1")
+                // Checklists: task 12 carries the README's, in its second version.
+                try await walk.run("teamwork-manager", "checklist add Meter swap")
+                try await walk.run("teamwork-manager", "checklist update Meter swap")
+                try await walk.run("teamwork-manager", "checklist list")
+                try await walk.run("teamwork-manager", "checklist show Meter swap")
+                try await walk.run("teamwork-manager", "task update 12 --checklist")
+                try await walk.run("teamwork-manager", "task checklist 12")
+                try await walk.run("teamwork-manager", "checklist export Meter swap")
                 try await walk.run("teamwork-manager", "map --geojson")
                 try await walk.run("teamwork-manager", "map --html")
                 #expect(FileManager.default.fileExists(atPath: folder.appending(path: "map.html").path))
@@ -191,6 +200,9 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-worker", "tasks --all")
                 try await walk.run("teamwork-worker", "tasks --today")
                 try await walk.run("teamwork-worker", "show 12")
+                try await walk.run("teamwork-worker", "checklist 12")
+                try await walk.run("teamwork-worker", "check 12 isolated")
+                try await walk.run("teamwork-worker", "check 12 reading 48213")
                 try await walk.run("teamwork-worker", "start 12")
                 try await walk.run("teamwork-worker", "complete 12")
                 try await walk.run("teamwork-worker", "claim 15")

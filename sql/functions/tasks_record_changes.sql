@@ -39,10 +39,18 @@ BEGIN
         PERFORM pg_advisory_xact_lock(7310150001);
         WITH changed AS MATERIALIZED (
             SELECT n.id, n.team_id, o.team_id AS old_team_id, n.assignee_id, o.assignee_id AS old_assignee_id,
-                   (SELECT jsonb_object_agg(nv.key, jsonb_build_object('old', ov.value, 'new', nv.value))
-                      FROM jsonb_each(to_jsonb(n) - 'version' - 'updated_at') nv
-                      JOIN jsonb_each(to_jsonb(o) - 'version' - 'updated_at') ov ON ov.key = nv.key
-                     WHERE ov.value IS DISTINCT FROM nv.value) AS diff
+                   -- A checklist's answers by the items that changed, not the whole object each time.
+                   nullif(coalesce((SELECT jsonb_object_agg(nv.key, jsonb_build_object('old', ov.value, 'new', nv.value))
+                                      FROM jsonb_each(to_jsonb(n) - 'version' - 'updated_at' - 'answers') nv
+                                      JOIN jsonb_each(to_jsonb(o) - 'version' - 'updated_at' - 'answers') ov ON ov.key = nv.key
+                                     WHERE ov.value IS DISTINCT FROM nv.value), '{}'::jsonb)
+                          || CASE WHEN n.answers IS DISTINCT FROM o.answers THEN jsonb_build_object('answers', (
+                                 SELECT jsonb_build_object(
+                                            'old', coalesce(jsonb_object_agg(ch.k, o.answers -> ch.k) FILTER (WHERE o.answers ? ch.k), '{}'),
+                                            'new', coalesce(jsonb_object_agg(ch.k, n.answers -> ch.k) FILTER (WHERE n.answers ? ch.k), '{}'))
+                                   FROM jsonb_object_keys(o.answers || n.answers) AS ch (k)
+                                  WHERE (o.answers -> ch.k) IS DISTINCT FROM (n.answers -> ch.k)))
+                                  ELSE '{}'::jsonb END, '{}'::jsonb) AS diff
               FROM new_rows n JOIN old_rows o ON o.id = n.id
         ), history AS (
             INSERT INTO public.task_history (task_id, action, actor_id, changes, field_change_id)

@@ -19,6 +19,11 @@
 --                             work claimed offline before someone left stays free for the team)
 --                             ('moved', 'already_completed', 'claimed_by_other', 'not_a_member', 'missing_skills')
 --   checkin                   the worker's last-known position, if newer (in bulk, below)
+--   answer                    the task's checklist item's latest answer, by the assignee of a task not
+--                             completed ('moved', 'already_completed', 'reassigned'), to an item the
+--                             task's checklist version has with a value it takes ('invalid_answer',
+--                             teamwork_checklist_problem); a completion waits for every required
+--                             item's answer ('missing_answers')
 -- Field times are the worker's, but never later than when the server received them.
 -- The effect of an applied change on the task is the one WorkerChange.effect
 -- (SyncProtocol) gives the device and the replica; Tests/Contract/field-changes.json
@@ -54,6 +59,9 @@ DECLARE
     v_plan    jsonb;
     v_ledger  bigint;
     v_missing text[];
+    v_items   jsonb;
+    v_item    jsonb;
+    v_problem text;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -93,6 +101,7 @@ BEGIN
          WHERE p.plain AND p.person = p.last_person
            AND (p.completions = 0 OR (p.completions = 1 AND p.completed_at = p.last_at))
            AND (t.status IN ('open', 'assigned') OR (t.status = 'in_progress' AND t.started_at IS NOT NULL))
+           AND (p.completions = 0 OR t.checklist_id IS NULL)
            AND CASE WHEN v_team IS NOT NULL THEN t.team_id = v_team
                     ELSE t.team_id IS NULL AND t.assignee_id = v_person END
            AND CASE WHEN p.claims = 0 THEN t.assignee_id = p.person
@@ -254,11 +263,20 @@ BEGIN
                 SELECT array_agg(s ORDER BY s) INTO v_missing
                   FROM unnest(t.required_skills) s
                  WHERE NOT s = ANY (coalesce((SELECT p.skills FROM public.people p WHERE p.id = c.person_id), '{}'));
+                v_items := NULL;
+                IF t.checklist_id IS NOT NULL THEN
+                    SELECT v.items INTO v_items FROM public.checklist_versions v
+                     WHERE v.checklist_id = t.checklist_id AND v.version = t.checklist_version;
+                END IF;
                 IF c.operation = 'complete' THEN
                     IF t.status = 'completed' THEN
                         v_conflict := 'already_completed';
                         v_detail := format('already completed by person %s at %s; this completion was not applied',
                                            t.completed_by, t.completed_at);
+                    ELSIF cardinality(public.teamwork_checklist_missing(v_items, t.answers)) > 0 THEN
+                        v_conflict := 'missing_answers';
+                        v_detail := format('task %s needs answers to %s before it is completed', t.id,
+                                           array_to_string(public.teamwork_checklist_missing(v_items, t.answers), ', '));
                     ELSIF t.assignee_id IS DISTINCT FROM c.person_id AND v_missing IS NOT NULL THEN
                         v_conflict := 'missing_skills';
                         v_detail := format('task %s needs %s, which person %s does not have; only a manager can give it to them',
@@ -308,6 +326,35 @@ BEGIN
                         v_applied := true;
                         v_changed := true;
                     END IF;
+                ELSIF c.operation = 'answer' THEN
+                    SELECT i INTO v_item FROM jsonb_array_elements(coalesce(v_items, '[]')) i WHERE i ->> 'key' = c.item;
+                    v_problem := CASE WHEN v_item IS NOT NULL THEN public.teamwork_checklist_problem(v_item, c.value) END;
+                    IF v_moved THEN
+                        v_conflict := 'moved';
+                        v_detail := format('answered in %s, but the task had moved to %s', p_replica,
+                                           coalesce('team ' || t.team_id, 'person ' || t.assignee_id));
+                    ELSIF t.status = 'completed' THEN
+                        v_conflict := 'already_completed';
+                        v_detail := format('already completed by person %s at %s; the answer was not taken',
+                                           t.completed_by, t.completed_at);
+                    ELSIF t.assignee_id IS DISTINCT FROM c.person_id THEN
+                        v_conflict := 'reassigned';
+                        v_detail := format('answered by person %s while assigned to %s', c.person_id,
+                                           coalesce('person ' || t.assignee_id, 'nobody'));
+                    ELSIF v_item IS NULL THEN
+                        v_conflict := 'invalid_answer';
+                        v_detail := format('task %s has no checklist item %s', t.id, coalesce(c.item, 'NULL'));
+                    ELSIF v_problem IS NOT NULL THEN
+                        v_conflict := 'invalid_answer';
+                        v_detail := format('%s: %s', c.item, v_problem);
+                    ELSE
+                        UPDATE public.tasks
+                           SET answers = answers || jsonb_build_object(c.item, jsonb_build_object(
+                                   'value', c.value, 'by', c.person_id, 'at', round(extract(epoch FROM v_at) * 1000)::bigint))
+                         WHERE id = t.id;
+                        v_applied := true;
+                        v_changed := true;
+                    END IF;
                 ELSIF c.operation = 'claim' THEN
                     IF v_moved OR v_team IS NULL THEN
                         v_conflict := 'moved';
@@ -340,9 +387,10 @@ BEGIN
         END IF;
 
         INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
-                                   made_at, received_at, applied, conflict, detail)
+                                   made_at, received_at, applied, conflict, detail, item, value)
         VALUES (p_replica, c.position, c.change_id, c.person_id, c.task_id, c.operation, c.note, c.latitude, c.longitude,
-                to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), v_applied, v_conflict, v_detail)
+                to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), v_applied, v_conflict, v_detail,
+                left(c.item, 100), left(c.value, 2000))
         RETURNING id INTO v_ledger;
 
         -- The replica showed this change when it accepted it; the master's view goes back.
@@ -357,7 +405,8 @@ BEGIN
             SELECT c.task_id, 'field_change', c.person_id, jsonb_object_agg(k, jsonb_build_object('old', NULL, 'new', v)),
                    c.change_id
               FROM (VALUES ('operation', to_jsonb(c.operation)), ('applied', to_jsonb(v_applied)),
-                           ('conflict', to_jsonb(v_conflict)), ('detail', to_jsonb(v_detail)), ('note', to_jsonb(c.note))
+                           ('conflict', to_jsonb(v_conflict)), ('detail', to_jsonb(v_detail)), ('note', to_jsonb(c.note)),
+                           ('item', to_jsonb(c.item)), ('value', to_jsonb(c.value))
                    ) AS entry (k, v)
              WHERE v IS NOT NULL;
         END IF;

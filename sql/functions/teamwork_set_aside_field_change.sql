@@ -23,11 +23,12 @@ BEGIN
         v_received := to_timestamp(c.received_at / 1000.0);
     END IF;
     INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note,
-                                      latitude, longitude, made_at, received_at, applied, conflict, detail)
+                                      latitude, longitude, made_at, received_at, applied, conflict, detail, item, value)
     VALUES (p_replica, c.position, c.change_id, c.person_id,
             (SELECT t.id FROM public.tasks t WHERE t.id = c.task_id),
-            CASE WHEN c.operation IN ('start', 'complete', 'reopen', 'claim', 'checkin') THEN c.operation ELSE 'checkin' END,
-            left(c.note, 10000), c.latitude, c.longitude, v_made, v_received, false, 'invalid', left(p_reason, 1000))
+            CASE WHEN c.operation IN ('start', 'complete', 'reopen', 'claim', 'checkin', 'answer') THEN c.operation ELSE 'checkin' END,
+            left(c.note, 10000), c.latitude, c.longitude, v_made, v_received, false, 'invalid', left(p_reason, 1000),
+            left(c.item, 100), left(c.value, 2000))
     ON CONFLICT (person_id, change_id) DO NOTHING
     RETURNING id INTO v_ledger;
     IF v_ledger IS NOT NULL AND c.rejection IS NULL THEN

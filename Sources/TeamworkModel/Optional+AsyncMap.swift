@@ -1,6 +1,6 @@
 extension Optional {
     /// `map` for an async transform: looks up ids for options that were given.
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+    public func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
         guard let value = self else { return nil }
         return try await transform(value)
     }
