@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Already built for postgres-nio (SCRAM): SHA-256 of uploaded files at no extra build cost.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -85,9 +87,13 @@ let package = Package(
 
         // The sync endpoint: workers pull their replicas over HTTP.
         .target(
+            name: "BlobStore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
             name: "SyncServer",
             dependencies: [
-                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol",
+                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -103,7 +109,7 @@ let package = Package(
         .target(
             name: "WorkerClient",
             dependencies: [
-                "TeamworkModel", "SyncProtocol",
+                "TeamworkModel", "SyncProtocol", "BlobStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -128,7 +134,7 @@ let package = Package(
         .target(
             name: "ManagerCLI",
             dependencies: [
-                "TeamworkModel",
+                "TeamworkModel", "BlobStore",
                 "CentralStore",
                 "LocalPostgres",
                 "CommandLineSupport",
@@ -142,6 +148,7 @@ let package = Package(
             name: "ServiceCLI",
             dependencies: [
                 "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "EventListener", "CommandLineSupport", "LocalPostgres",
+                "BlobStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -9,7 +9,7 @@ struct TaskCommand: AsyncParsableCommand {
         abstract: "Create, list, change and follow the master list's tasks.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Assign.self, Cancel.self, Reopen.self, Delete.self,
-            History.self, Import.self, Checklist.self,
+            History.self, Import.self, Checklist.self, Attachments.self,
         ]
     )
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlobStore
 import CentralStore
 import Foundation
 import Logging
@@ -86,14 +87,32 @@ struct Replicate: AsyncParsableCommand {
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Compare every replica with the master; exits 2 when any differs."
+        abstract: "Compare every replica with the master, and check every file an attachment names; exits 2 when any differs."
     )
     @OptionGroup var options: ServiceOptions
     @Flag(help: "Print the drift as JSON lines.") var json = false
+    @Option(help: ArgumentHelp("The blob folder of the sync endpoint (default: blobs in the replicas folder).", valueName: "dir"))
+    var blobs: String?
 
     func run() async throws {
         let generator = try await options.generator()
         let drift = try await generator.verify()
+        var blobProblems: [String] = []
+        // Every file an attachment names is in the blob store, whole: its bytes hash to its name.
+        let store = try FileBlobStore(root: blobs.map { URL(fileURLWithPath: $0) }
+                                          ?? FileBlobStore.defaultRoot(replicas: generator.configuration.directory))
+        let referenced = try await CentralStore.withStore(generator.configuration.databaseURL) { try await $0.referencedBlobs() }
+        for hex in referenced.sorted() {
+            guard let digest = BlobDigest(hex: hex) else { continue }
+            guard case .complete = try store.state(of: digest) else {
+                blobProblems.append("blob \(hex), named by an attachment, is not in \(store.root.path)")
+                continue
+            }
+            let actual = try BlobDigest(ofFileAt: store.path(of: digest))
+            if actual != digest {
+                blobProblems.append("blob \(hex) is damaged: its bytes hash to \(actual.hex)")
+            }
+        }
         for item in drift {
             if json {
                 let fields = ["replica": item.replica.fileName, "message": item.message]
@@ -103,10 +122,18 @@ struct Verify: AsyncParsableCommand {
                 print(item.description)
             }
         }
-        if drift.isEmpty {
-            if !json { print("No drift: every replica matches the master.") }
+        for problem in blobProblems {
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: ["blobs": store.root.path, "message": problem], options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print(problem)
+            }
+        }
+        if drift.isEmpty && blobProblems.isEmpty {
+            if !json { print("No drift: every replica matches the master, and every attachment's file is whole.") }
         } else {
-            TeamworkService.say("\(drift.count) difference(s) between the replicas and the master")
+            TeamworkService.say("\(drift.count) difference(s) between the replicas and the master, \(blobProblems.count) missing or damaged file(s)")
             throw ExitCode(2)
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlobStore
 import CentralStore
 import EventListener
 import Foundation
@@ -93,6 +94,10 @@ struct RunAll: AsyncParsableCommand {
             PlanService(databaseURL: generator.configuration.databaseURL, logger: logger,
                         interval: .milliseconds(Int(planInterval * 1000))) { _ in status.passed(.plans) },
         ]
+        // The endpoint's blob folder, kept to what attachments need.
+        services.append(BlobSweep(databaseURL: generator.configuration.databaseURL,
+                                  store: try FileBlobStore(root: configuration.blobsFolder),
+                                  logger: logger))
         if let keeper = LocalClusterKeeper.forLocalDefault(options, logger: logger) { services.append(keeper) }
         if let notifier = SystemdNotifier.fromEnvironment() {
             services.append(WatchdogService(notifier: notifier, logger: logger) { health().0 })

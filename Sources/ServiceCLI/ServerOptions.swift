@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SyncServer
 
 /// Where the sync endpoint listens, and over what: `run` and `serve` share them.
@@ -9,10 +10,14 @@ struct ServerOptions: ParsableArguments {
     var tlsCert: String?
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
     var tlsKey: String?
+    @Option(help: ArgumentHelp("Where workers' photos, signatures and PDFs are kept (default: blobs in the replicas folder).", valueName: "dir"))
+    var blobs: String?
+    @Option(help: "The largest file a worker may upload, in MB.") var maxFileMb = 25
 
     func validate() throws {
         if !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("give --tls-cert and --tls-key together") }
+        if !(1...1_024).contains(maxFileMb) { throw ValidationError("--max-file-mb must be between 1 and 1024") }
     }
 
     var tls: SyncServer.TLSFiles? {
@@ -25,5 +30,7 @@ struct ServerOptions: ParsableArguments {
         configuration.host = host
         configuration.port = port
         configuration.tls = tls
+        configuration.blobsDirectory = blobs.map { URL(fileURLWithPath: $0) }
+        configuration.maximumBlobBytes = Int64(maxFileMb) * 1024 * 1024
     }
 }

@@ -84,6 +84,9 @@ extension WorkerChange {
             if task.status == .open { after.status = .assigned }
         case .answer:
             if let item, let value { after.answers[item] = ChecklistAnswer(value: value, by: personID, at: at) }
+        case .attach:
+            // A file answering a photo or signature item: the answer is the file's SHA-256.
+            if let item, let blob { after.answers[item] = ChecklistAnswer(value: blob, by: personID, at: at) }
         case .checkin:
             break
         }

@@ -25,7 +25,11 @@ extension WorkerChange {
         if let note, note.utf8.count > Self.maximumNoteBytes {
             return "a note has at most \(Self.maximumNoteBytes) bytes (UTF-8)"
         }
-        if operation != .answer, item != nil || value != nil { return "only an answer carries an item and a value" }
+        if operation != .answer, value != nil { return "only an answer carries a value" }
+        if operation != .answer, operation != .attach, item != nil { return "only an answer or an attachment names an item" }
+        if operation != .attach, blob != nil || size != nil || mediaType != nil || signer != nil {
+            return "only an attachment carries a blob, a size, a media type or a signer"
+        }
         if operation == .checkin {
             guard let latitude, let longitude, (-90...90).contains(latitude), (-180...180).contains(longitude) else {
                 return "a check-in needs a latitude between -90 and 90 and a longitude between -180 and 180"
@@ -64,11 +68,49 @@ extension WorkerChange {
                 return "task \(taskID) has no checklist item '\(TerminalText.inline(String(item.prefix(40))))'"
             }
             if let problem = spec.problem(with: value) { return "\(item): \(problem)" }
+        case .attach:
+            if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
+            if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
+            if task.status == .completed { return "task \(taskID) is completed; reopen it to add a file" }
+            if let problem = attachmentProblem(task: task, taskID: taskID) { return problem }
         case .reopen:
             if task.status != .completed { return "task \(taskID) is not completed" }
             if task.completedBy != personID { return "only the worker who completed task \(taskID) can reopen it" }
         case .checkin:
             break
+        }
+        return nil
+    }
+}
+
+extension WorkerChange {
+    /// Why an attachment cannot be added to `task`, or `nil` when it can (after the assignment checks).
+    func attachmentProblem(task: TaskFacts, taskID: Int64) -> String? {
+        guard let blob, blob.utf8.count == 64, blob.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            return "an attachment names its file by the SHA-256 of its bytes: 64 lowercase hex digits"
+        }
+        guard let size, (1...Self.maximumAttachmentBytes).contains(size) else {
+            return "an attachment is 1 byte to \(Self.maximumAttachmentBytes) bytes"
+        }
+        guard let mediaType, Self.attachmentTypes.contains(mediaType) else {
+            return "an attachment is a JPEG, PNG, HEIC or PDF file"
+        }
+        if let signer, !ChecklistForm.isOneLine(signer, most: Self.maximumSignerBytes) {
+            return "a signer's name is one line of 1 to \(Self.maximumSignerBytes) bytes"
+        }
+        if signer != nil, !["image/png", "image/jpeg"].contains(mediaType) { return "a signature is a PNG or JPEG image" }
+        if let item {
+            guard let spec = task.checklist?.item(item) else {
+                return "task \(taskID) has no checklist item '\(TerminalText.inline(String(item.prefix(40))))'"
+            }
+            switch spec.kind {
+            case .photo where signer == nil: break
+            case .signature where signer != nil: break
+            case .signature: return "\(item) is a signature: sign it (teamwork-worker sign \(taskID) --signer NAME FILE --item \(item))"
+            case .photo: return "\(item) takes a photo, not a signature"
+            default: return "\(item) is answered by a value, not a file"
+            }
+            if mediaType == "application/pdf", spec.kind == .photo { return "\(item) takes a photo (JPEG, PNG or HEIC)" }
         }
         return nil
     }

@@ -16,7 +16,17 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         case checkin
         /// Answer one item of the task's checklist (`item`, `value`); the latest answer counts.
         case answer
+        /// A file of the work (a photo, a PDF, or with `signer` a signature), uploaded first as the blob
+        /// `blob`; with `item`, it answers that photo or signature item of the checklist.
+        case attach
     }
+
+    /// The file types an attachment may be (told from the file's first bytes on every side).
+    public static let attachmentTypes: Set<String> = ["image/jpeg", "image/png", "image/heic", "application/pdf"]
+    /// The largest attachment the protocol allows, in bytes (a service may take less).
+    public static let maximumAttachmentBytes: Int64 = 1 << 30
+    /// The longest signer's name, in UTF-8 bytes.
+    public static let maximumSignerBytes = 200
 
     /// The longest note a change may carry, in UTF-8 bytes (not characters:
     /// one character can be hundreds of bytes of combining marks).
@@ -51,11 +61,22 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     /// For an answer: the checklist item's key, and the value given.
     public var item: String?
     public var value: String?
+    /// For an attachment: the SHA-256 of the file (uploaded first), its size in bytes, its type, and
+    /// for a signature who signed.
+    public var blob: String?
+    public var size: Int64?
+    public var mediaType: String?
+    public var signer: String?
 
     public init(id: String, operation: Operation, taskID: Int64? = nil, note: String? = nil, madeAt: Date,
-                latitude: Double? = nil, longitude: Double? = nil, item: String? = nil, value: String? = nil) {
+                latitude: Double? = nil, longitude: Double? = nil, item: String? = nil, value: String? = nil,
+                blob: String? = nil, size: Int64? = nil, mediaType: String? = nil, signer: String? = nil) {
         self.item = item
         self.value = value
+        self.blob = blob
+        self.size = size
+        self.mediaType = mediaType
+        self.signer = signer
         self.id = id
         self.operation = operation
         self.taskID = taskID
@@ -67,6 +88,7 @@ public struct WorkerChange: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude, item, value
+        case blob, size, mediaType = "media_type", signer
     }
 
     public init(from decoder: any Decoder) throws {
@@ -97,6 +119,10 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         longitude = try keyed.decodeIfPresent(Double.self, forKey: .longitude)
         item = try keyed.decodeIfPresent(String.self, forKey: .item)
         value = try keyed.decodeIfPresent(String.self, forKey: .value)
+        blob = try keyed.decodeIfPresent(String.self, forKey: .blob)
+        size = try keyed.decodeIfPresent(Int64.self, forKey: .size)
+        mediaType = try keyed.decodeIfPresent(String.self, forKey: .mediaType)
+        signer = try keyed.decodeIfPresent(String.self, forKey: .signer)
     }
 
     /// An RFC 3339 time with a zone (`Z` or an offset), with or without

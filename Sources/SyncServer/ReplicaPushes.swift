@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import Hummingbird
 import NIOPosix
+import BlobStore
 import TeamDatabase
 import TeamworkModel
 
@@ -16,6 +17,8 @@ struct ReplicaPushes: Sendable {
     let directory: ReplicaDirectory
     /// Where pushes wait their turn and are written in groups.
     let queue: PushQueue
+    /// Where uploaded files are: an attachment counts only once its file is whole there.
+    let blobs: any BlobStore
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
         let person = try context.requirePerson()
@@ -43,9 +46,22 @@ struct ReplicaPushes: Sendable {
         guard directory.exists(replica) else {
             throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
         }
+        // An attachment counts only with its file whole on the server, as the change describes it.
+        let blobs = blobs
+        let verdicts = try await blockingWork { try Self.attachmentVerdicts(pushed.changes, blobs) }
         let results: [WorkerChangeResult]
         do {
-            results = try await queue.push(pushed.changes, to: replica, by: person.id)
+            let taken = try await queue.push(pushed.changes.filter { verdicts[$0.id] == nil }, to: replica, by: person.id)
+            // One result per change, in the push's order; an attachment whose file is not whole yet gets
+            // none, so it stays queued on the device and goes again once its file is uploaded.
+            var next = taken.makeIterator()
+            results = pushed.changes.compactMap { change in
+                switch verdicts[change.id] {
+                case .none: next.next()
+                case .waitingForFile: nil
+                case .misdescribed(let reason): .rejected(change.id, reason)
+                }
+            }
         } catch let busy as ReplicaBusy {
             context.logger.warning("a push found the replica locked", metadata: ["replica": "\(replica.name)", "error": "\(busy)"])
             throw HTTPError(.serviceUnavailable, message: "\(replica.name) is busy; try again shortly")
@@ -69,6 +85,31 @@ struct ReplicaPushes: Sendable {
 }
 
 extension ReplicaPushes {
+    enum AttachmentVerdict: Equatable {
+        /// Its file is not whole on the server (yet).
+        case waitingForFile
+        /// Its file is there but is not what the change says (its size, or its type by its first bytes).
+        case misdescribed(String)
+    }
+
+    /// The attachments of `changes` that cannot be taken as they are, by change id; the rules see the rest.
+    static func attachmentVerdicts(_ changes: [WorkerChange], _ blobs: any BlobStore) throws -> [String: AttachmentVerdict] {
+        var verdicts: [String: AttachmentVerdict] = [:]
+        for change in changes where change.operation == .attach {
+            guard let digest = change.blob.flatMap(BlobDigest.init(hex:)) else { continue }
+            guard case .complete(let size) = try blobs.state(of: digest) else {
+                verdicts[change.id] = .waitingForFile
+                continue
+            }
+            if size != change.size {
+                verdicts[change.id] = .misdescribed("the file \(digest.hex.prefix(12))… is \(size) bytes, not \(change.size.map(String.init) ?? "-")")
+            } else if BlobMediaType.sniff(try blobs.head(digest, count: BlobMediaType.sniffedBytes))?.rawValue != change.mediaType {
+                verdicts[change.id] = .misdescribed("the file \(digest.hex.prefix(12))… is not \(change.mediaType ?? "-") by its first bytes")
+            }
+        }
+        return verdicts
+    }
+
     /// Takes the replica's lock, looking every 10 ms (on the lock file opened
     /// once) and sleeping in between, so a wait holds no thread; ``ReplicaBusy``
     /// when it is not free within `limit`.

@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import Hummingbird
 import Logging
+import BlobStore
 import NIOCore
 import ServiceLifecycle
 import TeamDatabase
@@ -16,6 +17,7 @@ import TeamworkModel
 ///     GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=   wait: live mode, see docs/protocol.md
 ///     POST /v1/replicas/{name}/changes              {"changes": [...]}
 ///     GET /v1/positions                             the last-known positions the caller may see
+///     HEAD, PATCH /v1/blobs/{sha256}                resumable uploads of proof-of-work files (``BlobUploads``)
 ///
 /// Requests carry `Authorization: Bearer tw_...` (a token from
 /// `teamwork-manager person token issue`). No or a bad token: 401. A replica
@@ -49,6 +51,12 @@ public enum SyncServer {
         public var maximumRequestsPerPerson = 8
         /// Serve HTTPS with these files; plain HTTP when `nil` (loopback, or behind a TLS-terminating proxy).
         public var tls: TLSFiles?
+        /// Where uploaded proof-of-work files are kept; `blobs` in the replicas folder when `nil`.
+        public var blobsDirectory: URL?
+        /// The largest file a worker may upload, in bytes.
+        public var maximumBlobBytes: Int64 = 25 * 1024 * 1024
+        /// ``blobsDirectory``, or its default.
+        public var blobsFolder: URL { blobsDirectory ?? FileBlobStore.defaultRoot(replicas: replicasDirectory) }
         /// Called after worker changes are stored in a replica (by name, `team-12`):
         /// wakes a listener running in the same process.
         public var pushed: (@Sendable (String) -> Void)?
@@ -114,6 +122,7 @@ public enum SyncServer {
         router.add(middleware: AllowedMethods(routes: [
             .init("/health", [.get]), .init("/metrics", configuration.metrics == nil ? [] : [.get]),
             .init("/v1/replicas", [.get]), .init("/v1/positions", [.get]), .init("/v1/replicas/*/changes", [.get, .post]),
+            .init("/v1/blobs/*", [.head, .patch]),
         ].filter { !$0.methods.isEmpty }))
         router.get("/health") { _, _ -> EditedResponse<Health> in
             guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
@@ -125,8 +134,10 @@ public enum SyncServer {
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
         let pushQueue = PushQueue(directory: directory, connections: ReplicaConnections(directory: directory),
                                   lockTimeout: configuration.pushLockTimeout)
-        let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue)
+        let blobStore = try FileBlobStore(root: configuration.blobsFolder)
+        let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue, blobs: blobStore)
         let authenticator = TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson)
+        let blobs = BlobUploads(store: blobStore, maximumBytes: configuration.maximumBlobBytes)
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -140,6 +151,8 @@ public enum SyncServer {
             .get("positions", use: pulls.positions)
             .get("replicas/:name/changes", use: pulls.changes)
             .post("replicas/:name/changes", use: pushes.push)
+            .head("blobs/:digest", use: blobs.head)
+            .patch("blobs/:digest", use: blobs.patch)
         return router
     }
 }

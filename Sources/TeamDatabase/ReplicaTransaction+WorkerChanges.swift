@@ -29,6 +29,9 @@ extension ReplicaTransaction {
                 if change.operation != .checkin { (kept.latitude, kept.longitude) = (nil, nil) }
                 if (change.item?.utf8.count ?? 0) > 100 { kept.item = nil }
                 if (change.value?.utf8.count ?? 0) > ChecklistItem.maximumTextBytes { kept.value = nil }
+                if (change.blob?.utf8.count ?? 0) > 64 { kept.blob = nil }
+                if (change.mediaType?.utf8.count ?? 0) > 100 { kept.mediaType = nil }
+                if (change.signer?.utf8.count ?? 0) > WorkerChange.maximumSignerBytes { kept.signer = nil }
                 try record(kept, by: personID, made: Self.millis(kept.madeAt), receivedAt: receivedAt, rejection: reason)
             }
             return .rejected(change.id, reason)

@@ -219,8 +219,8 @@ public struct ChecklistForm: Sendable, Codable, Equatable, Hashable {
     }
 
     /// Whether `text` is something to print on one line: not blank, at most `most` bytes, no control characters.
-    static func isOneLine(_ text: String, most: Int) -> Bool {
-        !text.trimmingCharacters(in: .whitespaces).isEmpty && text.utf8.count <= most
+    public static func isOneLine(_ text: String, most: Int) -> Bool {
+        !text.unicodeScalars.allSatisfy(ChecklistItem.blanks.contains) && text.utf8.count <= most
             && !text.unicodeScalars.contains { TerminalText.isUnsafe($0) || $0 == "\n" || $0 == "\t" }
     }
 }

@@ -20,10 +20,20 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
     /// For an answer: the checklist item and the value given.
     public var item: String?
     public var value: String?
+    /// For an attachment: the file's SHA-256, size, type and, for a signature, who signed.
+    public var blob: String?
+    public var size: Int64?
+    public var mediaType: String?
+    public var signer: String?
 
     public init(position: Int64, changeID: String, personID: Int64, taskID: Int64?, operation: String, note: String?,
                 madeAt: Int64, receivedAt: Int64, latitude: Double? = nil, longitude: Double? = nil, rejection: String? = nil,
-                item: String? = nil, value: String? = nil) {
+                item: String? = nil, value: String? = nil, blob: String? = nil, size: Int64? = nil, mediaType: String? = nil,
+                signer: String? = nil) {
+        self.blob = blob
+        self.size = size
+        self.mediaType = mediaType
+        self.signer = signer
         self.item = item
         self.value = value
         self.position = position
@@ -42,6 +52,7 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case position, changeID = "change_id", personID = "person_id", taskID = "task_id", operation, note
         case madeAt = "made_at", receivedAt = "received_at", latitude, longitude, rejection, item, value
+        case blob, size, mediaType = "media_type", signer
     }
 }
 

@@ -36,6 +36,10 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         public var madeAt: Date
         public var item: String?
         public var value: String?
+        public var blob: String?
+        public var size: Int64?
+        public var mediaType: String?
+        public var signer: String?
     }
 
     public struct MasterVerdict: Sendable, Decodable {
@@ -84,7 +88,7 @@ extension FieldChangeCase {
     /// change gives (answered when the change counts as made).
     public func answers(_ task: Task, me: Int64, other: Int64, changedAt: Date?) -> [String: ChecklistAnswer] {
         (task.answers ?? [:]).reduce(into: [:]) { answers, entry in
-            let fresh = entry.key == change.item && entry.value.value == change.value && changedAt != nil
+            let fresh = entry.key == change.item && entry.value.value == (change.value ?? change.blob) && changedAt != nil
             answers[entry.key] = ChecklistAnswer(value: entry.value.value, by: entry.value.by.id(me: me, other: other),
                                                  at: fresh ? changedAt! : Self.answeredBefore)
         }

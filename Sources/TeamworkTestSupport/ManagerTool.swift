@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import LocalPostgres
+import Testing
 
 /// Runs the built `teamwork-manager` binary, as a user would.
 public struct ManagerTool: Sendable {
@@ -35,6 +36,14 @@ public struct ManagerTool: Sendable {
     @discardableResult
     public func callAsFunction(_ arguments: String...) async throws -> Run {
         try await run(arguments)
+    }
+
+    /// Runs `teamwork-manager arguments...`, which must succeed (an issue is recorded otherwise); what it printed.
+    @discardableResult
+    public func ok(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let run = try await run(arguments)
+        #expect(run.status == 0, "teamwork-manager \(arguments.joined(separator: " ")): \(run.stderr)", sourceLocation: sourceLocation)
+        return run.stdout
     }
 
     public func run(_ arguments: [String]) async throws -> Run {

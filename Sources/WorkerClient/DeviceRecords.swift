@@ -86,7 +86,7 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
 struct OutboxRow: FetchableRecord, Decodable {
     enum CodingKeys: String, CodingKey {
         case seq, changeID = "change_id", replica, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude
-        case item, value
+        case item, value, blob, size, mediaType = "media_type", signer
         case state, reason, lastError = "last_error", personID = "person_id"
     }
 
@@ -102,6 +102,10 @@ struct OutboxRow: FetchableRecord, Decodable {
     var longitude: Double?
     var item: String?
     var value: String?
+    var blob: String?
+    var size: Int64?
+    var mediaType: String?
+    var signer: String?
     var state: String
     var reason: String?
     var lastError: String?
@@ -112,7 +116,8 @@ struct OutboxRow: FetchableRecord, Decodable {
     var change: WorkerChange? {
         WorkerChange.Operation(rawValue: operation).map {
             WorkerChange(id: changeID, operation: $0, taskID: taskID, note: note, madeAt: LocalStore.date(madeAt)!,
-                         latitude: latitude, longitude: longitude, item: item, value: value)
+                         latitude: latitude, longitude: longitude, item: item, value: value, blob: blob, size: size,
+                         mediaType: mediaType, signer: signer)
         }
     }
 

@@ -119,16 +119,19 @@ extension LocalStore {
     /// pushed at the next sync. Survives restarts: it is in the SQLite file.
     public func enqueue(_ operation: WorkerChange.Operation, taskID: Int64?, in replica: String, by personID: Int64,
                         note: String? = nil, latitude: Double? = nil, longitude: Double? = nil, item: String? = nil,
-                        value: String? = nil, at date: Date = Date()) throws -> String {
+                        value: String? = nil, attachment: Attachment? = nil, at date: Date = Date()) throws -> String {
         let changeID = UUID().uuidString.lowercased()
         let change = WorkerChange(id: changeID, operation: operation, taskID: taskID, note: note, madeAt: date,
-                                  latitude: latitude, longitude: longitude, item: item, value: value)
+                                  latitude: latitude, longitude: longitude, item: item, value: value, blob: attachment?.blob,
+                                  size: attachment?.size, mediaType: attachment?.mediaType, signer: attachment?.signer)
         try queue.write { db in
+            if let attachment { try place(attachment) }
             try db.execute(sql: """
-                INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude, person_id, item, value)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude, person_id, item, value,
+                                    blob, size, media_type, signer)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [changeID, replica, operation.rawValue, taskID, note, Self.millis(date), latitude, longitude, personID,
-                                 item, value])
+                                 item, value, attachment?.blob, attachment?.size, attachment?.mediaType, attachment?.signer])
             if let taskID, let row = try DeviceTaskRow.fetchOne(db, replica: replica, id: taskID) {
                 try row.showing(change.effect(on: row.shown, by: personID, at: date)).write(db)
             }

@@ -16,8 +16,12 @@ import TeamworkModel
 /// is refetched at the next sync).
 public struct LocalStore: Sendable {
     let queue: DatabaseQueue
+    /// Where the files of attachments wait to be uploaded: `blobs` beside the database, 0700,
+    /// each file named by its SHA-256 and 0600.
+    public let blobs: URL
 
     public init(path: String) throws {
+        blobs = URL(fileURLWithPath: path).deletingLastPathComponent().appending(path: "blobs")
         do {
             queue = try Self.open(path)
         } catch let error as TeamworkError {
@@ -118,6 +122,14 @@ public struct LocalStore: Sendable {
                 ALTER TABLE tasks ADD COLUMN server_answers TEXT NOT NULL DEFAULT '{}';
                 ALTER TABLE outbox ADD COLUMN item TEXT;
                 ALTER TABLE outbox ADD COLUMN value TEXT;
+                """)
+        }
+        migrator.registerMigration("v9: attachments") { db in
+            try db.execute(sql: """
+                ALTER TABLE outbox ADD COLUMN blob TEXT;
+                ALTER TABLE outbox ADD COLUMN size INTEGER;
+                ALTER TABLE outbox ADD COLUMN media_type TEXT;
+                ALTER TABLE outbox ADD COLUMN signer TEXT;
                 """)
         }
         return migrator

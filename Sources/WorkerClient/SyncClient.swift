@@ -112,16 +112,27 @@ public struct SyncClient: Sendable {
     }
 
     private func request<T: Decodable>(_ method: String, _ path: String, body: Data? = nil, as type: T.Type) async throws -> T {
+        let answer = try await exchange(method, path, body: body, headers: body == nil ? [:] : ["Content-Type": "application/json"])
+        do {
+            return try TeamworkJSON.decoder().decode(type, from: answer.data)
+        } catch {
+            throw Failure(kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
+                          status: answer.response.statusCode)
+        }
+    }
+
+    /// One request, with the deadline and the retries every request has; the answer when its
+    /// status is 2xx or one of `also`, else the ``Failure`` its status means.
+    private func exchange(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
+                          also: Set<Int> = []) async throws -> (data: Data, response: HTTPURLResponse) {
         guard let url = URL(string: path, relativeTo: server) else {
             throw Failure(kind: .rejected, message: "cannot form a request for \(path)")
         }
         var request = URLRequest(url: url, timeoutInterval: Self.seconds(timeouts.request))
         request.httpMethod = method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
         let limit = timeouts.request
         let server = self.server.absoluteString
         do {
@@ -141,7 +152,11 @@ public struct SyncClient: Sendable {
                         throw Transient(failure: Failure(kind: .unreachable,
                             message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued"))
                     }
-                    return try Self.decode(answer, path: path, server: server, as: type, transient: { Transient(failure: $0) })
+                    guard let response = answer.1 as? HTTPURLResponse else {
+                        throw Transient(failure: Failure(kind: .unreachable, message: "no HTTP answer from \(server); your changes stay queued"))
+                    }
+                    if (200..<300).contains(response.statusCode) || also.contains(response.statusCode) { return (answer.0, response) }
+                    throw Self.failure(answer, path: path, server: server, transient: { Transient(failure: $0) })
                 }
         } catch let transient as Transient {
             throw transient.failure
@@ -153,40 +168,51 @@ public struct SyncClient: Sendable {
         var failure: Failure
     }
 
-    /// The answer to one request: its body decoded, or the failure its status means
-    /// (those worth another attempt wrapped by `transient`).
-    private static func decode<T: Decodable>(_ answer: (Data, URLResponse), path: String, server: String, as type: T.Type,
-                                             transient: (Failure) -> any Error) throws -> T {
+    /// The failure a status other than 2xx means (those worth another attempt wrapped by `transient`).
+    private static func failure(_ answer: (Data, URLResponse), path: String, server: String,
+                                transient: (Failure) -> any Error) -> any Error {
         let (data, response) = answer
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         switch status {
-        case 200..<300:
-            do {
-                return try TeamworkJSON.decoder().decode(type, from: data)
-            } catch {
-                throw Failure(kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
-                              status: status)
-            }
         case 300..<400:
             let target = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location") ?? "elsewhere"
-            throw Failure(kind: .rejected, message: "the server sent the request on to \(target); not followed, so that your token "
+            return Failure(kind: .rejected, message: "the server sent the request on to \(target); not followed, so that your token "
                 + "goes nowhere but \(server)", status: status)
         case 401:
-            throw Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
-                          status: status)
+            return Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
+                           status: status)
         case 403:
-            throw Failure(kind: .refused, message: "the server refused access to \(path)", status: status)
+            return Failure(kind: .refused, message: "the server refused access to \(path)", status: status)
         case 429, 502, 503, 504:
             // Too many requests at once, a gateway or a server that is restarting, or a central store that is away:
             // try again shortly.
-            throw transient(Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
-                                    status: status))
+            return transient(Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
+                                     status: status))
         case 400..<500:
-            throw Failure(kind: .rejected, message: "the server refused it (\(status)): \(errorMessage(data))", status: status)
+            return Failure(kind: .rejected, message: "the server refused it (\(status)): \(errorMessage(data))", status: status)
         default:
-            throw Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
-                          status: status)
+            return Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
+                           status: status)
         }
+    }
+
+    /// How much of blob `digest` the server holds, and whether it is whole (`HEAD /v1/blobs/{sha256}`).
+    func blobState(_ digest: String) async throws -> (offset: Int64, complete: Bool) {
+        let answer = try await exchange("HEAD", "v1/blobs/\(digest)")
+        return Self.blobState(answer.response)
+    }
+
+    /// Sends `bytes`, the piece of blob `digest` (of `length` bytes in all) that starts at `offset`; returns
+    /// where the server then stands. A server that holds another offset answers it (409), not an error.
+    func sendBlob(_ digest: String, offset: Int64, length: Int64, _ bytes: Data) async throws -> (offset: Int64, complete: Bool) {
+        let answer = try await exchange("PATCH", "v1/blobs/\(digest)", body: bytes, headers: [
+            "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(length),
+        ], also: [409])
+        return Self.blobState(answer.response)
+    }
+
+    private static func blobState(_ response: HTTPURLResponse) -> (offset: Int64, complete: Bool) {
+        (Int64(response.value(forHTTPHeaderField: "Upload-Offset") ?? "") ?? 0, response.value(forHTTPHeaderField: "Upload-Complete") == "?1")
     }
 
     /// No cookies, no cache, and no redirects: a redirect would carry the

@@ -18,6 +18,9 @@ public struct Synchronizer: Sendable {
         public var rejected = 0
         public var refetched: [String] = []
         public var removed: [String] = []
+        /// Files of attachments uploaded this time, and the bytes sent (a resumed upload sends only the rest).
+        public var uploadedFiles = 0
+        public var uploadedBytes: Int64 = 0
         /// Changes still queued after this sync.
         public var waiting = 0
         /// What could not be done this time, one line each.
@@ -75,6 +78,7 @@ public struct Synchronizer: Sendable {
             report.problems.append("positions not fetched (the last ones are kept): \(failure.message)")
         }
         try store.set("last_sync", ISODate.format(Date()))
+        try store.pruneBlobs()
         report.waiting = try store.pending().count
         if let serverTrouble {
             throw SyncClient.Failure(kind: .unreachable, message: "pulled \(report.pulledRows) change(s), but \(report.waiting) "
@@ -88,11 +92,14 @@ public struct Synchronizer: Sendable {
     /// Only `person`'s own changes leave: queued work is never sent under another person's token.
     private func pushQueued(listed names: Set<String>, by person: Int64, report: inout Report) async throws -> SyncClient.Failure? {
         let queued = Dictionary(grouping: try store.pending(madeBy: person), by: \.replica)
-        for (replica, changes) in queued.sorted(by: { $0.key < $1.key }) {
+        for (replica, queuedChanges) in queued.sorted(by: { $0.key < $1.key }) {
             guard names.contains(replica) else {
-                try record(changes.map { .rejected($0.change.id, "you no longer have \(replica)") }, in: &report)
+                try record(queuedChanges.map { .rejected($0.change.id, "you no longer have \(replica)") }, in: &report)
                 continue
             }
+            // Files first: an attachment goes only once its file is whole on the server.
+            let (changes, trouble) = try await uploadFiles(of: queuedChanges, report: &report)
+            if let trouble { return trouble }
             batches: for start in stride(from: 0, to: changes.count, by: pushSize) {
                 let batch = changes[start..<min(start + pushSize, changes.count)].map(\.change)
                 do {
@@ -116,6 +123,91 @@ public struct Synchronizer: Sendable {
             }
         }
         return nil
+    }
+
+    /// Uploads the files of the queued attachments, each resumed from what the server already
+    /// holds (a file it has whole is not sent again). Returns the changes to push: all but an
+    /// attachment whose file could not be uploaded and the later changes of its task, which wait
+    /// (a completion must not go ahead of the photo it needs). A file the server refuses for good
+    /// (its type, its size) refuses its attachment; no answer ends the pushes, as for a push.
+    private func uploadFiles(of changes: [(replica: String, change: WorkerChange)],
+                             report: inout Report) async throws -> ([(replica: String, change: WorkerChange)], SyncClient.Failure?) {
+        var sendable: [(replica: String, change: WorkerChange)] = []
+        var held: Set<Int64> = []
+        var done: Set<String> = []
+        for entry in changes {
+            let change = entry.change
+            if let task = change.taskID, held.contains(task) { continue }
+            guard change.operation == .attach, let blob = change.blob, let size = change.size, !done.contains(blob) else {
+                sendable.append(entry)
+                continue
+            }
+            do {
+                let sent = try await upload(blob, size: size)
+                if sent > 0 {
+                    report.uploadedBytes += sent
+                    report.uploadedFiles += 1
+                }
+                done.insert(blob)
+                sendable.append(entry)
+            } catch let failure as SyncClient.Failure {
+                let sameTask = changes.filter { $0.change.taskID == change.taskID && $0.change.id != change.id }.map(\.change.id)
+                switch (failure.kind, failure.status) {
+                case (.refused, 401):
+                    throw failure
+                case (.rejected, 413?), (.rejected, 415?), (.rejected, 422?):
+                    // The server will never take this file: its attachment is refused, the task's later changes wait.
+                    try record([.rejected(change.id, "its file was refused: \(failure.message)")], in: &report)
+                    try store.noteWaiting(sameTask, because: "an attachment of this task was refused")
+                default:
+                    // Not this time (no answer, a slow link, a server that cannot store files now): the
+                    // attachment and the task's later changes wait; the other tasks' changes go on.
+                    try store.noteWaiting([change.id] + sameTask, because: failure.message)
+                    report.problems.append("a file of task \(change.taskID.map(String.init) ?? "-") not uploaded yet: \(failure.message)")
+                }
+                if let task = change.taskID { held.insert(task) }
+            }
+        }
+        return (sendable, nil)
+    }
+
+    /// Bytes per upload request: a piece a slow link (100 kbit/s) sends well within a request's deadline.
+    static let uploadPiece = 256 * 1024
+
+    /// Uploads the kept file `digest` from where the server stands; the bytes sent (0 when the server had it).
+    private func upload(_ digest: String, size: Int64) async throws -> Int64 {
+        var (offset, complete) = try await client.blobState(digest)
+        guard !complete else { return 0 }
+        if offset == size {
+            // Every byte is there but the file was not finished (the server stopped right then): finish it.
+            (offset, complete) = try await client.sendBlob(digest, offset: size, length: size, Data())
+            if complete { return 0 }
+        }
+        guard let file = FileHandle(forReadingAtPath: store.blobPath(digest)) else {
+            throw SyncClient.Failure(kind: .rejected, message: "the file \(digest.prefix(12))… is no longer on this device")
+        }
+        defer { try? file.close() }
+        var sent: Int64 = 0
+        var stalled = 0
+        while !complete {
+            // The server holds more than the file (another file under this name, cut): it starts from 0.
+            if offset > size { offset = 0 }
+            try file.seek(toOffset: UInt64(offset))
+            let piece = try file.read(upToCount: Self.uploadPiece) ?? Data()
+            guard !piece.isEmpty else {
+                throw SyncClient.Failure(kind: .rejected, message: "the file \(digest.prefix(12))… on this device is shorter than its size")
+            }
+            let before = offset
+            (offset, complete) = try await client.sendBlob(digest, offset: offset, length: size, piece)
+            // Bytes the server took: a piece answered with another offset (409) took none.
+            sent += max(0, offset - before)
+            // The server moves on with every piece; one that does not, three times over, is not going to.
+            stalled = offset > before || complete ? 0 : stalled + 1
+            if stalled >= 3 {
+                throw SyncClient.Failure(kind: .unreachable, message: "the upload of \(digest.prefix(12))… makes no progress; it stays queued")
+            }
+        }
+        return sent
     }
 
     /// The server refused a whole push (a 4xx other than 404): sends its changes

@@ -18,7 +18,8 @@ struct TeamworkWorker: AsyncParsableCommand {
             Exit codes: 0 success, 64 usage, 65 invalid data, 67 not found, 68 not allowed, 69 server unreachable, \
             78 configuration, 1 internal error.
             """,
-        subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, ChecklistCommand.self, Check.self, Start.self,
+        subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, ChecklistCommand.self, Check.self, Attach.self,
+                      Sign.self, Start.self,
                       Complete.self, Claim.self, Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self]
     )
 
@@ -216,6 +217,7 @@ struct Sync: AsyncParsableCommand {
             }
             for problem in report.problems { CommandRunner.say(problem, tool: "teamwork-worker") }
             var line = "Synced: pulled \(report.pulledRows), pushed \(report.pushed), \(report.rejected) rejected"
+            if report.uploadedFiles > 0 { line += ", uploaded \(report.uploadedFiles) file(s) (\(report.uploadedBytes) bytes)" }
             if report.waiting > 0 { line += ", \(report.waiting) still queued" }
             if !report.removed.isEmpty { line += "; removed \(report.removed.joined(separator: ", ")) (no longer yours)" }
             TeamworkWorker.say(line + (report.rejected > 0 || report.waiting > 0 ? ". See `teamwork-worker status`." : "."))

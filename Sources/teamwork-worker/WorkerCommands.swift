@@ -99,20 +99,28 @@ struct TaskChange {
     }
 
     static func queue(_ operation: WorkerChange.Operation, id: Int64, note: String? = nil, item: String? = nil,
-                      value: String? = nil) throws {
+                      value: String? = nil, file: String? = nil, signer: String? = nil) throws {
         let home = try WorkerHome()
         let store = try home.store()
         let me = try home.personID(store)
         guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
         // The same rules the sync endpoint applies, on the device's copy of the task and of the worker's skills.
+        // A file is kept on the device first (checked, named by its SHA-256), then the change that names it.
+        let attachment = try file.map { try store.keep(file: $0, signer: signer) }
+        defer { attachment?.discardStaged() }
         let change = WorkerChange(id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date(),
-                                  item: item, value: value)
+                                  item: item, value: value, blob: attachment?.blob, size: attachment?.size,
+                                  mediaType: attachment?.mediaType, signer: attachment?.signer)
         let worker = FieldWorker(id: me, skills: try store.skills(of: me, in: task.replica))
         if let reason = change.rejection(by: worker, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
             throw TeamworkError.conflict(reason)
         }
-        _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note, item: item, value: value)
-        if let item, let value {
+        _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note, item: item, value: value, attachment: attachment)
+        if let attachment {
+            let what = attachment.signer.map { "Signature of \(TerminalText.inline($0))" } ?? "File"
+            TeamworkWorker.say("\(what) for task \(id)\(item.map { " (\($0))" } ?? ""): \(attachment.mediaType), \(attachment.size) bytes, "
+                + "sha256 \(attachment.blob.prefix(12))…: kept on this device; it is uploaded at the next sync.")
+        } else if let item, let value {
             TeamworkWorker.say("Task \(id), \(item): \(TerminalText.inline(value)): queued; it goes to the server at the next sync.")
         } else {
             TeamworkWorker.say("\(operation.rawValue.capitalized) task \(id): queued; it goes to the server at the next sync.")
@@ -189,6 +197,9 @@ struct Status: AsyncParsableCommand {
     struct Summary: Encodable {
         var lastSync: String?
         var queued: [QueuedChange]
+        /// Files of queued attachments still to upload, and their bytes.
+        var filesWaiting: Int
+        var bytesWaiting: Int64
         /// Refused by the server when sent, or taken by it and refused by the master later.
         var rejected: [QueuedChange]
     }
@@ -196,11 +207,16 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let store = try WorkerHome().store()
         let outbox = try store.outbox()
+        let files = try store.filesWaiting()
         let summary = Summary(lastSync: try store.setting("last_sync"), queued: outbox.filter { $0.state == "pending" },
+                              filesWaiting: files.count, bytesWaiting: files.bytes,
                               rejected: outbox.filter { $0.state == "rejected" || $0.state == "refused" })
         if output.json { return try output.print(summary) }
         TeamworkWorker.say("Last sync: \(summary.lastSync ?? "never")")
         TeamworkWorker.say("Queued: \(summary.queued.count) change(s) waiting for the next sync")
+        if summary.filesWaiting > 0 {
+            TeamworkWorker.say("Files to upload: \(summary.filesWaiting) (\(summary.bytesWaiting) bytes)")
+        }
         for change in summary.queued {
             guard let why = change.lastError else { continue }
             TeamworkWorker.say("Waiting: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(why)")
@@ -268,4 +284,29 @@ struct Check: AsyncParsableCommand {
         }
         try TaskChange.queue(.answer, id: id, item: item, value: value)
     }
+}
+
+struct Attach: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add a photo or a PDF to one of your tasks (works offline; uploaded, resumably, at the next sync).",
+        discussion: "With --item, the photo answers that photo item of the task's checklist. JPEG, PNG, HEIC or PDF, at most 25 MB."
+    )
+    @Argument(help: "Task id.") var id: Int64
+    @Argument(help: "The file.") var file: String
+    @Option(help: "A photo item of the task's checklist that the photo answers.") var item: String?
+
+    func run() async throws { try TaskChange.queue(.attach, id: id, item: item, file: file) }
+}
+
+struct Sign: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add someone's signature (a PNG or JPEG image) to one of your tasks (works offline).",
+        discussion: "With --item, it answers that signature item of the task's checklist."
+    )
+    @Argument(help: "Task id.") var id: Int64
+    @Option(help: "Who signed.") var signer: String
+    @Argument(help: "The signature image.") var file: String
+    @Option(help: "A signature item of the task's checklist that it answers.") var item: String?
+
+    func run() async throws { try TaskChange.queue(.attach, id: id, item: item, file: file, signer: signer) }
 }

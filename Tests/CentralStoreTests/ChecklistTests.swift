@@ -108,7 +108,6 @@ struct ChecklistTests {
         ("a label on two lines", [ChecklistItem(key: "a", kind: .check, label: "x\ny")]),
         ("a label with an escape", [ChecklistItem(key: "a", kind: .check, label: "x\u{1B}[2J")]),
         ("no items", []),
-        ("a photo item before attachments exist", [ChecklistItem(key: "a", kind: .photo, label: "x")]),
     ])
     func aChecklistThatCannotBeFilledInIsRefusedAndNothingIsPublished(_ why: String, _ items: [ChecklistItem]) async throws {
         try await TestDatabase.withFresh { url in

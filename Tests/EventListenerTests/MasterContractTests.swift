@@ -49,7 +49,8 @@ struct MasterContractTests {
                     let change = RecordedWorkerChange(
                         position: Int64(index + 1), changeID: "contract-\(index)", personID: me, taskID: taskID,
                         operation: item.change.operation, note: item.change.note, madeAt: made,
-                        receivedAt: made + Int64(FieldChangeCase.deliveryDelay * 1000), item: item.change.item, value: item.change.value)
+                        receivedAt: made + Int64(FieldChangeCase.deliveryDelay * 1000), item: item.change.item, value: item.change.value,
+                        blob: item.change.blob, size: item.change.size, mediaType: item.change.mediaType, signer: item.change.signer)
                     let replica = item.inTeam ? "team-\(world.red.id)" : "person-\(me)"
                     let outcome = try await store.applyFieldChanges(
                         replica: replica, source: "contract", [change],

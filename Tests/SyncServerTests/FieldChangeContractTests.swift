@@ -22,7 +22,8 @@ struct FieldChangeContractTests {
     func theEndpointTakesOrRefusesTheChangeAndItsEffectIsTheTablesTaskAfter(_ item: FieldChangeCase) throws {
         let operation = try #require(WorkerChange.Operation(rawValue: item.change.operation))
         let change = WorkerChange(id: "contract", operation: operation, taskID: 1, note: item.change.note, madeAt: item.change.madeAt,
-                                  item: item.change.item, value: item.change.value)
+                                  item: item.change.item, value: item.change.value, blob: item.change.blob, size: item.change.size,
+                                  mediaType: item.change.mediaType, signer: item.change.signer)
         let received = item.change.madeAt.addingTimeInterval(FieldChangeCase.deliveryDelay)
         let before = Self.facts(item.before, of: item)
         let reason = change.rejection(by: FieldWorker(id: Self.me, skills: item.skills), task: before, inTeam: item.inTeam,
@@ -37,10 +38,10 @@ struct FieldChangeContractTests {
     @Test func theTableCoversEveryOperationStatusOwnershipAndSkill() throws {
         let cases = try FieldChangeCase.all()
         let operations = Set(cases.map(\.change.operation))
-        #expect(operations == ["claim", "start", "complete", "reopen", "answer"])
+        #expect(operations == ["claim", "start", "complete", "reopen", "answer", "attach"])
         // Every kind of checklist item is answered in some case, and a completion meets a missing answer.
         let kinds = Set(cases.compactMap { item in item.change.item.flatMap { key in item.checklist?.first { $0.key == key }?.kind } })
-        #expect(kinds == Set(ChecklistItem.Kind.allCases.filter { $0 != .signature }))
+        #expect(kinds == Set(ChecklistItem.Kind.allCases))
         #expect(cases.contains { $0.master.conflict == "missing_answers" })
         #expect(Set(cases.map(\.before.status)) == Set(TaskStatus.allCases))
         #expect(Set(cases.map { $0.before.assignee?.rawValue ?? "free" }) == ["me", "other", "free"])

@@ -19,11 +19,6 @@ struct ChecklistEndToEndTests {
     @Test func aWorkerAnswersOfflineCannotCompleteWithARequiredItemOpenAndTheManagerSeesEveryAnswerOnce() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             let manager = ManagerTool(setup.url)
-            func ok(_ arguments: String...) async throws -> String {
-                let run = try await manager.run(arguments)
-                #expect(run.status == 0, "teamwork-manager \(arguments.joined(separator: " ")): \(run.stderr)")
-                return run.stdout
-            }
             func service(_ command: String) async throws {
                 let run = try await Tool.service.run([command, "--once", "--database-url", setup.url.connectionString,
                                                       "--replicas", setup.folder.path])
@@ -31,17 +26,17 @@ struct ChecklistEndToEndTests {
             }
             func worker(_ arguments: String...) async throws -> Tool.Run { try await WorkerTool.run(setup.annHome, arguments) }
 
-            _ = try await ok("checklist", "add", "Meter swap", "--item", "isolated:check:Isolator locked out:required",
+            _ = try await manager.ok("checklist", "add", "Meter swap", "--item", "isolated:check:Isolator locked out:required",
                              "--item", "reading:number(kWh,0..):Final reading:required",
                              "--item", "earth:number(Ω,0..1):Earth resistance",
                              "--item", "seal:choice(intact|broken|replaced):Meter seal",
                              "--item", "remarks:text:Remarks")
-            let created = try await ok("task", "create", "--title", "swap meter", "--team", "red", "--assignee", "ann@example.org",
+            let created = try await manager.ok("task", "create", "--title", "swap meter", "--team", "red", "--assignee", "ann@example.org",
                                        "--checklist", "Meter swap", "--json")
             let task = try JSONOutput.decode(FieldTask.self, created)
             #expect(task.checklist?.version == 1 && task.checklist?.items.count == 5)
             // A new version afterwards does not change the form the task (and so the worker) has.
-            _ = try await ok("checklist", "update", "Meter swap", "--item", "isolated:check:Isolator locked out:required")
+            _ = try await manager.ok("checklist", "update", "Meter swap", "--item", "isolated:check:Isolator locked out:required")
             try await service("replicate")
 
             #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
@@ -83,12 +78,12 @@ struct ChecklistEndToEndTests {
             try await service("listen")
             try await service("listen")
 
-            let listing = try JSONOutput.decode(Listing.self, try await ok("task", "checklist", id, "--json"))
+            let listing = try JSONOutput.decode(Listing.self, try await manager.ok("task", "checklist", id, "--json"))
             #expect(Dictionary(uniqueKeysWithValues: listing.answers.map { ($0.item, $0.value) })
                     == ["isolated": "yes", "reading": "48213", "earth": "0.4", "seal": "broken"])
             #expect(listing.answers.allSatisfy { $0.by == setup.world.ann.id })
             #expect(listing.missing.isEmpty && listing.failed.isEmpty)
-            let shown = try await ok("task", "show", id)
+            let shown = try await manager.ok("task", "show", id)
             #expect(shown.contains("Meter swap v1: 4 of 5 answered") && shown.contains("48213 kWh")
                     && shown.contains("ann Test"), "\(shown)")
             let master = try await CentralStore.withStore(setup.url) { store in
@@ -98,12 +93,12 @@ struct ChecklistEndToEndTests {
             #expect(master.0 == .completed)
             #expect(master.1 == 5, "each answer is in the ledger once, the overwritten one too")
 
-            let csv = try await ok("checklist", "export", "Meter swap")
+            let csv = try await manager.ok("checklist", "export", "Meter swap")
             let lines = csv.split(separator: "\r\n").map(String.init)
             #expect(lines.first == "task,title,version,completed_at,completed_by,missing,failed,isolated,reading,earth,seal,remarks", "\(csv)")
             #expect(lines.count == 2 && lines[1].hasPrefix("\(id),swap meter,1,") && lines[1].hasSuffix(",ann Test,,,yes,48213,0.4,broken,"),
                     "\(csv)")
-            let report = try await ok("report")
+            let report = try await manager.ok("report")
             #expect(report.contains("Meter swap") , "\(report)")
         }
     }

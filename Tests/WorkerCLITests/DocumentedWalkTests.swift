@@ -43,7 +43,11 @@ struct DocumentedWalkTests {
         init(url: DatabaseURL, folder: URL) throws {
             lines = try DocumentedCommandsTests.documented().filter { $0.file == "README.md" }
             // A home of its own: `db stop-local` must never reach the local default of whoever runs the tests.
-            manager = ManagerTool(databaseURL: url.connectionString, environment: ["TEAMWORK_HOME": folder.appending(path: "home").path])
+            manager = ManagerTool(databaseURL: url.connectionString, environment: [
+                "TEAMWORK_HOME": folder.appending(path: "home").path,
+                // Where the walk's `teamwork-service run` keeps the files workers upload.
+                "TEAMWORK_BLOBS": folder.appending(path: "replicas/blobs").path,
+            ])
             self.url = url
             self.folder = folder
             device = folder.appending(path: "device")
@@ -103,7 +107,14 @@ struct DocumentedWalkTests {
                 }
                 let csv = folder.appending(path: "tasks.csv")
                 walk.substitutions = ["map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path,
-                                      "swaps.csv": folder.appending(path: "swaps.csv").path]
+                                      "swaps.csv": folder.appending(path: "swaps.csv").path,
+                                      "meter.jpg": folder.appending(path: "meter.jpg").path,
+                                      "signature.png": folder.appending(path: "signature.png").path,
+                                      "fetched.jpg": folder.appending(path: "fetched.jpg").path]
+                // A photo and a signature, as a phone's camera and a signing pad would leave them.
+                try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 7, count: 5_000)).write(to: folder.appending(path: "meter.jpg"))
+                try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 1, count: 900))
+                    .write(to: folder.appending(path: "signature.png"))
 
                 // Schema.
                 try await walk.run("teamwork-manager", "db migrate")
@@ -203,6 +214,8 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-worker", "checklist 12")
                 try await walk.run("teamwork-worker", "check 12 isolated")
                 try await walk.run("teamwork-worker", "check 12 reading 48213")
+                try await walk.run("teamwork-worker", "attach 12 meter.jpg")
+                try await walk.run("teamwork-worker", "sign 12 --signer Jane Doe signature.png")
                 try await walk.run("teamwork-worker", "start 12")
                 try await walk.run("teamwork-worker", "complete 12")
                 try await walk.run("teamwork-worker", "claim 15")
@@ -223,6 +236,17 @@ struct DocumentedWalkTests {
                     let conflicts = try await walk.manager("conflicts", "--all", "--json").stdout
                     return shown.contains("\"in_progress\"") && !conflicts.contains("[]")
                 }
+                try await expectEventually("the photo and the signature reach the master", every: .milliseconds(200)) {
+                    try await walk.manager("task", "attachments", "12", "--json").stdout.contains("Jane Doe")
+                }
+                try await walk.run("teamwork-manager", "task attachments 12")
+                let attachments = try JSONSerialization.jsonObject(with: Data(try await walk.manager("task", "attachments", "12", "--json").stdout.utf8))
+                let photo = try #require((attachments as? [[String: Any]])?.first { $0["media_type"] as? String == "image/jpeg" }?["id"] as? Int)
+                walk.substitutions["1"] = String(photo)
+                try await walk.run("teamwork-manager", "attachment get 1")
+                #expect(FileManager.default.contents(atPath: folder.appending(path: "fetched.jpg").path)
+                        == FileManager.default.contents(atPath: folder.appending(path: "meter.jpg").path))
+                walk.substitutions["1"] = nil
                 #expect(service.isRunning)
                 #expect(try await service.stop() == 0, "run ends cleanly on SIGTERM")
 

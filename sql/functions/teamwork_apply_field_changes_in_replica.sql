@@ -24,6 +24,11 @@
 --                             task's checklist version has with a value it takes ('invalid_answer',
 --                             teamwork_checklist_problem); a completion waits for every required
 --                             item's answer ('missing_answers')
+--   attach                    a file (its blob whole on the sync endpoint) added to a task by its
+--                             assignee before it is completed ('moved', 'already_completed',
+--                             'reassigned'), recorded once in attachments; with an item, the answer to
+--                             that photo (a photo's type) or signature (with a signer) item
+--                             ('invalid_attachment')
 -- Field times are the worker's, but never later than when the server received them.
 -- The effect of an applied change on the task is the one WorkerChange.effect
 -- (SyncProtocol) gives the device and the replica; Tests/Contract/field-changes.json
@@ -355,6 +360,55 @@ BEGIN
                         v_applied := true;
                         v_changed := true;
                     END IF;
+                ELSIF c.operation = 'attach' THEN
+                    v_item := NULL;
+                    IF c.item IS NOT NULL THEN
+                        SELECT i INTO v_item FROM jsonb_array_elements(coalesce(v_items, '[]')) i WHERE i ->> 'key' = c.item;
+                    END IF;
+                    IF v_moved THEN
+                        v_conflict := 'moved';
+                        v_detail := format('attached in %s, but the task had moved to %s', p_replica,
+                                           coalesce('team ' || t.team_id, 'person ' || t.assignee_id));
+                    ELSIF t.status = 'completed' THEN
+                        v_conflict := 'already_completed';
+                        v_detail := format('already completed by person %s at %s; the file was not added',
+                                           t.completed_by, t.completed_at);
+                    ELSIF t.assignee_id IS DISTINCT FROM c.person_id THEN
+                        v_conflict := 'reassigned';
+                        v_detail := format('attached by person %s while assigned to %s', c.person_id,
+                                           coalesce('person ' || t.assignee_id, 'nobody'));
+                    ELSIF c.value IS NOT NULL OR c.blob IS NULL OR c.blob !~ '^[0-9a-f]{64}$' OR c.size IS NULL OR c.size < 1
+                          OR c.size > 1073741824
+                          OR c.media_type IS NULL
+                          OR c.media_type NOT IN ('image/jpeg', 'image/png', 'image/heic', 'application/pdf') THEN
+                        v_conflict := 'invalid_attachment';
+                        v_detail := 'an attachment names a JPEG, PNG, HEIC or PDF file by its SHA-256, with its size';
+                    ELSIF c.signer IS NOT NULL AND (octet_length(c.signer) > 200
+                          OR btrim(c.signer, E' \t\n\r\u000B\u000C\u0085\u00A0\u2028\u2029') = ''
+                          OR c.signer ~ '[\u0001-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]'
+                          OR c.media_type NOT IN ('image/png', 'image/jpeg')) THEN
+                        v_conflict := 'invalid_attachment';
+                        v_detail := 'a signature is a PNG or JPEG image with the signer''s name on one line of at most 200 bytes';
+                    ELSIF c.item IS NOT NULL AND (v_item IS NULL
+                          OR NOT ((v_item ->> 'kind' = 'photo' AND c.signer IS NULL AND c.media_type <> 'application/pdf')
+                                  OR (v_item ->> 'kind' = 'signature' AND c.signer IS NOT NULL))) THEN
+                        v_conflict := 'invalid_attachment';
+                        v_detail := format('task %s has no photo or signature item %s that this file answers', t.id, c.item);
+                    ELSE
+                        INSERT INTO public.attachments (task_id, person_id, change_id, item, sha256, size, media_type, signer,
+                                                        captured_at, received_at)
+                        VALUES (t.id, c.person_id, c.change_id, c.item, c.blob, c.size, c.media_type, c.signer, v_at,
+                                to_timestamp(c.received_at / 1000.0))
+                        ON CONFLICT (person_id, change_id) DO NOTHING;
+                        IF c.item IS NOT NULL THEN
+                            UPDATE public.tasks
+                               SET answers = answers || jsonb_build_object(c.item, jsonb_build_object(
+                                       'value', c.blob, 'by', c.person_id, 'at', round(extract(epoch FROM v_at) * 1000)::bigint))
+                             WHERE id = t.id;
+                            v_changed := true;
+                        END IF;
+                        v_applied := true;
+                    END IF;
                 ELSIF c.operation = 'claim' THEN
                     IF v_moved OR v_team IS NULL THEN
                         v_conflict := 'moved';
@@ -390,7 +444,7 @@ BEGIN
                                    made_at, received_at, applied, conflict, detail, item, value)
         VALUES (p_replica, c.position, c.change_id, c.person_id, c.task_id, c.operation, c.note, c.latitude, c.longitude,
                 to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), v_applied, v_conflict, v_detail,
-                left(c.item, 100), left(c.value, 2000))
+                left(c.item, 100), left(coalesce(c.value, c.blob), 2000))
         RETURNING id INTO v_ledger;
 
         -- The replica showed this change when it accepted it; the master's view goes back.
@@ -406,7 +460,8 @@ BEGIN
                    c.change_id
               FROM (VALUES ('operation', to_jsonb(c.operation)), ('applied', to_jsonb(v_applied)),
                            ('conflict', to_jsonb(v_conflict)), ('detail', to_jsonb(v_detail)), ('note', to_jsonb(c.note)),
-                           ('item', to_jsonb(c.item)), ('value', to_jsonb(c.value))
+                           ('item', to_jsonb(c.item)), ('value', to_jsonb(c.value)), ('blob', to_jsonb(c.blob)),
+                           ('signer', to_jsonb(c.signer))
                    ) AS entry (k, v)
              WHERE v IS NOT NULL;
         END IF;

@@ -1,0 +1,67 @@
+import BlobStore
+import CentralStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import TeamworkModel
+
+/// Keeps the blob folder to what is needed: uploads left unfinished for a day
+/// are removed, and so are files no attachment on the master names once they
+/// are a week old (an attachment's record reaches the master after its file:
+/// the grace covers a device that uploaded and then stayed offline).
+/// `teamwork-service run` sweeps every hour; each pass reports progress.
+public struct BlobSweep: Service {
+    public let databaseURL: DatabaseURL
+    public let store: any BlobStore
+    public let logger: Logger
+    public var interval: Duration = .seconds(3_600)
+    public var unfinishedGrace: TimeInterval = 86_400
+    public var unreferencedGrace: TimeInterval = 7 * 86_400
+    public var afterPass: @Sendable () -> Void = {}
+
+    public init(databaseURL: DatabaseURL, store: any BlobStore, logger: Logger) {
+        self.databaseURL = databaseURL
+        self.store = store
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await Retrying(Backoff(initial: .seconds(1), maximum: .seconds(60))).forever(failed: { ending, delay in
+                if case .failed(let error) = ending {
+                    logger.warning("blob sweep failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                }
+            }) { progress in
+                while !Task.isCancelled {
+                    let removed = try await sweep(now: Date())
+                    progress.made()
+                    afterPass()
+                    if removed > 0 { logger.info("removed unneeded files from the blob folder", metadata: ["files": "\(removed)"]) }
+                    try await Task.sleep(for: interval)
+                }
+            }
+        }
+    }
+
+    /// One pass; how many files it removed.
+    public func sweep(now: Date) async throws -> Int {
+        let referenced = try await CentralStore.withStore(databaseURL, queryDeadline: .seconds(60), logger: logger) {
+            try await $0.referencedBlobs()
+        }
+        let (store, unfinishedGrace, unreferencedGrace) = (store, unfinishedGrace, unreferencedGrace)
+        return try await blockingWork {
+            var removed = 0
+            let (complete, partial) = try store.all()
+            for upload in partial where now.timeIntervalSince(upload.modified) > unfinishedGrace {
+                try store.discardPartial(upload.digest)
+                removed += 1
+            }
+            for digest in complete where !referenced.contains(digest.hex) {
+                guard let modified = store.modified(digest), now.timeIntervalSince(modified) > unreferencedGrace else { continue }
+                try store.remove(digest)
+                removed += 1
+            }
+            return removed
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import BlobStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import TeamworkModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resumable, content-addressed uploads of proof-of-work files (photos,
+/// signatures, PDFs) by signed-in workers (docs/protocol.md, "Blobs"):
+///
+///     HEAD  /v1/blobs/{sha256}   Upload-Offset: bytes the server holds; Upload-Complete: ?1 when whole
+///     PATCH /v1/blobs/{sha256}   Upload-Offset: where this piece starts (the server's), Upload-Length: the
+///                                whole size; body: the bytes from there (application/offset+octet-stream)
+///
+/// A cut connection keeps what arrived: the device asks again and sends the
+/// rest. A blob counts once its bytes hash to its name (else 422, nothing
+/// kept); one the server has whole is never sent again. Its type is told from
+/// its first bytes (JPEG, PNG, HEIC, PDF; else 415), its size is at most
+/// ``maximumBytes`` (413), a person has at most ``maximumPerPerson`` uploads
+/// going at once (429), and two uploads of the same blob never interleave (409).
+struct BlobUploads: Sendable {
+    let store: any BlobStore
+    let maximumBytes: Int64
+    let maximumPerPerson: Int
+    private let active = Locked(Active())
+
+    private struct Active {
+        var digests: Set<BlobDigest> = []
+        var byPerson: [Int64: Int] = [:]
+    }
+
+    init(store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2) {
+        self.store = store
+        self.maximumBytes = maximumBytes
+        self.maximumPerPerson = maximumPerPerson
+    }
+
+    static let offsetHeader = HTTPField.Name("Upload-Offset")!
+    static let lengthHeader = HTTPField.Name("Upload-Length")!
+    static let completeHeader = HTTPField.Name("Upload-Complete")!
+
+    static func digest(_ context: SyncRequestContext) throws -> BlobDigest {
+        guard let text = context.parameters.get("digest"), let digest = BlobDigest(hex: text) else {
+            throw HTTPError(.badRequest, message: "a blob is named by the SHA-256 of its bytes: 64 lowercase hex digits")
+        }
+        return digest
+    }
+
+    static func answer(_ state: BlobState, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[offsetHeader] = String(state.offset)
+        if case .complete = state { headers[completeHeader] = "?1" } else { headers[completeHeader] = "?0" }
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers)
+    }
+
+    @Sendable func head(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        _ = try context.requirePerson()
+        let digest = try Self.digest(context)
+        let store = store
+        return Self.answer(try await blockingWork {
+            let state = try store.state(of: digest)
+            // A device told the server has it sends its record next: the sweep must not take it meanwhile.
+            if case .complete = state { store.touch(digest) }
+            return state
+        })
+    }
+
+    @Sendable func patch(_ request: Request, context: SyncRequestContext) async throws -> Response {
+        let person = try context.requirePerson()
+        let digest = try Self.digest(context)
+        guard let offsetText = request.headers[Self.offsetHeader], let offset = Int64(offsetText), offset >= 0,
+              let lengthText = request.headers[Self.lengthHeader], let length = Int64(lengthText), length > 0 else {
+            throw HTTPError(.badRequest, message: "a piece of a blob needs Upload-Offset (0 or more) and Upload-Length (its whole size)")
+        }
+        guard length <= maximumBytes else {
+            throw HTTPError(.contentTooLarge, message: "a file is at most \(maximumBytes) bytes")
+        }
+        guard offset <= length else { throw HTTPError(.badRequest, message: "Upload-Offset is past Upload-Length") }
+        try begin(digest, person: person.id)
+        defer { end(digest, person: person.id) }
+        let store = store
+        let state = try await blockingWork { () throws -> BlobState in
+            let state = try store.state(of: digest)
+            if case .complete = state { store.touch(digest) }
+            return state
+        }
+        if case .complete = state { return Self.answer(state) }
+        if state.offset > length {
+            try await blockingWork { try store.discardPartial(digest) }
+            return Self.answer(.absent, status: .conflict)
+        }
+        guard state.offset == offset else {
+            // Not where the server is: the device asks (HEAD) and sends from there.
+            return Self.answer(state, status: .conflict)
+        }
+        // Room for the rest and some to spare: a full disk would break the replicas beside the blobs.
+        guard Self.freeBytes(at: Self.folderOf(store)) > length - offset + Self.reserveBytes else {
+            throw HTTPError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), message: "the server is short of disk space; try again later")
+        }
+        var held = offset
+        var head: [UInt8] = []
+        do {
+            for try await piece in request.body {
+                var bytes = Array(piece.readableBytesView)
+                if held + Int64(head.count + bytes.count) > length {
+                    try await blockingWork { try store.discardPartial(digest) }
+                    throw HTTPError(.contentTooLarge, message: "more bytes than Upload-Length; nothing of it is kept")
+                }
+                // The type from the first bytes, before any of them is kept.
+                if held == 0 && head.count < BlobMediaType.sniffedBytes {
+                    head += bytes
+                    guard head.count >= BlobMediaType.sniffedBytes || Int64(head.count) == length else { continue }
+                    bytes = head
+                    head = []
+                    guard BlobMediaType.sniff(bytes) != nil else {
+                        throw HTTPError(.unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
+                    }
+                }
+                let (chunk, at) = (bytes, held)
+                try await blockingWork { try store.append(chunk, to: digest, at: at) }
+                held += Int64(bytes.count)
+            }
+            if held == 0, !head.isEmpty {
+                // The body ended before the bytes that tell the type: a whole file that short is judged by
+                // them; a cut one keeps nothing and is sent again from 0.
+                guard Int64(head.count) == length else { return Self.answer(.absent) }
+                guard BlobMediaType.sniff(head) != nil else {
+                    throw HTTPError(.unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
+                }
+                let chunk = head
+                try await blockingWork { try store.append(chunk, to: digest, at: 0) }
+                held = Int64(head.count)
+            }
+        } catch let error as HTTPError {
+            throw error
+        } catch let error as BlobError {
+            context.logger.error("cannot store a blob", metadata: ["blob": "\(digest)", "error": "\(error)"])
+            throw HTTPError(.serviceUnavailable, message: "the server cannot store files right now; try again")
+        }
+        // A connection cut halfway ends the body early: what arrived stays, for the device to resume.
+        guard held == length else { return Self.answer(.partial(held)) }
+        do {
+            try await blockingWork { try store.finish(digest) }
+        } catch BlobError.digestMismatch(_, let actual) {
+            context.logger.notice("a blob did not hash to its name; nothing kept", metadata: ["blob": "\(digest)", "actual": "\(actual)"])
+            throw HTTPError(.unprocessableContent, message: "the bytes hash to \(actual), not \(digest.hex); nothing is kept")
+        } catch {
+            // Every byte is held: the next PATCH at Upload-Length finishes it.
+            context.logger.error("cannot store a blob", metadata: ["blob": "\(digest)", "error": "\(error)"])
+            throw HTTPError(.serviceUnavailable, message: "the server cannot store files right now; try again")
+        }
+        return Self.answer(.complete(length), status: .created)
+    }
+
+    /// Bytes kept free on the blob folder's disk.
+    static let reserveBytes: Int64 = 256 * 1024 * 1024
+
+    static func folderOf(_ store: any BlobStore) -> String { (store as? FileBlobStore)?.root.path ?? "/" }
+
+    /// Free bytes on the file system holding `path` (for an unprivileged writer).
+    static func freeBytes(at path: String) -> Int64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return 0 }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// One upload of a blob at a time, and at most ``maximumPerPerson`` of one person's.
+    private func begin(_ digest: BlobDigest, person: Int64) throws {
+        let refusal = active.mutate { active -> HTTPError? in
+            if active.digests.contains(digest) {
+                return HTTPError(.serviceUnavailable, message: "this file is being uploaded by another request; try again shortly")
+            }
+            if active.byPerson[person, default: 0] >= maximumPerPerson {
+                return HTTPError(.tooManyRequests, message: "at most \(maximumPerPerson) uploads at once")
+            }
+            active.digests.insert(digest)
+            active.byPerson[person, default: 0] += 1
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    private func end(_ digest: BlobDigest, person: Int64) {
+        active.mutate { active in
+            active.digests.remove(digest)
+            active.byPerson[person, default: 1] -= 1
+            if active.byPerson[person] == 0 { active.byPerson[person] = nil }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import BlobStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import SyncServer
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resumable, content-addressed uploads of proof-of-work files: a cut
+/// connection resumes from the cut, a wrong hash or a file of another type
+/// leaves nothing, a blob the server has is not sent again.
+@Suite("Sync endpoint: blob uploads")
+struct BlobUploadTests {
+    /// A JPEG-looking file of `size` bytes (its first bytes are a JPEG's; the rest varies).
+    static func photo(_ size: Int, seed: UInt64 = 1) -> [UInt8] {
+        var random = SplitMix(seed: seed)
+        var bytes = [UInt8](repeating: 0, count: size)
+        for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: random.next(256)) }
+        bytes.replaceSubrange(0..<4, with: [0xFF, 0xD8, 0xFF, 0xE0])
+        return bytes
+    }
+
+    static func state(_ client: any TestClientProtocol, _ digest: String, token: String?) async throws -> (HTTPResponse.Status, String?, String?) {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        let answer = try await client.execute(uri: "/v1/blobs/\(digest)", method: .head, headers: headers)
+        return (answer.status, answer.headers[HTTPField.Name("Upload-Offset")!], answer.headers[HTTPField.Name("Upload-Complete")!])
+    }
+
+    static func send(_ client: any TestClientProtocol, _ digest: String, token: String, offset: Int, length: Int,
+                     _ bytes: some Collection<UInt8>) async throws -> TestResponse {
+        let headers: HTTPFields = [
+            .authorization: "Bearer \(token)", .contentType: "application/offset+octet-stream",
+            HTTPField.Name("Upload-Offset")!: String(offset), HTTPField.Name("Upload-Length")!: String(length),
+        ]
+        return try await client.execute(uri: "/v1/blobs/\(digest)", method: .patch, headers: headers, body: ByteBuffer(bytes: bytes))
+    }
+
+    /// Sends the headers of a PATCH of `length` bytes and only `sent` of them, then drops the connection: a phone losing signal.
+    static func cut(port: Int, _ digest: String, token: String, length: Int, _ sent: ArraySlice<UInt8>) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        let head = """
+            PATCH /v1/blobs/\(digest) HTTP/1.1\r
+            Host: 127.0.0.1:\(port)\r
+            Authorization: Bearer \(token)\r
+            Content-Type: application/offset+octet-stream\r
+            Upload-Offset: 0\r
+            Upload-Length: \(length)\r
+            Content-Length: \(length)\r
+            \r
+
+            """
+        for chunk in [Array(head.utf8), Array(sent)] {
+            var written = 0
+            while written < chunk.count {
+                let count = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + written, chunk.count - written, Int32(MSG_NOSIGNAL)) }
+                guard count > 0 else { return }
+                written += count
+            }
+        }
+        usleep(300_000)
+    }
+
+    @Test func anUploadCutHalfwayResumesFromTheCutAndEndsWithTheSameDigest() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let bytes = Self.photo(20 * 1024 * 1024)
+            let digest = BlobDigest(of: bytes).hex
+            let port = try #require(client.port)
+            try Self.cut(port: port, digest, token: world.annToken, length: bytes.count, bytes[..<(10 * 1024 * 1024)])
+            // What arrived before the cut stays: the device asks where the server is.
+            var held = 0
+            try await expectEventually("the bytes before the cut are kept") {
+                let (status, offset, complete) = try await Self.state(client, digest, token: world.annToken)
+                held = Int(offset ?? "") ?? -1
+                return status == .ok && complete == "?0" && held > 0
+            }
+            #expect(held <= 10 * 1024 * 1024, "no more than was sent: \(held)")
+            // Sending from 0 again is refused: the server says where it is.
+            let wrong = try await Self.send(client, digest, token: world.annToken, offset: 0, length: bytes.count, bytes[..<100])
+            #expect(wrong.status == .conflict && wrong.headers[HTTPField.Name("Upload-Offset")!] == String(held))
+            // The rest, from the cut: only those bytes go the second time.
+            let rest = bytes[held...]
+            #expect(rest.count == bytes.count - held && rest.count < bytes.count)
+            let finished = try await Self.send(client, digest, token: world.annToken, offset: held, length: bytes.count, rest)
+            #expect(finished.status == .created, "\(String(buffer: finished.body))")
+            let (_, offset, complete) = try await Self.state(client, digest, token: world.annToken)
+            #expect(offset == String(bytes.count) && complete == "?1")
+            let stored = world.folder.appending(path: "blobs/\(digest.prefix(2))/\(digest.dropFirst(2).prefix(2))/\(digest)").path
+            #expect(try BlobDigest(ofFileAt: stored).hex == digest, "the stored file hashes to its name")
+            var info = stat()
+            #expect(stat(stored, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            // A blob the server has whole is not taken again.
+            let again = try await Self.send(client, digest, token: world.annToken, offset: 0, length: bytes.count, bytes[..<100])
+            #expect(again.status == .ok && again.headers[HTTPField.Name("Upload-Complete")!] == "?1")
+        }
+    }
+
+    @Test func aWrongHashAFileOfAnotherTypeOrSizeAndABadNameAreRefusedAndLeaveNothing() async throws {
+        try await SyncServerTests().withServer { world, client in
+            let bytes = Self.photo(300_000, seed: 2)
+            let wrongName = BlobDigest(of: Self.photo(10, seed: 3)).hex
+            let mismatch = try await Self.send(client, wrongName, token: world.annToken, offset: 0, length: bytes.count, bytes)
+            #expect(mismatch.status == .unprocessableContent, "\(String(buffer: mismatch.body))")
+            #expect(try await Self.state(client, wrongName, token: world.annToken).1 == "0", "nothing kept")
+
+            let text = Array("just some text, not a photo".utf8)
+            let textName = BlobDigest(of: text).hex
+            let refused = try await Self.send(client, textName, token: world.annToken, offset: 0, length: text.count, text)
+            #expect(refused.status == .unsupportedMediaType)
+            #expect(try await Self.state(client, textName, token: world.annToken).1 == "0")
+
+            let huge = try await Self.send(client, BlobDigest(of: bytes).hex, token: world.annToken, offset: 0,
+                                           length: 26 * 1024 * 1024, bytes[..<100])
+            #expect(huge.status == .contentTooLarge)
+            let more = try await Self.send(client, BlobDigest(of: bytes).hex, token: world.annToken, offset: 0, length: 50, bytes[..<100])
+            #expect(more.status == .contentTooLarge)
+            #expect(try await Self.state(client, BlobDigest(of: bytes).hex, token: world.annToken).1 == "0")
+
+            let badName = try await Self.send(client, "../../etc/passwd", token: world.annToken, offset: 0, length: 4, [0xFF, 0xD8, 0xFF, 0])
+            #expect(badName.status == .badRequest || badName.status == .notFound)
+            #expect(try await Self.state(client, String(repeating: "A", count: 64), token: world.annToken).0 == .badRequest)
+            #expect(try await Self.state(client, BlobDigest(of: bytes).hex, token: nil).0 == .unauthorized)
+
+            // Whole in one go, then the same file again: stored once.
+            let whole = try await Self.send(client, BlobDigest(of: bytes).hex, token: world.annToken, offset: 0, length: bytes.count, bytes)
+            #expect(whole.status == .created)
+            let twice = try await Self.send(client, BlobDigest(of: bytes).hex, token: world.cyToken, offset: 0, length: bytes.count, bytes)
+            #expect(twice.status == .ok && twice.headers[HTTPField.Name("Upload-Complete")!] == "?1")
+            let store = try FileBlobStore(root: world.folder.appending(path: "blobs"))
+            let held = try store.all()
+            #expect(held.complete.map(\.hex) == [BlobDigest(of: bytes).hex] && held.partial.isEmpty)
+        }
+    }
+}
