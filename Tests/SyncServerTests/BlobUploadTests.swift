@@ -1,4 +1,5 @@
 import BlobStore
+@testable import CentralStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -143,6 +144,41 @@ struct BlobUploadTests {
             let store = try FileBlobStore(root: world.folder.appending(path: "blobs"))
             let held = try store.all()
             #expect(held.complete.map(\.hex) == [BlobDigest(of: bytes).hex] && held.partial.isEmpty)
+        }
+    }
+}
+
+@Suite("Blob folder sweep")
+struct BlobSweepTests {
+    @Test func unfinishedUploadsAfterADayAndUnnamedFilesAfterAWeekGoWhileNamedOnesStay() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "sweep-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let store = try FileBlobStore(root: folder)
+            func put(_ bytes: [UInt8]) throws -> BlobDigest {
+                let digest = BlobDigest(of: bytes)
+                try store.append(bytes, to: digest, at: 0)
+                try store.finish(digest)
+                return digest
+            }
+            let named = try put([0xFF, 0xD8, 0xFF, 1, 2, 3])
+            let unnamed = try put([0xFF, 0xD8, 0xFF, 4, 5, 6])
+            let unfinished = BlobDigest(of: [UInt8]([9, 9, 9]))
+            try store.append([0xFF, 0xD8], to: unfinished, at: 0)
+            try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let task = try await store.createTask(try world.task("photographed", team: world.red, assignee: world.ann))
+                try await store.rows("""
+                    INSERT INTO attachments (task_id, person_id, change_id, sha256, size, media_type, captured_at, received_at)
+                    VALUES (\(task.id), \(world.ann.id), 'c1', \(named.hex), 6, 'image/jpeg', now(), now())
+                    """)
+            }
+            let sweep = BlobSweep(databaseURL: url, store: store, logger: .init(label: "test"))
+            #expect(try await sweep.sweep(now: Date()) == 0, "nothing is old yet")
+            #expect(try await sweep.sweep(now: Date().addingTimeInterval(2 * 86_400)) == 1, "the unfinished upload, a day on")
+            #expect(try store.state(of: unfinished) == .absent && store.state(of: unnamed) == .complete(6))
+            #expect(try await sweep.sweep(now: Date().addingTimeInterval(8 * 86_400)) == 1, "the unnamed file, a week on")
+            #expect(try store.state(of: unnamed) == .absent && store.state(of: named) == .complete(6), "a file an attachment names stays")
         }
     }
 }

@@ -1,4 +1,5 @@
 @testable import CentralStore
+import BlobStore
 import Foundation
 import GRDB
 import LocalPostgres
@@ -64,7 +65,7 @@ struct ChaosTests {
             let replicas = directory.appending(path: "replicas")
 
             // Four tasks each, two free red tasks each for Ann and Bo to claim, and spares only the manager touches.
-            let (world, plans, spares, cancelledLater, masts) = try await CentralStore.withStore(url) { store in
+            let (world, plans, spares, cancelledLater, masts, photos) = try await CentralStore.withStore(url) { store in
                 try await Migrator().migrate(store)
                 let world = try await Fixtures.seed(store)
                 _ = try await store.updatePerson(id: world.bo.id, try PersonChanges(skills: ["climbing"]))
@@ -75,10 +76,13 @@ struct ChaosTests {
                         locationID: world.site.id, dueAt: nil, requiredSkills: ["climbing"])).id)
                 }
                 var plans: [Plan] = []
-                // Each person's second job carries a checklist, answered (one item twice) before it is completed.
+                var photos: [Int64: String] = [:]
+                // Each person's second job carries a checklist, answered (one item twice, one by a photo of
+                // their own, uploaded in several pieces while the service is killed) before it is completed.
                 try await store.publishChecklist(name: "chaos", items: [
                     ChecklistItem(key: "done", kind: .check, label: "Done", required: true),
                     ChecklistItem(key: "reading", kind: .number, label: "Reading", required: true, min: "0"),
+                    ChecklistItem(key: "photo", kind: .photo, label: "Photo", required: true),
                 ], existing: false)
                 for (person, team) in [(world.ann, world.red), (world.bo, world.red), (world.cy, world.blue)] {
                     var steps: [[String]] = []
@@ -88,7 +92,13 @@ struct ChaosTests {
                         let task = try await store.createTask(new)
                         if index % 2 == 1 { steps.append(["start", String(task.id)]) }
                         if index == 2 {
+                            var random = SplitMix(seed: UInt64(person.id))
+                            let photo = Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<900_000).map { _ in UInt8(truncatingIfNeeded: random.next(256)) })
+                            let path = directory.appending(path: "photo-\(person.firstName).jpg")
+                            try photo.write(to: path)
+                            photos[person.id] = BlobDigest(of: photo).hex
                             steps += [["check", String(task.id), "done"], ["check", String(task.id), "reading", "41"],
+                                      ["attach", String(task.id), path.path, "--item", "photo"],
                                       ["check", String(task.id), "reading", "42"]]
                         }
                         steps.append(["complete", String(task.id), "--note", "done \(task.id) by \(person.firstName)"])
@@ -117,7 +127,7 @@ struct ChaosTests {
                     spares.append(try await store.createTask(try world.task("spare \(index)", team: world.red, assignee: world.ann)).id)
                 }
                 let cyLast = try await store.listTasks().first { $0.title == "cy job 4" }!.id
-                return (world, plans, spares, cyLast, masts)
+                return (world, plans, spares, cyLast, masts, photos)
             }
 
             let port = ServiceProcess.freePort()
@@ -241,6 +251,13 @@ struct ChaosTests {
                     let (id, count) = try row.decode((String, Int).self)
                     history[id] = count
                 }
+                // Each accepted attachment is on the master once.
+                for change in acceptedChanges where change.operation == "attach" {
+                    let rows = try await store.rows("""
+                        SELECT count(*)::int FROM attachments WHERE person_id = \(change.person) AND change_id = \(change.change)
+                        """).first!.decode(Int.self)
+                    #expect(rows == 1, "attachment \(change.change) once on the master")
+                }
                 for change in acceptedChanges where change.operation == "complete" {
                     #expect(history[change.change] == 1, "completion \(change.change) once in the history")
                     let task = try await store.task(id: change.task!)
@@ -250,7 +267,8 @@ struct ChaosTests {
                     }
                     // A checklist's answers arrived, the latest one of each item counting.
                     if task.checklist != nil {
-                        #expect(task.answers.mapValues(\.value) == ["done": "yes", "reading": "42"] && task.answers.values.allSatisfy { $0.by == change.person },
+                        #expect(task.answers.mapValues(\.value) == ["done": "yes", "reading": "42", "photo": photos[change.person] ?? "-"]
+                        && task.answers.values.allSatisfy { $0.by == change.person },
                                 "task \(task.id)'s answers on the master: \(task.answers)")
                     }
                 }
