@@ -163,7 +163,7 @@ let package = Package(
             name: "teamwork-bench",
             dependencies: [
                 "CentralStore", "ReplicaGenerator", "TeamDatabase", "LocalPostgres", "TeamworkModel", "CommandLineSupport",
-                "SyncServer", "WorkerClient", "EventListener", "TeamworkTestSupport",
+                "SyncServer", "WorkerClient", "EventListener", "TeamworkTestSupport", "BlobStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -154,4 +154,32 @@ struct ChecklistTests {
             }
         }
     }
+
+    @Test func aPlansOccurrencesCarryTheVersionPublishedWhenEachIsMade() async throws {
+        try await TestDatabase.withFresh { url in
+            try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                try await store.publishChecklist(name: "Round", items: Self.items, existing: false)
+                let today = Zone.utc.date(of: Date())
+                let plan = try await store.addPlan(try NewPlan(
+                    title: "Daily round", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), rule: "FREQ=DAILY",
+                    startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, horizonDays: 1, checklist: "Round"))
+                #expect(plan.checklist == "Round")
+                _ = try await store.generatePlans(only: plan.id)
+                let first = try await store.occurrences(ofPlan: plan.id).map(\.task)
+                #expect(!first.isEmpty && first.allSatisfy { $0.checklist?.version == 1 })
+                // A new version: occurrences made from now on get it, those made keep theirs.
+                try await store.publishChecklist(name: "Round", items: [Self.items[0]], existing: true)
+                _ = try await store.generatePlans(until: today.adding(days: 4), only: plan.id)
+                let all = try await store.occurrences(ofPlan: plan.id).map(\.task)
+                #expect(all.filter { first.map(\.id).contains($0.id) }.allSatisfy { $0.checklist?.version == 1 })
+                #expect(all.contains { $0.checklist?.version == 2 }, "\(all.map { ($0.planDate?.description ?? "", $0.checklist?.version ?? 0) })")
+                await #expect(throws: TeamworkError.self) {
+                    try await store.addPlan(try NewPlan(
+                        title: "Nope", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), rule: "FREQ=DAILY",
+                        startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, checklist: "Missing"))
+                }
+            }
+        }
+    }
 }
