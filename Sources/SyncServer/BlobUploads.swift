@@ -19,8 +19,8 @@ import Glibc
 /// rest. A blob counts once its bytes hash to its name (else 422, nothing
 /// kept); one the server has whole is never sent again. Its type is told from
 /// its first bytes (JPEG, PNG, HEIC, PDF; else 415), its size is at most
-/// ``maximumBytes`` (413), a person has at most ``maximumPerPerson`` uploads
-/// going at once (429), and two uploads of the same blob never interleave (409).
+/// ``maximumBytes`` (400), a person has at most ``maximumPerPerson`` uploads
+/// going at once (429), and two uploads of the same blob never interleave (503).
 struct BlobUploads: Sendable {
     let store: any BlobStore
     let maximumBytes: Int64
@@ -77,9 +77,9 @@ struct BlobUploads: Sendable {
             throw HTTPError(.badRequest, message: "a piece of a blob needs Upload-Offset (0 or more) and Upload-Length (its whole size)")
         }
         guard length <= maximumBytes else {
-            throw HTTPError(.contentTooLarge, message: "a file is at most \(maximumBytes) bytes")
+            // A header out of its range, as the document states it for the default limit: 400, as for any such header.
+            throw HTTPError(.badRequest, message: "a file is at most \(maximumBytes) bytes")
         }
-        guard offset <= length else { throw HTTPError(.badRequest, message: "Upload-Offset is past Upload-Length") }
         try begin(digest, person: person.id)
         defer { end(digest, person: person.id) }
         let store = store
@@ -94,7 +94,7 @@ struct BlobUploads: Sendable {
             return Self.answer(.absent, status: .conflict)
         }
         guard state.offset == offset else {
-            // Not where the server is: the device asks (HEAD) and sends from there.
+            // Not where the server is (past the file's end included): the device sends from the server's offset.
             return Self.answer(state, status: .conflict)
         }
         // Room for the rest and some to spare: a full disk would break the replicas beside the blobs.
@@ -107,8 +107,9 @@ struct BlobUploads: Sendable {
             for try await piece in request.body {
                 var bytes = Array(piece.readableBytesView)
                 if held + Int64(head.count + bytes.count) > length {
+                    // The body and its Upload-Length disagree: nothing of it is kept, the device starts again.
                     try await blockingWork { try store.discardPartial(digest) }
-                    throw HTTPError(.contentTooLarge, message: "more bytes than Upload-Length; nothing of it is kept")
+                    return Self.answer(.absent, status: .conflict)
                 }
                 // The type from the first bytes, before any of them is kept.
                 if held == 0 && head.count < BlobMediaType.sniffedBytes {
@@ -123,6 +124,9 @@ struct BlobUploads: Sendable {
                 let (chunk, at) = (bytes, held)
                 try await blockingWork { try store.append(chunk, to: digest, at: at) }
                 held += Int64(bytes.count)
+            }
+            if held == offset, head.isEmpty, offset < length {
+                throw HTTPError(.badRequest, message: "a piece of a file has at least one byte")
             }
             if held == 0, !head.isEmpty {
                 // The body ended before the bytes that tell the type: a whole file that short is judged by

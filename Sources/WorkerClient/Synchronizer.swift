@@ -155,7 +155,7 @@ public struct Synchronizer: Sendable {
                 switch (failure.kind, failure.status) {
                 case (.refused, 401):
                     throw failure
-                case (.rejected, 413?), (.rejected, 415?), (.rejected, 422?):
+                case (.rejected, 400?), (.rejected, 413?), (.rejected, 415?), (.rejected, 422?):
                     // The server will never take this file: its attachment is refused, the task's later changes wait.
                     try record([.rejected(change.id, "its file was refused: \(failure.message)")], in: &report)
                     try store.noteWaiting(sameTask, because: "an attachment of this task was refused")

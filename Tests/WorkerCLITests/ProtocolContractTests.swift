@@ -1,5 +1,7 @@
+import BlobStore
 import CentralStore
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,6 +24,7 @@ struct ProtocolContractTests {
         var path: String
         var token: String?
         var body: Data?
+        var headers: [String: String] = [:]
         var status: Int
         var description: String { "\(method) \(path) → \(status)" }
     }
@@ -59,6 +62,20 @@ struct ProtocolContractTests {
             ]))
             try contract.validate(try JSONSerialization.jsonObject(with: push), against: try #require(contract.schema(named: "PushRequest")))
 
+            // A photo, and an attachment naming it once it is uploaded.
+            let photo = Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 9, count: 3_000))
+            let digest = BlobDigest(of: photo).hex
+            let attach = try encoder.encode(PushRequest(changes: [
+                WorkerChange(id: "c-3", operation: .attach, taskID: task.id, madeAt: Date(), blob: digest, size: Int64(photo.count),
+                             mediaType: "image/jpeg"),
+            ]))
+            try contract.validate(try JSONSerialization.jsonObject(with: attach), against: try #require(contract.schema(named: "PushRequest")))
+            let blob = "/v1/blobs/{sha256}"
+            func piece(_ offset: Int, _ length: Int) -> [String: String] {
+                ["Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(length)]
+            }
+            let text = Data("plain text".utf8)
+
             let red = "team-\(world.red.id)", blue = "team-\(world.blue.id)"
             let changes = "/v1/replicas/{name}/changes"
             let calls: [Call] = [
@@ -86,12 +103,36 @@ struct ProtocolContractTests {
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
                      body: Data(repeating: 0x20, count: PushRequest.maximumBodySize + 1), status: 413),
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: nil, body: push, status: 401),
+                Call(method: "HEAD", template: blob, path: "/v1/blobs/\(digest)", token: ann, status: 200),
+                Call(method: "HEAD", template: blob, path: "/v1/blobs/NOT-A-DIGEST", token: ann, status: 400),
+                Call(method: "HEAD", template: blob, path: "/v1/blobs/\(digest)", status: 401),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.prefix(1_000),
+                     headers: piece(0, photo.count), status: 200),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.prefix(1_000),
+                     headers: piece(0, photo.count), status: 409),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.dropFirst(1_000),
+                     headers: piece(1_000, photo.count), status: 201),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo,
+                     headers: piece(0, photo.count), status: 200),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(BlobDigest(of: text).hex)", token: ann, body: text,
+                     headers: piece(0, text.count), status: 415),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(String(repeating: "a", count: 64))", token: ann, body: photo,
+                     headers: piece(0, photo.count), status: 422),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(String(repeating: "b", count: 64))", token: ann, body: photo,
+                     headers: piece(0, 26 * 1024 * 1024 + 1), status: 400),
+                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo, status: 400),
+                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, body: attach, status: 200),
             ]
             for call in calls {
-                let response = try await LocalHTTP.request(
-                    call.method == "POST" ? .post : .get, port: port, call.path,
-                    headers: call.token.map { ["Authorization": "Bearer \($0)"] } ?? [:], body: call.body
-                )
+                let method: HTTPRequest.Method = switch call.method {
+                case "POST": .post
+                case "HEAD": .head
+                case "PATCH": .patch
+                default: .get
+                }
+                var headers = call.headers
+                if let token = call.token { headers["Authorization"] = "Bearer \(token)" }
+                let response = try await LocalHTTP.request(method, port: port, call.path, headers: headers, body: call.body)
                 let data = response.body
                 #expect(response.status == call.status, "\(call): \(response.text.prefix(300))")
                 do {
