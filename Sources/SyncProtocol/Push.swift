@@ -1,3 +1,5 @@
+import TeamworkModel
+
 /// `POST /v1/replicas/{name}/changes`: `{"changes": [...]}`. Decoding is
 /// strict: a field other than `changes` is an error, not ignored.
 public struct PushRequest: Sendable, Codable, Equatable {
@@ -15,7 +17,7 @@ public struct PushRequest: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey { case changes }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: WorkerChange.AnyKey.self)
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
         if let unknown = container.allKeys.first(where: { $0.stringValue != "changes" }) {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "unknown field '\(unknown.stringValue)'"))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TeamworkModel
 
 /// A change a worker made in the field, as pushed by `teamwork-worker sync`.
 /// Decoding is strict: an unknown field or operation is an error, not ignored.
@@ -92,7 +93,7 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: AnyKey.self)
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown field '\(unknown.stringValue)'"))
@@ -150,14 +151,6 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
         return (1...days).contains(day)
-    }
-
-    /// Any key, to find fields a strict decoder does not know.
-    public struct AnyKey: CodingKey {
-        public var stringValue: String
-        public var intValue: Int? { nil }
-        public init?(stringValue: String) { self.stringValue = stringValue }
-        public init?(intValue: Int) { nil }
     }
 }
 

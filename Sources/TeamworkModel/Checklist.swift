@@ -245,11 +245,11 @@ public struct ChecklistAnswer: Sendable, Codable, Equatable, Hashable {
 }
 
 /// Any key, to find fields a strict decoder does not know.
-struct AnyCodingKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+public struct AnyCodingKey: CodingKey {
+    public var stringValue: String
+    public var intValue: Int? { nil }
+    public init?(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { nil }
 }
 
 /// One answer with its item's key: how answers travel in JSON the tools and the
