@@ -14,7 +14,7 @@ RUN swift build -c release --static-swift-stdlib --product teamwork-manager \
  && mkdir /out && cp "$(swift build -c release --show-bin-path)"/teamwork-manager "$(swift build -c release --show-bin-path)"/teamwork-service /out/
 
 FROM ubuntu:noble
-RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-0 ca-certificates tzdata && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-0 ca-certificates tzdata libjs-leaflet && rm -rf /var/lib/apt/lists/* \
  && useradd --system --create-home --home-dir /var/lib/teamwork teamwork
 COPY --from=build /out/ /usr/local/bin/
 USER teamwork

@@ -33,21 +33,24 @@ extension PostgresRandomAccessRow {
 }
 
 extension Person {
-    init(row: PostgresRow) throws {
+    init(row: PostgresRow) throws { try self.init(row: row, skipping: 0) }
+
+    /// `skipping`: columns before the person's own (a query that selects more first).
+    init(row: PostgresRow, skipping o: Int) throws {
         let r = PostgresRandomAccessRow(row)
         self.init(
-            id: try r[0].decode(Int64.self),
-            firstName: try r[1].decode(String.self),
-            lastName: try r[2].decode(String.self),
-            email: try r[3].decode(String.self),
-            role: try r.enumValue(4, Role.self),
-            avatarURL: try r[5].decode(String?.self),
-            defaultTeamID: try r[6].decode(Int64?.self),
-            createdAt: try r[7].decode(Date.self),
-            updatedAt: try r[8].decode(Date.self),
-            lastSeenAt: try r[9].decode(Date?.self),
-            skills: try r[10].decode([String].self),
-            deactivatedAt: try r[11].decode(Date?.self)
+            id: try r[o + 0].decode(Int64.self),
+            firstName: try r[o + 1].decode(String.self),
+            lastName: try r[o + 2].decode(String.self),
+            email: try r[o + 3].decode(String.self),
+            role: try r.enumValue(o + 4, Role.self),
+            avatarURL: try r[o + 5].decode(String?.self),
+            defaultTeamID: try r[o + 6].decode(Int64?.self),
+            createdAt: try r[o + 7].decode(Date.self),
+            updatedAt: try r[o + 8].decode(Date.self),
+            lastSeenAt: try r[o + 9].decode(Date?.self),
+            skills: try r[o + 10].decode([String].self),
+            deactivatedAt: try r[o + 11].decode(Date?.self)
         )
     }
 }

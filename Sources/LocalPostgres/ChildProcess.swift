@@ -22,9 +22,11 @@ public enum ChildProcess {
     }
 
     /// Starts `argv` without waiting for it; ``wait(_:)`` collects its exit status.
+    /// `passing`: descriptors of ours the child gets as these numbers (3, 4, …; chromium's
+    /// `--remote-debugging-pipe` reads 3 and writes 4); everything else past 2 is closed.
     public static func spawn(
         _ argv: [String], environment: [String: String]? = nil, standardInput: String = "/dev/null",
-        standardOutput: String, standardError: String
+        standardOutput: String, standardError: String, passing: [(ours: Int32, theirs: Int32)] = []
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -40,7 +42,12 @@ public enum ChildProcess {
         // left running would keep them, a replica's flock included), and not thousands of
         // descriptors that would give the child's own new descriptors numbers past what it
         // expects (wrk, spawned by a benchmark holding 5,000 connections, could not connect).
-        if let closeFrom = Self.closeFrom, closeFrom(&actions, 3) != 0 {
+        // Ours are moved out of the way first, so none is overwritten by another's number.
+        let moved = passing.map { (fcntl($0.ours, F_DUPFD_CLOEXEC, 100), $0.theirs) }
+        defer { moved.forEach { close($0.0) } }
+        for (ours, theirs) in moved { posix_spawn_file_actions_adddup2(&actions, ours, theirs) }
+        let firstClosed = (passing.map(\.theirs).max() ?? 2) + 1
+        if let closeFrom = Self.closeFrom, closeFrom(&actions, firstClosed) != 0 {
             throw LocalClusterError("cannot run \(argv[0]): posix_spawn cannot close descriptors")
         }
 

@@ -30,7 +30,7 @@ struct MapCommand: AsyncParsableCommand {
         let dueBefore = try self.dueBefore.map { try ISODate.parse($0, field: "due-before") }
         let (map, slug) = try await connection.withStore { store in
             let team = try await team.asyncMap { try await store.team(reference: $0) }
-            let filter = DispatchMap.Filter(teamID: team?.id, statuses: statuses, dueBefore: dueBefore)
+            let filter = DispatchMap.Filter(teamIDs: team.map { [$0.id] } ?? [], statuses: statuses, dueBefore: dueBefore)
             return (try await DispatchMap.load(store, filter: filter, now: now), team?.slug)
         }
         if let html {

@@ -1,3 +1,4 @@
+import CentralStore
 import Foundation
 import TeamworkModel
 

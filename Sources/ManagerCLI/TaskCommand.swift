@@ -14,17 +14,7 @@ struct TaskCommand: AsyncParsableCommand {
     )
 
     /// Team slugs and people's names, to show instead of ids.
-    struct Names: Sendable {
-        var teams: [Int64: String] = [:]
-        var people: [Int64: String] = [:]
-
-        static func load(_ store: CentralStore) async throws -> Names {
-            var names = Names()
-            for line in try await store.listTeams() { names.teams[line.team.id] = line.team.slug }
-            for person in try await store.listPeople() { names.people[person.id] = person.displayName }
-            return names
-        }
-    }
+    typealias Names = DisplayNames
 
     /// Times on each task's own wall clock; the zone's abbreviation is shown when the listing spans
     /// more than one zone, else named once below the table.

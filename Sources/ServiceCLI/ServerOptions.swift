@@ -1,4 +1,5 @@
 import ArgumentParser
+import CentralStore
 import Foundation
 import SyncServer
 
@@ -13,12 +14,29 @@ struct ServerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Where workers' photos, signatures and PDFs are kept (default: blobs in the replicas folder).", valueName: "dir"))
     var blobs: String?
     @Option(help: "The largest file a worker may upload, in MB.") var maxFileMb = 25
+    @Flag(help: "Serve no dispatcher's board at /board.") var noBoard = false
+    @Option(help: ArgumentHelp("The PostgreSQL role the board reads and acts through, one in teamwork_manager (or TEAMWORK_BOARD_DATABASE_URL; default: the service's own URL).", valueName: "url"))
+    var boardDatabaseUrl: String?
+    @Option(help: ArgumentHelp("The board map's tile URL template, {z}/{x}/{y} (or TEAMWORK_MAP_TILES; default: OpenStreetMap's standard tiles).", valueName: "url"))
+    var mapTiles: String?
+    @Option(help: ArgumentHelp("The credit the tile provider asks for (or TEAMWORK_MAP_ATTRIBUTION).", valueName: "text"))
+    var mapAttribution: String?
+    @Option(help: ArgumentHelp("Where leaflet.js and leaflet.css are (default: Debian's libjs-leaflet, /usr/share/javascript/leaflet).", valueName: "dir"))
+    var leafletDir: String?
 
     func validate() throws {
         if !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("give --tls-cert and --tls-key together") }
         if !(1...1_024).contains(maxFileMb) { throw ValidationError("--max-file-mb must be between 1 and 1024") }
+        if let tiles = tilesTemplate, BoardConfiguration.tileOrigin(tiles) == nil {
+            throw ValidationError("--map-tiles must be an http(s) URL template with {z}, {x} and {y}, like \(BoardConfiguration.openStreetMapTiles)")
+        }
+        if let url = boardURLText { _ = try DatabaseURL(parsing: url) }
     }
+
+    private var environment: [String: String] { ProcessInfo.processInfo.environment }
+    private var tilesTemplate: String? { mapTiles ?? environment["TEAMWORK_MAP_TILES"].flatMap { $0.isEmpty ? nil : $0 } }
+    private var boardURLText: String? { boardDatabaseUrl ?? environment["TEAMWORK_BOARD_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } }
 
     var tls: SyncServer.TLSFiles? {
         guard let tlsCert, let tlsKey else { return nil }
@@ -32,5 +50,12 @@ struct ServerOptions: ParsableArguments {
         configuration.tls = tls
         configuration.blobsDirectory = blobs.map { URL(fileURLWithPath: $0) }
         configuration.maximumBlobBytes = Int64(maxFileMb) * 1024 * 1024
+        if !noBoard {
+            var board = BoardConfiguration(databaseURL: boardURLText.flatMap { try? DatabaseURL(parsing: $0) } ?? configuration.databaseURL)
+            if let tiles = tilesTemplate { board.tileURL = tiles }
+            if let credit = mapAttribution ?? environment["TEAMWORK_MAP_ATTRIBUTION"] { board.tileAttribution = credit }
+            if let leafletDir { board.leafletDirectory = URL(fileURLWithPath: leafletDir) }
+            configuration.board = board
+        }
     }
 }

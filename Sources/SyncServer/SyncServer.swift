@@ -64,6 +64,8 @@ public enum SyncServer {
         public var watchLooked: (@Sendable () -> Void)?
         /// The Prometheus text served on `GET /metrics`; no route when `nil`.
         public var metrics: (@Sendable () -> String)?
+        /// The dispatcher's board at `/board` (``BoardConfiguration``); no board when `nil`.
+        public var board: BoardConfiguration?
         /// What `GET /health` says: 200 with the details when healthy, else 503.
         public var health: (@Sendable () async -> (healthy: Bool, details: [String: String]))?
 
@@ -87,11 +89,21 @@ public enum SyncServer {
         let watch = ReplicaWatch(directory: configuration.replicasDirectory, interval: configuration.waitLookInterval,
                                  maximumPerOwner: configuration.maximumWaitsPerPerson, looked: configuration.watchLooked ?? {})
         let cache = AccessCache(url: configuration.databaseURL, logger: logger)
+        var parts: [any Service] = [store, cache, watch]
+        var board: BoardRoutes?
+        if let boardConfiguration = configuration.board {
+            // The board reads and acts through its own role (a manager's), on connections of its own.
+            let boardStore = SharedStore(url: boardConfiguration.databaseURL, logger: logger)
+            let feed = FeedWatch(url: boardConfiguration.databaseURL, logger: logger)
+            board = BoardRoutes(configuration: boardConfiguration, store: boardStore, feed: feed,
+                                blobs: try FileBlobStore(root: configuration.blobsFolder), secure: configuration.tls != nil, logger: logger)
+            parts += [boardStore, feed]
+        }
         return Application(
-            router: try makeRouter(configuration, store: store, cache: cache, watch: watch),
+            router: try makeRouter(configuration, store: store, cache: cache, watch: watch, board: board),
             server: try serverBuilder(configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
-            services: [store, cache, watch] + services,
+            services: parts + services,
             onServerRunning: { _ in await onServerRunning() },
             logger: logger
         )
@@ -117,9 +129,9 @@ public enum SyncServer {
     }
 
     static func makeRouter(_ configuration: Configuration, store: SharedStore, cache: AccessCache,
-                           watch: ReplicaWatch) throws -> Router<SyncRequestContext> {
+                           watch: ReplicaWatch, board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
-        router.add(middleware: AllowedMethods(routes: [
+        router.add(middleware: AllowedMethods(routes: (board == nil ? [] : BoardRoutes.allowed) + [
             .init("/health", [.get]), .init("/metrics", configuration.metrics == nil ? [] : [.get]),
             .init("/v1/replicas", [.get]), .init("/v1/positions", [.get]), .init("/v1/replicas/*/changes", [.get, .post]),
             .init("/v1/blobs/*", [.head, .patch]),
@@ -145,6 +157,7 @@ public enum SyncServer {
                                                                 + pulls.pages.metrics + cache.metrics + authenticator.metrics)))
             }
         }
+        board?.add(to: router)
         router.group("v1")
             .add(middleware: authenticator)
             .get("replicas", use: pulls.list)
@@ -167,8 +180,10 @@ struct Health: ResponseEncodable {
 }
 
 /// The request context: who the caller is, once the token is checked; JSON with snake_case keys.
-public struct SyncRequestContext: RequestContext {
+public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// Who connected (the board's sign-in limit counts per address).
+    public var remoteAddress: SocketAddress?
     /// Set by ``TokenAuthenticator`` for every request under `/v1`.
     public var person: Person?
     /// The caller's teams, by the master's memberships, as of the token check.
@@ -180,6 +195,7 @@ public struct SyncRequestContext: RequestContext {
 
     public init(source: Source) {
         coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 
     public var responseEncoder: JSONEncoder {

@@ -30,12 +30,17 @@ public enum TokenSecret {
 
     /// A new secret from the system's cryptographic random source.
     public static func generate() -> String {
+        prefix + randomBase64URL()
+    }
+
+    /// 256 random bits from the system's cryptographic source as 43 characters of
+    /// base64url (tokens, the board's session cookies and CSRF tokens).
+    public static func randomBase64URL() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let base64 = Data(bytes).base64EncodedString()
+        return Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
-        return prefix + base64
     }
 
     /// True when `text` has the shape of a secret (it may still be unknown or revoked).

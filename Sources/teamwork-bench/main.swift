@@ -6,7 +6,8 @@ struct TeamworkBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "teamwork-bench",
         abstract: "Measure Teamwork on this machine.",
-        subcommands: [ReplicaBenchmark.self, SyncBenchmark.self, ListenerBenchmark.self, LoadBenchmark.self, UploadBenchmark.self]
+        subcommands: [ReplicaBenchmark.self, SyncBenchmark.self, ListenerBenchmark.self, LoadBenchmark.self, UploadBenchmark.self,
+                      BoardBenchmark.self]
     )
 }
 

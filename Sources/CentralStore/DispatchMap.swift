@@ -1,4 +1,3 @@
-import CentralStore
 import Foundation
 import TeamworkModel
 
@@ -7,23 +6,23 @@ import TeamworkModel
 /// `[longitude, latitude]` (WGS 84). A task without a site, or a worker who has
 /// never checked in, is a Feature with `"geometry": null` (RFC 7946 §3.2), so
 /// nothing in scope is silently left off.
-struct DispatchMap: Encodable {
-    var type = "FeatureCollection"
-    var features: [Feature]
+public struct DispatchMap: Encodable, Sendable {
+    public var type = "FeatureCollection"
+    public var features: [Feature]
 
-    struct Point: Encodable {
+    public struct Point: Encodable, Sendable {
         var type = "Point"
-        var coordinates: [Double]
+        public var coordinates: [Double]
     }
 
-    struct Feature: Encodable {
+    public struct Feature: Encodable, Sendable {
         var type = "Feature"
         /// `task-12`, `worker-3`: unique within the collection.
-        var id: String
-        var geometry: Point?
-        var properties: Properties
+        public var id: String
+        public var geometry: Point?
+        public var properties: Properties
 
-        func encode(to encoder: any Encoder) throws {
+        public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: Keys.self)
             try c.encode(type, forKey: .type)
             try c.encode(id, forKey: .id)
@@ -37,50 +36,63 @@ struct DispatchMap: Encodable {
 
     /// One flat set of properties for both kinds (`kind` says which), so a map
     /// tool can style on any of them.
-    struct Properties: Encodable {
-        var kind: String
+    public struct Properties: Encodable, Sendable {
+        public var kind: String
         // Tasks
-        var taskID: Int64?
-        var title: String?
-        var status: String?
-        var priority: String?
-        var team: String?
-        var assigneeID: Int64?
-        var assignee: String?
-        var due: Date?
-        var windowStart: Date?
-        var windowEnd: Date?
-        var requires: [String]?
+        public var taskID: Int64?
+        public var title: String?
+        public var status: String?
+        public var priority: String?
+        public var team: String?
+        public var assigneeID: Int64?
+        public var assignee: String?
+        public var due: Date?
+        public var windowStart: Date?
+        public var windowEnd: Date?
+        public var requires: [String]?
         /// Overdue or past its window, still needing work.
-        var late: Bool?
-        var site: String?
+        public var late: Bool?
+        public var site: String?
         // Workers
-        var personID: Int64?
-        var name: String?
-        var teams: [String]?
-        var reportedAt: Date?
-        var ageMinutes: Int?
-        var openTasks: Int?
+        public var personID: Int64?
+        public var name: String?
+        public var teams: [String]?
+        public var reportedAt: Date?
+        public var ageMinutes: Int?
+        public var openTasks: Int?
     }
 
-    struct Filter {
-        var teamID: Int64?
-        var statuses: [TaskStatus]
-        var dueBefore: Date?
+    public struct Filter: Sendable {
+        public var teamIDs: [Int64]
+        public var statuses: [TaskStatus]
+        public var dueBefore: Date?
+        /// Only tasks that fall on this day, each on its own wall clock (`task list --on`).
+        public var on: LocalDate?
+
+        public init(teamIDs: [Int64] = [], statuses: [TaskStatus] = [], dueBefore: Date? = nil, on: LocalDate? = nil) {
+            self.teamIDs = teamIDs
+            self.statuses = statuses
+            self.dueBefore = dueBefore
+            self.on = on
+        }
     }
 
     /// What the manager asked to see, read from the master.
-    static func load(_ store: CentralStore, filter: Filter, now: Date) async throws -> DispatchMap {
+    public static func load(_ store: CentralStore, filter: Filter, now: Date) async throws -> DispatchMap {
         let statuses = filter.statuses.isEmpty ? TaskStatus.allCases.filter { $0 != .cancelled } : filter.statuses
-        let tasks = try await store.listTasks(TaskFilter(teamID: filter.teamID, statuses: statuses, dueBefore: filter.dueBefore))
+        let teamSet = Set(filter.teamIDs)
+        let teamsOf = try await store.teamIDsByPerson()
+        let tasks = try await store.listTasks(TaskFilter(statuses: statuses, dueBefore: filter.dueBefore, on: filter.on))
+            .filter { Self.inScope($0, teams: teamSet, teamsOf: teamsOf) }
         let sites = Dictionary(uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID))))
             .map { ($0.id, $0) })
-        let known = try await TaskCommand.Names.load(store)
+        let known = try await DisplayNames.load(store)
         let (teams, names) = (known.teams, known.people)
-        let workers = try await store.listPeople(role: .worker, teamID: filter.teamID)
+        let workers = try await store.listPeople(role: .worker).filter { worker in
+            teamSet.isEmpty || !(teamsOf[worker.id] ?? []).filter(teamSet.contains).isEmpty
+        }
         let positions = Dictionary(uniqueKeysWithValues: try await store.workerPositions(personIDs: workers.map(\.id))
             .map { ($0.person.id, $0) })
-        let teamsOf = try await store.teamIDsByPerson()
         var open: [Int64: Int] = [:]
         for task in try await store.listTasks(TaskFilter(statuses: [.assigned, .inProgress])) {
             if let assignee = task.assigneeID { open[assignee, default: 0] += 1 }
@@ -117,12 +129,35 @@ struct DispatchMap: Encodable {
         return DispatchMap(features: features)
     }
 
+    /// Whether `task` is in the scope of `teams` (empty: every team): it is one of theirs,
+    /// or it is a personal task (no team) of one of their members.
+    public static func inScope(_ task: FieldTask, teams: Set<Int64>, teamsOf: [Int64: [Int64]]) -> Bool {
+        if teams.isEmpty { return true }
+        if let team = task.teamID { return teams.contains(team) }
+        return task.assigneeID.map { (teamsOf[$0] ?? []).contains(where: teams.contains) } ?? false
+    }
+
     /// The collection as compact JSON (for embedding) or pretty (for people).
-    func encoded(pretty: Bool) throws -> Data {
+    public func encoded(pretty: Bool) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         encoder.keyEncodingStrategy = .convertToSnakeCase
         return TerminalText.escapedJSON(try encoder.encode(self))
+    }
+}
+
+/// Teams' slugs and people's names by id, for showing ids as people read them.
+public struct DisplayNames: Sendable {
+    public var teams: [Int64: String] = [:]
+    public var people: [Int64: String] = [:]
+
+    public init() {}
+
+    public static func load(_ store: CentralStore) async throws -> DisplayNames {
+        var names = DisplayNames()
+        for line in try await store.listTeams() { names.teams[line.team.id] = line.team.slug }
+        for person in try await store.listPeople() { names.people[person.id] = person.displayName }
+        return names
     }
 }

@@ -1,0 +1,195 @@
+import BlobStore
+import CentralStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import TeamworkModel
+
+extension BoardRoutes {
+    /// `GET /board/changes?after=N`: answers `{"position": "M"}` as soon as the master's change
+    /// feed is past (or, after a restore, before) `N`, else after ``BoardConfiguration/longPoll``.
+    /// The board's script asks again at once, and redraws when the position moved.
+    func changes(_ request: Request) async throws -> Response {
+        guard try await session(request) != nil else { return Self.json(["error": "sign in again"], status: .unauthorized) }
+        let after = try query(request)["after"].flatMap { Int64($0) }
+        let deadline = ContinuousClock.now + configuration.longPoll
+        while true {
+            let head = try await store.run { try await $0.feedHead() }
+            let now = ContinuousClock.now
+            if after == nil || head != after || now >= deadline || feed.isClosed || Task.isCancelled {
+                return Self.json(["position": String(head)])
+            }
+            await feed.pause(for: min(deadline - now, feed.isListening ? .seconds(5) : .seconds(1)))
+        }
+    }
+
+    /// Runs one change as the signed-in person and answers as the caller wants it:
+    /// JSON for the board's script, else back to the page the form came from (303) with
+    /// a line saying what was done. Refusals: a page with the reason (or JSON), nothing changed.
+    func act(_ request: Request, refused: (BoardProblem, BoardSession) async throws -> Response,
+             _ body: @Sendable @escaping (CentralStore, FormFields) async throws -> String) async throws -> Response {
+        let wantsJSON = request.headers[.accept]?.contains("application/json") == true
+        guard let session = try await session(request) else {
+            if wantsJSON { return Self.json(["error": "your session has ended: sign in again"], status: .unauthorized) }
+            return redirect(to: "/board/sign-in?ended=1")
+        }
+        let form = try await readForm(request)
+        guard checkForgery(request, form, expected: session.csrf) else {
+            logger.notice("board: refused a forged or stale form", metadata: ["person": "\(session.person.id)", "path": "\(request.uri.path)"])
+            return forged(json: wantsJSON)
+        }
+        let message: String
+        do {
+            message = try await CentralStore.withStore(configuration.databaseURL, actorID: session.person.id, logger: logger) { store in
+                try await body(store, form)
+            }
+        } catch {
+            guard let problem = (error as? BoardProblem) ?? BoardProblem.from(error) else { throw error }
+            if wantsJSON { return Self.json(["error": problem.message], status: problem.status) }
+            return try await refused(problem, session)
+        }
+        logger.info("board: \(message)", metadata: ["person": "\(session.person.id)"])
+        if wantsJSON { return Self.json(["message": message]) }
+        var response = redirect(to: Self.back(form["back"]))
+        response.headers[values: .setCookie].append(cookie(Self.flashCookie, FormFields.encode(message), path: "/board", maxAge: 60))
+        return response
+    }
+
+    func taskAction(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        let id = try taskID(context)
+        let action = context.parameters.get("action") ?? ""
+        let refused: (BoardProblem, BoardSession) async throws -> Response = { problem, session in
+            try await taskPage(id, request, session, problem: problem)
+        }
+        switch action {
+        case "assign":
+            return try await act(request, refused: refused) { store, form in
+                let version = try Self.version(form)
+                let current = try await store.task(id: id)
+                guard let text = form["person"], let personID = Int64(text) else {
+                    throw BoardProblem(.unprocessableContent, "choose whom to assign task \(id) to")
+                }
+                let person = try await store.person(id: personID)
+                // The task stays with its team when the person is in it; else it goes to the person's
+                // team among those the board shows (a drag to another crew's column), else to them alone.
+                let theirTeams = try await store.teams(ofPerson: personID).map(\.id)
+                let shown = form.all("team").compactMap(Int64.init)
+                let team = current.teamID.flatMap { theirTeams.contains($0) ? $0 : nil }
+                    ?? theirTeams.first(where: shown.contains) ?? (current.teamID == nil ? nil : theirTeams.first)
+                let task = try await store.assignTask(id: id, to: try Assignment(teamID: team, assigneeID: personID),
+                                                      expectedVersion: version, force: form["force"] == "1")
+                return "Task \(task.id) assigned to \(person.displayName)"
+            }
+        case "unassign":
+            return try await act(request, refused: refused) { store, form in
+                let current = try await store.task(id: id)
+                guard let team = current.teamID else {
+                    throw BoardProblem(.unprocessableContent, "task \(id) has no team to go back to: assign it to someone else instead")
+                }
+                let task = try await store.assignTask(id: id, to: try Assignment(teamID: team, assigneeID: nil),
+                                                      expectedVersion: try Self.version(form))
+                return "Task \(task.id) is free for its team again"
+            }
+        case "priority":
+            return try await act(request, refused: refused) { store, form in
+                guard let priority = form["priority"].flatMap(Priority.init(rawValue:)) else {
+                    throw BoardProblem(.unprocessableContent, "priority must be one of \(Priority.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                let task = try await store.updateTask(id: id, TaskChanges(priority: priority), expectedVersion: try Self.version(form))
+                return "Task \(task.id) is now \(priority.rawValue) priority"
+            }
+        case "window":
+            return try await act(request, refused: refused) { store, form in
+                let current = try await store.task(id: id)
+                let window = try Self.window(form, in: current.zone)
+                let task = try await store.updateTask(id: id, TaskChanges(window: .some(window)), expectedVersion: try Self.version(form))
+                return "Task \(task.id) moved to \(window.map { BoardPages.span($0, in: task.zone, withZone: true) } ?? "no window")"
+            }
+        case "cancel":
+            return try await act(request, refused: refused) { store, form in
+                let task = try await store.cancelTask(id: id, expectedVersion: try Self.version(form))
+                return "Task \(task.id) cancelled"
+            }
+        default:
+            throw BoardProblem(.notFound, "no such action")
+        }
+    }
+
+    func createTask(_ request: Request) async throws -> Response {
+        let fields = Locked<FormFields?>(nil)
+        return try await act(request, refused: { problem, session in
+            try await newTaskPage(request, session, problem: problem, form: fields.value)
+        }) { store, form in
+            fields.mutate { $0 = form }
+            let team = try await (form["team"].flatMap(Int64.init)).asyncMap { try await store.team(id: $0) }
+            let assignee = try await (form["assignee"].flatMap(Int64.init)).asyncMap { try await store.person(id: $0) }
+            let site = try await (form["site"].flatMap(Int64.init)).asyncMap { try await store.location(id: $0) }
+            guard team != nil || assignee != nil else {
+                throw BoardProblem(.unprocessableContent, "give the task a team, a person, or both")
+            }
+            let description = form["description"] ?? ""
+            guard description.utf8.count <= 4_000 else { throw BoardProblem(.unprocessableContent, "the description may be at most 4,000 bytes") }
+            let priority = try form["priority"].map { text in
+                guard let value = Priority(rawValue: text) else { throw BoardProblem(.unprocessableContent, "no priority '\(text)'") }
+                return value
+            } ?? .normal
+            let skills = try Skills.parse(form["skills"] ?? "", most: Skills.mostPerTask, field: "skills")
+            let zone = try await store.timeZone(location: site?.id, team: team?.id, assignee: assignee?.id)
+            let window = try Self.window(form, in: zone)
+            let due = try (form["due"].flatMap { $0.isEmpty ? nil : $0 }).map { try zone.endOfDay(LocalDate(parsing: $0, field: "due")) }
+            let new = try NewTask(title: form["title"] ?? "", description: description, priority: priority,
+                                  assignment: try Assignment(teamID: team?.id, assigneeID: assignee?.id), locationID: site?.id,
+                                  dueAt: due, requiredSkills: skills, window: window)
+            let task = try await store.createTask(new, force: form["force"] == "1")
+            return "Task \(task.id) created: \(task.title)"
+        }
+    }
+
+    /// The version a form was made from: a change to a task someone changed since is refused (409).
+    static func version(_ form: FormFields) throws -> Int? {
+        guard let text = form["version"], !text.isEmpty else { return nil }
+        guard let version = Int(text), version > 0 else { throw BoardProblem(.unprocessableContent, "version must be a positive number") }
+        return version
+    }
+
+    /// `start` and `end` as `YYYY-MM-DDTHH:MM` on the task's wall clock (what `<input type=datetime-local>`
+    /// sends); both empty: no window.
+    static func window(_ form: FormFields, in zone: Zone) throws -> TimeWindow? {
+        let start = form["start"] ?? "", end = form["end"] ?? ""
+        if start.isEmpty && end.isEmpty { return nil }
+        func instant(_ text: String, _ field: String) throws -> Date {
+            let parts = text.split(separator: "T", maxSplits: 1)
+            guard parts.count == 2, text.utf8.count <= 19 else {
+                throw BoardProblem(.unprocessableContent, "\(field) must be a date and a time, like 2026-12-01T09:00")
+            }
+            let time = String(parts[1].prefix(5))
+            return zone.instant(try LocalDate(parsing: String(parts[0]), field: field), try LocalTime(parsing: time, field: field))
+        }
+        return try TimeWindow(start: try instant(start, "start"), end: try instant(end, "end"))
+    }
+
+    /// `GET /board/attachments/{id}`: a photo, signature or PDF of a task, to the signed-in only.
+    /// Served as the type it was checked to be, never sniffed, never run (a sandbox CSP); PDFs download.
+    func attachment(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        guard try await session(request) != nil else { throw BoardProblem(.unauthorized, "sign in to see attachments") }
+        guard let text = context.parameters.get("id"), let id = Int64(text) else { throw BoardProblem(.notFound, "no such attachment") }
+        let record = try await store.run { store -> AttachmentRecord? in
+            do { return try await store.attachment(id: id) } catch let error as TeamworkError where error.code == .notFound { return nil }
+        }
+        guard let record, let digest = BlobDigest(hex: record.sha256) else { throw BoardProblem(.notFound, "no such attachment") }
+        let blobs = self.blobs
+        let data = try await blockingWork {
+            var bytes = Data()
+            try blobs.read(digest) { bytes.append($0) }
+            return bytes
+        }
+        var headers: HTTPFields = [.contentType: record.mediaType, .cacheControl: "private, max-age=3600",
+                                   HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                                   .contentSecurityPolicy: "default-src 'none'; sandbox"]
+        if record.mediaType == "application/pdf" {
+            headers[.contentDisposition] = "attachment; filename=\"task-\(record.taskID ?? 0)-attachment-\(record.id).pdf\""
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,171 @@
+import CentralStore
+import Foundation
+import Hummingbird
+import TeamworkModel
+
+/// One day of the chosen teams, as the board shows it: a column per worker and
+/// one for the teams' tasks nobody has yet, cards in window order.
+struct DayView: Sendable {
+    struct Column: Sendable {
+        /// Nil: "Unassigned".
+        var person: Person?
+        var tasks: [FieldTask]
+    }
+
+    var day: LocalDate
+    var teams: [Team]
+    var chosen: [Team]
+    /// The chosen teams' zone when they share one; cards in another zone say theirs.
+    var zone: Zone
+    var columns: [Column]
+    var sites: [Int64: Location]
+    var names: DisplayNames
+    var now: Date
+    /// The change feed's position when this was read: the live board waits for changes after it.
+    var feed: Int64
+
+    var taskCount: Int { columns.reduce(0) { $0 + $1.tasks.count } }
+    var late: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.isLate(at: now) }.count } }
+    var done: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.status == .completed }.count } }
+
+    /// The query that shows this view again (`day=…&team=…`).
+    var query: String {
+        FormFields.query([("day", day.description)] + chosen.map { ("team", $0.slug) })
+    }
+
+    static func load(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
+        // Read first: a change made while the rest is read is then seen again, never missed.
+        let feed = try await store.feedHead()
+        let teams = try await store.listTeams().map(\.team)
+        let wanted = query.all("team").filter { !$0.isEmpty }
+        let chosen = teams.filter { wanted.contains($0.slug) }
+        if let unknown = wanted.first(where: { slug in !teams.contains { $0.slug == slug } }) {
+            throw BoardProblem(.notFound, "no team '\(unknown)'")
+        }
+        let zones = Set((chosen.isEmpty ? teams : chosen).map(\.timeZone))
+        let zone = zones.count == 1 ? Zone.reading(zones.first!) : .utc
+        let day = try query["day"].flatMap { $0.isEmpty ? nil : $0 }.map { try LocalDate(parsing: $0, field: "day") } ?? zone.date(of: now)
+        let scope = Set(chosen.map(\.id))
+        let teamsOf = try await store.teamIDsByPerson()
+        let tasks = try await store.listTasks(TaskFilter(statuses: [.open, .assigned, .inProgress, .completed], on: day))
+            .filter { DispatchMap.inScope($0, teams: scope, teamsOf: teamsOf) }
+        let people = try await store.listPeople()
+        let byID = Dictionary(uniqueKeysWithValues: people.map { ($0.id, $0) })
+        var names = DisplayNames()
+        for team in teams { names.teams[team.id] = team.slug }
+        for person in people { names.people[person.id] = person.displayName }
+        // Every active worker of the chosen teams has a column, with work or without; so has anyone given a task here.
+        var crew = people.filter { person in
+            person.role == .worker && person.isActive
+                && (teamsOf[person.id] ?? []).contains { scope.isEmpty || scope.contains($0) }
+        }
+        for id in Set(tasks.compactMap(\.assigneeID)) where !crew.contains(where: { $0.id == id }) {
+            if let person = byID[id] { crew.append(person) }
+        }
+        var columns = [Column(person: nil, tasks: tasks.filter { $0.assigneeID == nil })]
+        for person in crew {
+            columns.append(Column(person: person, tasks: tasks.filter { $0.assigneeID == person.id }))
+        }
+        let sites = Dictionary(uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
+        return DayView(day: day, teams: teams, chosen: chosen, zone: zone, columns: columns, sites: sites, names: names,
+                       now: now, feed: feed)
+    }
+}
+
+extension BoardRoutes {
+    func boardPage(_ request: Request, _ session: BoardSession) async throws -> Response {
+        let query = try query(request)
+        let now = Date()
+        let view = try await store.run { try await DayView.load($0, query: query, now: now) }
+        if query["part"] == "live" {
+            return BoardPages.response(BoardPages.live(view, session: session), configuration: configuration)
+        }
+        let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
+        return BoardPages.response(BoardPages.layout(
+            title: "Day board \(view.day)", session: session, current: "board", query: view.query, flash: flash,
+            bodyData: [("page", "board"), ("feed", String(view.feed))], main: BoardPages.day(view, session: session)
+        ), configuration: configuration)
+    }
+}
+
+extension BoardPages {
+    static func day(_ view: DayView, session: BoardSession) -> HTML {
+        let previous = FormFields.query([("day", view.day.adding(days: -1).description)] + view.chosen.map { ("team", $0.slug) })
+        let next = FormFields.query([("day", view.day.adding(days: 1).description)] + view.chosen.map { ("team", $0.slug) })
+        let today = FormFields.query(view.chosen.map { ("team", $0.slug) })
+        let teamBoxes: [HTML] = view.teams.map { team in
+            """
+            <label><input type="checkbox" name="team" value="\(team.slug)"\(view.chosen.contains { $0.id == team.id } ? HTML(" checked") : .empty)> \(team.name)</label>
+            """
+        }
+        return """
+            <h1>Day board</h1>
+            <form class="filters" method="get" action="/board">
+            <label>Day <input type="date" name="day" value="\(view.day.description)" required></label>
+            <fieldset><legend>Teams (none ticked: all)</legend>\(teamBoxes)</fieldset>
+            <button type="submit">Show</button>
+            <a href="/board?\(previous)" rel="prev">Previous day</a> <a href="/board?\(today)">Today</a> <a href="/board?\(next)" rel="next">Next day</a>
+            </form>
+            <div id="live">\(live(view, session: session))</div>
+            """
+    }
+
+    /// The part of the board a live refresh replaces: the summary and the columns.
+    static func live(_ view: DayView, session: BoardSession) -> HTML {
+        let back = "/board?" + view.query
+        let columns: [HTML] = view.columns.enumerated().map { index, column in
+            let heading: HTML
+            let target: HTML
+            if let person = column.person {
+                let skills = person.skills.isEmpty ? "" : person.skills.joined(separator: ", ")
+                let skillLine: HTML = skills.isEmpty ? .empty : "<p class=\"skills\">\(skills)</p>"
+                heading = "<h2 id=\"column-\(index)\">\(person.displayName) <span class=\"count\">\(column.tasks.count)</span></h2>\(skillLine)"
+                target = " data-person=\"\(person.id)\""
+            } else {
+                heading = "<h2 id=\"column-\(index)\">Unassigned <span class=\"count\">\(column.tasks.count)</span></h2>"
+                target = " data-unassigned=\"1\""
+            }
+            let cards: [HTML] = column.tasks.map { card($0, view: view, back: back) }
+            return """
+                <section class="column" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
+                """
+        }
+        let zoneNote = view.chosen.isEmpty && Set(view.teams.map(\.timeZone)).count > 1
+            ? "each card in its task's own time zone" : "times in \(view.zone.name) (\(view.zone.abbreviation(at: view.zone.day(view.day).start)))"
+        let teamFields: [HTML] = view.chosen.map { "<input type=\"hidden\" name=\"team\" value=\"\($0.id)\">" }
+        return """
+            <p class="summary" data-feed="\(view.feed)"><strong>\(view.taskCount)</strong> tasks on \(view.day.description), \
+            <strong>\(view.late)</strong> late, <strong>\(view.done)</strong> completed; \(zoneNote).</p>
+            <div class="columns" data-back="\(back)">\(teamFields)\(columns)</div>
+            """
+    }
+
+    static func card(_ task: FieldTask, view: DayView, back: String) -> HTML {
+        let zone = task.zone
+        let otherZone = zone.name != view.zone.name || (view.chosen.isEmpty && Set(view.teams.map(\.timeZone)).count > 1)
+        let time: HTML
+        if let window = task.window {
+            let text = clock(zone.time(of: window.start)) + "–" + clock(zone.time(of: window.end))
+                + (otherZone ? " " + zone.abbreviation(at: window.start) : "")
+            time = "<time datetime=\"\(ISODate.format(window.start))\">\(text)</time>"
+        } else if let due = task.dueAt {
+            time = "<time datetime=\"\(ISODate.format(due))\">due \(clock(zone.time(of: due)))\(otherZone ? " " + zone.abbreviation(at: due) : "")</time>"
+        } else {
+            time = .empty
+        }
+        let late = task.isLate(at: view.now)
+        let site = siteLine(task.locationID.flatMap { view.sites[$0] })
+        let team = task.teamID.flatMap { view.names.teams[$0] }
+        let skills = task.requiredSkills.isEmpty ? "" : "needs " + task.requiredSkills.joined(separator: ", ")
+        let classes = "card status-\(task.status.rawValue) priority-\(task.priority.rawValue)" + (late ? " late" : "")
+        return """
+            <li><article class="\(classes)" id="task-\(task.id)" data-task="\(task.id)" data-version="\(task.version)" draggable="true">\
+            <h3><a href="/board/tasks/\(task.id)?back=\(FormFields.encode(back))">\(task.title)</a></h3>\
+            <p class="when">\(time)\(late ? HTML(" <strong class=\"late-flag\">late</strong>") : .empty)</p>\
+            \(site.isEmpty ? HTML.empty : "<p class=\"site\">\(site)</p>")\
+            <p class="meta"><span class="priority">\(task.priority.rawValue)</span> · <span class="status">\(label(task.status))</span>\
+            \(team.map { " · \($0)" as HTML } ?? .empty)\(skills.isEmpty ? HTML.empty : " · <span class=\"skills\">\(skills)</span>")</p>\
+            </article></li>
+            """
+    }
+}

@@ -1,0 +1,284 @@
+import BlobStore
+import CentralStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import TeamworkModel
+
+/// The board's routes (docs/security.md, "The board"). Every page and action
+/// needs a session, opened at `/board/sign-in` with a manager's or an admin's
+/// access token; every POST carries the session's CSRF token and, when the
+/// browser says where it comes from (`Origin`, `Sec-Fetch-Site`), comes from
+/// the board itself. Changes are made through the board's database role with
+/// the signed-in person as the actor: the task history names them.
+struct BoardRoutes: Sendable {
+    let configuration: BoardConfiguration
+    /// Reads, through the board's own role (one shared connection).
+    let store: SharedStore
+    let feed: FeedWatch
+    let blobs: FileBlobStore
+    let secure: Bool
+    let limiter: SignInLimiter
+    let logger: Logger
+
+    static let sessionCookie = "tw_session"
+    static let signInCookie = "tw_signin"
+    static let flashCookie = "tw_flash"
+    /// The most a form's body may hold.
+    static let formLimit = 64 * 1024
+
+    init(configuration: BoardConfiguration, store: SharedStore, feed: FeedWatch, blobs: FileBlobStore, secure: Bool, logger: Logger) {
+        self.configuration = configuration
+        self.store = store
+        self.feed = feed
+        self.blobs = blobs
+        self.secure = secure
+        self.limiter = SignInLimiter(perAddress: configuration.signInsPerMinute)
+        self.logger = logger
+    }
+
+    /// The paths and their methods, for ``AllowedMethods``.
+    static let allowed: [AllowedMethods<SyncRequestContext>.Route] = [
+        .init("/board", [.get]), .init("/board/sign-in", [.get, .post]), .init("/board/sign-out", [.post]),
+        .init("/board/changes", [.get]), .init("/board/map", [.get]), .init("/board/map.json", [.get]),
+        .init("/board/new", [.get]), .init("/board/tasks", [.post]), .init("/board/tasks/*", [.get]),
+        .init("/board/tasks/*/*", [.post]), .init("/board/attachments/*", [.get]), .init("/board/static/*", [.get]),
+    ]
+
+    func add(to router: Router<SyncRequestContext>) {
+        router.get("/board") { request, _ in try await page(request) { session in try await boardPage(request, session) } }
+        router.get("/board/sign-in") { request, _ in signInPage(request, problem: nil) }
+        router.post("/board/sign-in") { request, context in try await signIn(request, context) }
+        router.post("/board/sign-out") { request, _ in try await signOut(request) }
+        router.get("/board/changes") { request, _ in try await changes(request) }
+        router.get("/board/map") { request, _ in try await page(request) { session in try await mapPage(request, session) } }
+        router.get("/board/map.json") { request, _ in try await mapJSON(request) }
+        router.get("/board/new") { request, _ in try await page(request) { session in try await newTaskPage(request, session, problem: nil, form: nil) } }
+        router.post("/board/tasks") { request, _ in try await createTask(request) }
+        router.get("/board/tasks/:id") { request, context in
+            let id = try taskID(context)
+            return try await page(request) { session in try await taskPage(id, request, session, problem: nil) }
+        }
+        router.post("/board/tasks/:id/:action") { request, context in try await taskAction(request, context) }
+        router.get("/board/attachments/:id") { request, context in try await attachment(request, context) }
+        router.get("/board/static/:file") { _, context in try staticFile(context) }
+    }
+
+    // MARK: Sessions
+
+    /// The open session the request's cookie names, if any.
+    func session(_ request: Request) async throws -> BoardSession? {
+        guard let secret = request.cookies[Self.sessionCookie]?.value, !secret.isEmpty else { return nil }
+        return try await store.run { try await $0.boardSession(secret: secret) }
+    }
+
+    /// A page for the signed-in; anyone else goes to the sign-in page (told their session ended, if they had one).
+    func page(_ request: Request, _ body: (BoardSession) async throws -> Response) async throws -> Response {
+        guard let session = try await session(request) else {
+            let had = request.cookies[Self.sessionCookie] != nil
+            var response = redirect(to: "/board/sign-in" + (had ? "?ended=1" : ""))
+            if had { response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", path: "/board", maxAge: 0)) }
+            return response
+        }
+        var response = try await body(session)
+        if request.cookies[Self.flashCookie] != nil {
+            response.headers[values: .setCookie].append(cookie(Self.flashCookie, "", path: "/board", maxAge: 0))
+        }
+        return response
+    }
+
+    func cookie(_ name: String, _ value: String, path: String, maxAge: Int) -> String {
+        "\(name)=\(value); Path=\(path); Max-Age=\(maxAge); HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+    }
+
+    /// Whether a POST may act: its CSRF token is the session's and, when the browser says
+    /// where the request comes from, it comes from this site.
+    func checkForgery(_ request: Request, _ form: FormFields, expected: String) -> Bool {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" { return false }
+        if let origin = request.headers[HTTPField.Name("Origin")!] {
+            guard let host = request.head.authority,
+                  origin == "\(secure ? "https" : "http")://\(host)" else { return false }
+        }
+        let given = form["csrf"] ?? request.headers[HTTPField.Name("X-CSRF-Token")!] ?? ""
+        return Self.equalInConstantTime(given, expected)
+    }
+
+    static func equalInConstantTime(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        guard x.count == y.count, !x.isEmpty else { return false }
+        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    func readForm(_ request: Request) async throws -> FormFields {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: Self.formLimit)
+        } catch {
+            throw BoardProblem(.contentTooLarge, "a form may hold at most \(Self.formLimit / 1024) KB")
+        }
+        guard let fields = FormFields(Substring(String(buffer: buffer))) else {
+            throw BoardProblem(.badRequest, "the form's fields are not readable (application/x-www-form-urlencoded, UTF-8)")
+        }
+        return fields
+    }
+
+    func query(_ request: Request) throws -> FormFields {
+        guard let fields = FormFields(Substring(request.uri.query ?? "")) else {
+            throw BoardProblem(.badRequest, "the address's query is not readable")
+        }
+        return fields
+    }
+
+    // MARK: Sign-in and out
+
+    func signInPage(_ request: Request, problem: String?, status: HTTPResponse.Status = .ok) -> Response {
+        let ended = (try? query(request))?["ended"] == "1"
+        let nonce = TokenSecret.randomBase64URL()
+        var response = BoardPages.response(BoardPages.signIn(nonce: nonce, problem: problem,
+                                                              notice: ended && problem == nil ? "Your session has ended: sign in again." : nil),
+                                           status: status, configuration: configuration)
+        response.headers[values: .setCookie].append(cookie(Self.signInCookie, nonce, path: "/board/sign-in", maxAge: 1800))
+        return response
+    }
+
+    func signIn(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        let form: FormFields
+        do { form = try await readForm(request) } catch let problem as BoardProblem {
+            return signInPage(request, problem: problem.message, status: problem.status)
+        }
+        let nonce = request.cookies[Self.signInCookie]?.value ?? ""
+        guard checkForgery(request, form, expected: nonce) else {
+            logger.notice("board: sign-in refused: CSRF token missing or wrong")
+            return signInPage(request, problem: "This form has expired or did not come from the board: sign in again.", status: .forbidden)
+        }
+        let address = context.remoteAddress?.ipAddress ?? "unknown"
+        guard limiter.admit(address) else {
+            logger.notice("board: sign-in refused: too many attempts", metadata: ["address": "\(address)"])
+            var response = signInPage(request, problem: "Too many sign-in attempts: wait a minute and try again.", status: .tooManyRequests)
+            response.headers[.retryAfter] = "60"
+            return response
+        }
+        let token = (form["token"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try await store.run { [lifetime = configuration.sessionLifetime] in
+            try await $0.openBoardSession(tokenSecret: token, lifetime: lifetime)
+        }
+        switch result {
+        case .unknownToken:
+            logger.notice("board: sign-in refused: unknown or revoked token", metadata: ["address": "\(address)"])
+            return signInPage(request, problem: "That token is unknown or revoked.", status: .unauthorized)
+        case .notAManager:
+            logger.notice("board: sign-in refused: not a manager", metadata: ["address": "\(address)"])
+            return signInPage(request, problem: "The board is for managers and admins; a worker's token does not open it.", status: .forbidden)
+        case .signedIn(let secret, let session):
+            logger.info("board: signed in", metadata: ["person": "\(session.person.id)"])
+            var response = redirect(to: "/board")
+            let lifetime = Int(configuration.sessionLifetime.components.seconds)
+            response.headers[values: .setCookie].append(cookie(Self.sessionCookie, secret, path: "/board", maxAge: lifetime))
+            response.headers[values: .setCookie].append(cookie(Self.signInCookie, "", path: "/board/sign-in", maxAge: 0))
+            return response
+        }
+    }
+
+    func signOut(_ request: Request) async throws -> Response {
+        guard let secret = request.cookies[Self.sessionCookie]?.value, let session = try await session(request) else {
+            return redirect(to: "/board/sign-in")
+        }
+        let form = try await readForm(request)
+        guard checkForgery(request, form, expected: session.csrf) else { return forged(json: false) }
+        try await store.run { try await $0.closeBoardSession(secret: secret) }
+        logger.info("board: signed out", metadata: ["person": "\(session.person.id)"])
+        var response = redirect(to: "/board/sign-in")
+        response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", path: "/board", maxAge: 0))
+        return response
+    }
+
+    func forged(json: Bool) -> Response {
+        let message = "This form did not come from your board session (CSRF token missing or wrong): reload the page and try again."
+        if json { return Self.json(["error": message], status: .forbidden) }
+        return BoardPages.response(BoardPages.problemPage(message), status: .forbidden, configuration: configuration)
+    }
+
+    // MARK: Responses
+
+    func redirect(to location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    static func json(_ fields: [String: String], status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONEncoder().encode(fields)) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Where a form said to go back to, if it is a page of the board; else the board.
+    static func back(_ value: String?) -> String {
+        guard let value, value.hasPrefix("/board"), !value.hasPrefix("//"), value.utf8.count <= 2_000,
+              value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }) else { return "/board" }
+        let rest = value.dropFirst("/board".count)
+        guard rest.isEmpty || rest.hasPrefix("/") || rest.hasPrefix("?") else { return "/board" }
+        return value
+    }
+
+    func taskID(_ context: SyncRequestContext) throws -> Int64 {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw BoardProblem(.notFound, "no such task")
+        }
+        return id
+    }
+
+    // MARK: Static files
+
+    func staticFile(_ context: SyncRequestContext) throws -> Response {
+        let name = context.parameters.get("file") ?? ""
+        let type: String
+        let bytes: ByteBuffer
+        switch name {
+        case "board.js": (type, bytes) = ("text/javascript; charset=utf-8", ByteBuffer(string: BoardAssets.boardJS))
+        case "map.js": (type, bytes) = ("text/javascript; charset=utf-8", ByteBuffer(string: BoardAssets.mapJS))
+        case "board.css": (type, bytes) = ("text/css; charset=utf-8", ByteBuffer(string: BoardAssets.css))
+        case "leaflet.js", "leaflet.css":
+            // Only these two names, read from the configured folder: no path from the request reaches the disk.
+            let minified = name.replacingOccurrences(of: ".js", with: ".min.js")
+            guard let data = FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: minified).path)
+                ?? FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: name).path) else {
+                throw BoardProblem(.notFound, "Leaflet is not installed here (apt-get install libjs-leaflet, or --leaflet-dir)")
+            }
+            (type, bytes) = (name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8", ByteBuffer(bytes: data))
+        default:
+            throw BoardProblem(.notFound, "no such file")
+        }
+        return Response(status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=300",
+                                               HTTPField.Name("X-Content-Type-Options")!: "nosniff"],
+                        body: .init(byteBuffer: bytes))
+    }
+}
+
+/// A refusal of the board's, with the status it answers and a line for the person.
+struct BoardProblem: Error, HTTPResponseError {
+    var status: HTTPResponse.Status
+    var message: String
+
+    init(_ status: HTTPResponse.Status, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let wantsJSON = request.headers[.accept]?.contains("application/json") == true
+        if wantsJSON { return BoardRoutes.json(["error": message], status: status) }
+        return BoardPages.response(BoardPages.problemPage(message), status: status, configuration: nil)
+    }
+
+    /// The problem a store error comes to.
+    static func from(_ error: any Error) -> BoardProblem? {
+        guard let error = error as? TeamworkError else { return nil }
+        switch error.code {
+        case .notFound: return BoardProblem(.notFound, error.message)
+        case .conflict: return BoardProblem(.conflict, error.message)
+        case .invalidInput, .usage: return BoardProblem(.unprocessableContent, error.message)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import CentralStore
+import Foundation
+import Hummingbird
+import TeamworkModel
+
+/// One task as a dispatcher opens it from a card: what it is, who could take it and why,
+/// what the field reported (checklist, photos, signatures), its history, and the actions.
+struct TaskView: Sendable {
+    var task: FieldTask
+    var site: Location?
+    var names: DisplayNames
+    var ranking: Ranking?
+    var workers: [Person]
+    var history: [TaskHistoryEntry]
+    var attachments: [AttachmentRecord]
+    var now: Date
+
+    static func load(_ store: CentralStore, id: Int64, now: Date) async throws -> TaskView {
+        let task = try await store.task(id: id)
+        let site = try await task.locationID.asyncMap { try await store.location(id: $0) }
+        let names = try await DisplayNames.load(store)
+        let ranking = task.status.isClosed ? nil : try await store.suggest(taskID: id, now: now)
+        let workers = try await store.listPeople(role: .worker).filter(\.isActive)
+        return TaskView(task: task, site: site, names: names, ranking: ranking, workers: workers,
+                        history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now)
+    }
+}
+
+extension BoardRoutes {
+    /// The task's page; with `problem`, why the last action was refused (and its status).
+    func taskPage(_ id: Int64, _ request: Request, _ session: BoardSession, problem: BoardProblem?) async throws -> Response {
+        let now = Date()
+        let view = try await store.run { try await TaskView.load($0, id: id, now: now) }
+        let back = Self.back(try query(request)["back"])
+        let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
+        return BoardPages.response(BoardPages.layout(
+            title: "Task \(id): \(view.task.title)", session: session, flash: problem == nil ? flash : nil, problem: problem?.message,
+            bodyData: [("page", "task")], main: BoardPages.task(view, session: session, back: back)
+        ), status: problem?.status ?? .ok, configuration: configuration)
+    }
+}
+
+extension BoardPages {
+    static func task(_ view: TaskView, session: BoardSession, back: String) -> HTML {
+        let task = view.task
+        let zone = task.zone
+        let here = "/board/tasks/\(task.id)?back=" + FormFields.encode(back)
+        func hidden() -> HTML {
+            """
+            <input type="hidden" name="csrf" value="\(session.csrf)"><input type="hidden" name="version" value="\(task.version)">\
+            <input type="hidden" name="back" value="\(back)">
+            """
+        }
+        var facts: [(String, String)] = [
+            ("Status", label(task.status)), ("Priority", task.priority.rawValue),
+            ("Team", task.teamID.map { view.names.teams[$0] ?? String($0) } ?? "none (a personal task)"),
+            ("Assigned to", task.assigneeID.map { view.names.people[$0] ?? String($0) } ?? "nobody yet"),
+            ("Site", siteLine(view.site).isEmpty ? "none" : siteLine(view.site)),
+            ("Window", task.window.map { span($0, in: zone, withZone: true) } ?? "none"),
+            ("Due", task.dueAt.map { when($0, in: zone) } ?? "none"),
+            ("Needs", task.requiredSkills.isEmpty ? "no particular skill" : task.requiredSkills.joined(separator: ", ")),
+            ("Time zone", zone.name),
+        ]
+        if let note = task.completionNote { facts.append(("Completion note", note)) }
+        if let day = task.planDate, let plan = task.planID { facts.append(("Plan", "plan \(plan), occurrence of \(day)")) }
+        let factRows: [HTML] = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }
+        let late: HTML = task.isLate(at: view.now) ? "<p class=\"problem\">This task is late.</p>" : .empty
+        var actions: HTML = .empty
+        if !task.status.isClosed {
+            let candidates: [HTML] = (view.ranking?.candidates ?? []).map { candidate in
+                """
+                <li><form method="post" action="/board/tasks/\(task.id)/assign">\(hidden())<input type="hidden" name="person" value="\(candidate.personID)">\
+                <button type="submit">Assign to \(candidate.name)</button> <span class="reasons">\(candidate.reasons.joined(separator: "; "))</span></form></li>
+                """
+            }
+            let excluded: [HTML] = (view.ranking?.excluded ?? []).map { "<li>\($0.name): \($0.reason)</li>" }
+            let options: [HTML] = view.workers.map { worker in
+                "<option value=\"\(worker.id)\"\(worker.id == task.assigneeID ? HTML(" selected") : .empty)>\(worker.displayName)\(worker.skills.isEmpty ? "" : " (\(worker.skills.joined(separator: ", ")))")</option>"
+            }
+            let priorities: [HTML] = Priority.allCases.reversed().map { priority in
+                "<option value=\"\(priority.rawValue)\"\(priority == task.priority ? HTML(" selected") : .empty)>\(priority.rawValue)</option>"
+            }
+            let noneBecause: HTML = (view.ranking?.candidates.isEmpty ?? false) ? "<p>Nobody can take it: \(view.ranking?.noneBecause ?? "")</p>" : .empty
+            actions = """
+                <section aria-labelledby="assign-heading"><h2 id="assign-heading">Assign</h2>
+                <h3>Suggested, best first</h3>\(noneBecause)<ol class="candidates">\(candidates)</ol>
+                \(excluded.isEmpty ? HTML.empty : "<h3>Not suggested</h3><ul class=\"excluded\">\(excluded)</ul>")
+                <form id="assign-form" method="post" action="/board/tasks/\(task.id)/assign">\(hidden())
+                <label for="person">Anyone</label> <select id="person" name="person">\(options)</select>
+                <label><input type="checkbox" name="force" value="1"> even without a required skill (the history records it)</label>
+                <button type="submit">Assign</button></form>
+                \(task.assigneeID != nil && task.teamID != nil ? "<form method=\"post\" action=\"/board/tasks/\(task.id)/unassign\">\(hidden())<button type=\"submit\">Unassign (free for the team)</button></form>" as HTML : .empty)
+                </section>
+                <section aria-labelledby="change-heading"><h2 id="change-heading">Change</h2>
+                <form method="post" action="/board/tasks/\(task.id)/window">\(hidden())<fieldset><legend>Window (\(zone.name))</legend>
+                <label>From <input type="datetime-local" name="start" value="\(task.window.map { localInput($0.start, in: zone) } ?? "")"></label>
+                <label>to <input type="datetime-local" name="end" value="\(task.window.map { localInput($0.end, in: zone) } ?? "")"></label>
+                <button type="submit">Move the window</button></fieldset></form>
+                <form method="post" action="/board/tasks/\(task.id)/priority">\(hidden())<label for="priority">Priority</label>
+                <select id="priority" name="priority">\(priorities)</select> <button type="submit">Set priority</button></form>
+                <form method="post" action="/board/tasks/\(task.id)/cancel">\(hidden())<button type="submit" class="danger">Cancel this task</button></form>
+                </section>
+                """
+        }
+        return """
+            <p><a href="\(back)">Back to the board</a></p>
+            <h1>Task \(task.id): \(task.title)</h1>\(late)
+            \(task.description.isEmpty ? HTML.empty : "<p class=\"description\">\(task.description)</p>")
+            <dl class="facts">\(factRows)</dl>
+            \(actions)
+            \(checklist(view))
+            \(attachments(view))
+            \(history(view, zone: zone))
+            <p class="permalink"><a href="\(here)">Link to this task</a></p>
+            """
+    }
+
+    static func checklist(_ view: TaskView) -> HTML {
+        guard let form = view.task.checklist else { return .empty }
+        let missing = Set(form.missing(in: view.task.answers)), failed = Set(form.failed(in: view.task.answers))
+        let rows: [HTML] = form.items.map { item in
+            let answer = view.task.answers[item.key]
+            let state = failed.contains(item.key) ? "failed" : missing.contains(item.key) ? "missing" : answer == nil ? "" : "answered"
+            let who = answer.map { "\(view.names.people[$0.by] ?? String($0.by)), \(when($0.date, in: view.task.zone))" } ?? ""
+            let value: HTML
+            if item.takesAttachment, let answer,
+               let attachment = view.attachments.first(where: { $0.sha256 == answer.value && $0.item == item.key }) {
+                value = "<a href=\"/board/attachments/\(attachment.id)\">\(item.kind.rawValue) #\(attachment.id)</a>"
+            } else {
+                value = "\(answer?.value ?? "")"
+            }
+            return "<tr class=\"\(state)\"><th scope=\"row\">\(item.label)\(item.required ? " *" : "")</th><td>\(value)</td><td>\(state)</td><td>\(who)</td></tr>"
+        }
+        return """
+            <section aria-labelledby="checklist-heading"><h2 id="checklist-heading">Checklist \(form.name) (version \(form.version))</h2>
+            <table><thead><tr><th scope="col">Item</th><th scope="col">Answer</th><th scope="col">State</th><th scope="col">By, when</th></tr></thead>
+            <tbody>\(rows)</tbody></table><p>* required</p></section>
+            """
+    }
+
+    static func attachments(_ view: TaskView) -> HTML {
+        guard !view.attachments.isEmpty else { return .empty }
+        let items: [HTML] = view.attachments.map { record in
+            let caption = "\(record.item.map { "for \($0), " } ?? "")\(record.signer.map { "signed by \($0), " } ?? "")by \(view.names.people[record.personID] ?? String(record.personID)), \(when(record.capturedAt, in: view.task.zone))"
+            if record.mediaType.hasPrefix("image/") && record.mediaType != "image/heic" {
+                return "<figure><a href=\"/board/attachments/\(record.id)\"><img src=\"/board/attachments/\(record.id)\" alt=\"Photo \(record.id): \(caption)\" loading=\"lazy\"></a><figcaption>\(caption)</figcaption></figure>"
+            }
+            return "<p><a href=\"/board/attachments/\(record.id)\">\(record.mediaType) #\(record.id)</a> (\(record.size / 1024) KB), \(caption)</p>"
+        }
+        return "<section aria-labelledby=\"photos-heading\" class=\"attachments\"><h2 id=\"photos-heading\">Photos, signatures and files</h2>\(items)</section>"
+    }
+
+    static func history(_ view: TaskView, zone: Zone) -> HTML {
+        let rows: [HTML] = view.history.map { entry in
+            let actor = entry.actorID.map { view.names.people[$0] ?? String($0) } ?? entry.databaseUser
+            let changes = entry.changes.keys.sorted().map { key -> String in
+                let change = entry.changes[key]!
+                return "\(key): \(change.old ?? "–") → \(change.new ?? "–")"
+            }.joined(separator: "; ")
+            return "<tr><td>\(when(entry.changedAt, in: zone))</td><td>\(entry.action)</td><td>\(actor)</td><td>\(changes)</td></tr>"
+        }
+        return """
+            <section aria-labelledby="history-heading"><h2 id="history-heading">History</h2>
+            <table class="history"><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Who</th><th scope="col">Changes</th></tr></thead>
+            <tbody>\(rows)</tbody></table></section>
+            """
+    }
+}

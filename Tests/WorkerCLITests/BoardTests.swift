@@ -1,0 +1,390 @@
+@testable import CentralStore
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The dispatcher's board (`/board` of `teamwork-service run`) in a real headless
+/// chromium driven over the DevTools protocol, against a real PostgreSQL, the real
+/// service and the real worker tool: what a dispatcher does, and what an attacker tries.
+@Suite("the dispatcher's board in a browser", .serialized)
+struct BoardTests {
+    /// Red crew in Stockholm: Max (manager), Ann and Bo (workers, Bo has "hv"), a site,
+    /// and today's tasks: one free, one Ann's, one that needs hv. The service runs with
+    /// the board, its map tiles pointed at a port where nothing answers.
+    final class Scene: @unchecked Sendable {
+        let url: DatabaseURL
+        let manager: ManagerTool
+        let service: ServiceProcess
+        let folder: URL
+        let maxToken: String
+        let annToken: String
+        let ids: [String: Int64]
+        let people: [String: Int64]
+        let today: String
+
+        init(url: DatabaseURL, manager: ManagerTool, service: ServiceProcess, folder: URL, maxToken: String, annToken: String,
+             ids: [String: Int64], people: [String: Int64], today: String) {
+            (self.url, self.manager, self.service, self.folder, self.maxToken, self.annToken, self.ids, self.people, self.today)
+                = (url, manager, service, folder, maxToken, annToken, ids, people, today)
+        }
+
+        var board: String { service.url + "/board" }
+
+        /// The task as the master has it now.
+        func task(_ id: Int64) async throws -> FieldTask {
+            try await CentralStore.withStore(url) { try await $0.task(id: id) }
+        }
+
+        /// Who the master's history names for the task's last entry.
+        func lastActor(_ id: Int64) async throws -> Int64? {
+            try await CentralStore.withStore(url) { try await $0.history(taskID: id).last?.actorID }
+        }
+
+        /// Signs `page` in with `token` through the sign-in form, as a person does.
+        func signIn(_ page: BrowserPage, token: String) async throws {
+            try await page.open(board)
+            #expect(try await page.url().hasSuffix("/board/sign-in"))
+            try await page.fill("#token", with: token)
+            try await page.click("form[action='/board/sign-in'] button")
+            try await Task.sleep(for: .milliseconds(100))
+            try await page.waitForLoad()
+        }
+
+        /// Runs one statement on the master, as its owner (what an operator's psql would do).
+        func sql(_ statement: String) async throws {
+            let logger = Logger(label: "test")
+            let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 7, logger: logger)
+            do {
+                _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
+        }
+    }
+
+    static func withBoard(_ body: (Scene) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "board-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            let zone = try Zone("Europe/Stockholm")
+            let today = zone.date(of: Date()).description
+            _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org", "--skills", "hv")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red crew", "--time-zone", "Europe/Stockholm")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await manager.ok("team", "add-member", "red", "bo@example.org")
+            _ = try await manager.ok("location", "add", "--name", "Substation 7", "--lat", "59.3326", "--lon", "18.0649",
+                                     "--street", "Kungsgatan 1", "--city", "Stockholm", "--country", "SE")
+            var ids: [String: Int64] = [:]
+            for (key, arguments) in [
+                ("free", ["--title", "Replace meter", "--team", "red", "--location", "1", "--window", "\(today)T09:00/PT2H"]),
+                ("ann", ["--title", "Inspect transformer", "--team", "red", "--assignee", "ann@example.org", "--location", "1",
+                         "--window", "\(today)T11:00/PT1H"]),
+                ("hv", ["--title", "Switch HV feeder", "--team", "red", "--requires", "hv", "--priority", "high",
+                        "--window", "\(today)T13:00/PT1H"]),
+            ] {
+                let made = try await manager.run(["task", "create", "--actor", "max@example.org"] + arguments + ["--json"])
+                #expect(made.status == 0, "\(made.stderr)")
+                let task = try JSONOutput.decode(FieldTask.self, made.stdout)
+                ids[key] = task.id
+            }
+            let people = try await CentralStore.withStore(url) { store in
+                Dictionary(uniqueKeysWithValues: try await store.listPeople().map { ($0.firstName.lowercased(), $0.id) })
+            }
+            let maxToken = try await manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
+            let annToken = try await manager.ok("person", "token", "issue", "ann@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
+            // Nothing listens there: every tile is refused, as when the tile server is out of reach.
+            let deadPort = ServiceProcess.freePort()
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                                          "--port", String(port), "--sweep", "0.5",
+                                          "--map-tiles", "http://127.0.0.1:\(deadPort)/{z}/{x}/{y}.png"],
+                                         port: port, log: folder.path + "/service.log")
+            try await service.start()
+            defer { service.stopInBackground() }
+            try await body(Scene(url: url, manager: manager, service: service, folder: folder, maxToken: maxToken, annToken: annToken,
+                                 ids: ids, people: people, today: today))
+        }
+    }
+
+    static func withPage(javascript: Bool = true, _ body: (BrowserPage) async throws -> Void) async throws {
+        let page = try await BrowserPage.launch(javascript: javascript)
+        do {
+            try await body(page)
+        } catch {
+            await page.close()
+            throw error
+        }
+        await page.close()
+    }
+
+    // MARK: A dispatcher's day
+
+    @Test func aDispatcherSignsInSeesTheDayDragsACardToAssignAndWatchesTheFieldArriveLive() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                let html = try await page.html()
+                #expect(try await page.url().hasSuffix("/board"))
+                for text in ["Unassigned", "Ann Field", "Bo Berg", "Replace meter", "Inspect transformer", "Switch HV feeder", "09:00–11:00"] {
+                    #expect(html.contains(text), "the board shows \(text)")
+                }
+                let (free, hv) = (try #require(scene.ids["free"]), try #require(scene.ids["hv"]))
+                let (ann, bo) = (try #require(scene.people["ann"]), try #require(scene.people["bo"]))
+                // The cards are in their columns: the free one under Unassigned, Ann's under Ann.
+                #expect(try await page.evaluate("!!document.querySelector('[data-unassigned] #task-\(free)')").bool == true)
+                #expect(try await page.evaluate("!!document.querySelector('[data-person=\"\(ann)\"] #task-\(scene.ids["ann"]!)')").bool == true)
+                // A page that reloads loses this mark: the live updates below must keep it.
+                _ = try await page.evaluate("window.sameDocument = 'yes'")
+
+                // Drag the free card onto Bo's column: the master has it as Bo's, done by Max.
+                try await page.drag("#task-\(free)", onto: "[data-person=\"\(bo)\"] h2")
+                try await page.waitUntil("document.querySelector('[data-person=\"\(bo)\"] #task-\(free)')")
+                #expect(try await scene.task(free).assigneeID == bo)
+                #expect(try await scene.lastActor(free) == scene.people["max"])
+
+                // A drag that breaks the skills rule is refused and says why; nothing changes.
+                try await page.drag("#task-\(hv)", onto: "[data-person=\"\(ann)\"] h2")
+                try await page.waitUntil("document.querySelector('#flash .problem')")
+                #expect(try await page.evaluate("document.querySelector('#flash').textContent").string?.contains("hv") == true)
+                #expect(try await scene.task(hv).assigneeID == nil)
+
+                // Another manager assigns from the CLI: the board follows without a reload.
+                _ = try await scene.manager.ok("task", "assign", String(hv), "--team", "red", "--assignee", "bo@example.org",
+                                               "--actor", "max@example.org")
+                let assignedAt = ContinuousClock.now
+                try await page.waitUntil("document.querySelector('[data-person=\"\(bo)\"] #task-\(hv)')", within: .seconds(2))
+                print("board: a CLI assignment appeared after \(ContinuousClock.now - assignedAt)")
+
+                // Ann completes her task on her phone and syncs: once the master has it, the board shows it.
+                let home = scene.folder.appending(path: "ann-phone")
+                #expect(try await WorkerTool.run(home, "login", "--server", scene.service.url, "--token", scene.annToken).status == 0)
+                let annTask = try #require(scene.ids["ann"])
+                #expect(try await WorkerTool.run(home, "complete", String(annTask), "--note", "Oil level fine").status == 0)
+                #expect(try await WorkerTool.run(home, "sync").status == 0)
+                #expect(try await eventually(within: .seconds(20)) { try await scene.task(annTask).status == .completed })
+                let mastered = ContinuousClock.now
+                try await page.waitUntil("document.querySelector('#task-\(annTask).status-completed')", within: .seconds(2))
+                print("board: a field completion appeared \(ContinuousClock.now - mastered) after the master had it")
+                #expect(try await page.evaluate("window.sameDocument").string == "yes", "no reload")
+                try await page.screenshot(to: scene.folder.appending(path: "board.png"))
+            }
+        }
+    }
+
+    @Test func withJavaScriptOffEveryActionIsAFormThatPostsAndComesBack() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage(javascript: false) { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                let free = try #require(scene.ids["free"])
+                let ann = try #require(scene.people["ann"])
+                // The card's title is a link to the task, whose page has the suggestions and the forms.
+                try await page.click("#task-\(free) h3 a")
+                try await page.waitForLoad()
+                #expect(try await page.url().contains("/board/tasks/\(free)"))
+                let taskPage = try await page.html()
+                #expect(taskPage.contains("Suggested, best first") && taskPage.contains("Assign to Ann Field"))
+                try await page.choose(String(ann), in: "#person")
+                try await page.click("#assign-form button")
+                try await Task.sleep(for: .milliseconds(100))
+                try await page.waitForLoad()
+                // Back on the board, told what was done, the card in Ann's column.
+                #expect(try await page.url().contains("/board?"))
+                let boardPage = try await page.html()
+                #expect(boardPage.contains("Task \(free) assigned to Ann Field"))
+                #expect(try await scene.task(free).assigneeID == ann)
+                #expect(try await scene.lastActor(free) == scene.people["max"])
+
+                // Priority and window from the task's page; then cancel it.
+                try await page.open(scene.board + "/tasks/\(free)")
+                try await page.choose("urgent", in: "#priority")
+                try await page.click("form[action='/board/tasks/\(free)/priority'] button")
+                try await Task.sleep(for: .milliseconds(100))
+                try await page.waitForLoad()
+                #expect(try await scene.task(free).priority == .urgent)
+                try await page.open(scene.board + "/tasks/\(free)")
+                try await page.fill("input[name=start]", with: "\(scene.today)T14:00")
+                try await page.fill("input[name=end]", with: "\(scene.today)T15:30")
+                try await page.click("form[action='/board/tasks/\(free)/window'] button")
+                try await Task.sleep(for: .milliseconds(100))
+                try await page.waitForLoad()
+                let moved = try await scene.task(free)
+                let zone = try Zone("Europe/Stockholm")
+                #expect(moved.window.map { BoardTime.clock(zone, $0.start) + "-" + BoardTime.clock(zone, $0.end) } == "14:00-15:30")
+                try await page.open(scene.board + "/tasks/\(free)")
+                try await page.click("form[action='/board/tasks/\(free)/cancel'] button")
+                try await Task.sleep(for: .milliseconds(100))
+                try await page.waitForLoad()
+                #expect(try await scene.task(free).status == .cancelled)
+
+                // A new task from the form: the board shows it on its day.
+                try await page.open(scene.board + "/new")
+                try await page.fill("#title", with: "Check pump station")
+                try await page.choose("1", in: "#team")
+                try await page.fill("input[name=start]", with: "\(scene.today)T16:00")
+                try await page.fill("input[name=end]", with: "\(scene.today)T17:00")
+                try await page.click("form[action='/board/tasks'] button[type=submit]")
+                try await Task.sleep(for: .milliseconds(100))
+                try await page.waitForLoad()
+                #expect(try await page.html().contains("Check pump station"))
+                let created = try await CentralStore.withStore(scene.url) { try await $0.listTasks().first { $0.title == "Check pump station" } }
+                #expect(created?.createdBy == scene.people["max"])
+            }
+        }
+    }
+
+    // MARK: What an attacker tries
+
+    @Test func hostileTextInTitlesNotesNamesAndSitesIsShownAsTextAndNeverRuns() async throws {
+        try await Self.withBoard { scene in
+            let payloads = ["<script>document.body.dataset.pwned='script'</script>", "<img src=x onerror=\"document.body.dataset.pwned='img'\">",
+                            "\"><svg onload=\"document.body.dataset.pwned='svg'\">", "'><a href=\"javascript:alert(1)\">x</a>"]
+            _ = try await scene.manager.ok("person", "add", "--first", payloads[1], "--last", payloads[2], "--email", "eve@example.org")
+            _ = try await scene.manager.ok("team", "add-member", "red", "eve@example.org")
+            _ = try await scene.manager.ok("location", "add", "--name", payloads[0], "--lat", "59.3", "--lon", "18.0", "--street", payloads[3])
+            let hostile = try await JSONOutput.decode(FieldTask.self, try await scene.manager.ok(
+                "task", "create", "--title", payloads[0] + payloads[1], "--description", payloads[2], "--team", "red", "--location", "2",
+                "--assignee", "eve@example.org", "--window", "\(scene.today)T10:00/PT1H", "--requires", "hv", "--force", "--json"))
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                for path in ["", "/tasks/\(hostile.id)", "/map"] {
+                    try await page.open(scene.board + path)
+                    try await Task.sleep(for: .milliseconds(300))
+                    #expect(try await page.evaluate("document.body.dataset.pwned || ''").string == "", "\(path): nothing ran")
+                    #expect(try await page.evaluate("document.querySelectorAll('main script:not([type]), main img[src=x], main svg[onload], main a[href^=javascript]').length").int == 0, "\(path): no markup")
+                }
+                try await page.open(scene.board)
+                let text = try await page.evaluate("document.body.innerText").string ?? ""
+                #expect(text.contains(payloads[0] + payloads[1]), "the title is there, as text")
+                #expect(text.contains(payloads[1]), "the name is there, as text")
+                try await page.open(scene.board + "/map")
+                try await page.click("path.leaflet-interactive")
+                #expect(try await page.evaluate("document.body.dataset.pwned || ''").string == "", "a popup runs nothing")
+            }
+        }
+    }
+
+    @Test func aFormWithoutTheSessionsTokenOrFromAnotherSiteChangesNothing() async throws {
+        try await Self.withBoard { scene in
+            let free = try #require(scene.ids["free"])
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                // The session's own page posting without the token (a script that got in, or an old form).
+                let status = try await page.evaluate("""
+                    fetch('/board/tasks/\(free)/cancel', {method: 'POST', body: new URLSearchParams({version: '1'}),
+                        headers: {Accept: 'application/json'}}).then(r => r.status)
+                    """).int
+                #expect(status == 403)
+                let wrong = try await page.evaluate("""
+                    fetch('/board/tasks/\(free)/cancel', {method: 'POST', body: new URLSearchParams({csrf: 'A'.repeat(43)}),
+                        headers: {Accept: 'application/json'}}).then(r => r.status)
+                    """).int
+                #expect(wrong == 403)
+                // Another site's page with a form that posts to the board: the session's cookie does not go with it.
+                let forged = scene.folder.appending(path: "forged.html")
+                try Data("""
+                    <html><body><form method="post" action="\(scene.board)/tasks/\(free)/cancel">
+                    <input type="hidden" name="version" value="1"><button id="go">Win a prize</button></form></body></html>
+                    """.utf8).write(to: forged)
+                try await page.open(forged.absoluteString)
+                try await page.click("#go")
+                try await Task.sleep(for: .milliseconds(300))
+                try await page.waitForLoad()
+                #expect(try await scene.task(free).status == .open, "not cancelled")
+            }
+        }
+    }
+
+    @Test func aWorkersTokenAnEndedSessionAndASignOutLeaveTheBoardClosed() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                // A worker's token does not open the board.
+                try await scene.signIn(page, token: scene.annToken)
+                #expect(try await page.url().hasSuffix("/board/sign-in"))
+                #expect(try await page.html().contains("a worker's token does not open it"))
+                #expect(try await page.evaluate("document.cookie").string?.contains("tw_session") != true)
+                // Max signs in; his session expires: the next page asks him to sign in again.
+                try await scene.signIn(page, token: scene.maxToken)
+                #expect(try await page.url().hasSuffix("/board"))
+                try await scene.sql("UPDATE board_sessions SET created_at = now() - interval '13 hours', expires_at = now() - interval '1 hour'")
+                try await page.open(scene.board)
+                #expect(try await page.url().contains("/board/sign-in"))
+                #expect(try await page.html().contains("Your session has ended"))
+                // Signed in again, then out: the old cookie is worth nothing even if kept.
+                try await scene.signIn(page, token: scene.maxToken)
+                let cookies = try await page.send("Network.getCookies", ["urls": [scene.board]])
+                let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
+                #expect(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["httpOnly"].bool == true)
+                #expect(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["sameSite"].string == "Strict")
+                let port = try #require(scene.service.port)
+                #expect(try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"]).status == 200)
+                try await page.click("form.signout button")
+                try await Task.sleep(for: .milliseconds(100))
+                try await page.waitForLoad()
+                #expect(try await page.url().hasSuffix("/board/sign-in"))
+                let after = try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"])
+                #expect(after.status == 303 && after.header("location")?.contains("/board/sign-in") == true)
+                // Revoking the token a session was opened with ends the session too.
+                try await scene.signIn(page, token: scene.maxToken)
+                _ = try await scene.manager.ok("person", "token", "revoke", "1")
+                try await page.open(scene.board)
+                #expect(try await page.url().contains("/board/sign-in"))
+            }
+        }
+    }
+
+    @Test func signInAttemptsAreLimitedPerAddress() async throws {
+        try await Self.withBoard { scene in
+            let port = try #require(scene.service.port)
+            var statuses: [Int] = []
+            for _ in 0..<12 {
+                let form = try await LocalHTTP.request(port: port, "/board/sign-in")
+                let nonce = try #require(form.header("set-cookie")?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
+                let answer = try await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
+                    "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                ], body: Data("csrf=\(nonce)&token=tw_\(String(repeating: "x", count: 43))".utf8))
+                statuses.append(answer.status)
+            }
+            #expect(statuses.prefix(10).allSatisfy { $0 == 401 }, "\(statuses)")
+            #expect(statuses.suffix(2).allSatisfy { $0 == 429 }, "\(statuses)")
+        }
+    }
+
+    @Test func theMapTabShowsEveryPlacedTaskAndWorkerWithTilesUnreachable() async throws {
+        try await Self.withBoard { scene in
+            let home = scene.folder.appending(path: "ann-phone")
+            #expect(try await WorkerTool.run(home, "login", "--server", scene.service.url, "--token", scene.annToken).status == 0)
+            #expect(try await WorkerTool.run(home, "checkin", "--lat", "59.34", "--lon", "18.07").status == 0)
+            #expect(try await WorkerTool.run(home, "sync").status == 0)
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                try await page.open(scene.board + "/map")
+                try await page.waitUntil("document.body.dataset.ready === '1'")
+                #expect(try await page.evaluate("document.body.dataset.error || ''").string == "")
+                // Two tasks at the site and Ann's check-in; the task without a site is listed instead.
+                #expect(try await eventually(within: .seconds(10)) {
+                    try await page.evaluate("document.body.dataset.markers").string == "3"
+                })
+                #expect(try await page.html().contains("Switch HV feeder"))
+                try await page.waitUntil("document.body.dataset.tiles === 'unavailable'")
+                try await page.screenshot(to: scene.folder.appending(path: "map.png"))
+            }
+        }
+    }
+}
+
+/// `09:00` of an instant on a zone's clock (what the board shows).
+enum BoardTime {
+    static func clock(_ zone: Zone, _ instant: Date) -> String {
+        let time = zone.time(of: instant)
+        return String(format: "%02d:%02d", time.hour, time.minute)
+    }
+}
