@@ -15,12 +15,13 @@ extension BoardRoutes {
         let after = try query(request)["after"].flatMap { Int64($0) }
         let deadline = ContinuousClock.now + configuration.longPoll
         while true {
-            let head = try await store.run { try await $0.feedHead() }
+            let generation = feed.generation
+            let head = try await read { try await $0.feedHead() }
             let now = ContinuousClock.now
             if after == nil || head != after || now >= deadline || feed.isClosed || Task.isCancelled {
                 return Self.json(["position": String(head)])
             }
-            await feed.pause(for: min(deadline - now, feed.isListening ? .seconds(5) : .seconds(1)))
+            await feed.pause(for: min(deadline - now, feed.isListening ? .seconds(5) : .seconds(1)), after: generation)
         }
     }
 
@@ -41,11 +42,19 @@ extension BoardRoutes {
         }
         let message: String
         do {
-            message = try await CentralStore.withStore(configuration.databaseURL, actorID: session.person.id, logger: logger) { store in
+            message = try await CentralStore.withStore(configuration.databaseURL, actorID: session.person.id,
+                                                       queryDeadline: .seconds(10), logger: logger) { store in
                 try await body(store, form)
             }
         } catch {
-            guard let problem = (error as? BoardProblem) ?? BoardProblem.from(error) else { throw error }
+            var known = (error as? BoardProblem) ?? BoardProblem.from(error)
+            if known == nil, (error as? TeamworkError)?.code == .unavailable || error is QueryDeadlineExceeded {
+                known = BoardProblem(.serviceUnavailable, "The master database is not available: nothing was changed; try again in a moment.")
+            }
+            guard let problem = known else {
+                logger.error("board: an action failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+                throw error
+            }
             if wantsJSON { return Self.json(["error": problem.message], status: problem.status) }
             return try await refused(problem, session)
         }
@@ -71,12 +80,25 @@ extension BoardRoutes {
                     throw BoardProblem(.unprocessableContent, "choose whom to assign task \(id) to")
                 }
                 let person = try await store.person(id: personID)
-                // The task stays with its team when the person is in it; else it goes to the person's
-                // team among those the board shows (a drag to another crew's column), else to them alone.
-                let theirTeams = try await store.teams(ofPerson: personID).map(\.id)
-                let shown = form.all("team").compactMap(Int64.init)
-                let team = current.teamID.flatMap { theirTeams.contains($0) ? $0 : nil }
-                    ?? theirTeams.first(where: shown.contains) ?? (current.teamID == nil ? nil : theirTeams.first)
+                // A personal task stays personal; a team's task stays with its team when the person is in it,
+                // else goes to the person's one team among those the board shows (a drag to another crew's
+                // column). Anything less clear is refused rather than guessed.
+                let theirTeams = try await store.teams(ofPerson: personID)
+                let shown = Set(form.all("team").compactMap(Int64.init))
+                let team: Int64?
+                if let own = current.teamID, theirTeams.contains(where: { $0.id == own }) {
+                    team = own
+                } else if current.teamID == nil {
+                    team = nil
+                } else {
+                    let choices = theirTeams.filter { shown.isEmpty || shown.contains($0.id) }
+                    guard choices.count == 1 else {
+                        throw BoardProblem(.unprocessableContent, choices.isEmpty
+                            ? "\(person.displayName) is not in task \(id)'s team\(theirTeams.isEmpty ? " nor in any team" : ""): add them to it first, or choose someone in it"
+                            : "\(person.displayName) is in \(choices.map(\.slug).joined(separator: " and ")), not in task \(id)'s team: show one team on the board and drag there, or use the CLI with --team")
+                    }
+                    team = choices[0].id
+                }
                 let task = try await store.assignTask(id: id, to: try Assignment(teamID: team, assigneeID: personID),
                                                       expectedVersion: version, force: form["force"] == "1")
                 return "Task \(task.id) assigned to \(person.displayName)"
@@ -160,10 +182,10 @@ extension BoardRoutes {
         if start.isEmpty && end.isEmpty { return nil }
         func instant(_ text: String, _ field: String) throws -> Date {
             let parts = text.split(separator: "T", maxSplits: 1)
-            guard parts.count == 2, text.utf8.count <= 19 else {
+            guard parts.count == 2, [5, 8].contains(parts[1].utf8.count), text.utf8.count <= 19 else {
                 throw BoardProblem(.unprocessableContent, "\(field) must be a date and a time, like 2026-12-01T09:00")
             }
-            let time = String(parts[1].prefix(5))
+            let time = String(parts[1])
             return zone.instant(try LocalDate(parsing: String(parts[0]), field: field), try LocalTime(parsing: time, field: field))
         }
         return try TimeWindow(start: try instant(start, "start"), end: try instant(end, "end"))
@@ -174,17 +196,23 @@ extension BoardRoutes {
     func attachment(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         guard try await session(request) != nil else { throw BoardProblem(.unauthorized, "sign in to see attachments") }
         guard let text = context.parameters.get("id"), let id = Int64(text) else { throw BoardProblem(.notFound, "no such attachment") }
-        let record = try await store.run { store -> AttachmentRecord? in
+        let record = try await read { store -> AttachmentRecord? in
             do { return try await store.attachment(id: id) } catch let error as TeamworkError where error.code == .notFound { return nil }
         }
         guard let record, let digest = BlobDigest(hex: record.sha256) else { throw BoardProblem(.notFound, "no such attachment") }
         let blobs = self.blobs
-        let data = try await blockingWork {
-            var bytes = Data()
-            try blobs.read(digest) { bytes.append($0) }
-            return bytes
+        let data: Data
+        do {
+            data = try await blockingWork {
+                var bytes = Data()
+                try blobs.read(digest) { bytes.append($0) }
+                return bytes
+            }
+        } catch {
+            logger.error("board: an attachment's file cannot be read", metadata: ["attachment": "\(id)", "error": "\(error)"])
+            throw BoardProblem(.notFound, "attachment \(id)'s file is not on this server (teamwork-service verify --blobs says which are missing)")
         }
-        var headers: HTTPFields = [.contentType: record.mediaType, .cacheControl: "private, max-age=3600",
+        var headers: HTTPFields = [.contentType: record.mediaType, .cacheControl: "no-store",
                                    HTTPField.Name("X-Content-Type-Options")!: "nosniff",
                                    .contentSecurityPolicy: "default-src 'none'; sandbox"]
         if record.mediaType == "application/pdf" {

@@ -19,6 +19,10 @@ public struct BoardConfiguration: Sendable {
     public var signInsPerMinute = 10
     /// The longest a live board's request for changes waits before answering "no change".
     public var longPoll: Duration = .seconds(20)
+    /// The address browsers use for the board (`https://dispatch.example.com`) when it differs from
+    /// what the service sees: behind a TLS-terminating proxy. Forms must come from it; an `https`
+    /// origin makes the session cookie `Secure`. `nil`: the service's own scheme and `Host`.
+    public var publicOrigin: String?
 
     public static let openStreetMapTiles = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     public static let openStreetMapAttribution = "© OpenStreetMap contributors"

@@ -76,7 +76,7 @@ extension BoardRoutes {
     func boardPage(_ request: Request, _ session: BoardSession) async throws -> Response {
         let query = try query(request)
         let now = Date()
-        let view = try await store.run { try await DayView.load($0, query: query, now: now) }
+        let view = try await read { try await DayView.load($0, query: query, now: now) }
         if query["part"] == "live" {
             return BoardPages.response(BoardPages.live(view, session: session), configuration: configuration)
         }

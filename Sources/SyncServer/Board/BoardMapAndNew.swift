@@ -7,7 +7,7 @@ import TeamworkModel
 extension BoardRoutes {
     /// The map's features for the chosen day and teams (the board's filters).
     func mapData(_ query: FormFields, now: Date) async throws -> (map: DispatchMap, view: DayView) {
-        try await store.run { store in
+        try await read { store in
             let view = try await DayView.load(store, query: query, now: now)
             let map = try await DispatchMap.load(store, filter: .init(teamIDs: view.chosen.map(\.id),
                                                                       statuses: [.open, .assigned, .inProgress, .completed],
@@ -36,7 +36,7 @@ extension BoardRoutes {
 
     func newTaskPage(_ request: Request, _ session: BoardSession, problem: BoardProblem?, form: FormFields?) async throws -> Response {
         let query = try query(request)
-        let (teams, workers, sites) = try await store.run { store in
+        let (teams, workers, sites) = try await read { store in
             (try await store.listTeams().map(\.team), try await store.listPeople(role: .worker).filter(\.isActive),
              try await store.listLocations(kind: .site))
         }

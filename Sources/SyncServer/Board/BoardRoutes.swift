@@ -34,7 +34,7 @@ struct BoardRoutes: Sendable {
         self.store = store
         self.feed = feed
         self.blobs = blobs
-        self.secure = secure
+        self.secure = secure || configuration.publicOrigin?.lowercased().hasPrefix("https://") == true
         self.limiter = SignInLimiter(perAddress: configuration.signInsPerMinute)
         self.logger = logger
     }
@@ -64,6 +64,18 @@ struct BoardRoutes: Sendable {
         router.post("/board/tasks/:id/:action") { request, context in try await taskAction(request, context) }
         router.get("/board/attachments/:id") { request, context in try await attachment(request, context) }
         router.get("/board/static/:file") { _, context in try staticFile(context) }
+    }
+
+    /// Reads through the board's shared connection; a refusal of the store's (no such task, a
+    /// malformed day) is the board's 404 or 422, not the 503 of a store that is away.
+    func read<R: Sendable>(_ body: @escaping @Sendable (CentralStore) async throws -> R) async throws -> R {
+        try await store.run { central in
+            do {
+                return try await body(central)
+            } catch let error as TeamworkError {
+                throw BoardProblem.from(error) ?? error
+            }
+        }
     }
 
     // MARK: Sessions
@@ -98,8 +110,11 @@ struct BoardRoutes: Sendable {
     func checkForgery(_ request: Request, _ form: FormFields, expected: String) -> Bool {
         if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" { return false }
         if let origin = request.headers[HTTPField.Name("Origin")!] {
-            guard let host = request.head.authority,
-                  origin == "\(secure ? "https" : "http")://\(host)" else { return false }
+            if let expected = configuration.publicOrigin {
+                guard origin.lowercased() == expected.lowercased() else { return false }
+            } else {
+                guard let host = request.head.authority, origin == "\(secure ? "https" : "http")://\(host)" else { return false }
+            }
         }
         let given = form["csrf"] ?? request.headers[HTTPField.Name("X-CSRF-Token")!] ?? ""
         return Self.equalInConstantTime(given, expected)
@@ -153,17 +168,25 @@ struct BoardRoutes: Sendable {
             logger.notice("board: sign-in refused: CSRF token missing or wrong")
             return signInPage(request, problem: "This form has expired or did not come from the board: sign in again.", status: .forbidden)
         }
-        let address = context.remoteAddress?.ipAddress ?? "unknown"
-        guard limiter.admit(address) else {
+        let address = SignInLimiter.key(context.remoteAddress?.ipAddress)
+        guard limiter.allows(address) else {
             logger.notice("board: sign-in refused: too many attempts", metadata: ["address": "\(address)"])
             var response = signInPage(request, problem: "Too many sign-in attempts: wait a minute and try again.", status: .tooManyRequests)
             response.headers[.retryAfter] = "60"
             return response
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        let result = try await store.run { [lifetime = configuration.sessionLifetime] in
-            try await $0.openBoardSession(tokenSecret: token, lifetime: lifetime)
+        // A transaction: on a connection of its own, not the one the board's reads share.
+        let result: BoardSignIn
+        do {
+            result = try await CentralStore.withStore(configuration.databaseURL, queryDeadline: .seconds(10), logger: logger) {
+                [lifetime = configuration.sessionLifetime] in try await $0.openBoardSession(tokenSecret: token, lifetime: lifetime)
+            }
+        } catch {
+            logger.error("board: sign-in failed: the master is not available", metadata: ["error": "\(error)"])
+            return signInPage(request, problem: "The master database is not available: try again in a moment.", status: .serviceUnavailable)
         }
+        if case .signedIn = result {} else { limiter.failed(address) }
         switch result {
         case .unknownToken:
             logger.notice("board: sign-in refused: unknown or revoked token", metadata: ["address": "\(address)"])

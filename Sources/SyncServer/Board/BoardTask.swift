@@ -30,7 +30,7 @@ extension BoardRoutes {
     /// The task's page; with `problem`, why the last action was refused (and its status).
     func taskPage(_ id: Int64, _ request: Request, _ session: BoardSession, problem: BoardProblem?) async throws -> Response {
         let now = Date()
-        let view = try await store.run { try await TaskView.load($0, id: id, now: now) }
+        let view = try await read { try await TaskView.load($0, id: id, now: now) }
         let back = Self.back(try query(request)["back"])
         let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
         return BoardPages.response(BoardPages.layout(

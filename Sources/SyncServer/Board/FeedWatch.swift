@@ -10,8 +10,11 @@ import TeamworkModel
 /// second behind even then. At shutdown every waiter is woken and none starts again.
 final class FeedWatch: Service, Sendable {
     private struct State {
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var waiters: [Int: (continuation: CheckedContinuation<Void, Never>, sleeper: Task<Void, Never>?)] = [:]
         var next = 0
+        /// Notifications so far: a waiter that read the feed at one generation and finds another
+        /// when it would start waiting does not wait (the notification came in between).
+        var generation = 0
         var listening = false
         var closed = false
     }
@@ -31,42 +34,64 @@ final class FeedWatch: Service, Sendable {
     var isClosed: Bool { state.value.closed }
     var waiting: Int { state.value.waiters.count }
 
-    /// Returns when the feed may have moved, after `timeout`, on cancellation or at shutdown.
-    func pause(for timeout: Duration) async {
+    /// The notifications so far; read it before reading the feed, and pass it to ``pause(for:after:)``.
+    var generation: Int { state.value.generation }
+
+    /// Returns when the feed may have moved since `generation` (at once if it already has), after
+    /// `timeout`, on cancellation or when the server shuts down.
+    func pause(for timeout: Duration, after generation: Int) async {
         let id = state.mutate { state -> Int in
             state.next += 1
             return state.next
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let added = state.mutate { state -> Bool in
-                    guard !state.closed, !Task.isCancelled else { return false }
-                    state.waiters[id] = continuation
-                    return true
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let added = state.mutate { state -> Bool in
+                        guard !state.closed, state.generation == generation, !Task.isCancelled, !Task.isShuttingDownGracefully else {
+                            return false
+                        }
+                        state.waiters[id] = (continuation, nil)
+                        return true
+                    }
+                    guard added else { return continuation.resume() }
+                    let sleeper = Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        if !Task.isCancelled { self?.wake(id) }
+                    }
+                    let stillWaiting = state.mutate { state -> Bool in
+                        guard state.waiters[id] != nil else { return false }
+                        state.waiters[id]?.sleeper = sleeper
+                        return true
+                    }
+                    if !stillWaiting { sleeper.cancel() }
                 }
-                guard added else { return continuation.resume() }
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    self?.wake(id)
-                }
+            } onCancel: {
+                wake(id)
             }
-        } onCancel: {
-            wake(id)
+        } onGracefulShutdown: {
+            self.wakeAll(closed: true)
         }
     }
 
     private func wake(_ id: Int) {
-        state.mutate { $0.waiters.removeValue(forKey: id) }?.resume()
+        guard let waiter = state.mutate({ $0.waiters.removeValue(forKey: id) }) else { return }
+        waiter.sleeper?.cancel()
+        waiter.continuation.resume()
     }
 
-    private func wakeAll(listening: Bool? = nil, closed: Bool = false) {
-        let woken = state.mutate { state -> [CheckedContinuation<Void, Never>] in
+    private func wakeAll(listening: Bool? = nil, closed: Bool = false, notified: Bool = false) {
+        let woken = state.mutate { state -> [(continuation: CheckedContinuation<Void, Never>, sleeper: Task<Void, Never>?)] in
             if let listening { state.listening = listening }
             if closed { state.closed = true }
+            if notified || listening != nil { state.generation += 1 }
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)
         }
-        for continuation in woken { continuation.resume() }
+        for waiter in woken {
+            waiter.sleeper?.cancel()
+            waiter.continuation.resume()
+        }
     }
 
     func run() async throws {
@@ -87,7 +112,7 @@ final class FeedWatch: Service, Sendable {
                         progress.made()
                         // Changes made while not listening are found by the waiters' next look.
                         self.wakeAll(listening: true)
-                    }, notified: { self.wakeAll() })
+                    }, notified: { self.wakeAll(notified: true) })
                 }
             }
         }

@@ -28,21 +28,22 @@ struct HTML: ExpressibleByStringInterpolation, Sendable {
     }
 
     /// Text as it may stand in an element or a quoted attribute.
+    /// Works on Unicode scalars, not characters: a `"` followed by a combining mark is one
+    /// character that equals no `"`, yet the browser reads the quote.
     static func escape(_ value: String) -> String {
-        guard value.contains(where: { "&<>\"'".contains($0) }) else { return value }
-        var out = ""
-        out.reserveCapacity(value.utf8.count + 16)
-        for character in value {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
+        guard value.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else { return value }
+        var out = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 
     /// JSON for a `<script type="application/json">` block: `<`, `>` and `&` as
