@@ -14,6 +14,8 @@ struct ServerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Where workers' photos, signatures and PDFs are kept (default: blobs in the replicas folder).", valueName: "dir"))
     var blobs: String?
     @Option(help: "The largest file a worker may upload, in MB.") var maxFileMb = 25
+    @Option(help: ArgumentHelp("Connections the kernel may queue before the server accepts them (or TEAMWORK_BACKLOG; capped by net.core.somaxconn; docs/operations.md).", valueName: "n"))
+    var backlog: Int?
     @Flag(help: "Serve no dispatcher's board at /board.") var noBoard = false
     @Option(help: ArgumentHelp("The PostgreSQL role the board reads and acts through, one in teamwork_manager (or TEAMWORK_BOARD_DATABASE_URL; default: the service's own URL).", valueName: "url"))
     var boardDatabaseUrl: String?
@@ -21,6 +23,8 @@ struct ServerOptions: ParsableArguments {
     var mapTiles: String?
     @Option(help: ArgumentHelp("The credit the tile provider asks for (or TEAMWORK_MAP_ATTRIBUTION).", valueName: "text"))
     var mapAttribution: String?
+    @Option(help: ArgumentHelp("The board's address as browsers see it, behind a TLS-terminating proxy (or TEAMWORK_BOARD_ORIGIN): https://dispatch.example.com.", valueName: "url"))
+    var boardOrigin: String?
     @Option(help: ArgumentHelp("Where leaflet.js and leaflet.css are (default: Debian's libjs-leaflet, /usr/share/javascript/leaflet).", valueName: "dir"))
     var leafletDir: String?
 
@@ -32,7 +36,21 @@ struct ServerOptions: ParsableArguments {
             throw ValidationError("--map-tiles must be an http(s) URL template with {z}, {x} and {y}, like \(BoardConfiguration.openStreetMapTiles)")
         }
         if let url = boardURLText { _ = try DatabaseURL(parsing: url) }
+        if let origin = originText {
+            let parts = origin.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 3, ["http:", "https:"].contains(parts[0].lowercased()), parts[1].isEmpty, !parts[2].isEmpty,
+                  parts[2].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) else {
+                throw ValidationError("--board-origin must be a scheme and a host, like https://dispatch.example.com (no path)")
+            }
+        }
+        if let value = backlogValue, !(1...1_048_576).contains(value) { throw ValidationError("--backlog must be 1 to 1048576") }
+        if backlog == nil, let text = environment["TEAMWORK_BACKLOG"], !text.isEmpty, Int(text) == nil {
+            throw ValidationError("TEAMWORK_BACKLOG must be a number, not '\(text)'")
+        }
     }
+
+    private var originText: String? { boardOrigin ?? environment["TEAMWORK_BOARD_ORIGIN"].flatMap { $0.isEmpty ? nil : $0 } }
+    private var backlogValue: Int? { backlog ?? environment["TEAMWORK_BACKLOG"].flatMap { Int($0) } }
 
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
     private var tilesTemplate: String? { mapTiles ?? environment["TEAMWORK_MAP_TILES"].flatMap { $0.isEmpty ? nil : $0 } }
@@ -50,11 +68,13 @@ struct ServerOptions: ParsableArguments {
         configuration.tls = tls
         configuration.blobsDirectory = blobs.map { URL(fileURLWithPath: $0) }
         configuration.maximumBlobBytes = Int64(maxFileMb) * 1024 * 1024
+        if let backlogValue { configuration.backlog = backlogValue }
         if !noBoard {
             var board = BoardConfiguration(databaseURL: boardURLText.flatMap { try? DatabaseURL(parsing: $0) } ?? configuration.databaseURL)
             if let tiles = tilesTemplate { board.tileURL = tiles }
             if let credit = mapAttribution ?? environment["TEAMWORK_MAP_ATTRIBUTION"] { board.tileAttribution = credit }
             if let leafletDir { board.leafletDirectory = URL(fileURLWithPath: leafletDir) }
+            board.publicOrigin = originText
             configuration.board = board
         }
     }

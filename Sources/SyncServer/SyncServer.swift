@@ -64,6 +64,9 @@ public enum SyncServer {
         public var watchLooked: (@Sendable () -> Void)?
         /// The Prometheus text served on `GET /metrics`; no route when `nil`.
         public var metrics: (@Sendable () -> String)?
+        /// Connections the kernel queues for the server before it accepts them (`listen(2)`'s
+        /// backlog, capped by `net.core.somaxconn`): a fleet reconnecting at once needs thousands.
+        public var backlog = 4_096
         /// The dispatcher's board at `/board` (``BoardConfiguration``); no board when `nil`.
         public var board: BoardConfiguration?
         /// What `GET /health` says: 200 with the details when healthy, else 503.
@@ -102,7 +105,8 @@ public enum SyncServer {
         return Application(
             router: try makeRouter(configuration, store: store, cache: cache, watch: watch, board: board),
             server: try serverBuilder(configuration),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync"),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync",
+                                 backlog: configuration.backlog),
             services: parts + services,
             onServerRunning: { _ in await onServerRunning() },
             logger: logger
@@ -117,9 +121,14 @@ public enum SyncServer {
         let bound = Locked(false)
         let address = "\(configuration.host):\(configuration.port)"
         let scheme = configuration.tls == nil ? "http" : "https"
+        let files = FileLimit.raise()
         let app = try makeApplication(configuration, services: services, logger: logger) {
             bound.mutate { $0 = true }
-            logger.info("serving", metadata: ["url": "\(scheme)://\(address)", "replicas": "\(configuration.replicasDirectory.path)"])
+            logger.info("serving", metadata: [
+                "url": "\(scheme)://\(address)", "replicas": "\(configuration.replicasDirectory.path)",
+                "open_files_limit": "\(files.now)\(files.now > files.before ? " (raised from \(files.before))" : "")",
+                "wait_capacity": "\(FileLimit.waitCapacity)", "backlog": "\(configuration.backlog)",
+            ])
         }
         do {
             try await app.runService()
@@ -137,10 +146,14 @@ public enum SyncServer {
             .init("/v1/blobs/*", [.head, .patch]),
         ].filter { !$0.methods.isEmpty }))
         router.get("/health") { _, _ -> EditedResponse<Health> in
-            guard let health = configuration.health else { return EditedResponse(response: Health(fields: ["status": "ok"])) }
+            // How many live-mode waits the open-files limit leaves room for, and how many are open.
+            let capacity = ["wait_capacity": String(FileLimit.waitCapacity), "open_waits": String(watch.waiting)]
+            guard let health = configuration.health else {
+                return EditedResponse(response: Health(fields: ["status": "ok"].merging(capacity) { $1 }))
+            }
             let (healthy, details) = await health()
             return EditedResponse(status: healthy ? .ok : .serviceUnavailable,
-                                  response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(details) { $1 }))
+                                  response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(capacity) { $1 }.merging(details) { $1 }))
         }
         let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch)
         let directory = try ReplicaDirectory(configuration.replicasDirectory)

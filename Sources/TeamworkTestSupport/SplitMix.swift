@@ -1,5 +1,5 @@
 /// A small seeded random number generator: tests repeat exactly.
-public struct SplitMix: RandomNumberGenerator {
+public struct SplitMix: RandomNumberGenerator, Sendable {
     public var state: UInt64
     public init(seed: UInt64) { state = seed }
     public mutating func next() -> UInt64 {

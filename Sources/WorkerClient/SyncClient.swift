@@ -136,7 +136,7 @@ public struct SyncClient: Sendable {
         let limit = timeouts.request
         let server = self.server.absoluteString
         do {
-            return try await Retrying(Backoff(initial: .milliseconds(500), maximum: .seconds(4)))
+            return try await Retrying(Backoff(initial: .milliseconds(500), maximum: .seconds(4), jitter: .full))
                 .upTo(max(1, attempts), retryable: { $0 is Transient }) { _ in
                     let answer: (Data, URLResponse)
                     do {

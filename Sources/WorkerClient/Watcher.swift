@@ -18,7 +18,9 @@ public struct Watcher: Sendable {
     public var wait: Duration = .seconds(25)
     /// How often the device's queue is looked at while waiting.
     public var queueInterval: Duration = .milliseconds(250)
-    public var backoff = Backoff(initial: .seconds(1), maximum: .seconds(30))
+    /// Full jitter: after a restart, a fleet of watching devices comes back spread over the
+    /// window, not all in the same instant (docs/operations.md).
+    public var backoff = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full)
 
     public init(synchronizer: Synchronizer) {
         self.synchronizer = synchronizer

@@ -23,13 +23,15 @@ struct LoadBenchmark: AsyncParsableCommand {
     var adminURL: String?
     @Option(help: "Teams.") var teams = 50
     @Option(help: "Workers per team (each with a token of their own).") var workersPerTeam = 20
+    @Option(help: "Watching devices for fan-out and the restart storm: teams of 100 chosen to reach it (instead of --teams, --workers-per-team).")
+    var devices: Int?
     @Option(help: "Tasks per team.") var tasksPerTeam = 200
     @Option(help: "Seconds per wrk run.") var seconds = 10
     @Option(help: "Live-mode waits held open while /health is measured.") var openWaits = 5_000
     @Option(help: "Port for the service.") var port = 18_282
     @Option(help: "Live fan-outs measured one after another (the first after the service started writes to cold files).")
     var fanOuts = 3
-    @Option(help: "Measure only these, comma-separated: noop, first, push, fanout, waits (the /health ceiling always).")
+    @Option(help: "Measure only these, comma-separated: noop, first, push, fanout, restart, waits (the /health ceiling always).")
     var only: String?
     @Option(help: "The service's --log-level (its log is service.log in the bench folder).") var serviceLogLevel = "error"
     @Flag(help: "Keep the service and its cluster running at the end, until Ctrl-C (to attach perf or gdb).")
@@ -52,6 +54,7 @@ struct LoadBenchmark: AsyncParsableCommand {
             _ = try await store.createDatabaseIfMissing(name)
         }
         let url = admin.with(database: name)
+        let (teams, workersPerTeam) = devices.map { ((max(1, $0) + 99) / 100, min(100, max(1, $0))) } ?? (self.teams, self.workersPerTeam)
         let workers = try await CentralStore.withStore(url) { store in
             try await Migrator().migrate(store)
             try await store.benchmarkSeed(teams: teams, tasksPerTeam: tasksPerTeam, workersPerTeam: workersPerTeam)
@@ -66,9 +69,9 @@ struct LoadBenchmark: AsyncParsableCommand {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appending(path: "teamwork-service").path
         let log = folder.appending(path: "service.log").path
-        let service = try ChildProcess.spawn(
-            [binary, "run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
-             "--log-level", serviceLogLevel], standardOutput: log, standardError: log)
+        let arguments = [binary, "run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
+                         "--log-level", serviceLogLevel]
+        var service = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
         defer { kill(service, SIGTERM); _ = try? ChildProcess.wait(service) }
         let base = "http://127.0.0.1:\(port)"
         try await Self.waitForHealth(port: port)
@@ -134,15 +137,40 @@ struct LoadBenchmark: AsyncParsableCommand {
             for round in 1...fanOuts {
                 try await Task.sleep(for: .seconds(2))
                 current = try await positions()
-                let latencies = try await Self.fanOut(port: port, devices: current, url: url, waitSeconds: 20)
-                if latencies.count < current.count {
-                    print("live fan-out: only \(latencies.count) of \(current.count) waiting devices answered")
-                }
-                print(String(format: "live fan-out %d of %d: one master commit touching %d teams -> %d waiting devices answered; "
-                             + "commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
-                             round, fanOuts, teams, latencies.count, Self.percentile(latencies, 0.5), Self.percentile(latencies, 0.99),
-                             latencies.max() ?? 0))
+                let overflows = Self.listenOverflows()
+                let fan = try await Self.fanOut(port: port, devices: current, url: url, waitSeconds: 20)
+                let latencies = fan.latencies
+                print(String(format: "live fan-out %d of %d: %d devices waiting after %.1f s; one master commit touching %d teams -> "
+                             + "%d answered; commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
+                             round, fanOuts, fan.waiting, fan.settle, teams, latencies.count, Self.percentile(latencies, 0.5),
+                             Self.percentile(latencies, 0.99), latencies.max() ?? 0)
+                      + Self.describe(fan.failures) + Self.overflowLine(since: overflows))
             }
+        }
+
+        // A restart with every device watching: SIGTERM, start again, and every device reconnecting the way
+        // `teamwork-worker watch` does (full jitter from 1 s, doubling to 30 s).
+        if runs("restart") {
+            current = try await positions()
+            let storm = RestartStorm(port: port, devices: current)
+            storm.start()
+            let settled = try await storm.waitForWaiting(current.count, within: .seconds(120))
+            print(String(format: "restart storm: %d devices watching after %.1f s", settled.count, settled.seconds))
+            let overflows = Self.listenOverflows()
+            kill(service, SIGTERM)
+            _ = try? ChildProcess.wait(service)
+            let down = ContinuousClock.now
+            service = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
+            try await Self.waitForHealth(port: port)
+            let healthy = ContinuousClock.now
+            let ninetyNine = try await storm.waitForWaiting(Int((Double(current.count) * 0.99).rounded(.up)), within: .seconds(120))
+            let all = try await storm.waitForWaiting(current.count, within: .seconds(60))
+            print(String(format: "restart storm: SIGTERM to /health answering %.1f s; from then, 99%% of the devices waiting again "
+                         + "after %.1f s, %d of %d after %.1f s (%d not waiting again)",
+                         UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count, current.count,
+                         ninetyNine.seconds + all.seconds, current.count - all.count)
+                  + Self.describe(storm.failures()) + Self.overflowLine(since: overflows))
+            storm.stop()
         }
 
         // Many open waits: /health still answers; memory and files of the service.
@@ -262,29 +290,84 @@ struct LoadBenchmark: AsyncParsableCommand {
         throw TeamworkError(.unavailable, "teamwork-service run did not become healthy")
     }
 
-    /// Milliseconds from the commit to each waiting device's answer.
+    /// What one fan-out came to: milliseconds from the commit to each answer, the devices that got
+    /// none by cause, how many were waiting at the commit and how long they took to be.
+    struct FanOut {
+        var latencies: [Double]
+        var failures: [String: Int]
+        var waiting: Int
+        var settle: Double
+    }
+
+    /// Every device waits on its team; once the service's `teamwork_sync_open_waits` shows them all
+    /// waiting (or after a minute), one master commit touches a task of every team.
     static func fanOut(port: Int, devices: [(token: String, path: String)], url: DatabaseURL,
-                       waitSeconds: Int) async throws -> [Double] {
+                       waitSeconds: Int) async throws -> FanOut {
         let committed = Locked<ContinuousClock.Instant?>(nil)
-        return try await withThrowingTaskGroup(of: Double?.self) { group in
+        return try await withThrowingTaskGroup(of: (Double?, String?).self) { group in
             for device in devices {
                 group.addTask {
-                    guard (try? await get(port: port, device.path + "&wait=\(waitSeconds)", token: device.token)) != nil,
-                          let at = committed.value else { return nil }
-                    let elapsed = ContinuousClock.now - at
-                    return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+                    do {
+                        _ = try await get(port: port, device.path + "&wait=\(waitSeconds)", token: device.token)
+                    } catch {
+                        return (nil, cause(error))
+                    }
+                    guard let at = committed.value else { return (nil, "answered before the commit") }
+                    return (UploadBenchmark.seconds(ContinuousClock.now - at) * 1000, nil)
                 }
             }
-            try await Task.sleep(for: .seconds(3))
+            let started = ContinuousClock.now
+            var waiting = 0
+            while ContinuousClock.now - started < .seconds(60) {
+                waiting = (try? await LocalHTTP.metric("teamwork_sync_open_waits", port: port)) ?? waiting
+                if waiting >= devices.count { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let settle = UploadBenchmark.seconds(ContinuousClock.now - started)
             _ = try await CentralStore.withStore(url) { store in
                 let touched = try await store.benchmarkTouchOneTaskPerTeam()
                 committed.mutate { $0 = ContinuousClock.now }
                 return touched
             }
             var latencies: [Double] = []
-            for try await latency in group { if let latency { latencies.append(latency) } }
-            return latencies.sorted()
+            var failures: [String: Int] = [:]
+            for try await (latency, failure) in group {
+                if let latency { latencies.append(latency) }
+                if let failure { failures[failure, default: 0] += 1 }
+            }
+            return FanOut(latencies: latencies.sorted(), failures: failures, waiting: waiting, settle: settle)
         }
+    }
+
+    /// Why a request got no answer: refused, reset, timed out, an HTTP status, or the error.
+    static func cause(_ error: any Error) -> String {
+        if error is LocalHTTP.TimedOut { return "timed out" }
+        let text = "\(error)".lowercased()
+        if text.contains("refused") { return "refused" }
+        if text.contains("reset") { return "reset" }
+        if text.contains("timeout") || text.contains("timed out") { return "timed out" }
+        if let range = text.range(of: #": \d{3}$"#, options: .regularExpression) { return "HTTP " + text[range].dropFirst(2) }
+        return String(text.prefix(60))
+    }
+
+    static func describe(_ failures: [String: Int]) -> String {
+        guard !failures.isEmpty else { return "; no device without an answer" }
+        return "; without an answer: " + failures.sorted { $0.value > $1.value }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    }
+
+    /// The kernel's count of connection attempts dropped because a listen queue was full.
+    static func listenOverflows() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/net/netstat", encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix("TcpExt:") }
+        guard lines.count >= 2 else { return nil }
+        let names = lines[0].split(separator: " "), values = lines[1].split(separator: " ")
+        guard let index = names.firstIndex(of: "ListenOverflows"), index < values.count else { return nil }
+        return Int(values[index])
+    }
+
+    static func overflowLine(since before: Int?) -> String {
+        guard let before, let now = listenOverflows() else { return "" }
+        return "; listen overflows \(now - before)"
     }
 
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {

@@ -86,3 +86,60 @@ struct RetryingTests {
         #expect(answer == 20)
     }
 }
+
+/// Full jitter for loops a fleet runs at once: the waits are pinned with a seeded random source.
+@Suite("Backoff: full jitter")
+struct BackoffJitterTests {
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    @Test func eachWaitLiesBetweenZeroAndItsDoublingLimitAndCoversIt() {
+        // Many fresh clients, each drawing its first six waits: 1, 2, 4, 8, 8, 8 s limits.
+        let limits = [1.0, 2, 4, 8, 8, 8]
+        var draws = Array(repeating: [Double](), count: limits.count)
+        var random = SplitMix(seed: 30)
+        for _ in 0..<2_000 {
+            var backoff = Backoff(initial: .seconds(1), maximum: .seconds(8), jitter: .full, random: SplitMix(seed: random.next()))
+            for step in limits.indices { draws[step].append(Self.seconds(backoff.next())) }
+        }
+        for (step, limit) in limits.enumerated() {
+            let waits = draws[step]
+            #expect(waits.allSatisfy { $0 >= 0 && $0 <= limit }, "step \(step): within [0, \(limit)]")
+            let mean = waits.reduce(0, +) / Double(waits.count)
+            #expect(abs(mean - limit / 2) < limit * 0.05, "step \(step): uniform, mean \(mean) near \(limit / 2)")
+            // Spread over the whole window: every tenth of it is hit by some client.
+            let tenths = Set(waits.map { min(9, Int($0 / limit * 10)) })
+            #expect(tenths.count == 10, "step \(step): \(tenths.sorted())")
+        }
+    }
+
+    @Test func aFleetThatFailsTogetherRetriesSpreadOverTheWindowButWithoutJitterAllAtOnce() {
+        // 1,000 devices lose the service at the same instant and retry as their backoff says.
+        func firstRetries(_ jitter: Backoff.Jitter) -> [Double] {
+            var seeds = SplitMix(seed: 42)
+            return (0..<1_000).map { _ in
+                var backoff = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: jitter, random: SplitMix(seed: seeds.next()))
+                return Self.seconds(backoff.next())
+            }
+        }
+        func busiestTenth(_ times: [Double]) -> Int {
+            Dictionary(grouping: times) { Int($0 * 10) }.values.map(\.count).max() ?? 0
+        }
+        #expect(busiestTenth(firstRetries(.none)) == 1_000, "without jitter: every device in the same instant")
+        let spread = busiestTenth(firstRetries(.full))
+        #expect(spread < 150, "with full jitter: at most about a tenth in any 100 ms of the first second (\(spread))")
+        // The same seed gives the same waits: the distribution is pinned, not left to chance.
+        var a = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: SplitMix(seed: 7))
+        var b = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: SplitMix(seed: 7))
+        #expect((0..<8).map { _ in a.next() } == (0..<8).map { _ in b.next() })
+    }
+
+    @Test func resetStartsTheWindowOverAndTheMaximumCapsIt() {
+        var backoff = Backoff(initial: .milliseconds(100), maximum: .milliseconds(400), jitter: .full, random: SplitMix(seed: 3))
+        for _ in 0..<10 { #expect(backoff.next() <= .milliseconds(400)) }
+        #expect(backoff.delay == .milliseconds(400))
+        backoff.reset()
+        #expect(backoff.next() <= .milliseconds(100))
+    }
+}
