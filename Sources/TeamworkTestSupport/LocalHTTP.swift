@@ -13,7 +13,7 @@ import NIOCore
 public enum LocalHTTP {
     public struct Response: Sendable {
         public var status: Int
-        /// By lowercased name.
+        /// By lowercased name; a header sent more than once has its values one per line.
         public var headers: [String: String]
         public var body: Data
 
@@ -56,7 +56,11 @@ public enum LocalHTTP {
             return response
         }
         var headers: [String: String] = [:]
-        for field in answer.head.headerFields { headers[field.name.canonicalName.lowercased()] = field.value }
+        // A header sent more than once (Set-Cookie) keeps every value, one per line.
+        for field in answer.head.headerFields {
+            let name = field.name.canonicalName.lowercased()
+            headers[name] = headers[name].map { $0 + "\n" + field.value } ?? field.value
+        }
         return Response(status: answer.head.status.code, headers: headers,
                         body: answer.body.map { Data($0.readableBytesView) } ?? Data())
     }

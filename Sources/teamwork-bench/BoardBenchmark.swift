@@ -70,6 +70,7 @@ struct BoardBenchmark: AsyncParsableCommand {
                 ("one crew's board", "/board?day=\(day)&team=crew-1", ["Cookie": cookie]),
                 ("a task's page", "/board/tasks/\(sampleTask)", ["Cookie": cookie]),
                 ("map page", "/board/map?day=\(day)", ["Cookie": cookie]),
+                ("map data (a refresh)", "/board/map.json?day=\(day)", ["Cookie": cookie]),
             ]
             var floor = 0.0
             for (label, path, headers) in pages {
@@ -86,8 +87,8 @@ struct BoardBenchmark: AsyncParsableCommand {
                 samples.sort()
                 let p50 = LoadBenchmark.percentile(samples, 0.5), p95 = LoadBenchmark.percentile(samples, 0.95)
                 if floor == 0 { floor = p50 }
-                print(String(format: "%-24@ p50 %7.1f ms  p95 %7.1f ms  p99 %7.1f ms  max %7.1f ms  %6.0f KB  (p50 %5.1f× /health)",
-                             label as NSString, p50, p95, LoadBenchmark.percentile(samples, 0.99), samples.last ?? .nan,
+                print(label.padding(toLength: 24, withPad: " ", startingAt: 0) + String(format: " p50 %7.1f ms  p95 %7.1f ms  p99 %7.1f ms  max %7.1f ms  %6.0f KB  (p50 %5.1f× /health)",
+                             p50, p95, LoadBenchmark.percentile(samples, 0.99), samples.last ?? .nan,
                              Double(bytes) / 1024, p50 / floor))
             }
             let figures = LoadBenchmark.memory(service)
@@ -151,7 +152,8 @@ struct BoardBenchmark: AsyncParsableCommand {
         let answer = try await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
             "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
         ], body: Data("csrf=\(nonce)&token=\(token)".utf8))
-        guard answer.status == 303, let session = answer.header("set-cookie")?.split(separator: ";").first else {
+        guard answer.status == 303, let session = answer.header("set-cookie")?.split(separator: "\n")
+            .first(where: { $0.hasPrefix("tw_session=") })?.split(separator: ";").first else {
             throw TeamworkError(.internal, "sign-in failed: \(answer.status) \(answer.text.prefix(200))")
         }
         return String(session)

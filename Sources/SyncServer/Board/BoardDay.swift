@@ -33,8 +33,9 @@ struct DayView: Sendable {
         FormFields.query([("day", day.description)] + chosen.map { ("team", $0.slug) })
     }
 
-    static func load(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
-        // Read first: a change made while the rest is read is then seen again, never missed.
+    /// What the board's filters choose (the day, the teams, their zone), with the feed's position
+    /// read first: a change made while the rest is read is then seen again, never missed.
+    static func scope(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
         let feed = try await store.feedHead()
         let teams = try await store.listTeams().map(\.team)
         let wanted = query.all("team").filter { !$0.isEmpty }
@@ -45,6 +46,13 @@ struct DayView: Sendable {
         let zones = Set((chosen.isEmpty ? teams : chosen).map(\.timeZone))
         let zone = zones.count == 1 ? Zone.reading(zones.first!) : .utc
         let day = try query["day"].flatMap { $0.isEmpty ? nil : $0 }.map { try LocalDate(parsing: $0, field: "day") } ?? zone.date(of: now)
+        return DayView(day: day, teams: teams, chosen: chosen, zone: zone, columns: [], sites: [:], names: DisplayNames(),
+                       now: now, feed: feed)
+    }
+
+    static func load(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
+        let view = try await scope(store, query: query, now: now)
+        let (teams, chosen, day) = (view.teams, view.chosen, view.day)
         let scope = Set(chosen.map(\.id))
         let teamsOf = try await store.teamIDsByPerson()
         let tasks = try await store.listTasks(TaskFilter(statuses: [.open, .assigned, .inProgress, .completed], on: day))
@@ -67,8 +75,8 @@ struct DayView: Sendable {
             columns.append(Column(person: person, tasks: tasks.filter { $0.assigneeID == person.id }))
         }
         let sites = Dictionary(uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
-        return DayView(day: day, teams: teams, chosen: chosen, zone: zone, columns: columns, sites: sites, names: names,
-                       now: now, feed: feed)
+        return DayView(day: day, teams: teams, chosen: chosen, zone: view.zone, columns: columns, sites: sites, names: names,
+                       now: now, feed: view.feed)
     }
 }
 

@@ -8,7 +8,7 @@ extension BoardRoutes {
     /// The map's features for the chosen day and teams (the board's filters).
     func mapData(_ query: FormFields, now: Date) async throws -> (map: DispatchMap, view: DayView) {
         try await read { store in
-            let view = try await DayView.load(store, query: query, now: now)
+            let view = try await DayView.scope(store, query: query, now: now)
             let map = try await DispatchMap.load(store, filter: .init(teamIDs: view.chosen.map(\.id),
                                                                       statuses: [.open, .assigned, .inProgress, .completed],
                                                                       on: view.day), now: now)

@@ -49,11 +49,26 @@ struct HTML: ExpressibleByStringInterpolation, Sendable {
     /// JSON for a `<script type="application/json">` block: `<`, `>` and `&` as
     /// `\u` escapes, so no text in it can close the element or open a comment.
     static func scriptJSON(_ data: Data) -> HTML {
-        let json = String(decoding: data, as: UTF8.self)
-            .replacingOccurrences(of: "<", with: "\\u003c").replacingOccurrences(of: ">", with: "\\u003e")
-            .replacingOccurrences(of: "&", with: "\\u0026").replacingOccurrences(of: "\u{2028}", with: "\\u2028")
-            .replacingOccurrences(of: "\u{2029}", with: "\\u2029")
-        return HTML(markup: json)
+        // One pass over the bytes (a day's map is some 200 KB: five string replacements took 80 ms).
+        let bytes = [UInt8](data)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count + 64)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case 0x3C: out += Array("\\u003c".utf8)
+            case 0x3E: out += Array("\\u003e".utf8)
+            case 0x26: out += Array("\\u0026".utf8)
+            case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                // U+2028 and U+2029 end a line in older JavaScript.
+                out += Array((bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
+                index += 2
+            default: out.append(byte)
+            }
+            index += 1
+        }
+        return HTML(markup: String(decoding: out, as: UTF8.self))
     }
 }
 
