@@ -25,6 +25,8 @@ final class ReplicaWatch: Service, Sendable {
         var waiters: [Int: Waiter] = [:]
         var nextID = 0
         var closed = false
+        /// Set by the first wait's shutdown handler (under this lock).
+        var shuttingDown = false
     }
 
     /// How often the files with waiters are looked at: the most a change waits to be noticed.
@@ -76,8 +78,12 @@ final class ReplicaWatch: Service, Sendable {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let (admitted, displaced) = state.mutate { state -> (Bool, [Waiter]) in
                         // A handler installed after cancellation or shutdown began runs at once, before
-                        // this: it found nothing to wake, so such a wait must not begin at all.
-                        guard !state.closed, !Task.isCancelled, !Task.isShuttingDownGracefully else { return (false, []) }
+                        // this: it found nothing to wake, so such a wait must not begin at all. Shutdown is
+                        // read from this watch's own flag, which the handler sets under this lock: asking
+                        // ServiceLifecycle here (`Task.isShuttingDownGracefully`) takes its lock inside
+                        // ours, while it runs handlers, which take ours, inside its own: a deadlock, seen
+                        // with 10,000 waits at SIGTERM.
+                        guard !state.closed, !state.shuttingDown, !Task.isCancelled else { return (false, []) }
                         state.waiters[id] = Waiter(owner: owner, path: path, stamp: stamp, deadline: deadline, continuation: continuation)
                         let theirs = state.waiters.filter { $0.value.owner == owner }.keys.sorted()
                         return (true, theirs.dropLast(maximumPerOwner).compactMap { state.waiters.removeValue(forKey: $0) })
@@ -89,7 +95,7 @@ final class ReplicaWatch: Service, Sendable {
                 self.wake { key, _ in key == id }
             }
         } onGracefulShutdown: {
-            self.wake { key, _ in key == id }
+            self.shutDown()
         }
     }
 
@@ -118,6 +124,16 @@ final class ReplicaWatch: Service, Sendable {
             }
         }
         close()
+    }
+
+    /// Shutdown began: every wait ends, and none begins from now on.
+    private func shutDown() {
+        let all = state.mutate { state -> [Waiter] in
+            state.shuttingDown = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in all { waiter.continuation.resume() }
     }
 
     func close() {

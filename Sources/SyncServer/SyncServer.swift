@@ -195,8 +195,10 @@ struct Health: ResponseEncodable {
 /// The request context: who the caller is, once the token is checked; JSON with snake_case keys.
 public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// Who connected (the board's sign-in limit counts per address).
-    public var remoteAddress: SocketAddress?
+    /// The connection, asked for its peer's address only where it counts (the board's sign-in limit).
+    private let channel: any Channel
+    /// Who connected.
+    public var remoteAddress: SocketAddress? { channel.remoteAddress }
     /// Set by ``TokenAuthenticator`` for every request under `/v1`.
     public var person: Person?
     /// The caller's teams, by the master's memberships, as of the token check.
@@ -208,7 +210,7 @@ public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
 
     public init(source: Source) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     public var responseEncoder: JSONEncoder {

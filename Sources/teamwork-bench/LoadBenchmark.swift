@@ -138,7 +138,7 @@ struct LoadBenchmark: AsyncParsableCommand {
                 try await Task.sleep(for: .seconds(2))
                 current = try await positions()
                 let overflows = Self.listenOverflows()
-                let fan = try await Self.fanOut(port: port, devices: current, url: url, waitSeconds: 20)
+                let fan = try await Self.fanOut(port: port, devices: current, url: url, waitSeconds: 25)
                 let latencies = fan.latencies
                 print(String(format: "live fan-out %d of %d: %d devices waiting after %.1f s; one master commit touching %d teams -> "
                              + "%d answered; commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
@@ -299,26 +299,38 @@ struct LoadBenchmark: AsyncParsableCommand {
         var settle: Double
     }
 
-    /// Every device waits on its team; once the service's `teamwork_sync_open_waits` shows them all
-    /// waiting (or after a minute), one master commit touches a task of every team.
+    /// Every device waits on its team as `teamwork-worker watch` does (a wait that ends with no news is
+    /// followed by the next; a failure by a full-jitter backoff); once the service's
+    /// `teamwork_sync_open_waits` shows them all waiting (or after two minutes), one master commit
+    /// touches a task of every team, and each device's first answer after it is timed.
     static func fanOut(port: Int, devices: [(token: String, path: String)], url: DatabaseURL,
                        waitSeconds: Int) async throws -> FanOut {
         let committed = Locked<ContinuousClock.Instant?>(nil)
+        let deadline = ContinuousClock.now + .seconds(180)
         return try await withThrowingTaskGroup(of: (Double?, String?).self) { group in
-            for device in devices {
+            for (index, device) in devices.enumerated() {
                 group.addTask {
-                    do {
-                        _ = try await get(port: port, device.path + "&wait=\(waitSeconds)", token: device.token)
-                    } catch {
-                        return (nil, cause(error))
+                    var backoff = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: SplitMix(seed: UInt64(index + 1)))
+                    var lastFailure: String?
+                    while ContinuousClock.now < deadline {
+                        do {
+                            _ = try await get(port: port, device.path + "&wait=\(waitSeconds)", token: device.token)
+                        } catch {
+                            lastFailure = cause(error)
+                            if committed.value != nil { return (nil, lastFailure) }
+                            try? await backoff.wait()
+                            continue
+                        }
+                        // An answer to a wait that began before the commit, or after it: the news reached the device.
+                        if let at = committed.value { return (UploadBenchmark.seconds(ContinuousClock.now - at) * 1000, nil) }
+                        backoff.reset()
                     }
-                    guard let at = committed.value else { return (nil, "answered before the commit") }
-                    return (UploadBenchmark.seconds(ContinuousClock.now - at) * 1000, nil)
+                    return (nil, lastFailure ?? "no answer within three minutes")
                 }
             }
             let started = ContinuousClock.now
             var waiting = 0
-            while ContinuousClock.now - started < .seconds(60) {
+            while ContinuousClock.now - started < .seconds(120) {
                 waiting = (try? await LocalHTTP.metric("teamwork_sync_open_waits", port: port)) ?? waiting
                 if waiting >= devices.count { break }
                 try await Task.sleep(for: .milliseconds(100))

@@ -140,6 +140,38 @@ struct LiveModeTests {
         }
     }
 
+    /// SIGTERM with a fleet's waits beginning and ending all the time (10,000 devices in the load
+    /// benchmark): a wait that began while shutdown was starting took the watch's lock and then
+    /// asked ServiceLifecycle whether it was shutting down, while ServiceLifecycle, holding its own
+    /// lock, ran another wait's shutdown handler, which wanted the watch's lock: both stopped for
+    /// good, and the service never exited (seen with gdb). Every wait must end and the loop exit.
+    @Test func shutdownWhileThousandsOfWaitsComeAndGoEndsThemAllAndNeverDeadlocks() async throws {
+        // The race is narrow (it hung one run in three of this test before the fix, and a 10,000-device
+        // benchmark every time): ten shutdowns, each with 2,000 devices waiting again and again.
+        for _ in 0..<10 {
+            let watch = ReplicaWatch(interval: .milliseconds(20))
+            let looking = Task { try await watch.run() }
+            defer { looking.cancel() }
+            let ended = Locked(0)
+            await testGracefulShutdown { shutdown in
+                await withTaskGroup(of: Void.self) { group in
+                    for device in 0..<2_000 {
+                        group.addTask {
+                            while !Task.isShuttingDownGracefully {
+                                await watch.wait(path: "/nonexistent/team-\(device % 50).sqlite", from: nil,
+                                                 timeout: .milliseconds(1 + device % 20), owner: Int64(device))
+                            }
+                            ended.mutate { $0 += 1 }
+                        }
+                    }
+                    try? await Task.sleep(for: .milliseconds(300))
+                    shutdown.triggerGracefulShutdown()
+                }
+            }
+            #expect(ended.value == 2_000)
+        }
+    }
+
     /// A page is kept for the state of the file it was read from; once the file
     /// has moved on, nobody can ask for that state again, so its pages are let
     /// go rather than held until the budget pushes them out (64 MB of dead pages

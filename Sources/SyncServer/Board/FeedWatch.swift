@@ -48,7 +48,9 @@ final class FeedWatch: Service, Sendable {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let added = state.mutate { state -> Bool in
-                        guard !state.closed, state.generation == generation, !Task.isCancelled, !Task.isShuttingDownGracefully else {
+                        // Not `Task.isShuttingDownGracefully` under this lock (ServiceLifecycle's lock inside
+                        // ours deadlocks with its handlers, see ReplicaWatch): the handler sets `closed` here.
+                        guard !state.closed, state.generation == generation, !Task.isCancelled else {
                             return false
                         }
                         state.waiters[id] = (continuation, nil)
