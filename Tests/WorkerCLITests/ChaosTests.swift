@@ -148,12 +148,19 @@ struct ChaosTests {
             try await first.stop(signal: SIGKILL)
 
             // The service is killed 20 times at random moments; PostgreSQL restarts once in the middle.
+            let startups = Locked<[Int]>([])
             let kills = Self.thread {
                 var random = SplitMix(seed: 2026)
                 for round in 0..<20 {
                     let log = directory.path + "/service-\(round).log"
                     guard let pid = try? ChildProcess.spawn([Tool.service.path] + arguments,
                                                             standardOutput: log, standardError: log) else { continue }
+                    // Its life is counted from when it listens: on a loaded machine a debug build can take
+                    // longer to start than a whole life (every sync of a full run then found no service).
+                    let spawned = ContinuousClock.now
+                    for _ in 0..<100 where !ServiceProcess.accepts(port) { usleep(50_000) }
+                    let took = ContinuousClock.now - spawned
+                    startups.mutate { $0.append(Int(took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)) }
                     usleep(UInt32(300_000 + random.next(1_200_000)))
                     kill(pid, SIGKILL)
                     _ = try? ChildProcess.wait(pid)
@@ -207,7 +214,7 @@ struct ChaosTests {
             #expect(badExits.value.isEmpty, "\(badExits.value)")
             let outcomes = syncOutcomes.value
             #expect(outcomes[0, default: 0] > 0 && outcomes[69, default: 0] > 0,
-                    "the kills landed while the workers synced: some syncs went through, some found no service (\(outcomes))")
+                    "the kills landed while the workers synced: some syncs went through, some found no service (\(outcomes); ms from spawn to listening: \(startups.value))")
 
             // Calm again: the service runs, every device sends what it holds and the listener takes it in.
             let last = ServiceProcess(arguments, port: port, log: directory.path + "/service-last.log")
