@@ -68,8 +68,11 @@ struct ServiceFailureTests {
                     && (!listening || service.logText.contains("connected to the master"))
             }, "\(service.logText)")
             try await own.stop()
+            // Noticed as a lost connection being retried, or (when the leadership connection is what
+            // notices first) as the generator failing and being restarted.
             #expect(try await eventually(within: .seconds(20)) {
                 service.logText.contains("retrying") || service.logText.contains("reconnecting")
+                    || service.logText.contains("the generator failed; restarting it")
             }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL away is survived: \(service.logText)")
             service.signal(SIGTERM)
