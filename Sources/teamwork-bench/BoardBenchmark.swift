@@ -164,11 +164,17 @@ struct BoardBenchmark: AsyncParsableCommand {
         let page = try await BrowserPage.launch()
         do {
             let board = "http://127.0.0.1:\(port)/board"
-            try await page.open(board + "/sign-in")
-            try await page.fill("#token", with: token)
-            try await page.click("form[action='/board/sign-in'] button")
-            try await Task.sleep(for: .milliseconds(200))
-            try await page.waitForLoad()
+            // Signed in once the browser has left the sign-in page (a click before the page settled is tried again).
+            for _ in 0..<3 {
+                let url = try await page.url()
+                if url.contains("/board") && !url.hasSuffix("/sign-in") { break }
+                try await page.open(board + "/sign-in")
+                try await page.fill("#token", with: token)
+                try await page.click("form[action='/board/sign-in'] button")
+                for _ in 0..<40 where try await page.url().hasSuffix("/sign-in") { try await Task.sleep(for: .milliseconds(100)) }
+                try await page.waitForLoad()
+            }
+            guard try await !page.url().hasSuffix("/sign-in") else { throw TeamworkError(.internal, "the browser could not sign in") }
             for (file, path) in [("board.png", "?day=\(day)&team=crew-1&team=crew-2"), ("task.png", "/tasks/\(task)"), ("map.png", "/map?day=\(day)")] {
                 try await page.open(board + path)
                 if file == "map.png" { try await page.waitUntil("document.body.dataset.ready === '1'") }
