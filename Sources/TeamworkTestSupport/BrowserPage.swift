@@ -218,6 +218,19 @@ public final class BrowserPage: @unchecked Sendable {
         }
     }
 
+    /// Clicks something that leaves the page (a form's button, a link) and waits for the next
+    /// document: the browser's own navigation event, then its load; 15 s at most.
+    public func clickAndWaitForNavigation(_ selector: String) async throws {
+        let before = events("Page.frameNavigated").count
+        try await click(selector)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while events("Page.frameNavigated").count == before {
+            guard ContinuousClock.now < deadline else { throw TeamworkError(.internal, "clicking \(selector) led nowhere within 15 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await waitForLoad()
+    }
+
     /// Fills an `<input>` with `text` (its value, as a form sends it; scripts off too).
     public func fill(_ selector: String, with text: String) async throws {
         let node = try await node(selector)

@@ -164,7 +164,10 @@ struct LiveModeTests {
                             ended.mutate { $0 += 1 }
                         }
                     }
-                    try? await Task.sleep(for: .milliseconds(300))
+                    // Shutdown comes while the waits are churning: once hundreds are open at once.
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while watch.waiting < 500 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+                    #expect(watch.waiting >= 500, "the devices were waiting when shutdown came")
                     shutdown.triggerGracefulShutdown()
                 }
             }

@@ -48,9 +48,7 @@ struct BoardTests {
             try await page.open(board)
             #expect(try await page.url().hasSuffix("/board/sign-in"))
             try await page.fill("#token", with: token)
-            try await page.click("form[action='/board/sign-in'] button")
-            try await Task.sleep(for: .milliseconds(100))
-            try await page.waitForLoad()
+            try await page.clickAndWaitForNavigation("form[action='/board/sign-in'] button")
         }
 
         /// Runs one statement on the master, as its owner (what an operator's psql would do).
@@ -187,15 +185,12 @@ struct BoardTests {
                 let free = try #require(scene.ids["free"])
                 let ann = try #require(scene.people["ann"])
                 // The card's title is a link to the task, whose page has the suggestions and the forms.
-                try await page.click("#task-\(free) h3 a")
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("#task-\(free) h3 a")
                 #expect(try await page.url().contains("/board/tasks/\(free)"))
                 let taskPage = try await page.html()
                 #expect(taskPage.contains("Suggested, best first") && taskPage.contains("Assign to Ann Field"))
                 try await page.choose(String(ann), in: "#person")
-                try await page.click("#assign-form button")
-                try await Task.sleep(for: .milliseconds(100))
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("#assign-form button")
                 // Back on the board, told what was done, the card in Ann's column.
                 #expect(try await page.url().contains("/board?"))
                 let boardPage = try await page.html()
@@ -206,23 +201,17 @@ struct BoardTests {
                 // Priority and window from the task's page; then cancel it.
                 try await page.open(scene.board + "/tasks/\(free)")
                 try await page.choose("urgent", in: "#priority")
-                try await page.click("form[action='/board/tasks/\(free)/priority'] button")
-                try await Task.sleep(for: .milliseconds(100))
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("form[action='/board/tasks/\(free)/priority'] button")
                 #expect(try await scene.task(free).priority == .urgent)
                 try await page.open(scene.board + "/tasks/\(free)")
                 try await page.fill("input[name=start]", with: "\(scene.today)T14:00")
                 try await page.fill("input[name=end]", with: "\(scene.today)T15:30")
-                try await page.click("form[action='/board/tasks/\(free)/window'] button")
-                try await Task.sleep(for: .milliseconds(100))
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("form[action='/board/tasks/\(free)/window'] button")
                 let moved = try await scene.task(free)
                 let zone = try Zone("Europe/Stockholm")
                 #expect(moved.window.map { BoardTime.clock(zone, $0.start) + "-" + BoardTime.clock(zone, $0.end) } == "14:00-15:30")
                 try await page.open(scene.board + "/tasks/\(free)")
-                try await page.click("form[action='/board/tasks/\(free)/cancel'] button")
-                try await Task.sleep(for: .milliseconds(100))
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("form[action='/board/tasks/\(free)/cancel'] button")
                 #expect(try await scene.task(free).status == .cancelled)
 
                 // A new task from the form: the board shows it on its day.
@@ -231,9 +220,7 @@ struct BoardTests {
                 try await page.choose("1", in: "#team")
                 try await page.fill("input[name=start]", with: "\(scene.today)T16:00")
                 try await page.fill("input[name=end]", with: "\(scene.today)T17:00")
-                try await page.click("form[action='/board/tasks'] button[type=submit]")
-                try await Task.sleep(for: .milliseconds(100))
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("form[action='/board/tasks'] button[type=submit]")
                 #expect(try await page.html().contains("Check pump station"))
                 let created = try await CentralStore.withStore(scene.url) { try await $0.listTasks().first { $0.title == "Check pump station" } }
                 #expect(created?.createdBy == scene.people["max"])
@@ -257,7 +244,8 @@ struct BoardTests {
                 try await scene.signIn(page, token: scene.maxToken)
                 for path in ["", "/tasks/\(hostile.id)", "/map"] {
                     try await page.open(scene.board + path)
-                    try await Task.sleep(for: .milliseconds(300))
+                    // The load event comes after every image has loaded or failed: an onerror has had its chance.
+                    try await page.waitUntil("document.readyState === 'complete'")
                     #expect(try await page.evaluate("document.body.dataset.pwned || ''").string == "", "\(path): nothing ran")
                     #expect(try await page.evaluate("document.querySelectorAll('main script:not([type]), main img[src=x], main svg[onload], main a[href^=javascript]').length").int == 0, "\(path): no markup")
                 }
@@ -295,9 +283,7 @@ struct BoardTests {
                     <input type="hidden" name="version" value="1"><button id="go">Win a prize</button></form></body></html>
                     """.utf8).write(to: forged)
                 try await page.open(forged.absoluteString)
-                try await page.click("#go")
-                try await Task.sleep(for: .milliseconds(300))
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("#go")
                 #expect(try await scene.task(free).status == .open, "not cancelled")
             }
         }
@@ -326,9 +312,7 @@ struct BoardTests {
                 #expect(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["sameSite"].string == "Strict")
                 let port = try #require(scene.service.port)
                 #expect(try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"]).status == 200)
-                try await page.click("form.signout button")
-                try await Task.sleep(for: .milliseconds(100))
-                try await page.waitForLoad()
+                try await page.clickAndWaitForNavigation("form.signout button")
                 #expect(try await page.url().hasSuffix("/board/sign-in"))
                 let after = try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"])
                 #expect(after.status == 303 && after.header("location")?.contains("/board/sign-in") == true)
