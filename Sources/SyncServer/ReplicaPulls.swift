@@ -57,7 +57,7 @@ struct ReplicaPulls: Sendable {
     @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson()
         let replica = try await replica(named: context, person: person)
-        let name = replica.fileName.replacingOccurrences(of: ".sqlite", with: "")
+        let name = try context.parameters.require("name")
         let query = request.uri.queryParameters
         // Every parameter is a number or a server-made epoch (a UUID): anything longer is made up.
         if let long = query.first(where: { $0.value.unicodeScalars.count > Self.longestParameter }) {
@@ -82,14 +82,15 @@ struct ReplicaPulls: Sendable {
         } ?? .zero
         let epoch = query["epoch"].map(String.init)
         let path = path(of: replica)
-        guard FileManager.default.fileExists(atPath: path) else {
+        // The file's state before the read: a page already encoded for this state and these
+        // parameters is sent again as it is (every device of a team asks the same questions).
+        // No state: no file (or not yet a database), read without the cache.
+        let stamp = FileVersion(path: path)
+        guard stamp != nil || FileManager.default.fileExists(atPath: path) else {
             throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
         }
         let (pages, logger, encoder) = (self.pages, context.logger, context.responseEncoder)
-        let read = { @Sendable () async throws -> PageCache.Answer in
-            // The file's state before the read: a page already encoded for this state and these
-            // parameters is sent again as it is (every device of a team asks the same questions).
-            let stamp = FileVersion(path: path)
+        let read = { @Sendable (stamp: FileVersion?) async throws -> PageCache.Answer in
             let fetch = { @Sendable () async throws -> PageCache.Answer in
                 let (page, upTo, refetch, fileEpoch): (any Encodable & Sendable, Int64, Bool, String)
                 if replica == .common {
@@ -116,13 +117,12 @@ struct ReplicaPulls: Sendable {
         }
         // Live mode: a device that is current waits for its replica to change.
         // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
-        let stamp = FileVersion(path: path)
-        let first = try await read()
+        let first = try await read(stamp)
         guard wait > .zero, !first.refetch, first.upTo == since else { return respond(first.body) }
         context.releaseSlot?()
         await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id)
         try await recheck(context, replica: replica)
-        return respond(try await read().body)
+        return respond(try await read(FileVersion(path: path)).body)
     }
 
     /// After a wait, the caller's token and access are checked again: a token
@@ -138,7 +138,19 @@ struct ReplicaPulls: Sendable {
 
     /// Where a replica's file is; what the watch knows it by.
     func path(of replica: ReplicaID) -> String {
-        configuration.replicasDirectory.appending(path: replica.fileName).path
+        folder + replica.fileName
+    }
+
+    /// The replicas folder's path with its final slash (built once: `URL.appending` costs more than the rest of a no-op pull).
+    private let folder: String
+
+    init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch) {
+        self.configuration = configuration
+        self.store = store
+        self.cache = cache
+        self.watch = watch
+        let directory = configuration.replicasDirectory.path
+        folder = directory.hasSuffix("/") ? directory : directory + "/"
     }
 
     /// The replica the `{name}` path parameter names, if the caller may use it

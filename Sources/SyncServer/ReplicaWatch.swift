@@ -13,7 +13,7 @@ import TeamworkModel
 /// server wakes its replica's waiters at once. A wait also ends at its
 /// deadline, on cancellation, and at shutdown: open waits never hold SIGTERM up.
 final class ReplicaWatch: Service, Sendable {
-    private struct Waiter {
+    fileprivate struct Waiter {
         var owner: Int64
         var path: String
         var stamp: FileVersion?
@@ -21,8 +21,21 @@ final class ReplicaWatch: Service, Sendable {
         var continuation: CheckedContinuation<Void, Never>
     }
 
-    private struct State {
+    /// Open waits, indexed so that no step looks at every other wait: a fleet holds tens of
+    /// thousands, they all begin again together after a wake or a restart, and the watch looks
+    /// ten times a second.
+    fileprivate struct State {
         var waiters: [Int: Waiter] = [:]
+        /// The waiters of each file, by the state of the file they read: a look wakes the
+        /// groups whose state the file has left.
+        var byPath: [String: [FileVersion?: Set<Int>]] = [:]
+        /// Each owner's waits, oldest first.
+        var byOwner: [Int64: [Int]] = [:]
+        /// Waits by when they end (a timing wheel): slot `n` ends at `origin + n × slotWidth`, at
+        /// the first look after that. Ended waits are skipped when their slot comes.
+        var bySlot: [Int64: [Int]] = [:]
+        /// The first slot not yet swept.
+        var nextSlot: Int64 = 0
         var nextID = 0
         var closed = false
         /// Set by the first wait's shutdown handler (under this lock).
@@ -32,6 +45,10 @@ final class ReplicaWatch: Service, Sendable {
     /// How often the files with waiters are looked at: the most a change waits to be noticed.
     let interval: Duration
     private let state = Locked(State())
+    /// Slot 0 of the deadline wheel.
+    private let origin = ContinuousClock.now
+    /// How much time one slot of the wheel holds.
+    private static let slotWidth = Duration.milliseconds(10)
 
     /// Waits one owner (a person) may hold; a newer one ends their oldest.
     let maximumPerOwner: Int
@@ -84,15 +101,15 @@ final class ReplicaWatch: Service, Sendable {
                         // ours, while it runs handlers, which take ours, inside its own: a deadlock, seen
                         // with 10,000 waits at SIGTERM.
                         guard !state.closed, !state.shuttingDown, !Task.isCancelled else { return (false, []) }
-                        state.waiters[id] = Waiter(owner: owner, path: path, stamp: stamp, deadline: deadline, continuation: continuation)
-                        let theirs = state.waiters.filter { $0.value.owner == owner }.keys.sorted()
-                        return (true, theirs.dropLast(maximumPerOwner).compactMap { state.waiters.removeValue(forKey: $0) })
+                        state.add(id, slot: slot(of: deadline), Waiter(owner: owner, path: path, stamp: stamp, deadline: deadline, continuation: continuation))
+                        let theirs = state.byOwner[owner] ?? []
+                        return (true, theirs.dropLast(maximumPerOwner).compactMap { state.remove($0) })
                     }
                     if !admitted { continuation.resume() }
                     for waiter in displaced { waiter.continuation.resume() }
                 }
             } onCancel: {
-                self.wake { key, _ in key == id }
+                self.state.mutate { $0.remove(id) }?.continuation.resume()
             }
         } onGracefulShutdown: {
             self.shutDown()
@@ -101,7 +118,7 @@ final class ReplicaWatch: Service, Sendable {
 
     /// Wakes every waiter of one file now (a push through this server changed it).
     func changed(path: String) {
-        wake { _, waiter in waiter.path == path }
+        wake(paths: [path])
     }
 
     /// Looks at the files with waiters until the server shuts down, then wakes
@@ -130,8 +147,7 @@ final class ReplicaWatch: Service, Sendable {
     private func shutDown() {
         let all = state.mutate { state -> [Waiter] in
             state.shuttingDown = true
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
+            return state.removeAll()
         }
         for waiter in all { waiter.continuation.resume() }
     }
@@ -139,37 +155,92 @@ final class ReplicaWatch: Service, Sendable {
     func close() {
         let all = state.mutate { state -> [Waiter] in
             state.closed = true
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
+            return state.removeAll()
         }
         for waiter in all { waiter.continuation.resume() }
     }
 
     /// One look: a `stat` per file with waiters, then the waiters whose file changed or whose time is up.
     func look() {
-        let paths = Set(state.value.waiters.values.map(\.path))
+        let paths = state.mutate { Array($0.byPath.keys) }
         var stamps: [String: FileVersion?] = [:]
         for path in paths { stamps[path] = FileVersion(path: path) }
         let now = ContinuousClock.now
-        wake { _, waiter in
-            waiter.deadline <= now || (stamps[waiter.path].map { $0 != waiter.stamp } ?? false)
+        let last = Int64(((now - origin) / Self.slotWidth).rounded(.down))
+        let woken = state.mutate { state -> [Waiter] in
+            var woken = state.changed(stamps)
+            // The slots since the last look; after a long pause, the slots that hold waits.
+            let due = last - state.nextSlot < Int64(state.bySlot.count)
+                ? Array(state.nextSlot...max(state.nextSlot, last)).filter { $0 <= last }
+                : state.bySlot.keys.filter { $0 <= last }
+            for slot in due {
+                for id in state.bySlot.removeValue(forKey: slot) ?? [] {
+                    if let waiter = state.remove(id) { woken.append(waiter) }
+                }
+            }
+            state.nextSlot = max(state.nextSlot, last + 1)
+            return woken
         }
+        for waiter in woken { waiter.continuation.resume() }
     }
 
     /// A look at these files only: their waiters wake if the file changed.
     func look(only paths: Set<String>) {
-        let watched = paths.intersection(state.value.waiters.values.map(\.path))
+        let watched = state.mutate { state in paths.filter { state.byPath[$0] != nil } }
         guard !watched.isEmpty else { return }
         var stamps: [String: FileVersion?] = [:]
         for path in watched { stamps[path] = FileVersion(path: path) }
-        wake { _, waiter in stamps[waiter.path].map { $0 != waiter.stamp } ?? false }
+        let woken = state.mutate { $0.changed(stamps) }
+        for waiter in woken { waiter.continuation.resume() }
     }
 
-    private func wake(where chosen: (Int, Waiter) -> Bool) {
+    /// Wakes every waiter of these files, whatever state they read.
+    private func wake(paths: some Collection<String>) {
         let woken = state.mutate { state -> [Waiter] in
-            let ids = state.waiters.filter { chosen($0.key, $0.value) }.map(\.key)
-            return ids.compactMap { state.waiters.removeValue(forKey: $0) }
+            let ids = paths.flatMap { state.byPath[$0]?.values.flatMap { $0 } ?? [] }
+            return ids.compactMap { state.remove($0) }
         }
         for waiter in woken { waiter.continuation.resume() }
+    }
+
+    /// The slot of the deadline wheel a wait ending at `deadline` is ended in: the first that ends at or after it.
+    private func slot(of deadline: ContinuousClock.Instant) -> Int64 {
+        Int64(((deadline - origin) / Self.slotWidth).rounded(.up))
+    }
+}
+
+private extension ReplicaWatch.State {
+    mutating func add(_ id: Int, slot: Int64, _ waiter: ReplicaWatch.Waiter) {
+        waiters[id] = waiter
+        byPath[waiter.path, default: [:]][waiter.stamp, default: []].insert(id)
+        byOwner[waiter.owner, default: []].append(id)
+        bySlot[max(slot, nextSlot), default: []].append(id)
+    }
+
+    /// Takes one waiter out of the waiters and their indexes (the wheel skips it when its slot comes).
+    mutating func remove(_ id: Int) -> ReplicaWatch.Waiter? {
+        guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+        byPath[waiter.path]?[waiter.stamp]?.remove(id)
+        if byPath[waiter.path]?[waiter.stamp]?.isEmpty == true { byPath[waiter.path]?[waiter.stamp] = nil }
+        if byPath[waiter.path]?.isEmpty == true { byPath[waiter.path] = nil }
+        byOwner[waiter.owner]?.removeAll { $0 == id }
+        if byOwner[waiter.owner]?.isEmpty == true { byOwner[waiter.owner] = nil }
+        return waiter
+    }
+
+    /// Takes out the waiters whose file is no longer in the state they read.
+    mutating func changed(_ stamps: [String: FileVersion?]) -> [ReplicaWatch.Waiter] {
+        var woken: [ReplicaWatch.Waiter] = []
+        for (path, now) in stamps {
+            for (stamp, ids) in byPath[path] ?? [:] where stamp != now {
+                woken += ids.compactMap { remove($0) }
+            }
+        }
+        return woken
+    }
+
+    mutating func removeAll() -> [ReplicaWatch.Waiter] {
+        defer { (waiters, byPath, byOwner, bySlot) = ([:], [:], [:], [:]) }
+        return Array(waiters.values)
     }
 }

@@ -3,6 +3,7 @@ import CentralStore
 import Foundation
 import LocalPostgres
 import ReplicaGenerator
+import SyncServer
 import TeamworkModel
 import TeamworkTestSupport
 
@@ -46,6 +47,8 @@ struct LoadBenchmark: AsyncParsableCommand {
         guard let wrk = ["/usr/bin/wrk", "/usr/local/bin/wrk"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw TeamworkError(.configuration, "wrk is needed: apt-get install -y wrk")
         }
+        // A connection per device: the benchmark needs as many files as the service.
+        _ = FileLimit.raise()
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
         defer { _ = try? cluster?.stop() }
         let name = "teamwork_bench_load"
@@ -80,14 +83,20 @@ struct LoadBenchmark: AsyncParsableCommand {
               + "\(tasksPerTeam) tasks a team; teamwork-service run (\(binary)); wrk \(seconds) s a run")
 
         // Every worker's current position in their team's replica, as a device that synced holds it.
-        func positions() async throws -> [(token: String, path: String)] {
-            var current: [(token: String, path: String)] = []
-            for worker in workers {
-                let path = "/v1/replicas/team-\(worker.teamID)/changes"
-                let page = try await Self.get(port: port, path + "?limit=10000", token: worker.secret)
-                current.append((worker.secret, "\(path)?epoch=\(page.epoch)&since=\(page.upTo)"))
+        func positions() async throws -> [Fleet.Device] {
+            try await withThrowingTaskGroup(of: (Int, Fleet.Device).self) { group in
+                var current: [Fleet.Device?] = Array(repeating: nil, count: workers.count)
+                for (index, worker) in workers.enumerated() {
+                    if index >= 32, let (done, device) = try await group.next() { current[done] = device }
+                    group.addTask {
+                        let replica = "/v1/replicas/team-\(worker.teamID)/changes"
+                        let page = try await Self.get(port: port, replica + "?limit=10000", token: worker.secret)
+                        return (index, Fleet.Device(token: worker.secret, replica: replica, epoch: page.epoch, since: page.upTo))
+                    }
+                }
+                for try await (done, device) in group { current[done] = device }
+                return current.compactMap { $0 }
             }
-            return current
         }
         var current = try await positions()
 
@@ -113,7 +122,7 @@ struct LoadBenchmark: AsyncParsableCommand {
         print(health.line("GET /health (the server's HTTP ceiling), 64 connections", ceiling: nil))
 
         if runs("noop") {
-            try writeRequests(current.map { "GET \($0.token) \($0.path)" })
+            try writeRequests(current.map { "GET \($0.token) \($0.replica)?epoch=\($0.epoch)&since=\($0.since)" })
             let noOp = try measure("no-op", connections: 64)
             print(noOp.line("no-op pull of a current device, 64 connections", ceiling: health))
         }
@@ -131,61 +140,75 @@ struct LoadBenchmark: AsyncParsableCommand {
         let (_, filesAfterRequests, peakAfterRequests) = Self.memory(service)
         print(String(format: "service peak RSS through the pulls and pushes: %.0f MB (%d open files)", peakAfterRequests, filesAfterRequests))
 
-        // Live fan-out: every worker waits on their team; one master commit changes a task of every team.
-        // (The pushes moved the replicas on: devices catch up first, as a watcher would.)
-        if runs("fanout") {
-            for round in 1...fanOuts {
-                try await Task.sleep(for: .seconds(2))
-                current = try await positions()
+        // Live fan-out: every worker waits on their team over a connection kept alive, as `watch` does;
+        // one master commit changes a task of every team. (The pushes moved the replicas on: devices
+        // catch up first, as a watcher would.)
+        if runs("fanout") || runs("restart") {
+            current = try await positions()
+            let fleet = Fleet(port: port, devices: current, waitSeconds: 25)
+            let overflowsAtStart = Self.listenOverflows()
+            let settleStarted = ContinuousClock.now
+            await fleet.start()
+            let settled = try await Self.waitForWaiting(current.count, port: port, within: .seconds(120))
+            print(String(format: "%d devices connected (at most 256 connecting at once), %d waiting after %.1f s",
+                         current.count, settled.count, UploadBenchmark.seconds(ContinuousClock.now - settleStarted))
+                  + Self.describe(fleet.failures()) + Self.overflowLine(since: overflowsAtStart))
+            for round in 1...(runs("fanout") ? fanOuts : 0) {
+                let waiting = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
                 let overflows = Self.listenOverflows()
-                let fan = try await Self.fanOut(port: port, devices: current, url: url, waitSeconds: 25)
+                let files = Set(workers.map(\.teamID)).map { replicas.appending(path: "team-\($0).sqlite").path }
+                let cpu = (Fleet.cpuSeconds(service), Fleet.cpuSeconds(getpid()))
+                let fan = try await fleet.round(within: .seconds(60), files: files) {
+                    _ = try await CentralStore.withStore(url) { try await $0.benchmarkTouchOneTaskPerTeam() }
+                }
+                let used = (Fleet.cpuSeconds(service) - cpu.0, Fleet.cpuSeconds(getpid()) - cpu.1)
                 let latencies = fan.latencies
-                print(String(format: "live fan-out %d of %d: %d devices waiting after %.1f s; one master commit touching %d teams -> "
+                print(String(format: "live fan-out %d of %d: %d devices waiting; one master commit touching %d teams -> "
                              + "%d answered; commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
-                             round, fanOuts, fan.waiting, fan.settle, teams, latencies.count, Self.percentile(latencies, 0.5),
+                             round, fanOuts, waiting.count, teams, latencies.count, Self.percentile(latencies, 0.5),
                              Self.percentile(latencies, 0.99), latencies.max() ?? 0)
+                      + (fan.filesWritten.map { String(format: "; replica files written %.0f-%.0f ms after the commit", $0.first, $0.last) } ?? "")
+                      + String(format: "; CPU meanwhile: service %.2f s, benchmark %.2f s", used.0, used.1)
                       + Self.describe(fan.failures) + Self.overflowLine(since: overflows))
             }
+
+            // A restart with every device watching: SIGTERM, start again, and every device reconnecting
+            // the way `teamwork-worker watch` does (full jitter from 1 s, doubling to 30 s).
+            if runs("restart") {
+                _ = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
+                let overflows = Self.listenOverflows()
+                _ = fleet.failures()
+                kill(service, SIGTERM)
+                _ = try? ChildProcess.wait(service)
+                let down = ContinuousClock.now
+                service = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
+                try await Self.waitForHealth(port: port)
+                let healthy = ContinuousClock.now
+                let ninetyNine = try await Self.waitForWaiting(Int((Double(current.count) * 0.99).rounded(.up)), port: port, within: .seconds(120))
+                let all = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
+                print(String(format: "restart storm: SIGTERM to /health answering %.1f s; from then, 99%% of the devices waiting again "
+                             + "after %.1f s, %d of %d after %.1f s (%d not waiting again)",
+                             UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count, current.count,
+                             ninetyNine.seconds + all.seconds, current.count - all.count)
+                      + Self.describe(fleet.failures()) + Self.overflowLine(since: overflows))
+            }
+            await fleet.stop()
         }
 
-        // A restart with every device watching: SIGTERM, start again, and every device reconnecting the way
-        // `teamwork-worker watch` does (full jitter from 1 s, doubling to 30 s).
-        if runs("restart") {
-            current = try await positions()
-            let storm = RestartStorm(port: port, devices: current)
-            storm.start()
-            let settled = try await storm.waitForWaiting(current.count, within: .seconds(120))
-            print(String(format: "restart storm: %d devices watching after %.1f s", settled.count, settled.seconds))
-            let overflows = Self.listenOverflows()
-            kill(service, SIGTERM)
-            _ = try? ChildProcess.wait(service)
-            let down = ContinuousClock.now
-            service = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
-            try await Self.waitForHealth(port: port)
-            let healthy = ContinuousClock.now
-            let ninetyNine = try await storm.waitForWaiting(Int((Double(current.count) * 0.99).rounded(.up)), within: .seconds(120))
-            let all = try await storm.waitForWaiting(current.count, within: .seconds(60))
-            print(String(format: "restart storm: SIGTERM to /health answering %.1f s; from then, 99%% of the devices waiting again "
-                         + "after %.1f s, %d of %d after %.1f s (%d not waiting again)",
-                         UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count, current.count,
-                         ninetyNine.seconds + all.seconds, current.count - all.count)
-                  + Self.describe(storm.failures()) + Self.overflowLine(since: overflows))
-            storm.stop()
-        }
-
-        // Many open waits: /health still answers; memory and files of the service.
+        // Many open waits: /health still answers; memory and files of the service. A person holds
+        // at most 12 waits, so the fleet's tokens are used up to that many times each.
         if runs("waits") {
             current = try await positions()
-            let holders = (0..<openWaits).map { index in
-                let device = current[index % current.count]
-                return Task { _ = try? await Self.get(port: port, device.path + "&wait=25", token: device.token) }
-            }
-            try await Task.sleep(for: .seconds(3))
+            let (rssBefore, _) = Self.processFigures(service)
+            let holders = Fleet(port: port, devices: (0..<openWaits).map { current[$0 % current.count] }, waitSeconds: 25)
+            await holders.start()
+            let held = try await Self.waitForWaiting(openWaits, port: port, within: .seconds(120))
             let (rssNow, files) = Self.processFigures(service)
             let loaded = try measure("health under waits", connections: 64, scripted: false)
-            print(String(format: "%d live waits open: service RSS %.0f MB, %d open files; ", openWaits, rssNow, files)
-                  + loaded.line("/health meanwhile", ceiling: nil))
-            holders.forEach { $0.cancel() }
+            print(String(format: "%d live waits open (of %d asked): service RSS %.0f MB (%.0f MB before them, %.1f KB a wait), %d open files; ",
+                         held.count, openWaits, rssNow, rssBefore, (rssNow - rssBefore) * 1024 / Double(max(1, held.count)), files)
+                  + loaded.line("/health meanwhile", ceiling: nil) + Self.describe(holders.failures()))
+            await holders.stop()
         }
         let (_, _, peak) = Self.memory(service)
         print(String(format: "service peak RSS over the whole run (open waits included): %.0f MB", peak))
@@ -290,65 +313,17 @@ struct LoadBenchmark: AsyncParsableCommand {
         throw TeamworkError(.unavailable, "teamwork-service run did not become healthy")
     }
 
-    /// What one fan-out came to: milliseconds from the commit to each answer, the devices that got
-    /// none by cause, how many were waiting at the commit and how long they took to be.
-    struct FanOut {
-        var latencies: [Double]
-        var failures: [String: Int]
-        var waiting: Int
-        var settle: Double
-    }
-
-    /// Every device waits on its team as `teamwork-worker watch` does (a wait that ends with no news is
-    /// followed by the next; a failure by a full-jitter backoff); once the service's
-    /// `teamwork_sync_open_waits` shows them all waiting (or after two minutes), one master commit
-    /// touches a task of every team, and each device's first answer after it is timed.
-    static func fanOut(port: Int, devices: [(token: String, path: String)], url: DatabaseURL,
-                       waitSeconds: Int) async throws -> FanOut {
-        let committed = Locked<ContinuousClock.Instant?>(nil)
-        let deadline = ContinuousClock.now + .seconds(180)
-        return try await withThrowingTaskGroup(of: (Double?, String?).self) { group in
-            for (index, device) in devices.enumerated() {
-                group.addTask {
-                    var backoff = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: SplitMix(seed: UInt64(index + 1)))
-                    var lastFailure: String?
-                    while ContinuousClock.now < deadline {
-                        do {
-                            _ = try await get(port: port, device.path + "&wait=\(waitSeconds)", token: device.token)
-                        } catch {
-                            lastFailure = cause(error)
-                            if committed.value != nil { return (nil, lastFailure) }
-                            try? await backoff.wait()
-                            continue
-                        }
-                        // An answer to a wait that began before the commit, or after it: the news reached the device.
-                        if let at = committed.value { return (UploadBenchmark.seconds(ContinuousClock.now - at) * 1000, nil) }
-                        backoff.reset()
-                    }
-                    return (nil, lastFailure ?? "no answer within three minutes")
-                }
-            }
-            let started = ContinuousClock.now
-            var waiting = 0
-            while ContinuousClock.now - started < .seconds(120) {
-                waiting = (try? await LocalHTTP.metric("teamwork_sync_open_waits", port: port)) ?? waiting
-                if waiting >= devices.count { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            let settle = UploadBenchmark.seconds(ContinuousClock.now - started)
-            _ = try await CentralStore.withStore(url) { store in
-                let touched = try await store.benchmarkTouchOneTaskPerTeam()
-                committed.mutate { $0 = ContinuousClock.now }
-                return touched
-            }
-            var latencies: [Double] = []
-            var failures: [String: Int] = [:]
-            for try await (latency, failure) in group {
-                if let latency { latencies.append(latency) }
-                if let failure { failures[failure, default: 0] += 1 }
-            }
-            return FanOut(latencies: latencies.sorted(), failures: failures, waiting: waiting, settle: settle)
+    /// Waits until the service holds `count` live-mode waits (by `teamwork_sync_open_waits`) or
+    /// `limit` passes: how many it held, and when.
+    static func waitForWaiting(_ count: Int, port: Int, within limit: Duration) async throws -> (count: Int, seconds: Double) {
+        let started = ContinuousClock.now
+        var waiting = 0
+        while ContinuousClock.now - started < limit {
+            waiting = (try? await LocalHTTP.metric("teamwork_sync_open_waits", port: port, timeout: .seconds(5))) ?? waiting
+            if waiting >= count { break }
+            try await Task.sleep(for: .milliseconds(100))
         }
+        return (waiting, UploadBenchmark.seconds(ContinuousClock.now - started))
     }
 
     /// Why a request got no answer: refused, reset, timed out, an HTTP status, or the error.

@@ -8,6 +8,7 @@ import HummingbirdTesting
 import Logging
 import ReplicaGenerator
 import SyncProtocol
+import TeamDatabase
 @testable import SyncServer
 import ServiceLifecycleTestKit
 import Testing
@@ -173,6 +174,84 @@ struct LiveModeTests {
             }
             #expect(ended.value == 2_000)
         }
+    }
+
+    /// The watch keeps its waits indexed by file, by the file's state they read, by owner and by
+    /// the look that ends them, so that a fleet's tens of thousands of waits are not each looked at
+    /// whenever one begins or a file changes. Each index must still wake exactly the right waits:
+    /// a look wakes the waits of a file that left the state they read and no other (not those that
+    /// read its new state, nor another file's), each wait ends at its own time and not before,
+    /// a person's thirteenth wait ends their oldest, and a cancelled wait leaves no trace.
+    @Test func theWatchWakesExactlyTheWaitsWhoseFileChangedOrWhoseTimeIsUp() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "watch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (a, b) = (folder.appending(path: "team-1.sqlite").path, folder.appending(path: "team-2.sqlite").path)
+        func write(_ path: String, counter: UInt8) throws {
+            var header = [UInt8](repeating: 0, count: 100)
+            header[27] = counter
+            try Data(header).write(to: URL(fileURLWithPath: path))
+        }
+        try write(a, counter: 1)
+        try write(b, counter: 1)
+        // A long interval: only the explicit looks below wake anything.
+        let watch = ReplicaWatch(interval: .seconds(3_600), maximumPerOwner: 12)
+        let woken = Locked<[String]>([])
+        func wait(_ name: String, _ path: String, _ stamp: FileVersion?, timeout: Duration = .seconds(60), owner: Int64) -> Task<Void, Never> {
+            Task {
+                await watch.wait(path: path, from: stamp, timeout: timeout, owner: owner)
+                woken.mutate { $0.append(name) }
+            }
+        }
+        func settle(_ count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while watch.waiting != count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(watch.waiting == count)
+        }
+        let oldA = FileVersion(path: a)
+        var tasks = [wait("a-old-1", a, oldA, owner: 1), wait("a-old-2", a, oldA, owner: 2), wait("b-1", b, FileVersion(path: b), owner: 3)]
+        try await settle(3)
+        try write(a, counter: 2)
+        tasks.append(wait("a-new", a, FileVersion(path: a), owner: 4))
+        try await settle(4)
+        watch.look(only: [a, b])
+        for task in tasks.prefix(2) { await task.value }
+        try await settle(2)
+        #expect(Set(woken.value) == ["a-old-1", "a-old-2"], "only the waits that read the state file a left")
+
+        // Thirteen waits of one person: the oldest ends, the other twelve stay.
+        let many = (0..<13).map { wait("p-\($0)", b, FileVersion(path: b), owner: 9) }
+        await many[0].value
+        try await settle(2 + 12)
+        #expect(woken.value.last == "p-0")
+
+        // A cancelled wait ends and leaves no trace; a change to b then wakes b's waits, not a's.
+        many[5].cancel()
+        await many[5].value
+        try await settle(13)
+        try write(b, counter: 2)
+        watch.look()
+        for task in many { await task.value }
+        await tasks[2].value
+        try await settle(1)
+        #expect(!woken.value.contains("a-new"), "a's new state is what a-new read: it waits on")
+
+        // Each wait ends at its own time by the looks, not before it.
+        let started = ContinuousClock.now
+        let short = wait("short", b, FileVersion(path: b), timeout: .milliseconds(300), owner: 20)
+        let long = wait("long", b, FileVersion(path: b), timeout: .seconds(30), owner: 21)
+        try await settle(3)
+        while !woken.value.contains("short"), ContinuousClock.now - started < .seconds(10) {
+            watch.look()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await short.value
+        #expect(ContinuousClock.now - started >= .milliseconds(300), "not before its time")
+        #expect(!woken.value.contains("long") && watch.waiting == 2, "the others wait on")
+        watch.close()
+        await long.value
+        await tasks[3].value
+        #expect(watch.waiting == 0)
     }
 
     /// A page is kept for the state of the file it was read from; once the file

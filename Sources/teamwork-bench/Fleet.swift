@@ -1,0 +1,288 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import TeamDatabase
+import TeamworkModel
+import TeamworkTestSupport
+
+/// Devices in live mode the way `teamwork-worker watch` holds it: one kept-alive
+/// connection each (URLSession keeps its connection between requests), a
+/// live-mode wait after another on it, moving on to the position each answer
+/// gives; after a failure, a new connection after the device's full-jitter
+/// backoff (1 s doubling to 30 s).
+///
+/// Each device is a small state machine on one of NIO's event loops (no task,
+/// no HTTP client stack per request): a fleet of ten thousand costs the
+/// benchmark a parse of each answer and little else, so what a run measures is
+/// the service, not the benchmark's own connections. (With a client per
+/// request, the benchmark was half the load of the machine it measures.)
+final class Fleet: @unchecked Sendable {
+    struct Device: Sendable {
+        var token: String
+        /// `/v1/replicas/team-N/changes`
+        var replica: String
+        /// Where the device is in its replica.
+        var epoch: String
+        var since: Int64
+    }
+
+    /// What a fan-out round came to.
+    struct Round {
+        /// Milliseconds from the commit to each device's first answer with news.
+        var latencies: [Double]
+        var failures: [String: Int]
+        /// Milliseconds from the commit to the first and the last of `files` changing (the generator's part).
+        var filesWritten: (first: Double, last: Double)?
+    }
+
+    let port: Int
+    let waitSeconds: Int
+    private let group: any EventLoopGroup
+    private let devices: [DeviceConnection]
+    private let record = Locked(Record())
+
+    private struct Record {
+        var failures: [String: Int] = [:]
+        /// The round being timed: when its commit was made, and each device's answer to it.
+        var committed: ContinuousClock.Instant?
+        var latencies: [Int: Double] = [:]
+        var stopped = false
+    }
+
+    init(port: Int, devices: [Device], waitSeconds: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.port = port
+        self.waitSeconds = waitSeconds
+        self.group = group
+        var connections: [DeviceConnection] = []
+        for (index, device) in devices.enumerated() {
+            connections.append(DeviceConnection(index: index, device: device, eventLoop: group.next()))
+        }
+        self.devices = connections
+        for connection in connections { connection.fleet = self }
+    }
+
+    var count: Int { devices.count }
+
+    /// Connects every device, at most `pace` connecting at once (a fleet coming on line over the
+    /// morning, not a storm: the storm is measured after a restart), each then waiting as it will.
+    func start(pace: Int = 256) async {
+        for chunk in stride(from: 0, to: devices.count, by: pace) {
+            let started = devices[chunk..<min(devices.count, chunk + pace)].map { $0.connect() }
+            for future in started { _ = try? await future.get() }
+        }
+    }
+
+    /// Every connection closed; no device reconnects.
+    func stop() async {
+        record.mutate { $0.stopped = true }
+        for device in devices { _ = try? await device.close().get() }
+    }
+
+    var stopped: Bool { record.value.stopped }
+
+    /// Times one commit: `commit` runs, and each device's first answer with news after it is
+    /// timed, until every device has one or `limit` passes.
+    /// `files` (the replicas the commit changes) are looked at every few milliseconds meanwhile,
+    /// to tell the generator's part from the wake's.
+    func round(within limit: Duration, files: [String], commit: () async throws -> Void) async throws -> Round {
+        record.mutate { record in
+            record.failures = [:]
+            record.latencies = [:]
+            record.committed = nil
+        }
+        var stamps = Dictionary(uniqueKeysWithValues: files.map { ($0, FileVersion(path: $0)) })
+        try await commit()
+        let committed = ContinuousClock.now
+        record.mutate { $0.committed = committed }
+        var written: [Double] = []
+        while ContinuousClock.now - committed < limit, record.value.latencies.count < devices.count {
+            for (path, stamp) in stamps {
+                let now = FileVersion(path: path)
+                if now != stamp {
+                    written.append(Double((ContinuousClock.now - committed) / .milliseconds(1)))
+                    stamps[path] = nil
+                }
+            }
+            try await Task.sleep(for: .milliseconds(stamps.isEmpty ? 20 : 10))
+        }
+        return record.mutate { record in
+            defer { record.committed = nil }
+            return Round(latencies: record.latencies.values.sorted(), failures: record.failures,
+                         filesWritten: written.isEmpty ? nil : (written.min()!, written.max()!))
+        }
+    }
+
+    /// CPU seconds (user and system) a process has used so far, from /proc.
+    static func cpuSeconds(_ pid: pid_t) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = text.lastIndex(of: ")") else { return .nan }
+        // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Requests that got no answer since the last round began, by cause.
+    func failures() -> [String: Int] { record.value.failures }
+
+    fileprivate func failed(_ cause: String) {
+        record.mutate { $0.failures[cause, default: 0] += 1 }
+    }
+
+    /// A device got news at `at`: timed if a round is on and it is the device's first.
+    fileprivate func news(_ index: Int, at: ContinuousClock.Instant) {
+        record.mutate { record in
+            guard let committed = record.committed, record.latencies[index] == nil else { return }
+            record.latencies[index] = Double((at - committed) / .milliseconds(1))
+        }
+    }
+}
+
+/// One device: its connection, the request it has in flight, its backoff. Touched only on its event loop.
+private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+
+    let index: Int
+    var device: Fleet.Device
+    let eventLoop: any EventLoop
+    weak var fleet: Fleet?
+    private var channel: (any Channel)?
+    private var received: ByteBuffer?
+    private var backoff: Backoff
+    /// A request is out and its answer not complete.
+    private var asking = false
+
+    init(index: Int, device: Fleet.Device, eventLoop: any EventLoop) {
+        self.index = index
+        self.device = device
+        self.eventLoop = eventLoop
+        backoff = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: SplitMix(seed: UInt64(index + 1)))
+    }
+
+    /// Opens the connection and sends the first wait; a failure to connect schedules the next try.
+    func connect() -> EventLoopFuture<Void> {
+        guard let fleet, !fleet.stopped else { return eventLoop.makeSucceededVoidFuture() }
+        return ClientBootstrap(group: eventLoop)
+            .connectTimeout(.seconds(10))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(self) }
+            }
+            .connect(host: "127.0.0.1", port: fleet.port)
+            .map { channel in
+                self.channel = channel
+                self.received = channel.allocator.buffer(capacity: 2048)
+                self.ask()
+            }
+            .flatMapErrorThrowing { error in
+                self.retry(LoadBenchmark.cause(error))
+            }
+    }
+
+    func close() -> EventLoopFuture<Void> {
+        eventLoop.flatSubmit {
+            guard let channel = self.channel else { return self.eventLoop.makeSucceededVoidFuture() }
+            self.channel = nil
+            return channel.close().recover { _ in }
+        }
+    }
+
+    private func ask() {
+        guard let channel, let fleet else { return }
+        asking = true
+        var request = channel.allocator.buffer(capacity: 256)
+        request.writeString("GET \(device.replica)?epoch=\(device.epoch)&since=\(device.since)&wait=\(fleet.waitSeconds) HTTP/1.1\r\n"
+                            + "Host: 127.0.0.1:\(fleet.port)\r\n"
+                            + "Authorization: Bearer \(device.token)\r\n\r\n")
+        channel.writeAndFlush(request, promise: nil)
+    }
+
+    /// After a failure: a new connection once the backoff's delay has passed.
+    private func retry(_ cause: String) {
+        guard let fleet, !fleet.stopped else { return }
+        fleet.failed(cause)
+        if let channel {
+            self.channel = nil
+            channel.close(promise: nil)
+        }
+        asking = false
+        let delay = backoff.next()
+        eventLoop.scheduleTask(in: .nanoseconds(Int64(delay / .nanoseconds(1)))) { _ = self.connect() }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var bytes = unwrapInboundIn(data)
+        received?.writeBuffer(&bytes)
+        while let (status, body, close) = takeResponse() {
+            answered(status: status, body: body, close: close)
+            guard channel != nil else { return }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // The server closed the connection: mid-request it is a failure, between requests the next
+        // wait goes on a new connection (as URLSession does with an idle connection it finds closed).
+        guard context.channel === channel else { return }
+        retry(asking ? "reset" : "closed between waits")
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard context.channel === channel else { return }
+        retry(LoadBenchmark.cause(error))
+    }
+
+    private func answered(status: Int, body: ByteBuffer, close: Bool) {
+        asking = false
+        let at = ContinuousClock.now
+        guard status == 200 else {
+            retry("HTTP \(status)")
+            return
+        }
+        backoff.reset()
+        if let position = Self.position(in: body), position != (device.epoch, device.since) {
+            (device.epoch, device.since) = position
+            fleet?.news(index, at: at)
+        }
+        if close {
+            retry("closed by the server")
+        } else {
+            ask()
+        }
+    }
+
+    /// The page's `epoch` and `up_to`, found by scanning its bytes (a JSON decoder per answer would be
+    /// a good part of the benchmark's own cost). A quote inside a value is escaped, so `"up_to":`
+    /// is only ever the key.
+    static func position(in body: ByteBuffer) -> (String, Int64)? {
+        let bytes = body.readableBytesView
+        guard let upTo = bytes.firstRange(of: Array(#""up_to":"#.utf8)),
+              let epochKey = bytes.firstRange(of: Array(#""epoch":""#.utf8)) else { return nil }
+        let digits = bytes[upTo.upperBound...].prefix { (48...57).contains($0) }
+        let epoch = bytes[epochKey.upperBound...].prefix { $0 != UInt8(ascii: "\"") }
+        guard let since = Int64(String(decoding: digits, as: UTF8.self)) else { return nil }
+        return (String(decoding: epoch, as: UTF8.self), since)
+    }
+
+    /// One whole response from what was received (status, body, whether the server closes), if there is one.
+    private func takeResponse() -> (Int, ByteBuffer, Bool)? {
+        guard var buffer = received,
+              let headEnd = buffer.readableBytesView.firstRange(of: Array("\r\n\r\n".utf8)) else { return nil }
+        let headLength = headEnd.upperBound - buffer.readerIndex
+        guard let head = buffer.getString(at: buffer.readerIndex, length: headLength) else { return nil }
+        var length = 0
+        var close = false
+        let lines = head.split(separator: "\r\n")
+        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        for line in lines.dropFirst() {
+            let lower = line.lowercased()
+            if lower.hasPrefix("content-length:") { length = Int(lower.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0 }
+            if lower.hasPrefix("connection:"), lower.contains("close") { close = true }
+        }
+        guard buffer.readableBytes >= headLength + length else { return nil }
+        buffer.moveReaderIndex(forwardBy: headLength)
+        let body = buffer.readSlice(length: length)!
+        buffer.discardReadBytes()
+        received = buffer
+        return (status, body, close)
+    }
+}
