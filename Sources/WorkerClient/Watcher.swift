@@ -20,7 +20,13 @@ public struct Watcher: Sendable {
     public var queueInterval: Duration = .milliseconds(250)
     /// Full jitter: after a restart, a fleet of watching devices comes back spread over the
     /// window, not all in the same instant (docs/operations.md).
-    public var backoff = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full)
+    public var backoff = Watcher.reconnecting()
+
+    /// How a watching device tries the server again after a failure: the one policy, which the
+    /// load benchmark's simulated fleet uses too (`random`: a seeded source there).
+    public static func reconnecting(random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) -> Backoff {
+        Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: random)
+    }
 
     public init(synchronizer: Synchronizer) {
         self.synchronizer = synchronizer

@@ -4,12 +4,13 @@ import NIOPosix
 import TeamDatabase
 import TeamworkModel
 import TeamworkTestSupport
+import WorkerClient
 
 /// Devices in live mode the way `teamwork-worker watch` holds it: one kept-alive
 /// connection each (URLSession keeps its connection between requests), a
 /// live-mode wait after another on it, moving on to the position each answer
-/// gives; after a failure, a new connection after the device's full-jitter
-/// backoff (1 s doubling to 30 s).
+/// gives; after a failure, a new connection after the device's own backoff
+/// (`Watcher.reconnecting`, full jitter).
 ///
 /// Each device is a small state machine on one of NIO's event loops (no task,
 /// no HTTP client stack per request): a fleet of ten thousand costs the
@@ -90,15 +91,20 @@ final class Fleet: @unchecked Sendable {
             record.latencies = [:]
             record.committed = nil
         }
-        var stamps = Dictionary(uniqueKeysWithValues: files.map { ($0, FileVersion(path: $0)) })
+        // A write commits (mtime) or a rebuild renames a new file in (inode): one stat per file not yet written.
+        func stamp(_ path: String) -> [Int] {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return [] }
+            return [Int(info.st_ino), info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+        }
+        var stamps = Dictionary(uniqueKeysWithValues: files.map { ($0, stamp($0)) })
         try await commit()
         let committed = ContinuousClock.now
         record.mutate { $0.committed = committed }
         var written: [Double] = []
         while ContinuousClock.now - committed < limit, record.value.latencies.count < devices.count {
-            for (path, stamp) in stamps {
-                let now = FileVersion(path: path)
-                if now != stamp {
+            for (path, old) in stamps {
+                if stamp(path) != old {
                     written.append(Double((ContinuousClock.now - committed) / .milliseconds(1)))
                     stamps[path] = nil
                 }
@@ -147,7 +153,7 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
     let eventLoop: any EventLoop
     weak var fleet: Fleet?
     private var channel: (any Channel)?
-    private var received: ByteBuffer?
+    private var received = ByteBuffer()
     private var backoff: Backoff
     /// A request is out and its answer not complete.
     private var asking = false
@@ -156,7 +162,7 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
         self.index = index
         self.device = device
         self.eventLoop = eventLoop
-        backoff = Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: SplitMix(seed: UInt64(index + 1)))
+        backoff = Watcher.reconnecting(random: SplitMix(seed: UInt64(index + 1)))
     }
 
     /// Opens the connection and sends the first wait; a failure to connect schedules the next try.
@@ -171,7 +177,7 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
             .connect(host: "127.0.0.1", port: fleet.port)
             .map { channel in
                 self.channel = channel
-                self.received = channel.allocator.buffer(capacity: 2048)
+                self.received = channel.allocator.buffer(capacity: 4096)
                 self.ask()
             }
             .flatMapErrorThrowing { error in
@@ -212,7 +218,8 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
-        received?.writeBuffer(&bytes)
+        if received.readableBytes == 0 { received.clear() }
+        received.writeBuffer(&bytes)
         while let (status, body, close) = takeResponse() {
             answered(status: status, body: body, close: close)
             guard channel != nil else { return }
@@ -254,35 +261,64 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
     /// a good part of the benchmark's own cost). A quote inside a value is escaped, so `"up_to":`
     /// is only ever the key.
     static func position(in body: ByteBuffer) -> (String, Int64)? {
-        let bytes = body.readableBytesView
-        guard let upTo = bytes.firstRange(of: Array(#""up_to":"#.utf8)),
-              let epochKey = bytes.firstRange(of: Array(#""epoch":""#.utf8)) else { return nil }
-        let digits = bytes[upTo.upperBound...].prefix { (48...57).contains($0) }
-        let epoch = bytes[epochKey.upperBound...].prefix { $0 != UInt8(ascii: "\"") }
-        guard let since = Int64(String(decoding: digits, as: UTF8.self)) else { return nil }
-        return (String(decoding: epoch, as: UTF8.self), since)
+        body.withUnsafeReadableBytes { bytes -> (String, Int64)? in
+            guard let upTo = find(upToKey, in: bytes), let epochAt = find(epochKey, in: bytes) else { return nil }
+            var since: Int64 = 0
+            var index = upTo + upToKey.count
+            while index < bytes.count, (48...57).contains(bytes[index]) {
+                since = since * 10 + Int64(bytes[index] - 48)
+                index += 1
+            }
+            let start = epochAt + epochKey.count
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+            return (String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self), since)
+        }
+    }
+
+    private static let upToKey = Array(#""up_to":"#.utf8)
+    private static let epochKey = Array(#""epoch":""#.utf8)
+    private static let headEnd = Array("\r\n\r\n".utf8)
+    private static let lengthKeys = [Array("\r\ncontent-length:".utf8), Array("\r\nContent-Length:".utf8)]
+    private static let closeKeys = [Array("\r\nconnection: close".utf8), Array("\r\nConnection: close".utf8)]
+
+    /// Where `needle` first is in `bytes` (memchr for its first byte, then memcmp).
+    private static func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress, let first = needle.first, bytes.count >= needle.count else { return nil }
+        return needle.withUnsafeBytes { needle -> Int? in
+            var from = 0
+            let last = bytes.count - needle.count
+            while from <= last, let hit = memchr(base + from, Int32(first), last - from + 1) {
+                let at = UnsafeRawPointer(hit) - base
+                if memcmp(base + at, needle.baseAddress!, needle.count) == 0 { return at }
+                from = at + 1
+            }
+            return nil
+        }
     }
 
     /// One whole response from what was received (status, body, whether the server closes), if there is one.
     private func takeResponse() -> (Int, ByteBuffer, Bool)? {
-        guard var buffer = received,
-              let headEnd = buffer.readableBytesView.firstRange(of: Array("\r\n\r\n".utf8)) else { return nil }
-        let headLength = headEnd.upperBound - buffer.readerIndex
-        guard let head = buffer.getString(at: buffer.readerIndex, length: headLength) else { return nil }
-        var length = 0
-        var close = false
-        let lines = head.split(separator: "\r\n")
-        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
-        for line in lines.dropFirst() {
-            let lower = line.lowercased()
-            if lower.hasPrefix("content-length:") { length = Int(lower.dropFirst(15).trimmingCharacters(in: .whitespaces)) ?? 0 }
-            if lower.hasPrefix("connection:"), lower.contains("close") { close = true }
+        let head = received.withUnsafeReadableBytes { bytes -> (status: Int, headLength: Int, length: Int, close: Bool)? in
+            guard let end = Self.find(Self.headEnd, in: bytes) else { return nil }
+            let head = UnsafeRawBufferPointer(rebasing: bytes[..<(end + 2)])
+            // "HTTP/1.1 200 OK"
+            guard head.count > 12 else { return (0, end + 4, 0, true) }
+            let status = (Int(head[9]) - 48) * 100 + (Int(head[10]) - 48) * 10 + (Int(head[11]) - 48)
+            var length = 0
+            if let at = Self.lengthKeys.lazy.compactMap({ Self.find($0, in: head).map { $0 + Self.lengthKeys[0].count } }).first {
+                var index = at
+                while index < head.count, head[index] == UInt8(ascii: " ") { index += 1 }
+                while index < head.count, (48...57).contains(head[index]) {
+                    length = length * 10 + Int(head[index] - 48)
+                    index += 1
+                }
+            }
+            let close = Self.closeKeys.contains { Self.find($0, in: head) != nil }
+            return (status, end + 4, length, close)
         }
-        guard buffer.readableBytes >= headLength + length else { return nil }
-        buffer.moveReaderIndex(forwardBy: headLength)
-        let body = buffer.readSlice(length: length)!
-        buffer.discardReadBytes()
-        received = buffer
-        return (status, body, close)
+        guard let head, received.readableBytes >= head.headLength + head.length else { return nil }
+        received.moveReaderIndex(forwardBy: head.headLength)
+        return (head.status, received.readSlice(length: head.length)!, head.close)
     }
 }

@@ -153,7 +153,7 @@ struct LoadBenchmark: AsyncParsableCommand {
             print(String(format: "%d devices connected (at most 256 connecting at once), %d waiting after %.1f s",
                          current.count, settled.count, UploadBenchmark.seconds(ContinuousClock.now - settleStarted))
                   + Self.describe(fleet.failures()) + Self.overflowLine(since: overflowsAtStart))
-            for round in 1...(runs("fanout") ? fanOuts : 0) {
+            for round in runs("fanout") ? Array(1...max(1, fanOuts)) : [] {
                 let waiting = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
                 let overflows = Self.listenOverflows()
                 let files = Set(workers.map(\.teamID)).map { replicas.appending(path: "team-\($0).sqlite").path }
@@ -173,11 +173,12 @@ struct LoadBenchmark: AsyncParsableCommand {
             }
 
             // A restart with every device watching: SIGTERM, start again, and every device reconnecting
-            // the way `teamwork-worker watch` does (full jitter from 1 s, doubling to 30 s).
+            // the way `teamwork-worker watch` does (`Watcher.reconnecting`: full jitter).
             if runs("restart") {
                 _ = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
                 let overflows = Self.listenOverflows()
                 _ = fleet.failures()
+                let signalled = ContinuousClock.now
                 kill(service, SIGTERM)
                 _ = try? ChildProcess.wait(service)
                 let down = ContinuousClock.now
@@ -186,9 +187,9 @@ struct LoadBenchmark: AsyncParsableCommand {
                 let healthy = ContinuousClock.now
                 let ninetyNine = try await Self.waitForWaiting(Int((Double(current.count) * 0.99).rounded(.up)), port: port, within: .seconds(120))
                 let all = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
-                print(String(format: "restart storm: SIGTERM to /health answering %.1f s; from then, 99%% of the devices waiting again "
+                print(String(format: "restart storm: SIGTERM to exit %.1f s, start to /health answering %.1f s; from then, 99%% of the devices waiting again "
                              + "after %.1f s, %d of %d after %.1f s (%d not waiting again)",
-                             UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count, current.count,
+                             UploadBenchmark.seconds(down - signalled), UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count, current.count,
                              ninetyNine.seconds + all.seconds, current.count - all.count)
                       + Self.describe(fleet.failures()) + Self.overflowLine(since: overflows))
             }
