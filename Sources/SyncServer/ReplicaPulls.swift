@@ -57,7 +57,7 @@ struct ReplicaPulls: Sendable {
     @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson()
         let replica = try await replica(named: context, person: person)
-        let name = try context.parameters.require("name")
+        let name = replica.name
         let query = request.uri.queryParameters
         // Every parameter is a number or a server-made epoch (a UUID): anything longer is made up.
         if let long = query.first(where: { $0.value.unicodeScalars.count > Self.longestParameter }) {
@@ -138,19 +138,17 @@ struct ReplicaPulls: Sendable {
 
     /// Where a replica's file is; what the watch knows it by.
     func path(of replica: ReplicaID) -> String {
-        folder + replica.fileName
+        paths.path(of: replica)
     }
 
-    /// The replicas folder's path with its final slash (built once: `URL.appending` costs more than the rest of a no-op pull).
-    private let folder: String
+    private let paths: ReplicaPaths
 
     init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch) {
         self.configuration = configuration
         self.store = store
         self.cache = cache
         self.watch = watch
-        let directory = configuration.replicasDirectory.path
-        folder = directory.hasSuffix("/") ? directory : directory + "/"
+        paths = ReplicaPaths(configuration.replicasDirectory)
     }
 
     /// The replica the `{name}` path parameter names, if the caller may use it

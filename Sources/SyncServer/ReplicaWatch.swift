@@ -17,7 +17,6 @@ final class ReplicaWatch: Service, Sendable {
         var owner: Int64
         var path: String
         var stamp: FileVersion?
-        var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<Void, Never>
     }
 
@@ -68,7 +67,7 @@ final class ReplicaWatch: Service, Sendable {
     }
 
     /// Open waits, for `/metrics` and tests.
-    var waiting: Int { state.value.waiters.count }
+    var waiting: Int { state.mutate { $0.waiters.count } }
 
     /// The live-mode lines of `/metrics` (Prometheus text).
     var metrics: String {
@@ -101,7 +100,7 @@ final class ReplicaWatch: Service, Sendable {
                         // ours, while it runs handlers, which take ours, inside its own: a deadlock, seen
                         // with 10,000 waits at SIGTERM.
                         guard !state.closed, !state.shuttingDown, !Task.isCancelled else { return (false, []) }
-                        state.add(id, slot: slot(of: deadline), Waiter(owner: owner, path: path, stamp: stamp, deadline: deadline, continuation: continuation))
+                        state.add(id, slot: slot(of: deadline), Waiter(owner: owner, path: path, stamp: stamp, continuation: continuation))
                         let theirs = state.byOwner[owner] ?? []
                         return (true, theirs.dropLast(maximumPerOwner).compactMap { state.remove($0) })
                     }
@@ -128,7 +127,7 @@ final class ReplicaWatch: Service, Sendable {
     func run() async throws {
         let watcher = directory.flatMap { directory in
             DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch", events: [.committed, .replaced]) { [weak self] replicas in
-                self?.look(only: Set(replicas.map { directory.appending(path: $0.fileName).path }))
+                self?.look(only: Set(replicas.map(ReplicaPaths(directory).path(of:))))
             }
         }
         defer { watcher?.stop() }
@@ -161,14 +160,16 @@ final class ReplicaWatch: Service, Sendable {
     }
 
     /// One look: a `stat` per file with waiters, then the waiters whose file changed or whose time is up.
+    /// The files are looked at outside the lock: waits that begin meanwhile (their id past
+    /// `horizon`) may have read the file after this look did, and are left to the next look.
     func look() {
-        let paths = state.mutate { Array($0.byPath.keys) }
+        let (paths, horizon) = state.mutate { (Array($0.byPath.keys), $0.nextID) }
         var stamps: [String: FileVersion?] = [:]
         for path in paths { stamps[path] = FileVersion(path: path) }
         let now = ContinuousClock.now
         let last = Int64(((now - origin) / Self.slotWidth).rounded(.down))
         let woken = state.mutate { state -> [Waiter] in
-            var woken = state.changed(stamps)
+            var woken = state.changed(stamps, upTo: horizon)
             // The slots since the last look; after a long pause, the slots that hold waits.
             let due = last - state.nextSlot < Int64(state.bySlot.count)
                 ? Array(state.nextSlot...max(state.nextSlot, last)).filter { $0 <= last }
@@ -186,11 +187,11 @@ final class ReplicaWatch: Service, Sendable {
 
     /// A look at these files only: their waiters wake if the file changed.
     func look(only paths: Set<String>) {
-        let watched = state.mutate { state in paths.filter { state.byPath[$0] != nil } }
+        let (watched, horizon) = state.mutate { state in (paths.filter { state.byPath[$0] != nil }, state.nextID) }
         guard !watched.isEmpty else { return }
         var stamps: [String: FileVersion?] = [:]
         for path in watched { stamps[path] = FileVersion(path: path) }
-        let woken = state.mutate { $0.changed(stamps) }
+        let woken = state.mutate { $0.changed(stamps, upTo: horizon) }
         for waiter in woken { waiter.continuation.resume() }
     }
 
@@ -228,12 +229,14 @@ private extension ReplicaWatch.State {
         return waiter
     }
 
-    /// Takes out the waiters whose file is no longer in the state they read.
-    mutating func changed(_ stamps: [String: FileVersion?]) -> [ReplicaWatch.Waiter] {
+    /// Takes out the waiters whose file is no longer in the state they read, of those that
+    /// began before the files were looked at (ids up to `horizon`): a wait that began later may
+    /// have read the file after the look, and the look's older stamp would end it for nothing.
+    mutating func changed(_ stamps: [String: FileVersion?], upTo horizon: Int) -> [ReplicaWatch.Waiter] {
         var woken: [ReplicaWatch.Waiter] = []
         for (path, now) in stamps {
             for (stamp, ids) in byPath[path] ?? [:] where stamp != now {
-                woken += ids.compactMap { remove($0) }
+                woken += ids.filter { $0 <= horizon }.compactMap { remove($0) }
             }
         }
         return woken
@@ -243,4 +246,19 @@ private extension ReplicaWatch.State {
         defer { (waiters, byPath, byOwner, bySlot) = ([:], [:], [:], [:]) }
         return Array(waiters.values)
     }
+}
+
+/// Where each replica's file is, as the one string the watch, pulls and pushes all name it by:
+/// a write reported under one spelling of a path would not wake the waits held under another.
+struct ReplicaPaths: Sendable {
+    /// The replicas folder's path with its final slash (built once: `URL.appending` per request
+    /// cost more than the rest of a no-op pull).
+    let folder: String
+
+    init(_ directory: URL) {
+        let path = directory.path
+        folder = path.hasSuffix("/") ? path : path + "/"
+    }
+
+    func path(of replica: ReplicaID) -> String { folder + replica.fileName }
 }
