@@ -16,6 +16,8 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "The largest file a worker may upload, in MB.") var maxFileMb = 25
     @Option(help: ArgumentHelp("Connections the kernel may queue before the server accepts them (or TEAMWORK_BACKLOG; capped by net.core.somaxconn; docs/operations.md).", valueName: "n"))
     var backlog: Int?
+    @Option(help: ArgumentHelp("How long a push waits for its replica's lock before the device is told to retry (503), in seconds.", valueName: "s"))
+    var pushLockTimeout = 5
     @Flag(help: "Serve no dispatcher's board at /board.") var noBoard = false
     @Option(help: ArgumentHelp("The PostgreSQL role the board reads and acts through, one in teamwork_manager (or TEAMWORK_BOARD_DATABASE_URL; default: the service's own URL).", valueName: "url"))
     var boardDatabaseUrl: String?
@@ -43,18 +45,24 @@ struct ServerOptions: ParsableArguments {
                 throw ValidationError("--board-origin must be a scheme and a host, like https://dispatch.example.com (no path)")
             }
         }
+        if !(1...300).contains(pushLockTimeout) { throw ValidationError("--push-lock-timeout must be 1 to 300 seconds") }
         if let value = backlogValue, !(1...1_048_576).contains(value) { throw ValidationError("--backlog must be 1 to 1048576") }
         if backlog == nil, let text = environment["TEAMWORK_BACKLOG"], !text.isEmpty, Int(text) == nil {
             throw ValidationError("TEAMWORK_BACKLOG must be a number, not '\(text)'")
         }
     }
 
-    private var originText: String? { boardOrigin ?? environment["TEAMWORK_BOARD_ORIGIN"].flatMap { $0.isEmpty ? nil : $0 } }
+    private var originText: String? { setting(boardOrigin, "TEAMWORK_BOARD_ORIGIN") }
     private var backlogValue: Int? { backlog ?? environment["TEAMWORK_BACKLOG"].flatMap { Int($0) } }
 
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
-    private var tilesTemplate: String? { mapTiles ?? environment["TEAMWORK_MAP_TILES"].flatMap { $0.isEmpty ? nil : $0 } }
-    private var boardURLText: String? { boardDatabaseUrl ?? environment["TEAMWORK_BOARD_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+    private var tilesTemplate: String? { setting(mapTiles, "TEAMWORK_MAP_TILES") }
+    private var boardURLText: String? { setting(boardDatabaseUrl, "TEAMWORK_BOARD_DATABASE_URL") }
+
+    /// An option's value, else its environment variable's when that is set and not empty.
+    private func setting(_ option: String?, _ variable: String) -> String? {
+        option ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     var tls: SyncServer.TLSFiles? {
         guard let tlsCert, let tlsKey else { return nil }
@@ -69,10 +77,11 @@ struct ServerOptions: ParsableArguments {
         configuration.blobsDirectory = blobs.map { URL(fileURLWithPath: $0) }
         configuration.maximumBlobBytes = Int64(maxFileMb) * 1024 * 1024
         if let backlogValue { configuration.backlog = backlogValue }
+        configuration.pushLockTimeout = .seconds(pushLockTimeout)
         if !noBoard {
             var board = BoardConfiguration(databaseURL: boardURLText.flatMap { try? DatabaseURL(parsing: $0) } ?? configuration.databaseURL)
             if let tiles = tilesTemplate { board.tileURL = tiles }
-            if let credit = mapAttribution ?? environment["TEAMWORK_MAP_ATTRIBUTION"] { board.tileAttribution = credit }
+            if let credit = setting(mapAttribution, "TEAMWORK_MAP_ATTRIBUTION") { board.tileAttribution = credit }
             if let leafletDir { board.leafletDirectory = URL(fileURLWithPath: leafletDir) }
             board.publicOrigin = originText
             configuration.board = board

@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import ServiceLifecycle
 import Hummingbird
 import NIOPosix
 import BlobStore
@@ -119,6 +120,9 @@ extension ReplicaPushes {
         while true {
             if let lock = try file.take() { return lock }
             if let deadline, ContinuousClock.now >= deadline { throw ReplicaBusy(replica: replica) }
+            // At SIGTERM a push still waiting for the lock is told to retry (503) at once, rather than
+            // holding the service's exit up for the rest of its wait (seen with a 20 s wait).
+            if Task.isShuttingDownGracefully { throw ReplicaBusy(replica: replica) }
             try await eventLoopSleep(.milliseconds(10))
         }
     }

@@ -270,8 +270,12 @@ struct ServiceFailureTests {
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             let port = ServiceProcess.freePort()
+            // The eight pushes must all be seen waiting before the first gives up: a lock timeout
+            // well past the time a loaded machine takes to start eight requests (at 5 s the eight
+            // gave up first in a full run, and the ninth and tenth were admitted instead of 429).
             let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+                                          "--port", String(port), "--sweep", "0.5", "--push-lock-timeout", "20"],
+                                         port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
             try await service.start()
             let base = "http://127.0.0.1:\(port)"
@@ -282,13 +286,13 @@ struct ServiceFailureTests {
             #expect(flock(lock, LOCK_EX) == 0)
             let push = #"{"changes": [{"id": "k-1", "operation": "checkin", "made_at": "2026-11-21T10:00:00Z", "latitude": 1, "longitude": 2}]}"#
             let red = base + "/v1/replicas/team-\(world.red.id)/changes"
-            // Eight at once from one person wait for the lock (5 s, then 503); each step waits for its
+            // Eight at once from one person wait for the lock (20 s, then 503); each step waits for its
             // event (the service's own count of requests in flight), not for time.
             func inFlight() async -> Int { (try? await LocalHTTP.metric("teamwork_sync_requests_in_flight", port: port)) ?? -1 }
             let busy = Locked(0)
             let pushes = (0..<8).map { _ in
                 Task {
-                    let status = await Self.send(red, token: annToken, body: push, within: 30)
+                    let status = await Self.send(red, token: annToken, body: push, within: 45)
                     if status == 503 { busy.mutate { $0 += 1 } }
                     return status
                 }
@@ -314,7 +318,7 @@ struct ServiceFailureTests {
             let metrics = (try? await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10)).text) ?? ""
             #expect(metrics.contains("teamwork_sync_push_writes_total 0\n"), "pushes refused the lock wrote nothing")
 
-            let waiting = Task { await Self.send(red, token: annToken, body: push, within: 20) }
+            let waiting = Task { await Self.send(red, token: annToken, body: push, within: 40) }
             try await expectEventually("a push waiting on the lock", within: .seconds(20), every: .milliseconds(20)) {
                 await inFlight() == 1
             }
