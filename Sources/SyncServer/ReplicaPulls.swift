@@ -81,7 +81,7 @@ struct ReplicaPulls: Sendable {
             return .seconds(value)
         } ?? .zero
         let epoch = query["epoch"].map(String.init)
-        let path = path(of: replica)
+        let path = paths.path(of: replica)
         // The file's state before the read: a page already encoded for this state and these
         // parameters is sent again as it is (every device of a team asks the same questions).
         // No state: no file (or not yet a database), read without the cache.
@@ -136,12 +136,8 @@ struct ReplicaPulls: Sendable {
         try requireAccess(access.person, teams: access.teams, to: replica, context: context)
     }
 
-    /// Where a replica's file is; what the watch knows it by.
-    func path(of replica: ReplicaID) -> String {
-        paths.path(of: replica)
-    }
-
-    private let paths: ReplicaPaths
+    /// Where each replica's file is; what the watch knows it by.
+    let paths: ReplicaPaths
 
     init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch) {
         self.configuration = configuration

@@ -73,7 +73,7 @@ struct ReplicaPushes: Sendable {
             throw HTTPError(.serviceUnavailable, message: "\(replica.name) cannot take changes right now; try again")
         }
         configuration.pushed?(replica.name)
-        pulls.watch.changed(path: pulls.path(of: replica))
+        pulls.watch.changed(path: pulls.paths.path(of: replica))
         for result in results where result.status == .rejected {
             // The id is the client's: cut and defused, so no one's text can forge or flood a log line.
             context.logger.notice("change rejected", metadata: [

@@ -117,7 +117,10 @@ final class ReplicaWatch: Service, Sendable {
 
     /// Wakes every waiter of one file now (a push through this server changed it).
     func changed(path: String) {
-        wake(paths: [path])
+        let woken = state.mutate { state in
+            (state.byPath[path]?.values.flatMap { $0 } ?? []).compactMap { state.remove($0) }
+        }
+        for waiter in woken { waiter.continuation.resume() }
     }
 
     /// Looks at the files with waiters until the server shuts down, then wakes
@@ -126,8 +129,9 @@ final class ReplicaWatch: Service, Sendable {
     /// write reaches waiting devices without waiting for the next look.
     func run() async throws {
         let watcher = directory.flatMap { directory in
-            DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch", events: [.committed, .replaced]) { [weak self] replicas in
-                self?.look(only: Set(replicas.map(ReplicaPaths(directory).path(of:))))
+            let paths = ReplicaPaths(directory)
+            return DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch", events: [.committed, .replaced]) { [weak self] replicas in
+                self?.look(only: Set(replicas.map(paths.path(of:))))
             }
         }
         defer { watcher?.stop() }
@@ -144,16 +148,17 @@ final class ReplicaWatch: Service, Sendable {
 
     /// Shutdown began: every wait ends, and none begins from now on.
     private func shutDown() {
-        let all = state.mutate { state -> [Waiter] in
-            state.shuttingDown = true
-            return state.removeAll()
-        }
-        for waiter in all { waiter.continuation.resume() }
+        endAll { $0.shuttingDown = true }
     }
 
     func close() {
+        endAll { $0.closed = true }
+    }
+
+    /// Ends every wait, after `mark` (under the same lock) has made sure no new one begins.
+    private func endAll(_ mark: (inout State) -> Void) {
         let all = state.mutate { state -> [Waiter] in
-            state.closed = true
+            mark(&state)
             return state.removeAll()
         }
         for waiter in all { waiter.continuation.resume() }
@@ -192,15 +197,6 @@ final class ReplicaWatch: Service, Sendable {
         var stamps: [String: FileVersion?] = [:]
         for path in watched { stamps[path] = FileVersion(path: path) }
         let woken = state.mutate { $0.changed(stamps, upTo: horizon) }
-        for waiter in woken { waiter.continuation.resume() }
-    }
-
-    /// Wakes every waiter of these files, whatever state they read.
-    private func wake(paths: some Collection<String>) {
-        let woken = state.mutate { state -> [Waiter] in
-            let ids = paths.flatMap { state.byPath[$0]?.values.flatMap { $0 } ?? [] }
-            return ids.compactMap { state.remove($0) }
-        }
         for waiter in woken { waiter.continuation.resume() }
     }
 

@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import NIOPosix
-import TeamDatabase
 import TeamworkModel
 import TeamworkTestSupport
 import WorkerClient
@@ -38,7 +37,6 @@ final class Fleet: @unchecked Sendable {
 
     let port: Int
     let waitSeconds: Int
-    private let group: any EventLoopGroup
     private let devices: [DeviceConnection]
     private let record = Locked(Record())
 
@@ -53,7 +51,6 @@ final class Fleet: @unchecked Sendable {
     init(port: Int, devices: [Device], waitSeconds: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.port = port
         self.waitSeconds = waitSeconds
-        self.group = group
         var connections: [DeviceConnection] = []
         for (index, device) in devices.enumerated() {
             connections.append(DeviceConnection(index: index, device: device, eventLoop: group.next()))
@@ -61,8 +58,6 @@ final class Fleet: @unchecked Sendable {
         self.devices = connections
         for connection in connections { connection.fleet = self }
     }
-
-    var count: Int { devices.count }
 
     /// Connects every device, at most `pace` connecting at once (a fleet coming on line over the
     /// morning, not a storm: the storm is measured after a restart), each then waiting as it will.
@@ -180,7 +175,7 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
                 self.received = channel.allocator.buffer(capacity: 4096)
                 self.ask()
             }
-            .flatMapErrorThrowing { error in
+            .recover { error in
                 self.retry(LoadBenchmark.cause(error))
             }
     }
