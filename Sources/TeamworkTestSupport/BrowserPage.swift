@@ -53,6 +53,7 @@ public final class BrowserPage: @unchecked Sendable {
             let attached = try await page.send("Target.attachToTarget", ["targetId": target, "flatten": true], inSession: false)
             page.session = attached["sessionId"].string ?? ""
             _ = try await page.send("Page.enable")
+            _ = try await page.send("Page.setLifecycleEventsEnabled", ["enabled": true])
             _ = try await page.send("Runtime.enable")
             _ = try await page.send("Emulation.setDeviceMetricsOverride",
                                     ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
@@ -152,10 +153,33 @@ public final class BrowserPage: @unchecked Sendable {
     /// Events received so far with this name (their parameters), oldest first.
     public func events(_ method: String) -> [JSON] { state.value.events.filter { $0.0 == method }.map(\.1) }
 
-    /// Goes to `url` and waits until the document has loaded.
+    /// Goes to `url` and waits until the new document has loaded and painted.
     public func open(_ url: String) async throws {
+        let counts = loadCounts()
         try await send("Page.navigate", ["url": url])
-        try await waitForLoad()
+        try await waitForNewDocument(since: counts)
+    }
+
+    /// How many documents have fired their load event and painted content so far.
+    private func loadCounts() -> (loaded: Int, painted: Int) {
+        (events("Page.loadEventFired").count, events("Page.lifecycleEvent").filter { $0["name"].string == "firstContentfulPaint" }.count)
+    }
+
+    /// Waits for the next document's load event, then for its first contentful paint: a click
+    /// dispatched before a new page has painted can be dropped by the browser (seen: a sign-in
+    /// click that led nowhere in a full run, and screenshots of the sign-in page). Checking the
+    /// current document instead returned at once while the old one was still shown.
+    private func waitForNewDocument(since counts: (loaded: Int, painted: Int), within limit: Duration = .seconds(15)) async throws {
+        let deadline = ContinuousClock.now + limit
+        while loadCounts().loaded == counts.loaded {
+            guard ContinuousClock.now < deadline else { throw TeamworkError(.internal, "the page did not load within \(limit)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // A document with nothing to paint never fires it: then the load event is all there is.
+        let painting = min(deadline, ContinuousClock.now + .seconds(3))
+        while loadCounts().painted == counts.painted, ContinuousClock.now < painting {
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Waits until the page's document is parsed and its deferred scripts have run (after a
@@ -222,13 +246,14 @@ public final class BrowserPage: @unchecked Sendable {
     /// document: the browser's own navigation event, then its load; 15 s at most.
     public func clickAndWaitForNavigation(_ selector: String) async throws {
         let before = events("Page.frameNavigated").count
+        let counts = loadCounts()
         try await click(selector)
         let deadline = ContinuousClock.now + .seconds(15)
         while events("Page.frameNavigated").count == before {
             guard ContinuousClock.now < deadline else { throw TeamworkError(.internal, "clicking \(selector) led nowhere within 15 s") }
             try await Task.sleep(for: .milliseconds(20))
         }
-        try await waitForLoad()
+        try await waitForNewDocument(since: counts)
     }
 
     /// Fills an `<input>` with `text` (its value, as a form sends it; scripts off too).
