@@ -184,6 +184,8 @@ let package = Package(
             dependencies: [
                 "CentralStore", "LocalPostgres", "TeamworkModel",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
 

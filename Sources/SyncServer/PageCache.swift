@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import TeamDatabase
 import TeamworkModel
 
@@ -26,8 +27,9 @@ final class PageCache: Sendable {
         var limit: Int
     }
 
-    /// `epoch`: the file's, as the page says.
-    typealias Answer = (body: Data, upTo: Int64, refetch: Bool, epoch: String)
+    /// `body`: the encoded page and a newline, as sent (shared by every answer, never copied: a stream
+    /// sends it as one of its lines, a plain answer as its body); `epoch`: the file's, as the page says.
+    typealias Answer = (body: ByteBuffer, upTo: Int64, refetch: Bool, more: Bool, epoch: String)
 
     /// What keeping one entry costs besides its page and key strings (dictionary and order slots).
     static let entryOverhead = 160
@@ -139,7 +141,7 @@ final class PageCache: Sendable {
     }
 
     private static func cost(_ key: Key, _ answer: Answer) -> Int {
-        answer.body.count + key.path.utf8.count + (key.epoch?.utf8.count ?? 0) + answer.epoch.utf8.count + entryOverhead
+        answer.body.readableBytes + key.path.utf8.count + (key.epoch?.utf8.count ?? 0) + answer.epoch.utf8.count + entryOverhead
     }
 
     /// Keeps a page (one of more than an eighth of the budget is not kept), the
@@ -151,7 +153,7 @@ final class PageCache: Sendable {
     /// epoch or position the client made up.
     private func store(_ answer: Answer, for asked: Key, in state: inout State) {
         let key = answer.refetch ? Self.refetch(asked) : asked
-        guard answer.body.count <= budget / 8, state.entries[key] == nil else { return }
+        guard answer.body.readableBytes <= budget / 8, state.entries[key] == nil else { return }
         if let kept = state.states[key.path], kept != key.stamp {
             state.order.removeAll { old in
                 guard old.path == key.path else { return false }

@@ -53,7 +53,7 @@ struct ReplicaPulls: Sendable {
     /// The longest query parameter taken, in characters (at most 4 bytes each): a UUID epoch is 36.
     static let longestParameter = 64
 
-    /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=`.
+    /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=` (or `&stream=`).
     @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson()
         let replica = try await replica(named: context, person: person)
@@ -73,14 +73,9 @@ struct ReplicaPulls: Sendable {
             }
             return value
         } ?? configuration.defaultPageSize
-        let wait = try query["wait"].map { text -> Duration in
-            let most = Int(configuration.maximumWait.components.seconds)
-            guard let value = Int(String(text)), (0...most).contains(value) else {
-                throw HTTPError(.badRequest, message: "wait must be a whole number of seconds between 0 and \(most)")
-            }
-            return .seconds(value)
-        } ?? .zero
-        let epoch = query["epoch"].map(String.init)
+        let wait = try seconds(query["wait"], named: "wait")
+        let stream = try seconds(query["stream"], named: "stream")
+        if wait > .zero && stream > .zero { throw HTTPError(.badRequest, message: "wait and stream cannot go together") }
         let path = paths.path(of: replica)
         // The file's state before the read: a page already encoded for this state and these
         // parameters is sent again as it is (every device of a team asks the same questions).
@@ -89,18 +84,63 @@ struct ReplicaPulls: Sendable {
         guard stamp != nil || FileManager.default.fileExists(atPath: path) else {
             throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
         }
-        let (pages, logger, encoder) = (self.pages, context.logger, context.responseEncoder)
-        let read = { @Sendable (stamp: FileVersion?) async throws -> PageCache.Answer in
+        let read = reader(replica, path: path, limit: limit, context: context)
+        let epoch = query["epoch"].map(String.init)
+        // Live mode: a device that is current waits for its replica to change.
+        // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
+        let first = try await read(stamp, epoch, since)
+        if stream > .zero {
+            context.releaseSlot?()
+            let body = ResponseBody { [self] writer in
+                try await follow(replica, path: path, from: (stamp, first), since: since, for: stream, read: read,
+                                 person: person, context: context, writer: &writer)
+            }
+            return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"], body: body)
+        }
+        guard wait > .zero, !first.refetch, first.upTo == since else { return Self.respond(first.body) }
+        context.releaseSlot?()
+        let end = await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id)
+        try await recheck(context, replica: replica)
+        return Self.respond(try await read(end.seen ?? FileVersion(path: path), epoch, since).body)
+    }
+
+    private static func respond(_ body: ByteBuffer) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+    }
+
+    /// `wait=N` or `stream=N`: whole seconds up to ``SyncServer/Configuration/maximumWait``.
+    private func seconds(_ text: Substring?, named name: String) throws -> Duration {
+        guard let text else { return .zero }
+        let most = Int(configuration.maximumWait.components.seconds)
+        guard let value = Int(String(text)), (0...most).contains(value) else {
+            throw HTTPError(.badRequest, message: "\(name) must be a whole number of seconds between 0 and \(most)")
+        }
+        return .seconds(value)
+    }
+
+    /// Reads a page of `replica` from a position: the one already encoded for the file's state when
+    /// there is one (`stamp`), else from the file.
+    private typealias Read = @Sendable (_ stamp: FileVersion?, _ epoch: String?, _ since: Int64) async throws -> PageCache.Answer
+
+    private func reader(_ replica: ReplicaID, path: String, limit: Int, context: SyncRequestContext) -> Read {
+        let (pages, logger, encoder, name) = (self.pages, context.logger, context.responseEncoder, replica.name)
+        return { stamp, epoch, since in
+            // The page as one line: a stream sends it as it is, and JSON allows the newline after a plain answer's body.
+            @Sendable func line(_ page: some Encodable) throws -> ByteBuffer {
+                let encoded = try encoder.encode(page)
+                var buffer = ByteBuffer()
+                buffer.reserveCapacity(encoded.count + 1)
+                buffer.writeBytes(encoded)
+                buffer.writeInteger(UInt8(ascii: "\n"))
+                return buffer
+            }
             let fetch = { @Sendable () async throws -> PageCache.Answer in
-                let (page, upTo, refetch, fileEpoch): (any Encodable & Sendable, Int64, Bool, String)
                 if replica == .common {
-                    let common = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    (page, upTo, refetch, fileEpoch) = (common, common.upTo, common.refetch, common.epoch)
-                } else {
-                    let team = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    (page, upTo, refetch, fileEpoch) = (team, team.upTo, team.refetch, team.epoch)
+                    let page = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
+                    return (body: try line(page), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
                 }
-                return (body: try encoder.encode(page), upTo: upTo, refetch: refetch, epoch: fileEpoch)
+                let page = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
+                return (body: try line(page), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
             }
             do {
                 guard let stamp else { return try await fetch() }
@@ -111,18 +151,44 @@ struct ReplicaPulls: Sendable {
                 throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
             }
         }
-        func respond(_ body: Data) -> Response {
-            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// Live mode as a stream (`stream=N`): each page with news, one JSON object per line, as soon as
+    /// the replica changes, for N seconds; the device applies each page as it comes (its `since` is
+    /// the previous page's `up_to`), with one request and one connection for all of them, where
+    /// `wait=N` costs two requests per change (the answer, then the next wait). Pages that follow
+    /// (`more`) are sent at once. The stream ends early at shutdown, when its person opens too many
+    /// waits, and when the token is revoked or the replica no longer theirs (checked after each wait).
+    private func follow(_ replica: ReplicaID, path: String, from start: (FileVersion?, PageCache.Answer), since: Int64,
+                        for duration: Duration, read: Read, person: Person, context: SyncRequestContext,
+                        writer: inout any ResponseBodyWriter) async throws {
+        let deadline = ContinuousClock.now + duration
+        var (stamp, answer) = start
+        var position = since
+        while true {
+            if answer.refetch || answer.upTo != position {
+                try await writer.write(answer.body)
+                position = answer.upTo
+                if answer.more {
+                    stamp = FileVersion(path: path)
+                    answer = try await read(stamp, answer.epoch, position)
+                    continue
+                }
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id) else {
+                break
+            }
+            do {
+                try await recheck(context, replica: replica)
+            } catch {
+                // The status is sent already: the stream just ends, and the device's next request hears why.
+                break
+            }
+            stamp = seen
+            answer = try await read(stamp, answer.epoch, position)
         }
-        // Live mode: a device that is current waits for its replica to change.
-        // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
-        let first = try await read(stamp)
-        guard wait > .zero, !first.refetch, first.upTo == since else { return respond(first.body) }
-        context.releaseSlot?()
-        await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id)
-        try await recheck(context, replica: replica)
-        return respond(try await read(FileVersion(path: path)).body)
+        try await writer.finish(nil)
     }
 
     /// After a wait, the caller's token and access are checked again: a token

@@ -17,7 +17,24 @@ final class ReplicaWatch: Service, Sendable {
         var owner: Int64
         var path: String
         var stamp: FileVersion?
-        var continuation: CheckedContinuation<Void, Never>
+        var continuation: CheckedContinuation<WaitEnd, Never>
+    }
+
+    /// Why a wait ended.
+    enum WaitEnd: Sendable, Equatable {
+        /// The file is no longer as the wait read it; `seen` is its state as the look that noticed
+        /// found it (taken before the wake, so a read after it misses nothing), which the thousands
+        /// woken by one write take as theirs instead of each looking at the file again.
+        case changed(seen: FileVersion?)
+        /// Its time was up.
+        case timedOut
+        /// Shutdown, cancellation, or the owner's newer waits displaced it: nothing more to wait for.
+        case ended
+
+        /// The file's state the look found, for a wait that ended because the file changed.
+        var seen: FileVersion? {
+            if case .changed(let seen) = self { seen } else { nil }
+        }
     }
 
     /// Open waits, indexed so that no step looks at every other wait: a fleet holds tens of
@@ -83,15 +100,16 @@ final class ReplicaWatch: Service, Sendable {
     /// caller read it, so no change between reading and waiting is missed), once
     /// `timeout` has passed, when the task is cancelled or the server shuts down,
     /// or when `owner` opens more than ``maximumPerOwner`` waits and this is their oldest.
-    func wait(path: String, from stamp: FileVersion?, timeout: Duration, owner: Int64) async {
+    @discardableResult
+    func wait(path: String, from stamp: FileVersion?, timeout: Duration, owner: Int64) async -> WaitEnd {
         let id = state.mutate { state -> Int in
             state.nextID += 1
             return state.nextID
         }
         let deadline = ContinuousClock.now + timeout
-        await withGracefulShutdownHandler {
+        return await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                await withCheckedContinuation { (continuation: CheckedContinuation<WaitEnd, Never>) in
                     let (admitted, displaced) = state.mutate { state -> (Bool, [Waiter]) in
                         // A handler installed after cancellation or shutdown began runs at once, before
                         // this: it found nothing to wake, so such a wait must not begin at all. Shutdown is
@@ -104,11 +122,11 @@ final class ReplicaWatch: Service, Sendable {
                         let theirs = state.byOwner[owner] ?? []
                         return (true, theirs.dropLast(maximumPerOwner).compactMap { state.remove($0) })
                     }
-                    if !admitted { continuation.resume() }
-                    for waiter in displaced { waiter.continuation.resume() }
+                    if !admitted { continuation.resume(returning: .ended) }
+                    for waiter in displaced { waiter.continuation.resume(returning: .ended) }
                 }
             } onCancel: {
-                self.state.mutate { $0.remove(id) }?.continuation.resume()
+                self.state.mutate { $0.remove(id) }?.continuation.resume(returning: .ended)
             }
         } onGracefulShutdown: {
             self.shutDown()
@@ -117,10 +135,11 @@ final class ReplicaWatch: Service, Sendable {
 
     /// Wakes every waiter of one file now (a push through this server changed it).
     func changed(path: String) {
+        let seen = FileVersion(path: path)
         let woken = state.mutate { state in
             (state.byPath[path]?.values.flatMap { $0 } ?? []).compactMap { state.remove($0) }
         }
-        for waiter in woken { waiter.continuation.resume() }
+        for waiter in woken { waiter.continuation.resume(returning: .changed(seen: seen)) }
     }
 
     /// Looks at the files with waiters until the server shuts down, then wakes
@@ -161,7 +180,7 @@ final class ReplicaWatch: Service, Sendable {
             mark(&state)
             return state.removeAll()
         }
-        for waiter in all { waiter.continuation.resume() }
+        for waiter in all { waiter.continuation.resume(returning: .ended) }
     }
 
     /// One look: a `stat` per file with waiters, then the waiters whose file changed or whose time is up.
@@ -173,21 +192,23 @@ final class ReplicaWatch: Service, Sendable {
         for path in paths { stamps[path] = FileVersion(path: path) }
         let now = ContinuousClock.now
         let last = Int64(((now - origin) / Self.slotWidth).rounded(.down))
-        let woken = state.mutate { state -> [Waiter] in
-            var woken = state.changed(stamps, upTo: horizon)
+        let (changed, timedOut) = state.mutate { state -> ([Waiter], [Waiter]) in
+            let changed = state.changed(stamps, upTo: horizon)
+            var timedOut: [Waiter] = []
             // The slots since the last look; after a long pause, the slots that hold waits.
             let due = last - state.nextSlot < Int64(state.bySlot.count)
                 ? Array(state.nextSlot...max(state.nextSlot, last)).filter { $0 <= last }
                 : state.bySlot.keys.filter { $0 <= last }
             for slot in due {
                 for id in state.bySlot.removeValue(forKey: slot) ?? [] {
-                    if let waiter = state.remove(id) { woken.append(waiter) }
+                    if let waiter = state.remove(id) { timedOut.append(waiter) }
                 }
             }
             state.nextSlot = max(state.nextSlot, last + 1)
-            return woken
+            return (changed, timedOut)
         }
-        for waiter in woken { waiter.continuation.resume() }
+        for waiter in changed { waiter.continuation.resume(returning: .changed(seen: stamps[waiter.path] ?? nil)) }
+        for waiter in timedOut { waiter.continuation.resume(returning: .timedOut) }
     }
 
     /// A look at these files only: their waiters wake if the file changed.
@@ -197,7 +218,7 @@ final class ReplicaWatch: Service, Sendable {
         var stamps: [String: FileVersion?] = [:]
         for path in watched { stamps[path] = FileVersion(path: path) }
         let woken = state.mutate { $0.changed(stamps, upTo: horizon) }
-        for waiter in woken { waiter.continuation.resume() }
+        for waiter in woken { waiter.continuation.resume(returning: .changed(seen: stamps[waiter.path] ?? nil)) }
     }
 
     /// The slot of the deadline wheel a wait ending at `deadline` is ended in: the first that ends at or after it.

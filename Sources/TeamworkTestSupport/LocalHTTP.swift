@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import NIOHTTP1
+import NIOPosix
 
 /// HTTP requests from tests to a server on this machine, over SwiftNIO, one
 /// connection each, with a deadline.
@@ -91,5 +93,98 @@ public enum LocalHTTP {
     public static func health(port: Int, timeout: Duration = .seconds(5)) async -> (status: Int, text: String)? {
         guard let response = try? await request(port: port, "/health", timeout: timeout) else { return nil }
         return (response.status, response.text)
+    }
+}
+
+extension LocalHTTP {
+    /// An answer read as it arrives (live mode's `stream=N`): its status and headers, then its
+    /// body's lines, each with the moment it came, until the server ends the answer.
+    public struct Stream: Sendable {
+        public var status: Int
+        public var headers: [String: String]
+        public var lines: AsyncThrowingStream<(line: Data, at: ContinuousClock.Instant), any Error>
+    }
+
+    /// `GET uri` on a connection of its own, read line by line; the connection is closed after
+    /// `timeout` whatever the server does (the lines then end with ``TimedOut``).
+    public static func stream(port: Int, _ uri: String, headers: [String: String] = [:], timeout: Duration = .seconds(60)) async throws -> Stream {
+        let (lines, continuation) = AsyncThrowingStream<(line: Data, at: ContinuousClock.Instant), any Error>.makeStream()
+        let reader = LineReader(continuation: continuation)
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(reader)
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout / .nanoseconds(1)))) {
+            reader.fail(TimedOut(description: "the stream \(uri) on port \(port) did not end within \(timeout)"))
+            channel.close(promise: nil)
+        }
+        continuation.onTermination = { _ in
+            deadline.cancel()
+            channel.close(promise: nil)
+        }
+        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri)
+        head.headers.add(name: "Host", value: "127.0.0.1:\(port)")
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
+        let answered = try await reader.head.futureResult.get()
+        var fields: [String: String] = [:]
+        for (name, value) in answered.headers { fields[name.lowercased()] = value }
+        return Stream(status: Int(answered.status.code), headers: fields, lines: lines)
+    }
+
+    /// Hands each whole line of the body on as it comes. Touched only on its channel's event loop.
+    private final class LineReader: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = HTTPClientResponsePart
+
+        let continuation: AsyncThrowingStream<(line: Data, at: ContinuousClock.Instant), any Error>.Continuation
+        let head: EventLoopPromise<HTTPResponseHead>
+        private var partial = Data()
+        private var ended = false
+        private var answered = false
+
+        init(continuation: AsyncThrowingStream<(line: Data, at: ContinuousClock.Instant), any Error>.Continuation) {
+            self.continuation = continuation
+            head = MultiThreadedEventLoopGroup.singleton.any().makePromise()
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let response):
+                answered = true
+                head.succeed(response)
+            case .body(let bytes):
+                let at = ContinuousClock.now
+                partial.append(contentsOf: bytes.readableBytesView)
+                while let end = partial.firstIndex(of: UInt8(ascii: "\n")) {
+                    continuation.yield((Data(partial[partial.startIndex..<end]), at))
+                    partial.removeSubrange(partial.startIndex...end)
+                }
+            case .end:
+                ended = true
+                continuation.finish(throwing: partial.isEmpty ? nil : TimedOut(description: "the stream ended inside a line"))
+                context.close(promise: nil)
+            }
+        }
+
+        func fail(_ error: any Error) {
+            if !answered { head.fail(error) }
+            answered = true
+            continuation.finish(throwing: error)
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            fail(error)
+            context.close(promise: nil)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            if !ended { fail(TimedOut(description: "the server closed the connection before the end of the answer")) }
+        }
     }
 }

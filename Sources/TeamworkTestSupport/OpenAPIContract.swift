@@ -26,9 +26,10 @@ public struct OpenAPIContract: @unchecked Sendable {
         public var description: String { "\(path.isEmpty ? "$" : path): \(message)" }
     }
 
-    /// The schema of a response the document declares, or why there is none.
+    /// The schema of a response the document declares, or why there is none: of the media type
+    /// `sent` begins with when the response declares several (else its first).
     /// `nil` schema: the response is declared without a JSON body.
-    public func responseSchema(path: String, method: String, status: Int) throws -> (schema: [String: Any]?, contentType: String) {
+    public func responseSchema(path: String, method: String, status: Int, sent: String = "") throws -> (schema: [String: Any]?, contentType: String) {
         guard let item = (document["paths"] as? [String: Any])?[path] as? [String: Any],
               let operation = item[method.lowercased()] as? [String: Any],
               let responses = operation["responses"] as? [String: Any]
@@ -36,7 +37,9 @@ public struct OpenAPIContract: @unchecked Sendable {
         guard let response = responses[String(status)] as? [String: Any] else {
             throw Violation(path: path, message: "\(method) \(path) does not declare status \(status)")
         }
-        guard let content = response["content"] as? [String: Any], let (type, media) = content.first else { return (nil, "") }
+        guard let content = response["content"] as? [String: Any],
+              let (type, media) = content.first(where: { sent.hasPrefix($0.key) }) ?? content.sorted(by: { $0.key < $1.key }).first
+        else { return (nil, "") }
         return ((media as? [String: Any])?["schema"] as? [String: Any], type)
     }
 

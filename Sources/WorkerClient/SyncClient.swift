@@ -65,21 +65,6 @@ public struct SyncClient: Sendable {
         try await request("GET", Self.changesPath("common", epoch: epoch, since: since, limit: limit), as: CommonPage.self)
     }
 
-    /// Live mode: returns once the replica has changed since `since` (true), or
-    /// after `wait` with nothing new (false). One request, not retried.
-    func waitForChange(_ replica: String, epoch: String?, since: Int64, wait: Duration) async throws -> Bool {
-        struct Position: Decodable {
-            var refetch: Bool
-            var upTo: Int64
-        }
-        let path = Self.changesPath(replica, epoch: epoch, since: since, limit: 1) + "&wait=\(wait.components.seconds)"
-        var client = self
-        client.attempts = 1
-        client.timeouts.request = max(timeouts.request, wait + .seconds(10))
-        let position = try await client.request("GET", path, as: Position.self)
-        return position.refetch || position.upTo != since
-    }
-
     private static func changesPath(_ replica: String, epoch: String?, since: Int64, limit: Int) -> String {
         var path = "v1/replicas/\(replica)/changes?since=\(since)&limit=\(limit)"
         if let epoch { path += "&epoch=\(epoch)" }
@@ -125,14 +110,7 @@ public struct SyncClient: Sendable {
     /// status is 2xx or one of `also`, else the ``Failure`` its status means.
     private func exchange(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
                           also: Set<Int> = []) async throws -> (data: Data, response: HTTPURLResponse) {
-        guard let url = URL(string: path, relativeTo: server) else {
-            throw Failure(kind: .rejected, message: "cannot form a request for \(path)")
-        }
-        var request = URLRequest(url: url, timeoutInterval: Self.seconds(timeouts.request))
-        request.httpMethod = method
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        request.httpBody = body
+        let request = try makeRequest(method, path, body: body, headers: headers, timeout: timeouts.request)
         let limit = timeouts.request
         let server = self.server.absoluteString
         do {
@@ -162,6 +140,53 @@ public struct SyncClient: Sendable {
             throw transient.failure
         }
     }
+
+    /// A request to `path` with the token, its headers and body, and its deadline.
+    private func makeRequest(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
+                             timeout: Duration) throws -> URLRequest {
+        guard let url = URL(string: path, relativeTo: server) else {
+            throw Failure(kind: .rejected, message: "cannot form a request for \(path)")
+        }
+        var request = URLRequest(url: url, timeoutInterval: Self.seconds(timeout))
+        request.httpMethod = method
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
+        return request
+    }
+
+    /// Live mode as a stream (`stream=N`): each page of `replica` with news, one line each, as the
+    /// server sends it, from `since` on and for `duration` (then the sequence ends, and the
+    /// caller opens the next). Not retried: the caller syncs again after a failure. The
+    /// transfer's own deadline is `duration` plus the request timeout.
+    func follow(_ replica: String, epoch: String?, since: Int64, limit: Int, for duration: Duration) -> AsyncThrowingStream<Data, any Error> {
+        let path = Self.changesPath(replica, epoch: epoch, since: since, limit: limit) + "&stream=\(duration.components.seconds)"
+        let request: URLRequest
+        do {
+            request = try makeRequest("GET", path, timeout: duration + timeouts.request)
+        } catch {
+            return AsyncThrowingStream { $0.finish(throwing: error) }
+        }
+        let server = self.server.absoluteString
+        let lines = Self.streams.lines(request)
+        // Failures as every other request says them.
+        return AsyncThrowingStream { continuation in
+            let reading = Task {
+                do {
+                    for try await line in lines { continuation.yield(line) }
+                    continuation.finish()
+                } catch let refused as LineStreams.Refused {
+                    continuation.finish(throwing: Self.failure((refused.body, refused.response), path: path, server: server, transient: { $0 }))
+                } catch {
+                    continuation.finish(throwing: Failure(kind: .unreachable,
+                        message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued"))
+                }
+            }
+            continuation.onTermination = { _ in reading.cancel() }
+        }
+    }
+
+    static let streams = LineStreams()
 
     /// A failure worth another attempt: no answer, too many requests, a server restarting.
     private struct Transient: Error {

@@ -233,6 +233,28 @@ public struct Synchronizer: Sendable {
         report.rejected += results.filter { $0.status == .rejected }.count
     }
 
+    /// A page that came on a live stream (``SyncClient/follow``), applied when it goes on from where
+    /// the device's copy of `name` stands. False when it does not (a new copy, a page from
+    /// another position): then a whole sync brings the replica up to date. The caller is the only
+    /// one writing `name` meanwhile.
+    func apply(streamed line: Data, to name: String) throws -> Bool {
+        struct Head: Decodable {
+            var epoch: String
+            var refetch: Bool
+            var since: Int64
+        }
+        let decoder = TeamworkJSON.decoder()
+        let head = try decoder.decode(Head.self, from: line)
+        guard let local = try store.replicas().first(where: { $0.name == name }),
+              !head.refetch, head.epoch == local.epoch, head.since == local.position else { return false }
+        if local.kind == "common" {
+            _ = try store.apply(common: [decoder.decode(CommonPage.self, from: line)], replace: false)
+        } else {
+            _ = try store.apply([decoder.decode(ChangePage.self, from: line)], to: name, replace: false)
+        }
+        return true
+    }
+
     /// A team or personal replica: pages since the device's position, or a whole new copy.
     private func pull(_ local: LocalStore.Replica, report: inout Report, progress: (String) -> Void) async throws -> Int {
         var pages: [ChangePage] = []

@@ -3,8 +3,9 @@ import SyncProtocol
 import TeamworkModel
 
 /// Keeps a device current until cancelled (`teamwork-worker watch`): syncs,
-/// then waits on every replica at once (live mode, `wait=N`) and on the
-/// device's own queue, and syncs again as soon as either has something: a
+/// then follows every replica at once (live mode, `stream=N`: each change comes
+/// as a page on an open answer and is applied as it comes) while watching the
+/// device's own queue, and syncs again as soon as something is queued: a
 /// change on the server reaches the device within a second, and work done on
 /// the device leaves as soon as it is queued.
 ///
@@ -34,7 +35,7 @@ public struct Watcher: Sendable {
 
     /// Runs until the task is cancelled. `say` gets one line per piece of news
     /// and per change of connectivity. Throws only when the server refuses the token.
-    public func run(say: @Sendable (String) -> Void) async throws {
+    public func run(say: @escaping @Sendable (String) -> Void) async throws {
         let offline = Locked(false)
         let refused = Locked<SyncClient.Failure?>(nil)
         let store = synchronizer.store
@@ -63,23 +64,46 @@ public struct Watcher: Sendable {
                 offline.mutate { $0 = false }
                 progress.made()
                 for line in try Snapshot(store).news(since: before) { say(line) }
-                try await waitForChange()
+                try await follow(say: say)
             }
         }
         if let failure = refused.value { throw failure }
     }
 
-    /// Returns when a replica changes on the server, when something is queued
-    /// on the device, or after ``wait`` (then the loop simply syncs again).
-    private func waitForChange() async throws {
+    /// Follows every replica live (one stream each, ``SyncClient/follow``), applying each page as
+    /// it comes and saying its news, and returns when a whole sync is due: something queued on the
+    /// device, or a page that does not go on from the device's copy (a rebuilt replica). A stream
+    /// whose time is up is opened again from where the copy stands; one that fails ends the
+    /// follow with its failure, and the loop tries again as after any failed sync.
+    private func follow(say: @Sendable @escaping (String) -> Void) async throws {
         let store = synchronizer.store
-        let client = synchronizer.client
-        let (wait, interval) = (self.wait, queueInterval)
+        let (synchronizer, wait, interval) = (self.synchronizer, self.wait, queueInterval)
         let replicas = try store.replicas().filter(\.available)
+        // Streams of several replicas apply one page at a time, so that each page's news is its own.
+        let applying = NSLock()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for replica in replicas {
                 group.addTask {
-                    _ = try await client.waitForChange(replica.name, epoch: replica.epoch, since: replica.position, wait: wait)
+                    while true {
+                        guard let local = try store.replicas().first(where: { $0.name == replica.name }) else { return }
+                        let lines = synchronizer.client.follow(local.name, epoch: local.epoch, since: local.position,
+                                                               limit: synchronizer.pageSize, for: wait)
+                        let opened = ContinuousClock.now
+                        for try await line in lines {
+                            let goesOn = try applying.withLock {
+                                let before = try Snapshot(store)
+                                guard try synchronizer.apply(streamed: line, to: local.name) else { return false }
+                                for news in try Snapshot(store).news(since: before) { say(news) }
+                                return true
+                            }
+                            if !goesOn { return }
+                        }
+                        // Ended before its time with no failure: the server is going away, or ended it for
+                        // this person's newer streams. Opened again at once, it could end again at once.
+                        if ContinuousClock.now - opened < wait - .seconds(1) {
+                            throw SyncClient.Failure(kind: .unreachable, message: "the server ended the live stream early")
+                        }
+                    }
                 }
             }
             group.addTask {

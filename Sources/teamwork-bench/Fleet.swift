@@ -35,8 +35,15 @@ final class Fleet: @unchecked Sendable {
         var filesWritten: (first: Double, last: Double)?
     }
 
+    /// How the devices hear of changes: live-mode waits one after another (`wait=N`), or one
+    /// streamed answer that carries every change as a line (`stream=N`, what `watch` uses).
+    enum Live: String, Sendable, CaseIterable {
+        case wait, stream
+    }
+
     let port: Int
     let waitSeconds: Int
+    let live: Live
     private let devices: [DeviceConnection]
     private let record = Locked(Record())
 
@@ -48,9 +55,11 @@ final class Fleet: @unchecked Sendable {
         var stopped = false
     }
 
-    init(port: Int, devices: [Device], waitSeconds: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    init(port: Int, devices: [Device], waitSeconds: Int, live: Live = .stream,
+         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.port = port
         self.waitSeconds = waitSeconds
+        self.live = live
         var connections: [DeviceConnection] = []
         for (index, device) in devices.enumerated() {
             connections.append(DeviceConnection(index: index, device: device, eventLoop: group.next()))
@@ -152,6 +161,9 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
     private var backoff: Backoff
     /// A request is out and its answer not complete.
     private var asking = false
+    /// Inside a streamed (chunked) answer, and what has come of its current line.
+    private var streaming = false
+    private var line = ByteBuffer()
 
     init(index: Int, device: Fleet.Device, eventLoop: any EventLoop) {
         self.index = index
@@ -192,7 +204,7 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
         guard let channel, let fleet else { return }
         asking = true
         var request = channel.allocator.buffer(capacity: 256)
-        request.writeString("GET \(device.replica)?epoch=\(device.epoch)&since=\(device.since)&wait=\(fleet.waitSeconds) HTTP/1.1\r\n"
+        request.writeString("GET \(device.replica)?epoch=\(device.epoch)&since=\(device.since)&\(fleet.live.rawValue)=\(fleet.waitSeconds) HTTP/1.1\r\n"
                             + "Host: 127.0.0.1:\(fleet.port)\r\n"
                             + "Authorization: Bearer \(device.token)\r\n\r\n")
         channel.writeAndFlush(request, promise: nil)
@@ -207,17 +219,84 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
             channel.close(promise: nil)
         }
         asking = false
+        streaming = false
+        line.clear()
         let delay = backoff.next()
         eventLoop.scheduleTask(in: .nanoseconds(Int64(delay / .nanoseconds(1)))) { _ = self.connect() }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
-        if received.readableBytes == 0 { received.clear() }
+        if received.readableBytes == 0 { received.clear() } else if received.readerIndex > 65_536 { received.discardReadBytes() }
         received.writeBuffer(&bytes)
-        while let (status, body, close) = takeResponse() {
-            answered(status: status, body: body, close: close)
-            guard channel != nil else { return }
+        while channel != nil {
+            if streaming {
+                guard let ended = takeChunks() else { return }
+                streaming = false
+                answered(status: 200, body: nil, close: ended)
+            } else if let (status, body, close) = takeResponse() {
+                if let body {
+                    answered(status: status, body: body, close: close)
+                } else {
+                    // The head of a streamed answer: its lines follow as chunks.
+                    guard status == 200 else { return retry("HTTP \(status)") }
+                    streaming = true
+                    line.clear()
+                }
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Reads the chunks received so far, each line they complete a page with news; the answer's
+    /// end (whether the server closes after it), or nil while it goes on.
+    private func takeChunks() -> Bool? {
+        while true {
+            let size = received.withUnsafeReadableBytes { bytes -> (size: Int, headLength: Int)? in
+                guard let end = Self.find(Self.lineEnd, in: bytes) else { return nil }
+                var size = 0
+                for byte in bytes[..<end] {
+                    guard let digit = Self.hexDigit(byte) else { break }
+                    size = size * 16 + digit
+                }
+                return (size, end + 2)
+            }
+            guard let size, received.readableBytes >= size.headLength + size.size + 2 else { return nil }
+            received.moveReaderIndex(forwardBy: size.headLength)
+            guard size.size > 0 else {
+                received.moveReaderIndex(forwardBy: 2)
+                return false
+            }
+            var chunk = received.readSlice(length: size.size)!
+            received.moveReaderIndex(forwardBy: 2)
+            while let newline = chunk.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+                var part = chunk.readSlice(length: newline - chunk.readerIndex)!
+                chunk.moveReaderIndex(forwardBy: 1)
+                line.writeBuffer(&part)
+                page(line)
+                line.clear()
+            }
+            line.writeBuffer(&chunk)
+        }
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> Int? {
+        switch byte {
+        case 48...57: Int(byte - 48)
+        case 97...102: Int(byte - 87)
+        case 65...70: Int(byte - 55)
+        default: nil
+        }
+    }
+
+    private static let lineEnd = Array("\r\n".utf8)
+
+    /// A page with news, on a wait's answer or a stream's line: the device moves on to its position.
+    private func page(_ body: ByteBuffer) {
+        if let position = Self.position(in: body), position != (device.epoch, device.since) {
+            (device.epoch, device.since) = position
+            fleet?.news(index, at: ContinuousClock.now)
         }
     }
 
@@ -233,18 +312,14 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
         retry(LoadBenchmark.cause(error))
     }
 
-    private func answered(status: Int, body: ByteBuffer, close: Bool) {
+    private func answered(status: Int, body: ByteBuffer?, close: Bool) {
         asking = false
-        let at = ContinuousClock.now
         guard status == 200 else {
             retry("HTTP \(status)")
             return
         }
         backoff.reset()
-        if let position = Self.position(in: body), position != (device.epoch, device.since) {
-            (device.epoch, device.since) = position
-            fleet?.news(index, at: at)
-        }
+        if let body { page(body) }
         if close {
             retry("closed by the server")
         } else {
@@ -276,6 +351,7 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
     private static let headEnd = Array("\r\n\r\n".utf8)
     private static let lengthKeys = [Array("\r\ncontent-length:".utf8), Array("\r\nContent-Length:".utf8)]
     private static let closeKeys = [Array("\r\nconnection: close".utf8), Array("\r\nConnection: close".utf8)]
+    private static let chunkedKeys = [Array("\r\ntransfer-encoding: chunked".utf8), Array("\r\nTransfer-Encoding: chunked".utf8)]
 
     /// Where `needle` first is in `bytes` (memchr for its first byte, then memcmp).
     private static func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer) -> Int? {
@@ -292,13 +368,14 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
         }
     }
 
-    /// One whole response from what was received (status, body, whether the server closes), if there is one.
-    private func takeResponse() -> (Int, ByteBuffer, Bool)? {
-        let head = received.withUnsafeReadableBytes { bytes -> (status: Int, headLength: Int, length: Int, close: Bool)? in
+    /// One whole response from what was received (status, body, whether the server closes), if there
+    /// is one; of a streamed (chunked) answer, its head only (no body).
+    private func takeResponse() -> (Int, ByteBuffer?, Bool)? {
+        let head = received.withUnsafeReadableBytes { bytes -> (status: Int, headLength: Int, length: Int, close: Bool, chunked: Bool)? in
             guard let end = Self.find(Self.headEnd, in: bytes) else { return nil }
             let head = UnsafeRawBufferPointer(rebasing: bytes[..<(end + 2)])
             // "HTTP/1.1 200 OK"
-            guard head.count > 12 else { return (0, end + 4, 0, true) }
+            guard head.count > 12 else { return (0, end + 4, 0, true, false) }
             let status = (Int(head[9]) - 48) * 100 + (Int(head[10]) - 48) * 10 + (Int(head[11]) - 48)
             var length = 0
             if let at = Self.lengthKeys.lazy.compactMap({ Self.find($0, in: head).map { $0 + Self.lengthKeys[0].count } }).first {
@@ -310,9 +387,15 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
                 }
             }
             let close = Self.closeKeys.contains { Self.find($0, in: head) != nil }
-            return (status, end + 4, length, close)
+            let chunked = Self.chunkedKeys.contains { Self.find($0, in: head) != nil }
+            return (status, end + 4, length, close, chunked)
         }
-        guard let head, received.readableBytes >= head.headLength + head.length else { return nil }
+        guard let head else { return nil }
+        if head.chunked {
+            received.moveReaderIndex(forwardBy: head.headLength)
+            return (head.status, nil, head.close)
+        }
+        guard received.readableBytes >= head.headLength + head.length else { return nil }
         received.moveReaderIndex(forwardBy: head.headLength)
         return (head.status, received.readSlice(length: head.length)!, head.close)
     }

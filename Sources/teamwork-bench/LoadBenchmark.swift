@@ -34,6 +34,8 @@ struct LoadBenchmark: AsyncParsableCommand {
     var fanOuts = 3
     @Option(help: "Measure only these, comma-separated: noop, first, push, fanout, restart, waits (the /health ceiling always).")
     var only: String?
+    @Option(help: "How the fleet hears of changes, each measured in turn: stream (what watch uses), wait (one live-mode request after another). The restart storm uses the first.")
+    var live = "stream,wait"
     @Option(help: "The service's --log-level (its log is service.log in the bench folder).") var serviceLogLevel = "error"
     @Flag(help: "Keep the service and its cluster running at the end, until Ctrl-C (to attach perf or gdb).")
     var hold = false
@@ -143,9 +145,16 @@ struct LoadBenchmark: AsyncParsableCommand {
         // Live fan-out: every worker waits on their team over a connection kept alive, as `watch` does;
         // one master commit changes a task of every team. (The pushes moved the replicas on: devices
         // catch up first, as a watcher would.)
-        if runs("fanout") || runs("restart") {
+        let modes = try live.split(separator: ",").map { text -> Fleet.Live in
+            guard let mode = Fleet.Live(rawValue: text.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("--live takes stream and wait, comma-separated, not \(text)")
+            }
+            return mode
+        }
+        for (turn, mode) in modes.enumerated() where runs("fanout") || (runs("restart") && turn == 0) {
             current = try await positions()
-            let fleet = Fleet(port: port, devices: current, waitSeconds: 25)
+            print("live mode: \(mode.rawValue)=25")
+            let fleet = Fleet(port: port, devices: current, waitSeconds: 25, live: mode)
             let overflowsAtStart = Self.listenOverflows()
             let settleStarted = ContinuousClock.now
             await fleet.start()
@@ -174,7 +183,7 @@ struct LoadBenchmark: AsyncParsableCommand {
 
             // A restart with every device watching: SIGTERM, start again, and every device reconnecting
             // the way `teamwork-worker watch` does (`Watcher.reconnecting`: full jitter).
-            if runs("restart") {
+            if runs("restart") && turn == 0 {
                 _ = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
                 let overflows = Self.listenOverflows()
                 _ = fleet.failures()
@@ -194,6 +203,10 @@ struct LoadBenchmark: AsyncParsableCommand {
                       + Self.describe(fleet.failures()) + Self.overflowLine(since: overflows))
             }
             await fleet.stop()
+            // The service learns of a closed connection only when its wait ends (at a change or its
+            // time): the next fleet starts once those are gone, so that it is measured alone.
+            let left = try await Self.waitForWaiting(0, port: port, within: .seconds(40), fewer: true)
+            print(String(format: "the fleet disconnected: %d waits left open after %.1f s", left.count, left.seconds))
         }
 
         // Many open waits: /health still answers; memory and files of the service. A person holds
@@ -314,14 +327,14 @@ struct LoadBenchmark: AsyncParsableCommand {
         throw TeamworkError(.unavailable, "teamwork-service run did not become healthy")
     }
 
-    /// Waits until the service holds `count` live-mode waits (by `teamwork_sync_open_waits`) or
-    /// `limit` passes: how many it held, and when.
-    static func waitForWaiting(_ count: Int, port: Int, within limit: Duration) async throws -> (count: Int, seconds: Double) {
+    /// Waits until the service holds `count` live-mode waits (by `teamwork_sync_open_waits`), or no
+    /// more than `count` with `fewer`, or `limit` passes: how many it held, and when.
+    static func waitForWaiting(_ count: Int, port: Int, within limit: Duration, fewer: Bool = false) async throws -> (count: Int, seconds: Double) {
         let started = ContinuousClock.now
-        var waiting = 0
+        var waiting = fewer ? Int.max : 0
         while ContinuousClock.now - started < limit {
             waiting = (try? await LocalHTTP.metric("teamwork_sync_open_waits", port: port, timeout: .seconds(5))) ?? waiting
-            if waiting >= count { break }
+            if fewer ? waiting <= count : waiting >= count { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         return (waiting, UploadBenchmark.seconds(ContinuousClock.now - started))

@@ -359,6 +359,78 @@ struct LiveModeTests {
         }
     }
 
+    /// `stream=N`: one answer carries every change as a line, as it happens, for N seconds: a
+    /// device is told of each change with one write, where `wait=N` costs it two requests (the
+    /// answer, then its next wait).
+    @Test func aStreamSendsEachChangeAsALineTheMomentItHappensOnOneAnswerUntilItsTime() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let port = try #require(client.port)
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&stream=6"
+            let opened = ContinuousClock.now
+            let stream = try await LocalHTTP.stream(port: port, uri, headers: ["Authorization": "Bearer \(world.annToken)"])
+            #expect(stream.status == 200)
+            #expect(stream.headers["content-type"] == "application/x-ndjson")
+            var lines = stream.lines.makeAsyncIterator()
+            #expect(try await waitsOpen(client, 1))
+
+            // A teammate's push: the first line, going on from where the device stood.
+            let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret }
+            let claim = #"{"changes": [{"id": "stream-1", "operation": "claim", "task_id": \#(world.floatingTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+            #expect(try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo, body: claim).status == .ok)
+            let first = try TeamworkJSON.decoder().decode(ChangePage.self, from: try #require(try await lines.next()).line)
+            #expect(first.since == page.upTo && first.epoch == page.epoch && !first.refetch)
+            #expect(first.tasks.map(\.id) == [world.floatingTask] && first.tasks.first?.assigneeID == world.fixtures.bo.id)
+
+            // Then the generator's write of a master change: the second line, on the same answer.
+            #expect(try await waitsOpen(client, 1), "the stream waits again")
+            let task = try await CentralStore.withStore(world.url) { store in
+                try await store.createTask(try world.fixtures.task("streamed", team: world.fixtures.red))
+            }
+            let written = ContinuousClock.now
+            _ = try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).catchUp()
+            let second = try #require(try await lines.next())
+            let secondPage = try TeamworkJSON.decoder().decode(ChangePage.self, from: second.line)
+            #expect(secondPage.since == first.upTo, "each line goes on from the one before")
+            #expect(secondPage.tasks.map(\.id) == [task.id])
+            #expect(second.at - written < .seconds(5))
+
+            // Nothing more: the answer ends at its time, not before.
+            #expect(try await lines.next() == nil)
+            #expect(ContinuousClock.now - opened >= .seconds(6))
+            #expect(try await waitsOpen(client, 0))
+        }
+    }
+
+    /// A stream rechecks its caller after each change, as a wait does: a member removed mid-stream
+    /// gets nothing of the change that removed them, and the answer ends.
+    @Test func aStreamOfAMemberRemovedMidStreamEndsWithoutTheirTeamsNextChange() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            let port = try #require(client.port)
+            let page = try await current(world, client)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&stream=20"
+            let started = ContinuousClock.now
+            let stream = try await LocalHTTP.stream(port: port, uri, headers: ["Authorization": "Bearer \(world.annToken)"])
+            #expect(try await waitsOpen(client, 1))
+            _ = try await CentralStore.withStore(world.url) {
+                try await $0.removeMember(teamID: world.fixtures.red.id, personID: world.fixtures.ann.id)
+            }
+            _ = try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).catchUp()
+            var received = 0
+            for try await _ in stream.lines { received += 1 }
+            #expect(received == 0, "no page after the removal")
+            #expect(ContinuousClock.now - started < .seconds(15), "ended at the change, not at its time")
+        }
+    }
+
+    @Test(arguments: ["stream=-1", "stream=abc", "stream=26", "stream=5&wait=5"])
+    func aStreamOutOfRangeOrWithAWaitIs400(_ query: String) async throws {
+        try await SyncServerTests().withServer { world, client in
+            let response = try await Pulls.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?\(query)", token: world.annToken)
+            #expect(response.status == .badRequest)
+        }
+    }
+
     @Test(arguments: ["-1", "abc", "26", "100000"])
     func aWaitOutOfRangeIs400(_ wait: String) async throws {
         try await SyncServerTests().withServer { world, client in

@@ -88,6 +88,8 @@ struct ProtocolContractTests {
                 Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, status: 200),
                 Call(method: "GET", template: changes, path: "/v1/replicas/common/changes?limit=2", token: ann, status: 200),
                 Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?since=0&wait=1", token: ann, status: 200),
+                Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?limit=1&stream=1", token: ann, status: 200),
+                Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?stream=1&wait=1", token: ann, status: 400),
                 Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?since=-1", token: ann, status: 400),
                 Call(method: "GET", template: changes, path: "/v1/replicas/\(red)/changes?wait=99", token: ann, status: 400),
                 Call(method: "GET", template: changes, path: "/v1/replicas/\(blue)/changes", token: ann, status: 403),
@@ -136,11 +138,19 @@ struct ProtocolContractTests {
                 let data = response.body
                 #expect(response.status == call.status, "\(call): \(response.text.prefix(300))")
                 do {
-                    let declared = try contract.responseSchema(path: call.template, method: call.method, status: response.status)
                     let sent = response.header("Content-Type") ?? ""
+                    let declared = try contract.responseSchema(path: call.template, method: call.method, status: response.status, sent: sent)
                     #expect(sent.hasPrefix(declared.contentType), "\(call): sent \(sent), declared \(declared.contentType)")
                     if let schema = declared.schema, declared.contentType == "application/json" {
                         try contract.validate(try JSONSerialization.jsonObject(with: data), against: schema)
+                    }
+                    if declared.contentType == "application/x-ndjson" {
+                        // Each line is what the same request answers without `stream`.
+                        let page = try #require(try contract.responseSchema(path: call.template, method: call.method, status: response.status,
+                                                                            sent: "application/json").schema)
+                        let lines = data.split(separator: UInt8(ascii: "\n"))
+                        #expect(!lines.isEmpty, "\(call): a stream from position 0 sends the replica at once")
+                        for line in lines { try contract.validate(try JSONSerialization.jsonObject(with: line), against: page) }
                     }
                 } catch {
                     Issue.record("\(call): \(error)")
