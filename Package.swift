@@ -213,7 +213,6 @@ let package = Package(
                 "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -104,7 +104,7 @@ public enum SyncServer {
         }
         return Application(
             router: try makeRouter(configuration, store: store, cache: cache, watch: watch, board: board),
-            server: try serverBuilder(configuration),
+            server: try serverBuilder(configuration, quiesce: watch.shutDown),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync",
                                  backlog: configuration.backlog),
             services: parts + services,

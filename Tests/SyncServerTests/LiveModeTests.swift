@@ -10,7 +10,6 @@ import ReplicaGenerator
 import SyncProtocol
 import TeamDatabase
 @testable import SyncServer
-import ServiceLifecycleTestKit
 import Testing
 import TeamworkModel
 import TeamworkTestSupport
@@ -133,46 +132,40 @@ struct LiveModeTests {
         let watch = ReplicaWatch(interval: .milliseconds(200))
         let looking = Task { try await watch.run() }
         defer { looking.cancel() }
-        await testGracefulShutdown { shutdown in
-            shutdown.triggerGracefulShutdown()
-            let started = ContinuousClock.now
-            await watch.wait(path: "/nonexistent/team-1.sqlite", from: nil, timeout: .seconds(5), owner: 1)
-            #expect(ContinuousClock.now - started < .seconds(2), "ended at once, not at its time")
-        }
+        watch.shutDown()
+        let started = ContinuousClock.now
+        let end = await watch.wait(path: "/nonexistent/team-1.sqlite", from: nil, timeout: .seconds(5), owner: 1)
+        #expect(end == .ended)
+        #expect(ContinuousClock.now - started < .seconds(2), "ended at once, not at its time")
     }
 
     /// SIGTERM with a fleet's waits beginning and ending all the time (10,000 devices in the load
-    /// benchmark): a wait that began while shutdown was starting took the watch's lock and then
-    /// asked ServiceLifecycle whether it was shutting down, while ServiceLifecycle, holding its own
-    /// lock, ran another wait's shutdown handler, which wanted the watch's lock: both stopped for
-    /// good, and the service never exited (seen with gdb). Every wait must end and the loop exit.
+    /// benchmark): every wait must end, none may begin after, and shutdown must not deadlock (it
+    /// once did, when each wait asked ServiceLifecycle whether shutdown had begun under the watch's
+    /// lock while ServiceLifecycle ran another wait's handler, which wanted that lock).
     @Test func shutdownWhileThousandsOfWaitsComeAndGoEndsThemAllAndNeverDeadlocks() async throws {
-        // The race is narrow (it hung one run in three of this test before the fix, and a 10,000-device
-        // benchmark every time): ten shutdowns, each with 2,000 devices waiting again and again.
+        // Ten shutdowns, each with 2,000 devices waiting again and again.
         for _ in 0..<10 {
             let watch = ReplicaWatch(interval: .milliseconds(20))
             let looking = Task { try await watch.run() }
             defer { looking.cancel() }
             let ended = Locked(0)
-            await testGracefulShutdown { shutdown in
-                await withTaskGroup(of: Void.self) { group in
-                    for device in 0..<2_000 {
-                        group.addTask {
-                            while !Task.isShuttingDownGracefully {
-                                await watch.wait(path: "/nonexistent/team-\(device % 50).sqlite", from: nil,
-                                                 timeout: .milliseconds(1 + device % 20), owner: Int64(device))
-                            }
-                            ended.mutate { $0 += 1 }
-                        }
+            await withTaskGroup(of: Void.self) { group in
+                for device in 0..<2_000 {
+                    group.addTask {
+                        while await watch.wait(path: "/nonexistent/team-\(device % 50).sqlite", from: nil,
+                                               timeout: .milliseconds(1 + device % 20), owner: Int64(device)) != .ended {}
+                        ended.mutate { $0 += 1 }
                     }
-                    // Shutdown comes while the waits are churning: once hundreds are open at once.
-                    let deadline = ContinuousClock.now + .seconds(10)
-                    while watch.waiting < 500 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-                    #expect(watch.waiting >= 500, "the devices were waiting when shutdown came")
-                    shutdown.triggerGracefulShutdown()
                 }
+                // Shutdown comes while the waits are churning: once hundreds are open at once.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while watch.waiting < 500 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+                #expect(watch.waiting >= 500, "the devices were waiting when shutdown came")
+                watch.shutDown()
             }
             #expect(ended.value == 2_000)
+            #expect(watch.waiting == 0)
         }
     }
 
