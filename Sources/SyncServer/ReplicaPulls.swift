@@ -99,7 +99,7 @@ struct ReplicaPulls: Sendable {
         }
         guard wait > .zero, !first.refetch, first.upTo == since else { return Self.respond(first.body) }
         context.releaseSlot?()
-        let end = await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id)
+        let end = await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id, rank: connections.rank(of: context.channel))
         try await recheck(context, replica: replica)
         return Self.respond(try await read(end.seen ?? FileVersion(path: path), epoch, since).body)
     }
@@ -163,6 +163,7 @@ struct ReplicaPulls: Sendable {
                         for duration: Duration, read: Read, person: Person, context: SyncRequestContext,
                         writer: inout any ResponseBodyWriter) async throws {
         let deadline = ContinuousClock.now + duration
+        let rank = connections.rank(of: context.channel)
         var (stamp, answer) = start
         var position = since
         while true {
@@ -176,7 +177,7 @@ struct ReplicaPulls: Sendable {
                 }
             }
             let left = deadline - ContinuousClock.now
-            guard left > .zero, case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id) else {
+            guard left > .zero, case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id, rank: rank) else {
                 break
             }
             do {
@@ -205,11 +206,15 @@ struct ReplicaPulls: Sendable {
     /// Where each replica's file is; what the watch knows it by.
     let paths: ReplicaPaths
 
-    init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch) {
+    /// The server's connections, whose order the watch ends its waits in at shutdown.
+    let connections: Connections
+
+    init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch, connections: Connections) {
         self.configuration = configuration
         self.store = store
         self.cache = cache
         self.watch = watch
+        self.connections = connections
         paths = ReplicaPaths(configuration.replicasDirectory)
     }
 

@@ -15,6 +15,8 @@ import TeamworkModel
 final class ReplicaWatch: Service, Sendable {
     fileprivate struct Waiter {
         var owner: Int64
+        /// Its connection's place in the order connections were accepted: at shutdown, waits end in that order.
+        var rank: Int
         var path: String
         var stamp: FileVersion?
         var continuation: CheckedContinuation<WaitEnd, Never>
@@ -101,7 +103,7 @@ final class ReplicaWatch: Service, Sendable {
     /// `timeout` has passed, when the task is cancelled or the server shuts down,
     /// or when `owner` opens more than ``maximumPerOwner`` waits and this is their oldest.
     @discardableResult
-    func wait(path: String, from stamp: FileVersion?, timeout: Duration, owner: Int64) async -> WaitEnd {
+    func wait(path: String, from stamp: FileVersion?, timeout: Duration, owner: Int64, rank: Int = 0) async -> WaitEnd {
         let id = state.mutate { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -113,7 +115,7 @@ final class ReplicaWatch: Service, Sendable {
                     // Cancelled before the handler could find this wait, or shutdown begun (this
                     // request was already being handled): such a wait must not begin at all.
                     guard !state.closed, !state.shuttingDown, !Task.isCancelled else { return (false, []) }
-                    state.add(id, slot: slot(of: deadline), Waiter(owner: owner, path: path, stamp: stamp, continuation: continuation))
+                    state.add(id, slot: slot(of: deadline), Waiter(owner: owner, rank: rank, path: path, stamp: stamp, continuation: continuation))
                     let theirs = state.byOwner[owner] ?? []
                     return (true, theirs.dropLast(maximumPerOwner).compactMap { state.remove($0) })
                 }
@@ -171,13 +173,14 @@ final class ReplicaWatch: Service, Sendable {
         endAll { $0.closed = true }
     }
 
-    /// Ends every wait, after `mark` (under the same lock) has made sure no new one begins.
+    /// Ends every wait, after `mark` (under the same lock) has made sure no new one begins: the
+    /// oldest connection's first (``Connections`` says why).
     private func endAll(_ mark: (inout State) -> Void) {
         let all = state.mutate { state -> [Waiter] in
             mark(&state)
             return state.removeAll()
         }
-        for waiter in all { waiter.continuation.resume(returning: .ended) }
+        for waiter in all.sorted(by: { $0.rank < $1.rank }) { waiter.continuation.resume(returning: .ended) }
     }
 
     /// One look: a `stat` per file with waiters, then the waiters whose file changed or whose time is up.

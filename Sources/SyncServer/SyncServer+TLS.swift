@@ -40,29 +40,13 @@ extension SyncServer {
     }
 
     /// HTTP/1.1, over TLS when `tls` is given; idle connections closed after `idleTimeout`.
-    /// `quiesce`: called as the server's shutdown begins (by each connection, as it is told to quiesce).
-    static func serverBuilder(_ configuration: Configuration, quiesce: @escaping @Sendable () -> Void) throws -> HTTPServerBuilder {
+    /// `connections`: told of each connection as it opens and closes, and of the server's shutdown.
+    static func serverBuilder(_ configuration: Configuration, connections: Connections) throws -> HTTPServerBuilder {
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
             + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
-        let http = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [QuiesceNotice(quiesce)], idleTimeout: idle))
+        let http = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [Connections.Notice(connections)], idleTimeout: idle))
         guard let tls = configuration.tls else { return http }
         return try .tls(http, tlsConfiguration: try tls.configuration())
     }
 }
 
-/// Tells the server's parts that its graceful shutdown began: NIO's quiescing helper sends every
-/// open connection `ChannelShouldQuiesceEvent` as the server stops accepting, and this handler
-/// (before Hummingbird's, which closes the connection once its request is answered) passes it on.
-final class QuiesceNotice: ChannelInboundHandler, RemovableChannelHandler, Sendable {
-    typealias InboundIn = NIOAny
-    private let quiesce: @Sendable () -> Void
-
-    init(_ quiesce: @escaping @Sendable () -> Void) {
-        self.quiesce = quiesce
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent { quiesce() }
-        context.fireUserInboundEventTriggered(event)
-    }
-}

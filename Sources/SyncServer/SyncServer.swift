@@ -102,9 +102,10 @@ public enum SyncServer {
                                 blobs: try FileBlobStore(root: configuration.blobsFolder), secure: configuration.tls != nil, logger: logger)
             parts += [boardStore, feed]
         }
+        let connections = Connections(quiesce: watch.shutDown)
         return Application(
-            router: try makeRouter(configuration, store: store, cache: cache, watch: watch, board: board),
-            server: try serverBuilder(configuration, quiesce: watch.shutDown),
+            router: try makeRouter(configuration, store: store, cache: cache, watch: watch, connections: connections, board: board),
+            server: try serverBuilder(configuration, connections: connections),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync",
                                  backlog: configuration.backlog),
             services: parts + services,
@@ -138,7 +139,7 @@ public enum SyncServer {
     }
 
     static func makeRouter(_ configuration: Configuration, store: SharedStore, cache: AccessCache,
-                           watch: ReplicaWatch, board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
+                           watch: ReplicaWatch, connections: Connections, board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.add(middleware: AllowedMethods(routes: (board == nil ? [] : BoardRoutes.allowed) + [
             .init("/health", [.get]), .init("/metrics", configuration.metrics == nil ? [] : [.get]),
@@ -155,7 +156,7 @@ public enum SyncServer {
             return EditedResponse(status: healthy ? .ok : .serviceUnavailable,
                                   response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(capacity) { $1 }.merging(details) { $1 }))
         }
-        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch)
+        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch, connections: connections)
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
         let pushQueue = PushQueue(directory: directory, connections: ReplicaConnections(directory: directory),
                                   lockTimeout: configuration.pushLockTimeout)
@@ -195,8 +196,9 @@ struct Health: ResponseEncodable {
 /// The request context: who the caller is, once the token is checked; JSON with snake_case keys.
 public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The connection, asked for its peer's address only where it counts (the board's sign-in limit).
-    private let channel: any Channel
+    /// The connection, asked for its peer's address only where it counts (the board's sign-in limit),
+    /// and for its place among the open connections (a live-mode wait's).
+    let channel: any Channel
     /// Who connected.
     public var remoteAddress: SocketAddress? { channel.remoteAddress }
     /// Set by ``TokenAuthenticator`` for every request under `/v1`.

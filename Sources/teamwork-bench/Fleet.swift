@@ -221,7 +221,8 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
         asking = false
         streaming = false
         line.clear()
-        let delay = backoff.next()
+        // As `watch` does: a refused connection (the service restarting) waits at most a little.
+        let delay = backoff.next(atMost: cause == "refused" ? Watcher.notListeningMaximum : nil)
         eventLoop.scheduleTask(in: .nanoseconds(Int64(delay / .nanoseconds(1)))) { _ = self.connect() }
     }
 
