@@ -40,17 +40,14 @@ public struct Backoff: Sendable {
     }
 
     /// The next wait, for a caller that waits in its own way: the current limit (or, with full
-    /// jitter, a random part of it); the limit then doubles, up to the maximum. `atMost` caps this
-    /// wait only (a failure known to be cheap to retry); the limit doubles all the same, so a
-    /// failure of another kind next waits as long as it would have.
-    public mutating func next(atMost: Duration? = nil) -> Duration {
+    /// jitter, a random part of it); the limit then doubles, up to the maximum.
+    public mutating func next() -> Duration {
         defer { delay = min(delay * 2, maximum) }
-        let limit = atMost.map { min(delay, $0) } ?? delay
         switch jitter {
         case .none:
-            return limit
+            return delay
         case .full:
-            return limit * Double.random(in: 0...1, using: &random)
+            return delay * Double.random(in: 0...1, using: &random)
         }
     }
 

@@ -64,11 +64,9 @@ public struct Retrying: Sendable {
     /// before the next one; `progress` hears of each unit of work an attempt
     /// reports through ``Progress/made()``. `wait` is the pause between
     /// attempts (`Task.sleep`; a part that can be asked to stop ends it early
-    /// and throws ``Stop``). `atMost` caps the wait after an ending it knows to be
-    /// cheap to retry soon (``Backoff/next(atMost:)``).
+    /// and throws ``Stop``).
     public func forever(progress: @escaping @Sendable () -> Void = {},
                         wait: (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                        atMost: (Ending) -> Duration? = { _ in nil },
                         failed: (Ending, Duration) -> Void,
                         _ attempt: (Progress) async throws -> Void) async {
         var backoff = self.backoff
@@ -85,9 +83,8 @@ public struct Retrying: Sendable {
             }
             if Task.isCancelled { return }
             if tracker.takeMade() { backoff.reset() }
-            let cap = atMost(ending)
-            failed(ending, cap.map { min($0, backoff.delay) } ?? backoff.delay)
-            do { try await wait(backoff.next(atMost: cap)) } catch { return }
+            failed(ending, backoff.delay)
+            do { try await wait(backoff.next()) } catch { return }
         }
     }
 

@@ -50,16 +50,7 @@ public struct SyncClient: Sendable {
         public var message: String
         /// The HTTP status, when the server answered.
         public var status: Int?
-        /// The server's host refused the connection: nothing listens on its port (a service restarting).
-        public var notListening = false
         public var description: String { message }
-
-        public init(kind: Kind, message: String, status: Int? = nil, notListening: Bool = false) {
-            self.kind = kind
-            self.message = message
-            self.status = status
-            self.notListening = notListening
-        }
     }
 
     public func listing() async throws -> ReplicaListing {
@@ -96,13 +87,13 @@ public struct SyncClient: Sendable {
         let (host, port) = (server.host ?? "localhost", server.port ?? (server.scheme == "https" ? 443 : 80))
         let limit = timeouts.connect
         let server = self.server.absoluteString
-        let unreachable = { @Sendable (reason: String, refused: Bool) in
-            Failure(kind: .unreachable, message: "cannot reach \(server) (\(reason)); your changes stay queued", notListening: refused)
+        let unreachable = { @Sendable (reason: String) in
+            Failure(kind: .unreachable, message: "cannot reach \(server) (\(reason)); your changes stay queued")
         }
-        let failure = try await withDeadline(limit, timeout: { unreachable("no connection within \(limit)", false) }) {
+        let reason = try await withDeadline(limit, timeout: { unreachable("no connection within \(limit)") }) {
             await TCPProbe.connect(host: host, port: port, within: limit)
         }
-        if let failure { throw unreachable(failure.reason, failure.refused) }
+        if let reason { throw unreachable(reason) }
     }
 
     private func request<T: Decodable>(_ method: String, _ path: String, body: Data? = nil, as type: T.Type) async throws -> T {

@@ -7,15 +7,8 @@ import Glibc
 /// reached at all, within a time limit: URLSession on Linux has no connect
 /// timeout of its own, only one for the whole request.
 enum TCPProbe {
-    /// Why no connection opened.
-    struct Failure: Sendable {
-        var reason: String
-        /// The host answered that nothing listens on the port (a server restarting): cheap to try again soon.
-        var refused: Bool
-    }
-
     /// `nil` when a connection to `host:port` opened within `limit`, else why not.
-    static func connect(host: String, port: Int, within limit: Duration) async -> Failure? {
+    static func connect(host: String, port: Int, within limit: Duration) async -> String? {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(returning: blockingConnect(host: host, port: port, within: limit))
@@ -23,18 +16,15 @@ enum TCPProbe {
         }
     }
 
-    private static func blockingConnect(host: String, port: Int, within limit: Duration) -> Failure? {
+    private static func blockingConnect(host: String, port: Int, within limit: Duration) -> String? {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var found: UnsafeMutablePointer<addrinfo>?
         let resolved = getaddrinfo(host, String(port), &hints, &found)
-        guard resolved == 0, let first = found else {
-            return Failure(reason: "cannot resolve \(host): \(String(cString: gai_strerror(resolved)))", refused: false)
-        }
+        guard resolved == 0, let first = found else { return "cannot resolve \(host): \(String(cString: gai_strerror(resolved)))" }
         defer { freeaddrinfo(first) }
         let deadline = ContinuousClock.now + limit
         var reason = "no address for \(host)"
-        var refused = false
         var candidate: UnsafeMutablePointer<addrinfo>? = first
         while let address = candidate {
             candidate = address.pointee.ai_next
@@ -42,23 +32,17 @@ enum TCPProbe {
             guard fd >= 0 else { continue }
             defer { close(fd) }
             if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return nil }
-            guard errno == EINPROGRESS else {
-                (reason, refused) = (String(cString: strerror(errno)), errno == ECONNREFUSED)
-                continue
-            }
+            guard errno == EINPROGRESS else { reason = String(cString: strerror(errno)); continue }
             let left = deadline - ContinuousClock.now
             let millis = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            guard poll(&poller, 1, millis) > 0 else {
-                (reason, refused) = ("no connection within \(limit)", false)
-                continue
-            }
+            guard poll(&poller, 1, millis) > 0 else { reason = "no connection within \(limit)"; continue }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
             if error == 0 { return nil }
-            (reason, refused) = (String(cString: strerror(error)), error == ECONNREFUSED)
+            reason = String(cString: strerror(error))
         }
-        return Failure(reason: reason, refused: refused)
+        return reason
     }
 }

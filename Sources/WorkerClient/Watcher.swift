@@ -10,8 +10,7 @@ import TeamworkModel
 /// the device leaves as soon as it is queued.
 ///
 /// A server that cannot be reached (restarting, the network gone) is tried
-/// again as ``reconnecting(random:)`` says (1 s up to 30 s, 8 s while its host refuses
-/// the connection) and the watch resumes by itself; a
+/// again as ``Retrying`` says (1 s up to 30 s) and the watch resumes by itself; a
 /// refused token ends it. Each sync's news comes out as one line per thing a
 /// person cares about (``Watcher/News``).
 public struct Watcher: Sendable {
@@ -25,22 +24,9 @@ public struct Watcher: Sendable {
     public var backoff = Watcher.reconnecting()
 
     /// How a watching device tries the server again after a failure: the one policy, which the
-    /// load benchmark's simulated fleet uses too (`random`: a seeded source there). A server whose
-    /// host refuses the connection is not there at all (restarting: systemd brings it back within
-    /// seconds), and a refused connection costs it nothing: such a failure waits at most
-    /// ``notListeningMaximum``, so a fleet is back within seconds of the service; any other (no
-    /// network, no answer, 5xx) backs off up to 30 s, sparing a phone's battery and a server in trouble.
+    /// load benchmark's simulated fleet uses too (`random`: a seeded source there).
     public static func reconnecting(random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) -> Backoff {
         Backoff(initial: .seconds(1), maximum: .seconds(30), jitter: .full, random: random)
-    }
-
-    /// The longest wait after the server's host refused the connection (``reconnecting(random:)``).
-    public static let notListeningMaximum = Duration.seconds(8)
-
-    /// The cap ``reconnecting(random:)``'s next wait has after `ending`.
-    static func atMost(after ending: Retrying.Ending) -> Duration? {
-        guard case .failed(let failure as SyncClient.Failure) = ending, failure.notListening else { return nil }
-        return notListeningMaximum
     }
 
     public init(synchronizer: Synchronizer) {
@@ -53,7 +39,7 @@ public struct Watcher: Sendable {
         let offline = Locked(false)
         let refused = Locked<SyncClient.Failure?>(nil)
         let store = synchronizer.store
-        await Retrying(backoff).forever(atMost: Self.atMost(after:), failed: { ending, _ in
+        await Retrying(backoff).forever(failed: { ending, _ in
             switch ending {
             case .failed(let failure as SyncClient.Failure):
                 if !offline.value { say("Offline: \(failure.message). Trying again by itself.") }

@@ -221,8 +221,7 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
         asking = false
         streaming = false
         line.clear()
-        // As `watch` does: a refused connection (the service restarting) waits at most a little.
-        let delay = backoff.next(atMost: cause == "refused" ? Watcher.notListeningMaximum : nil)
+        let delay = backoff.next()
         eventLoop.scheduleTask(in: .nanoseconds(Int64(delay / .nanoseconds(1)))) { _ = self.connect() }
     }
 
