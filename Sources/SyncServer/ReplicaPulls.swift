@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import Hummingbird
+import NIOCore
 import SyncProtocol
 import TeamDatabase
 import TeamworkModel
@@ -90,8 +91,19 @@ struct ReplicaPulls: Sendable {
         // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
         let first = try await read(stamp, epoch, since)
         if stream > .zero {
+            // A stream gives its place among the person's requests in flight back, as a wait does, but counts
+            // against their open streams for its whole life (waiting, catching up or writing): one token
+            // cannot hold the server's connections with streams that never end.
+            // (Counted once the answer is under way: an answer never sent must not count for ever. Between the
+            // check and the count, the person's 8 requests in flight bound how many get past.)
+            guard streams.count(for: person.id) < 2 * configuration.maximumWaitsPerPerson else {
+                throw HTTPError(.tooManyRequests, message: "too many live streams open for one person; close some and try again")
+            }
             context.releaseSlot?()
+            let streams = self.streams
             let body = ResponseBody { [self] writer in
+                streams.open(for: person.id)
+                defer { streams.close(for: person.id) }
                 try await follow(replica, path: path, from: (stamp, first), since: since, for: stream, read: read,
                                  person: person, context: context, writer: &writer)
             }
@@ -158,7 +170,9 @@ struct ReplicaPulls: Sendable {
     /// the previous page's `up_to`), with one request and one connection for all of them, where
     /// `wait=N` costs two requests per change (the answer, then the next wait). Pages that follow
     /// (`more`) are sent at once. The stream ends early at shutdown, when its person opens too many
-    /// waits, and when the token is revoked or the replica no longer theirs (checked after each wait).
+    /// waits, and when the token is revoked or the replica no longer theirs (checked before each page
+    /// but the first). A device that does not take a page within ``writeDeadline`` loses its
+    /// connection: a reader that stopped reading holds nothing for long, nor SIGTERM up.
     private func follow(_ replica: ReplicaID, path: String, from start: (FileVersion?, PageCache.Answer), since: Int64,
                         for duration: Duration, read: Read, person: Person, context: SyncRequestContext,
                         writer: inout any ResponseBodyWriter) async throws {
@@ -166,31 +180,45 @@ struct ReplicaPulls: Sendable {
         let rank = connections.rank(of: context.channel)
         var (stamp, answer) = start
         var position = since
+        let channel = context.channel
+        // Before each page but the first: still the caller's, in time, and the server not shutting down.
+        func mayGoOn() async -> Bool {
+            guard ContinuousClock.now < deadline, !watch.shuttingDown else { return false }
+            do {
+                try await recheck(context, replica: replica)
+                return true
+            } catch {
+                // The status is sent already: the stream just ends, and the device's next request hears why.
+                return false
+            }
+        }
         while true {
             if answer.refetch || answer.upTo != position {
+                let cut = channel.eventLoop.scheduleTask(in: Self.writeDeadline) { channel.close(promise: nil) }
+                defer { cut.cancel() }
                 try await writer.write(answer.body)
                 position = answer.upTo
                 if answer.more {
+                    guard await mayGoOn() else { break }
                     stamp = FileVersion(path: path)
                     answer = try await read(stamp, answer.epoch, position)
                     continue
                 }
             }
             let left = deadline - ContinuousClock.now
-            guard left > .zero, case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id, rank: rank) else {
-                break
-            }
-            do {
-                try await recheck(context, replica: replica)
-            } catch {
-                // The status is sent already: the stream just ends, and the device's next request hears why.
-                break
-            }
+            guard left > .zero, case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id, rank: rank),
+                  await mayGoOn() else { break }
             stamp = seen
             answer = try await read(stamp, answer.epoch, position)
         }
         try await writer.finish(nil)
     }
+
+    /// How long a stream's page may take to be taken by the device (the connection's buffers full).
+    static let writeDeadline = TimeAmount.seconds(10)
+
+    /// Open streams by person.
+    let streams = StreamCount()
 
     /// After a wait, the caller's token and access are checked again: a token
     /// revoked or a member removed while the pull waited gets no more data.
@@ -256,3 +284,19 @@ extension SyncRequestContext {
 
 extension ReplicaListing: ResponseEncodable {}
 extension PositionListing: ResponseEncodable {}
+
+/// Live streams open per person (``ReplicaPulls/changes(_:context:)`` with `stream=N`).
+final class StreamCount: Sendable {
+    private let open = Locked<[Int64: Int]>([:])
+
+    func count(for person: Int64) -> Int { open.mutate { $0[person, default: 0] } }
+
+    func open(for person: Int64) { open.mutate { $0[person, default: 0] += 1 } }
+
+    func close(for person: Int64) {
+        open.mutate { open in
+            open[person, default: 1] -= 1
+            if open[person] == 0 { open[person] = nil }
+        }
+    }
+}

@@ -88,6 +88,9 @@ final class ReplicaWatch: Service, Sendable {
     /// Open waits, for `/metrics` and tests.
     var waiting: Int { state.mutate { $0.waiters.count } }
 
+    /// Whether the server's shutdown began (no wait begins any more).
+    var shuttingDown: Bool { state.mutate { $0.shuttingDown || $0.closed } }
+
     /// The live-mode lines of `/metrics` (Prometheus text).
     var metrics: String {
         """

@@ -16,13 +16,15 @@ final class LineStreams: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Entry {
         var continuation: AsyncThrowingStream<Data, any Error>.Continuation
         var partial = Data()
+        /// How much of `partial` is known to hold no newline.
+        var scanned = 0
         var response: HTTPURLResponse?
         /// The body of an answer other than 200, kept (up to a limit) for its error message.
         var refusal = Data()
     }
 
-    /// The longest line taken: a page of the largest size the server sends is well under it.
-    static let longestLine = 64 * 1024 * 1024
+    /// The longest line taken: a page of the largest size the server sends (10,000 tasks) is well under it.
+    static let longestLine = 32 * 1024 * 1024
 
     /// An answer other than 200: its status and (the start of) its body.
     struct Refused: Error {
@@ -77,11 +79,17 @@ final class LineStreams: NSObject, URLSessionDataDelegate, @unchecked Sendable {
                 return ([], nil, false)
             }
             entry.partial.append(data)
+            // Only what came since the last look is searched, and the lines are cut off once at the end.
             var lines: [Data] = []
-            while let end = entry.partial.firstIndex(of: UInt8(ascii: "\n")) {
-                lines.append(entry.partial[entry.partial.startIndex..<end])
-                entry.partial.removeSubrange(entry.partial.startIndex...end)
+            var start = entry.partial.startIndex
+            var from = start + entry.scanned
+            while let end = entry.partial[from...].firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(entry.partial[start..<end])
+                start = end + 1
+                from = start
             }
+            if start > entry.partial.startIndex { entry.partial = Data(entry.partial[start...]) }
+            entry.scanned = entry.partial.count
             return (lines, entry.continuation, entry.partial.count > Self.longestLine)
         }
         for line in lines where !line.isEmpty { continuation?.yield(Data(line)) }

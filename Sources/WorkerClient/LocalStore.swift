@@ -183,6 +183,12 @@ public struct LocalStore: Sendable {
         public var available: Bool
     }
 
+    /// Whether the device's copy of `name` stands at this epoch and position.
+    private static func stands(_ db: Database, _ name: String, at position: (epoch: String, since: Int64)) throws -> Bool {
+        let row = try Row.fetchOne(db, sql: "SELECT epoch, position FROM replicas WHERE name = ?", arguments: [name])
+        return row.map { ($0[0] as String?) == position.epoch && ($0[1] as Int64) == position.since } ?? false
+    }
+
     public func replicas() throws -> [Replica] {
         try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT name, kind, title, slug, epoch, position, available FROM replicas ORDER BY name").map {
@@ -221,8 +227,11 @@ public struct LocalStore: Sendable {
 
     /// Applies pages of changes in one transaction; with `replace`, the old copy
     /// goes first (a refetch), so the copy is swapped whole or not at all.
-    func apply(_ pages: [ChangePage], to name: String, replace: Bool) throws -> Int {
+    /// `continuing`: apply only if the copy stands at this epoch and position (checked in the same
+    /// transaction); nil is returned when it does not.
+    func apply(_ pages: [ChangePage], to name: String, replace: Bool, continuing: (epoch: String, since: Int64)? = nil) throws -> Int? {
         try queue.write { db in
+            if let continuing, try !Self.stands(db, name, at: continuing) { return nil }
             if replace {
                 for table in ["tasks", "members", "locations"] {
                     try db.execute(sql: "DELETE FROM \(table) WHERE replica = ?", arguments: [name])
@@ -281,8 +290,9 @@ public struct LocalStore: Sendable {
     }
 
     /// Applies pages of the common replica (people, teams, memberships) the same way.
-    func apply(common pages: [CommonPage], replace: Bool) throws -> Int {
+    func apply(common pages: [CommonPage], replace: Bool, continuing: (epoch: String, since: Int64)? = nil) throws -> Int? {
         try queue.write { db in
+            if let continuing, try !Self.stands(db, "common", at: continuing) { return nil }
             if replace {
                 for table in ["people", "teams", "memberships"] { try db.execute(sql: "DELETE FROM \(table)") }
             }

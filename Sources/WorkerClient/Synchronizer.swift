@@ -235,8 +235,8 @@ public struct Synchronizer: Sendable {
 
     /// A page that came on a live stream (``SyncClient/follow``), applied when it goes on from where
     /// the device's copy of `name` stands. False when it does not (a new copy, a page from
-    /// another position): then a whole sync brings the replica up to date. The caller is the only
-    /// one writing `name` meanwhile.
+    /// another position): then a whole sync brings the replica up to date. Checked in the
+    /// transaction that applies it: a sync in another process may have moved the copy on.
     func apply(streamed line: Data, to name: String) throws -> Bool {
         struct Head: Decodable {
             var epoch: String
@@ -245,14 +245,12 @@ public struct Synchronizer: Sendable {
         }
         let decoder = TeamworkJSON.decoder()
         let head = try decoder.decode(Head.self, from: line)
-        guard let local = try store.replicas().first(where: { $0.name == name }),
-              !head.refetch, head.epoch == local.epoch, head.since == local.position else { return false }
-        if local.kind == "common" {
-            _ = try store.apply(common: [decoder.decode(CommonPage.self, from: line)], replace: false)
-        } else {
-            _ = try store.apply([decoder.decode(ChangePage.self, from: line)], to: name, replace: false)
+        guard !head.refetch else { return false }
+        let continuing = (epoch: head.epoch, since: head.since)
+        if name == "common" {
+            return try store.apply(common: [decoder.decode(CommonPage.self, from: line)], replace: false, continuing: continuing) != nil
         }
-        return true
+        return try store.apply([decoder.decode(ChangePage.self, from: line)], to: name, replace: false, continuing: continuing) != nil
     }
 
     /// A team or personal replica: pages since the device's position, or a whole new copy.
@@ -274,14 +272,14 @@ public struct Synchronizer: Sendable {
                 pages.append(page)
                 progress("\(local.title): \(pages.reduce(0) { $0 + $1.tasks.count }) tasks fetched")
             } else {
-                rows += try store.apply([page], to: local.name, replace: false)
+                rows += try store.apply([page], to: local.name, replace: false) ?? 0
             }
             epoch = page.epoch
             position = page.upTo
             more = page.more
         }
         if replace {
-            rows += try store.apply(pages, to: local.name, replace: true)
+            rows += try store.apply(pages, to: local.name, replace: true) ?? 0
             report.refetched.append(local.title)
         }
         return rows
@@ -301,12 +299,12 @@ public struct Synchronizer: Sendable {
                 replace = true
                 pages.removeAll()
             }
-            if replace { pages.append(page) } else { rows += try store.apply(common: [page], replace: false) }
+            if replace { pages.append(page) } else { rows += try store.apply(common: [page], replace: false) ?? 0 }
             epoch = page.epoch
             position = page.upTo
             more = page.more
         }
-        if replace { rows += try store.apply(common: pages, replace: true) }
+        if replace { rows += try store.apply(common: pages, replace: true) ?? 0 }
         return rows
     }
 }

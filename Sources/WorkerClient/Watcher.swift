@@ -52,19 +52,23 @@ public struct Watcher: Sendable {
                 break
             }
         }) { progress in
-            while true {
-                let before = try Snapshot(store)
+            // A refused token ends the watch, whether a sync or a stream heard it.
+            func endingOnRefusal(_ step: () async throws -> Void) async throws {
                 do {
-                    _ = try await synchronizer.sync()
+                    try await step()
                 } catch let failure as SyncClient.Failure where failure.kind == .refused && failure.status == 401 {
                     refused.mutate { $0 = failure }
                     throw Retrying.Stop()
                 }
+            }
+            while true {
+                let before = try Snapshot(store)
+                try await endingOnRefusal { _ = try await synchronizer.sync() }
                 if offline.value { say("Back online.") }
                 offline.mutate { $0 = false }
                 progress.made()
                 for line in try Snapshot(store).news(since: before) { say(line) }
-                try await follow(say: say)
+                try await endingOnRefusal { try await follow(say: say) }
             }
         }
         if let failure = refused.value { throw failure }
