@@ -94,3 +94,46 @@ final class Connections: Sendable {
         }
     }
 }
+
+/// Stream writes in progress, so that one a device does not take within a limit (it stopped
+/// reading, its connection's buffers full) costs it the connection: a write that never ends would
+/// hold its stream, its task and SIGTERM up for ever. Swept by the live-mode watch's loop (every
+/// look), rather than a timer per write, which cost two hops between threads per page.
+final class StalledWrites: Sendable {
+    private struct State {
+        var next = 0
+        var pending: [Int: (since: ContinuousClock.Instant, channel: any Channel)] = [:]
+    }
+
+    private let state = Locked(State())
+    let limit: Duration
+
+    init(limit: Duration = .seconds(10)) {
+        self.limit = limit
+    }
+
+    /// A write to `channel` begins; give the number back to ``end(_:)``.
+    func begin(_ channel: any Channel) -> Int {
+        state.mutate { state in
+            state.next += 1
+            state.pending[state.next] = (ContinuousClock.now, channel)
+            return state.next
+        }
+    }
+
+    func end(_ write: Int) {
+        state.mutate { _ = $0.pending.removeValue(forKey: write) }
+    }
+
+    /// Closes the connections of writes older than ``limit`` (their writes then fail).
+    func sweep() {
+        let now = ContinuousClock.now
+        let stalled = state.mutate { state -> [any Channel] in
+            guard !state.pending.isEmpty else { return [] }
+            let old = state.pending.filter { now - $0.value.since > limit }
+            for key in old.keys { state.pending[key] = nil }
+            return old.values.map(\.channel)
+        }
+        for channel in stalled { channel.close(promise: nil) }
+    }
+}

@@ -1,7 +1,6 @@
 import CentralStore
 import Foundation
 import Hummingbird
-import NIOCore
 import SyncProtocol
 import TeamDatabase
 import TeamworkModel
@@ -171,8 +170,8 @@ struct ReplicaPulls: Sendable {
     /// `wait=N` costs two requests per change (the answer, then the next wait). Pages that follow
     /// (`more`) are sent at once. The stream ends early at shutdown, when its person opens too many
     /// waits, and when the token is revoked or the replica no longer theirs (checked before each page
-    /// but the first). A device that does not take a page within ``writeDeadline`` loses its
-    /// connection: a reader that stopped reading holds nothing for long, nor SIGTERM up.
+    /// but the first). A device that does not take a page within 10 s loses its connection
+    /// (``StalledWrites``): a reader that stopped reading holds nothing for long, nor SIGTERM up.
     private func follow(_ replica: ReplicaID, path: String, from start: (FileVersion?, PageCache.Answer), since: Int64,
                         for duration: Duration, read: Read, person: Person, context: SyncRequestContext,
                         writer: inout any ResponseBodyWriter) async throws {
@@ -194,8 +193,8 @@ struct ReplicaPulls: Sendable {
         }
         while true {
             if answer.refetch || answer.upTo != position {
-                let cut = channel.eventLoop.scheduleTask(in: Self.writeDeadline) { channel.close(promise: nil) }
-                defer { cut.cancel() }
+                let write = stalled.begin(channel)
+                defer { stalled.end(write) }
                 try await writer.write(answer.body)
                 position = answer.upTo
                 if answer.more {
@@ -213,9 +212,6 @@ struct ReplicaPulls: Sendable {
         }
         try await writer.finish(nil)
     }
-
-    /// How long a stream's page may take to be taken by the device (the connection's buffers full).
-    static let writeDeadline = TimeAmount.seconds(10)
 
     /// Open streams by person.
     let streams = StreamCount()
@@ -237,7 +233,12 @@ struct ReplicaPulls: Sendable {
     /// The server's connections, whose order the watch ends its waits in at shutdown.
     let connections: Connections
 
-    init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch, connections: Connections) {
+    /// Stream writes in progress, swept by the watch's loop.
+    let stalled: StalledWrites
+
+    init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch, connections: Connections,
+         stalled: StalledWrites) {
+        self.stalled = stalled
         self.configuration = configuration
         self.store = store
         self.cache = cache

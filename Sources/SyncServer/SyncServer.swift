@@ -89,8 +89,13 @@ public enum SyncServer {
                                        logger: Logger = Logger(label: "teamwork.sync"),
                                        onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
+        let stalled = StalledWrites()
+        let looked = configuration.watchLooked
         let watch = ReplicaWatch(directory: configuration.replicasDirectory, interval: configuration.waitLookInterval,
-                                 maximumPerOwner: configuration.maximumWaitsPerPerson, looked: configuration.watchLooked ?? {})
+                                 maximumPerOwner: configuration.maximumWaitsPerPerson) {
+            looked?()
+            stalled.sweep()
+        }
         let cache = AccessCache(url: configuration.databaseURL, logger: logger)
         var parts: [any Service] = [store, cache, watch]
         var board: BoardRoutes?
@@ -104,7 +109,8 @@ public enum SyncServer {
         }
         let connections = Connections(quiesce: watch.shutDown)
         return Application(
-            router: try makeRouter(configuration, store: store, cache: cache, watch: watch, connections: connections, board: board),
+            router: try makeRouter(configuration, store: store, cache: cache, watch: watch, connections: connections, stalled: stalled,
+                                   board: board),
             server: try serverBuilder(configuration, connections: connections),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync",
                                  backlog: configuration.backlog),
@@ -139,7 +145,8 @@ public enum SyncServer {
     }
 
     static func makeRouter(_ configuration: Configuration, store: SharedStore, cache: AccessCache,
-                           watch: ReplicaWatch, connections: Connections, board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
+                           watch: ReplicaWatch, connections: Connections, stalled: StalledWrites,
+                           board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.add(middleware: AllowedMethods(routes: (board == nil ? [] : BoardRoutes.allowed) + [
             .init("/health", [.get]), .init("/metrics", configuration.metrics == nil ? [] : [.get]),
@@ -156,7 +163,8 @@ public enum SyncServer {
             return EditedResponse(status: healthy ? .ok : .serviceUnavailable,
                                   response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(capacity) { $1 }.merging(details) { $1 }))
         }
-        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch, connections: connections)
+        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch, connections: connections,
+                                 stalled: stalled)
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
         let pushQueue = PushQueue(directory: directory, connections: ReplicaConnections(directory: directory),
                                   lockTimeout: configuration.pushLockTimeout)

@@ -6,6 +6,7 @@ import FoundationNetworking
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOEmbedded
 import ReplicaGenerator
 import SyncProtocol
 import TeamDatabase
@@ -414,6 +415,25 @@ struct LiveModeTests {
             #expect(received == 0, "no page after the removal")
             #expect(ContinuousClock.now - started < .seconds(15), "ended at the change, not at its time")
         }
+    }
+
+    /// A device that stops reading a stream fills its connection's buffers and the next page's write
+    /// never ends: past the limit, the watch's sweep closes that connection (its write then fails and
+    /// the stream ends); a write that ended in time is left alone.
+    @Test func aStreamWriteTheDeviceDoesNotTakeInTimeCostsItTheConnection() async throws {
+        let (stuck, taken) = (EmbeddedChannel(), EmbeddedChannel())
+        try await stuck.connect(to: .init(ipAddress: "127.0.0.1", port: 1)).get()
+        try await taken.connect(to: .init(ipAddress: "127.0.0.1", port: 2)).get()
+        let writes = StalledWrites(limit: .zero)
+        _ = writes.begin(stuck)
+        writes.end(writes.begin(taken))
+        writes.sweep()
+        #expect(!stuck.isActive, "closed")
+        #expect(taken.isActive, "left alone")
+        let patient = StalledWrites(limit: .seconds(3_600))
+        _ = patient.begin(taken)
+        patient.sweep()
+        #expect(taken.isActive, "not before its limit")
     }
 
     @Test(arguments: ["stream=-1", "stream=abc", "stream=26", "stream=5&wait=5"])
