@@ -78,7 +78,11 @@ final class Connections: Sendable {
         func handlerRemoved(context: ChannelHandlerContext) {
             self.context = nil
             let id = ObjectIdentifier(context.channel)
-            connections.state.mutate { _ = $0.open.removeValue(forKey: id) }
+            connections.state.mutate { state in
+                state.open[id] = nil
+                // A channel opened later may have the same identifier: it must be told for itself.
+                state.told.remove(id)
+            }
         }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -95,10 +99,12 @@ final class Connections: Sendable {
     }
 }
 
-/// Stream writes in progress, so that one a device does not take within a limit (it stopped
-/// reading, its connection's buffers full) costs it the connection: a write that never ends would
-/// hold its stream, its task and SIGTERM up for ever. Swept by the live-mode watch's loop (every
-/// look), rather than a timer per write, which cost two hops between threads per page.
+/// Stream writes in progress, so that one that waits for room in the connection longer than a
+/// limit (the device stopped reading; its buffers are full) costs the device the connection: a
+/// write that never ends would hold its stream, its task and SIGTERM up for ever. The limit is the
+/// connections' idle timeout, 30 s: a device reading a big page over a slow link keeps it. Swept by
+/// the live-mode watch's loop (every look), rather than a timer per write, which cost two hops
+/// between threads per page.
 final class StalledWrites: Sendable {
     private struct State {
         var next = 0
@@ -108,8 +114,15 @@ final class StalledWrites: Sendable {
     private let state = Locked(State())
     let limit: Duration
 
-    init(limit: Duration = .seconds(10)) {
+    init(limit: Duration = .seconds(30)) {
         self.limit = limit
+    }
+
+    /// Runs `write` (to `channel`), timed while it runs.
+    func timing(_ channel: any Channel, _ write: () async throws -> Void) async throws {
+        let id = begin(channel)
+        defer { end(id) }
+        try await write()
     }
 
     /// A write to `channel` begins; give the number back to ``end(_:)``.

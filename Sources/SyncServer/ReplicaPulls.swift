@@ -170,8 +170,8 @@ struct ReplicaPulls: Sendable {
     /// `wait=N` costs two requests per change (the answer, then the next wait). Pages that follow
     /// (`more`) are sent at once. The stream ends early at shutdown, when its person opens too many
     /// waits, and when the token is revoked or the replica no longer theirs (checked before each page
-    /// but the first). A device that does not take a page within 10 s loses its connection
-    /// (``StalledWrites``): a reader that stopped reading holds nothing for long, nor SIGTERM up.
+    /// but the first). A device that takes nothing for 30 s while a page waits to be sent loses its
+    /// connection (``StalledWrites``): a reader that stopped reading holds nothing for long, nor SIGTERM up.
     private func follow(_ replica: ReplicaID, path: String, from start: (FileVersion?, PageCache.Answer), since: Int64,
                         for duration: Duration, read: Read, person: Person, context: SyncRequestContext,
                         writer: inout any ResponseBodyWriter) async throws {
@@ -193,9 +193,7 @@ struct ReplicaPulls: Sendable {
         }
         while true {
             if answer.refetch || answer.upTo != position {
-                let write = stalled.begin(channel)
-                defer { stalled.end(write) }
-                try await writer.write(answer.body)
+                try await stalled.timing(channel) { try await writer.write(answer.body) }
                 position = answer.upTo
                 if answer.more {
                     guard await mayGoOn() else { break }
@@ -210,7 +208,8 @@ struct ReplicaPulls: Sendable {
             stamp = seen
             answer = try await read(stamp, answer.epoch, position)
         }
-        try await writer.finish(nil)
+        // The end waits for room in the connection as a page does.
+        try await stalled.timing(channel) { try await writer.finish(nil) }
     }
 
     /// Open streams by person.

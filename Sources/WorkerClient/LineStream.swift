@@ -72,7 +72,8 @@ final class LineStreams: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
         let (lines, continuation, tooLong) = entries.mutate { entries -> ([Data], AsyncThrowingStream<Data, any Error>.Continuation?, Bool) in
-            guard var entry = entries[id] else { return ([], nil, false) }
+            // Taken out while it grows (and put back after): a second reference would make each append copy the line.
+            guard var entry = entries.removeValue(forKey: id) else { return ([], nil, false) }
             defer { entries[id] = entry }
             guard entry.response?.statusCode == 200 else {
                 if entry.refusal.count < 64 * 1024 { entry.refusal.append(data) }
