@@ -32,9 +32,6 @@ final class Connections: Sendable {
         state.mutate { $0.open[ObjectIdentifier(channel)]?.rank ?? $0.next }
     }
 
-    /// Open connections, for tests.
-    var count: Int { state.mutate { $0.open.count } }
-
     /// NIO told one connection to quiesce: the first time, `quiesce` runs (the waits end, oldest
     /// connection first) and every open connection is told in turn, oldest first, on its event loop;
     /// a connection opened since is told at once. Called on `notice`'s event loop.

@@ -99,7 +99,6 @@ struct ReplicaPulls: Sendable {
                 throw HTTPError(.tooManyRequests, message: "too many live streams open for one person; close some and try again")
             }
             context.releaseSlot?()
-            let streams = self.streams
             let body = ResponseBody { [self] writer in
                 streams.open(for: person.id)
                 defer { streams.close(for: person.id) }

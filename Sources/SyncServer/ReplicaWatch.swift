@@ -163,7 +163,7 @@ final class ReplicaWatch: Service, Sendable {
     }
 
     /// Shutdown began: every wait ends, and none begins from now on. Called by the server's
-    /// connections as they are told to quiesce (``QuiesceNotice``): the server's graceful shutdown
+    /// connections as they are told to quiesce (``Connections``): the server's graceful shutdown
     /// waits for every request in hand, so the waits must end as it begins, not once it is over
     /// (when the watch's own turn to stop comes). One notice for the whole server, not one
     /// ServiceLifecycle handler per wait: ServiceLifecycle keeps its handlers in an array that

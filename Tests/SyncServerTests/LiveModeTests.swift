@@ -353,16 +353,22 @@ struct LiveModeTests {
         }
     }
 
+    /// Ann's stream of red from where she stands (her current page), on a connection of its own.
+    func followRed(_ world: SyncServerTests.World, _ client: any TestClientProtocol, seconds: Int) async throws
+        -> (page: ChangePage, stream: LocalHTTP.Stream) {
+        let page = try await current(world, client)
+        let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&stream=\(seconds)"
+        let stream = try await LocalHTTP.stream(port: try #require(client.port), uri, headers: ["Authorization": "Bearer \(world.annToken)"])
+        return (page, stream)
+    }
+
     /// `stream=N`: one answer carries every change as a line, as it happens, for N seconds: a
     /// device is told of each change with one write, where `wait=N` costs it two requests (the
     /// answer, then its next wait).
     @Test func aStreamSendsEachChangeAsALineTheMomentItHappensOnOneAnswerUntilItsTime() async throws {
         try await SyncServerTests().withServer(.live) { world, client in
-            let port = try #require(client.port)
-            let page = try await current(world, client)
-            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&stream=6"
             let opened = ContinuousClock.now
-            let stream = try await LocalHTTP.stream(port: port, uri, headers: ["Authorization": "Bearer \(world.annToken)"])
+            let (page, stream) = try await followRed(world, client, seconds: 6)
             #expect(stream.status == 200)
             #expect(stream.headers["content-type"] == "application/x-ndjson")
             var lines = stream.lines.makeAsyncIterator()
@@ -400,11 +406,8 @@ struct LiveModeTests {
     /// gets nothing of the change that removed them, and the answer ends.
     @Test func aStreamOfAMemberRemovedMidStreamEndsWithoutTheirTeamsNextChange() async throws {
         try await SyncServerTests().withServer(.live) { world, client in
-            let port = try #require(client.port)
-            let page = try await current(world, client)
-            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&stream=20"
             let started = ContinuousClock.now
-            let stream = try await LocalHTTP.stream(port: port, uri, headers: ["Authorization": "Bearer \(world.annToken)"])
+            let (_, stream) = try await followRed(world, client, seconds: 20)
             #expect(try await waitsOpen(client, 1))
             _ = try await CentralStore.withStore(world.url) {
                 try await $0.removeMember(teamID: world.fixtures.red.id, personID: world.fixtures.ann.id)
