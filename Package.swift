@@ -94,6 +94,7 @@ let package = Package(
             name: "SyncServer",
             dependencies: [
                 "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -84,3 +84,33 @@ extension AccessToken {
         self.init(id: id, personID: person, label: label, createdBy: createdBy, createdAt: createdAt, lastUsedAt: lastUsed, revokedAt: revoked)
     }
 }
+
+extension CentralStore {
+    /// What a token gives, for every token that `authenticate` would accept now: its SHA-256 (as
+    /// stored), its person and their teams (ordered as ``teams(ofPerson:)`` orders them). Two
+    /// statements, no transaction: a caller that must not keep an answer a change overtook
+    /// listens on ``accessChannel`` first and drops what it loaded if a notification came meanwhile.
+    /// The sync endpoint loads it at start, so a fleet reconnecting after a restart does not cost
+    /// the master two queries a device.
+    public func liveAccess() async throws -> [(digest: Data, person: Person, teams: [Team])] {
+        var teams: [Int64: [Team]] = [:]
+        for row in try await rows(
+            """
+            SELECT \(unescaped: Columns.team), m.person_id FROM team_memberships m
+            JOIN teams t ON t.id = m.team_id ORDER BY t.slug
+            """
+        ) {
+            teams[try PostgresRandomAccessRow(row)[Columns.teamCount].decode(Int64.self), default: []].append(try Team(row: row))
+        }
+        return try await rows(
+            """
+            SELECT \(unescaped: Columns.person), a.token_hash FROM access_tokens a
+            JOIN people p ON p.id = a.person_id
+            WHERE a.revoked_at IS NULL AND p.deactivated_at IS NULL
+            """
+        ).map { row in
+            let person = try Person(row: row)
+            return (try PostgresRandomAccessRow(row)[Columns.personCount].decode(Data.self), person, teams[person.id] ?? [])
+        }
+    }
+}

@@ -9,6 +9,8 @@ enum Columns {
     /// How many columns ``person`` has: what follows them in a row starts here.
     static let personCount = 12
     static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at, t.shares_positions, t.time_zone"
+    /// How many columns ``team`` has: what follows them in a row starts here.
+    static let teamCount = 10
     static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at, l.time_zone"
     static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version, k.required_skills, k.window_start, k.window_end, k.time_zone, k.plan_id, k.plan_date::text, \(checklistForm), k.answers::text"
     /// How many columns ``task`` has: what follows them in a row starts here.

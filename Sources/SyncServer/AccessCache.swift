@@ -1,4 +1,5 @@
 import CentralStore
+import Crypto
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -7,6 +8,17 @@ import TeamworkModel
 /// Who a token belongs to and which teams they are in, remembered between
 /// requests so that a pull does not cost two PostgreSQL round trips before it
 /// touches its replica.
+///
+/// Every live token is loaded in one pass (two statements) as soon as the
+/// LISTEN below is registered, and again after each notification (coalesced):
+/// a fleet reconnecting after a restart, or every open stream rechecking after
+/// a membership change, is answered from memory instead of queueing two
+/// queries a device on one connection (which held 10,000 devices back for
+/// seconds after a restart). A token the load does not know (one issued since)
+/// is looked up on its own; a request that misses while a load is under way
+/// waits for it first (at most ``patience``). What a device is let do while the
+/// master is away does not change: only a token a request used is kept as its
+/// last known answer, so a device never seen still cannot sign in then.
 ///
 /// PostgreSQL says when to forget: `teamwork_access_changed()` notifies
 /// `teamwork_access` when a token is revoked, a membership changes, or a person
@@ -18,6 +30,9 @@ import TeamworkModel
 /// random point of its second half, so a fleet's entries spread out), and an answer
 /// fetched while a notification arrived is not kept (a generation counter),
 /// so a revocation racing a lookup is never remembered wrongly.
+///
+/// Tokens are known by their SHA-256 (``TokenDigest``), as the master stores
+/// them: the secrets themselves are not kept.
 final class AccessCache: Service, Sendable {
     /// What a token gives: the person and their teams, by the master.
     struct Access: Sendable {
@@ -28,13 +43,20 @@ final class AccessCache: Service, Sendable {
     private struct Entry {
         var access: Access
         var expires: ContinuousClock.Instant
+        /// When the master gave it.
+        var vouched: ContinuousClock.Instant
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
+        var entries: [TokenDigest: Entry] = [:]
         /// The last answer the master gave for each token, kept through a lost LISTEN (not
         /// through a notification): what a request is answered from while the master is away.
-        var lastKnown: [String: (access: Access, checkedAt: ContinuousClock.Instant)] = [:]
+        var lastKnown: [TokenDigest: (access: Access, checkedAt: ContinuousClock.Instant)] = [:]
+        /// The load of every live token under way, if one is: a request that misses waits for it.
+        var load: Task<Void, Never>?
+        /// Loads of every live token finished and kept, and the generation the last was kept in.
+        var loads = 0
+        var loadedGeneration: Int?
         var listening = false
         /// Until when the master counts as away after a failed lookup: requests of devices with a
         /// last known answer do not each wait for a connection attempt meanwhile.
@@ -74,17 +96,27 @@ final class AccessCache: Service, Sendable {
     /// The access a token gives, from memory when that is safe, else from the
     /// master through `store`; `nil` for an unknown or revoked token.
     func access(secret: String, store: SharedStore) async throws -> Access? {
-        let now = ContinuousClock.now
+        guard TokenSecret.isWellFormed(secret) else { return nil }
+        let digest = TokenDigest(secret: secret)
+        var now = ContinuousClock.now
+        if let load = state.mutate({ state in state.listening && state.entries[digest] == nil ? state.load : nil }) {
+            // Every live token is being loaded: this one is most likely in it.
+            _ = try? await withDeadline(patience, timeout: { StoreUnavailable() }) { await load.value }
+            now = ContinuousClock.now
+        }
         let (known, generation) = state.mutate { state -> (Access?, Int) in
-            guard state.listening, let entry = state.entries[secret], entry.expires > now else {
+            guard state.listening, let entry = state.entries[digest], entry.expires > now else {
                 state.lookups += 1
                 return (nil, state.generation)
             }
             state.remembered += 1
+            // A loaded token counts as checked from its first request on: a device served once
+            // keeps working through an outage; a device never seen is not let in by a load alone.
+            if state.lastKnown[digest] == nil { know(entry.access, for: digest, at: entry.vouched, in: &state) }
             return (entry.access, state.generation)
         }
         if let known { return known }
-        if let last = lastKnownWhileAway(secret, now: now) { return last }
+        if let last = lastKnownWhileAway(digest, now: now) { return last }
         let fetched: Access?
         do {
             let lookup: @Sendable () async throws -> Access? = {
@@ -96,7 +128,7 @@ final class AccessCache: Service, Sendable {
             // A device the master vouched for lately does not wait out a master that has stopped
             // answering (a host gone without closing its connections: only the query deadline, 10 s,
             // would end the wait): after `patience` its last known answer is used, as in an outage.
-            fetched = hasLastKnown(secret, now: now)
+            fetched = hasLastKnown(digest, now: now)
                 ? try await withDeadline(patience, timeout: { StoreUnavailable() }, lookup)
                 : try await lookup()
         } catch let unavailable as StoreUnavailable {
@@ -105,7 +137,7 @@ final class AccessCache: Service, Sendable {
             // later. Nobody else gets in: an unknown token waits for the master (503).
             let last = state.mutate { state -> Access? in
                 state.masterAwayUntil = ContinuousClock.now + .seconds(2)
-                guard let last = state.lastKnown[secret], ContinuousClock.now - last.checkedAt < outageGrace else { return nil }
+                guard let last = state.lastKnown[digest], ContinuousClock.now - last.checkedAt < outageGrace else { return nil }
                 state.duringOutage += 1
                 return last.access
             }
@@ -113,37 +145,86 @@ final class AccessCache: Service, Sendable {
             return last
         }
         guard let fetched else {
-            state.mutate { _ = $0.lastKnown.removeValue(forKey: secret) }
+            state.mutate { _ = $0.lastKnown.removeValue(forKey: digest) }
             return nil
         }
         state.mutate { state in
             state.masterAwayUntil = nil
             guard state.generation == generation else { return }
-            if state.lastKnown.count >= capacity { state.lastKnown.removeAll() }
-            state.lastKnown[secret] = (fetched, now)
-            guard state.listening else { return }
-            if state.entries.count >= capacity { state.entries.removeAll() }
-            // Each entry lives a random half to whole time to live: answers fetched together
-            // (a fleet reconnecting after a restart) do not all go back to the master together.
-            state.entries[secret] = Entry(access: fetched, expires: now + timeToLive * Double.random(in: 0.5...1))
+            remember(fetched, for: digest, at: now, in: &state)
         }
         return fetched
     }
 
+    /// Keeps the master's answer for a token: as its last known answer, and (while listening) in memory.
+    /// Keeps the master's answer for a token in memory (while listening); with `known`, as its
+    /// last known answer too (a token a request used: a load's tokens become known when used).
+    private func remember(_ access: Access, for digest: TokenDigest, at now: ContinuousClock.Instant, known: Bool = true,
+                          in state: inout State) {
+        if known { know(access, for: digest, at: now, in: &state) }
+        guard state.listening else { return }
+        if state.entries.count >= capacity { state.entries.removeAll() }
+        // Each entry lives a random half to whole time to live: answers fetched together
+        // (a fleet reconnecting after a restart) do not all go back to the master together.
+        state.entries[digest] = Entry(access: access, expires: now + timeToLive * Double.random(in: 0.5...1), vouched: now)
+    }
+
+    private func know(_ access: Access, for digest: TokenDigest, at checked: ContinuousClock.Instant, in state: inout State) {
+        if state.lastKnown.count >= capacity { state.lastKnown.removeAll() }
+        state.lastKnown[digest] = (access, checked)
+    }
+
+    /// Loads every live token, as the load requests that miss meanwhile wait for; a load that
+    /// fails leaves tokens to be looked up one by one as they come.
+    private func loadWaitedFor(from store: CentralStore) async {
+        let load = Task {
+            do {
+                try await self.load(from: store)
+            } catch {
+                self.logger.warning("loading every live token failed; looking each up as it comes", metadata: ["error": "\(error)"])
+            }
+        }
+        state.mutate { $0.load = load }
+        await withTaskCancellationHandler { await load.value } onCancel: { load.cancel() }
+        state.mutate { $0.load = nil }
+    }
+
+    /// Loads every live token from `store` (the LISTEN's own connection) and keeps what it
+    /// loaded unless a notification came meanwhile; requests that miss wait for it.
+    private func load(from store: CentralStore) async throws {
+        let generation = state.mutate { $0.generation }
+        let started = ContinuousClock.now
+        let loaded = try await store.liveAccess()
+        let kept = state.mutate { state -> Bool in
+            guard state.listening, state.generation == generation else { return false }
+            // More live tokens than the cache holds: the first `capacity` are kept, the rest looked up as they come.
+            for (bytes, person, teams) in loaded.prefix(capacity) {
+                guard let digest = TokenDigest(bytes: bytes) else { continue }
+                remember(Access(person: person, teams: teams), for: digest, at: started, known: false, in: &state)
+            }
+            state.loads += 1
+            state.loadedGeneration = generation
+            return true
+        }
+        logger.debug("access loaded", metadata: [
+            "tokens": "\(loaded.count)", "kept": "\(kept)", "seconds": "\(ContinuousClock.now - started)",
+        ])
+    }
+
     /// The last known answer for `secret` when the master failed a lookup within the last
     /// seconds: answered at once instead of trying the master again for every request.
-    private func lastKnownWhileAway(_ secret: String, now: ContinuousClock.Instant) -> Access? {
+    private func lastKnownWhileAway(_ digest: TokenDigest, now: ContinuousClock.Instant) -> Access? {
         state.mutate { state -> Access? in
             guard let away = state.masterAwayUntil, now < away,
-                  let last = state.lastKnown[secret], now - last.checkedAt < outageGrace else { return nil }
+                  let last = state.lastKnown[digest], now - last.checkedAt < outageGrace else { return nil }
             state.duringOutage += 1
             return last.access
         }
     }
 
     /// Whether the master vouched for `secret` within the outage grace.
-    private func hasLastKnown(_ secret: String, now: ContinuousClock.Instant) -> Bool {
-        state.mutate { state in state.lastKnown[secret].map { now - $0.checkedAt < outageGrace } ?? false }
+    private func hasLastKnown(_ digest: TokenDigest, now: ContinuousClock.Instant) -> Bool {
+        state.mutate { state in state.lastKnown[digest].map { now - $0.checkedAt < outageGrace } ?? false }
     }
 
     /// Whether remembered answers are used now (the LISTEN is registered).
@@ -152,12 +233,20 @@ final class AccessCache: Service, Sendable {
     /// Token checks that asked the master so far (not remembered, expired, or not listening).
     var lookups: Int { state.value.lookups }
 
+    /// Loads of every live token finished and kept so far.
+    var loads: Int { state.value.loads }
+
+    /// Whether every live token is in memory as the master has them since its last notification.
+    var isLoaded: Bool { state.mutate { $0.listening && $0.loadedGeneration == $0.generation } }
+
     /// When the remembered answer for `secret` expires, if one is remembered.
-    func expiry(of secret: String) -> ContinuousClock.Instant? { state.value.entries[secret]?.expires }
+    func expiry(of secret: String) -> ContinuousClock.Instant? { state.value.entries[TokenDigest(secret: secret)]?.expires }
 
     /// The access lines of `/metrics` (Prometheus text).
     var metrics: String {
-        let (remembered, lookups, entries, outage) = state.mutate { ($0.remembered, $0.lookups, $0.entries.count, $0.duringOutage) }
+        let (remembered, lookups, entries, outage, loads) = state.mutate {
+            ($0.remembered, $0.lookups, $0.entries.count, $0.duringOutage, $0.loads)
+        }
         return """
             # HELP teamwork_sync_access_checks_total Token checks of requests, by where the answer came from
             # TYPE teamwork_sync_access_checks_total counter
@@ -167,6 +256,9 @@ final class AccessCache: Service, Sendable {
             # HELP teamwork_sync_access_entries Tokens whose access is remembered
             # TYPE teamwork_sync_access_entries gauge
             teamwork_sync_access_entries \(entries)
+            # HELP teamwork_sync_access_loads_total Loads of every live token (at start and after each change of access)
+            # TYPE teamwork_sync_access_loads_total counter
+            teamwork_sync_access_loads_total \(loads)
 
             """
     }
@@ -193,15 +285,50 @@ final class AccessCache: Service, Sendable {
                                     metadata: ["error": "\(ending)", "delay": "\(delay)"])
             }) { progress in
                 try await CentralStore.withStore(self.url, logger: self.logger) { store in
-                    try await store.listen(on: CentralStore.accessChannel,
-                                           ready: {
-                                               progress.made()
-                                               self.forget(listening: true)
-                                           },
-                                           notified: { self.forget() })
+                    // Each registration and each notification asks for a load of every live token;
+                    // asked again while one runs, one more follows it (not one per notification).
+                    let (wanted, want) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            try await store.listen(on: CentralStore.accessChannel,
+                                                   ready: {
+                                                       progress.made()
+                                                       self.forget(listening: true)
+                                                       want.yield()
+                                                   },
+                                                   notified: {
+                                                       self.forget()
+                                                       want.yield()
+                                                   })
+                        }
+                        group.addTask {
+                            for await _ in wanted { await self.loadWaitedFor(from: store) }
+                        }
+                        defer { want.finish() }
+                        try await group.next()
+                        group.cancelAll()
+                    }
                 }
             }
         }
         forget(listening: false)
+    }
+}
+
+/// A token's SHA-256, as the master stores it (`access_tokens.token_hash`): what
+/// ``AccessCache`` knows a token by.
+struct TokenDigest: Hashable, Sendable {
+    private let a, b, c, d: UInt64
+
+    init(secret: String) {
+        self.init(bytes: Array(SHA256.hash(data: Array(secret.utf8))))!
+    }
+
+    /// `nil` unless `bytes` are 32.
+    init?(bytes: some Collection<UInt8>) {
+        let bytes = Array(bytes)
+        guard bytes.count == 32 else { return nil }
+        func word(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+        (a, b, c, d) = (word(0), word(8), word(16), word(24))
     }
 }

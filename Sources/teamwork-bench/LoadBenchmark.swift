@@ -191,16 +191,23 @@ struct LoadBenchmark: AsyncParsableCommand {
                 kill(service, SIGTERM)
                 _ = try? ChildProcess.wait(service)
                 let down = ContinuousClock.now
+                let overflowsDown = Self.listenOverflows()
                 service = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
                 try await Self.waitForHealth(port: port)
                 let healthy = ContinuousClock.now
-                let ninetyNine = try await Self.waitForWaiting(Int((Double(current.count) * 0.99).rounded(.up)), port: port, within: .seconds(120))
+                let overflowsHealthy = Self.listenOverflows()
+                var curve: [String] = []
+                let ninetyNine = try await Self.waitForWaiting(Int((Double(current.count) * 0.99).rounded(.up)), port: port, within: .seconds(120)) {
+                    curve.append("\($0) s: \($1)")
+                }
                 let all = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
                 print(String(format: "restart storm: SIGTERM to exit %.1f s, start to /health answering %.1f s; from then, 99%% of the devices waiting again "
                              + "after %.1f s, %d of %d after %.1f s (%d not waiting again)",
                              UploadBenchmark.seconds(down - signalled), UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count, current.count,
                              ninetyNine.seconds + all.seconds, current.count - all.count)
-                      + Self.describe(fleet.failures()) + Self.overflowLine(since: overflows))
+                      + Self.describe(fleet.failures()) + Self.overflowLine(since: overflows)
+                      + (overflowsDown.flatMap { d in overflowsHealthy.map { h in " (\(d - (overflows ?? d)) while stopping, \(h - d) while starting)" } } ?? ""))
+                print("restart storm: devices waiting again, by seconds after /health: " + curve.joined(separator: ", "))
             }
             await fleet.stop()
             // The service learns of a closed connection only when its wait ends (at a change or its
@@ -329,11 +336,18 @@ struct LoadBenchmark: AsyncParsableCommand {
 
     /// Waits until the service holds `count` live-mode waits (by `teamwork_sync_open_waits`), or no
     /// more than `count` with `fewer`, or `limit` passes: how many it held, and when.
-    static func waitForWaiting(_ count: Int, port: Int, within limit: Duration, fewer: Bool = false) async throws -> (count: Int, seconds: Double) {
+    /// `curve`: the count at each whole second on the way (how a restart's reconnections spread out).
+    static func waitForWaiting(_ count: Int, port: Int, within limit: Duration, fewer: Bool = false,
+                               curve: ((Int, Int) -> Void)? = nil) async throws -> (count: Int, seconds: Double) {
         let started = ContinuousClock.now
         var waiting = fewer ? Int.max : 0
+        var second = 1
         while ContinuousClock.now - started < limit {
             waiting = (try? await LocalHTTP.metric("teamwork_sync_open_waits", port: port, timeout: .seconds(5))) ?? waiting
+            if ContinuousClock.now - started >= .seconds(second) {
+                curve?(second, waiting)
+                second += 1
+            }
             if fewer ? waiting <= count : waiting >= count { break }
             try await Task.sleep(for: .milliseconds(100))
         }
