@@ -98,24 +98,50 @@ final class AccessCache: Service, Sendable {
     func access(secret: String, store: SharedStore) async throws -> Access? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let digest = TokenDigest(secret: secret)
-        var now = ContinuousClock.now
-        if let load = state.mutate({ state in state.listening && state.entries[digest] == nil ? state.load : nil }) {
+        var memory = remembered(digest, waiting: true)
+        if case .loading(let load) = memory {
             // Every live token is being loaded: this one is most likely in it.
             _ = try? await withDeadline(patience, timeout: { StoreUnavailable() }) { await load.value }
-            now = ContinuousClock.now
+            memory = remembered(digest, waiting: false)
         }
-        let (known, generation) = state.mutate { state -> (Access?, Int) in
+        switch memory {
+        case .known(let access): return access
+        case .missing(let generation, let now): return try await lookUp(digest, secret: secret, store: store, generation: generation, now: now)
+        case .loading: preconditionFailure("not asked to wait")
+        }
+    }
+
+    private enum Remembered {
+        case known(Access)
+        /// Not in memory: `generation` to keep the master's answer in, if no notification comes meanwhile.
+        case missing(generation: Int, now: ContinuousClock.Instant)
+        /// Not in memory, and every live token is being loaded (with `waiting`).
+        case loading(Task<Void, Never>)
+    }
+
+    /// What memory says of a token (counted as remembered or looked up). Synchronous and out of
+    /// line: it runs in every request's task, whose stack of async frames a connection keeps.
+    @inline(never)
+    private func remembered(_ digest: TokenDigest, waiting: Bool) -> Remembered {
+        let now = ContinuousClock.now
+        return state.mutate { state -> Remembered in
             guard state.listening, let entry = state.entries[digest], entry.expires > now else {
+                if waiting, state.listening, state.entries[digest] == nil, let load = state.load { return .loading(load) }
                 state.lookups += 1
-                return (nil, state.generation)
+                return .missing(generation: state.generation, now: now)
             }
             state.remembered += 1
             // A loaded token counts as checked from its first request on: a device served once
             // keeps working through an outage; a device never seen is not let in by a load alone.
             if state.lastKnown[digest] == nil { know(entry.access, for: digest, at: entry.vouched, in: &state) }
-            return (entry.access, state.generation)
+            return .known(entry.access)
         }
-        if let known { return known }
+    }
+
+    /// Asks the master (or, while it is away, the last known answer) for a token not in memory.
+    @inline(never)
+    private func lookUp(_ digest: TokenDigest, secret: String, store: SharedStore, generation: Int,
+                        now: ContinuousClock.Instant) async throws -> Access? {
         if let last = lastKnownWhileAway(digest, now: now) { return last }
         let fetched: Access?
         do {
@@ -156,7 +182,6 @@ final class AccessCache: Service, Sendable {
         return fetched
     }
 
-    /// Keeps the master's answer for a token: as its last known answer, and (while listening) in memory.
     /// Keeps the master's answer for a token in memory (while listening); with `known`, as its
     /// last known answer too (a token a request used: a load's tokens become known when used).
     private func remember(_ access: Access, for digest: TokenDigest, at now: ContinuousClock.Instant, known: Bool = true,

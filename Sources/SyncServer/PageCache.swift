@@ -60,54 +60,73 @@ final class PageCache: Sendable {
     /// requests ask for it at the same moment (a commit wakes every waiting
     /// device of a team at once, and each would otherwise read and encode the
     /// same page). If that read fails, each waiting request tries on its own.
+    ///
+    /// Kept thin: it runs in every pull's task, whose stack of async frames a connection keeps for
+    /// its life; the bookkeeping is synchronous, and waiting for or leading a read are frames of
+    /// their own, only on the stack when a request does them.
     func answer(for asked: Key, read: @Sendable () async throws -> Answer) async throws -> Answer {
         while true {
-            enum Step { case known(Answer), lead, follow }
-            var key = asked
-            let step = state.mutate { state -> Step in
-                key = Self.canonical(asked, in: state)
-                if let known = state.entries[key] {
-                    state.answers += 1
-                    return .known(known)
-                }
-                if state.reading[key] != nil { return .follow }
-                state.reading[key] = []
-                state.reads += 1
-                state.answers += 1
-                return .lead
-            }
-            switch step {
+            switch step(asked) {
             case .known(let answer):
                 return answer
-            case .follow:
-                let shared = await withCheckedContinuation { continuation in
-                    let queued = state.mutate { state -> Bool in
-                        guard state.reading[key] != nil else { return false }
-                        state.reading[key]!.append(continuation)
-                        return true
-                    }
-                    // The read ended between the two looks: look again.
-                    if !queued { continuation.resume(returning: nil) }
-                }
-                if let shared {
-                    state.mutate { $0.answers += 1 }
-                    return shared
-                }
-            case .lead:
-                let result: Result<Answer, any Error>
-                do {
-                    result = .success(try await read())
-                } catch {
-                    result = .failure(error)
-                }
-                let followers = state.mutate { state in
-                    if case .success(let answer) = result { store(answer, for: key, in: &state) }
-                    return state.reading.removeValue(forKey: key) ?? []
-                }
-                for follower in followers { follower.resume(returning: try? result.get()) }
-                return try result.get()
+            case .follow(let key):
+                if let shared = await follow(key) { return shared }
+            case .lead(let key):
+                return try await lead(key, read: read)
             }
         }
+    }
+
+    private enum Step { case known(Answer), lead(Key), follow(Key) }
+
+    /// Memory's answer, or whether this request reads the page (the first to ask) or waits for its reader.
+    @inline(never)
+    private func step(_ asked: Key) -> Step {
+        state.mutate { state -> Step in
+            let key = Self.canonical(asked, in: state)
+            if let known = state.entries[key] {
+                state.answers += 1
+                return .known(known)
+            }
+            if state.reading[key] != nil { return .follow(key) }
+            state.reading[key] = []
+            state.reads += 1
+            state.answers += 1
+            return .lead(key)
+        }
+    }
+
+    /// The page another request is reading; nil when that read failed or ended before this one queued.
+    @inline(never)
+    private func follow(_ key: Key) async -> Answer? {
+        let shared = await withCheckedContinuation { continuation in
+            let queued = state.mutate { state -> Bool in
+                guard state.reading[key] != nil else { return false }
+                state.reading[key]!.append(continuation)
+                return true
+            }
+            // The read ended between the two looks: look again.
+            if !queued { continuation.resume(returning: nil) }
+        }
+        if shared != nil { state.mutate { $0.answers += 1 } }
+        return shared
+    }
+
+    /// Reads the page, keeps it, and hands it (or the failure) to the requests that waited for it.
+    @inline(never)
+    private func lead(_ key: Key, read: @Sendable () async throws -> Answer) async throws -> Answer {
+        let result: Result<Answer, any Error>
+        do {
+            result = .success(try await read())
+        } catch {
+            result = .failure(error)
+        }
+        let followers = state.mutate { state in
+            if case .success(let answer) = result { store(answer, for: key, in: &state) }
+            return state.reading.removeValue(forKey: key) ?? []
+        }
+        for follower in followers { follower.resume(returning: try? result.get()) }
+        return try result.get()
     }
 
     /// The page-cache lines of `/metrics` (Prometheus text).

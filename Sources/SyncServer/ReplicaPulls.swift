@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import Hummingbird
+import Logging
 import SyncProtocol
 import TeamDatabase
 import TeamworkModel
@@ -53,11 +54,42 @@ struct ReplicaPulls: Sendable {
     /// The longest query parameter taken, in characters (at most 4 bytes each): a UUID epoch is 36.
     static let longestParameter = 64
 
+    /// What a `changes` request asks, checked.
+    private struct Asked {
+        var replica: ReplicaID
+        var path: String
+        var since: Int64
+        var limit: Int
+        var wait: Duration
+        var stream: Duration
+        var epoch: String?
+    }
+
     /// `GET /v1/replicas/{name}/changes?epoch=&since=&limit=&wait=` (or `&stream=`).
+    ///
+    /// Kept thin, as every handler a stream passes through: a connection keeps the deepest stack of
+    /// async frames it ever had for its whole life (Swift's task allocator keeps its slabs), so what
+    /// this holds across its awaits is held by every open stream. The checks are synchronous helpers.
     @Sendable func changes(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson()
-        let replica = try await replica(named: context, person: person)
-        let name = replica.name
+        let asked = try ask(request, context: context, person: person)
+        // The file's state before the read: a page already encoded for this state and these
+        // parameters is sent again as it is (every device of a team asks the same questions).
+        // No state: no file (or not yet a database), read without the cache.
+        let stamp = try Self.stamp(asked)
+        let read = reader(asked.replica, path: asked.path, limit: asked.limit, context: context)
+        // Live mode: a device that is current waits for its replica to change.
+        // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
+        let first = try await read(stamp, asked.epoch, asked.since)
+        if asked.stream > .zero { return try streamed(asked, from: (stamp, first), read: read, person: person, context: context) }
+        guard asked.wait > .zero, !first.refetch, first.upTo == asked.since else { return Self.respond(first.body) }
+        return try await waited(asked, from: stamp, read: read, person: person, context: context)
+    }
+
+    /// The request's replica (404, 403) and parameters (400).
+    @inline(never)
+    private func ask(_ request: Request, context: SyncRequestContext, person: Person) throws -> Asked {
+        let replica = try replica(named: context, person: person)
         let query = request.uri.queryParameters
         // Every parameter is a number or a server-made epoch (a UUID): anything longer is made up.
         if let long = query.first(where: { $0.value.unicodeScalars.count > Self.longestParameter }) {
@@ -76,42 +108,52 @@ struct ReplicaPulls: Sendable {
         let wait = try seconds(query["wait"], named: "wait")
         let stream = try seconds(query["stream"], named: "stream")
         if wait > .zero && stream > .zero { throw HTTPError(.badRequest, message: "wait and stream cannot go together") }
-        let path = paths.path(of: replica)
-        // The file's state before the read: a page already encoded for this state and these
-        // parameters is sent again as it is (every device of a team asks the same questions).
-        // No state: no file (or not yet a database), read without the cache.
-        let stamp = FileVersion(path: path)
-        guard stamp != nil || FileManager.default.fileExists(atPath: path) else {
-            throw HTTPError(.notFound, message: "\(name) has not been generated yet; try again shortly")
+        return Asked(replica: replica, path: paths.path(of: replica), since: since, limit: limit, wait: wait, stream: stream,
+                     epoch: query["epoch"].map(String.init))
+    }
+
+    /// The state of the replica's file; 404 when there is no file yet.
+    @inline(never)
+    private static func stamp(_ asked: Asked) throws -> FileVersion? {
+        let stamp = FileVersion(path: asked.path)
+        guard stamp != nil || FileManager.default.fileExists(atPath: asked.path) else {
+            throw HTTPError(.notFound, message: "\(asked.replica.name) has not been generated yet; try again shortly")
         }
-        let read = reader(replica, path: path, limit: limit, context: context)
-        let epoch = query["epoch"].map(String.init)
-        // Live mode: a device that is current waits for its replica to change.
-        // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
-        let first = try await read(stamp, epoch, since)
-        if stream > .zero {
-            // A stream gives its place among the person's requests in flight back, as a wait does, but counts
-            // against their open streams for its whole life (waiting, catching up or writing): one token
-            // cannot hold the server's connections with streams that never end.
-            // (Counted once the answer is under way: an answer never sent must not count for ever. Between the
-            // check and the count, the person's 8 requests in flight bound how many get past.)
-            guard streams.count(for: person.id) < 2 * configuration.maximumWaitsPerPerson else {
-                throw HTTPError(.tooManyRequests, message: "too many live streams open for one person; close some and try again")
-            }
-            context.releaseSlot?()
-            let body = ResponseBody { [self] writer in
-                streams.open(for: person.id)
-                defer { streams.close(for: person.id) }
-                try await follow(replica, path: path, from: (stamp, first), since: since, for: stream, read: read,
-                                 person: person, context: context, writer: &writer)
-            }
-            return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"], body: body)
+        return stamp
+    }
+
+    /// `stream=N`: the answer whose body is ``follow(_:path:from:since:for:read:person:context:writer:)``.
+    @inline(never)
+    private func streamed(_ asked: Asked, from start: (FileVersion?, PageCache.Answer), read: @escaping Read, person: Person,
+                          context: SyncRequestContext) throws -> Response {
+        // A stream gives its place among the person's requests in flight back, as a wait does, but counts
+        // against their open streams for its whole life (waiting, catching up or writing): one token
+        // cannot hold the server's connections with streams that never end.
+        // (Counted once the answer is under way: an answer never sent must not count for ever. Between the
+        // check and the count, the person's 8 requests in flight bound how many get past.)
+        guard streams.count(for: person.id) < 2 * configuration.maximumWaitsPerPerson else {
+            throw HTTPError(.tooManyRequests, message: "too many live streams open for one person; close some and try again")
         }
-        guard wait > .zero, !first.refetch, first.upTo == since else { return Self.respond(first.body) }
         context.releaseSlot?()
-        let end = await watch.wait(path: path, from: stamp, timeout: wait, owner: person.id, rank: connections.rank(of: context.channel))
-        try await recheck(context, replica: replica)
-        return Self.respond(try await read(end.seen ?? FileVersion(path: path), epoch, since).body)
+        let body = ResponseBody { [self] writer in
+            streams.open(for: person.id)
+            defer { streams.close(for: person.id) }
+            try await follow(asked.replica, path: asked.path, from: start, since: asked.since, for: asked.stream, read: read,
+                             person: person, context: context, writer: &writer)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"], body: body)
+    }
+
+    /// `wait=N` for a device that is current: the next page once the replica changes, or the same
+    /// (empty) one when the time is up.
+    @inline(never)
+    private func waited(_ asked: Asked, from stamp: FileVersion?, read: Read, person: Person,
+                        context: SyncRequestContext) async throws -> Response {
+        context.releaseSlot?()
+        let end = await watch.wait(path: asked.path, from: stamp, timeout: asked.wait, owner: person.id,
+                                   rank: connections.rank(of: context.channel))
+        try await recheck(context, replica: asked.replica)
+        return Self.respond(try await read(end.seen ?? FileVersion(path: asked.path), asked.epoch, asked.since).body)
     }
 
     private static func respond(_ body: ByteBuffer) -> Response {
@@ -132,6 +174,7 @@ struct ReplicaPulls: Sendable {
     /// there is one (`stamp`), else from the file.
     private typealias Read = @Sendable (_ stamp: FileVersion?, _ epoch: String?, _ since: Int64) async throws -> PageCache.Answer
 
+    @inline(never)
     private func reader(_ replica: ReplicaID, path: String, limit: Int, context: SyncRequestContext) -> Read {
         let (pages, logger, encoder, name) = (self.pages, context.logger, context.responseEncoder, replica.name)
         return { stamp, epoch, since in
@@ -157,10 +200,15 @@ struct ReplicaPulls: Sendable {
                 return try await pages.answer(for: PageCache.Key(path: path, stamp: stamp, epoch: epoch, since: since, limit: limit),
                                               read: fetch)
             } catch {
-                logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
-                throw HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
+                throw Self.unreadable(name, error, logger: logger)
             }
         }
+    }
+
+    @inline(never)
+    private static func unreadable(_ name: String, _ error: any Error, logger: Logger) -> any Error {
+        logger.error("cannot read a replica", metadata: ["replica": "\(name)", "error": "\(error)"])
+        return HTTPError(.serviceUnavailable, message: "\(name) cannot be read right now; try again")
     }
 
     /// Live mode as a stream (`stream=N`): each page with news, one JSON object per line, as soon as
@@ -247,7 +295,7 @@ struct ReplicaPulls: Sendable {
 
     /// The replica the `{name}` path parameter names, if the caller may use it
     /// (404 for no such name, 403 for someone else's).
-    func replica(named context: SyncRequestContext, person: Person) async throws -> ReplicaID {
+    func replica(named context: SyncRequestContext, person: Person) throws -> ReplicaID {
         let name = try context.parameters.require("name")
         guard let replica = ReplicaID(fileName: name + ".sqlite") else {
             throw HTTPError(.notFound, message: "no replica named '\(name)'")

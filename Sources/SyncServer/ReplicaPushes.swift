@@ -23,7 +23,7 @@ struct ReplicaPushes: Sendable {
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
         let person = try context.requirePerson()
-        let replica = try await pulls.replica(named: context, person: person)
+        let replica = try pulls.replica(named: context, person: person)
         guard replica != .common else { throw HTTPError(.forbidden, message: "the common replica is read-only") }
         let body: ByteBuffer
         do {

@@ -30,41 +30,66 @@ struct TokenAuthenticator: RouterMiddleware {
             """
     }
 
+    // Kept thin: every value an async function holds across a suspension lives in its task's
+    // stack of frames, and a connection keeps the deepest stack it ever had for its whole life
+    // (Swift's task allocator keeps its slabs). The checks are synchronous helpers, kept out of
+    // line, so a stream held open by 19,000 devices does not carry their temporaries.
     func handle(_ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response)
         async throws -> Response
     {
+        let secret = try Self.bearer(request, context)
+        // A store that cannot answer is a 503 (StoreUnavailable), from SharedStore.
+        guard let access = try await cache.access(secret: secret, store: store) else { throw Self.unknown(request, context) }
+        let release = try admit(access.person.id, context)
+        defer { release() }
+        return try await next(request, Self.signedIn(context, access, secret: secret, release: release))
+    }
+
+    /// The token the request carries; 401 without one.
+    @inline(never)
+    private static func bearer(_ request: Request, _ context: SyncRequestContext) throws -> String {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             context.logger.notice("refused: no token", metadata: ["path": "\(request.uri.path)"])
             throw HTTPError(.unauthorized, message: "sign in with a token: Authorization: Bearer tw_...")
         }
-        let secret = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
-        // A store that cannot answer is a 503 (StoreUnavailable), from SharedStore.
-        guard let access = try await cache.access(secret: secret, store: store) else {
-            context.logger.notice("refused: unknown or revoked token", metadata: ["path": "\(request.uri.path)"])
-            throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
-        }
-        let person = access.person
+        return String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
+    }
+
+    @inline(never)
+    private static func unknown(_ request: Request, _ context: SyncRequestContext) -> any Error {
+        context.logger.notice("refused: unknown or revoked token", metadata: ["path": "\(request.uri.path)"])
+        return HTTPError(.unauthorized, message: "the token is unknown or revoked")
+    }
+
+    /// Takes one of the person's places among requests in flight (429 when they have none left);
+    /// returns what gives it back (once, however often it is called).
+    @inline(never)
+    private func admit(_ person: Int64, _ context: SyncRequestContext) throws -> @Sendable () -> Void {
         let admitted = inFlight.mutate { counts in
-            guard counts[person.id, default: 0] < limit else { return false }
-            counts[person.id, default: 0] += 1
+            guard counts[person, default: 0] < limit else { return false }
+            counts[person, default: 0] += 1
             return true
         }
         guard admitted else {
-            context.logger.notice("refused: too many requests at once", metadata: ["person": "\(person.id)"])
+            context.logger.notice("refused: too many requests at once", metadata: ["person": "\(person)"])
             throw HTTPError(.tooManyRequests, message: "at most \(limit) requests at once per person; wait for the others")
         }
         let released = Locked(false)
-        let release = { @Sendable [inFlight] in
+        return { @Sendable [inFlight] in
             guard released.mutate({ done in defer { done = true }; return !done }) else { return }
-            inFlight.mutate { counts in counts[person.id] = counts[person.id].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
+            inFlight.mutate { counts in counts[person] = counts[person].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
         }
-        defer { release() }
+    }
+
+    @inline(never)
+    private static func signedIn(_ context: SyncRequestContext, _ access: AccessCache.Access, secret: String,
+                                 release: @escaping @Sendable () -> Void) -> SyncRequestContext {
         var context = context
-        context.person = person
+        context.person = access.person
         context.teams = access.teams
         context.token = secret
         context.releaseSlot = release
-        context.logger[metadataKey: "person"] = "\(person.id)"
-        return try await next(request, context)
+        context.logger[metadataKey: "person"] = "\(access.person.id)"
+        return context
     }
 }
