@@ -53,6 +53,22 @@ extension CentralStore {
         }
     }
 
+    /// When a token's use is recorded: at most once a minute, so a busy device does not turn every
+    /// request into a write.
+    static let useDue = "(last_used_at IS NULL OR last_used_at < now() - interval '1 minute')"
+
+    /// Records that the tokens with these SHA-256s (hex) were used (the sync endpoint's remembered
+    /// answers, gathered for a minute), as ``authenticate(secret:)`` does for the one it checks.
+    public func recordUse(ofTokens digests: [String]) async throws {
+        guard !digests.isEmpty else { return }
+        _ = try await rows(
+            """
+            UPDATE access_tokens SET last_used_at = now()
+            WHERE token_hash = ANY (SELECT decode(d, 'hex') FROM unnest(\(digests)::text[]) AS d) AND \(unescaped: Self.useDue)
+            """
+        )
+    }
+
     /// The person a secret belongs to, if it is known and not revoked. Records
     /// its use at most once a minute, so a busy device does not turn every
     /// request into a write. One statement, no transaction: safe on a
@@ -66,7 +82,7 @@ extension CentralStore {
                 WHERE a.token_hash = sha256(convert_to(\(secret), 'UTF8')) AND a.revoked_at IS NULL
             ), touched AS (
                 UPDATE access_tokens SET last_used_at = now()
-                WHERE id IN (SELECT id FROM hit WHERE last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                WHERE id IN (SELECT id FROM hit WHERE \(unescaped: Self.useDue))
             )
             SELECT \(unescaped: Columns.person) FROM hit JOIN people p ON p.id = hit.person_id
             WHERE p.deactivated_at IS NULL

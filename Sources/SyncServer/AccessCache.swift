@@ -54,6 +54,8 @@ final class AccessCache: Service, Sendable {
         var lastKnown: [TokenDigest: (access: Access, checkedAt: ContinuousClock.Instant)] = [:]
         /// The load of every live token under way, if one is: a request that misses waits for it.
         var load: Task<Void, Never>?
+        /// Tokens answered from memory since their use was last recorded on the master.
+        var used: Set<TokenDigest> = []
         /// Loads of every live token finished and kept, and the generation the last was kept in.
         var loads = 0
         var loadedGeneration: Int?
@@ -83,8 +85,14 @@ final class AccessCache: Service, Sendable {
     /// How long a lookup of a token with a last known answer may take before that answer is used.
     let patience: Duration
 
+    /// How often the use of tokens answered from memory is recorded on the master (`last_used_at`,
+    /// which `teamwork-manager person token list` shows): a device the cache answers for hours is
+    /// still seen as in use, in one statement a minute for the whole fleet.
+    let usageInterval: Duration
+
     init(url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
-         outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2)) {
+         outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2), usageInterval: Duration = .seconds(60)) {
+        self.usageInterval = usageInterval
         self.patience = patience
         self.url = url
         self.logger = logger
@@ -131,6 +139,7 @@ final class AccessCache: Service, Sendable {
                 return .missing(generation: state.generation, now: now)
             }
             state.remembered += 1
+            state.used.insert(digest)
             // A loaded token counts as checked from its first request on: a device served once
             // keeps working through an outage; a device never seen is not let in by a load alone.
             if state.lastKnown[digest] == nil { know(entry.access, for: digest, at: entry.vouched, in: &state) }
@@ -197,6 +206,20 @@ final class AccessCache: Service, Sendable {
     private func know(_ access: Access, for digest: TokenDigest, at checked: ContinuousClock.Instant, in state: inout State) {
         if state.lastKnown.count >= capacity { state.lastKnown.removeAll() }
         state.lastKnown[digest] = (access, checked)
+    }
+
+    /// Records on the master the use of the tokens answered from memory since the last time.
+    private func recordUse(on store: CentralStore) async throws {
+        let used = state.mutate { state in
+            defer { state.used.removeAll() }
+            return state.used
+        }
+        do {
+            try await store.recordUse(ofTokens: used.map(\.hex))
+        } catch {
+            state.mutate { $0.used.formUnion(used) }
+            throw error
+        }
     }
 
     /// Loads every live token, as the load requests that miss meanwhile wait for; a load that
@@ -329,6 +352,17 @@ final class AccessCache: Service, Sendable {
                         group.addTask {
                             for await _ in wanted { await self.loadWaitedFor(from: store) }
                         }
+                        group.addTask {
+                            while true {
+                                try await Task.sleep(for: self.usageInterval)
+                                do {
+                                    try await self.recordUse(on: store)
+                                } catch {
+                                    // Kept for the next time; a lost connection ends the LISTEN too.
+                                    self.logger.warning("recording the use of tokens failed", metadata: ["error": "\(error)"])
+                                }
+                            }
+                        }
                         defer { want.finish() }
                         try await group.next()
                         group.cancelAll()
@@ -347,6 +381,14 @@ struct TokenDigest: Hashable, Sendable {
 
     init(secret: String) {
         self.init(bytes: Array(SHA256.hash(data: Array(secret.utf8))))!
+    }
+
+    /// The 64 hexadecimal digits, as PostgreSQL's `encode(…, 'hex')` writes them.
+    var hex: String {
+        [a, b, c, d].map { word in
+            let digits = String(word, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
     }
 
     /// `nil` unless `bytes` are 32.

@@ -528,11 +528,11 @@ struct AccessCacheTests {
     }
 
     /// A cache listening with every live token loaded, the store its lookups use, and when it started.
-    static func withCache(_ world: SyncServerTests.World, timeToLive: Duration = .seconds(60),
+    static func withCache(_ world: SyncServerTests.World, timeToLive: Duration = .seconds(60), usageInterval: Duration = .seconds(60),
                           _ body: (AccessCache, SharedStore, ContinuousClock.Instant) async throws -> Void) async throws {
         let logger = Logger(label: "test")
         let store = SharedStore(url: world.url, logger: logger)
-        let cache = AccessCache(url: world.url, logger: logger, timeToLive: timeToLive)
+        let cache = AccessCache(url: world.url, logger: logger, timeToLive: timeToLive, usageInterval: usageInterval)
         let started = ContinuousClock.now
         let listening = Task { try await cache.run() }
         defer { listening.cancel() }
@@ -609,6 +609,27 @@ struct AccessCacheTests {
                 #expect(cache.lookups == lookups, "answered from the load made after the change, no query each")
                 #expect(try await cache.access(secret: tokens[1], store: store)?.teams.contains { $0.id == world.fixtures.red.id } == false)
                 #expect(try await cache.access(secret: "tw_not-a-token", store: store) == nil)
+            }
+        }
+    }
+
+    /// `last_used_at` (what `person token list` shows a manager deciding which devices are gone)
+    /// was written only when a token was looked up; a token answered from a load never is, and
+    /// loads come again after every change of access. The use of tokens answered from memory is
+    /// recorded in one statement per interval instead.
+    @Test func aTokenAnsweredFromMemoryIsStillRecordedAsUsedAndAnIdleOneIsNot() async throws {
+        try await SyncServerTests().withServer { world, _ in
+            let tokens = try await Self.issueTokens(2, world, label: "device")
+            try await Self.withCache(world, usageInterval: .milliseconds(200)) { cache, store, _ in
+                #expect(try await cache.access(secret: tokens[0], store: store) != nil)
+                #expect(cache.lookups == 0)
+                func lastUsed(_ label: String) async throws -> Date? {
+                    try await CentralStore.withStore(world.url) { store in
+                        try await store.listTokens().first { $0.label == label }?.lastUsedAt
+                    }
+                }
+                try await expectEventually("the used token's use is recorded", within: .seconds(10)) { try await lastUsed("device 0") != nil }
+                #expect(try await lastUsed("device 1") == nil, "a token nobody used is not marked as used")
             }
         }
     }
