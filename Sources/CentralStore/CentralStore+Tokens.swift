@@ -59,12 +59,20 @@ extension CentralStore {
 
     /// Records that the tokens with these SHA-256s (hex) were used (the sync endpoint's remembered
     /// answers, gathered for a minute), as ``authenticate(secret:)`` does for the one it checks.
+    /// Never waits for a row another transaction holds (that token's use is simply not recorded
+    /// this time): it runs on the connection that hears of revocations, which PostgreSQL delivers
+    /// only while it is idle. In id order, so two servers recording at once cannot deadlock.
     public func recordUse(ofTokens digests: [String]) async throws {
         guard !digests.isEmpty else { return }
         _ = try await rows(
             """
             UPDATE access_tokens SET last_used_at = now()
-            WHERE token_hash = ANY (SELECT decode(d, 'hex') FROM unnest(\(digests)::text[]) AS d) AND \(unescaped: Self.useDue)
+            WHERE id IN (
+                SELECT id FROM access_tokens
+                WHERE token_hash = ANY (SELECT decode(d, 'hex') FROM unnest(\(digests)::text[]) AS d)
+                  AND revoked_at IS NULL AND \(unescaped: Self.useDue)
+                ORDER BY id FOR UPDATE SKIP LOCKED
+            )
             """
         )
     }

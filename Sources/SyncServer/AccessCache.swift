@@ -191,16 +191,23 @@ final class AccessCache: Service, Sendable {
         return fetched
     }
 
-    /// Keeps the master's answer for a token in memory (while listening); with `known`, as its
-    /// last known answer too (a token a request used: a load's tokens become known when used).
-    private func remember(_ access: Access, for digest: TokenDigest, at now: ContinuousClock.Instant, known: Bool = true,
-                          in state: inout State) {
-        if known { know(access, for: digest, at: now, in: &state) }
+    /// Keeps the master's answer for a token a request used: as its last known answer, and (while
+    /// listening) in memory. (A load's tokens become last known answers when a request uses them.)
+    private func remember(_ access: Access, for digest: TokenDigest, at now: ContinuousClock.Instant, in state: inout State) {
+        know(access, for: digest, at: now, in: &state)
         guard state.listening else { return }
-        if state.entries.count >= capacity { state.entries.removeAll() }
-        // Each entry lives a random half to whole time to live: answers fetched together
-        // (a fleet reconnecting after a restart) do not all go back to the master together.
-        state.entries[digest] = Entry(access: access, expires: now + timeToLive * Double.random(in: 0.5...1), vouched: now)
+        if state.entries.count >= capacity {
+            // Full: the expired go; if that is not enough, this answer is not kept (the rest stay).
+            state.entries = state.entries.filter { $0.value.expires > now }
+            guard state.entries.count < capacity else { return }
+        }
+        state.entries[digest] = entry(access, at: now)
+    }
+
+    /// Each entry lives a random half to whole time to live: answers fetched together (a fleet
+    /// reconnecting after a restart) do not all go back to the master together.
+    private func entry(_ access: Access, at now: ContinuousClock.Instant) -> Entry {
+        Entry(access: access, expires: now + timeToLive * Double.random(in: 0.5...1), vouched: now)
     }
 
     private func know(_ access: Access, for digest: TokenDigest, at checked: ContinuousClock.Instant, in state: inout State) {
@@ -243,13 +250,20 @@ final class AccessCache: Service, Sendable {
         let generation = state.mutate { $0.generation }
         let started = ContinuousClock.now
         let loaded = try await store.liveAccess()
+        // Built outside the lock every request takes, then swapped in. More live tokens than the
+        // cache holds: three quarters of `capacity` are kept (room for tokens looked up), the rest
+        // looked up as they come.
+        var fresh: [TokenDigest: Entry] = [:]
+        fresh.reserveCapacity(min(loaded.count, capacity * 3 / 4))
+        for (bytes, person, teams) in loaded.prefix(capacity * 3 / 4) {
+            guard let digest = TokenDigest(bytes: bytes) else { continue }
+            fresh[digest] = entry(Access(person: person, teams: teams), at: started)
+        }
         let kept = state.mutate { state -> Bool in
             guard state.listening, state.generation == generation else { return false }
-            // More live tokens than the cache holds: the first `capacity` are kept, the rest looked up as they come.
-            for (bytes, person, teams) in loaded.prefix(capacity) {
-                guard let digest = TokenDigest(bytes: bytes) else { continue }
-                remember(Access(person: person, teams: teams), for: digest, at: started, known: false, in: &state)
-            }
+            // Answers looked up meanwhile are as new as the load's.
+            for (digest, entry) in state.entries { fresh[digest] = entry }
+            swap(&state.entries, &fresh)
             state.loads += 1
             state.loadedGeneration = generation
             return true
@@ -332,7 +346,9 @@ final class AccessCache: Service, Sendable {
                 self.logger.warning("access notifications lost; checking every token with the master until they are back",
                                     metadata: ["error": "\(ending)", "delay": "\(delay)"])
             }) { progress in
-                try await CentralStore.withStore(self.url, logger: self.logger) { store in
+                // Its queries (the loads, the use records) have a deadline: a query postgres-nio
+                // lost when the master went away must not hold the LISTEN's reconnection up.
+                try await CentralStore.withStore(self.url, queryDeadline: .seconds(10), logger: self.logger) { store in
                     // Each registration and each notification asks for a load of every live token;
                     // asked again while one runs, one more follows it (not one per notification).
                     let (wanted, want) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

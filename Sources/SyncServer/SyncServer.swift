@@ -121,7 +121,12 @@ public enum SyncServer {
                 // reconnect, each handful waited its turn on two busy threads and the backlog
                 // overflowed (1,552 connections dropped after a restart of 10,000). Each readiness of
                 // the listening socket now accepts up to 256 at once.
-                try? await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 256)
+                do {
+                    try await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 256)
+                } catch {
+                    logger.warning("cannot accept connections in batches; a fleet reconnecting at once may overflow the backlog",
+                                   metadata: ["error": "\(error)"])
+                }
                 await onServerRunning()
             },
             logger: logger
