@@ -188,8 +188,9 @@ struct LiveModeTests {
         }
         try write(a, counter: 1)
         try write(b, counter: 1)
-        // A long interval: only the explicit looks below wake anything.
-        let watch = ReplicaWatch(interval: .seconds(3_600), maximumPerOwner: 12)
+        // A long interval: only the explicit looks below wake anything. (Ten minutes, not an hour:
+        // see ListenerRobustnessTests.withListenerAwake.)
+        let watch = ReplicaWatch(interval: .seconds(600), maximumPerOwner: 12)
         let woken = Locked<[String]>([])
         func wait(_ name: String, _ path: String, _ stamp: FileVersion?, timeout: Duration = .seconds(60), owner: Int64) -> Task<Void, Never> {
             Task {
