@@ -161,7 +161,7 @@ public enum SyncServer {
                            watch: ReplicaWatch, connections: Connections, stalled: StalledWrites,
                            board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
-        router.add(middleware: LongRequests())
+        router.add(middleware: StreamSetup())
         router.add(middleware: AllowedMethods(routes: (board == nil ? [] : BoardRoutes.allowed) + [
             .init("/health", [.get]), .init("/metrics", configuration.metrics == nil ? [] : [.get]),
             .init("/v1/replicas", [.get]), .init("/v1/positions", [.get]), .init("/v1/replicas/*/changes", [.get, .post]),
