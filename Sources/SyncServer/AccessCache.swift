@@ -163,7 +163,7 @@ final class AccessCache: Service, Sendable {
             // A device the master vouched for lately does not wait out a master that has stopped
             // answering (a host gone without closing its connections: only the query deadline, 10 s,
             // would end the wait): after `patience` its last known answer is used, as in an outage.
-            fetched = hasLastKnown(digest, now: now)
+            fetched = state.mutate({ vouchedLately(digest, now: now, in: $0) }) != nil
                 ? try await withDeadline(patience, timeout: { StoreUnavailable() }, lookup)
                 : try await lookup()
         } catch let unavailable as StoreUnavailable {
@@ -172,9 +172,9 @@ final class AccessCache: Service, Sendable {
             // later. Nobody else gets in: an unknown token waits for the master (503).
             let last = state.mutate { state -> Access? in
                 state.masterAwayUntil = ContinuousClock.now + .seconds(2)
-                guard let last = state.lastKnown[digest], ContinuousClock.now - last.checkedAt < outageGrace else { return nil }
+                guard let last = vouchedLately(digest, now: ContinuousClock.now, in: state) else { return nil }
                 state.duringOutage += 1
-                return last.access
+                return last
             }
             guard let last else { throw unavailable }
             return last
@@ -277,16 +277,16 @@ final class AccessCache: Service, Sendable {
     /// seconds: answered at once instead of trying the master again for every request.
     private func lastKnownWhileAway(_ digest: TokenDigest, now: ContinuousClock.Instant) -> Access? {
         state.mutate { state -> Access? in
-            guard let away = state.masterAwayUntil, now < away,
-                  let last = state.lastKnown[digest], now - last.checkedAt < outageGrace else { return nil }
+            guard let away = state.masterAwayUntil, now < away, let last = vouchedLately(digest, now: now, in: state) else { return nil }
             state.duringOutage += 1
-            return last.access
+            return last
         }
     }
 
-    /// Whether the master vouched for `secret` within the outage grace.
-    private func hasLastKnown(_ digest: TokenDigest, now: ContinuousClock.Instant) -> Bool {
-        state.mutate { state in state.lastKnown[digest].map { now - $0.checkedAt < outageGrace } ?? false }
+    /// The last known answer for a token, if the master gave it within the outage grace.
+    private func vouchedLately(_ digest: TokenDigest, now: ContinuousClock.Instant, in state: State) -> Access? {
+        guard let last = state.lastKnown[digest], now - last.checkedAt < outageGrace else { return nil }
+        return last.access
     }
 
     /// Whether remembered answers are used now (the LISTEN is registered).

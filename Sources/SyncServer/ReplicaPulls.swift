@@ -136,8 +136,8 @@ struct ReplicaPulls: Sendable {
         }
         context.releaseSlot?()
         let body = ResponseBody { [self] writer in
-            streams.open(for: person.id)
-            defer { streams.close(for: person.id) }
+            _ = streams.take(for: person.id)
+            defer { streams.release(for: person.id) }
             try await follow(asked.replica, path: asked.path, from: start, since: asked.since, for: asked.stream, read: read,
                              person: person, context: context, writer: &writer)
         }
@@ -260,7 +260,7 @@ struct ReplicaPulls: Sendable {
     }
 
     /// Open streams by person.
-    let streams = StreamCount()
+    let streams = PersonCounts()
 
     /// After a wait, the caller's token and access are checked again: a token
     /// revoked or a member removed while the pull waited gets no more data.
@@ -332,18 +332,26 @@ extension SyncRequestContext {
 extension ReplicaListing: ResponseEncodable {}
 extension PositionListing: ResponseEncodable {}
 
-/// Live streams open per person (``ReplicaPulls/changes(_:context:)`` with `stream=N`).
-final class StreamCount: Sendable {
-    private let open = Locked<[Int64: Int]>([:])
+/// How many of something each person has open: requests in flight past the token check
+/// (``TokenAuthenticator``), live streams (``ReplicaPulls``). A person at zero is not kept.
+final class PersonCounts: Sendable {
+    private let counts = Locked<[Int64: Int]>([:])
 
-    func count(for person: Int64) -> Int { open.mutate { $0[person, default: 0] } }
+    func count(for person: Int64) -> Int { counts.mutate { $0[person, default: 0] } }
 
-    func open(for person: Int64) { open.mutate { $0[person, default: 0] += 1 } }
-
-    func close(for person: Int64) {
-        open.mutate { open in
-            open[person, default: 1] -= 1
-            if open[person] == 0 { open[person] = nil }
+    /// Counts one more for `person` unless they have `limit` already; whether it did.
+    func take(for person: Int64, limit: Int = .max) -> Bool {
+        counts.mutate { counts in
+            guard counts[person, default: 0] < limit else { return false }
+            counts[person, default: 0] += 1
+            return true
         }
     }
+
+    func release(for person: Int64) {
+        counts.mutate { counts in counts[person] = counts[person].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
+    }
+
+    /// Everything counted, and the people it is counted for.
+    var totals: (all: Int, people: Int) { counts.mutate { counts in (counts.values.reduce(0, +), counts.count) } }
 }

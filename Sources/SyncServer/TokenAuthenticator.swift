@@ -14,11 +14,11 @@ struct TokenAuthenticator: RouterMiddleware {
     let store: SharedStore
     let cache: AccessCache
     let limit: Int
-    let inFlight = Locked([Int64: Int]())
+    let inFlight = PersonCounts()
 
     /// The `/metrics` lines of the requests now past the token check.
     var metrics: String {
-        let (requests, people) = inFlight.mutate { counts in (counts.values.reduce(0, +), counts.count) }
+        let (requests, people) = inFlight.totals
         return """
             # HELP teamwork_sync_requests_in_flight Signed-in requests being answered (a pull waiting in live mode is not counted)
             # TYPE teamwork_sync_requests_in_flight gauge
@@ -65,19 +65,14 @@ struct TokenAuthenticator: RouterMiddleware {
     /// returns what gives it back (once, however often it is called).
     @inline(never)
     private func admit(_ person: Int64, _ context: SyncRequestContext) throws -> @Sendable () -> Void {
-        let admitted = inFlight.mutate { counts in
-            guard counts[person, default: 0] < limit else { return false }
-            counts[person, default: 0] += 1
-            return true
-        }
-        guard admitted else {
+        guard inFlight.take(for: person, limit: limit) else {
             context.logger.notice("refused: too many requests at once", metadata: ["person": "\(person)"])
             throw HTTPError(.tooManyRequests, message: "at most \(limit) requests at once per person; wait for the others")
         }
         let released = Locked(false)
         return { @Sendable [inFlight] in
             guard released.mutate({ done in defer { done = true }; return !done }) else { return }
-            inFlight.mutate { counts in counts[person] = counts[person].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
+            inFlight.release(for: person)
         }
     }
 
