@@ -225,13 +225,22 @@ public final class BrowserPage: @unchecked Sendable {
         return node
     }
 
-    /// The centre of the element `selector` matches, scrolled into view, in page pixels.
+    /// The centre of the element `selector` matches, scrolled into view, in page pixels. A page that
+    /// replaces the element between the lookup and the measure (the board re-rendering a column for
+    /// a live update) makes DevTools forget the node: the element is looked up again (2 s at most).
     public func centre(of selector: String) async throws -> (x: Double, y: Double) {
-        let node = try await node(selector)
-        try await send("DOM.scrollIntoViewIfNeeded", ["nodeId": node])
-        let quad = try await send("DOM.getContentQuads", ["nodeId": node])["quads"].array.first?.array.compactMap(\.double) ?? []
-        guard quad.count == 8 else { throw TeamworkError(.internal, "\(selector) has no box on the page") }
-        return ((quad[0] + quad[2] + quad[4] + quad[6]) / 4, (quad[1] + quad[3] + quad[5] + quad[7]) / 4)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            do {
+                let node = try await node(selector)
+                try await send("DOM.scrollIntoViewIfNeeded", ["nodeId": node])
+                let quad = try await send("DOM.getContentQuads", ["nodeId": node])["quads"].array.first?.array.compactMap(\.double) ?? []
+                guard quad.count == 8 else { throw TeamworkError(.internal, "\(selector) has no box on the page") }
+                return ((quad[0] + quad[2] + quad[4] + quad[6]) / 4, (quad[1] + quad[3] + quad[5] + quad[7]) / 4)
+            } catch where "\(error)".contains("Could not find node with given id") && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
     }
 
     /// Clicks the element as a person would: the mouse pressed and released over it.

@@ -40,7 +40,9 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public var url: String { "http://127.0.0.1:\(port ?? 0)" }
 
-    public func start(waitForPort: Bool = true) async throws {
+    /// `portWithin`: how long the port may take (a service that first creates its own PostgreSQL
+    /// runs `initdb`, which takes well over 10 s on a loaded two-core machine).
+    public func start(waitForPort: Bool = true, portWithin limit: Duration = .seconds(10)) async throws {
         var variables: [String: String]?
         if !environment.isEmpty {
             var merged = ProcessInfo.processInfo.environment
@@ -49,11 +51,13 @@ public final class ServiceProcess: @unchecked Sendable {
         }
         pid = try ChildProcess.spawn(arguments, environment: variables, standardOutput: log, standardError: log)
         guard let port, waitForPort else { return }
-        for _ in 0..<200 {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
             if Self.accepts(port) { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw TeamworkError(.internal, "teamwork-service did not start listening; see \(log)")
+        // The log's end in the error itself: a test's folder (and the log in it) may be gone by the time anyone looks.
+        throw TeamworkError(.internal, "teamwork-service did not start listening within \(limit); its log ends: \(String(logText.suffix(2_000)))")
     }
 
     /// Sends `signal` and waits for the process; returns its exit status (128 + n when killed by

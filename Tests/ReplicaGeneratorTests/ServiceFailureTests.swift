@@ -148,7 +148,8 @@ struct ServiceFailureTests {
             let port = ServiceProcess.freePort()
             let service = ServiceProcess(["run", "--port", String(port), "--sweep", "0.5"], port: port, log: home.path + "/service.log")
             service.environment = ["TEAMWORK_HOME": home.path, "TEAMWORK_DATABASE_URL": nil]
-            try await service.start()
+            // It creates its PostgreSQL first (initdb): 10 s was not always enough beside other tests.
+            try await service.start(portWithin: .seconds(60))
             defer { service.stopInBackground() }
             func healthy() async -> Bool {
                 (try? await LocalHTTP.request(port: port, "/health", timeout: .seconds(5)).status) == 200
