@@ -94,6 +94,11 @@ extension CentralStore {
                 throw TeamworkError.conflict("person \(id) still has \(unfinished.count) unfinished task(s): \(shown); "
                                              + "give them to someone else first (`teamwork-manager task assign ID --assignee ...`)")
             }
+            // The person's row is locked: no token is issued until this commits (teamwork_issue_token).
+            let live = try await connection.query(
+                "SELECT count(*)::int FROM access_tokens WHERE person_id = \(id) AND revoked_at IS NULL", logger: logger
+            ).collect()
+            // The trigger people_revoke_tokens_on_leave revokes their tokens in this statement.
             let rows = try await connection.query(
                 """
                 UPDATE people AS p SET deactivated_at = coalesce(p.deactivated_at, now()) WHERE p.id = \(id)
@@ -101,11 +106,7 @@ extension CentralStore {
                 """, logger: logger
             ).collect()
             guard let row = rows.first else { throw TeamworkError.notFound("no person with id \(id)") }
-            let revoked = try await connection.query(
-                "UPDATE access_tokens SET revoked_at = now() WHERE person_id = \(id) AND revoked_at IS NULL RETURNING id",
-                logger: logger
-            ).collect().count
-            return (try Person(row: row), revoked)
+            return (try Person(row: row), try live.first?.decode(Int.self) ?? 0)
         }
     }
 

@@ -8,18 +8,13 @@ extension CentralStore {
     /// Issues a new token for a person. Returns the record and the secret, which
     /// is not stored anywhere (only its SHA-256 is) and cannot be shown again.
     public func issueToken(personID: Int64, label: String) async throws -> (token: AccessToken, secret: String) {
-        guard try await person(id: personID).isActive else {
-            throw TeamworkError.conflict("person \(personID) is deactivated: reactivate them before issuing a token")
-        }
         let secret = TokenSecret.generate()
+        // teamwork_issue_token locks the person: a deactivation in flight comes wholly before or after.
         let token = try await transaction { connection in
+            let issued = try await connection.query("SELECT teamwork_issue_token(\(personID), \(secret), \(label))", logger: logger)
+                .collect()[0].decode(Int64.self)
             let rows = try await connection.query(
-                """
-                INSERT INTO access_tokens AS a (person_id, token_hash, label, created_by)
-                VALUES (\(personID), sha256(convert_to(\(secret), 'UTF8')), \(label), \(actorID))
-                RETURNING \(unescaped: Self.tokenColumns)
-                """,
-                logger: logger
+                "SELECT \(unescaped: Self.tokenColumns) FROM access_tokens a WHERE a.id = \(issued)", logger: logger
             ).collect()
             return try AccessToken(row: rows[0])
         }
@@ -40,60 +35,35 @@ extension CentralStore {
     /// Revokes a token; it is refused from then on. Revoking twice is a conflict.
     public func revokeToken(id: Int64) async throws -> AccessToken {
         try await transaction { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE access_tokens AS a SET revoked_at = now() WHERE a.id = \(id) AND a.revoked_at IS NULL
-                RETURNING \(unescaped: Self.tokenColumns)
-                """,
-                logger: logger
-            ).collect()
-            if let row = rows.first { return try AccessToken(row: row) }
-            let exists = try await connection.query("SELECT 1 FROM access_tokens WHERE id = \(id)", logger: logger).collect()
-            throw exists.isEmpty ? TeamworkError.notFound("no token with id \(id)") : TeamworkError.conflict("token \(id) is already revoked")
+            let revoked = try await connection.query("SELECT teamwork_revoke_token(\(id))", logger: logger).collect()
+            switch try revoked.first?.decode(Bool?.self) {
+            case true?:
+                let rows = try await connection.query(
+                    "SELECT \(unescaped: Self.tokenColumns) FROM access_tokens a WHERE a.id = \(id)", logger: logger
+                ).collect()
+                return try AccessToken(row: rows[0])
+            case false?: throw TeamworkError.conflict("token \(id) is already revoked")
+            case nil: throw TeamworkError.notFound("no token with id \(id)")
+            }
         }
     }
 
-    /// When a token's use is recorded: at most once a minute, so a busy device does not turn every
-    /// request into a write.
-    static let useDue = "(last_used_at IS NULL OR last_used_at < now() - interval '1 minute')"
-
     /// Records that the tokens with these SHA-256s (hex) were used (the sync endpoint's remembered
-    /// answers, gathered for a minute), as ``authenticate(secret:)`` does for the one it checks.
-    /// Never waits for a row another transaction holds (that token's use is simply not recorded
-    /// this time): it runs on the connection that hears of revocations, which PostgreSQL delivers
-    /// only while it is idle. In id order, so two servers recording at once cannot deadlock.
+    /// answers, gathered for a minute), as ``authenticate(secret:)`` does for the one it checks
+    /// (sql/functions/teamwork_record_token_use.sql: at most once a minute each, never waiting).
     public func recordUse(ofTokens digests: [String]) async throws {
         guard !digests.isEmpty else { return }
-        _ = try await rows(
-            """
-            UPDATE access_tokens SET last_used_at = now()
-            WHERE id IN (
-                SELECT id FROM access_tokens
-                WHERE token_hash = ANY (SELECT decode(d, 'hex') FROM unnest(\(digests)::text[]) AS d)
-                  AND revoked_at IS NULL AND \(unescaped: Self.useDue)
-                ORDER BY id FOR UPDATE SKIP LOCKED
-            )
-            """
-        )
+        _ = try await rows("SELECT teamwork_record_token_use(\(digests)::text[])")
     }
 
-    /// The person a secret belongs to, if it is known and not revoked. Records
-    /// its use at most once a minute, so a busy device does not turn every
-    /// request into a write. One statement, no transaction: safe on a
-    /// connection shared by concurrent requests.
+    /// The person a secret belongs to, if it is known and not revoked (sql/functions/teamwork_authenticate.sql,
+    /// which records its use). One statement: safe on a connection shared by concurrent requests.
     public func authenticate(secret: String) async throws -> Person? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let rows = try await rows(
             """
-            WITH hit AS (
-                SELECT a.id, a.person_id, a.last_used_at FROM access_tokens a
-                WHERE a.token_hash = sha256(convert_to(\(secret), 'UTF8')) AND a.revoked_at IS NULL
-            ), touched AS (
-                UPDATE access_tokens SET last_used_at = now()
-                WHERE id IN (SELECT id FROM hit WHERE \(unescaped: Self.useDue))
-            )
-            SELECT \(unescaped: Columns.person) FROM hit JOIN people p ON p.id = hit.person_id
-            WHERE p.deactivated_at IS NULL
+            SELECT \(unescaped: Columns.person) FROM teamwork_authenticate(\(secret)) AS t(person_id)
+            JOIN people p ON p.id = t.person_id
             """
         )
         return try rows.first.map(Person.init(row:))

@@ -67,6 +67,8 @@ enum StoreError {
         case "TWS01":
             // A rule of the schema refused the change and said why in words for people (no personal data beyond a name).
             return .conflict(message)
+        case "TWS02":
+            return .notFound(message)
         case "42501":
             return TeamworkError(.configuration, "the database role lacks permission for this (\(message))")
         case "3D000":
