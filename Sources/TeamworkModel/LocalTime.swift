@@ -136,8 +136,20 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     public var description: String { name }
 
     public static let utc = Zone(checked: TimeZone(identifier: "UTC")!, name: "UTC")
-    /// The system tz database's names, read once.
-    private static let known = Set(TimeZone.knownTimeZoneIdentifiers)
+    /// Where the system's tz database is (`TZDIR`, else Debian's `/usr/share/zoneinfo`).
+    static let database = ProcessInfo.processInfo.environment["TZDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/share/zoneinfo"
+
+    /// Whether the tz database has a zone of this name (aliases included): a path of name-like
+    /// parts to a compiled zone file (`TZif`). Foundation's own list is ICU's, which lacks
+    /// current canonical names such as `Asia/Kolkata`.
+    static func inDatabase(_ name: String) -> Bool {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard !parts.isEmpty, parts.allSatisfy({ part in
+            !part.isEmpty && part.first != "." && part.utf8.allSatisfy { $0.isASCIILetterOrDigit || "_+-.".utf8.contains($0) }
+        }), let file = FileHandle(forReadingAtPath: database + "/" + name) else { return false }
+        defer { try? file.close() }
+        return (try? file.read(upToCount: 4)) == Data("TZif".utf8)
+    }
 
     private init(checked timeZone: TimeZone, name: String) {
         self.timeZone = timeZone
@@ -152,7 +164,7 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     /// A zone by its IANA name; a one-line error naming `field` when the system's tz database does not know it.
     public init(_ name: String, field: String = "time zone") throws {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard trimmed.utf8.count <= 64, trimmed == "UTC" || Self.known.contains(trimmed),
+        guard trimmed.utf8.count <= 64, trimmed == "UTC" || Self.inDatabase(trimmed),
               let zone = TimeZone(identifier: trimmed) else {
             throw TeamworkError.invalid("\(field) must be an IANA time zone name like Europe/Stockholm or UTC (is tzdata installed?)")
         }
@@ -268,4 +280,8 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
         let text = "\(date(of: instant)) \(time(of: instant))"
         return withZone ? "\(text) \(abbreviation(at: instant))" : text
     }
+}
+
+extension UInt8 {
+    fileprivate var isASCIILetterOrDigit: Bool { (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) }
 }

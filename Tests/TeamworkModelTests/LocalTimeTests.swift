@@ -60,7 +60,26 @@ struct LocalTimeTests {
         #expect(Zone.utc.format(Self.instant("2026-12-01T07:00:00Z")) == "2026-12-01 07:00 UTC")
     }
 
-    @Test(arguments: ["Mars/Olympus", "", "Europe/Stockholm\n", "../../etc/passwd", String(repeating: "A", count: 100)])
+    /// Zone names are checked against the tz database itself (seen failing before: `Asia/Kolkata`,
+    /// India's canonical name, was refused because Foundation's ICU list carries only `Asia/Calcutta`).
+    @Test func everyZoneOfTheSystemsZone1970TabAndItsAliasesAreAccepted() throws {
+        let table = try String(contentsOfFile: "/usr/share/zoneinfo/zone1970.tab", encoding: .utf8)
+        let names = table.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            line.split(separator: "\t").dropFirst(2).first.map(String.init)
+        }
+        #expect(names.count > 300)
+        var refused: [String] = []
+        for name in names + ["Asia/Kolkata", "Asia/Calcutta", "UTC", "Etc/UTC", "America/Argentina/Buenos_Aires", "US/Eastern"] {
+            guard let zone = try? Zone(name) else { refused.append(name); continue }
+            #expect(zone.name == name)
+        }
+        #expect(refused.isEmpty, "refused: \(refused)")
+        let kolkata = try Zone("Asia/Kolkata")
+        #expect(kolkata.time(of: Self.instant("2026-12-01T06:30:00Z")).description.hasPrefix("12:00"), "India is UTC+05:30")
+    }
+
+    @Test(arguments: ["Mars/Olympus", "", "Europe/Stockholm\n", "../../etc/passwd", String(repeating: "A", count: 100),
+                      "Europe/../Europe/Stockholm", "/usr/share/zoneinfo/UTC", "zone1970.tab", "Europe", "Europe/"])
     func anUnknownZoneIsRefusedInOneLine(name: String) {
         #expect(throws: TeamworkError.self) { try Zone(name) }
     }
