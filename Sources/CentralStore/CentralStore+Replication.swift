@@ -116,18 +116,40 @@ public struct ReplicationSnapshot: Sendable {
             .collect().map { try $0.decode((Int64, Int64).self) }
     }
 
-    /// The two streams every replica-by-replica read goes through, straight from
-    /// indexes: team tasks by team, then personal tasks by assignee, each in id order.
-    static let replicaOrder = ["k.team_id IS NOT NULL ORDER BY k.team_id, k.id", "k.team_id IS NULL ORDER BY k.assignee_id, k.id"]
+    /// The two reads every replica-by-replica pass goes through, straight from indexes: team tasks
+    /// by team, then personal tasks by assignee, each in id order.
+    static let replicaOrder: [(filter: String, key: String)] = [("k.team_id IS NOT NULL", "k.team_id"), ("k.team_id IS NULL", "k.assignee_id")]
 
-    /// Streams every task, grouped by replica (see ``replicaOrder``). Rows are
-    /// pulled as they are consumed, so memory does not grow with the task count.
-    public func forEachTask(_ body: (FieldTask) async throws -> Void) async throws {
-        for filter in Self.replicaOrder {
+    /// Rows per batch of a snapshot read.
+    static let batchRows = 10_000
+
+    /// Reads `columns` of `from` in `(key, id)` order, in batches of ``batchRows`` each drained
+    /// whole before its rows are handed to `body`: no row stream waits for its reader while the
+    /// caller works (postgres-nio traps when PostgreSQL closes a connection under such a stream,
+    /// as a failover does), and memory stays at a batch whatever the table's size. The snapshot's
+    /// transaction keeps every batch at the same moment.
+    private func inBatches(_ columns: String, from table: String, where filter: String, key: String, id: String,
+                           _ body: (PostgresRow) async throws -> Void) async throws {
+        var after: (key: Int64, id: Int64) = (.min, .min)
+        while true {
             let rows = try await connection.query(
-                "SELECT \(unescaped: Columns.task) FROM tasks k WHERE \(unescaped: filter)", logger: logger
-            )
-            for try await row in rows { try await body(try FieldTask(row: row)) }
+                """
+                SELECT \(unescaped: columns), \(unescaped: key) AS batch_key, \(unescaped: id) AS batch_id FROM \(unescaped: table)
+                WHERE \(unescaped: filter) AND (\(unescaped: key), \(unescaped: id)) > (\(after.key), \(after.id))
+                ORDER BY \(unescaped: key), \(unescaped: id) LIMIT \(Self.batchRows)
+                """,
+                logger: logger
+            ).collect()
+            for row in rows { try await body(row) }
+            guard rows.count == Self.batchRows, let last = rows.last?.makeRandomAccess() else { return }
+            after = (try last["batch_key"].decode(Int64.self), try last["batch_id"].decode(Int64.self))
+        }
+    }
+
+    /// Every task, grouped by replica (see ``replicaOrder``), a batch at a time.
+    public func forEachTask(_ body: (FieldTask) async throws -> Void) async throws {
+        for (filter, key) in Self.replicaOrder {
+            try await inBatches(Columns.task, from: "tasks k", where: filter, key: key, id: "k.id") { try await body(try FieldTask(row: $0)) }
         }
     }
 
@@ -140,15 +162,14 @@ public struct ReplicationSnapshot: Sendable {
         \(Columns.checklistForm), k.answers::text
         """
 
-    /// The full rebuild's fast path: the same stream as ``forEachTask(_:)``,
-    /// each row one binary record (a single cell) of ``replicaRowColumns``, so
+    /// The full rebuild's fast path: the same rows as ``forEachTask(_:)``,
+    /// each row's first cell one binary record of ``replicaRowColumns``, so
     /// it can be copied into SQLite without building Swift values for every field.
     /// No locations: joining them costs PostgreSQL as much again as the tasks
     /// alone, and the rebuild copies them from the common replica instead.
     public func forEachTaskRow(_ body: (PostgresRow) async throws -> Void) async throws {
-        // Stream straight from the indexes, on this backend alone: left to itself the
-        // planner may sort a million rows on disk with parallel workers and JIT, which
-        // costs several times the CPU and sends nothing until done.
+        // Straight from the indexes, on this backend alone: left to itself the planner may sort
+        // on disk with parallel workers and JIT, which costs several times the CPU.
         try await connection.query(
             """
             SELECT set_config('enable_sort', 'off', true), set_config('jit', 'off', true),
@@ -156,21 +177,16 @@ public struct ReplicationSnapshot: Sendable {
             """,
             logger: logger
         )
-        for filter in Self.replicaOrder {
-            let rows = try await connection.query(
-                """
-                SELECT ROW(\(unescaped: Self.replicaRowColumns)) FROM tasks k WHERE \(unescaped: filter)
-                """,
-                logger: logger
-            )
-            for try await row in rows { try await body(row) }
+        for (filter, key) in Self.replicaOrder {
+            try await inBatches("ROW(\(Self.replicaRowColumns))", from: "tasks k", where: filter, key: key, id: "k.id", body)
         }
     }
 
-    /// Streams every location (sites and people's positions), in id order.
+    /// Every location (sites and people's positions), in id order, a batch at a time.
     public func forEachLocation(_ body: (Location) async throws -> Void) async throws {
-        let rows = try await connection.query("SELECT \(unescaped: Columns.location) FROM locations l ORDER BY l.id", logger: logger)
-        for try await row in rows { try await body(try Location(row: row)) }
+        try await inBatches(Columns.location, from: "locations l", where: "true", key: "l.id", id: "l.id") {
+            try await body(try Location(row: $0))
+        }
     }
 
     static func taskWithLocation(_ row: PostgresRow) throws -> (task: FieldTask, location: Location?) {

@@ -49,9 +49,13 @@ final class AccessCache: Service, Sendable {
 
     private struct State {
         var entries: [TokenDigest: Entry] = [:]
-        /// The last answer the master gave for each token, kept through a lost LISTEN (not
-        /// through a notification): what a request is answered from while the master is away.
+        /// The last answer the master gave for each token a request used, kept through a lost
+        /// LISTEN: what a request is answered from while the master is away. A change of access
+        /// does not wipe them: the load that follows it brings each up to date (or drops it, for a
+        /// token no longer live), and until that load is kept none is used (``lastKnownStale``).
         var lastKnown: [TokenDigest: (access: Access, checkedAt: ContinuousClock.Instant)] = [:]
+        /// A change of access was heard (or may have gone unheard) since the last kept load.
+        var lastKnownStale = false
         /// The load of every live token under way, if one is: a request that misses waits for it.
         var load: Task<Void, Never>?
         /// Tokens answered from memory since their use was last recorded on the master.
@@ -255,12 +259,22 @@ final class AccessCache: Service, Sendable {
         // looked up as they come.
         var fresh: [TokenDigest: Entry] = [:]
         fresh.reserveCapacity(min(loaded.count, capacity * 3 / 4))
-        for (bytes, person, teams) in loaded.prefix(capacity * 3 / 4) {
+        var live: [TokenDigest: Access] = [:]
+        live.reserveCapacity(loaded.count)
+        for (bytes, person, teams) in loaded {
             guard let digest = TokenDigest(bytes: bytes) else { continue }
-            fresh[digest] = entry(Access(person: person, teams: teams), at: started)
+            let access = Access(person: person, teams: teams)
+            live[digest] = access
+            if fresh.count < capacity * 3 / 4 { fresh[digest] = entry(access, at: started) }
         }
         let kept = state.mutate { state -> Bool in
             guard state.listening, state.generation == generation else { return false }
+            // Last known answers as the master has them now: a token no longer live is dropped, the
+            // rest (a teammate's change, a revocation of someone else's) keep serving through an outage.
+            state.lastKnown = state.lastKnown.reduce(into: [:]) { kept, known in
+                if let access = live[known.key] { kept[known.key] = (access, started) }
+            }
+            state.lastKnownStale = false
             // Answers looked up meanwhile are as new as the load's.
             for (digest, entry) in state.entries { fresh[digest] = entry }
             swap(&state.entries, &fresh)
@@ -285,7 +299,7 @@ final class AccessCache: Service, Sendable {
 
     /// The last known answer for a token, if the master gave it within the outage grace.
     private func vouchedLately(_ digest: TokenDigest, now: ContinuousClock.Instant, in state: State) -> Access? {
-        guard let last = state.lastKnown[digest], now - last.checkedAt < outageGrace else { return nil }
+        guard !state.lastKnownStale, let last = state.lastKnown[digest], now - last.checkedAt < outageGrace else { return nil }
         return last.access
     }
 
@@ -327,12 +341,12 @@ final class AccessCache: Service, Sendable {
 
     /// Forgets what is remembered; with `listening`, says whether the cache may be used from now
     /// on. A notification (access changed) or a LISTEN registered again (changes may have gone
-    /// unheard meanwhile) forgets the last known answers too; a lost LISTEN keeps them, for the
-    /// master's absence.
+    /// unheard meanwhile) sets the last known answers aside until the next load brings them up to
+    /// date; a lost LISTEN keeps them, for the master's absence.
     private func forget(listening: Bool? = nil) {
         state.mutate { state in
             state.entries.removeAll()
-            if listening != false { state.lastKnown.removeAll() }
+            if listening != false { state.lastKnownStale = true }
             state.generation += 1
             if let listening { state.listening = listening }
         }
