@@ -91,36 +91,73 @@ public enum BlobState: Sendable, Equatable {
     }
 }
 
+/// An upload's owner: the person whose device sent it (people's ids on the master).
+public typealias Uploader = Int64
+
 /// Where the service keeps blobs (photos, signatures, PDFs): one small
 /// interface, so a store other than the service's disk (an S3-compatible one,
-/// docs/operations.md) can take its place. Uploads are resumable: bytes are
-/// appended at the offset the store holds, and a blob counts only once
-/// ``finish(_:)`` found its bytes hash to its name.
+/// docs/operations.md) can take its place. Uploads are resumable and each
+/// person's own: bytes are appended at the offset the store holds for that
+/// person, and a blob counts for them only once ``finish(_:by:)`` found the
+/// bytes they sent hash to its name. A blob is stored once, whoever sends it;
+/// each person who sent it whole *holds* it (and only a holder may name it in
+/// an attachment), and it stays *pending* for them until an attachment of
+/// theirs names it (``claim(_:by:)``): what a person holds pending, or has
+/// unfinished, is what their upload allowance counts.
 public protocol BlobStore: Sendable {
+    /// Where `person`'s upload of `digest` stands: complete once they hold it, else what they sent so far.
+    func state(of digest: BlobDigest, for person: Uploader) throws -> BlobState
+    /// Whether the blob is whole in the store, whoever sent it (`.absent` or `.complete`).
     func state(of digest: BlobDigest) throws -> BlobState
-    /// Appends `bytes` to the unfinished upload of `digest`, which must hold exactly `offset` bytes.
-    func append(_ bytes: some Collection<UInt8>, to digest: BlobDigest, at offset: Int64) throws
-    /// Checks the upload's bytes against its name: whole and kept when they match, removed (and
-    /// ``BlobError/digestMismatch(expected:actual:)`` thrown) when not.
-    func finish(_ digest: BlobDigest) throws
-    /// Removes an unfinished upload (a refused one: nothing half-written stays).
-    func discardPartial(_ digest: BlobDigest) throws
+    /// Appends `bytes` to `person`'s unfinished upload of `digest`, which must hold exactly `offset` bytes.
+    func append(_ bytes: some Collection<UInt8>, to digest: BlobDigest, by person: Uploader, at offset: Int64) throws
+    /// Checks `person`'s upload against its name: the blob whole and held by them (pending) when
+    /// the bytes match, their upload removed (and ``BlobError/digestMismatch(expected:actual:)`` thrown) when not.
+    func finish(_ digest: BlobDigest, by person: Uploader) throws
+    /// Removes `person`'s unfinished upload (a refused one: nothing half-written stays).
+    func discardPartial(_ digest: BlobDigest, by person: Uploader) throws
+    /// An attachment of `person`'s names the blob: it no longer counts against their allowance.
+    func claim(_ digest: BlobDigest, by person: Uploader) throws
+    /// What `person` holds unfinished or pending: files and bytes (their allowance's measure).
+    func pending(of person: Uploader) throws -> (files: Int, bytes: Int64)
     /// The bytes of a complete blob, read in pieces.
     func read(_ digest: BlobDigest, _ body: (Data) throws -> Void) throws
-    /// Complete blobs, and unfinished uploads with when they last grew.
-    func all() throws -> (complete: [BlobDigest], partial: [(digest: BlobDigest, modified: Date)])
+    /// Everything in the store, for the sweep.
+    func inventory() throws -> BlobInventory
+    /// Removes a complete blob and who held it.
     func remove(_ digest: BlobDigest) throws
-    /// When a complete blob was stored, or last found wanted (``touch(_:)``).
-    func modified(_ digest: BlobDigest) -> Date?
-    /// Marks a complete blob as wanted now: a device was told the server has it, so its record is on the way.
-    func touch(_ digest: BlobDigest)
+    /// Removes one unfinished upload or one pending mark, as the sweep found it.
+    func discard(_ entry: BlobInventory.Upload) throws
     /// The first `count` bytes of a complete blob.
     func head(_ digest: BlobDigest, count: Int) throws -> [UInt8]
 }
 
-/// Blobs on the service's own disk: `ROOT/ab/cd/<sha256>` (folders 0700, files
-/// 0600), uploads under way in `ROOT/partial/<sha256>`, moved into place by a
-/// rename once checked, so a reader never sees half a blob.
+/// What a store holds, with the times the sweep judges by: when each upload last grew, and when
+/// each holder sent a blob (never moved by anyone looking at it).
+public struct BlobInventory: Sendable {
+    /// An unfinished upload or a pending mark: whose, of what, since when.
+    public struct Upload: Sendable, Equatable {
+        public var digest: BlobDigest
+        /// `nil`: an unfinished upload from before uploads were kept per person.
+        public var person: Uploader?
+        public var time: Date
+        public var pending: Bool
+    }
+
+    /// Complete blobs, each with the latest time someone sent it whole (the file's own time when nobody is recorded).
+    public var complete: [(digest: BlobDigest, sent: Date)]
+    public var partial: [Upload]
+    public var pending: [Upload]
+}
+
+/// Blobs on the service's own disk (folders 0700, files 0600):
+///
+///     ROOT/ab/cd/<sha256>                 a complete blob
+///     ROOT/partial/<person>/<sha256>      a person's upload under way, moved into place by a rename once checked
+///     ROOT/holders/<sha256>/<person>      who sent it whole, and when (the file's time)
+///     ROOT/pending/<person>/<sha256>      sent whole, not yet named by an attachment of theirs
+///
+/// A reader never sees half a blob.
 public struct FileBlobStore: BlobStore {
     public let root: URL
 
@@ -129,8 +166,9 @@ public struct FileBlobStore: BlobStore {
 
     public init(root: URL) throws {
         self.root = root
-        try Self.folder(root.path)
-        try Self.folder(root.appending(path: "partial").path)
+        for folder in [root, root.appending(path: "partial"), root.appending(path: "holders"), root.appending(path: "pending")] {
+            try Self.folder(folder.path)
+        }
     }
 
     static func folder(_ path: String) throws {
@@ -149,7 +187,13 @@ public struct FileBlobStore: BlobStore {
             .appending(path: hex).path
     }
 
-    func partialPath(of digest: BlobDigest) -> String { root.appending(path: "partial").appending(path: digest.hex).path }
+    func partialPath(of digest: BlobDigest, by person: Uploader) -> String {
+        root.appending(path: "partial/\(person)/\(digest.hex)").path
+    }
+
+    func holderPath(of digest: BlobDigest, by person: Uploader) -> String { root.appending(path: "holders/\(digest.hex)/\(person)").path }
+
+    func pendingPath(of digest: BlobDigest, by person: Uploader) -> String { root.appending(path: "pending/\(person)/\(digest.hex)").path }
 
     static func size(_ path: String) -> Int64? {
         var info = stat()
@@ -157,14 +201,25 @@ public struct FileBlobStore: BlobStore {
         return Int64(info.st_size)
     }
 
-    public func state(of digest: BlobDigest) throws -> BlobState {
-        if let size = Self.size(path(of: digest)) { return .complete(size) }
-        if let size = Self.size(partialPath(of: digest)) { return .partial(size) }
+    static func time(_ path: String) -> Date? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
+    }
+
+    public func state(of digest: BlobDigest, for person: Uploader) throws -> BlobState {
+        if let size = Self.size(path(of: digest)), Self.size(holderPath(of: digest, by: person)) != nil { return .complete(size) }
+        if let size = Self.size(partialPath(of: digest, by: person)) { return .partial(size) }
         return .absent
     }
 
-    public func append(_ bytes: some Collection<UInt8>, to digest: BlobDigest, at offset: Int64) throws {
-        let path = partialPath(of: digest)
+    public func state(of digest: BlobDigest) throws -> BlobState {
+        Self.size(path(of: digest)).map(BlobState.complete) ?? .absent
+    }
+
+    public func append(_ bytes: some Collection<UInt8>, to digest: BlobDigest, by person: Uploader, at offset: Int64) throws {
+        let path = partialPath(of: digest, by: person)
+        if offset == 0 { try Self.folder(URL(fileURLWithPath: path).deletingLastPathComponent().path) }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw BlobError.cannotWrite("\(path): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
@@ -183,8 +238,8 @@ public struct FileBlobStore: BlobStore {
         }
     }
 
-    public func finish(_ digest: BlobDigest) throws {
-        let partial = partialPath(of: digest)
+    public func finish(_ digest: BlobDigest, by person: Uploader) throws {
+        let partial = partialPath(of: digest, by: person)
         let descriptor = open(partial, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw BlobError.unreadable(partial) }
         // Made durable before it counts: the device deletes its copy once the server says it has it.
@@ -196,17 +251,58 @@ public struct FileBlobStore: BlobStore {
             throw BlobError.digestMismatch(expected: digest.hex, actual: actual.hex)
         }
         let target = path(of: digest)
-        try Self.folder(URL(fileURLWithPath: target).deletingLastPathComponent().path)
-        guard rename(partial, target) == 0 else { throw BlobError.cannotWrite("\(target): \(String(cString: strerror(errno)))") }
-        let folder = open(URL(fileURLWithPath: target).deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        if Self.size(target) != nil {
+            // Stored already (someone else sent it): this person proved they have the bytes too.
+            unlink(partial)
+        } else {
+            try Self.folder(URL(fileURLWithPath: target).deletingLastPathComponent().path)
+            guard rename(partial, target) == 0 else { throw BlobError.cannotWrite("\(target): \(String(cString: strerror(errno)))") }
+            Self.syncFolder(of: target)
+        }
+        // Pending first: a holder whose mark is not yet written must not be free of the allowance.
+        try Self.mark(pendingPath(of: digest, by: person))
+        try Self.mark(holderPath(of: digest, by: person))
+    }
+
+    /// Creates (or renews the time of) an empty file, its folder made if needed, durably.
+    static func mark(_ path: String) throws {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try Self.folder(folder)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw BlobError.cannotWrite("\(path): \(String(cString: strerror(errno)))") }
+        fsync(descriptor)
+        close(descriptor)
+        syncFolder(of: path)
+    }
+
+    static func syncFolder(of path: String) {
+        let folder = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
         if folder >= 0 {
             fsync(folder)
             close(folder)
         }
     }
 
-    public func discardPartial(_ digest: BlobDigest) throws {
-        unlink(partialPath(of: digest))
+    public func discardPartial(_ digest: BlobDigest, by person: Uploader) throws {
+        unlink(partialPath(of: digest, by: person))
+    }
+
+    public func claim(_ digest: BlobDigest, by person: Uploader) throws {
+        unlink(pendingPath(of: digest, by: person))
+    }
+
+    public func pending(of person: Uploader) throws -> (files: Int, bytes: Int64) {
+        var (files, bytes) = (0, Int64(0))
+        let fileManager = FileManager.default
+        for name in (try? fileManager.contentsOfDirectory(atPath: root.appending(path: "partial/\(person)").path)) ?? [] {
+            guard let digest = BlobDigest(hex: name), let size = Self.size(partialPath(of: digest, by: person)) else { continue }
+            (files, bytes) = (files + 1, bytes + size)
+        }
+        for name in (try? fileManager.contentsOfDirectory(atPath: root.appending(path: "pending/\(person)").path)) ?? [] {
+            guard let digest = BlobDigest(hex: name), let size = Self.size(path(of: digest)) else { continue }
+            (files, bytes) = (files + 1, bytes + size)
+        }
+        return (files, bytes)
     }
 
     public func read(_ digest: BlobDigest, _ body: (Data) throws -> Void) throws {
@@ -216,36 +312,56 @@ public struct FileBlobStore: BlobStore {
         while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { try body(piece) }
     }
 
-    public func all() throws -> (complete: [BlobDigest], partial: [(digest: BlobDigest, modified: Date)]) {
+    public func inventory() throws -> BlobInventory {
         let files = FileManager.default
-        var complete: [BlobDigest] = []
-        for first in (try? files.contentsOfDirectory(atPath: root.path)) ?? [] where first.count == 2 {
+        func names(_ path: String) -> [String] { (try? files.contentsOfDirectory(atPath: path)) ?? [] }
+        var complete: [(digest: BlobDigest, sent: Date)] = []
+        for first in names(root.path) where first.count == 2 {
             let level = root.appending(path: first).path
-            for second in (try? files.contentsOfDirectory(atPath: level)) ?? [] where second.count == 2 {
-                for name in (try? files.contentsOfDirectory(atPath: level + "/" + second)) ?? [] {
-                    if let digest = BlobDigest(hex: name) { complete.append(digest) }
+            for second in names(level) where second.count == 2 {
+                for name in names(level + "/" + second) {
+                    guard let digest = BlobDigest(hex: name), let stored = Self.time(path(of: digest)) else { continue }
+                    let holders = root.appending(path: "holders/\(name)").path
+                    let sent = names(holders).compactMap { Self.time(holders + "/" + $0) }.max() ?? stored
+                    complete.append((digest, sent))
                 }
             }
         }
+        var partial: [BlobInventory.Upload] = []
         let partialFolder = root.appending(path: "partial").path
-        let partial = ((try? files.contentsOfDirectory(atPath: partialFolder)) ?? []).compactMap { name -> (digest: BlobDigest, modified: Date)? in
-            guard let digest = BlobDigest(hex: name),
-                  let modified = try? files.attributesOfItem(atPath: partialFolder + "/" + name)[.modificationDate] as? Date else { return nil }
-            return (digest: digest, modified: modified)
+        for entry in names(partialFolder) {
+            if let digest = BlobDigest(hex: entry), let time = Self.time(partialFolder + "/" + entry) {
+                partial.append(.init(digest: digest, person: nil, time: time, pending: false))
+            } else if let person = Uploader(entry) {
+                for name in names(partialFolder + "/" + entry) {
+                    guard let digest = BlobDigest(hex: name), let time = Self.time(partialPath(of: digest, by: person)) else { continue }
+                    partial.append(.init(digest: digest, person: person, time: time, pending: false))
+                }
+            }
         }
-        return (complete.sorted { $0.hex < $1.hex }, partial)
+        var pending: [BlobInventory.Upload] = []
+        let pendingFolder = root.appending(path: "pending").path
+        for entry in names(pendingFolder) {
+            guard let person = Uploader(entry) else { continue }
+            for name in names(pendingFolder + "/" + entry) {
+                guard let digest = BlobDigest(hex: name), let time = Self.time(pendingPath(of: digest, by: person)) else { continue }
+                pending.append(.init(digest: digest, person: person, time: time, pending: true))
+            }
+        }
+        return BlobInventory(complete: complete.sorted { $0.digest.hex < $1.digest.hex }, partial: partial, pending: pending)
     }
 
     public func remove(_ digest: BlobDigest) throws {
         unlink(path(of: digest))
+        try? FileManager.default.removeItem(atPath: root.appending(path: "holders/\(digest.hex)").path)
     }
 
-    public func modified(_ digest: BlobDigest) -> Date? {
-        try? FileManager.default.attributesOfItem(atPath: path(of: digest))[.modificationDate] as? Date
-    }
-
-    public func touch(_ digest: BlobDigest) {
-        utimes(path(of: digest), nil)
+    public func discard(_ entry: BlobInventory.Upload) throws {
+        switch (entry.person, entry.pending) {
+        case (nil, _): unlink(root.appending(path: "partial/\(entry.digest.hex)").path)
+        case (let person?, false): unlink(partialPath(of: entry.digest, by: person))
+        case (let person?, true): unlink(pendingPath(of: entry.digest, by: person))
+        }
     }
 
     public func head(_ digest: BlobDigest, count: Int) throws -> [UInt8] {

@@ -6,10 +6,12 @@ import ServiceLifecycle
 import TeamworkModel
 
 /// Keeps the blob folder to what is needed: uploads left unfinished for a day
-/// are removed, and so are files no attachment on the master names once they
-/// are a week old (an attachment's record reaches the master after its file:
-/// the grace covers a device that uploaded and then stayed offline).
-/// `teamwork-service run` sweeps every hour; each pass reports progress.
+/// are removed, and so are files no attachment on the master names once a week
+/// has passed since anyone last sent them (an attachment's record reaches the
+/// master after its file: the grace covers a device that uploaded and then
+/// stayed offline). Asking about a file keeps nothing: only sending it does.
+/// Marks of files not yet named by their sender's attachment lapse after the
+/// same week. `teamwork-service run` sweeps every hour; each pass reports progress.
 public struct BlobSweep: Service {
     public let databaseURL: DatabaseURL
     public let store: any BlobStore
@@ -51,14 +53,16 @@ public struct BlobSweep: Service {
         let (store, unfinishedGrace, unreferencedGrace) = (store, unfinishedGrace, unreferencedGrace)
         return try await blockingWork {
             var removed = 0
-            let (complete, partial) = try store.all()
-            for upload in partial where now.timeIntervalSince(upload.modified) > unfinishedGrace {
-                try store.discardPartial(upload.digest)
+            let inventory = try store.inventory()
+            for upload in inventory.partial where now.timeIntervalSince(upload.time) > unfinishedGrace {
+                try store.discard(upload)
                 removed += 1
             }
-            for digest in complete where !referenced.contains(digest.hex) {
-                guard let modified = store.modified(digest), now.timeIntervalSince(modified) > unreferencedGrace else { continue }
-                try store.remove(digest)
+            for mark in inventory.pending where now.timeIntervalSince(mark.time) > unreferencedGrace {
+                try store.discard(mark)
+            }
+            for blob in inventory.complete where !referenced.contains(blob.digest.hex) && now.timeIntervalSince(blob.sent) > unreferencedGrace {
+                try store.remove(blob.digest)
                 removed += 1
             }
             return removed

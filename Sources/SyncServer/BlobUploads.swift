@@ -11,31 +11,41 @@ import Glibc
 /// Resumable, content-addressed uploads of proof-of-work files (photos,
 /// signatures, PDFs) by signed-in workers (docs/protocol.md, "Blobs"):
 ///
-///     HEAD  /v1/blobs/{sha256}   Upload-Offset: bytes the server holds; Upload-Complete: ?1 when whole
+///     HEAD  /v1/blobs/{sha256}   Upload-Offset: bytes the server holds of the caller's upload; Upload-Complete: ?1 when they hold it whole
 ///     PATCH /v1/blobs/{sha256}   Upload-Offset: where this piece starts (the server's), Upload-Length: the
 ///                                whole size; body: the bytes from there (application/offset+octet-stream)
 ///
 /// A cut connection keeps what arrived: the device asks again and sends the
-/// rest. A blob counts once its bytes hash to its name (else 422, nothing
-/// kept); one the server has whole is never sent again. Its type is told from
-/// its first bytes (JPEG, PNG, HEIC, PDF; else 415), its size is at most
-/// ``maximumBytes`` (400), a person has at most ``maximumPerPerson`` uploads
-/// going at once (429), and two uploads of the same blob never interleave (503).
+/// rest. Each person's upload is their own: a blob counts for them once the
+/// bytes *they* sent hash to its name (else 422, nothing kept), and only then
+/// may an attachment of theirs name it; one they hold whole is never sent
+/// again, and whether someone else sent it is never told. Its type is told
+/// from its first bytes (JPEG, PNG, HEIC, PDF; else 415), its size is at most
+/// ``maximumBytes`` (400). Budgets, checked before a byte is kept: a person has
+/// at most ``maximumPerPerson`` uploads going at once (429), holds at most
+/// ``allowance`` in uploads unfinished or not yet named by an attachment of
+/// theirs (507, for them only), and two uploads of the same blob by one person
+/// never interleave (503).
 struct BlobUploads: Sendable {
     let store: any BlobStore
     let maximumBytes: Int64
-    let maximumPerPerson: Int
-    private let active = Locked(Active())
+    /// Uploads one person may have going at once.
+    let uploads: Budget<Int64>
+    /// Bytes and files one person may hold unfinished or pending (not yet named by an attachment).
+    let allowance: (files: Int, bytes: Int64)
+    private let active = Locked(Set<ActiveUpload>())
 
-    private struct Active {
-        var digests: Set<BlobDigest> = []
-        var byPerson: [Int64: Int] = [:]
+    private struct ActiveUpload: Hashable {
+        var digest: BlobDigest
+        var person: Int64
     }
 
-    init(store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2) {
+    init(store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2,
+         allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024)) {
         self.store = store
         self.maximumBytes = maximumBytes
-        self.maximumPerPerson = maximumPerPerson
+        uploads = Budget(perPrincipal: maximumPerPerson)
+        self.allowance = allowance
     }
 
     static let offsetHeader = HTTPField.Name("Upload-Offset")!
@@ -58,19 +68,14 @@ struct BlobUploads: Sendable {
     }
 
     @Sendable func head(_ request: Request, context: SyncRequestContext) async throws -> Response {
-        _ = try context.requirePerson()
+        let person = try context.requirePerson()
         let digest = try Self.digest(context)
         let store = store
-        return Self.answer(try await blockingWork {
-            let state = try store.state(of: digest)
-            // A device told the server has it sends its record next: the sweep must not take it meanwhile.
-            if case .complete = state { store.touch(digest) }
-            return state
-        })
+        return Self.answer(try await blockingWork { try store.state(of: digest, for: person.id) })
     }
 
     @Sendable func patch(_ request: Request, context: SyncRequestContext) async throws -> Response {
-        let person = try context.requirePerson()
+        let person = try context.requirePerson().id
         let digest = try Self.digest(context)
         guard let offsetText = request.headers[Self.offsetHeader], let offset = Int64(offsetText), offset >= 0,
               let lengthText = request.headers[Self.lengthHeader], let length = Int64(lengthText), length > 0 else {
@@ -80,26 +85,30 @@ struct BlobUploads: Sendable {
             // A header out of its range, as the document states it for the default limit: 400, as for any such header.
             throw HTTPError(.badRequest, message: "a file is at most \(maximumBytes) bytes")
         }
-        try begin(digest, person: person.id)
-        defer { end(digest, person: person.id) }
-        let store = store
-        let state = try await blockingWork { () throws -> BlobState in
-            let state = try store.state(of: digest)
-            if case .complete = state { store.touch(digest) }
-            return state
+        let place = try begin(digest, person: person)
+        defer { end(digest, person: person, place) }
+        let (store, allowance) = (store, allowance)
+        let (state, pending) = try await blockingWork { () throws -> (BlobState, (files: Int, bytes: Int64)) in
+            (try store.state(of: digest, for: person), try store.pending(of: person))
         }
         if case .complete = state { return Self.answer(state) }
         if state.offset > length {
-            try await blockingWork { try store.discardPartial(digest) }
+            try await blockingWork { try store.discardPartial(digest, by: person) }
             return Self.answer(.absent, status: .conflict)
         }
         guard state.offset == offset else {
             // Not where the server is (past the file's end included): the device sends from the server's offset.
             return Self.answer(state, status: .conflict)
         }
+        // The person's allowance, before any byte is kept: what this upload would add to what they hold pending.
+        guard pending.bytes + (length - offset) <= allowance.bytes, pending.files + (offset == 0 ? 1 : 0) <= allowance.files else {
+            context.logger.notice("refused: upload allowance used", metadata: ["files": "\(pending.files)", "bytes": "\(pending.bytes)"])
+            throw HTTPError(Self.insufficientStorage, message: "your uploads not yet sent with their attachments hold \(pending.files) files, "
+                + "\(pending.bytes / 1_048_576) MB (at most \(allowance.files), \(allowance.bytes / 1_048_576) MB): sync the attachments first")
+        }
         // Room for the rest and some to spare: a full disk would break the replicas beside the blobs.
         guard Self.freeBytes(at: Self.folderOf(store)) > length - offset + Self.reserveBytes else {
-            throw HTTPError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), message: "the server is short of disk space; try again later")
+            throw HTTPError(Self.insufficientStorage, message: "the server is short of disk space; try again later")
         }
         var held = offset
         var head: [UInt8] = []
@@ -108,7 +117,7 @@ struct BlobUploads: Sendable {
                 var bytes = Array(piece.readableBytesView)
                 if held + Int64(head.count + bytes.count) > length {
                     // The body and its Upload-Length disagree: nothing of it is kept, the device starts again.
-                    try await blockingWork { try store.discardPartial(digest) }
+                    try await blockingWork { try store.discardPartial(digest, by: person) }
                     return Self.answer(.absent, status: .conflict)
                 }
                 // The type from the first bytes, before any of them is kept.
@@ -122,7 +131,7 @@ struct BlobUploads: Sendable {
                     }
                 }
                 let (chunk, at) = (bytes, held)
-                try await blockingWork { try store.append(chunk, to: digest, at: at) }
+                try await blockingWork { try store.append(chunk, to: digest, by: person, at: at) }
                 held += Int64(bytes.count)
             }
             if held == offset, head.isEmpty, offset < length {
@@ -136,7 +145,7 @@ struct BlobUploads: Sendable {
                     throw HTTPError(.unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
                 }
                 let chunk = head
-                try await blockingWork { try store.append(chunk, to: digest, at: 0) }
+                try await blockingWork { try store.append(chunk, to: digest, by: person, at: 0) }
                 held = Int64(head.count)
             }
         } catch let error as HTTPError {
@@ -148,7 +157,7 @@ struct BlobUploads: Sendable {
         // A connection cut halfway ends the body early: what arrived stays, for the device to resume.
         guard held == length else { return Self.answer(.partial(held)) }
         do {
-            try await blockingWork { try store.finish(digest) }
+            try await blockingWork { try store.finish(digest, by: person) }
         } catch BlobError.digestMismatch(_, let actual) {
             context.logger.notice("a blob did not hash to its name; nothing kept", metadata: ["blob": "\(digest)", "actual": "\(actual)"])
             throw HTTPError(.unprocessableContent, message: "the bytes hash to \(actual), not \(digest.hex); nothing is kept")
@@ -172,27 +181,23 @@ struct BlobUploads: Sendable {
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
-    /// One upload of a blob at a time, and at most ``maximumPerPerson`` of one person's.
-    private func begin(_ digest: BlobDigest, person: Int64) throws {
-        let refusal = active.mutate { active -> HTTPError? in
-            if active.digests.contains(digest) {
-                return HTTPError(.serviceUnavailable, message: "this file is being uploaded by another request; try again shortly")
-            }
-            if active.byPerson[person, default: 0] >= maximumPerPerson {
-                return HTTPError(.tooManyRequests, message: "at most \(maximumPerPerson) uploads at once")
-            }
-            active.digests.insert(digest)
-            active.byPerson[person, default: 0] += 1
-            return nil
+    static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
+
+    /// One upload of a blob by one person at a time, and at most ``uploads``' share of one person's.
+    private func begin(_ digest: BlobDigest, person: Int64) throws -> Budget<Int64>.Reservation {
+        let upload = ActiveUpload(digest: digest, person: person)
+        guard active.mutate({ $0.insert(upload).inserted }) else {
+            throw HTTPError(.serviceUnavailable, message: "this file is being uploaded by another request; try again shortly")
         }
-        if let refusal { throw refusal }
+        guard case .success(let place) = uploads.reserve(for: person) else {
+            active.mutate { _ = $0.remove(upload) }
+            throw HTTPError(.tooManyRequests, message: "at most \(uploads.perPrincipal) uploads at once")
+        }
+        return place
     }
 
-    private func end(_ digest: BlobDigest, person: Int64) {
-        active.mutate { active in
-            active.digests.remove(digest)
-            active.byPerson[person, default: 1] -= 1
-            if active.byPerson[person] == 0 { active.byPerson[person] = nil }
-        }
+    private func end(_ digest: BlobDigest, person: Int64, _ place: Budget<Int64>.Reservation) {
+        active.mutate { _ = $0.remove(ActiveUpload(digest: digest, person: person)) }
+        place.release()
     }
 }

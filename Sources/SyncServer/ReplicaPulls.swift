@@ -126,18 +126,16 @@ struct ReplicaPulls: Sendable {
     @inline(never)
     private func streamed(_ asked: Asked, from start: (FileVersion?, PageCache.Answer), read: @escaping Read, person: Person,
                           context: SyncRequestContext) throws -> Response {
-        // A stream gives its place among the person's requests in flight back, as a wait does, but counts
-        // against their open streams for its whole life (waiting, catching up or writing): one token
-        // cannot hold the server's connections with streams that never end.
-        // (Counted once the answer is under way: an answer never sent must not count for ever. Between the
-        // check and the count, the person's 8 requests in flight bound how many get past.)
-        guard streams.count(for: person.id) < 2 * configuration.maximumWaitsPerPerson else {
+        // A stream gives its place among the person's requests in flight back, as a wait does, but holds
+        // one of their open streams for its whole life (waiting, catching up or writing), reserved here,
+        // before anything is sent: one token cannot hold the server's connections with streams that never
+        // end. An answer never sent gives its place back when its body goes.
+        guard case .success(let place) = streams.reserve(for: person.id) else {
             throw HTTPError(.tooManyRequests, message: "too many live streams open for one person; close some and try again")
         }
         context.releaseSlot?()
         let body = ResponseBody { [self] writer in
-            _ = streams.take(for: person.id)
-            defer { streams.release(for: person.id) }
+            defer { place.release() }
             try await follow(asked.replica, path: asked.path, from: start, since: asked.since, for: asked.stream, read: read,
                              person: person, context: context, writer: &writer)
         }
@@ -260,7 +258,7 @@ struct ReplicaPulls: Sendable {
     }
 
     /// Open streams by person.
-    let streams = PersonCounts()
+    let streams: Budget<Int64>
 
     /// After a wait, the caller's token and access are checked again: a token
     /// revoked or a member removed while the pull waited gets no more data.
@@ -286,6 +284,7 @@ struct ReplicaPulls: Sendable {
          stalled: StalledWrites) {
         self.stalled = stalled
         self.configuration = configuration
+        streams = Budget(perPrincipal: configuration.maximumStreamsPerPerson)
         self.store = store
         self.cache = cache
         self.watch = watch
@@ -331,27 +330,3 @@ extension SyncRequestContext {
 
 extension ReplicaListing: ResponseEncodable {}
 extension PositionListing: ResponseEncodable {}
-
-/// How many of something each person has open: requests in flight past the token check
-/// (``TokenAuthenticator``), live streams (``ReplicaPulls``). A person at zero is not kept.
-final class PersonCounts: Sendable {
-    private let counts = Locked<[Int64: Int]>([:])
-
-    func count(for person: Int64) -> Int { counts.mutate { $0[person, default: 0] } }
-
-    /// Counts one more for `person` unless they have `limit` already; whether it did.
-    func take(for person: Int64, limit: Int = .max) -> Bool {
-        counts.mutate { counts in
-            guard counts[person, default: 0] < limit else { return false }
-            counts[person, default: 0] += 1
-            return true
-        }
-    }
-
-    func release(for person: Int64) {
-        counts.mutate { counts in counts[person] = counts[person].map { $0 > 1 ? $0 - 1 : nil } ?? nil }
-    }
-
-    /// Everything counted, and the people it is counted for.
-    var totals: (all: Int, people: Int) { counts.mutate { counts in (counts.values.reduce(0, +), counts.count) } }
-}

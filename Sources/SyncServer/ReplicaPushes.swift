@@ -47,9 +47,9 @@ struct ReplicaPushes: Sendable {
         guard directory.exists(replica) else {
             throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
         }
-        // An attachment counts only with its file whole on the server, as the change describes it.
+        // An attachment counts only with its file whole on the server, sent by this person, as the change describes it.
         let blobs = blobs
-        let verdicts = try await blockingWork { try Self.attachmentVerdicts(pushed.changes, blobs) }
+        let verdicts = try await blockingWork { try Self.attachmentVerdicts(pushed.changes, by: person.id, blobs) }
         let results: [WorkerChangeResult]
         do {
             let taken = try await queue.push(pushed.changes.filter { verdicts[$0.id] == nil }, to: replica, by: person.id)
@@ -71,6 +71,16 @@ struct ReplicaPushes: Sendable {
             // (the write is one SQLite transaction), and the device keeps its changes and retries.
             context.logger.error("cannot store worker changes", metadata: ["replica": "\(replica.name)", "error": "\(error)"])
             throw HTTPError(.serviceUnavailable, message: "\(replica.name) cannot take changes right now; try again")
+        }
+        // Files now named by an attachment of their sender's no longer count against the sender's allowance.
+        let claimed = Set(results.filter { $0.status == .accepted }.map(\.id))
+        let named = pushed.changes.filter { $0.operation == .attach && claimed.contains($0.id) }.compactMap { $0.blob.flatMap(BlobDigest.init(hex:)) }
+        if !named.isEmpty {
+            do {
+                try await blockingWork { for digest in named { try blobs.claim(digest, by: person.id) } }
+            } catch {
+                context.logger.warning("cannot mark files as named by their attachments", metadata: ["error": "\(error)"])
+            }
         }
         configuration.pushed?(replica.name)
         pulls.watch.changed(path: pulls.paths.path(of: replica))
@@ -94,11 +104,13 @@ extension ReplicaPushes {
     }
 
     /// The attachments of `changes` that cannot be taken as they are, by change id; the rules see the rest.
-    static func attachmentVerdicts(_ changes: [WorkerChange], _ blobs: any BlobStore) throws -> [String: AttachmentVerdict] {
+    /// A file counts only when `person` sent it whole themselves: a digest read from a teammate's
+    /// attachment in the replica proves nothing, and waits for its bytes like any file not yet sent.
+    static func attachmentVerdicts(_ changes: [WorkerChange], by person: Int64, _ blobs: any BlobStore) throws -> [String: AttachmentVerdict] {
         var verdicts: [String: AttachmentVerdict] = [:]
         for change in changes where change.operation == .attach {
             guard let digest = change.blob.flatMap(BlobDigest.init(hex:)) else { continue }
-            guard case .complete(let size) = try blobs.state(of: digest) else {
+            guard case .complete(let size) = try blobs.state(of: digest, for: person) else {
                 verdicts[change.id] = .waitingForFile
                 continue
             }

@@ -47,6 +47,8 @@ public enum SyncServer {
         /// Live-mode waits one person may hold at once; a newer one ends their oldest
         /// (a device that gave up on a wait may leave it open on the server).
         public var maximumWaitsPerPerson = 12
+        /// Live streams (`stream=N`) one person may hold open at once; more get 429.
+        public var maximumStreamsPerPerson = 24
         /// Requests one person may have in flight at once; more get 429.
         public var maximumRequestsPerPerson = 8
         /// Serve HTTPS with these files; plain HTTP when `nil` (loopback, or behind a TLS-terminating proxy).

@@ -13,8 +13,13 @@ import TeamworkModel
 struct TokenAuthenticator: RouterMiddleware {
     let store: SharedStore
     let cache: AccessCache
-    let limit: Int
-    let inFlight = PersonCounts()
+    let inFlight: Budget<Int64>
+
+    init(store: SharedStore, cache: AccessCache, limit: Int) {
+        self.store = store
+        self.cache = cache
+        inFlight = Budget(perPrincipal: limit)
+    }
 
     /// The `/metrics` lines of the requests now past the token check.
     var metrics: String {
@@ -65,15 +70,11 @@ struct TokenAuthenticator: RouterMiddleware {
     /// returns what gives it back (once, however often it is called).
     @inline(never)
     private func admit(_ person: Int64, _ context: SyncRequestContext) throws -> @Sendable () -> Void {
-        guard inFlight.take(for: person, limit: limit) else {
+        guard case .success(let place) = inFlight.reserve(for: person) else {
             context.logger.notice("refused: too many requests at once", metadata: ["person": "\(person)"])
-            throw HTTPError(.tooManyRequests, message: "at most \(limit) requests at once per person; wait for the others")
+            throw HTTPError(.tooManyRequests, message: "at most \(inFlight.perPrincipal) requests at once per person; wait for the others")
         }
-        let released = Locked(false)
-        return { @Sendable [inFlight] in
-            guard released.mutate({ done in defer { done = true }; return !done }) else { return }
-            inFlight.release(for: person)
-        }
+        return { @Sendable in place.release() }
     }
 
     @inline(never)

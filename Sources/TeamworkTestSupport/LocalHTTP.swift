@@ -29,21 +29,23 @@ public enum LocalHTTP {
         public var description: String
     }
 
-    /// `method uri` to 127.0.0.1:`port`, with `headers` (e.g. Authorization) and an optional JSON body.
+    /// `method uri` to `host`:`port` (127.0.0.1 unless told: `::1` reaches a dual-stack server as
+    /// another address), with `headers` (e.g. Authorization) and an optional JSON body.
     public static func request(
         _ method: HTTPRequest.Method = .get, port: Int, _ uri: String, headers: [String: String] = [:], body: Data? = nil,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(30), host: String = "127.0.0.1"
     ) async throws -> Response {
         var fields = HTTPFields()
         for (name, value) in headers {
             if let field = HTTPField.Name(name) { fields[field] = value }
         }
         if body != nil, fields[.contentType] == nil { fields[.contentType] = "application/json" }
-        let request = TestClient.Request(uri, method: method, authority: "127.0.0.1:\(port)", headers: fields,
+        let request = TestClient.Request(uri, method: method, authority: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)",
+                                         headers: fields,
                                          body: body.map { ByteBuffer(bytes: $0) })
         let answer = try await withThrowingTaskGroup(of: TestClient.Response?.self) { group in
             group.addTask {
-                try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: timeout)) {
+                try await TestClient.withClient(host: host, port: port, configuration: .init(timeout: timeout)) {
                     try await $0.execute(request)
                 }
             }

@@ -152,7 +152,7 @@ struct UploadBenchmark: AsyncParsableCommand {
         print(String(format: "disk alone, same writes: %.0f MB/s; uploads reach %.0f%% of it", diskRate, 100 * uploadRate / diskRate))
         print(String(format: "service RSS: %.0f MB at most while uploading (%.0f MB now, peak %.0f MB by the kernel); files are %d MB each",
                      peakRSS.value, figures.now, figures.peak, megabytes))
-        let stored = try FileBlobStore(root: replicas.appending(path: "blobs")).all()
+        let stored = try FileBlobStore(root: replicas.appending(path: "blobs")).inventory()
         print("stored: \(stored.complete.count) files whole, \(stored.partial.count) unfinished")
         try? FileManager.default.removeItem(at: folder)
     }

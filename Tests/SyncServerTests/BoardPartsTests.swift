@@ -49,19 +49,29 @@ struct BoardPartsTests {
         }
     }
 
-    @Test func failedSignInsCountPerAddressAndAnIPv6AddressByItsSlash64() {
+    @Test func signInAttemptsCountPerAddressBeforeTheyAreMadeAndAnIPv6AddressByItsSlash64() {
         #expect(SignInLimiter.key("2001:db8:1:2:aaaa::1") == SignInLimiter.key("2001:db8:1:2:bbbb:cccc:dddd:eeee"))
         #expect(SignInLimiter.key("2001:db8:1:2::1") != SignInLimiter.key("2001:db8:1:3::1"))
         #expect(SignInLimiter.key("10.0.0.1") == "10.0.0.1")
         let limiter = SignInLimiter(perAddress: 3)
         let start = ContinuousClock.now
-        for _ in 0..<3 {
-            #expect(limiter.allows("10.0.0.1", now: start))
-            limiter.failed("10.0.0.1", now: start)
-        }
-        #expect(!limiter.allows("10.0.0.1", now: start), "three failures: no more this minute")
-        #expect(limiter.allows("10.0.0.2", now: start), "another address is not held up")
-        #expect(limiter.allows("10.0.0.1", now: start + .seconds(61)), "a minute later it may try again")
+        for _ in 0..<3 { #expect(limiter.attempt("10.0.0.1", now: start)) }
+        #expect(!limiter.attempt("10.0.0.1", now: start), "three attempts not yet known to succeed: no more this minute")
+        #expect(limiter.attempt("10.0.0.2", now: start), "another address is not held up")
+        limiter.succeeded("10.0.0.1", now: start)
+        #expect(limiter.attempt("10.0.0.1", now: start), "an attempt that signed in no longer counts")
+        #expect(!limiter.attempt("10.0.0.1", now: start))
+        #expect(limiter.attempt("10.0.0.1", now: start + .seconds(61)), "a minute later it may try again")
+    }
+
+    /// On a dual-stack socket (`--host ::`) every IPv4 client arrives as `::ffff:a.b.c.d`: each
+    /// must count as its own address, not all of them as one /64.
+    @Test func anIPv4AddressMappedIntoIPv6CountsAsItself() {
+        #expect(SignInLimiter.key("::ffff:192.0.2.7") == "192.0.2.7")
+        #expect(SignInLimiter.key("::FFFF:192.0.2.7") == "192.0.2.7")
+        #expect(SignInLimiter.key("0:0:0:0:0:ffff:c000:0207") == "192.0.2.7")
+        #expect(SignInLimiter.key("::ffff:192.0.2.7") != SignInLimiter.key("::ffff:198.51.100.9"))
+        #expect(SignInLimiter.key("::1") == "0:0:0:0::/64")
     }
 
     @Test func aWindowFromTheFormIsTheTasksWallClockAndJunkIsRefused() throws {

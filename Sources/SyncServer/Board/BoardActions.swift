@@ -10,8 +10,8 @@ extension BoardRoutes {
     /// `GET /board/changes?after=N`: answers `{"position": "M"}` as soon as the master's change
     /// feed is past (or, after a restore, before) `N`, else after ``BoardConfiguration/longPoll``.
     /// The board's script asks again at once, and redraws when the position moved.
-    func changes(_ request: Request) async throws -> Response {
-        guard try await session(request) != nil else { return Self.json(["error": "sign in again"], status: .unauthorized) }
+    func changes(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        guard try await session(request, context) != nil else { return Self.json(["error": "sign in again"], status: .unauthorized) }
         let after = try query(request)["after"].flatMap { Int64($0) }
         let deadline = ContinuousClock.now + configuration.longPoll
         while true {
@@ -28,10 +28,10 @@ extension BoardRoutes {
     /// Runs one change as the signed-in person and answers as the caller wants it:
     /// JSON for the board's script, else back to the page the form came from (303) with
     /// a line saying what was done. Refusals: a page with the reason (or JSON), nothing changed.
-    func act(_ request: Request, refused: (BoardProblem, BoardSession) async throws -> Response,
+    func act(_ request: Request, _ context: SyncRequestContext, refused: (BoardProblem, BoardSession) async throws -> Response,
              _ body: @Sendable @escaping (CentralStore, FormFields) async throws -> String) async throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
-        guard let session = try await session(request) else {
+        guard let session = try await session(request, context) else {
             if wantsJSON { return Self.json(["error": "your session has ended: sign in again"], status: .unauthorized) }
             return redirect(to: "/board/sign-in?ended=1")
         }
@@ -40,6 +40,13 @@ extension BoardRoutes {
             logger.notice("board: refused a forged or stale form", metadata: ["person": "\(session.person.id)", "path": "\(request.uri.path)"])
             return forged(json: wantsJSON)
         }
+        // A transaction as the signed-in person holds a master connection: reserved before it is opened.
+        guard case .success(let place) = actions.reserve(for: session.person.id) else {
+            let problem = BoardProblem(.serviceUnavailable, "The board is busy with other changes: nothing was changed; try again in a moment.")
+            if wantsJSON { return busy(Self.json(["error": problem.message], status: problem.status), retryAfter: 1) }
+            return busy(try await refused(problem, session), retryAfter: 1)
+        }
+        defer { place.release() }
         let message: String
         do {
             message = try await CentralStore.withStore(configuration.databaseURL, actorID: session.person.id,
@@ -73,7 +80,7 @@ extension BoardRoutes {
         }
         switch action {
         case "assign":
-            return try await act(request, refused: refused) { store, form in
+            return try await act(request, context, refused: refused) { store, form in
                 let version = try Self.version(form)
                 let current = try await store.task(id: id)
                 guard let text = form["person"], let personID = Int64(text) else {
@@ -104,7 +111,7 @@ extension BoardRoutes {
                 return "Task \(task.id) assigned to \(person.displayName)"
             }
         case "unassign":
-            return try await act(request, refused: refused) { store, form in
+            return try await act(request, context, refused: refused) { store, form in
                 let current = try await store.task(id: id)
                 guard let team = current.teamID else {
                     throw BoardProblem(.unprocessableContent, "task \(id) has no team to go back to: assign it to someone else instead")
@@ -114,7 +121,7 @@ extension BoardRoutes {
                 return "Task \(task.id) is free for its team again"
             }
         case "priority":
-            return try await act(request, refused: refused) { store, form in
+            return try await act(request, context, refused: refused) { store, form in
                 guard let priority = form["priority"].flatMap(Priority.init(rawValue:)) else {
                     throw BoardProblem(.unprocessableContent, "priority must be one of \(Priority.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
@@ -122,14 +129,14 @@ extension BoardRoutes {
                 return "Task \(task.id) is now \(priority.rawValue) priority"
             }
         case "window":
-            return try await act(request, refused: refused) { store, form in
+            return try await act(request, context, refused: refused) { store, form in
                 let current = try await store.task(id: id)
                 let window = try Self.window(form, in: current.zone)
                 let task = try await store.updateTask(id: id, TaskChanges(window: .some(window)), expectedVersion: try Self.version(form))
                 return "Task \(task.id) moved to \(window.map { BoardPages.span($0, in: task.zone, withZone: true) } ?? "no window")"
             }
         case "cancel":
-            return try await act(request, refused: refused) { store, form in
+            return try await act(request, context, refused: refused) { store, form in
                 let task = try await store.cancelTask(id: id, expectedVersion: try Self.version(form))
                 return "Task \(task.id) cancelled"
             }
@@ -138,9 +145,9 @@ extension BoardRoutes {
         }
     }
 
-    func createTask(_ request: Request) async throws -> Response {
+    func createTask(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         let fields = Locked<FormFields?>(nil)
-        return try await act(request, refused: { problem, session in
+        return try await act(request, context, refused: { problem, session in
             try await newTaskPage(request, session, problem: problem, form: fields.value)
         }) { store, form in
             fields.mutate { $0 = form }
@@ -194,7 +201,7 @@ extension BoardRoutes {
     /// `GET /board/attachments/{id}`: a photo, signature or PDF of a task, to the signed-in only.
     /// Served as the type it was checked to be, never sniffed, never run (a sandbox CSP); PDFs download.
     func attachment(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
-        guard try await session(request) != nil else { throw BoardProblem(.unauthorized, "sign in to see attachments") }
+        guard try await session(request, context) != nil else { throw BoardProblem(.unauthorized, "sign in to see attachments") }
         guard let text = context.parameters.get("id"), let id = Int64(text) else { throw BoardProblem(.notFound, "no such attachment") }
         let record = try await read { store -> AttachmentRecord? in
             do { return try await store.attachment(id: id) } catch let error as TeamworkError where error.code == .notFound { return nil }

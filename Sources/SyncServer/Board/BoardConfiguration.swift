@@ -15,8 +15,12 @@ public struct BoardConfiguration: Sendable {
     public var leafletDirectory: URL
     /// How long a sign-in lasts.
     public var sessionLifetime: Duration = .seconds(12 * 3600)
-    /// Sign-in attempts one address may make per minute (and ten times that for everyone together).
+    /// Sign-in attempts one address may make per minute; one that signs in does not count.
     public var signInsPerMinute = 10
+    /// Sign-ins answered at once, all addresses together (two at most per address); more get 503.
+    public var signInsAtOnce = 4
+    /// Master connections the board's changes may hold at once (two at most per person); more get 503.
+    public var actionConnections = 4
     /// The longest a live board's request for changes waits before answering "no change".
     public var longPoll: Duration = .seconds(20)
     /// The address browsers use for the board (`https://dispatch.example.com`) when it differs from

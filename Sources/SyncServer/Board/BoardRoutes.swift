@@ -21,6 +21,12 @@ struct BoardRoutes: Sendable {
     let blobs: FileBlobStore
     let secure: Bool
     let limiter: SignInLimiter
+    /// Sign-ins being answered, by address: each costs a round trip on ``store``'s connection.
+    let signIns: Budget<String>
+    /// Session lookups being answered, by address: each costs a round trip on ``store``'s connection.
+    let sessionLookups: Budget<String>
+    /// Actions being made, by person: each holds a master connection of its own (a transaction as that person).
+    let actions: Budget<Int64>
     let logger: Logger
 
     static let sessionCookie = "tw_session"
@@ -36,6 +42,9 @@ struct BoardRoutes: Sendable {
         self.blobs = blobs
         self.secure = secure || configuration.publicOrigin?.lowercased().hasPrefix("https://") == true
         self.limiter = SignInLimiter(perAddress: configuration.signInsPerMinute)
+        self.signIns = Budget(perPrincipal: 2, total: configuration.signInsAtOnce)
+        self.sessionLookups = Budget(perPrincipal: 8, total: 64)
+        self.actions = Budget(perPrincipal: 2, total: configuration.actionConnections)
         self.logger = logger
     }
 
@@ -48,18 +57,18 @@ struct BoardRoutes: Sendable {
     ]
 
     func add(to router: Router<SyncRequestContext>) {
-        router.get("/board") { request, _ in try await page(request) { session in try await boardPage(request, session) } }
+        router.get("/board") { request, context in try await page(request, context) { session in try await boardPage(request, session) } }
         router.get("/board/sign-in") { request, _ in signInPage(request, problem: nil) }
         router.post("/board/sign-in") { request, context in try await signIn(request, context) }
-        router.post("/board/sign-out") { request, _ in try await signOut(request) }
-        router.get("/board/changes") { request, _ in try await changes(request) }
-        router.get("/board/map") { request, _ in try await page(request) { session in try await mapPage(request, session) } }
-        router.get("/board/map.json") { request, _ in try await mapJSON(request) }
-        router.get("/board/new") { request, _ in try await page(request) { session in try await newTaskPage(request, session, problem: nil, form: nil) } }
-        router.post("/board/tasks") { request, _ in try await createTask(request) }
+        router.post("/board/sign-out") { request, context in try await signOut(request, context) }
+        router.get("/board/changes") { request, context in try await changes(request, context) }
+        router.get("/board/map") { request, context in try await page(request, context) { session in try await mapPage(request, session) } }
+        router.get("/board/map.json") { request, context in try await mapJSON(request, context) }
+        router.get("/board/new") { request, context in try await page(request, context) { session in try await newTaskPage(request, session, problem: nil, form: nil) } }
+        router.post("/board/tasks") { request, context in try await createTask(request, context) }
         router.get("/board/tasks/:id") { request, context in
             let id = try taskID(context)
-            return try await page(request) { session in try await taskPage(id, request, session, problem: nil) }
+            return try await page(request, context) { session in try await taskPage(id, request, session, problem: nil) }
         }
         router.post("/board/tasks/:id/:action") { request, context in try await taskAction(request, context) }
         router.get("/board/attachments/:id") { request, context in try await attachment(request, context) }
@@ -80,15 +89,28 @@ struct BoardRoutes: Sendable {
 
     // MARK: Sessions
 
-    /// The open session the request's cookie names, if any.
-    func session(_ request: Request) async throws -> BoardSession? {
-        guard let secret = request.cookies[Self.sessionCookie]?.value, !secret.isEmpty else { return nil }
-        return try await store.run { try await $0.boardSession(secret: secret) }
+    /// The open session the request's cookie names, if any. Each lookup costs a round trip on
+    /// ``store``'s connection: an address has at most ``sessionLookups``' share going at once
+    /// (reserved before the master is asked), and one whose cookies named no session ten times this
+    /// minute is refused without asking, as for failed sign-ins.
+    func session(_ request: Request, _ context: SyncRequestContext) async throws -> BoardSession? {
+        guard let secret = request.cookies[Self.sessionCookie]?.value, secret.utf8.count == 43 else { return nil }
+        let address = SignInLimiter.key(context.remoteAddress?.ipAddress)
+        guard limiter.allows(address) else {
+            throw BoardProblem(.tooManyRequests, "Too many requests with unknown sessions: wait a minute and sign in again.")
+        }
+        guard case .success(let place) = sessionLookups.reserve(for: address) else {
+            throw BoardProblem(.serviceUnavailable, "The board is busy: try again in a moment.")
+        }
+        defer { place.release() }
+        let found = try await store.run { try await $0.boardSession(secret: secret) }
+        if found == nil { limiter.failed(address) }
+        return found
     }
 
     /// A page for the signed-in; anyone else goes to the sign-in page (told their session ended, if they had one).
-    func page(_ request: Request, _ body: (BoardSession) async throws -> Response) async throws -> Response {
-        guard let session = try await session(request) else {
+    func page(_ request: Request, _ context: SyncRequestContext, _ body: (BoardSession) async throws -> Response) async throws -> Response {
+        guard let session = try await session(request, context) else {
             let had = request.cookies[Self.sessionCookie] != nil
             var response = redirect(to: "/board/sign-in" + (had ? "?ended=1" : ""))
             if had { response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", path: "/board", maxAge: 0)) }
@@ -168,25 +190,35 @@ struct BoardRoutes: Sendable {
             logger.notice("board: sign-in refused: CSRF token missing or wrong")
             return signInPage(request, problem: "This form has expired or did not come from the board: sign in again.", status: .forbidden)
         }
+        // Counted before anything costs: a junk token, a refusal and a master that could not answer all count.
         let address = SignInLimiter.key(context.remoteAddress?.ipAddress)
-        guard limiter.allows(address) else {
+        guard limiter.attempt(address) else {
             logger.notice("board: sign-in refused: too many attempts", metadata: ["address": "\(address)"])
-            var response = signInPage(request, problem: "Too many sign-in attempts: wait a minute and try again.", status: .tooManyRequests)
-            response.headers[.retryAfter] = "60"
-            return response
+            return busy(signInPage(request, problem: "Too many sign-in attempts: wait a minute and try again.", status: .tooManyRequests),
+                        retryAfter: 60)
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        // A transaction: on a connection of its own, not the one the board's reads share.
         let result: BoardSignIn
-        do {
-            result = try await CentralStore.withStore(configuration.databaseURL, queryDeadline: .seconds(10), logger: logger) {
-                [lifetime = configuration.sessionLifetime] in try await $0.openBoardSession(tokenSecret: token, lifetime: lifetime)
+        if TokenSecret.isWellFormed(token) {
+            guard case .success(let place) = signIns.reserve(for: address) else {
+                logger.notice("board: sign-in refused: too many at once", metadata: ["address": "\(address)"])
+                return busy(signInPage(request, problem: "Too many sign-ins at once: try again in a moment.", status: .serviceUnavailable),
+                            retryAfter: 1)
             }
-        } catch {
-            logger.error("board: sign-in failed: the master is not available", metadata: ["error": "\(error)"])
-            return signInPage(request, problem: "The master database is not available: try again in a moment.", status: .serviceUnavailable)
+            defer { place.release() }
+            do {
+                // One statement on the board's shared connection: a sign-in opens no connection of its own.
+                result = try await store.run { [lifetime = configuration.sessionLifetime] in
+                    try await $0.openBoardSession(tokenSecret: token, lifetime: lifetime)
+                }
+            } catch {
+                return busy(signInPage(request, problem: "The master database is not available: try again in a moment.",
+                                       status: .serviceUnavailable), retryAfter: 5)
+            }
+        } else {
+            result = .unknownToken
         }
-        if case .signedIn = result {} else { limiter.failed(address) }
+        if case .signedIn = result { limiter.succeeded(address) }
         switch result {
         case .unknownToken:
             logger.notice("board: sign-in refused: unknown or revoked token", metadata: ["address": "\(address)"])
@@ -204,8 +236,8 @@ struct BoardRoutes: Sendable {
         }
     }
 
-    func signOut(_ request: Request) async throws -> Response {
-        guard let secret = request.cookies[Self.sessionCookie]?.value, let session = try await session(request) else {
+    func signOut(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        guard let secret = request.cookies[Self.sessionCookie]?.value, let session = try await session(request, context) else {
             return redirect(to: "/board/sign-in")
         }
         let form = try await readForm(request)
@@ -214,6 +246,13 @@ struct BoardRoutes: Sendable {
         logger.info("board: signed out", metadata: ["person": "\(session.person.id)"])
         var response = redirect(to: "/board/sign-in")
         response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", path: "/board", maxAge: 0))
+        return response
+    }
+
+    /// `response` with a Retry-After of `seconds`.
+    func busy(_ response: Response, retryAfter seconds: Int) -> Response {
+        var response = response
+        response.headers[.retryAfter] = String(seconds)
         return response
     }
 
@@ -290,8 +329,10 @@ struct BoardProblem: Error, HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
-        if wantsJSON { return BoardRoutes.json(["error": message], status: status) }
-        return BoardPages.response(BoardPages.problemPage(message), status: status, configuration: nil)
+        var response = wantsJSON ? BoardRoutes.json(["error": message], status: status)
+            : BoardPages.response(BoardPages.problemPage(message), status: status, configuration: nil)
+        if status == .tooManyRequests || status == .serviceUnavailable { response.headers[.retryAfter] = status == .tooManyRequests ? "60" : "1" }
+        return response
     }
 
     /// The problem a store error comes to.

@@ -1,20 +1,30 @@
 import Foundation
 import TeamworkModel
 
-/// Failed sign-ins per address per minute: a token is 256 random bits, so guessing is
-/// hopeless anyway, but nobody gets to try at the speed of the network. Only failures
-/// count (a dispatcher who signs in is never held up by others' junk), and an IPv6
-/// address counts by its /64 (one host commonly holds a whole /64).
+/// Sign-in attempts per address per minute, counted before the attempt costs anything: a token
+/// is 256 random bits, so guessing is hopeless anyway, but nobody gets to try at the speed of the
+/// network, nor make the master work for junk. Each attempt is counted as a failure as it starts
+/// and given back if it signs in (a dispatcher who signs in is never held up by others' junk;
+/// an attempt the master could not answer stays counted). An IPv6 address counts by its /64
+/// (one host commonly holds a whole /64); an IPv4 address arriving on a dual-stack socket
+/// (`::ffff:192.0.2.7`) counts as itself.
 struct SignInLimiter: Sendable {
     let perAddress: Int
     private let state = Locked<(windowStart: ContinuousClock.Instant, failures: [String: Int])>((.now, [:]))
 
     init(perAddress: Int) { self.perAddress = perAddress }
 
-    /// The key an address counts under: IPv4 as it is, IPv6 by its first four groups.
+    /// The key an address counts under: IPv4 as it is (mapped into IPv6 or not), IPv6 by its first four groups.
     static func key(_ address: String?) -> String {
         guard let address, !address.isEmpty else { return "unknown" }
         guard address.contains(":") else { return address }
+        let lowered = address.lowercased()
+        for mapped in ["::ffff:", "0:0:0:0:0:ffff:"] where lowered.hasPrefix(mapped) {
+            let rest = lowered.dropFirst(mapped.count)
+            if rest.contains(".") { return String(rest) }
+            let words = rest.split(separator: ":").compactMap { UInt16($0, radix: 16) }
+            if words.count == 2 { return "\(words[0] >> 8).\(words[0] & 0xFF).\(words[1] >> 8).\(words[1] & 0xFF)" }
+        }
         var groups = address.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         if let gap = groups.firstIndex(of: ""), address.contains("::") {
             let present = groups.filter { !$0.isEmpty }
@@ -24,24 +34,44 @@ struct SignInLimiter: Sendable {
         return groups.prefix(4).joined(separator: ":") + "::/64"
     }
 
-    private func window(_ now: ContinuousClock.Instant) {
+    private func window(_ now: ContinuousClock.Instant, _ state: inout (windowStart: ContinuousClock.Instant, failures: [String: Int])) {
+        if now - state.windowStart >= .seconds(60) { state = (now, [:]) }
+    }
+
+    /// Counts an attempt of `address` as failed before it is made; false (nothing counted) when
+    /// the address has used its attempts this minute.
+    func attempt(_ address: String, now: ContinuousClock.Instant = .now) -> Bool {
         state.mutate { state in
-            if now - state.windowStart >= .seconds(60) { state = (now, [:]) }
+            window(now, &state)
+            guard state.failures[address, default: 0] < perAddress else { return false }
+            if state.failures.count >= 100_000 { state.failures.removeAll() }
+            state.failures[address, default: 0] += 1
+            return true
         }
     }
 
-    /// Whether `address` may try now (fewer than the limit of failures this minute).
+    /// Whether `address` has failures to spare this minute (nothing counted).
     func allows(_ address: String, now: ContinuousClock.Instant = .now) -> Bool {
-        window(now)
-        return state.value.failures[address, default: 0] < perAddress
+        state.mutate { state in
+            window(now, &state)
+            return state.failures[address, default: 0] < perAddress
+        }
     }
 
-    /// Counts a failed attempt of `address`.
+    /// Counts a failure of `address` found after the fact (an unknown session).
     func failed(_ address: String, now: ContinuousClock.Instant = .now) {
-        window(now)
         state.mutate { state in
+            window(now, &state)
             if state.failures.count >= 100_000 { state.failures.removeAll() }
             state.failures[address, default: 0] += 1
+        }
+    }
+
+    /// An attempt of `address` signed in: it no longer counts.
+    func succeeded(_ address: String, now: ContinuousClock.Instant = .now) {
+        state.mutate { state in
+            window(now, &state)
+            if let count = state.failures[address] { state.failures[address] = count > 1 ? count - 1 : nil }
         }
     }
 }

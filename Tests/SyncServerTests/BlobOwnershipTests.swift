@@ -1,0 +1,108 @@
+import BlobStore
+@testable import CentralStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import SyncProtocol
+import SyncServer
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The blob budget and ownership holes of the third review (issue 39, 3 and 4), each first seen
+/// failing on the code before: a worker filled the disk with junk and a colleague's photo was
+/// refused; a HEAD a week kept junk for ever; a teammate's digest read from the replica became
+/// someone else's proof.
+@Suite("Blobs belong to someone")
+struct BlobOwnershipTests {
+    static func pushAttach(_ client: any TestClientProtocol, token: String, team: Int64, task: Int64, digest: String,
+                           size: Int) async throws -> [String] {
+        let now = ISO8601DateFormatter().string(from: Date())
+        let body = """
+            {"changes": [{"id": "claim-\(digest.prefix(8))", "operation": "claim", "task_id": \(task), "made_at": "\(now)"},
+                         {"id": "attach-\(digest.prefix(8))", "operation": "attach", "task_id": \(task), "made_at": "\(now)",
+                          "blob": "\(digest)", "size": \(size), "media_type": "image/jpeg"}]}
+            """
+        let answer = try await SyncServerTests.post(client, "/v1/replicas/team-\(team)/changes", token: token, body: body)
+        #expect(answer.status == .ok, "\(String(buffer: answer.body))")
+        let results = try SyncServerTests.decode(PushResponse.self, answer).results
+        return results.filter { $0.status == .accepted }.map(\.id)
+    }
+
+    @Test func aTeammatesPhotoDigestFromTheReplicaIsNoProofAndItsExistenceIsNotTold() async throws {
+        try await SyncServerTests().withServer { world, client in
+            let bytes = BlobUploadTests.photo(50_000, seed: 11)
+            let digest = BlobDigest(of: bytes).hex
+            let sent = try await BlobUploadTests.send(client, digest, token: world.annToken, offset: 0, length: bytes.count, bytes)
+            #expect(sent.status == .created)
+            let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "phone").secret }
+            let asked = try await BlobUploadTests.state(client, digest, token: bo)
+            #expect(asked.1 == "0" && asked.2 == "?0", "Bo is not told Ann's file is there")
+            let accepted = try await Self.pushAttach(client, token: bo, team: world.fixtures.red.id, task: world.floatingTask,
+                                                     digest: digest, size: bytes.count)
+            #expect(accepted == ["claim-\(digest.prefix(8))"], "Bo's claim goes; his attachment of Ann's file waits for bytes he never sent")
+            // Once Bo sends the bytes himself, they are his proof as well.
+            let his = try await BlobUploadTests.send(client, digest, token: bo, offset: 0, length: bytes.count, bytes)
+            #expect(his.status == .created)
+            let again = try await Self.pushAttach(client, token: bo, team: world.fixtures.red.id, task: world.floatingTask,
+                                                  digest: digest, size: bytes.count)
+            #expect(again.contains("attach-\(digest.prefix(8))"))
+        }
+    }
+
+    @Test func oneWorkersJunkStopsAtTheirAllowanceWhileAColleaguesPhotoStillGoesIn() async throws {
+        try await SyncServerTests().withServer(.live) { world, client in
+            // Concurrently, as an attacker would: 24 junk "JPEGs" of 20 MB from Cy, far beyond his 256 MB.
+            let size = 20 * 1024 * 1024
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for seed in 0..<24 {
+                    group.addTask {
+                        let junk = BlobUploadTests.photo(size, seed: UInt64(100 + seed))
+                        var status = HTTPResponse.Status.serviceUnavailable
+                        // At most two at once per person: the rest are told 429 and try again, as a device does.
+                        for _ in 0..<200 {
+                            status = try await BlobUploadTests.send(client, BlobDigest(of: junk).hex, token: world.cyToken, offset: 0,
+                                                                    length: junk.count, junk).status
+                            if status != .tooManyRequests { break }
+                            try await Task.sleep(for: .milliseconds(50))
+                        }
+                        return status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let stored = statuses.filter { $0 == .created }.count
+            #expect(stored == 12, "256 MB holds 12 files of 20 MB: \(statuses.map(\.code))")
+            #expect(statuses.filter { $0.code == 507 }.count == 12, "\(statuses.map(\.code))")
+            // Ann's real photo is not held back by Cy's junk.
+            let photo = BlobUploadTests.photo(3 * 1024 * 1024, seed: 7)
+            let hers = try await BlobUploadTests.send(client, BlobDigest(of: photo).hex, token: world.annToken, offset: 0,
+                                                      length: photo.count, photo)
+            #expect(hers.status == .created)
+        }
+    }
+
+    @Test func askingAboutAFileKeepsNothingItExpiresAWeekAfterItWasSent() async throws {
+        try await SyncServerTests().withServer { world, client in
+            let junk = BlobUploadTests.photo(4_000, seed: 21)
+            let digest = BlobDigest(of: junk)
+            let sent = try await BlobUploadTests.send(client, digest.hex, token: world.cyToken, offset: 0, length: junk.count, junk)
+            #expect(sent.status == .created)
+            // As if it was sent six days ago: every file the upload left dates from then.
+            let root = world.folder.appending(path: "blobs")
+            let sixDaysAgo = Date().addingTimeInterval(-6 * 86_400)
+            for case let path as String in FileManager.default.enumerator(atPath: root.path)! {
+                try FileManager.default.setAttributes([.modificationDate: sixDaysAgo], ofItemAtPath: root.appending(path: path).path)
+            }
+            // Its sender asks about it now, as a HEAD does.
+            let asked = try await BlobUploadTests.state(client, digest.hex, token: world.cyToken)
+            #expect(asked.2 == "?1")
+            let store = try FileBlobStore(root: root)
+            let sweep = BlobSweep(databaseURL: world.url, store: store, logger: .init(label: "test"))
+            #expect(try await sweep.sweep(now: Date()) == 0, "six days: kept")
+            #expect(try await sweep.sweep(now: Date().addingTimeInterval(2 * 86_400)) == 1, "a week after it was sent it goes, asked about or not")
+            #expect(try store.state(of: digest) == .absent)
+        }
+    }
+}

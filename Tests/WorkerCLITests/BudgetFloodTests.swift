@@ -1,0 +1,160 @@
+@testable import CentralStore
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+import TeamworkModel
+import TeamworkTestSupport
+
+/// The budgets of docs/security.md ("Budgets"), each flooded concurrently against the real
+/// service (on a dual-stack socket, `--host ::`, so IPv4 and IPv6 clients are two addresses), with
+/// the master's connections watched while it happens: the budget holds, and everyone else is
+/// unaffected. Seen failing before on each: 400 junk sign-ins all reached the master (each on a
+/// connection of its own) and PostgreSQL refused others with "too many clients"; one address's
+/// junk on IPv4 locked a manager on IPv6 out; 50 board actions at once took 50 connections;
+/// 40 streams with one token all opened.
+@Suite("Budgets under a flood", .serialized)
+struct BudgetFloodTests {
+    final class Scene: @unchecked Sendable {
+        let url: DatabaseURL
+        let service: ServiceProcess
+        let port: Int
+        let maxToken: String
+        let annToken: String
+        let task: Int64
+        let team: Int64
+
+        init(url: DatabaseURL, service: ServiceProcess, port: Int, maxToken: String, annToken: String, task: Int64, team: Int64) {
+            (self.url, self.service, self.port, self.maxToken, self.annToken, self.task, self.team) = (url, service, port, maxToken, annToken, task, team)
+        }
+
+        /// A sign-in as a browser sends it, from `host`.
+        func signIn(token: String, host: String = "127.0.0.1") async throws -> LocalHTTP.Response {
+            let nonce = TokenSecret.randomBase64URL()
+            return try await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
+                "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+            ], body: Data("csrf=\(nonce)&token=\(token)".utf8), timeout: .seconds(30), host: host)
+        }
+    }
+
+    static func withScene(_ body: (Scene) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "budget-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (maxToken, annToken, task, team) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
+                return (try await store.issueToken(personID: world.manager.id, label: "laptop").secret,
+                        try await store.issueToken(personID: world.ann.id, label: "phone").secret, task.id, world.red.id)
+            }
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                                          "--host", "::", "--port", String(port), "--sweep", "0.5"],
+                                         port: port, log: folder.path + "/service.log")
+            try await service.start()
+            defer { service.stopInBackground() }
+            try await expectEventually("the service is healthy before the flood", within: .seconds(30)) {
+                await LocalHTTP.health(port: port)?.status == 200
+            }
+            try await body(Scene(url: url, service: service, port: port, maxToken: maxToken, annToken: annToken, task: task, team: team))
+        }
+    }
+
+    /// Runs `flood` while sampling the master's connections (on one connection of the test's own)
+    /// and the service's /health; the most connections seen, the connections before, and whether
+    /// /health always answered 200.
+    static func watching(_ url: DatabaseURL, port: Int, _ flood: () async throws -> Void) async throws
+        -> (most: Int, before: Int, healthy: Bool) {
+        let logger = Logger(label: "test")
+        let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 99, logger: logger)
+        func backends() async throws -> Int {
+            try await connection.query("SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend'", logger: logger)
+                .collect()[0].decode(Int.self)
+        }
+        let before = try await backends()
+        let done = Locked(false)
+        async let sampled: (Int, Bool) = {
+            var (most, healthy) = (0, true)
+            while !done.value {
+                most = max(most, (try? await backends()) ?? 0)
+                if await LocalHTTP.health(port: port)?.status != 200 { healthy = false }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return (most, healthy)
+        }()
+        do {
+            try await flood()
+        } catch {
+            done.mutate { $0 = true }
+            _ = await sampled
+            try? await connection.close()
+            throw error
+        }
+        done.mutate { $0 = true }
+        let (most, healthy) = await sampled
+        try await connection.close()
+        return (most, before, healthy)
+    }
+
+    @Test func aThousandJunkSignInsFromOneAddressCostTheMasterNoConnectionAndLockNoOneElseOut() async throws {
+        try await Self.withScene { scene in
+            let statuses = Locked<[Int]>([])
+            let watched = try await Self.watching(scene.url, port: scene.port) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<1_000 {
+                        group.addTask {
+                            let junk = "tw_" + TokenSecret.randomBase64URL()
+                            let status = (try? await scene.signIn(token: junk).status) ?? -1
+                            statuses.mutate { $0.append(status) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let all = statuses.value
+            #expect(all.count == 1_000)
+            #expect(all.filter { $0 == 401 }.count <= 10, "at most ten attempts a minute reach the master: \(Dictionary(grouping: all) { $0 }.mapValues(\.count))")
+            #expect(all.allSatisfy { [401, 429, 503].contains($0) }, "\(Dictionary(grouping: all) { $0 }.mapValues(\.count))")
+            #expect(watched.most <= watched.before + 2, "the master's connections: \(watched.before) before, \(watched.most) at most during the flood")
+            #expect(watched.healthy, "/health answered 200 throughout")
+            // A manager at another address (IPv6 here; the junk came over IPv4) signs in at once.
+            let max = try await scene.signIn(token: scene.maxToken, host: "::1")
+            #expect(max.status == 303 && max.header("location") == "/board", "\(max.status) \(max.text.prefix(300))")
+            // The devices are unaffected.
+            let pull = try await LocalHTTP.request(port: scene.port, "/v1/replicas/team-\(scene.team)/changes",
+                                                   headers: ["Authorization": "Bearer \(scene.annToken)"])
+            #expect(pull.status == 200)
+        }
+    }
+
+    @Test func fiftyBoardActionsAtOnceHoldAtMostTheBoardsShareOfTheMastersConnections() async throws {
+        try await Self.withScene { scene in
+            let signedIn = try await scene.signIn(token: scene.maxToken)
+            let cookie = try #require(signedIn.header("set-cookie")?.split(separator: "\n")
+                .first { $0.hasPrefix("tw_session=") }?.split(separator: ";").first.map(String.init))
+            let page = try await LocalHTTP.request(port: scene.port, "/board/tasks/\(scene.task)", headers: ["Cookie": cookie])
+            let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([A-Za-z0-9_-]{43})"/)?.1)
+            let statuses = Locked<[Int]>([])
+            let watched = try await Self.watching(scene.url, port: scene.port) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<50 {
+                        group.addTask {
+                            let priority = ["low", "normal", "high", "urgent"][index % 4]
+                            let answer = try? await LocalHTTP.request(.post, port: scene.port, "/board/tasks/\(scene.task)/priority", headers: [
+                                "Cookie": cookie, "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded",
+                            ], body: Data("csrf=\(csrf)&priority=\(priority)".utf8))
+                            statuses.mutate { $0.append(answer?.status ?? -1) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let all = statuses.value
+            #expect(all.allSatisfy { [200, 429, 503].contains($0) }, "\(Dictionary(grouping: all) { $0 }.mapValues(\.count))")
+            #expect(all.contains(200))
+            #expect(watched.most <= watched.before + 4, "the board's share is 4: \(watched.before) before, \(watched.most) at most")
+            #expect(watched.healthy)
+        }
+    }
+}
