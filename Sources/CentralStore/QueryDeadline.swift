@@ -32,3 +32,13 @@ extension CentralStore {
                                              expired: { Task { try? await connection.close() } }, body)
     }
 }
+
+extension CentralStore {
+    /// The master's client connections now and its `max_connections`: how close a burst came to the limit.
+    public func clientConnections() async throws -> (open: Int, limit: Int) {
+        try await rows("""
+            SELECT (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend'),
+                   current_setting('max_connections')::int
+            """)[0].decode((Int, Int).self)
+    }
+}

@@ -1,5 +1,6 @@
 import CentralStore
 import Crypto
+import Hummingbird
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -22,9 +23,11 @@ import TeamworkModel
 ///
 /// PostgreSQL says when to forget: `teamwork_access_changed()` notifies
 /// `teamwork_access` when a token is revoked, a membership changes, or a person
-/// or team is renamed or removed, and everything is forgotten at once (a
+/// or team is renamed or removed, and every entry is forgotten at once (a
 /// revoked token or a removed member is refused from the next request on,
-/// within milliseconds). The cache is used only while that LISTEN is
+/// within milliseconds); the last known answers are set aside until the load
+/// that follows brings them up to date. A check that must ask the master is
+/// paid for first: per address, 30 unknown tokens a minute and 64 checks at once. The cache is used only while that LISTEN is
 /// registered: when its connection is lost, every request goes to the master
 /// until it is back. Entries also expire within ``timeToLive`` (each at a
 /// random point of its second half, so a fleet's entries spread out), and an answer
@@ -94,6 +97,12 @@ final class AccessCache: Service, Sendable {
     /// still seen as in use, in one statement a minute for the whole fleet.
     let usageInterval: Duration
 
+    /// Tokens the master did not know, per address and minute (30): beyond, an address's checks are refused.
+    let unknownTokens = AddressLimiter(perAddress: 30)
+    /// Checks that ask the master, per address (64 at once) and in total (256): each is a round trip
+    /// on the endpoint's shared connection.
+    let masterChecks = Budget<String>(perPrincipal: 64, total: 256)
+
     init(url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
          outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2), usageInterval: Duration = .seconds(60)) {
         self.usageInterval = usageInterval
@@ -107,7 +116,7 @@ final class AccessCache: Service, Sendable {
 
     /// The access a token gives, from memory when that is safe, else from the
     /// master through `store`; `nil` for an unknown or revoked token.
-    func access(secret: String, store: SharedStore) async throws -> Access? {
+    func access(secret: String, store: SharedStore, from address: String) async throws -> Access? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let digest = TokenDigest(secret: secret)
         var memory = remembered(digest, waiting: true)
@@ -118,7 +127,8 @@ final class AccessCache: Service, Sendable {
         }
         switch memory {
         case .known(let access): return access
-        case .missing(let generation, let now): return try await lookUp(digest, secret: secret, store: store, generation: generation, now: now)
+        case .missing(let generation, let now):
+            return try await lookUp(digest, secret: secret, store: store, generation: generation, now: now, from: address)
         case .loading: preconditionFailure("not asked to wait")
         }
     }
@@ -154,8 +164,17 @@ final class AccessCache: Service, Sendable {
     /// Asks the master (or, while it is away, the last known answer) for a token not in memory.
     @inline(never)
     private func lookUp(_ digest: TokenDigest, secret: String, store: SharedStore, generation: Int,
-                        now: ContinuousClock.Instant) async throws -> Access? {
+                        now: ContinuousClock.Instant, from address: String) async throws -> Access? {
         if let last = lastKnownWhileAway(digest, now: now) { return last }
+        // A round trip to the master, paid for before it is made: an address whose tokens were unknown
+        // too often this minute is not heard, and one has at most ``masterChecks``' share going at once.
+        guard unknownTokens.allows(address) else {
+            throw HTTPError(.tooManyRequests, message: "too many unknown tokens from this address; wait a minute")
+        }
+        guard case .success(let place) = masterChecks.reserve(for: address) else {
+            throw HTTPError(.serviceUnavailable, message: "too many token checks at once; try again shortly")
+        }
+        defer { place.release() }
         let fetched: Access?
         do {
             let lookup: @Sendable () async throws -> Access? = {
@@ -184,6 +203,7 @@ final class AccessCache: Service, Sendable {
             return last
         }
         guard let fetched else {
+            unknownTokens.failed(address)
             state.mutate { _ = $0.lastKnown.removeValue(forKey: digest) }
             return nil
         }

@@ -264,7 +264,8 @@ struct ReplicaPulls: Sendable {
     /// revoked or a member removed while the pull waited gets no more data.
     private func recheck(_ context: SyncRequestContext, replica: ReplicaID) async throws {
         guard let token = context.token else { throw HTTPError(.unauthorized) }
-        guard let access = try await cache.access(secret: token, store: store), access.person.id == context.person?.id else {
+        guard let access = try await cache.access(secret: token, store: store, from: AddressLimiter.key(context.remoteAddress?.ipAddress)),
+              access.person.id == context.person?.id else {
             context.logger.notice("refused: token revoked during a wait")
             throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
         }

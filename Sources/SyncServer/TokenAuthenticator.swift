@@ -44,7 +44,9 @@ struct TokenAuthenticator: RouterMiddleware {
     {
         let secret = try Self.bearer(request, context)
         // A store that cannot answer is a 503 (StoreUnavailable), from SharedStore.
-        guard let access = try await cache.access(secret: secret, store: store) else { throw Self.unknown(request, context) }
+        guard let access = try await cache.access(secret: secret, store: store, from: AddressLimiter.key(context.remoteAddress?.ipAddress)) else {
+            throw Self.unknown(request, context)
+        }
         let release = try admit(access.person.id, context)
         defer { release() }
         return try await next(request, Self.signedIn(context, access, secret: secret, release: release))

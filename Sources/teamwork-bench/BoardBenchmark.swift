@@ -27,11 +27,14 @@ struct BoardBenchmark: AsyncParsableCommand {
     @Option(help: "Requests per page measured.") var requests = 200
     @Option(help: "Port for the service.") var port = 18_284
     @Option(help: ArgumentHelp("Write board.png, task.png and map.png here.", valueName: "dir")) var screenshots: String?
+    @Option(help: "Then this many junk sign-ins at once from one address, measured against /health, a worker's pull and the master's connections (0: none).")
+    var flood = 0
 
     func validate() throws {
         if !(1...20_000).contains(tasks) { throw ValidationError("--tasks must be 1 to 20000") }
         if !(1...100).contains(teams) { throw ValidationError("--teams must be 1 to 100") }
         if !(0...100_000).contains(requests) { throw ValidationError("--requests must be 0 to 100000") }
+        if !(0...10_000).contains(flood) { throw ValidationError("--flood must be 0 to 10000") }
     }
 
     func run() async throws {
@@ -54,7 +57,8 @@ struct BoardBenchmark: AsyncParsableCommand {
             .deletingLastPathComponent().appending(path: "teamwork-service").path
         let log = folder.appending(path: "service.log").path
         let service = try ChildProcess.spawn(
-            [binary, "serve", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+            // `run` when flooding: the generator and the listener beside the endpoint, as /health reports them.
+            [binary, flood > 0 ? "run" : "serve", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
              "--port", String(port), "--log-level", "error"], standardOutput: log, standardError: log)
         defer { kill(service, SIGTERM); _ = try? ChildProcess.wait(service) }
         try await LoadBenchmark.waitForHealth(port: port)
@@ -95,6 +99,7 @@ struct BoardBenchmark: AsyncParsableCommand {
             print(String(format: "service RSS %.0f MB (peak %.0f MB)", figures.now, figures.peak))
         }
         if let screenshots { try await takeScreenshots(into: URL(fileURLWithPath: screenshots), token: token, task: sampleTask, day: day) }
+        if flood > 0 { try await measureFlood(url, dispatcher: token) }
     }
 
     /// A utility's day: crews with skills, sites around Stockholm, tasks in windows from 07:00 to 18:00,
@@ -189,3 +194,70 @@ struct BoardBenchmark: AsyncParsableCommand {
         await page.close()
     }
 }
+
+extension BoardBenchmark {
+    /// `flood` junk sign-ins at once from 127.0.0.1 while /health and a worker's pull are asked every
+    /// 20 ms and the master's client connections counted: what the sign-in budget leaves the others.
+    func measureFlood(_ url: DatabaseURL, dispatcher: String) async throws {
+        let (worker, team) = try await CentralStore.withStore(url) { store in
+            let person = try await store.listPeople().first { $0.role == .worker }!
+            let team = try await store.teams(ofPerson: person.id)[0].id
+            return (try await store.issueToken(personID: person.id, label: "flood bench").secret, team)
+        }
+        let watcher = try await CentralStore.connect(url, queryDeadline: .seconds(10))
+        defer { Task { await watcher.close() } }
+        let limit = try await watcher.clientConnections().limit
+        let pull = "/v1/replicas/team-\(team)/changes"
+        for _ in 0..<200 where (try? await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(worker)"]).status) != 200 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        func backends() async throws -> Int { try await watcher.clientConnections().open }
+        let before = try await backends()
+        let done = Locked(false)
+        let started = ContinuousClock.now
+        async let sampled: (most: Int, health: [Double], healthFailures: Int, pulls: [Double], pullFailures: Int) = {
+            var (most, health, healthFailures, pulls, pullFailures) = (0, [Double](), 0, [Double](), 0)
+            while !done.value {
+                most = max(most, (try? await backends()) ?? 0)
+                var at = ContinuousClock.now
+                let healthy = (try? await LocalHTTP.request(port: port, "/health", timeout: .seconds(10)).status) == 200
+                health.append(UploadBenchmark.seconds(ContinuousClock.now - at) * 1000)
+                if !healthy { healthFailures += 1 }
+                at = ContinuousClock.now
+                let pulled = (try? await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(worker)"],
+                                                           timeout: .seconds(10)).status) == 200
+                pulls.append(UploadBenchmark.seconds(ContinuousClock.now - at) * 1000)
+                if !pulled { pullFailures += 1 }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return (most, health, healthFailures, pulls, pullFailures)
+        }()
+        let statuses = Locked<[Int: Int]>([:])
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<flood {
+                group.addTask {
+                    let nonce = TokenSecret.randomBase64URL()
+                    let status = (try? await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
+                        "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                    ], body: Data("csrf=\(nonce)&token=tw_\(TokenSecret.randomBase64URL())".utf8), timeout: .seconds(60)).status) ?? -1
+                    statuses.mutate { $0[status, default: 0] += 1 }
+                }
+            }
+        }
+        let elapsed = UploadBenchmark.seconds(ContinuousClock.now - started)
+        done.mutate { $0 = true }
+        var figures = await sampled
+        figures.health.sort()
+        figures.pulls.sort()
+        let answers = statuses.value.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+        print(String(format: "flood: %d junk sign-ins at once from one address in %.2f s: %@", flood, elapsed, answers))
+        print("master client connections: \(before) before, \(figures.most) at most during the flood (max_connections \(limit))")
+        print(String(format: "/health during the flood: %d asked, %d not 200, p50 %.1f ms, p99 %.1f ms", figures.health.count,
+                     figures.healthFailures, LoadBenchmark.percentile(figures.health, 0.5), LoadBenchmark.percentile(figures.health, 0.99)))
+        print(String(format: "a worker's pull during the flood: %d asked, %d not 200, p50 %.1f ms, p99 %.1f ms", figures.pulls.count,
+                     figures.pullFailures, LoadBenchmark.percentile(figures.pulls, 0.5), LoadBenchmark.percentile(figures.pulls, 0.99)))
+        let signedIn = (try? await signIn(token: dispatcher)) != nil
+        print("the dispatcher signs in from the same address after the flood: \(signedIn ? "yes" : "no (the address used its minute)")")
+    }
+}
+

@@ -152,4 +152,35 @@ struct PrivilegePathTests {
             #expect(revived == 0)
         }
     }
+
+    /// A person holds at most twenty board sessions however many sign-ins come at once: the oldest end.
+    @Test func twentyFiveSignInsAtOnceLeaveAPersonTwentySessionsTheNewestOpen() async throws {
+        try await TestDatabase.withFresh { url in
+            let (secret, manager) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                return (try await store.issueToken(personID: world.manager.id, label: "laptop").secret, world.manager.id)
+            }
+            let opened = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<25 {
+                    group.addTask {
+                        try await CentralStore.withStore(url) { store in
+                            if case .signedIn(let session, _) = try await store.openBoardSession(tokenSecret: secret, lifetime: .seconds(3600)) {
+                                return session
+                            }
+                            return nil
+                        }
+                    }
+                }
+                return try await group.reduce(into: [String]()) { if let session = $1 { $0.append(session) } }
+            }
+            #expect(opened.count == 25)
+            try await CentralStore.withStore(url) { (store: CentralStore) async throws in
+                let held = try await store.rows("SELECT count(*)::int FROM board_sessions WHERE person_id = \(manager)")[0].decode(Int.self)
+                #expect(held == 20)
+                var open = 0
+                for session in opened where try await store.boardSession(secret: session) != nil { open += 1 }
+                #expect(open == 20)
+            }
+        }
+    }
 }

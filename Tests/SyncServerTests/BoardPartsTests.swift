@@ -50,10 +50,10 @@ struct BoardPartsTests {
     }
 
     @Test func signInAttemptsCountPerAddressBeforeTheyAreMadeAndAnIPv6AddressByItsSlash64() {
-        #expect(SignInLimiter.key("2001:db8:1:2:aaaa::1") == SignInLimiter.key("2001:db8:1:2:bbbb:cccc:dddd:eeee"))
-        #expect(SignInLimiter.key("2001:db8:1:2::1") != SignInLimiter.key("2001:db8:1:3::1"))
-        #expect(SignInLimiter.key("10.0.0.1") == "10.0.0.1")
-        let limiter = SignInLimiter(perAddress: 3)
+        #expect(AddressLimiter.key("2001:db8:1:2:aaaa::1") == AddressLimiter.key("2001:db8:1:2:bbbb:cccc:dddd:eeee"))
+        #expect(AddressLimiter.key("2001:db8:1:2::1") != AddressLimiter.key("2001:db8:1:3::1"))
+        #expect(AddressLimiter.key("10.0.0.1") == "10.0.0.1")
+        let limiter = AddressLimiter(perAddress: 3)
         let start = ContinuousClock.now
         for _ in 0..<3 { #expect(limiter.attempt("10.0.0.1", now: start)) }
         #expect(!limiter.attempt("10.0.0.1", now: start), "three attempts not yet known to succeed: no more this minute")
@@ -67,11 +67,11 @@ struct BoardPartsTests {
     /// On a dual-stack socket (`--host ::`) every IPv4 client arrives as `::ffff:a.b.c.d`: each
     /// must count as its own address, not all of them as one /64.
     @Test func anIPv4AddressMappedIntoIPv6CountsAsItself() {
-        #expect(SignInLimiter.key("::ffff:192.0.2.7") == "192.0.2.7")
-        #expect(SignInLimiter.key("::FFFF:192.0.2.7") == "192.0.2.7")
-        #expect(SignInLimiter.key("0:0:0:0:0:ffff:c000:0207") == "192.0.2.7")
-        #expect(SignInLimiter.key("::ffff:192.0.2.7") != SignInLimiter.key("::ffff:198.51.100.9"))
-        #expect(SignInLimiter.key("::1") == "0:0:0:0::/64")
+        #expect(AddressLimiter.key("::ffff:192.0.2.7") == "192.0.2.7")
+        #expect(AddressLimiter.key("::FFFF:192.0.2.7") == "192.0.2.7")
+        #expect(AddressLimiter.key("0:0:0:0:0:ffff:c000:0207") == "192.0.2.7")
+        #expect(AddressLimiter.key("::ffff:192.0.2.7") != AddressLimiter.key("::ffff:198.51.100.9"))
+        #expect(AddressLimiter.key("::1") == "0:0:0:0::/64")
     }
 
     @Test func aWindowFromTheFormIsTheTasksWallClockAndJunkIsRefused() throws {

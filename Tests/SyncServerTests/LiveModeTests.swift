@@ -562,7 +562,7 @@ struct AccessCacheTests {
                     var lives: [Duration] = []
                     for token in tokens {
                         let asked = ContinuousClock.now
-                        #expect(try await cache.access(secret: token, store: store) != nil)
+                        #expect(try await cache.access(secret: token, store: store, from: UUID().uuidString) != nil)
                         let expiry = try #require(cache.expiry(of: token))
                         let (earliest, latest) = loaded ? (started, loadedBy) : (asked, ContinuousClock.now)
                         #expect(expiry - earliest >= timeToLive / 2 && expiry - latest <= timeToLive,
@@ -592,10 +592,10 @@ struct AccessCacheTests {
             let tokens = try await Self.issueTokens(30, world, label: "device")
             try await Self.withCache(world) { cache, store, _ in
                 for token in tokens + [world.annToken] {
-                    #expect(try await cache.access(secret: token, store: store)?.person.id != nil)
+                    #expect(try await cache.access(secret: token, store: store, from: UUID().uuidString)?.person.id != nil)
                 }
                 #expect(cache.lookups == 0, "loaded at start: no token asked the master")
-                let bo = try #require(try await cache.access(secret: tokens[1], store: store))
+                let bo = try #require(try await cache.access(secret: tokens[1], store: store, from: UUID().uuidString))
                 #expect(bo.person.id == world.fixtures.bo.id)
                 #expect(bo.teams.map(\.id) == (try await CentralStore.withStore(world.url) { try await $0.teams(ofPerson: world.fixtures.bo.id) }).map(\.id))
 
@@ -607,17 +607,17 @@ struct AccessCacheTests {
                     let ann = try await store.listTokens(personID: world.fixtures.ann.id).first { $0.label == "device 0" }!
                     _ = try await store.revokeToken(id: ann.id)
                 }
-                try #require(try await eventually(within: .seconds(10)) { try await cache.access(secret: tokens[0], store: store) == nil },
+                try #require(try await eventually(within: .seconds(10)) { try await cache.access(secret: tokens[0], store: store, from: UUID().uuidString) == nil },
                              "the revoked token is refused")
                 try #require(try await eventually(within: .seconds(10)) { cache.isLoaded }, "the cache loads again after the change")
                 #expect(cache.loads > loads)
                 let lookups = cache.lookups
                 for token in tokens.dropFirst() {
-                    #expect(try await cache.access(secret: token, store: store) != nil)
+                    #expect(try await cache.access(secret: token, store: store, from: UUID().uuidString) != nil)
                 }
                 #expect(cache.lookups == lookups, "answered from the load made after the change, no query each")
-                #expect(try await cache.access(secret: tokens[1], store: store)?.teams.contains { $0.id == world.fixtures.red.id } == false)
-                #expect(try await cache.access(secret: "tw_not-a-token", store: store) == nil)
+                #expect(try await cache.access(secret: tokens[1], store: store, from: UUID().uuidString)?.teams.contains { $0.id == world.fixtures.red.id } == false)
+                #expect(try await cache.access(secret: "tw_not-a-token", store: store, from: UUID().uuidString) == nil)
             }
         }
     }
@@ -630,7 +630,7 @@ struct AccessCacheTests {
         try await SyncServerTests().withServer { world, _ in
             let tokens = try await Self.issueTokens(2, world, label: "device")
             try await Self.withCache(world, usageInterval: .milliseconds(200)) { cache, store, _ in
-                #expect(try await cache.access(secret: tokens[0], store: store) != nil)
+                #expect(try await cache.access(secret: tokens[0], store: store, from: UUID().uuidString) != nil)
                 #expect(cache.lookups == 0)
                 func lastUsed(_ label: String) async throws -> Date? {
                     try await CentralStore.withStore(world.url) { store in

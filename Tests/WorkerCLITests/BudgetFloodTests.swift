@@ -157,4 +157,66 @@ struct BudgetFloodTests {
             #expect(watched.healthy)
         }
     }
+
+    @Test func aThousandJunkTokensFromOneAddressAreRefusedBeforeTheMasterAndKnownDevicesThereGoOn() async throws {
+        try await Self.withScene { scene in
+            let pull = "/v1/replicas/team-\(scene.team)/changes"
+            try await expectEventually("Ann's device is known", within: .seconds(20)) {
+                try await LocalHTTP.request(port: scene.port, pull, headers: ["Authorization": "Bearer \(scene.annToken)"]).status == 200
+            }
+            let statuses = Locked<[Int]>([])
+            let annDuring = Locked<[Int]>([])
+            let watched = try await Self.watching(scene.url, port: scene.port) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<1_000 {
+                        group.addTask {
+                            let junk = "tw_" + TokenSecret.randomBase64URL()
+                            let status = (try? await LocalHTTP.request(port: scene.port, "/v1/replicas",
+                                                                       headers: ["Authorization": "Bearer \(junk)"]).status) ?? -1
+                            statuses.mutate { $0.append(status) }
+                            if index % 100 == 0 {
+                                // A known device at the same address, in the middle of the flood.
+                                let ann = (try? await LocalHTTP.request(port: scene.port, pull,
+                                                                        headers: ["Authorization": "Bearer \(scene.annToken)"]).status) ?? -1
+                                annDuring.mutate { $0.append(ann) }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let all = statuses.value
+            let counts = Dictionary(grouping: all) { $0 }.mapValues(\.count)
+            #expect(all.allSatisfy { [401, 429, 503].contains($0) }, "\(counts)")
+            #expect(counts[401, default: 0] <= 30 + 64, "at most 30 unknown tokens a minute, and 64 checks at once, reach the master: \(counts)")
+            #expect(annDuring.value.allSatisfy { $0 == 200 }, "a known device at the flooding address: \(annDuring.value)")
+            #expect(watched.most <= watched.before + 2, "the master's connections: \(watched.before) before, \(watched.most) at most")
+            #expect(watched.healthy)
+        }
+    }
+
+    @Test func fiveHundredJunkSessionCookiesCostTheMasterAtMostEighteenLookups() async throws {
+        try await Self.withScene { scene in
+            let statuses = Locked<[Int]>([])
+            let watched = try await Self.watching(scene.url, port: scene.port) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<500 {
+                        group.addTask {
+                            let status = (try? await LocalHTTP.request(port: scene.port, "/board",
+                                                                       headers: ["Cookie": "tw_session=\(TokenSecret.randomBase64URL())"]).status) ?? -1
+                            statuses.mutate { $0.append(status) }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let counts = Dictionary(grouping: statuses.value) { $0 }.mapValues(\.count)
+            // 303: looked up, unknown, sent to sign in; 429 and 503: refused before the master was asked.
+            #expect(statuses.value.allSatisfy { [303, 429, 503].contains($0) }, "\(counts)")
+            #expect(counts[303, default: 0] <= 10 + 8, "ten unknown sessions a minute and eight lookups at once: \(counts)")
+            #expect(watched.most <= watched.before + 2 && watched.healthy, "\(watched)")
+            let max = try await scene.signIn(token: scene.maxToken, host: "::1")
+            #expect(max.status == 303 && max.header("location") == "/board")
+        }
+    }
 }

@@ -20,7 +20,7 @@ struct BoardRoutes: Sendable {
     let feed: FeedWatch
     let blobs: FileBlobStore
     let secure: Bool
-    let limiter: SignInLimiter
+    let limiter: AddressLimiter
     /// Sign-ins being answered, by address: each costs a round trip on ``store``'s connection.
     let signIns: Budget<String>
     /// Session lookups being answered, by address: each costs a round trip on ``store``'s connection.
@@ -41,7 +41,7 @@ struct BoardRoutes: Sendable {
         self.feed = feed
         self.blobs = blobs
         self.secure = secure || configuration.publicOrigin?.lowercased().hasPrefix("https://") == true
-        self.limiter = SignInLimiter(perAddress: configuration.signInsPerMinute)
+        self.limiter = AddressLimiter(perAddress: configuration.signInsPerMinute)
         self.signIns = Budget(perPrincipal: 2, total: configuration.signInsAtOnce)
         self.sessionLookups = Budget(perPrincipal: 8, total: 64)
         self.actions = Budget(perPrincipal: 2, total: configuration.actionConnections)
@@ -95,7 +95,7 @@ struct BoardRoutes: Sendable {
     /// minute is refused without asking, as for failed sign-ins.
     func session(_ request: Request, _ context: SyncRequestContext) async throws -> BoardSession? {
         guard let secret = request.cookies[Self.sessionCookie]?.value, secret.utf8.count == 43 else { return nil }
-        let address = SignInLimiter.key(context.remoteAddress?.ipAddress)
+        let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         guard limiter.allows(address) else {
             throw BoardProblem(.tooManyRequests, "Too many requests with unknown sessions: wait a minute and sign in again.")
         }
@@ -191,7 +191,7 @@ struct BoardRoutes: Sendable {
             return signInPage(request, problem: "This form has expired or did not come from the board: sign in again.", status: .forbidden)
         }
         // Counted before anything costs: a junk token, a refusal and a master that could not answer all count.
-        let address = SignInLimiter.key(context.remoteAddress?.ipAddress)
+        let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         guard limiter.attempt(address) else {
             logger.notice("board: sign-in refused: too many attempts", metadata: ["address": "\(address)"])
             return busy(signInPage(request, problem: "Too many sign-in attempts: wait a minute and try again.", status: .tooManyRequests),

@@ -1,14 +1,14 @@
 import Foundation
 import TeamworkModel
 
-/// Sign-in attempts per address per minute, counted before the attempt costs anything: a token
-/// is 256 random bits, so guessing is hopeless anyway, but nobody gets to try at the speed of the
-/// network, nor make the master work for junk. Each attempt is counted as a failure as it starts
-/// and given back if it signs in (a dispatcher who signs in is never held up by others' junk;
-/// an attempt the master could not answer stays counted). An IPv6 address counts by its /64
-/// (one host commonly holds a whole /64); an IPv4 address arriving on a dual-stack socket
-/// (`::ffff:192.0.2.7`) counts as itself.
-struct SignInLimiter: Sendable {
+/// Failed attempts per address per minute (board sign-ins, unknown board sessions, unknown
+/// worker tokens), counted before the attempt costs the master anything: a token is 256 random
+/// bits, so guessing is hopeless anyway, but nobody gets to try at the speed of the network, nor
+/// make the master work for junk. An attempt can be counted as a failure as it starts
+/// (``attempt(_:now:)``) and given back if it succeeds, or checked for room first (``allows(_:now:)``)
+/// and counted once it failed. An IPv6 address counts by its /64 (one host commonly holds a whole
+/// /64); an IPv4 address arriving on a dual-stack socket (`::ffff:192.0.2.7`) counts as itself.
+struct AddressLimiter: Sendable {
     let perAddress: Int
     private let state = Locked<(windowStart: ContinuousClock.Instant, failures: [String: Int])>((.now, [:]))
 
