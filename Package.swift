@@ -144,7 +144,7 @@ let package = Package(
         ),
         .executableTarget(name: "teamwork-manager", dependencies: ["ManagerCLI"]),
 
-        // The service: replica generator now; listener and sync endpoint to come.
+        // The service: replica generator, event listener and sync endpoint (with the board), together or one at a time.
         .target(
             name: "ServiceCLI",
             dependencies: [

@@ -17,6 +17,12 @@ CREATE TRIGGER people_revoke_tokens_on_leave AFTER UPDATE OF deactivated_at ON p
     FOR EACH ROW WHEN (OLD.deactivated_at IS NULL AND NEW.deactivated_at IS NOT NULL)
     EXECUTE FUNCTION people_revoke_tokens_on_leave();
 
+-- Who may make someone a manager or an admin (or take it away): an admin, or the owner.
+CREATE FUNCTION teamwork_trusted_session() RETURNS boolean LANGUAGE sql AS $$ SELECT false $$;
+CREATE FUNCTION people_check_role_change() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER people_check_role_change BEFORE INSERT OR UPDATE OF role ON people
+    FOR EACH ROW EXECUTE FUNCTION people_check_role_change();
+
 CREATE FUNCTION teamwork_issue_token(bigint, text, text) RETURNS bigint LANGUAGE sql AS $$ SELECT 0::bigint $$;
 CREATE FUNCTION teamwork_revoke_token(bigint) RETURNS boolean LANGUAGE sql AS $$ SELECT false $$;
 CREATE FUNCTION teamwork_authenticate(text) RETURNS bigint LANGUAGE sql AS $$ SELECT NULL::bigint $$;
@@ -27,6 +33,7 @@ CREATE FUNCTION teamwork_board_session(text)
     RETURNS TABLE (person_id bigint, csrf text, expires_at timestamptz) LANGUAGE sql AS $$ SELECT NULL::bigint, NULL::text, NULL::timestamptz $$;
 CREATE FUNCTION teamwork_close_board_session(text) RETURNS boolean LANGUAGE sql AS $$ SELECT false $$;
 
+REVOKE ALL ON FUNCTION teamwork_trusted_session() FROM PUBLIC;
 REVOKE ALL ON FUNCTION teamwork_issue_token(bigint, text, text), teamwork_revoke_token(bigint),
     teamwork_authenticate(text), teamwork_record_token_use(text[]),
     teamwork_open_board_session(text, text, text, integer), teamwork_board_session(text),

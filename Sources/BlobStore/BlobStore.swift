@@ -118,8 +118,11 @@ public protocol BlobStore: Sendable {
     func discardPartial(_ digest: BlobDigest, by person: Uploader) throws
     /// An attachment of `person`'s names the blob: it no longer counts against their allowance.
     func claim(_ digest: BlobDigest, by person: Uploader) throws
-    /// What `person` holds unfinished or pending: files and bytes (their allowance's measure).
-    func pending(of person: Uploader) throws -> (files: Int, bytes: Int64)
+    /// What `person` holds unfinished or pending (files and bytes: their allowance's measure), and
+    /// the bytes of the files they sent whole in the last day (their daily budget's).
+    func pending(of person: Uploader) throws -> (files: Int, bytes: Int64, sentLastDay: Int64)
+    /// When someone last sent the blob whole (`nil`: nobody recorded, or no such blob).
+    func lastSent(_ digest: BlobDigest) -> Date?
     /// The bytes of a complete blob, read in pieces.
     func read(_ digest: BlobDigest, _ body: (Data) throws -> Void) throws
     /// Everything in the store, for the sweep.
@@ -128,6 +131,8 @@ public protocol BlobStore: Sendable {
     func remove(_ digest: BlobDigest) throws
     /// Removes one unfinished upload or one pending mark, as the sweep found it.
     func discard(_ entry: BlobInventory.Upload) throws
+    /// Removes a mark of a file sent whole, a day on.
+    func discardSent(_ entry: BlobInventory.Upload) throws
     /// The first `count` bytes of a complete blob.
     func head(_ digest: BlobDigest, count: Int) throws -> [UInt8]
 }
@@ -148,6 +153,8 @@ public struct BlobInventory: Sendable {
     public var complete: [(digest: BlobDigest, sent: Date)]
     public var partial: [Upload]
     public var pending: [Upload]
+    /// Marks of files each person sent whole (their daily budget's measure), with when.
+    public var sent: [Upload]
 }
 
 /// Blobs on the service's own disk (folders 0700, files 0600):
@@ -156,6 +163,7 @@ public struct BlobInventory: Sendable {
 ///     ROOT/partial/<person>/<sha256>      a person's upload under way, moved into place by a rename once checked
 ///     ROOT/holders/<sha256>/<person>      who sent it whole, and when (the file's time)
 ///     ROOT/pending/<person>/<sha256>      sent whole, not yet named by an attachment of theirs
+///     ROOT/sent/<person>/<sha256>         sent whole, for a day (the daily budget)
 ///
 /// A reader never sees half a blob.
 public struct FileBlobStore: BlobStore {
@@ -166,7 +174,7 @@ public struct FileBlobStore: BlobStore {
 
     public init(root: URL) throws {
         self.root = root
-        for folder in [root, root.appending(path: "partial"), root.appending(path: "holders"), root.appending(path: "pending")] {
+        for folder in ["", "partial", "holders", "pending", "sent"].map({ root.appending(path: $0) }) {
             try Self.folder(folder.path)
         }
     }
@@ -194,6 +202,8 @@ public struct FileBlobStore: BlobStore {
     func holderPath(of digest: BlobDigest, by person: Uploader) -> String { root.appending(path: "holders/\(digest.hex)/\(person)").path }
 
     func pendingPath(of digest: BlobDigest, by person: Uploader) -> String { root.appending(path: "pending/\(person)/\(digest.hex)").path }
+
+    func sentPath(of digest: BlobDigest, by person: Uploader) -> String { root.appending(path: "sent/\(person)/\(digest.hex)").path }
 
     static func size(_ path: String) -> Int64? {
         var info = stat()
@@ -261,6 +271,7 @@ public struct FileBlobStore: BlobStore {
         }
         // Pending first: a holder whose mark is not yet written must not be free of the allowance.
         try Self.mark(pendingPath(of: digest, by: person))
+        try Self.mark(sentPath(of: digest, by: person))
         try Self.mark(holderPath(of: digest, by: person))
     }
 
@@ -291,8 +302,8 @@ public struct FileBlobStore: BlobStore {
         unlink(pendingPath(of: digest, by: person))
     }
 
-    public func pending(of person: Uploader) throws -> (files: Int, bytes: Int64) {
-        var (files, bytes) = (0, Int64(0))
+    public func pending(of person: Uploader) throws -> (files: Int, bytes: Int64, sentLastDay: Int64) {
+        var (files, bytes, sent) = (0, Int64(0), Int64(0))
         let fileManager = FileManager.default
         for name in (try? fileManager.contentsOfDirectory(atPath: root.appending(path: "partial/\(person)").path)) ?? [] {
             guard let digest = BlobDigest(hex: name), let size = Self.size(partialPath(of: digest, by: person)) else { continue }
@@ -302,7 +313,18 @@ public struct FileBlobStore: BlobStore {
             guard let digest = BlobDigest(hex: name), let size = Self.size(path(of: digest)) else { continue }
             (files, bytes) = (files + 1, bytes + size)
         }
-        return (files, bytes)
+        let dayAgo = Date().addingTimeInterval(-86_400)
+        for name in (try? fileManager.contentsOfDirectory(atPath: root.appending(path: "sent/\(person)").path)) ?? [] {
+            guard let digest = BlobDigest(hex: name), let at = Self.time(sentPath(of: digest, by: person)), at > dayAgo,
+                  let size = Self.size(path(of: digest)) else { continue }
+            sent += size
+        }
+        return (files, bytes, sent)
+    }
+
+    public func lastSent(_ digest: BlobDigest) -> Date? {
+        let holders = root.appending(path: "holders/\(digest.hex)").path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: holders)) ?? []).compactMap { Self.time(holders + "/" + $0) }.max()
     }
 
     public func read(_ digest: BlobDigest, _ body: (Data) throws -> Void) throws {
@@ -339,16 +361,18 @@ public struct FileBlobStore: BlobStore {
                 }
             }
         }
-        var pending: [BlobInventory.Upload] = []
-        let pendingFolder = root.appending(path: "pending").path
-        for entry in names(pendingFolder) {
-            guard let person = Uploader(entry) else { continue }
-            for name in names(pendingFolder + "/" + entry) {
-                guard let digest = BlobDigest(hex: name), let time = Self.time(pendingPath(of: digest, by: person)) else { continue }
-                pending.append(.init(digest: digest, person: person, time: time, pending: true))
+        func marks(_ folder: String, pending: Bool) -> [BlobInventory.Upload] {
+            let base = root.appending(path: folder).path
+            return names(base).flatMap { entry -> [BlobInventory.Upload] in
+                guard let person = Uploader(entry) else { return [] }
+                return names(base + "/" + entry).compactMap { name in
+                    guard let digest = BlobDigest(hex: name), let time = Self.time(base + "/" + entry + "/" + name) else { return nil }
+                    return .init(digest: digest, person: person, time: time, pending: pending)
+                }
             }
         }
-        return BlobInventory(complete: complete.sorted { $0.digest.hex < $1.digest.hex }, partial: partial, pending: pending)
+        return BlobInventory(complete: complete.sorted { $0.digest.hex < $1.digest.hex }, partial: partial,
+                             pending: marks("pending", pending: true), sent: marks("sent", pending: false))
     }
 
     public func remove(_ digest: BlobDigest) throws {
@@ -362,6 +386,10 @@ public struct FileBlobStore: BlobStore {
         case (let person?, false): unlink(partialPath(of: entry.digest, by: person))
         case (let person?, true): unlink(pendingPath(of: entry.digest, by: person))
         }
+    }
+
+    public func discardSent(_ entry: BlobInventory.Upload) throws {
+        if let person = entry.person { unlink(sentPath(of: entry.digest, by: person)) }
     }
 
     public func head(_ digest: BlobDigest, count: Int) throws -> [UInt8] {

@@ -49,16 +49,6 @@ extension CentralStore {
         return ListenerCursor(position: position, changeID: changeID)
     }
 
-    /// Every cursor, by source.
-    public func listenerCursors() async throws -> [String: ListenerCursor] {
-        var cursors: [String: ListenerCursor] = [:]
-        for row in try await rows("SELECT source, position, change_id FROM listener_cursors") {
-            let (replica, position, changeID) = try row.decode((String, Int64, String?).self)
-            cursors[replica] = ListenerCursor(position: position, changeID: changeID)
-        }
-        return cursors
-    }
-
     /// Takes the session-level advisory lock that lets one listener at a time
     /// work on a replica (named by its cursor source, see
     /// `ReplicaDirectory.source(for:)`); false when another session holds it.

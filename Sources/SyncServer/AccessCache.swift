@@ -166,15 +166,21 @@ final class AccessCache: Service, Sendable {
     private func lookUp(_ digest: TokenDigest, secret: String, store: SharedStore, generation: Int,
                         now: ContinuousClock.Instant, from address: String) async throws -> Access? {
         if let last = lastKnownWhileAway(digest, now: now) { return last }
-        // A round trip to the master, paid for before it is made: an address whose tokens were unknown
-        // too often this minute is not heard, and one has at most ``masterChecks``' share going at once.
-        guard unknownTokens.allows(address) else {
-            throw HTTPError(.tooManyRequests, message: "too many unknown tokens from this address; wait a minute")
+        // A round trip to the master, paid for before it is made, unless the master vouched for this
+        // token before (a known device is never held up by junk from its address): an address whose
+        // tokens were unknown too often this minute is not heard, and one has at most
+        // ``masterChecks``' share going at once.
+        var place: Budget<String>.Reservation?
+        if state.mutate({ $0.lastKnown[digest] == nil }) {
+            guard unknownTokens.allows(address) else {
+                throw HTTPError(.tooManyRequests, message: "too many unknown tokens from this address; wait a minute")
+            }
+            guard case .success(let reserved) = masterChecks.reserve(for: address) else {
+                throw HTTPError(.serviceUnavailable, message: "too many token checks at once; try again shortly")
+            }
+            place = reserved
         }
-        guard case .success(let place) = masterChecks.reserve(for: address) else {
-            throw HTTPError(.serviceUnavailable, message: "too many token checks at once; try again shortly")
-        }
-        defer { place.release() }
+        defer { place?.release() }
         let fetched: Access?
         do {
             let lookup: @Sendable () async throws -> Access? = {
@@ -254,18 +260,21 @@ final class AccessCache: Service, Sendable {
     }
 
     /// Loads every live token, as the load requests that miss meanwhile wait for; a load that
-    /// fails leaves tokens to be looked up one by one as they come.
-    private func loadWaitedFor(from store: CentralStore) async {
+    /// fails leaves tokens to be looked up one by one as they come. Whether it loaded.
+    private func loadWaitedFor(from store: CentralStore) async -> Bool {
         let load = Task {
             do {
                 try await self.load(from: store)
+                return true
             } catch {
                 self.logger.warning("loading every live token failed; looking each up as it comes", metadata: ["error": "\(error)"])
+                return false
             }
         }
-        state.mutate { $0.load = load }
-        await withTaskCancellationHandler { await load.value } onCancel: { load.cancel() }
+        state.mutate { $0.load = Task { _ = await load.value } }
+        let loaded = await withTaskCancellationHandler { await load.value } onCancel: { load.cancel() }
         state.mutate { $0.load = nil }
+        return loaded
     }
 
     /// Loads every live token from `store` (the LISTEN's own connection) and keeps what it
@@ -400,7 +409,12 @@ final class AccessCache: Service, Sendable {
                                                    })
                         }
                         group.addTask {
-                            for await _ in wanted { await self.loadWaitedFor(from: store) }
+                            // A load that failed is tried again a second later: until one is kept, the last
+                            // known answers stay set aside.
+                            for await _ in wanted where !(await self.loadWaitedFor(from: store)) {
+                                try await Task.sleep(for: .seconds(1))
+                                want.yield()
+                            }
                         }
                         group.addTask {
                             while true {

@@ -24,8 +24,8 @@ import Glibc
 /// ``maximumBytes`` (400). Budgets, checked before a byte is kept: a person has
 /// at most ``maximumPerPerson`` uploads going at once (429), holds at most
 /// ``allowance`` in uploads unfinished or not yet named by an attachment of
-/// theirs (507, for them only), and two uploads of the same blob by one person
-/// never interleave (503).
+/// theirs, and sends at most ``dailyBytes`` a day (507, for them only), and two
+/// uploads of the same blob by one person never interleave (503).
 struct BlobUploads: Sendable {
     let store: any BlobStore
     let maximumBytes: Int64
@@ -33,7 +33,12 @@ struct BlobUploads: Sendable {
     let uploads: Budget<Int64>
     /// Bytes and files one person may hold unfinished or pending (not yet named by an attachment).
     let allowance: (files: Int, bytes: Int64)
+    /// Bytes one person may send whole in a day, attached or not.
+    let dailyBytes: Int64
     private let active = Locked(Set<ActiveUpload>())
+    /// Bytes the uploads under way may still add, by person and in all: reserved before a byte is
+    /// kept, so two uploads at once cannot both pass a check that only one fits.
+    private let reserved = Locked<(byPerson: [Int64: Int64], all: Int64)>(([:], 0))
 
     private struct ActiveUpload: Hashable {
         var digest: BlobDigest
@@ -41,11 +46,12 @@ struct BlobUploads: Sendable {
     }
 
     init(store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2,
-         allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024)) {
+         allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024), dailyBytes: Int64 = 1024 * 1024 * 1024) {
         self.store = store
         self.maximumBytes = maximumBytes
         uploads = Budget(perPrincipal: maximumPerPerson)
         self.allowance = allowance
+        self.dailyBytes = dailyBytes
     }
 
     static let offsetHeader = HTTPField.Name("Upload-Offset")!
@@ -87,10 +93,8 @@ struct BlobUploads: Sendable {
         }
         let place = try begin(digest, person: person)
         defer { end(digest, person: person, place) }
-        let (store, allowance) = (store, allowance)
-        let (state, pending) = try await blockingWork { () throws -> (BlobState, (files: Int, bytes: Int64)) in
-            (try store.state(of: digest, for: person), try store.pending(of: person))
-        }
+        let store = store
+        let state = try await blockingWork { try store.state(of: digest, for: person) }
         if case .complete = state { return Self.answer(state) }
         if state.offset > length {
             try await blockingWork { try store.discardPartial(digest, by: person) }
@@ -100,28 +104,48 @@ struct BlobUploads: Sendable {
             // Not where the server is (past the file's end included): the device sends from the server's offset.
             return Self.answer(state, status: .conflict)
         }
-        // The person's allowance, before any byte is kept: what this upload would add to what they hold pending.
-        guard pending.bytes + (length - offset) <= allowance.bytes, pending.files + (offset == 0 ? 1 : 0) <= allowance.files else {
-            context.logger.notice("refused: upload allowance used", metadata: ["files": "\(pending.files)", "bytes": "\(pending.bytes)"])
-            throw HTTPError(Self.insufficientStorage, message: "your uploads not yet sent with their attachments hold \(pending.files) files, "
-                + "\(pending.bytes / 1_048_576) MB (at most \(allowance.files), \(allowance.bytes / 1_048_576) MB): sync the attachments first")
+        // The budgets, before any byte is kept: this upload's rest is reserved first, then what the
+        // others under way have reserved is read, then the disk (an upload that ends meanwhile has
+        // written its marks before it gave its reservation back: counted once at least).
+        let rest = length - offset
+        let (mine, everyone) = reserved.mutate { reserved -> (Int64, Int64) in
+            reserved.byPerson[person, default: 0] += rest
+            reserved.all += rest
+            return (reserved.byPerson[person, default: 0], reserved.all)
         }
-        // Room for the rest and some to spare: a full disk would break the replicas beside the blobs.
-        guard Self.freeBytes(at: Self.folderOf(store)) > length - offset + Self.reserveBytes else {
+        defer {
+            reserved.mutate { reserved in
+                reserved.byPerson[person] = reserved.byPerson[person].map { $0 - rest > 0 ? $0 - rest : nil } ?? nil
+                reserved.all -= rest
+            }
+        }
+        let held = try await blockingWork { try store.pending(of: person) }
+        guard held.bytes + mine <= allowance.bytes, held.files + (offset == 0 ? 1 : 0) <= allowance.files else {
+            context.logger.notice("refused: upload allowance used", metadata: ["files": "\(held.files)", "bytes": "\(held.bytes)"])
+            throw HTTPError(Self.insufficientStorage, message: "your uploads not yet sent with their attachments hold \(held.files) files, "
+                + "\(held.bytes / 1_048_576) MB (at most \(allowance.files), \(allowance.bytes / 1_048_576) MB): sync the attachments first")
+        }
+        guard held.sentLastDay + mine <= dailyBytes else {
+            context.logger.notice("refused: daily upload budget used", metadata: ["bytes": "\(held.sentLastDay)"])
+            throw HTTPError(Self.insufficientStorage, message: "you sent \(held.sentLastDay / 1_048_576) MB of files in the last day "
+                + "(at most \(dailyBytes / 1_048_576) MB): the rest waits on your device")
+        }
+        // Room for every upload under way and some to spare: a full disk would break the replicas beside the blobs.
+        guard Self.freeBytes(at: Self.folderOf(store)) > everyone + Self.reserveBytes else {
             throw HTTPError(Self.insufficientStorage, message: "the server is short of disk space; try again later")
         }
-        var held = offset
+        var kept = offset
         var head: [UInt8] = []
         do {
             for try await piece in request.body {
                 var bytes = Array(piece.readableBytesView)
-                if held + Int64(head.count + bytes.count) > length {
+                if kept + Int64(head.count + bytes.count) > length {
                     // The body and its Upload-Length disagree: nothing of it is kept, the device starts again.
                     try await blockingWork { try store.discardPartial(digest, by: person) }
                     return Self.answer(.absent, status: .conflict)
                 }
                 // The type from the first bytes, before any of them is kept.
-                if held == 0 && head.count < BlobMediaType.sniffedBytes {
+                if kept == 0 && head.count < BlobMediaType.sniffedBytes {
                     head += bytes
                     guard head.count >= BlobMediaType.sniffedBytes || Int64(head.count) == length else { continue }
                     bytes = head
@@ -130,14 +154,14 @@ struct BlobUploads: Sendable {
                         throw HTTPError(.unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
                     }
                 }
-                let (chunk, at) = (bytes, held)
+                let (chunk, at) = (bytes, kept)
                 try await blockingWork { try store.append(chunk, to: digest, by: person, at: at) }
-                held += Int64(bytes.count)
+                kept += Int64(bytes.count)
             }
-            if held == offset, head.isEmpty, offset < length {
+            if kept == offset, head.isEmpty, offset < length {
                 throw HTTPError(.badRequest, message: "a piece of a file has at least one byte")
             }
-            if held == 0, !head.isEmpty {
+            if kept == 0, !head.isEmpty {
                 // The body ended before the bytes that tell the type: a whole file that short is judged by
                 // them; a cut one keeps nothing and is sent again from 0.
                 guard Int64(head.count) == length else { return Self.answer(.absent) }
@@ -146,7 +170,7 @@ struct BlobUploads: Sendable {
                 }
                 let chunk = head
                 try await blockingWork { try store.append(chunk, to: digest, by: person, at: 0) }
-                held = Int64(head.count)
+                kept = Int64(head.count)
             }
         } catch let error as HTTPError {
             throw error
@@ -155,14 +179,14 @@ struct BlobUploads: Sendable {
             throw HTTPError(.serviceUnavailable, message: "the server cannot store files right now; try again")
         }
         // A connection cut halfway ends the body early: what arrived stays, for the device to resume.
-        guard held == length else { return Self.answer(.partial(held)) }
+        guard kept == length else { return Self.answer(.partial(kept)) }
         do {
             try await blockingWork { try store.finish(digest, by: person) }
         } catch BlobError.digestMismatch(_, let actual) {
             context.logger.notice("a blob did not hash to its name; nothing kept", metadata: ["blob": "\(digest)", "actual": "\(actual)"])
             throw HTTPError(.unprocessableContent, message: "the bytes hash to \(actual), not \(digest.hex); nothing is kept")
         } catch {
-            // Every byte is held: the next PATCH at Upload-Length finishes it.
+            // Every byte is kept: the next PATCH at Upload-Length finishes it.
             context.logger.error("cannot store a blob", metadata: ["blob": "\(digest)", "error": "\(error)"])
             throw HTTPError(.serviceUnavailable, message: "the server cannot store files right now; try again")
         }

@@ -176,22 +176,13 @@ struct ReplicaPulls: Sendable {
     private func reader(_ replica: ReplicaID, path: String, limit: Int, context: SyncRequestContext) -> Read {
         let (pages, logger, encoder, name) = (self.pages, context.logger, context.responseEncoder, replica.name)
         return { stamp, epoch, since in
-            // The page as one line: a stream sends it as it is, and JSON allows the newline after a plain answer's body.
-            @Sendable func line(_ page: some Encodable) throws -> ByteBuffer {
-                let encoded = try encoder.encode(page)
-                var buffer = ByteBuffer()
-                buffer.reserveCapacity(encoded.count + 1)
-                buffer.writeBytes(encoded)
-                buffer.writeInteger(UInt8(ascii: "\n"))
-                return buffer
-            }
             let fetch = { @Sendable () async throws -> PageCache.Answer in
                 if replica == .common {
                     let page = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    return (body: try line(page), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
+                    return (body: try Self.line(page, encoder), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
                 }
                 let page = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                return (body: try line(page), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
+                return (body: try Self.line(page, encoder), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
             }
             do {
                 guard let stamp else { return try await fetch() }
@@ -201,6 +192,16 @@ struct ReplicaPulls: Sendable {
                 throw Self.unreadable(name, error, logger: logger)
             }
         }
+    }
+
+    /// The page as one line: a stream sends it as it is, and JSON allows the newline after a plain answer's body.
+    private static func line<Page: Encodable>(_ page: Page, _ encoder: JSONEncoder) throws -> ByteBuffer {
+        let encoded = try encoder.encode(page)
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(encoded.count + 1)
+        buffer.writeBytes(encoded)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return buffer
     }
 
     @inline(never)

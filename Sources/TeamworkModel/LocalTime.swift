@@ -144,12 +144,19 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     /// current canonical names such as `Asia/Kolkata`.
     static func inDatabase(_ name: String) -> Bool {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard !parts.isEmpty, parts.allSatisfy({ part in
+        guard !parts.isEmpty, !notZones.contains(name), !["posix", "right"].contains(String(parts[0])), parts.allSatisfy({ part in
             !part.isEmpty && part.first != "." && part.utf8.allSatisfy { $0.isASCIILetterOrDigit || "_+-.".utf8.contains($0) }
-        }), let file = FileHandle(forReadingAtPath: database + "/" + name) else { return false }
+        }) else { return false }
+        // A link must stay inside the database (Debian's `localtime` points at /etc/localtime: the host's zone, not a name).
+        let path = URL(fileURLWithPath: database + "/" + name).resolvingSymlinksInPath().path
+        let root = URL(fileURLWithPath: database).resolvingSymlinksInPath().path
+        guard path.hasPrefix(root + "/"), let file = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? file.close() }
         return (try? file.read(upToCount: 4)) == Data("TZif".utf8)
     }
+
+    /// Files of the tz database that are not zones people mean (PostgreSQL refuses them too).
+    private static let notZones: Set<String> = ["localtime", "posixrules", "Factory"]
 
     private init(checked timeZone: TimeZone, name: String) {
         self.timeZone = timeZone

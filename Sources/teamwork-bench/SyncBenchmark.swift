@@ -26,7 +26,7 @@ struct SyncBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
-        defer { try? cluster?.stop() }
+        defer { _ = try? cluster?.stop() }
         let name = "teamwork_bench_sync"
         try await CentralStore.withStore(admin) { store in
             try await store.dropDatabase(name)

@@ -138,7 +138,7 @@ struct ChecklistTests {
                 await #expect(throws: TeamworkError.self) {
                     var unknown = new
                     unknown.checklist = "Nope"
-                    try await store.createTask(unknown)
+                    _ = try await store.createTask(unknown)
                 }
 
                 // Answers given, then the same checklist named again keeps them; another one starts anew.

@@ -140,7 +140,7 @@ struct PeopleAndTeamsTests {
     @Test func theDatabaseRefusesOutOfRangeCoordinatesEvenWithoutTheModel() async throws {
         try await TestDatabase.withStore { store in
             await #expect(throws: (any Error).self) {
-                try await store.connection.query("INSERT INTO locations (kind, latitude, longitude) VALUES ('site', 91, 0)", logger: store.logger)
+                _ = try await store.connection.query("INSERT INTO locations (kind, latitude, longitude) VALUES ('site', 91, 0)", logger: store.logger)
             }
         }
     }

@@ -183,4 +183,49 @@ struct PrivilegePathTests {
             }
         }
     }
+
+    /// Managers may write `people`, but only an admin makes someone a manager or an admin, or takes
+    /// it away: a manager promoting themselves, or demoting an admin to a worker (to issue them a
+    /// token, then promote them back), is refused; a bound admin may; an unbound login may not.
+    @Test func onlyAnAdminGivesOrTakesTheManagerOrAdminRole() async throws {
+        try await TestDatabase.withFresh { url in
+            let suffix = UUID().uuidString.prefix(8).lowercased()
+            let (manager, admin, unbound) = ("tw_m_\(suffix)", "tw_a_\(suffix)", "tw_u_\(suffix)")
+            let (world, ada) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let ada = try await store.addPerson(try NewPerson(firstName: "Ada", lastName: "Admin", email: "ada@example.org", role: .admin))
+                for role in [manager, admin, unbound] {
+                    _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN IN ROLE teamwork_manager"))
+                }
+                _ = try await store.rows(PostgresQuery(unsafeSQL: "INSERT INTO actor_roles VALUES ('\(manager)', \(world.manager.id)), ('\(admin)', \(ada.id))"))
+                return (world, ada)
+            }
+            func run(as role: String, _ statement: String) async throws {
+                var as_ = url
+                as_.username = role
+                try await CentralStore.withStore(as_) { _ = try await $0.rows(PostgresQuery(unsafeSQL: statement)) }
+            }
+            for (role, statement) in [
+                (manager, "UPDATE people SET role = 'admin' WHERE id = \(world.manager.id)"),
+                (manager, "UPDATE people SET role = 'worker' WHERE id = \(ada.id)"),
+                (manager, "UPDATE people SET role = 'manager' WHERE id = \(world.ann.id)"),
+                (manager, "INSERT INTO people (first_name, last_name, email, role) VALUES ('Eve', 'X', 'eve@example.org', 'admin')"),
+                (unbound, "UPDATE people SET role = 'admin' WHERE id = \(world.ann.id)"),
+            ] {
+                await #expect(throws: (any Error).self, "refused: \(statement)") { try await run(as: role, statement) }
+            }
+            // What managers do with people still works, and a bound admin promotes.
+            try await run(as: manager, "UPDATE people SET first_name = 'Annie' WHERE id = \(world.ann.id)")
+            try await run(as: manager, "INSERT INTO people (first_name, last_name, email, role) VALUES ('Wes', 'X', 'wes@example.org', 'worker')")
+            try await run(as: admin, "UPDATE people SET role = 'manager' WHERE id = \(world.ann.id)")
+            let ann = try await CentralStore.withStore(url) { try await $0.person(id: world.ann.id) }
+            #expect(ann.role == .manager && ann.firstName == "Annie")
+            #expect(try await CentralStore.withStore(url) { try await $0.person(id: ada.id) }.role == .admin)
+            #expect(try await CentralStore.withStore(url) { try await $0.person(id: world.manager.id) }.role == .manager)
+            try await CentralStore.withStore(url) { store in
+                _ = try await store.rows(PostgresQuery(unsafeSQL: "DELETE FROM actor_roles"))
+                for role in [manager, admin, unbound] { _ = try await store.rows(PostgresQuery(unsafeSQL: "DROP ROLE \(role)")) }
+            }
+        }
+    }
 }

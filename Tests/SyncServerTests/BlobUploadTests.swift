@@ -172,7 +172,7 @@ struct BlobSweepTests {
             try await CentralStore.withStore(url) { store in
                 let world = try await Fixtures.seed(store)
                 let task = try await store.createTask(try world.task("photographed", team: world.red, assignee: world.ann))
-                try await store.rows("""
+                _ = try await store.rows("""
                     INSERT INTO attachments (task_id, person_id, change_id, sha256, size, media_type, captured_at, received_at)
                     VALUES (\(task.id), \(world.ann.id), 'c1', \(named.hex), 6, 'image/jpeg', now(), now())
                     """)

@@ -79,7 +79,8 @@ struct LocalTimeTests {
     }
 
     @Test(arguments: ["Mars/Olympus", "", "Europe/Stockholm\n", "../../etc/passwd", String(repeating: "A", count: 100),
-                      "Europe/../Europe/Stockholm", "/usr/share/zoneinfo/UTC", "zone1970.tab", "Europe", "Europe/"])
+                      "Europe/../Europe/Stockholm", "/usr/share/zoneinfo/UTC", "zone1970.tab", "Europe", "Europe/",
+                      "localtime", "posixrules", "Factory", "right/Europe/Stockholm", "posix/Europe/Stockholm"])
     func anUnknownZoneIsRefusedInOneLine(name: String) {
         #expect(throws: TeamworkError.self) { try Zone(name) }
     }

@@ -237,7 +237,7 @@ struct BoardTests {
             _ = try await scene.manager.ok("person", "add", "--first", payloads[1], "--last", payloads[2], "--email", "eve@example.org")
             _ = try await scene.manager.ok("team", "add-member", "red", "eve@example.org")
             _ = try await scene.manager.ok("location", "add", "--name", payloads[0], "--lat", "59.3", "--lon", "18.0", "--street", payloads[3])
-            let hostile = try await JSONOutput.decode(FieldTask.self, try await scene.manager.ok(
+            let hostile = try JSONOutput.decode(FieldTask.self, try await scene.manager.ok(
                 "task", "create", "--title", payloads[0] + payloads[1], "--description", payloads[2], "--team", "red", "--location", "2",
                 "--assignee", "eve@example.org", "--window", "\(scene.today)T10:00/PT1H", "--requires", "hv", "--force", "--json"))
             try await Self.withPage { page in

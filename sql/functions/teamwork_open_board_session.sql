@@ -32,7 +32,7 @@ BEGIN
         RETURN;
     END IF;
     -- One sign-in of a person at a time, so their sessions never pass twenty.
-    PERFORM pg_advisory_xact_lock(hashtext('teamwork_board_sessions'), v_person::integer);
+    PERFORM pg_advisory_xact_lock(hashtextextended('teamwork_board_sessions:' || v_person, 0));
     DELETE FROM public.board_sessions s WHERE s.secret_hash IN (
         SELECT o.secret_hash FROM public.board_sessions o WHERE o.person_id = v_person
         ORDER BY o.created_at DESC, o.expires_at DESC OFFSET 19

@@ -25,6 +25,8 @@ struct BoardRoutes: Sendable {
     let signIns: Budget<String>
     /// Session lookups being answered, by address: each costs a round trip on ``store``'s connection.
     let sessionLookups: Budget<String>
+    /// Cookies seen naming an open session, and when: looked up without the address's budget.
+    let recentSessions = Locked<[TokenDigest: ContinuousClock.Instant]>([:])
     /// Actions being made, by person: each holds a master connection of its own (a transaction as that person).
     let actions: Budget<Int64>
     let logger: Logger
@@ -90,11 +92,17 @@ struct BoardRoutes: Sendable {
     // MARK: Sessions
 
     /// The open session the request's cookie names, if any. Each lookup costs a round trip on
-    /// ``store``'s connection: an address has at most ``sessionLookups``' share going at once
-    /// (reserved before the master is asked), and one whose cookies named no session ten times this
-    /// minute is refused without asking, as for failed sign-ins.
+    /// ``store``'s connection. A cookie this service has seen name an open session in the last ten
+    /// minutes is looked up whatever its address did (a dispatcher is never locked out by junk from
+    /// their office's address); any other has at most ``sessionLookups``' share going at once per
+    /// address (reserved before the master is asked), and an address whose cookies named no session
+    /// ten times this minute is refused without asking, as for failed sign-ins.
     func session(_ request: Request, _ context: SyncRequestContext) async throws -> BoardSession? {
         guard let secret = request.cookies[Self.sessionCookie]?.value, secret.utf8.count == 43 else { return nil }
+        let digest = TokenDigest(secret: secret)
+        let now = ContinuousClock.now
+        let seen = recentSessions.mutate { $0[digest].map { now - $0 < .seconds(600) } ?? false }
+        if seen { return try await lookUp(secret, digest) }
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         guard limiter.allows(address) else {
             throw BoardProblem(.tooManyRequests, "Too many requests with unknown sessions: wait a minute and sign in again.")
@@ -103,8 +111,23 @@ struct BoardRoutes: Sendable {
             throw BoardProblem(.serviceUnavailable, "The board is busy: try again in a moment.")
         }
         defer { place.release() }
-        let found = try await store.run { try await $0.boardSession(secret: secret) }
+        let found = try await lookUp(secret, digest)
         if found == nil { limiter.failed(address) }
+        return found
+    }
+
+    /// Asks the master for a session, and remembers whether it was open (at most 10,000 cookies).
+    private func lookUp(_ secret: String, _ digest: TokenDigest) async throws -> BoardSession? {
+        let found = try await store.run { try await $0.boardSession(secret: secret) }
+        recentSessions.mutate { recent in
+            guard found != nil else { recent[digest] = nil; return }
+            if recent.count >= 10_000 {
+                let now = ContinuousClock.now
+                recent = recent.filter { now - $0.value < .seconds(600) }
+                if recent.count >= 10_000 { recent.removeAll() }
+            }
+            recent[digest] = ContinuousClock.now
+        }
         return found
     }
 
