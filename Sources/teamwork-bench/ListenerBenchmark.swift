@@ -25,7 +25,7 @@ struct ListenerBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
-        defer { try? cluster?.stop() }
+        defer { _ = try? cluster?.stop() }
         let name = "teamwork_bench_listener"
         try await CentralStore.withStore(admin) { store in
             try await store.dropDatabase(name)

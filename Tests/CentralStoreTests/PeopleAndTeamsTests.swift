@@ -138,7 +138,7 @@ struct PeopleAndTeamsTests {
     }
 
     @Test func theDatabaseRefusesOutOfRangeCoordinatesEvenWithoutTheModel() async throws {
-        try await TestDatabase.withStore { store in
+        _ = try await TestDatabase.withStore { store in
             await #expect(throws: (any Error).self) {
                 _ = try await store.connection.query("INSERT INTO locations (kind, latitude, longitude) VALUES ('site', 91, 0)", logger: store.logger)
             }
