@@ -115,8 +115,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .executableTarget(
-            name: "teamwork-worker",
+        // The workers' commands (swift-argument-parser), and the executable: a thin shell over them.
+        .target(
+            name: "WorkerCLI",
             dependencies: [
                 "WorkerClient", "TeamworkModel", "SyncProtocol", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -124,6 +125,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .executableTarget(name: "teamwork-worker", dependencies: ["WorkerCLI"]),
 
         // What every command-line tool shares: one-line errors, exit codes, safe output.
         .target(
@@ -230,7 +232,7 @@ let package = Package(
             name: "WorkerCLITests",
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
-                "WorkerClient", "EventListener", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI", "CommandLineSupport",
+                "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI", "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

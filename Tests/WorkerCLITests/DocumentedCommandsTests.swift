@@ -4,7 +4,7 @@ import Foundation
 import ManagerCLI
 import ServiceCLI
 import Testing
-@testable import teamwork_worker
+@testable import WorkerCLI
 
 /// What the docs promise is what the tools take: every command line shown in
 /// a shell block of README.md and docs/*.md is parsed by the tool it names,

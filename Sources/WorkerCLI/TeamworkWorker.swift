@@ -6,9 +6,8 @@ import TeamworkModel
 import WorkerClient
 
 /// `teamwork-worker`: a field worker's tasks, on their own device, online or not.
-@main
-struct TeamworkWorker: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct TeamworkWorker: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "teamwork-worker",
         abstract: "Your team's tasks on your device: work offline, sync when you can.",
         discussion: """
@@ -23,7 +22,10 @@ struct TeamworkWorker: AsyncParsableCommand {
                       Complete.self, Claim.self, Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self]
     )
 
-    static func main() async {
+    public init() {}
+
+    /// Runs the command line this process was given, and exits with its status.
+    public static func runMain() async -> Never {
         await CommandRunner.run(Self.self, toolName: "teamwork-worker")
     }
 

@@ -1,0 +1,3 @@
+import WorkerCLI
+
+await TeamworkWorker.runMain()
