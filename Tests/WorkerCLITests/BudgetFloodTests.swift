@@ -61,9 +61,35 @@ struct BudgetFloodTests {
         }
     }
 
-    /// Runs `flood` while sampling the master's connections (on one connection of the test's own)
-    /// and the service's /health; the most connections seen, the connections before, and whether
-    /// /health always answered 200.
+    /// What a flood came to: each request's status, the master's client connections before and at
+    /// most during it, and whether /health always answered 200.
+    struct Flooded {
+        var statuses: [Int]
+        var before: Int
+        var most: Int
+        var healthy: Bool
+        var counts: [Int: Int] { Dictionary(grouping: statuses) { $0 }.mapValues(\.count) }
+    }
+
+    /// Sends `count` requests at once (`request(i)` answers a status, -1 for none) while sampling the
+    /// master's connections (on one connection of the test's own) and the service's /health.
+    static func flood(_ scene: Scene, _ count: Int, _ request: @escaping @Sendable (Int) async -> Int) async throws -> Flooded {
+        let statuses = Locked<[Int]>([])
+        let watched = try await watching(scene.url, port: scene.port) {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        let status = await request(index)
+                        statuses.mutate { $0.append(status) }
+                    }
+                }
+            }
+        }
+        return Flooded(statuses: statuses.value, before: watched.before, most: watched.most, healthy: watched.healthy)
+    }
+
+    /// Runs `flood` while sampling the master's connections and the service's /health; the most
+    /// connections seen, the connections before, and whether /health always answered 200.
     static func watching(_ url: DatabaseURL, port: Int, _ flood: () async throws -> Void) async throws
         -> (most: Int, before: Int, healthy: Bool) {
         let logger = Logger(label: "test")
@@ -99,23 +125,12 @@ struct BudgetFloodTests {
 
     @Test func aThousandJunkSignInsFromOneAddressCostTheMasterNoConnectionAndLockNoOneElseOut() async throws {
         try await Self.withScene { scene in
-            let statuses = Locked<[Int]>([])
-            let watched = try await Self.watching(scene.url, port: scene.port) {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<1_000 {
-                        group.addTask {
-                            let junk = "tw_" + TokenSecret.randomBase64URL()
-                            let status = (try? await scene.signIn(token: junk).status) ?? -1
-                            statuses.mutate { $0.append(status) }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
+            let watched = try await Self.flood(scene, 1_000) { _ in
+                (try? await scene.signIn(token: "tw_" + TokenSecret.randomBase64URL()).status) ?? -1
             }
-            let all = statuses.value
-            #expect(all.count == 1_000)
-            #expect(all.filter { $0 == 401 }.count <= 10, "at most ten attempts a minute reach the master: \(Dictionary(grouping: all) { $0 }.mapValues(\.count))")
-            #expect(all.allSatisfy { [401, 429, 503].contains($0) }, "\(Dictionary(grouping: all) { $0 }.mapValues(\.count))")
+            #expect(watched.statuses.count == 1_000)
+            #expect(watched.counts[401, default: 0] <= 10, "at most ten attempts a minute reach the master: \(watched.counts)")
+            #expect(watched.statuses.allSatisfy { [401, 429, 503].contains($0) }, "\(watched.counts)")
             #expect(watched.most <= watched.before + 2, "the master's connections: \(watched.before) before, \(watched.most) at most during the flood")
             #expect(watched.healthy, "/health answered 200 throughout")
             // A manager at another address (IPv6 here; the junk came over IPv4) signs in at once.
@@ -135,24 +150,14 @@ struct BudgetFloodTests {
                 .first { $0.hasPrefix("tw_session=") }?.split(separator: ";").first.map(String.init))
             let page = try await LocalHTTP.request(port: scene.port, "/board/tasks/\(scene.task)", headers: ["Cookie": cookie])
             let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([A-Za-z0-9_-]{43})"/)?.1)
-            let statuses = Locked<[Int]>([])
-            let watched = try await Self.watching(scene.url, port: scene.port) {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<50 {
-                        group.addTask {
-                            let priority = ["low", "normal", "high", "urgent"][index % 4]
-                            let answer = try? await LocalHTTP.request(.post, port: scene.port, "/board/tasks/\(scene.task)/priority", headers: [
-                                "Cookie": cookie, "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded",
-                            ], body: Data("csrf=\(csrf)&priority=\(priority)".utf8))
-                            statuses.mutate { $0.append(answer?.status ?? -1) }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
+            let watched = try await Self.flood(scene, 50) { index in
+                let priority = ["low", "normal", "high", "urgent"][index % 4]
+                return (try? await LocalHTTP.request(.post, port: scene.port, "/board/tasks/\(scene.task)/priority", headers: [
+                    "Cookie": cookie, "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded",
+                ], body: Data("csrf=\(csrf)&priority=\(priority)".utf8)).status) ?? -1
             }
-            let all = statuses.value
-            #expect(all.allSatisfy { [200, 429, 503].contains($0) }, "\(Dictionary(grouping: all) { $0 }.mapValues(\.count))")
-            #expect(all.contains(200))
+            #expect(watched.statuses.allSatisfy { [200, 429, 503].contains($0) }, "\(watched.counts)")
+            #expect(watched.statuses.contains(200))
             #expect(watched.most <= watched.before + 4, "the board's share is 4: \(watched.before) before, \(watched.most) at most")
             #expect(watched.healthy)
         }
@@ -164,30 +169,19 @@ struct BudgetFloodTests {
             try await expectEventually("Ann's device is known", within: .seconds(20)) {
                 try await LocalHTTP.request(port: scene.port, pull, headers: ["Authorization": "Bearer \(scene.annToken)"]).status == 200
             }
-            let statuses = Locked<[Int]>([])
             let annDuring = Locked<[Int]>([])
-            let watched = try await Self.watching(scene.url, port: scene.port) {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 0..<1_000 {
-                        group.addTask {
-                            let junk = "tw_" + TokenSecret.randomBase64URL()
-                            let status = (try? await LocalHTTP.request(port: scene.port, "/v1/replicas",
-                                                                       headers: ["Authorization": "Bearer \(junk)"]).status) ?? -1
-                            statuses.mutate { $0.append(status) }
-                            if index % 100 == 0 {
-                                // A known device at the same address, in the middle of the flood.
-                                let ann = (try? await LocalHTTP.request(port: scene.port, pull,
-                                                                        headers: ["Authorization": "Bearer \(scene.annToken)"]).status) ?? -1
-                                annDuring.mutate { $0.append(ann) }
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
+            let watched = try await Self.flood(scene, 1_000) { index in
+                let junk = "tw_" + TokenSecret.randomBase64URL()
+                let status = (try? await LocalHTTP.request(port: scene.port, "/v1/replicas", headers: ["Authorization": "Bearer \(junk)"]).status) ?? -1
+                if index % 100 == 0 {
+                    // A known device at the same address, in the middle of the flood.
+                    let ann = (try? await LocalHTTP.request(port: scene.port, pull, headers: ["Authorization": "Bearer \(scene.annToken)"]).status) ?? -1
+                    annDuring.mutate { $0.append(ann) }
                 }
+                return status
             }
-            let all = statuses.value
-            let counts = Dictionary(grouping: all) { $0 }.mapValues(\.count)
-            #expect(all.allSatisfy { [401, 429, 503].contains($0) }, "\(counts)")
+            let counts = watched.counts
+            #expect(watched.statuses.allSatisfy { [401, 429, 503].contains($0) }, "\(counts)")
             #expect(counts[401, default: 0] <= 30 + 64, "at most 30 unknown tokens a minute, and 64 checks at once, reach the master: \(counts)")
             #expect(annDuring.value.allSatisfy { $0 == 200 }, "a known device at the flooding address: \(annDuring.value)")
             #expect(watched.most <= watched.before + 2, "the master's connections: \(watched.before) before, \(watched.most) at most")
@@ -197,22 +191,12 @@ struct BudgetFloodTests {
 
     @Test func fiveHundredJunkSessionCookiesCostTheMasterAtMostEighteenLookups() async throws {
         try await Self.withScene { scene in
-            let statuses = Locked<[Int]>([])
-            let watched = try await Self.watching(scene.url, port: scene.port) {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<500 {
-                        group.addTask {
-                            let status = (try? await LocalHTTP.request(port: scene.port, "/board",
-                                                                       headers: ["Cookie": "tw_session=\(TokenSecret.randomBase64URL())"]).status) ?? -1
-                            statuses.mutate { $0.append(status) }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
+            let watched = try await Self.flood(scene, 500) { _ in
+                (try? await LocalHTTP.request(port: scene.port, "/board", headers: ["Cookie": "tw_session=\(TokenSecret.randomBase64URL())"]).status) ?? -1
             }
-            let counts = Dictionary(grouping: statuses.value) { $0 }.mapValues(\.count)
+            let counts = watched.counts
             // 303: looked up, unknown, sent to sign in; 429 and 503: refused before the master was asked.
-            #expect(statuses.value.allSatisfy { [303, 429, 503].contains($0) }, "\(counts)")
+            #expect(watched.statuses.allSatisfy { [303, 429, 503].contains($0) }, "\(counts)")
             #expect(counts[303, default: 0] <= 10 + 8, "ten unknown sessions a minute and eight lookups at once: \(counts)")
             #expect(watched.most <= watched.before + 2 && watched.healthy, "\(watched)")
             let max = try await scene.signIn(token: scene.maxToken, host: "::1")
