@@ -203,4 +203,42 @@ struct BudgetFloodTests {
             #expect(max.status == 303 && max.header("location") == "/board")
         }
     }
+
+    /// A manager's CLI commands (plans, imports, exports, lists) each hold one connection of the
+    /// manager's own role: its CONNECTION LIMIT is their budget. At the limit, five commands at once
+    /// each end at once with one line and exit 69, and change nothing; with room again, they run.
+    @Test func aManagersCommandsAtTheirRolesConnectionLimitEndInOneLineAndChangeNothing() async throws {
+        try await TestDatabase.withFresh { url in
+            let role = "tw_cli_" + UUID().uuidString.prefix(8).lowercased()
+            try await CentralStore.withStore(url) { store in
+                _ = try await Fixtures.seed(store)
+                _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN CONNECTION LIMIT 2 IN ROLE teamwork_manager"))
+            }
+            var asManager = url
+            asManager.username = role
+            let logger = Logger(label: "test")
+            var held: [PostgresConnection] = []
+            for id in 0..<2 {
+                held.append(try await PostgresConnection.connect(configuration: try asManager.connectionConfiguration(), id: id, logger: logger))
+            }
+            let manager = ManagerTool(asManager)
+            let runs = try await withThrowingTaskGroup(of: Tool.Run.self) { group in
+                for index in 0..<5 {
+                    group.addTask { try await manager.run(["task", "create", "--title", "flood \(index)", "--team", "red"]) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for run in runs {
+                #expect(run.status == 69, "\(run.stderr)")
+                #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.contains("no connection left for this role"), "\(run.stderr)")
+            }
+            try await held.removeLast().close()
+            let room = try await manager.run(["task", "create", "--title", "with room", "--team", "red"])
+            #expect(room.status == 0, "\(room.stderr)")
+            for connection in held { try await connection.close() }
+            let titles = try await CentralStore.withStore(url) { try await $0.listTasks().map(\.title) }
+            #expect(titles == ["with room"], "nothing of the refused commands was made")
+            try await CentralStore.withStore(url) { _ = try await $0.rows(PostgresQuery(unsafeSQL: "DROP ROLE \(role)")) }
+        }
+    }
 }
