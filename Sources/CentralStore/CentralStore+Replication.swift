@@ -223,31 +223,3 @@ extension CentralStore {
         ).map(ReplicationSnapshot.taskWithLocation)
     }
 }
-
-extension CentralStore {
-    /// The channel every change-feed append notifies, once per committed transaction.
-    public static let feedChannel = "teamwork_feed"
-
-    /// Listens on the feed channel until cancelled: `ready` is called once the
-    /// LISTEN is registered (notifications sent before then are lost, which is
-    /// why readers trust feed positions), `notified` on every notification.
-    public func listenToFeed(ready: @Sendable () -> Void, notified: @Sendable () -> Void) async throws {
-        try await listen(on: Self.feedChannel, ready: ready, notified: notified)
-    }
-
-    /// The channel `teamwork_access_changed()` notifies when a token, a membership,
-    /// a person or a team changes in a way that can change who may read what.
-    public static let accessChannel = "teamwork_access"
-
-    /// Listens on `channel` until cancelled or the connection fails; `ready` once the LISTEN is registered.
-    public func listen(on channel: String, ready: @Sendable () -> Void, notified: @Sendable () -> Void) async throws {
-        do {
-            try await connection.listen(on: channel) { notifications in
-                ready()
-                for try await _ in notifications { notified() }
-            }
-        } catch {
-            throw StoreError.map(error)
-        }
-    }
-}

@@ -32,19 +32,21 @@ public struct PlanService: Service {
             await withTaskGroup(of: Void.self) { group in
                 // A plan changed by anyone: the next pass starts at once.
                 group.addTask {
-                    await Retrying(Backoff(initial: .milliseconds(100), maximum: .seconds(5))).forever(failed: { ending, delay in
-                        if case .failed(let error) = ending {
-                            logger.warning("plan notifications lost; listening again", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
-                        }
-                    }) { progress in
-                        try await CentralStore.withStore(url, logger: logger) { store in
-                            try await store.listen(on: "teamwork_plans", ready: {
-                                progress.made()
+                    await CentralStore.listen(on: CentralStore.plansChannel, at: url,
+                                              backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(5)), logger: logger) { events in
+                        for await event in events {
+                            switch event {
+                            case .listening:
                                 // Changes made while not listening are looked at now, not in an hour.
                                 changed.mutate { $0 = true }
                                 logger.info("listening for plan changes")
-                            },
-                                                   notified: { changed.mutate { $0 = true } })
+                            case .notified:
+                                changed.mutate { $0 = true }
+                            case .lost(let ending, let delay):
+                                if case .failed(let error) = ending {
+                                    logger.warning("plan notifications lost; listening again", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                                }
+                            }
                         }
                     }
                 }

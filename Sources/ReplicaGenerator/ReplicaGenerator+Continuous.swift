@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import Logging
 import TeamworkModel
 
 extension ReplicaGenerator {
@@ -17,12 +18,13 @@ extension ReplicaGenerator {
         wake.yield()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                await withReconnects("listener") { progress in
-                    try await CentralStore.withStore(configuration.databaseURL, logger: logger) { store in
-                        try await store.listenToFeed(ready: {
-                            progress.made()
-                            wake.yield()
-                        }, notified: { wake.yield() })
+                await CentralStore.listen(on: CentralStore.feedChannel, at: configuration.databaseURL, backoff: Backoff(), logger: logger) { events in
+                    for await event in events {
+                        switch event {
+                        // Listening (again): what changed meanwhile is caught up now.
+                        case .listening, .notified: wake.yield()
+                        case .lost(let ending, let delay): Self.log(ending, of: "listener", retryIn: delay, logger)
+                        }
                     }
                 }
             }
@@ -61,11 +63,13 @@ extension ReplicaGenerator {
     /// Runs `body` again after each failure (or an unexpected return), waiting
     /// as ``Retrying`` says, until the task is cancelled.
     private func withReconnects(_ name: String, _ body: (Retrying.Progress) async throws -> Void) async {
-        await Retrying().forever(failed: { ending, delay in
-            switch ending {
-            case .returned: logger.warning("\(name) ended; restarting it", metadata: ["delay": "\(delay)"])
-            case .failed(let error): logger.warning("\(name) failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
-            }
-        }, body)
+        await Retrying().forever(failed: { ending, delay in Self.log(ending, of: name, retryIn: delay, logger) }, body)
+    }
+
+    private static func log(_ ending: Retrying.Ending, of name: String, retryIn delay: Duration, _ logger: Logger) {
+        switch ending {
+        case .returned: logger.warning("\(name) ended; restarting it", metadata: ["delay": "\(delay)"])
+        case .failed(let error): logger.warning("\(name) failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
+        }
     }
 }

@@ -384,57 +384,64 @@ final class AccessCache: Service, Sendable {
     /// Listens until the server shuts down, reconnecting as ``Retrying`` says.
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
-                self.forget(listening: false)
-                self.logger.warning("access notifications lost; checking every token with the master until they are back",
-                                    metadata: ["error": "\(ending)", "delay": "\(delay)"])
-            }) { progress in
-                // Its queries (the loads, the use records) have a deadline: a query postgres-nio
-                // lost when the master went away must not hold the LISTEN's reconnection up.
-                try await CentralStore.withStore(self.url, queryDeadline: .seconds(10), logger: self.logger) { store in
-                    // Each registration and each notification asks for a load of every live token;
-                    // asked again while one runs, one more follows it (not one per notification).
-                    let (wanted, want) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            try await store.listen(on: CentralStore.accessChannel,
-                                                   ready: {
-                                                       progress.made()
-                                                       self.forget(listening: true)
-                                                       want.yield()
-                                                   },
-                                                   notified: {
-                                                       self.forget()
-                                                       want.yield()
-                                                   })
-                        }
-                        group.addTask {
-                            // A load that failed is tried again a second later: until one is kept, the last
-                            // known answers stay set aside.
-                            for await _ in wanted where !(await self.loadWaitedFor(from: store)) {
-                                try await Task.sleep(for: .seconds(1))
-                                want.yield()
-                            }
-                        }
-                        group.addTask {
-                            while true {
-                                try await Task.sleep(for: self.usageInterval)
-                                do {
-                                    try await self.recordUse(on: store)
-                                } catch {
-                                    // Kept for the next time; a lost connection ends the LISTEN too.
-                                    self.logger.warning("recording the use of tokens failed", metadata: ["error": "\(error)"])
-                                }
-                            }
-                        }
-                        defer { want.finish() }
-                        try await group.next()
-                        group.cancelAll()
+            // Its queries (the loads, the use records) have a deadline: a query postgres-nio lost
+            // when the master went away must not hold the LISTEN's reconnection up.
+            await CentralStore.listen(on: CentralStore.accessChannel, at: self.url, queryDeadline: .seconds(10), logger: self.logger) { events in
+                // The loads and use records of the connection listening now, and how to ask it for a load:
+                // each registration and each notification asks, and one asked while a load runs follows it.
+                var work: (task: Task<Void, Never>, want: AsyncStream<Void>.Continuation)?
+                func stopWork() async {
+                    work?.want.finish()
+                    work?.task.cancel()
+                    await work?.task.value
+                    work = nil
+                }
+                for await event in events {
+                    switch event {
+                    case .listening(let store):
+                        await stopWork()
+                        self.forget(listening: true)
+                        let (wanted, want) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                        work = (Task { await self.serve(store, wanted: wanted, want: want) }, want)
+                        want.yield()
+                    case .notified:
+                        self.forget()
+                        work?.want.yield()
+                    case .lost(let ending, let delay):
+                        await stopWork()
+                        self.forget(listening: false)
+                        self.logger.warning("access notifications lost; checking every token with the master until they are back",
+                                            metadata: ["error": "\(ending)", "delay": "\(delay)"])
+                    }
+                }
+                await stopWork()
+            }
+        }
+        forget(listening: false)
+    }
+
+    /// While `store`'s connection listens: loads every live token when asked (a load that failed is
+    /// tried again a second later: until one is kept, the last known answers stay set aside), and
+    /// records the use of the tokens answered from memory every ``usageInterval``.
+    private func serve(_ store: CentralStore, wanted: AsyncStream<Void>, want: AsyncStream<Void>.Continuation) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in wanted where !(await self.loadWaitedFor(from: store)) {
+                    do { try await Task.sleep(for: .seconds(1)) } catch { return }
+                    want.yield()
+                }
+            }
+            group.addTask {
+                while (try? await Task.sleep(for: self.usageInterval)) != nil {
+                    do {
+                        try await self.recordUse(on: store)
+                    } catch {
+                        // Kept for the next time; a lost connection ends the LISTEN too.
+                        self.logger.warning("recording the use of tokens failed", metadata: ["error": "\(error)"])
                     }
                 }
             }
         }
-        forget(listening: false)
     }
 }
 

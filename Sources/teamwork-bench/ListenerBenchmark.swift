@@ -106,8 +106,14 @@ struct ListenerBenchmark: AsyncParsableCommand {
         let (notifications, notify) = AsyncStream<Void>.makeStream()
         let (ready, isReady) = AsyncStream<Void>.makeStream()
         let watching = Task {
-            try await CentralStore.withStore(url, logger: quiet) { store in
-                try await store.listenToFeed(ready: { isReady.yield() }, notified: { notify.yield() })
+            await CentralStore.listen(on: CentralStore.feedChannel, at: url, logger: quiet) { events in
+                for await event in events {
+                    switch event {
+                    case .listening: isReady.yield()
+                    case .notified: notify.yield()
+                    case .lost: break
+                    }
+                }
             }
         }
         defer { watching.cancel() }

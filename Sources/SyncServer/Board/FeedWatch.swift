@@ -98,23 +98,25 @@ final class FeedWatch: Service, Sendable {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
-                self.wakeAll(listening: false)
-                self.logger.warning("board: change notifications lost; live boards look every second until they are back",
-                                    metadata: ["error": "\(ending)", "delay": "\(delay)"])
-            }) { progress in
-                try await CentralStore.withStore(self.url, logger: self.logger) { store in
-                    if !self.checked.value {
-                        self.checked.mutate { $0 = true }
-                        if try await !store.canActAsBoard() {
-                            self.logger.error("board: its database role is not a manager's (teamwork_manager): nobody can sign in or change tasks on the board; give it --board-database-url with such a role (docs/operations.md)")
+            await CentralStore.listen(on: CentralStore.feedChannel, at: self.url, logger: self.logger) { events in
+                for await event in events {
+                    switch event {
+                    case .listening(let store):
+                        if !self.checked.value, let canAct = try? await store.canActAsBoard() {
+                            self.checked.mutate { $0 = true }
+                            if !canAct {
+                                self.logger.error("board: its database role is not a manager's (teamwork_manager): nobody can sign in or change tasks on the board; give it --board-database-url with such a role (docs/operations.md)")
+                            }
                         }
-                    }
-                    try await store.listenToFeed(ready: {
-                        progress.made()
                         // Changes made while not listening are found by the waiters' next look.
                         self.wakeAll(listening: true)
-                    }, notified: { self.wakeAll(notified: true) })
+                    case .notified:
+                        self.wakeAll(notified: true)
+                    case .lost(let ending, let delay):
+                        self.wakeAll(listening: false)
+                        self.logger.warning("board: change notifications lost; live boards look every second until they are back",
+                                            metadata: ["error": "\(ending)", "delay": "\(delay)"])
+                    }
                 }
             }
         }
