@@ -2,12 +2,12 @@ import Foundation
 import PostgresNIO
 import TeamworkModel
 
-/// Synthetic load for `teamwork-bench`. Not used by the tools.
+/// Synthetic load for `teamwork-bench` and the tests that need a large master, behind `@_spi(Benchmark)`: not part of the store's API.
 extension CentralStore {
     /// Seeds `teams` teams of `workersPerTeam` workers with `tasksPerTeam` tasks each (half of
     /// them assigned to a member, one site per ten tasks). Triggers are off while
     /// seeding (superuser only): the seed is the starting state, not a change.
-    public func benchmarkSeed(teams: Int, tasksPerTeam: Int, workersPerTeam: Int = 4) async throws {
+    @_spi(Benchmark) public func benchmarkSeed(teams: Int, tasksPerTeam: Int, workersPerTeam: Int = 4) async throws {
         let w = workersPerTeam
         try await transaction { connection in
             try await connection.query("SET LOCAL session_replication_role = replica", logger: logger)
@@ -47,7 +47,7 @@ extension CentralStore {
     }
 
     /// Renames one task and returns the feed position of the change.
-    public func benchmarkRename(taskID: Int64, title: String) async throws -> Int64 {
+    @_spi(Benchmark) public func benchmarkRename(taskID: Int64, title: String) async throws -> Int64 {
         try await transaction { connection in
             try await connection.query("UPDATE tasks SET title = \(title) WHERE id = \(taskID)", logger: logger)
             let rows = try await connection.query("SELECT max(position) FROM change_feed", logger: logger).collect()
@@ -56,7 +56,7 @@ extension CentralStore {
     }
 
     /// Changes the priority of the first `count` tasks in one transaction: `count` feed positions.
-    public func benchmarkTouch(firstTasks count: Int) async throws -> Int {
+    @_spi(Benchmark) public func benchmarkTouch(firstTasks count: Int) async throws -> Int {
         try await transaction { connection in
             let rows = try await connection.query(
                 """
@@ -68,7 +68,7 @@ extension CentralStore {
     }
 
     /// A token for every worker: (person, their first team, the secret).
-    public func benchmarkTokens() async throws -> [(personID: Int64, teamID: Int64, secret: String)] {
+    @_spi(Benchmark) public func benchmarkTokens() async throws -> [(personID: Int64, teamID: Int64, secret: String)] {
         let people = try await rows(
             "SELECT p.id, min(m.team_id) FROM people p JOIN team_memberships m ON m.person_id = p.id GROUP BY p.id ORDER BY p.id"
         ).map { try $0.decode((Int64, Int64).self) }
@@ -84,7 +84,7 @@ extension CentralStore {
     }
 
     /// Changes one task of every team in one transaction (a fan-out to every team's devices).
-    public func benchmarkTouchOneTaskPerTeam() async throws -> Int {
+    @_spi(Benchmark) public func benchmarkTouchOneTaskPerTeam() async throws -> Int {
         try await transaction { connection in
             try await connection.query(
                 """

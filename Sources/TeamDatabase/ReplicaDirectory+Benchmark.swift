@@ -8,7 +8,7 @@ extension ReplicaDirectory {
     /// Change ids are `<prefix>-<task>-start` and `<prefix>-<task>-complete`; the
     /// note is `done <task>`. Returns how many changes were accepted.
     @discardableResult
-    public func syntheticFieldWork(in replica: ReplicaID, limit: Int = .max, prefix: String = "bench",
+    @_spi(Benchmark) public func syntheticFieldWork(in replica: ReplicaID, limit: Int = .max, prefix: String = "bench",
                                    madeAt: Date = Date()) throws -> Int {
         guard let queue = try open(replica) else { return 0 }
         let assigned = try queue.read { db in
@@ -47,7 +47,7 @@ extension ReplicaDirectory {
     /// `<prefix>-<task>-<person>-claim|start|complete`. Returns how many changes
     /// were written (accepted or refused), and how many of them were accepted.
     @discardableResult
-    public func syntheticFreeWork(in replica: ReplicaID, limit: Int = .max, workersPerTask: Int = 1,
+    @_spi(Benchmark) public func syntheticFreeWork(in replica: ReplicaID, limit: Int = .max, workersPerTask: Int = 1,
                                   prefix: String = "free", madeAt: Date = Date()) throws -> (written: Int, accepted: Int) {
         guard case .team = replica, let queue = try open(replica) else { return (0, 0) }
         let (free, members) = try queue.read { db in

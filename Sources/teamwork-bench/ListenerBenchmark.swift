@@ -1,10 +1,10 @@
 import ArgumentParser
-import CentralStore
+@_spi(Benchmark) import CentralStore
 import EventListener
 import Foundation
 import Logging
 import ReplicaGenerator
-import TeamDatabase
+@_spi(Benchmark) import TeamDatabase
 import TeamworkModel
 
 /// `teamwork-bench listener`: a backlog of worker changes across many teams

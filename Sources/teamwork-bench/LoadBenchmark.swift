@@ -1,5 +1,5 @@
 import ArgumentParser
-import CentralStore
+@_spi(Benchmark) import CentralStore
 import Foundation
 import LocalPostgres
 import ReplicaGenerator

@@ -1,11 +1,11 @@
 import ArgumentParser
-import CentralStore
+@_spi(Benchmark) import CentralStore
 import Foundation
 import GRDB
 import LocalPostgres
 import PostgresNIO
 import ReplicaGenerator
-import TeamDatabase
+@_spi(Benchmark) import TeamDatabase
 import TeamworkModel
 #if canImport(Glibc)
 import Glibc

@@ -1,11 +1,11 @@
 import ArgumentParser
-import CentralStore
+@_spi(Benchmark) import CentralStore
 import Foundation
 import Hummingbird
 import Logging
 import ReplicaGenerator
 import SyncServer
-import TeamDatabase
+@_spi(Benchmark) import TeamDatabase
 import TeamworkModel
 import WorkerClient
 

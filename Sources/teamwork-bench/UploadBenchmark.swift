@@ -1,6 +1,6 @@
 import ArgumentParser
 import BlobStore
-import CentralStore
+@_spi(Benchmark) import CentralStore
 import Foundation
 import LocalPostgres
 import TeamworkModel

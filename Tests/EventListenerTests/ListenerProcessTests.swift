@@ -1,4 +1,4 @@
-@testable import CentralStore
+@testable @_spi(Benchmark) import CentralStore
 import EventListener
 import Foundation
 #if canImport(FoundationNetworking)
@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 import LocalPostgres
 import ReplicaGenerator
-import TeamDatabase
+@_spi(Benchmark) import TeamDatabase
 import Testing
 import TeamworkModel
 import TeamworkTestSupport

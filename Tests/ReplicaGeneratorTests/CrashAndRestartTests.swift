@@ -1,9 +1,9 @@
-import CentralStore
+@_spi(Benchmark) import CentralStore
 import Foundation
 import GRDB
 import LocalPostgres
 import ReplicaGenerator
-import TeamDatabase
+@_spi(Benchmark) import TeamDatabase
 import Testing
 import TeamworkModel
 import TeamworkTestSupport

@@ -1,4 +1,4 @@
-import CentralStore
+@_spi(Benchmark) import CentralStore
 import Foundation
 import GRDB
 #if canImport(FoundationNetworking)
@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 import LocalPostgres
 import ReplicaGenerator
-import TeamDatabase
+@_spi(Benchmark) import TeamDatabase
 import Testing
 import TeamworkModel
 import TeamworkTestSupport
