@@ -29,9 +29,9 @@ struct ServiceCommandTests {
             let refused = try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Authorization": "Bearer tw_not_a_real_token"])
             #expect(refused.status == 401)
             var line: Substring?
-            for _ in 0..<100 where line == nil {
+            _ = try await eventually(within: .seconds(5), every: .milliseconds(50)) {
                 line = service.logText.split(separator: "\n").first { $0.contains("refused: unknown or revoked token") }
-                if line == nil { try await Task.sleep(for: .milliseconds(50)) }
+                return line != nil
             }
             let found = try #require(line, "\(service.logText)")
             if format == "json" {

@@ -419,9 +419,9 @@ struct ServiceFailureTests {
                 }
             }
             var seen = ""
-            for _ in 0..<100 where !seen.contains("degraded") {
-                try await Task.sleep(for: .milliseconds(200))
+            _ = try await eventually(within: .seconds(20), every: .milliseconds(200)) {
                 seen = await health()
+                return seen.contains("degraded")
             }
             #expect(seen.contains("\"status\":\"degraded\"") && seen.contains("team-\(world.red.id)"), "\(seen)")
             let metrics = try await LocalHTTP.request(port: port, "/metrics").body
@@ -430,9 +430,9 @@ struct ServiceFailureTests {
             release.mutate { $0 = true }
             try await holder.value
             try red.close()
-            for _ in 0..<100 where seen.contains("degraded") {
-                try await Task.sleep(for: .milliseconds(200))
+            _ = try await eventually(within: .seconds(20), every: .milliseconds(200)) {
                 seen = await health()
+                return !seen.contains("degraded")
             }
             #expect(seen.contains("\"status\":\"ok\""), "\(seen)")
         }
@@ -471,7 +471,7 @@ struct ServiceFailureTests {
             try await service.start()
             defer { service.stopInBackground() }
             let redPath = folder.appending(path: ReplicaID.team(world.red.id).fileName).path
-            for _ in 0..<100 where !FileManager.default.fileExists(atPath: redPath) { try await Task.sleep(for: .milliseconds(100)) }
+            try await expectEventually("red's replica is written", within: .seconds(10)) { FileManager.default.fileExists(atPath: redPath) }
 
             // Fill the disk to the last byte.
             let filler = disk + "/filler"
@@ -493,12 +493,9 @@ struct ServiceFailureTests {
             unlink(filler)
             let done = #"{"changes": [{"id": "after-space", "operation": "complete", "task_id": \#(task), "note": "space is back", "made_at": "2026-11-21T10:00:00Z"}]}"#
             #expect(await Self.send(red, token: token, body: done, within: 15) == 200)
-            var status = TaskStatus.assigned
-            for _ in 0..<100 where status != .completed {
-                try await Task.sleep(for: .milliseconds(200))
-                status = try await CentralStore.withStore(url) { try await $0.task(id: task).status }
+            try await expectEventually("everything resumes when space returns: \(service.logText)", within: .seconds(20), every: .milliseconds(200)) {
+                try await CentralStore.withStore(url) { try await $0.task(id: task).status } == .completed
             }
-            #expect(status == .completed, "everything resumes when space returns: \(service.logText)")
             #expect(service.isRunning)
         }
     }

@@ -240,12 +240,9 @@ struct PushTests {
                 let text = String(buffer: try await SyncServerTests.get(client, "/metrics", token: nil).body)
                 return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
             }
-            var waiting = 0
-            for _ in 0..<200 where waiting < 12 {
-                waiting = try await metric("teamwork_sync_pushes_waiting") ?? 0
-                if waiting < 12 { try await Task.sleep(for: .milliseconds(20)) }
+            try await expectEventually("all twelve pushes wait for the lock", within: .seconds(4), every: .milliseconds(20)) {
+                try await metric("teamwork_sync_pushes_waiting") == 12
             }
-            #expect(waiting == 12, "all twelve pushes wait for the lock")
             #expect(try pending(world, red) == 0, "nothing is written while the lock is held")
             lock.release()
 

@@ -291,11 +291,11 @@ struct ChaosTests {
 
             let verifyLog = directory.path + "/verify.log"
             var verified: Int32 = -1
-            for _ in 0..<60 where verified != 0 {
+            _ = try await eventually(within: .seconds(30), every: .milliseconds(500)) {
                 let run = try await Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", replicas.path])
                 verified = run.status
                 try Data((run.stdout + run.stderr).utf8).write(to: URL(fileURLWithPath: verifyLog))
-                if verified != 0 { try await Task.sleep(for: .milliseconds(500)) }
+                return verified == 0
             }
             #expect(verified == 0, "verify finds no drift")
 

@@ -41,10 +41,10 @@ struct FullLoopTests {
             let home = folder.appending(path: "ann")
             var tasks = Tool.Run(status: 1, stdout: "", stderr: "")
             #expect(try await WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0)
-            for _ in 0..<50 where !tasks.stdout.contains("Replace the meter") {
+            _ = try await eventually(within: .seconds(10), every: .milliseconds(200)) {
                 _ = try await WorkerTool.run(home, "sync")
                 tasks = try await WorkerTool.run(home, "tasks")
-                if !tasks.stdout.contains("Replace the meter") { try await Task.sleep(for: .milliseconds(200)) }
+                return tasks.stdout.contains("Replace the meter")
             }
             #expect(tasks.stdout.contains("Replace the meter"), "\(tasks.stdout) \(tasks.stderr)")
 
@@ -60,9 +60,9 @@ struct FullLoopTests {
             struct Shown: Decodable { var task: FieldTask }
             struct ShownPerson: Decodable { var person: Person }
             var shown = try await JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
-            for _ in 0..<100 where shown.status != .completed {
-                try await Task.sleep(for: .milliseconds(100))
+            _ = try await eventually(within: .seconds(10)) {
                 shown = try await JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
+                return shown.status == .completed
             }
             #expect(shown.status == .completed)
             #expect(shown.completionNote == "new meter, serial 7731")
