@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore",
+                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "HTMLText",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -127,6 +127,9 @@ let package = Package(
         ),
         .executableTarget(name: "teamwork-worker", dependencies: ["WorkerCLI"]),
 
+        // Markup that escapes whatever is interpolated: every web page (the board, `map --html`) is built with it.
+        .target(name: "HTMLText"),
+
         // What every command-line tool shares: one-line errors, exit codes, safe output.
         .target(
             name: "CommandLineSupport",
@@ -141,6 +144,7 @@ let package = Package(
                 "CentralStore",
                 "LocalPostgres",
                 "CommandLineSupport",
+                "HTMLText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -213,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
+                "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel", "HTMLText",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -7,7 +7,8 @@ import TeamworkModel
 public enum ChannelEvent: Sendable {
     /// The LISTEN is registered on `store`'s connection: notifications sent before now were not
     /// heard (after a loss too), so whatever they would have said is to be looked at now. The store
-    /// may run the listener's own queries until the next ``lost(_:retryIn:)``.
+    /// may run the listener's own queries while it listens; when its connection fails (the next
+    /// ``lost(_:retryIn:)``) or the listening ends, those queries fail.
     case listening(CentralStore)
     /// A notification arrived on the channel.
     case notified

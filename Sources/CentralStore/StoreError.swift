@@ -77,7 +77,7 @@ enum StoreError {
             return TeamworkError(.configuration, "the database refused the login for \(url?.username ?? "this user")")
         case "53300":
             // max_connections, or the role's CONNECTION LIMIT (docs/security.md, "Budgets").
-            return TeamworkError(.unavailable, "the database has no connection left for this role; try again shortly")
+            return TeamworkError(.unavailable, "the database has no connection left (\(message)); try again shortly")
         case "57P01", "57P02", "57P03", "08006", "08001", "08004":
             return TeamworkError(.unavailable, "the database is not available (\(message))")
         case "42P01", "42883":

@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import HTMLText
 import TeamworkModel
 
 /// `map --html`: one self-contained page of the ``DispatchMap`` for a
@@ -15,28 +16,17 @@ import TeamworkModel
 enum MapPage {
     /// `team`: the slug the map was made for (`map --team`), which its filter then offers alone.
     static func html(_ map: DispatchMap, title: String, generatedAt: Date, team: String? = nil) throws -> String {
-        // As JSON text inside <script>: "<" escaped so no "</script>" can end it early.
-        let json = String(decoding: try map.encoded(pretty: false), as: UTF8.self)
-            .replacingOccurrences(of: "<", with: "\\u003c")
-        return template
-            .replacingOccurrences(of: "{{TITLE}}", with: escape(title))
-            .replacingOccurrences(of: "{{GENERATED}}", with: escape(ISODate.format(generatedAt)))
-            .replacingOccurrences(of: "{{TEAM}}", with: escape(team ?? ""))
-            .replacingOccurrences(of: "{{DATA}}", with: json)
+        try page(title: title, generated: ISODate.format(generatedAt), team: team ?? "", data: HTML.scriptJSON(map.encoded(pretty: false))).text
     }
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    static let template = #"""
+    private static func page(title: String, generated: String, team: String, data: HTML) -> HTML {
+        #"""
     <!DOCTYPE html>
     <html lang="en">
     <head>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>{{TITLE}}</title>
+    <title>\#(title)</title>
     <style>
       body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #222; background: #f6f6f3; }
       header { padding: 10px 16px; background: #24313d; color: #fff; display: flex; gap: 16px; align-items: center; flex-wrap: wrap; }
@@ -61,9 +51,9 @@ enum MapPage {
     </head>
     <body>
     <header>
-      <h1>{{TITLE}}</h1>
-      <span class="meta">as of {{GENERATED}} · <span id="counts"></span></span>
-      <label>Team <select id="team" data-only="{{TEAM}}"><option value="">all teams</option></select></label>
+      <h1>\#(title)</h1>
+      <span class="meta">as of \#(generated) · <span id="counts"></span></span>
+      <label>Team <select id="team" data-only="\#(team)"><option value="">all teams</option></select></label>
     </header>
     <main>
       <svg id="map" viewBox="0 0 900 600" role="img" aria-label="Tasks and workers on a map"></svg>
@@ -73,7 +63,7 @@ enum MapPage {
         <section><h2>Not on the map</h2><ul class="unplaced" id="unplaced"></ul></section>
       </aside>
     </main>
-    <script type="application/json" id="data">{{DATA}}</script>
+    <script type="application/json" id="data">\#(data)</script>
     <script>
     "use strict";
     window.addEventListener("error", function (e) { document.body.dataset.error = String(e.message || e); });
@@ -229,4 +219,5 @@ enum MapPage {
     </html>
 
     """#
+    }
 }

@@ -408,8 +408,9 @@ final class AccessCache: Service, Sendable {
                         self.forget()
                         work?.want.yield()
                     case .lost(let ending, let delay):
-                        await stopWork()
+                        // Not listening any more: no answer from memory, and no load kept, from now on.
                         self.forget(listening: false)
+                        await stopWork()
                         self.logger.warning("access notifications lost; checking every token with the master until they are back",
                                             metadata: ["error": "\(ending)", "delay": "\(delay)"])
                     }

@@ -110,8 +110,8 @@ struct ListenerBenchmark: AsyncParsableCommand {
                 for await event in events {
                     switch event {
                     case .listening: isReady.yield()
-                    case .notified: notify.yield()
-                    case .lost: break
+                    // A notification may have gone unheard while the LISTEN was away: the sample looks again.
+                    case .notified, .lost: notify.yield()
                     }
                 }
             }

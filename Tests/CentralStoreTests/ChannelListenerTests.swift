@@ -40,13 +40,19 @@ struct ChannelListenerTests {
             }
             try await CentralStore.withStore(url) { _ = try await $0.rows("SELECT pg_notify('tw_test_channel', '')") }
             try await expectEventually("notified again", within: .seconds(10)) { seen.value.last == "notified" }
+            let pid = try await CentralStore.withStore(url) { store in
+                try await store.rows("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%tw_test_channel%' AND pid <> pg_backend_pid()")
+                    .first?.decode(Int32.self)
+            }
+            #expect(pid != nil, "the listening backend is found")
             listening.cancel()
             await listening.value
-            // Stopped: its connection is gone.
-            let left = try await CentralStore.withStore(url) { store in
-                try await store.rows("SELECT count(*)::int FROM pg_stat_activity WHERE query LIKE 'LISTEN%tw_test_channel%'")[0].decode(Int.self)
+            // Stopped: its connection is gone (its backend ends a moment after the client closes).
+            try await expectEventually("the listening backend ended", within: .seconds(10)) {
+                try await CentralStore.withStore(url) { store in
+                    try await store.rows("SELECT count(*)::int FROM pg_stat_activity WHERE pid = \(pid ?? -1)")[0].decode(Int.self)
+                } == 0
             }
-            #expect(left == 0)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TeamworkModel
+import HTMLText
 @testable import SyncServer
 
 /// The board's small parts whose mistakes would be holes: escaping, form reading,

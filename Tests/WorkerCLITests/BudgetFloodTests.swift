@@ -95,7 +95,7 @@ struct BudgetFloodTests {
         let logger = Logger(label: "test")
         let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 99, logger: logger)
         func backends() async throws -> Int {
-            try await connection.query("SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend'", logger: logger)
+            try await connection.query("SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = current_database()", logger: logger)
                 .collect()[0].decode(Int.self)
         }
         let before = try await backends()
@@ -230,10 +230,16 @@ struct BudgetFloodTests {
             }
             for run in runs {
                 #expect(run.status == 69, "\(run.stderr)")
-                #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.contains("no connection left for this role"), "\(run.stderr)")
+                #expect(run.stderr.split(separator: "\n").count == 1 && run.stderr.contains("no connection left"), "\(run.stderr)")
             }
             try await held.removeLast().close()
-            let room = try await manager.run(["task", "create", "--title", "with room", "--team", "red"])
+            // The backend of the closed connection ends a moment later: until then the role is still at its limit.
+            var room = try await manager.run(["task", "create", "--title", "with room", "--team", "red"])
+            _ = try await eventually(within: .seconds(10)) {
+                if room.status == 0 { return true }
+                room = try await manager.run(["task", "create", "--title", "with room", "--team", "red"])
+                return room.status == 0
+            }
             #expect(room.status == 0, "\(room.stderr)")
             for connection in held { try await connection.close() }
             let titles = try await CentralStore.withStore(url) { try await $0.listTasks().map(\.title) }

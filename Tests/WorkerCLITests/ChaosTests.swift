@@ -291,7 +291,7 @@ struct ChaosTests {
 
             let verifyLog = directory.path + "/verify.log"
             var verified: Int32 = -1
-            _ = try await eventually(within: .seconds(30), every: .milliseconds(500)) {
+            _ = try await eventually(within: .seconds(90), every: .milliseconds(500)) {
                 let run = try await Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", replicas.path])
                 verified = run.status
                 try Data((run.stdout + run.stderr).utf8).write(to: URL(fileURLWithPath: verifyLog))

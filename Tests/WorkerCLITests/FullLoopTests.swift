@@ -41,7 +41,7 @@ struct FullLoopTests {
             let home = folder.appending(path: "ann")
             var tasks = Tool.Run(status: 1, stdout: "", stderr: "")
             #expect(try await WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0)
-            _ = try await eventually(within: .seconds(10), every: .milliseconds(200)) {
+            _ = try await eventually(within: .seconds(30), every: .milliseconds(200)) {
                 _ = try await WorkerTool.run(home, "sync")
                 tasks = try await WorkerTool.run(home, "tasks")
                 return tasks.stdout.contains("Replace the meter")
@@ -60,7 +60,7 @@ struct FullLoopTests {
             struct Shown: Decodable { var task: FieldTask }
             struct ShownPerson: Decodable { var person: Person }
             var shown = try await JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
-            _ = try await eventually(within: .seconds(10)) {
+            _ = try await eventually(within: .seconds(30)) {
                 shown = try await JSONOutput.decode(Shown.self, try ok("task", "show", String(created.id), "--json")).task
                 return shown.status == .completed
             }

@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import HTMLText
 import HTTPTypes
 import Hummingbird
 import NIOCore

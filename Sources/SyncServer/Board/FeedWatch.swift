@@ -102,7 +102,7 @@ final class FeedWatch: Service, Sendable {
                 for await event in events {
                     switch event {
                     case .listening(let store):
-                        if !self.checked.value, let canAct = try? await store.canActAsBoard() {
+                        if !self.checked.value, let canAct = await self.check(store) {
                             self.checked.mutate { $0 = true }
                             if !canAct {
                                 self.logger.error("board: its database role is not a manager's (teamwork_manager): nobody can sign in or change tasks on the board; give it --board-database-url with such a role (docs/operations.md)")
@@ -121,5 +121,15 @@ final class FeedWatch: Service, Sendable {
             }
         }
         wakeAll(listening: false, closed: true)
+    }
+
+    /// Whether the board's role may act (nil when the master did not say within 10 s: asked again at the next listening).
+    private func check(_ store: CentralStore) async -> Bool? {
+        do {
+            return try await withDeadline(.seconds(10), timeout: { StoreUnavailable() }) { try await store.canActAsBoard() }
+        } catch {
+            logger.warning("board: cannot tell whether its database role may act", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 }
