@@ -164,11 +164,8 @@ public enum SyncServer {
                            board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.add(middleware: StreamSetup())
-        router.add(middleware: AllowedMethods(routes: (board == nil ? [] : BoardRoutes.allowed) + [
-            .init("/health", [.get]), .init("/metrics", configuration.metrics == nil ? [] : [.get]),
-            .init("/v1/replicas", [.get]), .init("/v1/positions", [.get]), .init("/v1/replicas/*/changes", [.get, .post]),
-            .init("/v1/blobs/*", [.head, .patch]),
-        ].filter { !$0.methods.isEmpty }))
+        let allowed = AllowedMethods<SyncRequestContext>()
+        router.add(middleware: allowed)
         router.get("/health") { _, _ -> EditedResponse<Health> in
             // How many live-mode waits the open-files limit leaves room for, and how many are open.
             let capacity = ["wait_capacity": String(FileLimit.waitCapacity), "open_waits": String(watch.waiting)]
@@ -204,6 +201,7 @@ public enum SyncServer {
             .post("replicas/:name/changes", use: pushes.push)
             .head("blobs/:digest", use: blobs.head)
             .patch("blobs/:digest", use: blobs.patch)
+        allowed.learn(from: router)
         return router
     }
 }

@@ -1,5 +1,6 @@
 @testable import CentralStore
 import Foundation
+import HTTPTypes
 import Logging
 import PostgresNIO
 import Testing
@@ -322,6 +323,21 @@ struct BoardTests {
                 try await page.open(scene.board)
                 #expect(try await page.url().contains("/board/sign-in"))
             }
+        }
+    }
+
+    /// The board's paths asked with a method they do not take are 405 with `Allow`, learnt from the
+    /// routes as registered (no second list to keep in step).
+    @Test func aBoardPathAskedWithAnotherMethodIs405WithItsAllow() async throws {
+        try await Self.withBoard { scene in
+            let port = try #require(scene.service.port)
+            for (method, path, allow) in [("DELETE", "/board", "GET"), ("PUT", "/board/sign-in", "GET, POST"), ("GET", "/board/sign-out", "POST"),
+                                          ("DELETE", "/board/tasks/1", "GET"), ("GET", "/board/tasks/1/assign", "POST"),
+                                          ("POST", "/board/static/board.js", "GET")] {
+                let answer = try await LocalHTTP.request(HTTPRequest.Method(method)!, port: port, path)
+                #expect(answer.status == 405 && answer.header("allow") == allow, "\(method) \(path): \(answer.status) \(answer.header("allow") ?? "-")")
+            }
+            #expect(try await LocalHTTP.request(port: port, "/board/nothing/here").status == 404)
         }
     }
 

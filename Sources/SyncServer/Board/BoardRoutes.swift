@@ -50,14 +50,6 @@ struct BoardRoutes: Sendable {
         self.logger = logger
     }
 
-    /// The paths and their methods, for ``AllowedMethods``.
-    static let allowed: [AllowedMethods<SyncRequestContext>.Route] = [
-        .init("/board", [.get]), .init("/board/sign-in", [.get, .post]), .init("/board/sign-out", [.post]),
-        .init("/board/changes", [.get]), .init("/board/map", [.get]), .init("/board/map.json", [.get]),
-        .init("/board/new", [.get]), .init("/board/tasks", [.post]), .init("/board/tasks/*", [.get]),
-        .init("/board/tasks/*/*", [.post]), .init("/board/attachments/*", [.get]), .init("/board/static/*", [.get]),
-    ]
-
     func add(to router: Router<SyncRequestContext>) {
         router.get("/board") { request, context in try await page(request, context) { session in try await boardPage(request, session) } }
         router.get("/board/sign-in") { request, _ in signInPage(request, problem: nil) }
