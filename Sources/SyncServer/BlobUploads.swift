@@ -176,19 +176,20 @@ struct BlobUploads: Sendable {
             throw error
         } catch let error as BlobError {
             context.logger.error("cannot store a blob", metadata: ["blob": "\(digest)", "error": "\(error)"])
-            throw HTTPError(.serviceUnavailable, message: "the server cannot store files right now; try again")
+            throw error
         }
         // A connection cut halfway ends the body early: what arrived stays, for the device to resume.
         guard kept == length else { return Self.answer(.partial(kept)) }
         do {
             try await blockingWork { try store.finish(digest, by: person) }
-        } catch BlobError.digestMismatch(_, let actual) {
-            context.logger.notice("a blob did not hash to its name; nothing kept", metadata: ["blob": "\(digest)", "actual": "\(actual)"])
-            throw HTTPError(.unprocessableContent, message: "the bytes hash to \(actual), not \(digest.hex); nothing is kept")
-        } catch {
-            // Every byte is kept: the next PATCH at Upload-Length finishes it.
-            context.logger.error("cannot store a blob", metadata: ["blob": "\(digest)", "error": "\(error)"])
-            throw HTTPError(.serviceUnavailable, message: "the server cannot store files right now; try again")
+        } catch let error as BlobError {
+            if case .digestMismatch(_, let actual) = error {
+                context.logger.notice("a blob did not hash to its name; nothing kept", metadata: ["blob": "\(digest)", "actual": "\(actual)"])
+            } else {
+                // Every byte is kept: the next PATCH at Upload-Length finishes it.
+                context.logger.error("cannot store a blob", metadata: ["blob": "\(digest)", "error": "\(error)"])
+            }
+            throw error
         }
         return Self.answer(.complete(length), status: .created)
     }

@@ -65,7 +65,7 @@ struct ReplicaPushes: Sendable {
             }
         } catch let busy as ReplicaBusy {
             context.logger.warning("a push found the replica locked", metadata: ["replica": "\(replica.name)", "error": "\(busy)"])
-            throw HTTPError(.serviceUnavailable, message: "\(replica.name) is busy; try again shortly")
+            throw busy
         } catch {
             // A full or read-only disk, a damaged file, a lock held too long: nothing was stored
             // (the write is one SQLite transaction), and the device keeps its changes and retries.
