@@ -33,7 +33,8 @@ struct ServerOptions: ParsableArguments {
     func validate() throws {
         if !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("give --tls-cert and --tls-key together") }
-        if !(1...1_024).contains(maxFileMb) { throw ValidationError("--max-file-mb must be between 1 and 1024") }
+        // A file larger than a person's allowance of files not yet attached (256 MB) could never be taken.
+        if !(1...256).contains(maxFileMb) { throw ValidationError("--max-file-mb must be between 1 and 256") }
         if let tiles = tilesTemplate, BoardConfiguration.tileOrigin(tiles) == nil {
             throw ValidationError("--map-tiles must be an http(s) URL template with {z}, {x} and {y}, like \(BoardConfiguration.openStreetMapTiles)")
         }
