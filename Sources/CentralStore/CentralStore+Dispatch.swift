@@ -62,8 +62,9 @@ extension CentralStore {
     public func workerPositions(personIDs: [Int64]? = nil, teamID: Int64? = nil) async throws -> [WorkerPosition] {
         try await rows(
             """
-            SELECT \(unescaped: Columns.person), l.latitude, l.longitude, coalesce(p.last_seen_at, l.updated_at),
-                   coalesce((SELECT array_agg(m.team_id ORDER BY m.team_id) FROM team_memberships m WHERE m.person_id = p.id), '{}')
+            SELECT \(unescaped: Columns.person), l.latitude AS at_latitude, l.longitude AS at_longitude,
+                   coalesce(p.last_seen_at, l.updated_at) AS reported_at,
+                   coalesce((SELECT array_agg(m.team_id ORDER BY m.team_id) FROM team_memberships m WHERE m.person_id = p.id), '{}') AS team_ids
               FROM locations l JOIN people p ON p.id = l.person_id
              WHERE l.kind = 'person'
                AND (\(personIDs)::bigint[] IS NULL OR p.id = ANY(\(personIDs)))
@@ -73,11 +74,10 @@ extension CentralStore {
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)
-            let i = Columns.personCount
             return WorkerPosition(
-                person: try Person(row: row), teamIDs: try r[i + 3].decode([Int64].self),
-                latitude: try r[i].decode(Double.self), longitude: try r[i + 1].decode(Double.self),
-                reportedAt: try r[i + 2].decode(Date.self)
+                person: try Person(row: row), teamIDs: try r["team_ids"].decode([Int64].self),
+                latitude: try r["at_latitude"].decode(Double.self), longitude: try r["at_longitude"].decode(Double.self),
+                reportedAt: try r["reported_at"].decode(Date.self)
             )
         }
     }

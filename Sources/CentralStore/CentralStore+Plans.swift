@@ -64,13 +64,12 @@ extension CentralStore {
     /// The plan's occurrences made so far (superseded ones too), by day.
     public func occurrences(ofPlan id: Int64) async throws -> [(day: LocalDate, task: FieldTask, superseded: Bool, reason: String?)] {
         try await rows("""
-            SELECT \(unescaped: Columns.task), k.plan_date::text, k.plan_superseded, k.cancel_reason FROM tasks k
+            SELECT \(unescaped: Columns.task), k.plan_superseded AS superseded, k.cancel_reason FROM tasks k
             WHERE k.plan_id = \(id) ORDER BY k.plan_date, k.id
             """).map { row in
             let r = PostgresRandomAccessRow(row)
-            let base = Columns.taskCount
-            return (try LocalDate(parsing: try r[base].decode(String.self)), try FieldTask(r), try r[base + 1].decode(Bool.self),
-                    try r[base + 2].decode(String?.self))
+            return (try LocalDate(parsing: try r["task_plan_date"].decode(String.self)), try FieldTask(r), try r["superseded"].decode(Bool.self),
+                    try r["cancel_reason"].decode(String?.self))
         }
     }
 

@@ -69,7 +69,7 @@ extension CentralStore {
             WHERE m.team_id = ANY(\(ids)) ORDER BY p.id
             """
         ) {
-            result[try PostgresRandomAccessRow(row)[Columns.personCount].decode(Int64.self), default: []].append(try Person(row: row))
+            result[try PostgresRandomAccessRow(row)["team_id"].decode(Int64.self), default: []].append(try Person(row: row))
         }
         return result
     }
@@ -191,13 +191,7 @@ public struct ReplicationSnapshot: Sendable {
 
     static func taskWithLocation(_ row: PostgresRow) throws -> (task: FieldTask, location: Location?) {
         let r = PostgresRandomAccessRow(row)
-        return (try FieldTask(r), try location(r, from: Columns.taskCount))
-    }
-
-    /// The location in the columns of ``Columns/location`` starting at `index`, if any.
-    static func location(_ r: PostgresRandomAccessRow, from index: Int) throws -> Location? {
-        guard try r[index].decode(Int64?.self) != nil else { return nil }
-        return try Location(r, from: index)
+        return (try FieldTask(r), try Location.ifPresent(r))
     }
 }
 

@@ -119,7 +119,7 @@ extension CentralStore {
             ORDER BY lower(p.last_name), lower(p.first_name), p.id
             """
         ).map { row in
-            TeamMember(teamID: teamID, person: try Person(row: row), joinedAt: try PostgresRandomAccessRow(row)[Columns.personCount].decode(Date.self))
+            TeamMember(teamID: teamID, person: try Person(row: row), joinedAt: try PostgresRandomAccessRow(row)["joined_at"].decode(Date.self))
         }
     }
 

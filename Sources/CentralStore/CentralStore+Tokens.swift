@@ -94,7 +94,7 @@ extension CentralStore {
             JOIN teams t ON t.id = m.team_id ORDER BY t.slug
             """
         ) {
-            teams[try PostgresRandomAccessRow(row)[Columns.teamCount].decode(Int64.self), default: []].append(try Team(row: row))
+            teams[try PostgresRandomAccessRow(row)["person_id"].decode(Int64.self), default: []].append(try Team(row: row))
         }
         return try await rows(
             """
@@ -104,7 +104,7 @@ extension CentralStore {
             """
         ).map { row in
             let person = try Person(row: row)
-            return (try PostgresRandomAccessRow(row)[Columns.personCount].decode(Data.self), person, teams[person.id] ?? [])
+            return (try PostgresRandomAccessRow(row)["token_hash"].decode(Data.self), person, teams[person.id] ?? [])
         }
     }
 }

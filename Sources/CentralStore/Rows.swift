@@ -2,19 +2,14 @@ import Foundation
 import PostgresNIO
 import TeamworkModel
 
-/// Column lists and row decoders, one per record, so every query that returns a
-/// record selects the same columns in the same order.
+/// Column lists, one per record, each column named after its record (`person_id`,
+/// `person_first_name`, …) so that every query that returns a record selects the
+/// same columns, and its decoder reads them by name wherever they stand in the row.
 enum Columns {
-    static let person = "p.id, p.first_name, p.last_name, p.email, p.role, p.avatar_url, p.default_team_id, p.created_at, p.updated_at, p.last_seen_at, p.skills, p.deactivated_at"
-    /// How many columns ``person`` has: what follows them in a row starts here.
-    static let personCount = 12
-    static let team = "t.id, t.slug, t.name, t.description, t.color, t.created_by, t.created_at, t.updated_at, t.shares_positions, t.time_zone"
-    /// How many columns ``team`` has: what follows them in a row starts here.
-    static let teamCount = 10
-    static let location = "l.id, l.kind, l.person_id, l.name, l.latitude, l.longitude, l.elevation, l.street, l.city, l.region, l.postal_code, l.country, l.created_at, l.updated_at, l.time_zone"
-    static let task = "k.id, k.title, k.description, k.priority, k.status, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_by, k.created_at, k.updated_at, k.started_at, k.completed_at, k.completed_by, k.completion_note, k.version, k.required_skills, k.window_start, k.window_end, k.time_zone, k.plan_id, k.plan_date::text, \(checklistForm), k.answers::text"
-    /// How many columns ``task`` has: what follows them in a row starts here.
-    static let taskCount = 25
+    static let person = "p.id AS person_id, p.first_name AS person_first_name, p.last_name AS person_last_name, p.email AS person_email, p.role AS person_role, p.avatar_url AS person_avatar_url, p.default_team_id AS person_default_team_id, p.created_at AS person_created_at, p.updated_at AS person_updated_at, p.last_seen_at AS person_last_seen_at, p.skills AS person_skills, p.deactivated_at AS person_deactivated_at"
+    static let team = "t.id AS team_id, t.slug AS team_slug, t.name AS team_name, t.description AS team_description, t.color AS team_color, t.created_by AS team_created_by, t.created_at AS team_created_at, t.updated_at AS team_updated_at, t.shares_positions AS team_shares_positions, t.time_zone AS team_time_zone"
+    static let location = "l.id AS location_id, l.kind AS location_kind, l.person_id AS location_person_id, l.name AS location_name, l.latitude AS location_latitude, l.longitude AS location_longitude, l.elevation AS location_elevation, l.street AS location_street, l.city AS location_city, l.region AS location_region, l.postal_code AS location_postal_code, l.country AS location_country, l.created_at AS location_created_at, l.updated_at AS location_updated_at, l.time_zone AS location_time_zone"
+    static let task = "k.id AS task_id, k.title AS task_title, k.description AS task_description, k.priority AS task_priority, k.status AS task_status, k.team_id AS task_team_id, k.assignee_id AS task_assignee_id, k.location_id AS task_location_id, k.due_at AS task_due_at, k.created_by AS task_created_by, k.created_at AS task_created_at, k.updated_at AS task_updated_at, k.started_at AS task_started_at, k.completed_at AS task_completed_at, k.completed_by AS task_completed_by, k.completion_note AS task_completion_note, k.version AS task_version, k.required_skills AS task_required_skills, k.window_start AS task_window_start, k.window_end AS task_window_end, k.time_zone AS task_time_zone, k.plan_id AS task_plan_id, k.plan_date::text AS task_plan_date, \(checklistForm) AS task_checklist, k.answers::text AS task_answers"
     /// The checklist version task `k` carries, as the JSON of a ``ChecklistForm`` (NULL when none).
     static let checklistForm = """
         CASE WHEN k.checklist_id IS NOT NULL THEN
@@ -25,8 +20,17 @@ enum Columns {
 }
 
 extension PostgresRandomAccessRow {
+    func enumValue<E: RawRepresentable>(_ column: String, _ type: E.Type) throws -> E where E.RawValue == String {
+        try enumValue(self[column], type)
+    }
+
+    /// For a record's decoder that reads its own columns in order.
     func enumValue<E: RawRepresentable>(_ column: Int, _ type: E.Type) throws -> E where E.RawValue == String {
-        let raw = try self[column].decode(String.self)
+        try enumValue(self[column], type)
+    }
+
+    private func enumValue<E: RawRepresentable>(_ cell: PostgresCell, _ type: E.Type) throws -> E where E.RawValue == String {
+        let raw = try cell.decode(String.self)
         guard let value = E(rawValue: raw) else {
             throw TeamworkError(.internal, "unexpected \(E.self) value in the database")
         }
@@ -35,71 +39,76 @@ extension PostgresRandomAccessRow {
 }
 
 extension Person {
-    init(row: PostgresRow) throws { try self.init(row: row, skipping: 0) }
-
-    /// `skipping`: columns before the person's own (a query that selects more first).
-    init(row: PostgresRow, skipping o: Int) throws {
+    /// The columns of ``Columns/person``, wherever they stand in `row`.
+    init(row: PostgresRow) throws {
         let r = PostgresRandomAccessRow(row)
         self.init(
-            id: try r[o + 0].decode(Int64.self),
-            firstName: try r[o + 1].decode(String.self),
-            lastName: try r[o + 2].decode(String.self),
-            email: try r[o + 3].decode(String.self),
-            role: try r.enumValue(o + 4, Role.self),
-            avatarURL: try r[o + 5].decode(String?.self),
-            defaultTeamID: try r[o + 6].decode(Int64?.self),
-            createdAt: try r[o + 7].decode(Date.self),
-            updatedAt: try r[o + 8].decode(Date.self),
-            lastSeenAt: try r[o + 9].decode(Date?.self),
-            skills: try r[o + 10].decode([String].self),
-            deactivatedAt: try r[o + 11].decode(Date?.self)
+            id: try r["person_id"].decode(Int64.self),
+            firstName: try r["person_first_name"].decode(String.self),
+            lastName: try r["person_last_name"].decode(String.self),
+            email: try r["person_email"].decode(String.self),
+            role: try r.enumValue("person_role", Role.self),
+            avatarURL: try r["person_avatar_url"].decode(String?.self),
+            defaultTeamID: try r["person_default_team_id"].decode(Int64?.self),
+            createdAt: try r["person_created_at"].decode(Date.self),
+            updatedAt: try r["person_updated_at"].decode(Date.self),
+            lastSeenAt: try r["person_last_seen_at"].decode(Date?.self),
+            skills: try r["person_skills"].decode([String].self),
+            deactivatedAt: try r["person_deactivated_at"].decode(Date?.self)
         )
     }
 }
 
 extension Team {
+    /// The columns of ``Columns/team``, wherever they stand in `row`.
     init(row: PostgresRow) throws {
         let r = PostgresRandomAccessRow(row)
         self.init(
-            id: try r[0].decode(Int64.self),
-            slug: try r[1].decode(String.self),
-            name: try r[2].decode(String.self),
-            description: try r[3].decode(String.self),
-            color: try r[4].decode(String?.self),
-            createdBy: try r[5].decode(Int64?.self),
-            createdAt: try r[6].decode(Date.self),
-            updatedAt: try r[7].decode(Date.self),
-            sharesPositions: try r[8].decode(Bool.self), timeZone: try r[9].decode(String.self)
+            id: try r["team_id"].decode(Int64.self),
+            slug: try r["team_slug"].decode(String.self),
+            name: try r["team_name"].decode(String.self),
+            description: try r["team_description"].decode(String.self),
+            color: try r["team_color"].decode(String?.self),
+            createdBy: try r["team_created_by"].decode(Int64?.self),
+            createdAt: try r["team_created_at"].decode(Date.self),
+            updatedAt: try r["team_updated_at"].decode(Date.self),
+            sharesPositions: try r["team_shares_positions"].decode(Bool.self), timeZone: try r["team_time_zone"].decode(String.self)
         )
     }
 }
 
 extension Location {
     init(row: PostgresRow) throws {
-        try self.init(PostgresRandomAccessRow(row), from: 0)
+        try self.init(PostgresRandomAccessRow(row))
     }
 
-    /// Decodes the columns of ``Columns/location`` starting at `i`.
-    init(_ r: PostgresRandomAccessRow, from i: Int) throws {
+    /// The columns of ``Columns/location``, wherever they stand in the row.
+    init(_ r: PostgresRandomAccessRow) throws {
         self.init(
-            id: try r[i].decode(Int64.self),
-            kind: try r.enumValue(i + 1, LocationKind.self),
-            personID: try r[i + 2].decode(Int64?.self),
-            name: try r[i + 3].decode(String.self),
-            latitude: try r[i + 4].decode(Double.self),
-            longitude: try r[i + 5].decode(Double.self),
-            elevation: try r[i + 6].decode(Double?.self),
+            id: try r["location_id"].decode(Int64.self),
+            kind: try r.enumValue("location_kind", LocationKind.self),
+            personID: try r["location_person_id"].decode(Int64?.self),
+            name: try r["location_name"].decode(String.self),
+            latitude: try r["location_latitude"].decode(Double.self),
+            longitude: try r["location_longitude"].decode(Double.self),
+            elevation: try r["location_elevation"].decode(Double?.self),
             address: Address(
-                street: try r[i + 7].decode(String.self),
-                city: try r[i + 8].decode(String.self),
-                region: try r[i + 9].decode(String.self),
-                postalCode: try r[i + 10].decode(String.self),
-                country: try r[i + 11].decode(String.self)
+                street: try r["location_street"].decode(String.self),
+                city: try r["location_city"].decode(String.self),
+                region: try r["location_region"].decode(String.self),
+                postalCode: try r["location_postal_code"].decode(String.self),
+                country: try r["location_country"].decode(String.self)
             ),
-            createdAt: try r[i + 12].decode(Date.self),
-            updatedAt: try r[i + 13].decode(Date.self),
-            timeZone: try r[i + 14].decode(String?.self)
+            createdAt: try r["location_created_at"].decode(Date.self),
+            updatedAt: try r["location_updated_at"].decode(Date.self),
+            timeZone: try r["location_time_zone"].decode(String?.self)
         )
+    }
+
+    /// The location of a row that LEFT JOINs one (nil when it has none).
+    static func ifPresent(_ r: PostgresRandomAccessRow) throws -> Location? {
+        guard try r["location_id"].decode(Int64?.self) != nil else { return nil }
+        return try Location(r)
     }
 }
 
@@ -108,32 +117,33 @@ extension FieldTask {
         try self.init(PostgresRandomAccessRow(row))
     }
 
+    /// The columns of ``Columns/task``, wherever they stand in the row.
     init(_ r: PostgresRandomAccessRow) throws {
         self.init(
-            id: try r[0].decode(Int64.self),
-            title: try r[1].decode(String.self),
-            description: try r[2].decode(String.self),
-            priority: try r.enumValue(3, Priority.self),
-            status: try r.enumValue(4, TaskStatus.self),
-            teamID: try r[5].decode(Int64?.self),
-            assigneeID: try r[6].decode(Int64?.self),
-            locationID: try r[7].decode(Int64?.self),
-            dueAt: try r[8].decode(Date?.self),
-            createdBy: try r[9].decode(Int64?.self),
-            createdAt: try r[10].decode(Date.self),
-            updatedAt: try r[11].decode(Date.self),
-            startedAt: try r[12].decode(Date?.self),
-            completedAt: try r[13].decode(Date?.self),
-            completedBy: try r[14].decode(Int64?.self),
-            completionNote: try r[15].decode(String?.self),
-            version: Int(try r[16].decode(Int32.self)),
-            requiredSkills: try r[17].decode([String].self),
-            window: try Self.window(start: r[18].decode(Date?.self), end: r[19].decode(Date?.self)),
-            timeZone: try r[20].decode(String.self),
-            planID: try r[21].decode(Int64?.self),
-            planDate: try r[22].decode(String?.self).map { try LocalDate(parsing: $0) },
-            checklist: try FieldTask.checklist(json: r[23].decode(String?.self)),
-            answers: try FieldTask.answers(json: r[24].decode(String?.self))
+            id: try r["task_id"].decode(Int64.self),
+            title: try r["task_title"].decode(String.self),
+            description: try r["task_description"].decode(String.self),
+            priority: try r.enumValue("task_priority", Priority.self),
+            status: try r.enumValue("task_status", TaskStatus.self),
+            teamID: try r["task_team_id"].decode(Int64?.self),
+            assigneeID: try r["task_assignee_id"].decode(Int64?.self),
+            locationID: try r["task_location_id"].decode(Int64?.self),
+            dueAt: try r["task_due_at"].decode(Date?.self),
+            createdBy: try r["task_created_by"].decode(Int64?.self),
+            createdAt: try r["task_created_at"].decode(Date.self),
+            updatedAt: try r["task_updated_at"].decode(Date.self),
+            startedAt: try r["task_started_at"].decode(Date?.self),
+            completedAt: try r["task_completed_at"].decode(Date?.self),
+            completedBy: try r["task_completed_by"].decode(Int64?.self),
+            completionNote: try r["task_completion_note"].decode(String?.self),
+            version: Int(try r["task_version"].decode(Int32.self)),
+            requiredSkills: try r["task_required_skills"].decode([String].self),
+            window: try Self.window(start: r["task_window_start"].decode(Date?.self), end: r["task_window_end"].decode(Date?.self)),
+            timeZone: try r["task_time_zone"].decode(String.self),
+            planID: try r["task_plan_id"].decode(Int64?.self),
+            planDate: try r["task_plan_date"].decode(String?.self).map { try LocalDate(parsing: $0) },
+            checklist: try FieldTask.checklist(json: r["task_checklist"].decode(String?.self)),
+            answers: try FieldTask.answers(json: r["task_answers"].decode(String?.self))
         )
     }
 
