@@ -26,7 +26,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
-        // Domain model: value types, validation and errors. No I/O.
+        // Domain model (value types, validation, errors, local time read from the system's tz database) and the
+        // small primitives every layer shares (retrying, deadlines, a lock, work off the cooperative threads).
+        // No network and no database.
         .target(name: "TeamworkModel"),
 
         // A private PostgreSQL cluster for the zero-setup local default and for tests.
