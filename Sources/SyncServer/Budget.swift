@@ -64,8 +64,6 @@ final class Budget<Principal: Hashable & Sendable>: Sendable {
         }
     }
 
-    func count(for principal: Principal) -> Int { state.mutate { $0.counts[principal, default: 0] } }
-
     /// Everything reserved, and the principals holding it.
     var totals: (all: Int, principals: Int) { state.mutate { ($0.all, $0.counts.count) } }
 }

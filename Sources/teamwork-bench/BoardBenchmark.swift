@@ -236,17 +236,17 @@ extension BoardBenchmark {
         let statuses = Locked<[Int: Int]>([:])
         // Five bursts back to back: the first meets an address with its minute unused, the rest a spent one.
         for _ in 0..<5 {
-          await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<flood {
-                group.addTask {
-                    let nonce = TokenSecret.randomBase64URL()
-                    let status = (try? await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
-                        "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
-                    ], body: Data("csrf=\(nonce)&token=tw_\(TokenSecret.randomBase64URL())".utf8), timeout: .seconds(60)).status) ?? -1
-                    statuses.mutate { $0[status, default: 0] += 1 }
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<flood {
+                    group.addTask {
+                        let nonce = TokenSecret.randomBase64URL()
+                        let status = (try? await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
+                            "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                        ], body: Data("csrf=\(nonce)&token=tw_\(TokenSecret.randomBase64URL())".utf8), timeout: .seconds(60)).status) ?? -1
+                        statuses.mutate { $0[status, default: 0] += 1 }
+                    }
                 }
             }
-          }
         }
         let elapsed = UploadBenchmark.seconds(ContinuousClock.now - started)
         done.mutate { $0 = true }
