@@ -53,12 +53,13 @@ final class AccessCache: Service, Sendable {
     private struct State {
         var entries: [TokenDigest: Entry] = [:]
         /// The last answer the master gave for each token a request used, kept through a lost
-        /// LISTEN: what a request is answered from while the master is away. A change of access
-        /// does not wipe them: the load that follows it brings each up to date (or drops it, for a
-        /// token no longer live), and until that load is kept none is used (``lastKnownStale``).
-        var lastKnown: [TokenDigest: (access: Access, checkedAt: ContinuousClock.Instant)] = [:]
-        /// A change of access was heard (or may have gone unheard) since the last kept load.
-        var lastKnownStale = false
+        /// LISTEN: what a request is answered from while the master is away, if no change of access
+        /// was heard since the question was asked (its `changes` is the current one). A change does
+        /// not wipe them: the load that follows it brings each up to date (or drops it, for a token
+        /// no longer live), an answer asked for before the change included.
+        var lastKnown: [TokenDigest: (access: Access, checkedAt: ContinuousClock.Instant, changes: Int)] = [:]
+        /// Changes of access heard (or possibly missed, while not listening) so far.
+        var changes = 0
         /// The load of every live token under way, if one is: a request that misses waits for it.
         var load: Task<Void, Never>?
         /// Tokens answered from memory since their use was last recorded on the master.
@@ -127,18 +128,26 @@ final class AccessCache: Service, Sendable {
         }
         switch memory {
         case .known(let access): return access
-        case .missing(let generation, let now):
-            return try await lookUp(digest, secret: secret, store: store, generation: generation, now: now, from: address)
+        case .missing(let asked):
+            return try await lookUp(digest, secret: secret, store: store, asked: asked, from: address)
         case .loading: preconditionFailure("not asked to wait")
         }
     }
 
     private enum Remembered {
         case known(Access)
-        /// Not in memory: `generation` to keep the master's answer in, if no notification comes meanwhile.
-        case missing(generation: Int, now: ContinuousClock.Instant)
+        /// Not in memory: the master is to be asked.
+        case missing(Asked)
         /// Not in memory, and every live token is being loaded (with `waiting`).
         case loading(Task<Void, Never>)
+    }
+
+    /// When the master is asked: the master's answer is kept in memory if `generation` is still the
+    /// current one when it comes, and as the last known answer as of `changes`.
+    private struct Asked {
+        var generation: Int
+        var changes: Int
+        var now: ContinuousClock.Instant
     }
 
     /// What memory says of a token (counted as remembered or looked up). Synchronous and out of
@@ -150,21 +159,24 @@ final class AccessCache: Service, Sendable {
             guard state.listening, let entry = state.entries[digest], entry.expires > now else {
                 if waiting, state.listening, state.entries[digest] == nil, let load = state.load { return .loading(load) }
                 state.lookups += 1
-                return .missing(generation: state.generation, now: now)
+                return .missing(Asked(generation: state.generation, changes: state.changes, now: now))
             }
             state.remembered += 1
             state.used.insert(digest)
             // A loaded token counts as checked from its first request on: a device served once
             // keeps working through an outage; a device never seen is not let in by a load alone.
-            if state.lastKnown[digest] == nil { know(entry.access, for: digest, at: entry.vouched, in: &state) }
+            if state.lastKnown[digest]?.changes != state.changes {
+                know(entry.access, for: digest, at: entry.vouched, changes: state.changes, in: &state)
+            }
             return .known(entry.access)
         }
     }
 
     /// Asks the master (or, while it is away, the last known answer) for a token not in memory.
     @inline(never)
-    private func lookUp(_ digest: TokenDigest, secret: String, store: SharedStore, generation: Int,
-                        now: ContinuousClock.Instant, from address: String) async throws -> Access? {
+    private func lookUp(_ digest: TokenDigest, secret: String, store: SharedStore, asked: Asked,
+                        from address: String) async throws -> Access? {
+        let now = asked.now
         if let last = lastKnownWhileAway(digest, now: now) { return last }
         // A round trip to the master, paid for before it is made, unless the master vouched for this
         // token before (a known device is never held up by junk from its address): an address whose
@@ -215,16 +227,18 @@ final class AccessCache: Service, Sendable {
         }
         state.mutate { state in
             state.masterAwayUntil = nil
-            guard state.generation == generation else { return }
+            // As of when it was asked: if a change was heard meanwhile, the load that follows the
+            // change vouches for it again (or drops it), and until then it is not used.
+            know(fetched, for: digest, at: now, changes: asked.changes, in: &state)
+            guard state.generation == asked.generation else { return }
             remember(fetched, for: digest, at: now, in: &state)
         }
         return fetched
     }
 
-    /// Keeps the master's answer for a token a request used: as its last known answer, and (while
-    /// listening) in memory. (A load's tokens become last known answers when a request uses them.)
+    /// Keeps the master's answer for a token a request used in memory, while listening. (A
+    /// load's tokens become last known answers when a request uses them.)
     private func remember(_ access: Access, for digest: TokenDigest, at now: ContinuousClock.Instant, in state: inout State) {
-        know(access, for: digest, at: now, in: &state)
         guard state.listening else { return }
         if state.entries.count >= capacity {
             // Full: the expired go; if that is not enough, this answer is not kept (the rest stay).
@@ -240,9 +254,9 @@ final class AccessCache: Service, Sendable {
         Entry(access: access, expires: now + timeToLive * Double.random(in: 0.5...1), vouched: now)
     }
 
-    private func know(_ access: Access, for digest: TokenDigest, at checked: ContinuousClock.Instant, in state: inout State) {
+    private func know(_ access: Access, for digest: TokenDigest, at checked: ContinuousClock.Instant, changes: Int, in state: inout State) {
         if state.lastKnown.count >= capacity { state.lastKnown.removeAll() }
-        state.lastKnown[digest] = (access, checked)
+        state.lastKnown[digest] = (access, checked, changes)
     }
 
     /// Records on the master the use of the tokens answered from memory since the last time.
@@ -301,9 +315,8 @@ final class AccessCache: Service, Sendable {
             // Last known answers as the master has them now: a token no longer live is dropped, the
             // rest (a teammate's change, a revocation of someone else's) keep serving through an outage.
             state.lastKnown = state.lastKnown.reduce(into: [:]) { kept, known in
-                if let access = live[known.key] { kept[known.key] = (access, started) }
+                if let access = live[known.key] { kept[known.key] = (access, started, state.changes) }
             }
-            state.lastKnownStale = false
             // Answers looked up meanwhile are as new as the load's.
             for (digest, entry) in state.entries { fresh[digest] = entry }
             swap(&state.entries, &fresh)
@@ -328,7 +341,7 @@ final class AccessCache: Service, Sendable {
 
     /// The last known answer for a token, if the master gave it within the outage grace.
     private func vouchedLately(_ digest: TokenDigest, now: ContinuousClock.Instant, in state: State) -> Access? {
-        guard !state.lastKnownStale, let last = state.lastKnown[digest], now - last.checkedAt < outageGrace else { return nil }
+        guard let last = state.lastKnown[digest], last.changes == state.changes, now - last.checkedAt < outageGrace else { return nil }
         return last.access
     }
 
@@ -375,7 +388,7 @@ final class AccessCache: Service, Sendable {
     private func forget(listening: Bool? = nil) {
         state.mutate { state in
             state.entries.removeAll()
-            if listening != false { state.lastKnownStale = true }
+            if listening != false { state.changes += 1 }
             state.generation += 1
             if let listening { state.listening = listening }
         }
