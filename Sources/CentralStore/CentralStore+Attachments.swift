@@ -19,14 +19,21 @@ public struct AttachmentRecord: Sendable, Equatable, Codable {
 
 extension CentralStore {
     static let attachmentColumns = """
-        a.id, a.task_id, a.person_id, a.item, a.sha256, a.size, a.media_type, a.signer, a.captured_at, a.received_at
+        a.id AS attachment_id, a.task_id AS attachment_task_id, a.person_id AS attachment_person_id, a.item AS attachment_item,
+        a.sha256 AS attachment_sha256, a.size AS attachment_size, a.media_type AS attachment_media_type,
+        a.signer AS attachment_signer, a.captured_at AS attachment_captured_at, a.received_at AS attachment_received_at
         """
 
+    /// The columns of ``attachmentColumns``, wherever they stand in `row`.
     static func attachment(_ row: PostgresRow) throws -> AttachmentRecord {
-        let (id, task, person, item, sha, size, type, signer, captured, received) =
-            try row.decode((Int64, Int64?, Int64, String?, String, Int64, String, String?, Date, Date).self)
-        return AttachmentRecord(id: id, taskID: task, personID: person, item: item, sha256: sha, size: size, mediaType: type,
-                                signer: signer, capturedAt: captured, receivedAt: received)
+        let r = PostgresRandomAccessRow(row)
+        return AttachmentRecord(
+            id: try r["attachment_id"].decode(Int64.self), taskID: try r["attachment_task_id"].decode(Int64?.self),
+            personID: try r["attachment_person_id"].decode(Int64.self), item: try r["attachment_item"].decode(String?.self),
+            sha256: try r["attachment_sha256"].decode(String.self), size: try r["attachment_size"].decode(Int64.self),
+            mediaType: try r["attachment_media_type"].decode(String.self), signer: try r["attachment_signer"].decode(String?.self),
+            capturedAt: try r["attachment_captured_at"].decode(Date.self), receivedAt: try r["attachment_received_at"].decode(Date.self)
+        )
     }
 
     /// A task's attachments, in the order they were captured.

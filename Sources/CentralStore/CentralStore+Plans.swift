@@ -6,33 +6,40 @@ import TeamworkModel
 /// and generation of their occurrences, each (plan, day) once.
 extension CentralStore {
     static let planColumns = """
-        pl.id, pl.title, pl.description, pl.priority, pl.team_id, pl.assignee_id, pl.location_id, pl.required_skills,
-        pl.rrule, pl.starts_on::text, pl.window_start::text, pl.duration_minutes, pl.due_days, pl.horizon_days,
-        pl.paused_at, pl.created_at, pl.updated_at, pl.version,
-        teamwork_task_time_zone(pl.location_id, pl.team_id, pl.assignee_id),
+        pl.id AS plan_id, pl.title AS plan_title, pl.description AS plan_description, pl.priority AS plan_priority,
+        pl.team_id AS plan_team_id, pl.assignee_id AS plan_assignee_id, pl.location_id AS plan_location_id,
+        pl.required_skills AS plan_required_skills, pl.rrule AS plan_rrule, pl.starts_on::text AS plan_starts_on,
+        pl.window_start::text AS plan_window_start, pl.duration_minutes AS plan_duration_minutes, pl.due_days AS plan_due_days,
+        pl.horizon_days AS plan_horizon_days, pl.paused_at AS plan_paused_at, pl.created_at AS plan_created_at,
+        pl.updated_at AS plan_updated_at, pl.version AS plan_version,
+        teamwork_task_time_zone(pl.location_id, pl.team_id, pl.assignee_id) AS plan_time_zone,
         (SELECT coalesce(jsonb_agg(jsonb_build_object('occurs_on', e.occurs_on::text, 'moved_to', e.moved_to::text)
                                    ORDER BY e.occurs_on), '[]')::text
-           FROM plan_exceptions e WHERE e.plan_id = pl.id),
-        (SELECT c.name FROM checklists c WHERE c.id = pl.checklist_id)
+           FROM plan_exceptions e WHERE e.plan_id = pl.id) AS plan_exceptions,
+        (SELECT c.name FROM checklists c WHERE c.id = pl.checklist_id) AS plan_checklist
         """
 
+    /// The columns of ``planColumns``, wherever they stand in `row`.
     static func plan(_ row: PostgresRow) throws -> Plan {
         let r = PostgresRandomAccessRow(row)
         struct Exception: Decodable { var occurs_on: String; var moved_to: String? }
-        let exceptions = try JSONDecoder().decode([Exception].self, from: Data(try r[19].decode(String.self).utf8))
+        let exceptions = try JSONDecoder().decode([Exception].self, from: Data(try r["plan_exceptions"].decode(String.self).utf8))
         return Plan(
-            id: try r[0].decode(Int64.self), title: try r[1].decode(String.self), description: try r[2].decode(String.self),
-            priority: try r.enumValue(3, Priority.self), teamID: try r[4].decode(Int64?.self),
-            assigneeID: try r[5].decode(Int64?.self), locationID: try r[6].decode(Int64?.self),
-            requiredSkills: try r[7].decode([String].self), rule: try r[8].decode(String.self),
-            startsOn: try LocalDate(parsing: try r[9].decode(String.self)), windowStart: try LocalTime(parsing: try r[10].decode(String.self)),
-            durationMinutes: Int(try r[11].decode(Int32.self)), dueDays: Int(try r[12].decode(Int32.self)),
-            horizonDays: Int(try r[13].decode(Int32.self)), pausedAt: try r[14].decode(Date?.self),
-            createdAt: try r[15].decode(Date.self), updatedAt: try r[16].decode(Date.self), version: Int(try r[17].decode(Int32.self)),
-            timeZone: try r[18].decode(String.self),
+            id: try r["plan_id"].decode(Int64.self), title: try r["plan_title"].decode(String.self),
+            description: try r["plan_description"].decode(String.self),
+            priority: try r.enumValue("plan_priority", Priority.self), teamID: try r["plan_team_id"].decode(Int64?.self),
+            assigneeID: try r["plan_assignee_id"].decode(Int64?.self), locationID: try r["plan_location_id"].decode(Int64?.self),
+            requiredSkills: try r["plan_required_skills"].decode([String].self), rule: try r["plan_rrule"].decode(String.self),
+            startsOn: try LocalDate(parsing: try r["plan_starts_on"].decode(String.self)),
+            windowStart: try LocalTime(parsing: try r["plan_window_start"].decode(String.self)),
+            durationMinutes: Int(try r["plan_duration_minutes"].decode(Int32.self)), dueDays: Int(try r["plan_due_days"].decode(Int32.self)),
+            horizonDays: Int(try r["plan_horizon_days"].decode(Int32.self)), pausedAt: try r["plan_paused_at"].decode(Date?.self),
+            createdAt: try r["plan_created_at"].decode(Date.self), updatedAt: try r["plan_updated_at"].decode(Date.self),
+            version: Int(try r["plan_version"].decode(Int32.self)),
+            timeZone: try r["plan_time_zone"].decode(String.self),
             exceptions: try exceptions.map { Plan.Exception(occursOn: try LocalDate(parsing: $0.occurs_on),
                                                              movedTo: try $0.moved_to.map { try LocalDate(parsing: $0) }) },
-            checklist: try r[20].decode(String?.self)
+            checklist: try r["plan_checklist"].decode(String?.self)
         )
     }
 

@@ -32,14 +32,16 @@ extension CentralStore {
     public func refusals(ids: [Int64]) async throws -> [FieldRefusal] {
         guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
         return try await rows("""
-            SELECT id, replica, person_id, change_id, task_id, operation, coalesce(conflict, 'invalid'),
-                   coalesce(detail, 'the master did not take it'), recorded_at
+            SELECT id, replica, person_id, change_id, task_id, operation, coalesce(conflict, 'invalid') AS rule,
+                   coalesce(detail, 'the master did not take it') AS reason, recorded_at
             FROM field_changes WHERE id = ANY(\(ids)) ORDER BY id
             """).map { row in
-            let (id, replica, person, change, task, operation, rule, reason, at) =
-                try row.decode((Int64, String, Int64, String, Int64?, String, String, String, Date).self)
-            return FieldRefusal(id: id, replica: replica, personID: person, changeID: change, taskID: task, operation: operation,
-                                rule: rule, reason: reason, decidedAt: at)
+            let r = PostgresRandomAccessRow(row)
+            return FieldRefusal(id: try r["id"].decode(Int64.self), replica: try r["replica"].decode(String.self),
+                                personID: try r["person_id"].decode(Int64.self), changeID: try r["change_id"].decode(String.self),
+                                taskID: try r["task_id"].decode(Int64?.self), operation: try r["operation"].decode(String.self),
+                                rule: try r["rule"].decode(String.self), reason: try r["reason"].decode(String.self),
+                                decidedAt: try r["recorded_at"].decode(Date.self))
         }
     }
 

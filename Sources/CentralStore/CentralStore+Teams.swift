@@ -22,13 +22,13 @@ extension CentralStore {
         try await rows(
             """
             SELECT \(unescaped: Columns.team),
-                   (SELECT count(*) FROM team_memberships m WHERE m.team_id = t.id),
-                   (SELECT count(*) FROM tasks k WHERE k.team_id = t.id AND k.status NOT IN ('completed', 'cancelled'))
+                   (SELECT count(*) FROM team_memberships m WHERE m.team_id = t.id) AS members,
+                   (SELECT count(*) FROM tasks k WHERE k.team_id = t.id AND k.status NOT IN ('completed', 'cancelled')) AS open_tasks
             FROM teams t ORDER BY t.slug
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)
-            return (try Team(row: row), try r[10].decode(Int.self), try r[11].decode(Int.self))
+            return (try Team(row: row), try r["members"].decode(Int.self), try r["open_tasks"].decode(Int.self))
         }
     }
 

@@ -24,11 +24,6 @@ extension PostgresRandomAccessRow {
         try enumValue(self[column], type)
     }
 
-    /// For a record's decoder that reads its own columns in order.
-    func enumValue<E: RawRepresentable>(_ column: Int, _ type: E.Type) throws -> E where E.RawValue == String {
-        try enumValue(self[column], type)
-    }
-
     private func enumValue<E: RawRepresentable>(_ cell: PostgresCell, _ type: E.Type) throws -> E where E.RawValue == String {
         let raw = try cell.decode(String.self)
         guard let value = E(rawValue: raw) else {

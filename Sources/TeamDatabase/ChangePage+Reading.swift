@@ -20,39 +20,39 @@ extension ChangePage {
                        window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers
                 FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version
                 """, arguments: range).map { r in
-                Task(id: r[0], title: r[1], description: r[2], priority: r[3], teamID: r[4], assigneeID: r[5], locationID: r[6],
-                     dueAt: r[7], createdAt: r[8], updatedAt: r[9], masterVersion: r[10], status: r[11], startedAt: r[12],
-                     completedAt: r[13], completedBy: r[14], completionNote: r[15], rowVersion: r[16],
-                     windowStart: r[17], windowEnd: r[18], requiredSkills: ReplicaSchema.skills(r[19]),
-                     timeZone: r[20], planID: r[21], planDate: r[22], checklist: try? FieldTask.checklist(json: r[23]),
-                     answers: (try? FieldTask.answers(json: r[24])).flatMap { $0.isEmpty ? nil : AnsweredItem.list($0) })
+                Task(id: r["id"], title: r["title"], description: r["description"], priority: r["priority"], teamID: r["team_id"], assigneeID: r["assignee_id"], locationID: r["location_id"],
+                     dueAt: r["due_at"], createdAt: r["created_at"], updatedAt: r["updated_at"], masterVersion: r["master_version"], status: r["status"], startedAt: r["started_at"],
+                     completedAt: r["completed_at"], completedBy: r["completed_by"], completionNote: r["completion_note"], rowVersion: r["row_version"],
+                     windowStart: r["window_start"], windowEnd: r["window_end"], requiredSkills: ReplicaSchema.skills(r["required_skills"]),
+                     timeZone: r["time_zone"], planID: r["plan_id"], planDate: r["plan_date"], checklist: try? FieldTask.checklist(json: r["checklist"]),
+                     answers: (try? FieldTask.answers(json: r["answers"])).flatMap { $0.isEmpty ? nil : AnsweredItem.list($0) })
             }
             let members = try Row.fetchAll(db, sql: """
                 SELECT person_id, first_name, last_name, role, row_version, skills FROM members
                 WHERE row_version > ? AND row_version <= ? ORDER BY row_version
                 """, arguments: range).map {
-                Member(personID: $0[0], firstName: $0[1], lastName: $0[2], role: $0[3], rowVersion: $0[4],
-                       skills: ($0[5] as String).split(separator: ",").map(String.init))
+                Member(personID: $0["person_id"], firstName: $0["first_name"], lastName: $0["last_name"], role: $0["role"], rowVersion: $0["row_version"],
+                       skills: ($0["skills"] as String).split(separator: ",").map(String.init))
             }
             let refused = try Row.fetchAll(db, sql: """
                 SELECT person_id, change_id, task_id, operation, rule, reason, decided_at, row_version FROM refusals
                 WHERE row_version > ? AND row_version <= ? ORDER BY row_version
                 """, arguments: range).map {
-                Refusal(personID: $0[0], changeID: $0[1], taskID: $0[2], operation: $0[3], rule: $0[4], reason: $0[5],
-                        decidedAt: $0[6], rowVersion: $0[7])
+                Refusal(personID: $0["person_id"], changeID: $0["change_id"], taskID: $0["task_id"], operation: $0["operation"], rule: $0["rule"], reason: $0["reason"],
+                        decidedAt: $0["decided_at"], rowVersion: $0["row_version"])
             }
             let locations = try Row.fetchAll(db, sql: """
                 SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version
                 FROM locations WHERE row_version > ? AND row_version <= ? ORDER BY row_version
                 """, arguments: range).map { r in
-                Location(id: r[0], name: r[1], latitude: r[2], longitude: r[3], elevation: r[4], street: r[5], city: r[6],
-                         region: r[7], postalCode: r[8], country: r[9], rowVersion: r[10])
+                Location(id: r["id"], name: r["name"], latitude: r["latitude"], longitude: r["longitude"], elevation: r["elevation"], street: r["street"], city: r["city"],
+                         region: r["region"], postalCode: r["postal_code"], country: r["country"], rowVersion: r["row_version"])
             }
             // A client that refetches starts from nothing: tombstones mean nothing to it.
             let deleted = refetch ? [] : try Row.fetchAll(db, sql: """
                 SELECT table_name, row_id, row_version FROM deleted_rows
                 WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                """, arguments: range).map { Deletion(table: $0[0], id: $0[1], rowVersion: $0[2]) }
+                """, arguments: range).map { Deletion(table: $0["table_name"], id: $0["row_id"], rowVersion: $0["row_version"]) }
             return ChangePage(
                 epoch: meta.epoch, refetch: refetch, since: since, upTo: upTo, more: more,
                 tasks: tasks, members: members, locations: locations, deleted: deleted, refused: refused

@@ -17,22 +17,22 @@ extension CommonPage {
             return CommonPage(
                 epoch: meta.epoch, refetch: window.refetch, since: window.since, upTo: window.upTo, more: window.more,
                 people: try rows("SELECT id, first_name, last_name, role, avatar_url, row_version FROM people").map {
-                    Person(id: $0[0], firstName: $0[1], lastName: $0[2], role: $0[3], avatarURL: $0[4], rowVersion: $0[5])
+                    Person(id: $0["id"], firstName: $0["first_name"], lastName: $0["last_name"], role: $0["role"], avatarURL: $0["avatar_url"], rowVersion: $0["row_version"])
                 },
                 teams: try rows("SELECT id, slug, name, description, color, row_version FROM teams").map {
-                    Team(id: $0[0], slug: $0[1], name: $0[2], description: $0[3], color: $0[4], rowVersion: $0[5])
+                    Team(id: $0["id"], slug: $0["slug"], name: $0["name"], description: $0["description"], color: $0["color"], rowVersion: $0["row_version"])
                 },
                 memberships: try rows("SELECT team_id, person_id, row_version FROM memberships").map {
-                    Membership(teamID: $0[0], personID: $0[1], rowVersion: $0[2])
+                    Membership(teamID: $0["team_id"], personID: $0["person_id"], rowVersion: $0["row_version"])
                 },
                 locations: try rows(
                     "SELECT id, kind, person_id, name, latitude, longitude, street, city, country, row_version FROM locations"
                 ).map {
-                    Location(id: $0[0], kind: $0[1], personID: $0[2], name: $0[3], latitude: $0[4], longitude: $0[5],
-                             street: $0[6], city: $0[7], country: $0[8], rowVersion: $0[9])
+                    Location(id: $0["id"], kind: $0["kind"], personID: $0["person_id"], name: $0["name"], latitude: $0["latitude"], longitude: $0["longitude"],
+                             street: $0["street"], city: $0["city"], country: $0["country"], rowVersion: $0["row_version"])
                 },
                 deleted: window.refetch ? [] : try rows("SELECT table_name, row_id, row_version FROM deleted_rows").map {
-                    ChangePage.Deletion(table: $0[0], id: $0[1], rowVersion: $0[2])
+                    ChangePage.Deletion(table: $0["table_name"], id: $0["row_id"], rowVersion: $0["row_version"])
                 }
             )
         }

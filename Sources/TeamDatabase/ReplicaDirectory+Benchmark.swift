@@ -15,7 +15,7 @@ extension ReplicaDirectory {
             try Row.fetchAll(db, sql: """
                 SELECT id, assignee_id FROM tasks
                 WHERE assignee_id IS NOT NULL AND status IN ('assigned', 'open') ORDER BY id LIMIT ?
-                """, arguments: [limit]).map { (task: $0[0] as Int64, person: $0[1] as Int64) }
+                """, arguments: [limit]).map { (task: $0["id"] as Int64, person: $0["assignee_id"] as Int64) }
         }
         try queue.close()
         let work = Dictionary(grouping: assigned, by: \.person).mapValues { tasks in

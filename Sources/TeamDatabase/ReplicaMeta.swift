@@ -29,8 +29,8 @@ public struct ReplicaMeta: Sendable, Equatable, Codable {
             throw ReplicaError("the replica has no metadata record")
         }
         return ReplicaMeta(
-            kind: row[0], ownerID: row[1], schemaVersion: row[2], epoch: row[3], feedPosition: row[4],
-            generatedAt: Date(timeIntervalSince1970: Double(row[5] as Int64) / 1000), rowCounter: row[6], name: row[7], slug: row[8]
+            kind: row["kind"], ownerID: row["owner_id"], schemaVersion: row["schema_version"], epoch: row["epoch"], feedPosition: row["feed_position"],
+            generatedAt: Date(timeIntervalSince1970: Double(row["generated_at"] as Int64) / 1000), rowCounter: row["row_counter"], name: row["name"], slug: row["slug"]
         )
     }
 }

@@ -85,19 +85,20 @@ extension ReplicaDirectory {
             var changes: [RecordedWorkerChange] = []
             var bytes = 0
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT position, change_id, person_id, task_id, operation, json_extract(payload, '$.note'),
-                       made_at, received_at, json_extract(payload, '$.latitude'), json_extract(payload, '$.longitude'),
-                       rejection, json_extract(payload, '$.item'), json_extract(payload, '$.value'),
-                       json_extract(payload, '$.blob'), json_extract(payload, '$.size'), json_extract(payload, '$.media_type'),
-                       json_extract(payload, '$.signer')
+                SELECT position, change_id, person_id, task_id, operation, json_extract(payload, '$.note') AS note,
+                       made_at, received_at, json_extract(payload, '$.latitude') AS latitude,
+                       json_extract(payload, '$.longitude') AS longitude, rejection, json_extract(payload, '$.item') AS item,
+                       json_extract(payload, '$.value') AS value, json_extract(payload, '$.blob') AS blob,
+                       json_extract(payload, '$.size') AS size, json_extract(payload, '$.media_type') AS media_type,
+                       json_extract(payload, '$.signer') AS signer
                 FROM worker_changes WHERE position > ? ORDER BY position LIMIT ?
                 """, arguments: [after, limit])
             while let row = try rows.next() {
-                let change = RecordedWorkerChange(position: row[0], changeID: row[1], personID: row[2], taskID: row[3], operation: row[4],
-                                                  note: row[5], madeAt: row[6], receivedAt: row[7], latitude: row[8], longitude: row[9],
-                                                  rejection: row[10], item: Self.text(row[11]), value: Self.text(row[12]),
-                                                  blob: Self.text(row[13]), size: Self.text(row[14]).flatMap { Int64($0) },
-                                                  mediaType: Self.text(row[15]), signer: Self.text(row[16]))
+                let change = RecordedWorkerChange(position: row["position"], changeID: row["change_id"], personID: row["person_id"], taskID: row["task_id"], operation: row["operation"],
+                                                  note: row["note"], madeAt: row["made_at"], receivedAt: row["received_at"], latitude: row["latitude"], longitude: row["longitude"],
+                                                  rejection: row["rejection"], item: Self.text(row["item"]), value: Self.text(row["value"]),
+                                                  blob: Self.text(row["blob"]), size: Self.text(row["size"]).flatMap { Int64($0) },
+                                                  mediaType: Self.text(row["media_type"]), signer: Self.text(row["signer"]))
                 bytes += 200 + change.changeID.utf8.count + (change.note?.utf8.count ?? 0) + (change.rejection?.utf8.count ?? 0)
                     + (change.item?.utf8.count ?? 0) + (change.value?.utf8.count ?? 0) + (change.signer?.utf8.count ?? 0)
                 if !changes.isEmpty && bytes > maximumBytes { break }

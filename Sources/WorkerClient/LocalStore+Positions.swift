@@ -31,9 +31,9 @@ extension LocalStore {
     public func positions() throws -> [LocalPosition] {
         try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT person_id, teams, latitude, longitude, reported_at FROM positions ORDER BY person_id").map {
-                let teams = ($0[1] as String).split(separator: ",").compactMap { Int64($0) }
-                return LocalPosition(personID: $0[0], teamIDs: teams, latitude: $0[2], longitude: $0[3],
-                                     reportedAt: Date(timeIntervalSince1970: Double($0[4] as Int64) / 1000))
+                let teams = ($0["teams"] as String).split(separator: ",").compactMap { Int64($0) }
+                return LocalPosition(personID: $0["person_id"], teamIDs: teams, latitude: $0["latitude"], longitude: $0["longitude"],
+                                     reportedAt: Date(timeIntervalSince1970: Double($0["reported_at"] as Int64) / 1000))
             }
         }
     }

@@ -86,23 +86,23 @@ extension LocalStore {
                 SELECT k.replica, k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.due_at, k.status,
                        k.started_at, k.completed_at, k.completion_note, k.completed_by,
                        nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
-                         || ' (' || l.latitude || ', ' || l.longitude || ')',
+                         || ' (' || l.latitude || ', ' || l.longitude || ')' AS location,
                        k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date, k.checklist, k.answers
                 FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
                 WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
                 ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
                          CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, k.id
                 """, arguments: [assignee, replica]).map { r in
-                let (start, end) = (Self.date(r[14]), Self.date(r[15]))
-                let skills: String = r[16]
+                let (start, end) = (Self.date(r["window_start"]), Self.date(r["window_end"]))
+                let skills: String = r["required_skills"]
                 return LocalTask(
-                    replica: r[0], id: r[1], title: r[2], description: r[3], priority: r[4], teamID: r[5], assigneeID: r[6],
-                    dueAt: Self.date(r[7]), status: TaskStatus(rawValue: r[8]) ?? .open, startedAt: Self.date(r[9]), completedAt: Self.date(r[10]),
-                    completedBy: r[12], completionNote: r[11], location: r[13],
+                    replica: r["replica"], id: r["id"], title: r["title"], description: r["description"], priority: r["priority"], teamID: r["team_id"], assigneeID: r["assignee_id"],
+                    dueAt: Self.date(r["due_at"]), status: TaskStatus(rawValue: r["status"]) ?? .open, startedAt: Self.date(r["started_at"]), completedAt: Self.date(r["completed_at"]),
+                    completedBy: r["completed_by"], completionNote: r["completion_note"], location: r["location"],
                     window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
-                    requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r[17],
-                    planID: r[18], planDate: r[19], checklist: try? FieldTask.checklist(json: r[20]),
-                    answers: AnsweredItem.list((try? FieldTask.answers(json: r[21])) ?? [:])
+                    requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r["time_zone"],
+                    planID: r["plan_id"], planDate: r["plan_date"], checklist: try? FieldTask.checklist(json: r["checklist"]),
+                    answers: AnsweredItem.list((try? FieldTask.answers(json: r["answers"])) ?? [:])
                 )
             }.filter { task in
                 (statuses.isEmpty || statuses.contains(task.status.rawValue))
@@ -197,8 +197,8 @@ extension LocalStore {
     public func pendingByPerson() throws -> [Int64?: Int] {
         try queue.read { db in
             var counts: [Int64?: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT person_id, count(*) FROM outbox WHERE state = 'pending' GROUP BY person_id") {
-                counts[row[0] as Int64?] = row[1]
+            for row in try Row.fetchAll(db, sql: "SELECT person_id, count(*) AS pending FROM outbox WHERE state = 'pending' GROUP BY person_id") {
+                counts[row["person_id"] as Int64?] = row["pending"]
             }
             return counts
         }
@@ -211,7 +211,7 @@ extension LocalStore {
             let others = "state = 'pending' AND person_id IS NOT ?"
             let touched = try Row.fetchAll(db, sql: """
                 SELECT DISTINCT replica, task_id FROM outbox WHERE \(others) AND task_id IS NOT NULL
-                """, arguments: [person]).map { (replica: $0[0] as String, task: $0[1] as Int64) }
+                """, arguments: [person]).map { (replica: $0["replica"] as String, task: $0["task_id"] as Int64) }
             try db.execute(sql: "DELETE FROM outbox WHERE \(others)", arguments: [person])
             let dropped = db.changesCount
             for (replica, tasks) in Dictionary(grouping: touched, by: \.replica) {

@@ -186,13 +186,13 @@ public struct LocalStore: Sendable {
     /// Whether the device's copy of `name` stands at this epoch and position.
     private static func stands(_ db: Database, _ name: String, at position: (epoch: String, since: Int64)) throws -> Bool {
         let row = try Row.fetchOne(db, sql: "SELECT epoch, position FROM replicas WHERE name = ?", arguments: [name])
-        return row.map { ($0[0] as String?) == position.epoch && ($0[1] as Int64) == position.since } ?? false
+        return row.map { ($0["epoch"] as String?) == position.epoch && ($0["position"] as Int64) == position.since } ?? false
     }
 
     public func replicas() throws -> [Replica] {
         try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT name, kind, title, slug, epoch, position, available FROM replicas ORDER BY name").map {
-                Replica(name: $0[0], kind: $0[1], title: $0[2], slug: $0[3], epoch: $0[4], position: $0[5], available: $0[6])
+                Replica(name: $0["name"], kind: $0["kind"], title: $0["title"], slug: $0["slug"], epoch: $0["epoch"], position: $0["position"], available: $0["available"])
             }
         }
     }
@@ -341,7 +341,7 @@ public struct LocalStore: Sendable {
     public func personName(_ id: Int64) throws -> String? {
         try queue.read { db in
             try Row.fetchOne(db, sql: "SELECT first_name, last_name FROM people WHERE id = ?", arguments: [id])
-                .map { "\($0[0] as String) \($0[1] as String)" }
+                .map { "\($0["first_name"] as String) \($0["last_name"] as String)" }
         }
     }
 
