@@ -219,7 +219,8 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel", "HTMLText",
+                "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
+                "HTMLText",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -238,7 +239,8 @@ let package = Package(
             name: "WorkerCLITests",
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
-                "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI", "CommandLineSupport",
+                "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI",
+                "CommandLineSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

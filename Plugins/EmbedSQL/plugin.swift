@@ -16,7 +16,8 @@ struct EmbedSQL: BuildToolPlugin {
                 .sorted { $0.lastPathComponent < $1.lastPathComponent }
         }
         let functionsDirectory = sqlDirectory.appending(path: "functions")
-        let files = try sqlFiles(in: sqlDirectory)
+        let files =
+            try sqlFiles(in: sqlDirectory)
             + (FileManager.default.fileExists(atPath: functionsDirectory.path) ? try sqlFiles(in: functionsDirectory) : [])
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedMigrations.swift")
         return [

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A blob's name: the SHA-256 of its bytes, 64 lowercase hex digits. Content
@@ -51,7 +52,8 @@ public enum BlobMediaType: String, Sendable, CaseIterable, Codable {
         if bytes.starts(with: Array("%PDF-".utf8)) { return .pdf }
         // ISO base media: a box size, then "ftyp" and a brand of HEIF images.
         if bytes.count >= 12, Array(bytes[4..<8]) == Array("ftyp".utf8),
-           ["heic", "heix", "hevc", "heim", "heis", "mif1", "msf1"].contains(String(decoding: bytes[8..<12], as: UTF8.self)) {
+            ["heic", "heix", "hevc", "heim", "heis", "mif1", "msf1"].contains(String(decoding: bytes[8..<12], as: UTF8.self))
+        {
             return .heic
         }
         return nil
@@ -181,8 +183,9 @@ public struct FileBlobStore: BlobStore {
 
     static func folder(_ path: String) throws {
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw BlobError.cannotWrite("\(path): \(error.localizedDescription)")
         }
@@ -316,7 +319,8 @@ public struct FileBlobStore: BlobStore {
         let dayAgo = Date().addingTimeInterval(-86_400)
         for name in (try? fileManager.contentsOfDirectory(atPath: root.appending(path: "sent/\(person)").path)) ?? [] {
             guard let digest = BlobDigest(hex: name), let at = Self.time(sentPath(of: digest, by: person)), at > dayAgo,
-                  let size = Self.size(path(of: digest)) else { continue }
+                let size = Self.size(path(of: digest))
+            else { continue }
             sent += size
         }
         return (files, bytes, sent)
@@ -371,8 +375,9 @@ public struct FileBlobStore: BlobStore {
                 }
             }
         }
-        return BlobInventory(complete: complete.sorted { $0.digest.hex < $1.digest.hex }, partial: partial,
-                             pending: marks("pending", pending: true), sent: marks("sent", pending: false))
+        return BlobInventory(
+            complete: complete.sorted { $0.digest.hex < $1.digest.hex }, partial: partial,
+            pending: marks("pending", pending: true), sent: marks("sent", pending: false))
     }
 
     public func remove(_ digest: BlobDigest) throws {

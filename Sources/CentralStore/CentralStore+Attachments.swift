@@ -39,9 +39,11 @@ extension CentralStore {
     /// A task's attachments, in the order they were captured.
     public func attachments(ofTask id: Int64) async throws -> [AttachmentRecord] {
         _ = try await task(id: id)
-        return try await rows("""
+        return try await rows(
+            """
             SELECT \(unescaped: Self.attachmentColumns) FROM attachments a WHERE a.task_id = \(id) ORDER BY a.captured_at, a.id
-            """).map(Self.attachment)
+            """
+        ).map(Self.attachment)
     }
 
     public func attachment(id: Int64) async throws -> AttachmentRecord {

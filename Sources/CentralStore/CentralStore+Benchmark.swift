@@ -62,7 +62,8 @@ extension CentralStore {
                 """
                 UPDATE tasks SET priority = CASE priority WHEN 'urgent' THEN 'low' ELSE 'urgent' END
                 WHERE id <= \(count) RETURNING id
-                """, logger: logger).collect()
+                """, logger: logger
+            ).collect()
             return rows.count
         }
     }
@@ -90,7 +91,8 @@ extension CentralStore {
                 """
                 UPDATE tasks SET priority = CASE priority WHEN 'urgent' THEN 'low' ELSE 'urgent' END
                 WHERE id IN (SELECT min(id) FROM tasks WHERE team_id IS NOT NULL GROUP BY team_id) RETURNING id
-                """, logger: logger).collect().count
+                """, logger: logger
+            ).collect().count
         }
     }
 }

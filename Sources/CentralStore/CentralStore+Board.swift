@@ -40,8 +40,9 @@ extension CentralStore {
         let r = PostgresRandomAccessRow(row)
         switch try r["outcome"].decode(String.self) {
         case "signed_in":
-            let session = BoardSession(person: try Person(row: row), csrf: csrf,
-                                       expiresAt: try r["expires_at"].decode(Date.self))
+            let session = BoardSession(
+                person: try Person(row: row), csrf: csrf,
+                expiresAt: try r["expires_at"].decode(Date.self))
             return .signedIn(secret: secret, session: session)
         case "not_a_manager": return .notAManager
         default: return .unknownToken
@@ -60,8 +61,9 @@ extension CentralStore {
         )
         guard let row = rows.first else { return nil }
         let r = PostgresRandomAccessRow(row)
-        return BoardSession(person: try Person(row: row), csrf: try r["csrf"].decode(String.self),
-                            expiresAt: try r["expires_at"].decode(Date.self))
+        return BoardSession(
+            person: try Person(row: row), csrf: try r["csrf"].decode(String.self),
+            expiresAt: try r["expires_at"].decode(Date.self))
     }
 
     /// Ends a session (sign-out): the cookie is worth nothing from now on.

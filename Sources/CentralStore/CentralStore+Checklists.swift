@@ -35,15 +35,19 @@ extension CentralStore {
             switch (found, existing) {
             case (nil, false):
                 let rows = try await connection.query(
-                    "INSERT INTO checklists (name, created_by) VALUES (\(name), \(actorID)) RETURNING id", logger: logger).collect()
+                    "INSERT INTO checklists (name, created_by) VALUES (\(name), \(actorID)) RETURNING id", logger: logger
+                ).collect()
                 id = try rows[0].decode(Int64.self)
             case (let found?, true):
                 id = found
-                let latest = try await connection.query("""
+                let latest = try await connection.query(
+                    """
                     SELECT version, items::text FROM checklist_versions WHERE checklist_id = \(id) ORDER BY version DESC LIMIT 1
-                    """, logger: logger).collect().first
+                    """, logger: logger
+                ).collect().first
                 if let latest, let (version, stored) = try? latest.decode((Int, String).self),
-                   (try? JSONDecoder().decode([ChecklistItem].self, from: Data(stored.utf8))) == items {
+                    (try? JSONDecoder().decode([ChecklistItem].self, from: Data(stored.utf8))) == items
+                {
                     return ChecklistForm(name: name, version: version, items: items)
                 }
             case (nil, true):
@@ -51,25 +55,29 @@ extension CentralStore {
             case (.some, false):
                 throw TeamworkError.conflict("a checklist named '\(TerminalText.inline(name))' exists; update it to publish a new version")
             }
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 INSERT INTO checklist_versions (checklist_id, version, items, created_by)
                 SELECT \(id), coalesce(max(version), 0) + 1, \(json)::jsonb, \(actorID)
                   FROM checklist_versions WHERE checklist_id = \(id)
                 RETURNING version
-                """, logger: logger).collect()
+                """, logger: logger
+            ).collect()
             return ChecklistForm(name: name, version: try rows[0].decode(Int.self), items: items)
         }
     }
 
     /// Every checklist with its latest version, by name.
     public func checklists() async throws -> [ChecklistSummary] {
-        try await rows("""
+        try await rows(
+            """
             SELECT c.name, v.version, jsonb_array_length(v.items), v.created_at,
                    (SELECT count(*)::int FROM tasks k WHERE k.checklist_id = c.id)
               FROM checklists c
               JOIN LATERAL (SELECT * FROM checklist_versions x WHERE x.checklist_id = c.id ORDER BY x.version DESC LIMIT 1) v ON true
              ORDER BY c.name
-            """).map { row in
+            """
+        ).map { row in
             let (name, version, items, updated, tasks) = try row.decode((String, Int, Int, Date, Int).self)
             return ChecklistSummary(name: name, latestVersion: version, items: items, tasks: tasks, updatedAt: updated)
         }
@@ -77,14 +85,17 @@ extension CentralStore {
 
     /// Checklist `name` as published in `version` (its latest when nil).
     public func checklist(named name: String, version: Int? = nil) async throws -> ChecklistForm {
-        let found = try await rows("""
+        let found = try await rows(
+            """
             SELECT v.version, v.items::text FROM checklists c JOIN checklist_versions v ON v.checklist_id = c.id
              WHERE c.name = \(name) AND (\(version)::integer IS NULL OR v.version = \(version))
              ORDER BY v.version DESC LIMIT 1
-            """).first
+            """
+        ).first
         guard let found else {
-            throw TeamworkError.notFound(version.map { "checklist '\(TerminalText.inline(name))' has no version \($0)" }
-                                         ?? "no checklist named '\(TerminalText.inline(name))'")
+            throw TeamworkError.notFound(
+                version.map { "checklist '\(TerminalText.inline(name))' has no version \($0)" }
+                    ?? "no checklist named '\(TerminalText.inline(name))'")
         }
         let (number, items) = try found.decode((Int, String).self)
         return ChecklistForm(name: name, version: number, items: try JSONDecoder().decode([ChecklistItem].self, from: Data(items.utf8)))
@@ -92,10 +103,12 @@ extension CentralStore {
 
     /// The id and latest version of checklist `name`, for a task or a plan to carry.
     func latestChecklistVersion(named name: String, on connection: PostgresConnection) async throws -> (id: Int64, version: Int) {
-        let found = try await connection.query("""
+        let found = try await connection.query(
+            """
             SELECT c.id, max(v.version) FROM checklists c JOIN checklist_versions v ON v.checklist_id = c.id
              WHERE c.name = \(name) GROUP BY c.id
-            """, logger: logger).collect().first
+            """, logger: logger
+        ).collect().first
         guard let found else { throw TeamworkError.notFound("no checklist named '\(TerminalText.inline(name))'") }
         let (id, version) = try found.decode((Int64, Int).self)
         return (id, version)
@@ -105,12 +118,14 @@ extension CentralStore {
     /// completed one when nil), oldest completion first, with the names of who answered.
     public func checklistRecords(named name: String, completedSince since: Date?) async throws -> [ChecklistRecord] {
         _ = try await checklist(named: name)
-        let tasks = try await rows("""
+        let tasks = try await rows(
+            """
             SELECT \(unescaped: Columns.task) FROM tasks k JOIN checklists c ON c.id = k.checklist_id
              WHERE c.name = \(name) AND k.status = 'completed'
                AND (\(since)::timestamptz IS NULL OR k.completed_at >= \(since))
              ORDER BY k.completed_at, k.id
-            """).map(FieldTask.init(row:))
+            """
+        ).map(FieldTask.init(row:))
         let people = Set(tasks.flatMap { $0.answers.values.map(\.by) } + tasks.compactMap(\.completedBy))
         let names = try await self.people(ids: Array(people)).reduce(into: [Int64: String]()) { $0[$1.id] = $1.displayName }
         return tasks.map { ChecklistRecord(task: $0, names: names) }

@@ -49,8 +49,9 @@ extension CentralStore {
         var ranking = Ranking(
             task: task, site: site.map { ($0.latitude, $0.longitude) },
             people: people.map { person in
-                Ranking.Input(person: person, position: positions[person.id], openPriorities: open[person.id] ?? [],
-                              windowClashes: clashes[person.id] ?? 0)
+                Ranking.Input(
+                    person: person, position: positions[person.id], openPriorities: open[person.id] ?? [],
+                    windowClashes: clashes[person.id] ?? 0)
             },
             now: now
         )

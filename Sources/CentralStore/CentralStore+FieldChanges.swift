@@ -8,8 +8,10 @@ extension CentralStore {
     /// moves the cursor of `source` (the replica, or a retired file of it) to
     /// `cursor`, in one statement and so one transaction. A change already taken
     /// in (same person and change id) is skipped and returns no outcome.
-    public func applyFieldChanges(replica: String, source: String? = nil, _ changes: [RecordedWorkerChange],
-                                  cursor: ListenerCursor) async throws -> [FieldChangeOutcome] {
+    public func applyFieldChanges(
+        replica: String, source: String? = nil, _ changes: [RecordedWorkerChange],
+        cursor: ListenerCursor
+    ) async throws -> [FieldChangeOutcome] {
         let json = String(decoding: try JSONEncoder().encode(changes), as: UTF8.self)
         do {
             return try await rows(
@@ -33,7 +35,8 @@ extension CentralStore {
     public func setAsideFieldChange(replica: String, source: String, _ change: RecordedWorkerChange, reason: String) async throws {
         let json = String(decoding: try JSONEncoder().encode(change), as: UTF8.self)
         do {
-            _ = try await rows("""
+            _ = try await rows(
+                """
                 SELECT teamwork_set_aside_field_change(\(replica), \(source), \(json)::jsonb, \(reason), \(change.position), \(change.changeID))
                 """)
         } catch {
@@ -136,13 +139,18 @@ extension CentralStore {
 
 extension FieldConflict {
     init(row: PostgresRow) throws {
-        let (id, rule, applied, detail, replica, changeID, personID, personName, taskID, title, operation, note, made, recorded,
-             resolvedAt, resolvedBy, resolution) = try row.decode(
-            (Int64, String, Bool, String?, String, String, Int64, String?, Int64?, String?, String, String?, Date, Date,
-             Date?, Int64?, String?).self
+        let (
+            id, rule, applied, detail, replica, changeID, personID, personName, taskID, title, operation, note, made, recorded,
+            resolvedAt, resolvedBy, resolution
+        ) = try row.decode(
+            (
+                Int64, String, Bool, String?, String, String, Int64, String?, Int64?, String?, String, String?, Date, Date,
+                Date?, Int64?, String?
+            ).self
         )
-        self.init(id: id, rule: rule, applied: applied, detail: detail, replica: replica, changeID: changeID, personID: personID,
-                  personName: personName, taskID: taskID, taskTitle: title, operation: operation, note: note, madeAt: made,
-                  recordedAt: recorded, resolvedAt: resolvedAt, resolvedBy: resolvedBy, resolution: resolution)
+        self.init(
+            id: id, rule: rule, applied: applied, detail: detail, replica: replica, changeID: changeID, personID: personID,
+            personName: personName, taskID: taskID, taskTitle: title, operation: operation, note: note, madeAt: made,
+            recordedAt: recorded, resolvedAt: resolvedAt, resolvedBy: resolvedBy, resolution: resolution)
     }
 }

@@ -91,8 +91,9 @@ extension CentralStore {
             ).collect().map { try $0.decode(Int64.self) }
             if !unfinished.isEmpty {
                 let shown = unfinished.prefix(20).map(String.init).joined(separator: ", ") + (unfinished.count > 20 ? ", …" : "")
-                throw TeamworkError.conflict("person \(id) still has \(unfinished.count) unfinished task(s): \(shown); "
-                                             + "give them to someone else first (`teamwork-manager task assign ID --assignee ...`)")
+                throw TeamworkError.conflict(
+                    "person \(id) still has \(unfinished.count) unfinished task(s): \(shown); "
+                        + "give them to someone else first (`teamwork-manager task assign ID --assignee ...`)")
             }
             // The person's row is locked: no token is issued until this commits (teamwork_issue_token).
             let live = try await connection.query(
@@ -127,8 +128,9 @@ extension CentralStore {
             ).collect()
             let count = try open.first?.decode(Int.self) ?? 0
             if count > 0 {
-                throw TeamworkError.conflict("person \(id) still has \(count) task(s) assigned; someone who has worked here is "
-                                             + "deactivated, not removed (`teamwork-manager person deactivate`)")
+                throw TeamworkError.conflict(
+                    "person \(id) still has \(count) task(s) assigned; someone who has worked here is "
+                        + "deactivated, not removed (`teamwork-manager person deactivate`)")
             }
             let deleted = try await connection.query("DELETE FROM people WHERE id = \(id) RETURNING id", logger: logger).collect()
             if deleted.isEmpty { throw TeamworkError.notFound("no person with id \(id)") }

@@ -22,7 +22,10 @@ extension CentralStore {
     /// The columns of ``planColumns``, wherever they stand in `row`.
     static func plan(_ row: PostgresRow) throws -> Plan {
         let r = PostgresRandomAccessRow(row)
-        struct Exception: Decodable { var occurs_on: String; var moved_to: String? }
+        struct Exception: Decodable {
+            var occurs_on: String
+            var moved_to: String?
+        }
         let exceptions = try JSONDecoder().decode([Exception].self, from: Data(try r["plan_exceptions"].decode(String.self).utf8))
         return Plan(
             id: try r["plan_id"].decode(Int64.self), title: try r["plan_title"].decode(String.self),
@@ -32,20 +35,25 @@ extension CentralStore {
             requiredSkills: try r["plan_required_skills"].decode([String].self), rule: try r["plan_rrule"].decode(String.self),
             startsOn: try LocalDate(parsing: try r["plan_starts_on"].decode(String.self)),
             windowStart: try LocalTime(parsing: try r["plan_window_start"].decode(String.self)),
-            durationMinutes: Int(try r["plan_duration_minutes"].decode(Int32.self)), dueDays: Int(try r["plan_due_days"].decode(Int32.self)),
+            durationMinutes: Int(try r["plan_duration_minutes"].decode(Int32.self)),
+            dueDays: Int(try r["plan_due_days"].decode(Int32.self)),
             horizonDays: Int(try r["plan_horizon_days"].decode(Int32.self)), pausedAt: try r["plan_paused_at"].decode(Date?.self),
             createdAt: try r["plan_created_at"].decode(Date.self), updatedAt: try r["plan_updated_at"].decode(Date.self),
             version: Int(try r["plan_version"].decode(Int32.self)),
             timeZone: try r["plan_time_zone"].decode(String.self),
-            exceptions: try exceptions.map { Plan.Exception(occursOn: try LocalDate(parsing: $0.occurs_on),
-                                                             movedTo: try $0.moved_to.map { try LocalDate(parsing: $0) }) },
+            exceptions: try exceptions.map {
+                Plan.Exception(
+                    occursOn: try LocalDate(parsing: $0.occurs_on),
+                    movedTo: try $0.moved_to.map { try LocalDate(parsing: $0) })
+            },
             checklist: try r["plan_checklist"].decode(String?.self)
         )
     }
 
     public func addPlan(_ new: NewPlan) async throws -> Plan {
         if let name = new.checklist { _ = try await checklist(named: name) }
-        let rows = try await rows("""
+        let rows = try await rows(
+            """
             INSERT INTO plans (title, description, priority, team_id, assignee_id, location_id, required_skills, rrule, starts_on,
                                window_start, duration_minutes, due_days, horizon_days, created_by, checklist_id)
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID), \(new.assignment.assigneeID),
@@ -70,30 +78,38 @@ extension CentralStore {
 
     /// The plan's occurrences made so far (superseded ones too), by day.
     public func occurrences(ofPlan id: Int64) async throws -> [(day: LocalDate, task: FieldTask, superseded: Bool, reason: String?)] {
-        try await rows("""
+        try await rows(
+            """
             SELECT \(unescaped: Columns.task), k.plan_superseded AS superseded, k.cancel_reason FROM tasks k
             WHERE k.plan_id = \(id) ORDER BY k.plan_date, k.id
-            """).map { row in
+            """
+        ).map { row in
             let r = PostgresRandomAccessRow(row)
-            return (try LocalDate(parsing: try r["task_plan_date"].decode(String.self)), try FieldTask(r), try r["superseded"].decode(Bool.self),
-                    try r["cancel_reason"].decode(String?.self))
+            return (
+                try LocalDate(parsing: try r["task_plan_date"].decode(String.self)), try FieldTask(r),
+                try r["superseded"].decode(Bool.self),
+                try r["cancel_reason"].decode(String?.self)
+            )
         }
     }
 
     /// Changes a plan from `from` on (default: today on the plan's wall clock): its untouched occurrences from then
     /// are cancelled ('plan changed') and made anew by the next generation; touched ones stand. Returns the plan and
     /// how many were cancelled.
-    public func updatePlan(id: Int64, _ change: (inout Plan) throws -> Void, from: LocalDate? = nil,
-                           reason: String = "plan changed") async throws -> (Plan, cancelled: Int) {
+    public func updatePlan(
+        id: Int64, _ change: (inout Plan) throws -> Void, from: LocalDate? = nil,
+        reason: String = "plan changed"
+    ) async throws -> (Plan, cancelled: Int) {
         var plan = try await plan(id: id)
         let before = plan
         try change(&plan)
         // The same checks as a new plan's.
-        let checked = try NewPlan(title: plan.title, description: plan.description, priority: plan.priority,
-                                  assignment: try Assignment(teamID: plan.teamID, assigneeID: plan.assigneeID),
-                                  locationID: plan.locationID, requiredSkills: plan.requiredSkills, rule: plan.rule,
-                                  startsOn: plan.startsOn, windowStart: plan.windowStart, durationMinutes: plan.durationMinutes,
-                                  dueDays: plan.dueDays, horizonDays: plan.horizonDays, checklist: plan.checklist)
+        let checked = try NewPlan(
+            title: plan.title, description: plan.description, priority: plan.priority,
+            assignment: try Assignment(teamID: plan.teamID, assigneeID: plan.assigneeID),
+            locationID: plan.locationID, requiredSkills: plan.requiredSkills, rule: plan.rule,
+            startsOn: plan.startsOn, windowStart: plan.windowStart, durationMinutes: plan.durationMinutes,
+            dueDays: plan.dueDays, horizonDays: plan.horizonDays, checklist: plan.checklist)
         if let name = checked.checklist, name != before.checklist { _ = try await checklist(named: name) }
         let today = before.zone.date(of: Date())
         let start = from ?? today
@@ -102,7 +118,8 @@ extension CentralStore {
         }
         return try await transaction { connection in
             try await connection.query("SELECT 1 FROM plans WHERE id = \(id) FOR UPDATE", logger: logger)
-            let updated = try await connection.query("""
+            let updated = try await connection.query(
+                """
                 UPDATE plans SET title = \(checked.title), description = \(checked.description), priority = \(checked.priority.rawValue),
                        team_id = \(checked.assignment.teamID), assignee_id = \(checked.assignment.assigneeID),
                        location_id = \(checked.locationID), required_skills = \(checked.requiredSkills), rrule = \(checked.rule),
@@ -113,7 +130,8 @@ extension CentralStore {
                        version = version + 1, updated_at = now()
                 WHERE id = \(id) AND version = \(before.version)
                 RETURNING id
-                """, logger: logger).collect()
+                """, logger: logger
+            ).collect()
             guard !updated.isEmpty else { throw TeamworkError.conflict("plan \(id) changed meanwhile; try again") }
             let cancelled = try await connection.query(
                 "SELECT teamwork_supersede_occurrences(\(id), \(start.description)::date, NULL, \(reason))", logger: logger
@@ -123,7 +141,8 @@ extension CentralStore {
     }
 
     private func planOn(_ connection: PostgresConnection, id: Int64) async throws -> Plan {
-        let rows = try await connection.query("SELECT \(unescaped: Self.planColumns) FROM plans pl WHERE pl.id = \(id)", logger: logger).collect()
+        let rows = try await connection.query("SELECT \(unescaped: Self.planColumns) FROM plans pl WHERE pl.id = \(id)", logger: logger)
+            .collect()
         return try Self.plan(rows[0])
     }
 
@@ -135,7 +154,8 @@ extension CentralStore {
             throw TeamworkError.invalid("plan \(id) has no occurrence on \(day) (see `plan show \(id)`)")
         }
         return try await transaction { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO plan_exceptions (plan_id, occurs_on, moved_to) VALUES (\(id), \(day.description)::date, \(movedTo?.description)::date)
                 ON CONFLICT (plan_id, occurs_on) DO UPDATE SET moved_to = excluded.moved_to
                 """, logger: logger)
@@ -170,7 +190,9 @@ extension CentralStore {
     public func generatePlans(now: Date = Date(), until: LocalDate? = nil, only: Int64? = nil) async throws -> [PlanGeneration] {
         var results: [PlanGeneration] = []
         // One plan at a time, each read on its own: a row that cannot be read is that plan's error only.
-        let ids = try await rows("SELECT id, title FROM plans WHERE paused_at IS NULL ORDER BY id").map { try $0.decode((Int64, String).self) }
+        let ids = try await rows("SELECT id, title FROM plans WHERE paused_at IS NULL ORDER BY id").map {
+            try $0.decode((Int64, String).self)
+        }
         for (id, title) in ids where only == nil || id == only {
             do {
                 results.append(await generate(try await plan(id: id), now: now, until: until))
@@ -190,7 +212,8 @@ extension CentralStore {
                 let through = until ?? today.adding(days: plan.horizonDays)
                 let occurrences = try plan.occurrences(from: today, through: through)
                 guard !occurrences.isEmpty else { return PlanGeneration(planID: plan.id, title: plan.title, made: 0, error: nil) }
-                let made = try await rows("""
+                let made = try await rows(
+                    """
                     SELECT teamwork_generate_occurrences(\(plan.id), \(plan.version)::integer, \(occurrences.map(\.day.description))::date[],
                            \(occurrences.map(\.window.start)), \(occurrences.map(\.window.end)), \(occurrences.map(\.due)))
                     """)[0].decode(Int32.self)
@@ -199,8 +222,9 @@ extension CentralStore {
                 plan = try await self.plan(id: plan.id)
             } catch {
                 let mapped = StoreError.map(error)
-                return PlanGeneration(planID: plan.id, title: plan.title, made: 0,
-                                      error: (mapped as? TeamworkError)?.message ?? "\(mapped)")
+                return PlanGeneration(
+                    planID: plan.id, title: plan.title, made: 0,
+                    error: (mapped as? TeamworkError)?.message ?? "\(mapped)")
             }
         }
         return PlanGeneration(planID: plan.id, title: plan.title, made: 0, error: "the plan kept changing; the next pass tries again")

@@ -6,7 +6,9 @@ extension CentralStore {
     /// The last-known positions `personID` may see: their own, and those of the
     /// members of each of their teams that shares positions, with the teams it
     /// is seen through (none for their own). One statement: safe on a shared connection.
-    public func positions(visibleTo personID: Int64) async throws
+    public func positions(
+        visibleTo personID: Int64
+    ) async throws
         -> [(personID: Int64, teamIDs: [Int64], latitude: Double, longitude: Double, reportedAt: Date)]
     {
         try await rows(

@@ -31,17 +31,20 @@ extension CentralStore {
     /// The ledger entries with these ids, as refusals to carry to the replica each came from.
     public func refusals(ids: [Int64]) async throws -> [FieldRefusal] {
         guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
-        return try await rows("""
+        return try await rows(
+            """
             SELECT id, replica, person_id, change_id, task_id, operation, coalesce(conflict, 'invalid') AS rule,
                    coalesce(detail, 'the master did not take it') AS reason, recorded_at
             FROM field_changes WHERE id = ANY(\(ids)) ORDER BY id
-            """).map { row in
+            """
+        ).map { row in
             let r = PostgresRandomAccessRow(row)
-            return FieldRefusal(id: try r["id"].decode(Int64.self), replica: try r["replica"].decode(String.self),
-                                personID: try r["person_id"].decode(Int64.self), changeID: try r["change_id"].decode(String.self),
-                                taskID: try r["task_id"].decode(Int64?.self), operation: try r["operation"].decode(String.self),
-                                rule: try r["rule"].decode(String.self), reason: try r["reason"].decode(String.self),
-                                decidedAt: try r["recorded_at"].decode(Date.self))
+            return FieldRefusal(
+                id: try r["id"].decode(Int64.self), replica: try r["replica"].decode(String.self),
+                personID: try r["person_id"].decode(Int64.self), changeID: try r["change_id"].decode(String.self),
+                taskID: try r["task_id"].decode(Int64?.self), operation: try r["operation"].decode(String.self),
+                rule: try r["rule"].decode(String.self), reason: try r["reason"].decode(String.self),
+                decidedAt: try r["recorded_at"].decode(Date.self))
         }
     }
 
@@ -120,7 +123,9 @@ public struct ReplicationSnapshot: Sendable {
 
     /// The two reads every replica-by-replica pass goes through, straight from indexes: team tasks
     /// by team, then personal tasks by assignee, each in id order.
-    static let replicaOrder: [(filter: String, key: String)] = [("k.team_id IS NOT NULL", "k.team_id"), ("k.team_id IS NULL", "k.assignee_id")]
+    static let replicaOrder: [(filter: String, key: String)] = [
+        ("k.team_id IS NOT NULL", "k.team_id"), ("k.team_id IS NULL", "k.assignee_id"),
+    ]
 
     /// Rows per batch of a snapshot read.
     static let batchRows = 10_000
@@ -130,8 +135,10 @@ public struct ReplicationSnapshot: Sendable {
     /// caller works (postgres-nio traps when PostgreSQL closes a connection under such a stream,
     /// as a failover does), and memory stays at a batch whatever the table's size. The snapshot's
     /// transaction keeps every batch at the same moment.
-    private func inBatches(_ columns: String, from table: String, where filter: String, key: String, id: String,
-                           _ body: (PostgresRow) async throws -> Void) async throws {
+    private func inBatches(
+        _ columns: String, from table: String, where filter: String, key: String, id: String,
+        _ body: (PostgresRow) async throws -> Void
+    ) async throws {
         var after: (key: Int64, id: Int64) = (.min, .min)
         while true {
             let rows = try await connection.query(
@@ -151,7 +158,9 @@ public struct ReplicationSnapshot: Sendable {
     /// Every task, grouped by replica (see ``replicaOrder``), a batch at a time.
     public func forEachTask(_ body: (FieldTask) async throws -> Void) async throws {
         for (filter, key) in Self.replicaOrder {
-            try await inBatches(Columns.task, from: "tasks k", where: filter, key: key, id: "k.id") { try await body(try FieldTask(row: $0)) }
+            try await inBatches(Columns.task, from: "tasks k", where: filter, key: key, id: "k.id") {
+                try await body(try FieldTask(row: $0))
+            }
         }
     }
 

@@ -68,11 +68,13 @@ struct ImportDirectory {
 
     static func load(_ store: CentralStore) async throws -> ImportDirectory {
         var directory = ImportDirectory(teams: [:], teamIDs: [], people: [:], personIDs: [], memberships: [], locations: [])
-        for row in try await store.rows("""
+        for row in try await store.rows(
+            """
             SELECT 't' || id, teamwork_task_time_zone(NULL, id, NULL) FROM teams
             UNION ALL SELECT 'l' || id, time_zone FROM locations WHERE time_zone IS NOT NULL
             UNION ALL SELECT 'p' || p.id, teamwork_task_time_zone(NULL, NULL, p.id) FROM people p WHERE p.default_team_id IS NOT NULL
-            """) {
+            """)
+        {
             let (key, zone) = try row.decode((String, String).self)
             directory.zones[key] = zone
         }

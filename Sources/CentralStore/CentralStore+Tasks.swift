@@ -93,11 +93,14 @@ extension CentralStore {
             // A completed task's answers are its proof of work: they stay with the checklist they answer.
             let current = try await task(id: id)
             if current.status == .completed, current.checklist?.name != wanted {
-                throw TeamworkError.conflict("task \(id) is completed: its checklist and answers are its proof of work; reopen it to change the checklist")
+                throw TeamworkError.conflict(
+                    "task \(id) is completed: its checklist and answers are its proof of work; reopen it to change the checklist")
             }
         }
         return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
-            let checklist = try await (changes.checklist ?? nil).asyncMap { try await self.latestChecklistVersion(named: $0, on: connection) }
+            let checklist = try await (changes.checklist ?? nil).asyncMap {
+                try await self.latestChecklistVersion(named: $0, on: connection)
+            }
             return try await connection.query(
                 """
                 UPDATE tasks AS k SET
@@ -241,10 +244,11 @@ extension CentralStore {
                 (Int64, String, Int64?, String, Date, String?, String?, String?, String?).self
             )
             if entries.last?.id != id {
-                entries.append(TaskHistoryEntry(
-                    id: id, taskID: taskID, action: action, actorID: actor, databaseUser: user, changedAt: at, changes: [:],
-                    fieldChangeID: fieldChange
-                ))
+                entries.append(
+                    TaskHistoryEntry(
+                        id: id, taskID: taskID, action: action, actorID: actor, databaseUser: user, changedAt: at, changes: [:],
+                        fieldChangeID: fieldChange
+                    ))
             }
             if let key { entries[entries.count - 1].changes[key] = FieldChange(old: old, new: new) }
         }

@@ -71,7 +71,8 @@ extension CentralStore {
                         """
                         SELECT teamwork_supersede_occurrences(\(plan), (now() AT TIME ZONE \(zone))::date, NULL, 'time zone changed')
                         """, logger: logger)
-                    try await connection.query("UPDATE plans SET version = version + 1, updated_at = now() WHERE id = \(plan)", logger: logger)
+                    try await connection.query(
+                        "UPDATE plans SET version = version + 1, updated_at = now() WHERE id = \(plan)", logger: logger)
                 }
             }
             let rows = try await connection.query(
@@ -119,7 +120,8 @@ extension CentralStore {
             ORDER BY lower(p.last_name), lower(p.first_name), p.id
             """
         ).map { row in
-            TeamMember(teamID: teamID, person: try Person(row: row), joinedAt: try PostgresRandomAccessRow(row)["joined_at"].decode(Date.self))
+            TeamMember(
+                teamID: teamID, person: try Person(row: row), joinedAt: try PostgresRandomAccessRow(row)["joined_at"].decode(Date.self))
         }
     }
 

@@ -75,7 +75,8 @@ extension AccessToken {
         let (id, person, label, createdBy, createdAt, lastUsed, revoked) = try row.decode(
             (Int64, Int64, String, Int64?, Date, Date?, Date?).self
         )
-        self.init(id: id, personID: person, label: label, createdBy: createdBy, createdAt: createdAt, lastUsedAt: lastUsed, revokedAt: revoked)
+        self.init(
+            id: id, personID: person, label: label, createdBy: createdBy, createdAt: createdAt, lastUsedAt: lastUsed, revokedAt: revoked)
     }
 }
 

@@ -59,8 +59,10 @@ public struct CentralStore: Sendable {
     /// Connects for as long as the caller likes; ``close()`` ends it. For a
     /// long-lived service that shares one connection among requests (queries
     /// only: a transaction on a shared connection would take in others' queries).
-    public static func connect(_ url: DatabaseURL, queryDeadline: Duration? = nil,
-                               logger: Logger = Logger(label: "teamwork.central-store")) async throws -> CentralStore {
+    public static func connect(
+        _ url: DatabaseURL, queryDeadline: Duration? = nil,
+        logger: Logger = Logger(label: "teamwork.central-store")
+    ) async throws -> CentralStore {
         CentralStore(connection: try await open(url, logger: logger), logger: logger, actorID: nil, queryDeadline: queryDeadline)
     }
 

@@ -31,19 +31,24 @@ extension CentralStore {
     /// each loss, and hands what happens to `body` as a sequence of ``ChannelEvent``s, until `body`
     /// returns or the task is cancelled; then the LISTEN's connection is closed before this returns.
     /// The one place a part of Teamwork listens: the feed, access changes, plans.
-    public static func listen(on channel: String, at url: DatabaseURL,
-                              backoff: Backoff = Backoff(initial: .milliseconds(200), maximum: .seconds(5)),
-                              queryDeadline: Duration? = nil, logger: Logger,
-                              _ body: (AsyncStream<ChannelEvent>) async -> Void) async {
+    public static func listen(
+        on channel: String, at url: DatabaseURL,
+        backoff: Backoff = Backoff(initial: .milliseconds(200), maximum: .seconds(5)),
+        queryDeadline: Duration? = nil, logger: Logger,
+        _ body: (AsyncStream<ChannelEvent>) async -> Void
+    ) async {
         let (events, continuation) = AsyncStream.makeStream(of: ChannelEvent.self)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await Retrying(backoff).forever(failed: { ending, delay in continuation.yield(.lost(ending, retryIn: delay)) }) { progress in
+                await Retrying(backoff).forever(failed: { ending, delay in continuation.yield(.lost(ending, retryIn: delay)) }) {
+                    progress in
                     try await withStore(url, queryDeadline: queryDeadline, logger: logger) { store in
-                        try await store.listen(on: channel, ready: {
-                            progress.made()
-                            continuation.yield(.listening(store))
-                        }, notified: { continuation.yield(.notified) })
+                        try await store.listen(
+                            on: channel,
+                            ready: {
+                                progress.made()
+                                continuation.yield(.listening(store))
+                            }, notified: { continuation.yield(.notified) })
                     }
                 }
                 continuation.finish()

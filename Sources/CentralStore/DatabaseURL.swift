@@ -34,8 +34,10 @@ public struct DatabaseURL: Sendable, Equatable {
     /// A PEM file of the certificate authorities to trust instead of the system's.
     public var rootCertificate: String?
 
-    public init(endpoint: Endpoint, username: String, password: String? = nil, database: String, tlsMode: TLSMode = .disable,
-                rootCertificate: String? = nil) {
+    public init(
+        endpoint: Endpoint, username: String, password: String? = nil, database: String, tlsMode: TLSMode = .disable,
+        rootCertificate: String? = nil
+    ) {
         self.endpoint = endpoint
         self.username = username
         self.password = password
@@ -47,7 +49,7 @@ public struct DatabaseURL: Sendable, Equatable {
     /// Parses a URL; the error names what is wrong without echoing the password.
     public init(parsing text: String) throws {
         guard let components = URLComponents(string: text),
-              let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql"
+            let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql"
         else {
             throw TeamworkError(.configuration, "database URL must look like postgres://user:password@host:5432/database")
         }
@@ -114,7 +116,8 @@ public struct DatabaseURL: Sendable, Equatable {
             let port = path.split(separator: ".").last.map(String.init) ?? "5432"
             return "postgres://\(user)\(secret)@/\(name)?host=\(folder)&port=\(port)"
         case .tcp(let host, let port):
-            let root = rootCertificate.map { "&sslrootcert=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""
+            let root =
+                rootCertificate.map { "&sslrootcert=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""
             return "postgres://\(user)\(secret)@\(host):\(port)/\(name)?sslmode=\(tlsMode.rawValue)\(root)"
         }
     }

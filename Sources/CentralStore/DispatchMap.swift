@@ -84,15 +84,17 @@ public struct DispatchMap: Encodable, Sendable {
         let teamsOf = try await store.teamIDsByPerson()
         let tasks = try await store.listTasks(TaskFilter(statuses: statuses, dueBefore: filter.dueBefore, on: filter.on))
             .filter { Self.inScope($0, teams: teamSet, teamsOf: teamsOf) }
-        let sites = Dictionary(uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID))))
-            .map { ($0.id, $0) })
+        let sites = Dictionary(
+            uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID))))
+                .map { ($0.id, $0) })
         let known = try await DisplayNames.load(store)
         let (teams, names) = (known.teams, known.people)
         let workers = try await store.listPeople(role: .worker).filter { worker in
             teamSet.isEmpty || !(teamsOf[worker.id] ?? []).filter(teamSet.contains).isEmpty
         }
-        let positions = Dictionary(uniqueKeysWithValues: try await store.workerPositions(personIDs: workers.map(\.id))
-            .map { ($0.person.id, $0) })
+        let positions = Dictionary(
+            uniqueKeysWithValues: try await store.workerPositions(personIDs: workers.map(\.id))
+                .map { ($0.person.id, $0) })
         var open: [Int64: Int] = [:]
         for task in try await store.listTasks(TaskFilter(statuses: [.assigned, .inProgress])) {
             if let assignee = task.assigneeID { open[assignee, default: 0] += 1 }
@@ -115,16 +117,17 @@ public struct DispatchMap: Encodable, Sendable {
         for worker in workers {
             let position = positions[worker.id]
             let theirTeams = (teamsOf[worker.id] ?? []).compactMap { teams[$0] }.sorted()
-            features.append(Feature(
-                id: "worker-\(worker.id)",
-                geometry: position.map { Point(coordinates: [$0.longitude, $0.latitude]) },
-                properties: Properties(
-                    kind: "worker", personID: worker.id, name: worker.displayName, teams: theirTeams,
-                    reportedAt: position?.reportedAt,
-                    ageMinutes: position.map { max(0, Int(now.timeIntervalSince($0.reportedAt) / 60)) },
-                    openTasks: open[worker.id] ?? 0
-                )
-            ))
+            features.append(
+                Feature(
+                    id: "worker-\(worker.id)",
+                    geometry: position.map { Point(coordinates: [$0.longitude, $0.latitude]) },
+                    properties: Properties(
+                        kind: "worker", personID: worker.id, name: worker.displayName, teams: theirTeams,
+                        reportedAt: position?.reportedAt,
+                        ageMinutes: position.map { max(0, Int(now.timeIntervalSince($0.reportedAt) / 60)) },
+                        openTasks: open[worker.id] ?? 0
+                    )
+                ))
         }
         return DispatchMap(features: features)
     }

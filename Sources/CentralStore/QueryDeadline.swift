@@ -26,17 +26,21 @@ extension CentralStore {
     /// Runs `body` (one round trip on this store's connection) but gives up after
     /// `limit`, or when the calling task is cancelled. On giving up the
     /// connection is closed in the background and the stuck call abandoned.
-    static func withDeadline<T: Sendable>(_ limit: Duration, connection: PostgresConnection,
-                                          _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await TeamworkModel.withDeadline(limit, timeout: { QueryDeadlineExceeded(limit: limit) },
-                                             expired: { Task { try? await connection.close() } }, body)
+    static func withDeadline<T: Sendable>(
+        _ limit: Duration, connection: PostgresConnection,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await TeamworkModel.withDeadline(
+            limit, timeout: { QueryDeadlineExceeded(limit: limit) },
+            expired: { Task { try? await connection.close() } }, body)
     }
 }
 
 extension CentralStore {
     /// The master's client connections now and its `max_connections`: how close a burst came to the limit.
     public func clientConnections() async throws -> (open: Int, limit: Int) {
-        try await rows("""
+        try await rows(
+            """
             SELECT (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend'),
                    current_setting('max_connections')::int
             """)[0].decode((Int, Int).self)

@@ -31,7 +31,10 @@ enum SQLScript {
                 i += 1
                 while i < chars.count {
                     if chars[i] == c {
-                        if i + 1 < chars.count, chars[i + 1] == c { i += 2; continue }
+                        if i + 1 < chars.count, chars[i + 1] == c {
+                            i += 2
+                            continue
+                        }
                         break
                     }
                     i += 1

@@ -9,7 +9,8 @@ enum StoreError {
         if error is TeamworkError || error is CancellationError { return error }
         if let deadline = error as? QueryDeadlineExceeded { return TeamworkError(.unavailable, deadline.description) }
         if let transaction = error as? PostgresTransactionError,
-           let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError {
+            let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError
+        {
             return map(inner, connecting: url)
         }
         guard let psql = error as? PSQLError else {
@@ -45,7 +46,10 @@ enum StoreError {
             (["No such file or directory", "errno: 2)"], "no PostgreSQL socket there: is it running, and is the folder right?"),
             (["No route to host", "errno: 113", "Network is unreachable", "errno: 101"], "no network route to that host"),
             (["Permission denied", "errno: 13)"], "permission denied on the way to the server"),
-            (["connectTimeout", "timed out", "Timed out"], "no answer in time: is the host right, and does a firewall drop the connection?"),
+            (
+                ["connectTimeout", "timed out", "Timed out"],
+                "no answer in time: is the host right, and does a firewall drop the connection?"
+            ),
             (["Connection reset", "errno: 104"], "the server closed the connection at once"),
         ]
         for entry in known where entry.patterns.contains(where: text.contains) { return entry.meaning }

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a tool's root command the Teamwork way: every failure is one line on

@@ -1,7 +1,8 @@
 import Foundation
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How every tool prints text for people: one line is one line (``TerminalText/inline(_:)``:

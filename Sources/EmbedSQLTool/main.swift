@@ -36,21 +36,21 @@ for path in arguments.dropFirst() {
 }
 
 let source = """
-// Generated at build time from sql/*.sql and sql/functions/*.sql by the EmbedSQL plugin. Do not edit.
+    // Generated at build time from sql/*.sql and sql/functions/*.sql by the EmbedSQL plugin. Do not edit.
 
-extension Migration {
-    /// Every migration shipped in `sql/`, in version order.
-    public static let embedded: [Migration] = [
-\(migrations.joined(separator: "\n"))
-    ]
-}
+    extension Migration {
+        /// Every migration shipped in `sql/`, in version order.
+        public static let embedded: [Migration] = [
+    \(migrations.joined(separator: "\n"))
+        ]
+    }
 
-extension StoredFunction {
-    /// Every stored function shipped in `sql/functions/`, in name order.
-    public static let embedded: [StoredFunction] = [
-\(functions.joined(separator: "\n"))
-    ]
-}
+    extension StoredFunction {
+        /// Every stored function shipped in `sql/functions/`, in name order.
+        public static let embedded: [StoredFunction] = [
+    \(functions.joined(separator: "\n"))
+        ]
+    }
 
-"""
+    """
 try source.write(toFile: outputPath, atomically: true, encoding: .utf8)

@@ -21,8 +21,10 @@ extension EventListener {
     private func follow(afterPass: @escaping @Sendable (PassReport) -> Void) async {
         // A push lets go of the replica's lock when it has stored its changes, and a rebuild may carry
         // some over; the generator's own writes (commits without the lock) hold none to take in.
-        let watcher = DirectoryWatcher(path: configuration.directory.path, name: "teamwork-listener-watch",
-                                       events: [.unlocked, .replaced]) { [wakeups] replicas in
+        let watcher = DirectoryWatcher(
+            path: configuration.directory.path, name: "teamwork-listener-watch",
+            events: [.unlocked, .replaced]
+        ) { [wakeups] replicas in
             // The common replica holds no worker changes.
             let names = Set(replicas.filter { $0 != .common }.map(\.name))
             if !names.isEmpty { wakeups.post(names) }
@@ -41,25 +43,32 @@ extension EventListener {
 
         var iterator = wakeups.stream.makeAsyncIterator()
         wakeups.postAll()
-        await Retrying().forever(wait: { delay in
-            await wakeups.sleep(delay)
-            if wakeups.isStopping { throw Retrying.Stop() }
-        }, failed: { ending, delay in
-            switch ending {
-            case .failed(let unreachable as Unreachable):
-                metrics.error("database_unavailable")
-                logger.warning("cannot reach the master; retrying", metadata: [
-                    "error": "\(CentralStore.explain(unreachable.error))", "delay": "\(delay)",
-                ])
-            case .failed(let error):
-                metrics.error("database_failed")
-                logger.warning("lost the master; reconnecting", metadata: [
-                    "error": "\(CentralStore.explain(error))", "delay": "\(delay)",
-                ])
-            case .returned:
-                break
+        await Retrying().forever(
+            wait: { delay in
+                await wakeups.sleep(delay)
+                if wakeups.isStopping { throw Retrying.Stop() }
+            },
+            failed: { ending, delay in
+                switch ending {
+                case .failed(let unreachable as Unreachable):
+                    metrics.error("database_unavailable")
+                    logger.warning(
+                        "cannot reach the master; retrying",
+                        metadata: [
+                            "error": "\(CentralStore.explain(unreachable.error))", "delay": "\(delay)",
+                        ])
+                case .failed(let error):
+                    metrics.error("database_failed")
+                    logger.warning(
+                        "lost the master; reconnecting",
+                        metadata: [
+                            "error": "\(CentralStore.explain(error))", "delay": "\(delay)",
+                        ])
+                case .returned:
+                    break
+                }
             }
-        }) { progress in
+        ) { progress in
             if wakeups.isStopping { throw Retrying.Stop() }
             let store: CentralStore
             do {
@@ -137,7 +146,10 @@ final class Wakeups: Sendable {
     /// What was posted since the last call.
     func take() -> (names: Set<String>, all: Bool) {
         state.mutate { state in
-            defer { state.names = []; state.all = false }
+            defer {
+                state.names = []
+                state.all = false
+            }
             return (state.names, state.all)
         }
     }

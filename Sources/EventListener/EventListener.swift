@@ -27,8 +27,10 @@ public final class EventListener: Sendable {
         /// How long to wait for a replica another process is writing before skipping it.
         public var busyTimeout: TimeInterval
 
-        public init(databaseURL: DatabaseURL, directory: URL, batchSize: Int = 1_000,
-                    sweepInterval: Duration = .seconds(5), busyTimeout: TimeInterval = 2) {
+        public init(
+            databaseURL: DatabaseURL, directory: URL, batchSize: Int = 1_000,
+            sweepInterval: Duration = .seconds(5), busyTimeout: TimeInterval = 2
+        ) {
             self.databaseURL = databaseURL
             self.directory = directory
             self.batchSize = batchSize
@@ -70,8 +72,10 @@ public final class EventListener: Sendable {
     /// Files whose changes could not be taken in, and since when (cleared once one is read to its end).
     let stalledSince = Locked([String: Date]())
 
-    public init(_ configuration: Configuration, logger: Logger = Logger(label: "teamwork.listener"),
-                metrics: ListenerMetrics = ListenerMetrics()) throws {
+    public init(
+        _ configuration: Configuration, logger: Logger = Logger(label: "teamwork.listener"),
+        metrics: ListenerMetrics = ListenerMetrics()
+    ) throws {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
@@ -119,8 +123,10 @@ public final class EventListener: Sendable {
     /// Takes in one file's changes under its replica's advisory lock. `label`
     /// names the file in reports and logs (`team-12`, `retired/...`); its cursor
     /// and lock are the folder's own (see `ReplicaDirectory.source(_:identity:)`).
-    private func drain(_ store: CentralStore, replica: ReplicaID, path: String, label: String,
-                       report: inout PassReport) async throws {
+    private func drain(
+        _ store: CentralStore, replica: ReplicaID, path: String, label: String,
+        report: inout PassReport
+    ) async throws {
         let source = ReplicaDirectory.source(label, identity: folderIdentity)
         report.files += 1
         let lock = ReplicaDirectory.source(replica.name, identity: folderIdentity)
@@ -142,15 +148,18 @@ public final class EventListener: Sendable {
         try await store.unlockReplica(lock)
     }
 
-    private func drainLocked(_ store: CentralStore, replica: ReplicaID, path: String, source: String, label: String,
-                             report: inout PassReport) async throws {
+    private func drainLocked(
+        _ store: CentralStore, replica: ReplicaID, path: String, source: String, label: String,
+        report: inout PassReport
+    ) async throws {
         let (limit, busyTimeout) = (configuration.batchSize, configuration.busyTimeout)
         // Off the cooperative threads: a read may wait up to busyTimeout for a push's write to end.
         @Sendable func read(after cursor: ListenerCursor) async -> Result<WorkerChangeBatch, any Error> {
             do {
-                return .success(try await blockingWork {
-                    try ReplicaDirectory.workerChanges(at: path, after: cursor, limit: limit, busyTimeout: busyTimeout)
-                })
+                return .success(
+                    try await blockingWork {
+                        try ReplicaDirectory.workerChanges(at: path, after: cursor, limit: limit, busyTimeout: busyTimeout)
+                    })
             } catch {
                 return .failure(error)
             }
@@ -175,8 +184,9 @@ public final class EventListener: Sendable {
                 return
             }
             if batch.restarted {
-                logger.warning("the replica's change positions restarted; reading it from the beginning",
-                               metadata: ["source": "\(label)"])
+                logger.warning(
+                    "the replica's change positions restarted; reading it from the beginning",
+                    metadata: ["source": "\(label)"])
             }
             metrics.lag(replica: label, waiting: batch.waiting, oldest: batch.oldestReceivedAt)
             guard let next = batch.cursorAfter else { return }
@@ -187,10 +197,11 @@ public final class EventListener: Sendable {
             let outcomes: [FieldChangeOutcome]
             do {
                 outcomes = try await store.applyFieldChanges(replica: replica.name, source: source, batch.changes, cursor: next)
-            } catch where store.isOpen && !(error is QueryDeadlineExceeded) {
+            } catch  where store.isOpen && !(error is QueryDeadlineExceeded) {
                 metrics.error("master_refused")
-                logger.error("the master refused a batch of worker changes; taking them one at a time",
-                             metadata: ["source": "\(label)", "position": "\(next.position)", "error": "\(CentralStore.explain(error))"])
+                logger.error(
+                    "the master refused a batch of worker changes; taking them one at a time",
+                    metadata: ["source": "\(label)", "position": "\(next.position)", "error": "\(CentralStore.explain(error))"])
                 outcomes = try await applyOneByOne(store, replica: replica, source: source, label: label, batch.changes)
             }
             metrics.batch(ContinuousClock.now - started)
@@ -199,15 +210,20 @@ public final class EventListener: Sendable {
             report.applied += outcomes.filter(\.applied).count
             report.conflicts += outcomes.filter { $0.conflict != nil }.count
             for outcome in outcomes where outcome.conflict != nil {
-                logger.notice("conflict", metadata: [
-                    "source": "\(label)", "change": "\(TerminalText.oneLine(outcome.changeID))", "task": "\(outcome.taskID.map(String.init) ?? "-")",
-                    "rule": "\(outcome.conflict!)", "applied": "\(outcome.applied)",
-                ])
+                logger.notice(
+                    "conflict",
+                    metadata: [
+                        "source": "\(label)", "change": "\(TerminalText.oneLine(outcome.changeID))",
+                        "task": "\(outcome.taskID.map(String.init) ?? "-")",
+                        "rule": "\(outcome.conflict!)", "applied": "\(outcome.applied)",
+                    ])
             }
             if outcomes.count > 0 {
-                logger.debug("applied worker changes", metadata: [
-                    "source": "\(label)", "recorded": "\(outcomes.count)", "position": "\(next.position)",
-                ])
+                logger.debug(
+                    "applied worker changes",
+                    metadata: [
+                        "source": "\(label)", "recorded": "\(outcomes.count)", "position": "\(next.position)",
+                    ])
             }
             cursor = next
             if batch.changes.count >= batch.waiting {
@@ -221,20 +237,25 @@ public final class EventListener: Sendable {
     /// After a batch failed: each change on its own, so that only a change the
     /// master cannot take at all is set aside (an `invalid` conflict, with the
     /// reason, for managers to see) and everything around it goes through.
-    private func applyOneByOne(_ store: CentralStore, replica: ReplicaID, source: String, label: String,
-                               _ changes: [RecordedWorkerChange]) async throws -> [FieldChangeOutcome] {
+    private func applyOneByOne(
+        _ store: CentralStore, replica: ReplicaID, source: String, label: String,
+        _ changes: [RecordedWorkerChange]
+    ) async throws -> [FieldChangeOutcome] {
         var outcomes: [FieldChangeOutcome] = []
         for change in changes {
             let cursor = ListenerCursor(position: change.position, changeID: change.changeID)
             do {
                 outcomes += try await store.applyFieldChanges(replica: replica.name, source: source, [change], cursor: cursor)
-            } catch where store.isOpen && !(error is QueryDeadlineExceeded) {
+            } catch  where store.isOpen && !(error is QueryDeadlineExceeded) {
                 let reason = CentralStore.explain(error)
                 try await store.setAsideFieldChange(replica: replica.name, source: source, change, reason: reason)
                 metrics.error("change_set_aside")
-                logger.error("set aside a worker change the master cannot take", metadata: [
-                    "source": "\(label)", "change": "\(TerminalText.oneLine(change.changeID))", "position": "\(change.position)", "error": "\(reason)",
-                ])
+                logger.error(
+                    "set aside a worker change the master cannot take",
+                    metadata: [
+                        "source": "\(label)", "change": "\(TerminalText.oneLine(change.changeID))", "position": "\(change.position)",
+                        "error": "\(reason)",
+                    ])
                 outcomes.append(FieldChangeOutcome(changeID: change.changeID, taskID: change.taskID, applied: false, conflict: "invalid"))
             }
         }

@@ -14,15 +14,25 @@ public struct ListenerMetrics: Sendable {
     }
 
     private static var applied: MetricNameDescriptor { name("changes_applied", "total", "Worker changes applied to the master") }
-    private static var recorded: MetricNameDescriptor { name("changes_recorded", "total", "Worker changes taken into the master's ledger, applied or not") }
+    private static var recorded: MetricNameDescriptor {
+        name("changes_recorded", "total", "Worker changes taken into the master's ledger, applied or not")
+    }
     private static var conflicts: MetricNameDescriptor { name("conflicts", "total", "Worker changes decided by a conflict rule, by rule") }
-    private static var lagChanges: MetricNameDescriptor { name("lag", "changes", "Worker changes in a replica not yet applied to the master") }
-    private static var lagSeconds: MetricNameDescriptor { name("lag", "seconds", "Age of the oldest worker change not yet applied, 0 when none") }
+    private static var lagChanges: MetricNameDescriptor {
+        name("lag", "changes", "Worker changes in a replica not yet applied to the master")
+    }
+    private static var lagSeconds: MetricNameDescriptor {
+        name("lag", "seconds", "Age of the oldest worker change not yet applied, 0 when none")
+    }
     private static var stalledReplicas: MetricNameDescriptor {
         name("stalled_replicas", "", "Replica files whose worker changes cannot be taken in now (damaged or locked)")
     }
-    private static var errors: MetricNameDescriptor { name("errors", "total", "Listener errors by kind: unreadable or locked replicas, database failures") }
-    private static var batches: MetricNameDescriptor { name("batch_duration", "seconds", "Time to apply one batch of worker changes to the master") }
+    private static var errors: MetricNameDescriptor {
+        name("errors", "total", "Listener errors by kind: unreadable or locked replicas, database failures")
+    }
+    private static var batches: MetricNameDescriptor {
+        name("batch_duration", "seconds", "Time to apply one batch of worker changes to the master")
+    }
 
     func recorded(_ outcomes: [FieldOutcomeCount]) {
         guard !outcomes.isEmpty else { return }
@@ -52,8 +62,10 @@ public struct ListenerMetrics: Sendable {
     func batch(_ duration: Duration) {
         registry.makeDurationHistogram(
             descriptor: Self.batches,
-            buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                      .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5)]
+            buckets: [
+                .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+            ]
         ).record(duration)
     }
 }

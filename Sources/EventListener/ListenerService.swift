@@ -16,10 +16,12 @@ public struct ListenerService: Service {
             await listener.run { report in
                 afterPass(report)
                 if report.recorded > 0 || !report.complete {
-                    listener.logger.info("took in worker changes", metadata: [
-                        "recorded": "\(report.recorded)", "applied": "\(report.applied)", "conflicts": "\(report.conflicts)",
-                        "skipped": "\(report.skipped.count)",
-                    ])
+                    listener.logger.info(
+                        "took in worker changes",
+                        metadata: [
+                            "recorded": "\(report.recorded)", "applied": "\(report.applied)", "conflicts": "\(report.conflicts)",
+                            "skipped": "\(report.skipped.count)",
+                        ])
                 }
             }
         } onGracefulShutdown: {

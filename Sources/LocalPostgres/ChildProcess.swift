@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a program to completion with its output in files.
@@ -17,8 +18,10 @@ public enum ChildProcess {
         _ argv: [String], environment: [String: String]? = nil, standardInput: String = "/dev/null",
         standardOutput: String, standardError: String
     ) throws -> Int32 {
-        try wait(try spawn(argv, environment: environment, standardInput: standardInput,
-                           standardOutput: standardOutput, standardError: standardError))
+        try wait(
+            try spawn(
+                argv, environment: environment, standardInput: standardInput,
+                standardOutput: standardOutput, standardError: standardError))
     }
 
     /// Starts `argv` without waiting for it; ``wait(_:)`` collects its exit status.
@@ -56,7 +59,8 @@ public enum ChildProcess {
         let cEnvironment = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { cEnvironment?.forEach { free($0) } }
         var pid = pid_t()
-        let spawned = cEnvironment.map { posix_spawn(&pid, argv[0], &actions, nil, cArguments, $0) }
+        let spawned =
+            cEnvironment.map { posix_spawn(&pid, argv[0], &actions, nil, cArguments, $0) }
             ?? posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
         guard spawned == 0 else {
             throw LocalClusterError("cannot run \(argv[0]): \(String(cString: strerror(spawned)))")

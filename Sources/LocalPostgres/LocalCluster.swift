@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A private PostgreSQL cluster in a directory of its own, reachable only through
@@ -73,9 +74,11 @@ public struct LocalCluster: Sendable {
                 return .alreadyRunning
             }
             try runner.prepare(directory: socketDirectory, mode: 0o700)
-            let result = try runner.run(binaries.pgCtl, [
-                "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "start",
-            ])
+            let result = try runner.run(
+                binaries.pgCtl,
+                [
+                    "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "start",
+                ])
             guard result.status == 0 else {
                 throw LocalClusterError("PostgreSQL did not start (see \(logFile.path)): \(result.lastLine)")
             }
@@ -90,7 +93,8 @@ public struct LocalCluster: Sendable {
         let binaries = try PostgresBinaries.locate(configuration.binDirectory)
         let runner = try ServerUser(rootServerUser: configuration.rootServerUser)
         guard FileManager.default.fileExists(atPath: dataDirectory.path),
-              try isRunning(binaries: binaries, runner: runner) else { return false }
+            try isRunning(binaries: binaries, runner: runner)
+        else { return false }
         let result = try runner.run(binaries.pgCtl, ["-D", dataDirectory.path, "-m", "fast", "-w", "stop"])
         guard result.status == 0 else {
             throw LocalClusterError("PostgreSQL did not stop: \(result.lastLine)")
@@ -109,9 +113,11 @@ public struct LocalCluster: Sendable {
         let scratch = configuration.directory.appending(path: "data.initdb")
         try? fm.removeItem(at: scratch)
         try runner.prepare(directory: configuration.directory, mode: 0o700)
-        let result = try runner.run(binaries.initdb, [
-            "-D", scratch.path, "-U", Self.superuser, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync",
-        ])
+        let result = try runner.run(
+            binaries.initdb,
+            [
+                "-D", scratch.path, "-U", Self.superuser, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync",
+            ])
         guard result.status == 0 else {
             throw LocalClusterError("initdb failed: \(result.lastLine)")
         }

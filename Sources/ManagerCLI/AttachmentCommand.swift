@@ -3,8 +3,9 @@ import BlobStore
 import CentralStore
 import Foundation
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Files from the field: `task attachments TASK` lists a task's, `attachment get ID` copies one out of
@@ -23,7 +24,8 @@ struct AttachmentCommand: AsyncParsableCommand {
         if let folder = given ?? environment["TEAMWORK_BLOBS"].flatMap({ $0.isEmpty ? nil : $0 }) {
             return URL(fileURLWithPath: folder)
         }
-        let replicas = environment["TEAMWORK_REPLICAS"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let replicas =
+            environment["TEAMWORK_REPLICAS"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? DatabaseTarget.home.appending(path: "replicas")
         return FileBlobStore.defaultRoot(replicas: replicas)
     }
@@ -35,7 +37,8 @@ struct AttachmentCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Attachment id.") var id: Int64
         @Option(help: ArgumentHelp("Write the file here.", valueName: "file")) var output: String
-        @Option(help: ArgumentHelp("The service's blob folder (default: TEAMWORK_BLOBS, else blobs in its replica folder).", valueName: "dir"))
+        @Option(
+            help: ArgumentHelp("The service's blob folder (default: TEAMWORK_BLOBS, else blobs in its replica folder).", valueName: "dir"))
         var blobs: String?
 
         func run() async throws {
@@ -47,7 +50,8 @@ struct AttachmentCommand: AsyncParsableCommand {
             }
             let scratch = output + ".part-\(getpid())"
             guard FileManager.default.createFile(atPath: scratch, contents: nil, attributes: [.posixPermissions: 0o600]),
-                  let handle = FileHandle(forWritingAtPath: scratch) else {
+                let handle = FileHandle(forWritingAtPath: scratch)
+            else {
                 throw TeamworkError(.cannotWrite, "cannot write \(output)")
             }
             defer { unlink(scratch) }
@@ -60,7 +64,8 @@ struct AttachmentCommand: AsyncParsableCommand {
             // What the service holds is checked again on its way out: a file damaged on disk is not handed on.
             let copied = try BlobDigest(ofFileAt: scratch)
             guard copied == digest else {
-                throw TeamworkError(.internal, "the stored file of attachment \(id) is damaged: it hashes to \(copied.hex), not \(digest.hex)")
+                throw TeamworkError(
+                    .internal, "the stored file of attachment \(id) is damaged: it hashes to \(copied.hex), not \(digest.hex)")
             }
             guard rename(scratch, output) == 0 else { throw TeamworkError(.cannotWrite, "cannot write \(output)") }
             Output.line("Wrote attachment \(id) (\(attachment.mediaType), \(attachment.size) bytes, sha256 \(digest.hex)) to \(output).")
@@ -79,15 +84,21 @@ extension TaskCommand {
             let (task, attachments, names) = try await connection.withStore { store in
                 let attachments = try await store.attachments(ofTask: id)
                 let people = try await store.people(ids: Array(Set(attachments.map(\.personID))))
-                return (try await store.task(id: id), attachments,
-                        people.reduce(into: [Int64: String]()) { $0[$1.id] = $1.displayName })
+                return (
+                    try await store.task(id: id), attachments,
+                    people.reduce(into: [Int64: String]()) { $0[$1.id] = $1.displayName }
+                )
             }
             if output.json { return try Output.json(attachments) }
             if attachments.isEmpty { return Output.line("Task \(id) has no attachments.") }
-            Output.table(["ID", "ITEM", "TYPE", "BYTES", "BY", "CAPTURED", "SIGNER", "SHA256"], attachments.map { a in
-                [String(a.id), a.item ?? "-", a.mediaType, String(a.size), names[a.personID] ?? String(a.personID),
-                 Output.date(a.capturedAt, in: task.zone), a.signer ?? "-", String(a.sha256.prefix(16)) + "…"]
-            })
+            Output.table(
+                ["ID", "ITEM", "TYPE", "BYTES", "BY", "CAPTURED", "SIGNER", "SHA256"],
+                attachments.map { a in
+                    [
+                        String(a.id), a.item ?? "-", a.mediaType, String(a.size), names[a.personID] ?? String(a.personID),
+                        Output.date(a.capturedAt, in: task.zone), a.signer ?? "-", String(a.sha256.prefix(16)) + "…",
+                    ]
+                })
         }
     }
 }

@@ -14,11 +14,14 @@ struct ChecklistCommand: AsyncParsableCommand {
 
     /// The items of `add` and `update`: `--item` lines or a JSON file.
     struct Items: ParsableArguments {
-        @Option(name: .customLong("item"), help: ArgumentHelp(
-            "An item: 'key:kind:label[:required]'; kinds check, text, number, number(UNIT), number(UNIT,MIN..MAX), number(MIN..MAX), choice(A|B|C). Repeatable, in order.",
-            valueName: "item"))
+        @Option(
+            name: .customLong("item"),
+            help: ArgumentHelp(
+                "An item: 'key:kind:label[:required]'; kinds check, text, number, number(UNIT), number(UNIT,MIN..MAX), number(MIN..MAX), choice(A|B|C). Repeatable, in order.",
+                valueName: "item"))
         var items: [String] = []
-        @Option(help: ArgumentHelp("A JSON file: a list of items {key, kind, label, required, unit, min, max, options}.", valueName: "file"))
+        @Option(
+            help: ArgumentHelp("A JSON file: a list of items {key, kind, label, required, unit, min, max, options}.", valueName: "file"))
         var file: String?
 
         func parsed() throws -> [ChecklistItem] {
@@ -34,7 +37,9 @@ struct ChecklistCommand: AsyncParsableCommand {
                     throw TeamworkError.invalid("\(file) is not a list of checklist items: \(Self.describe(error))")
                 }
             }
-            guard !items.isEmpty else { throw TeamworkError(.usage, "give the items: --item 'key:kind:label[:required]' (repeatable) or --file") }
+            guard !items.isEmpty else {
+                throw TeamworkError(.usage, "give the items: --item 'key:kind:label[:required]' (repeatable) or --file")
+            }
             return try items.map(Self.item)
         }
 
@@ -61,11 +66,15 @@ struct ChecklistCommand: AsyncParsableCommand {
             let open = kind.firstIndex(of: "(")
             let name = open.map { String(kind[..<$0]) } ?? kind
             guard let parsed = ChecklistItem.Kind(rawValue: name) else {
-                throw TeamworkError.invalid("--item '\(TerminalText.inline(line))': kind '\(TerminalText.inline(name))' is not one of \(ChecklistItem.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw TeamworkError.invalid(
+                    "--item '\(TerminalText.inline(line))': kind '\(TerminalText.inline(name))' is not one of \(ChecklistItem.Kind.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             item.kind = parsed
             guard let open else { return item }
-            guard kind.hasSuffix(")") else { throw TeamworkError.invalid("--item '\(TerminalText.inline(line))': close the kind's parenthesis") }
+            guard kind.hasSuffix(")") else {
+                throw TeamworkError.invalid("--item '\(TerminalText.inline(line))': close the kind's parenthesis")
+            }
             let inside = String(kind[kind.index(after: open)..<kind.index(before: kind.endIndex)])
             switch parsed {
             case .choice:
@@ -113,7 +122,8 @@ struct ChecklistCommand: AsyncParsableCommand {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Publish a new version of a checklist (the whole list of items); tasks keep the version they have.",
-            discussion: "Tasks and plan occurrences made from now on get the new version. Items equal to the latest version's publish nothing."
+            discussion:
+                "Tasks and plan occurrences made from now on get the new version. Items equal to the latest version's publish nothing."
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "The checklist's name.") var name: String
@@ -126,9 +136,11 @@ struct ChecklistCommand: AsyncParsableCommand {
                 (try await store.checklist(named: name), try await store.publishChecklist(name: name, items: items, existing: true))
             }
             if output.json { return try Output.json(form) }
-            Output.line(form.version == before.version
-                ? "Checklist \(TerminalText.inline(form.name)) is unchanged: still version \(form.version)."
-                : "Published checklist \(TerminalText.inline(form.name)) version \(form.version) with \(form.items.count) items; tasks keep the version they have.")
+            Output.line(
+                form.version == before.version
+                    ? "Checklist \(TerminalText.inline(form.name)) is unchanged: still version \(form.version)."
+                    : "Published checklist \(TerminalText.inline(form.name)) version \(form.version) with \(form.items.count) items; tasks keep the version they have."
+            )
         }
     }
 
@@ -141,9 +153,11 @@ struct ChecklistCommand: AsyncParsableCommand {
             let all = try await connection.withStore { try await $0.checklists() }
             if output.json { return try Output.json(all) }
             if all.isEmpty { return Output.line("No checklists yet: teamwork-manager checklist add NAME --item 'key:kind:label' …") }
-            Output.table(["NAME", "VERSION", "ITEMS", "TASKS", "PUBLISHED"], all.map {
-                [$0.name, String($0.latestVersion), String($0.items), String($0.tasks), Output.date($0.updatedAt)]
-            })
+            Output.table(
+                ["NAME", "VERSION", "ITEMS", "TASKS", "PUBLISHED"],
+                all.map {
+                    [$0.name, String($0.latestVersion), String($0.items), String($0.tasks), Output.date($0.updatedAt)]
+                })
         }
     }
 
@@ -158,9 +172,11 @@ struct ChecklistCommand: AsyncParsableCommand {
             let form = try await connection.withStore { try await $0.checklist(named: name, version: version) }
             if output.json { return try Output.json(form) }
             Output.line("\(TerminalText.inline(form.name)), version \(form.version):")
-            Output.table(["ITEM", "KIND", "REQUIRED", "LABEL"], form.items.map {
-                [$0.key, $0.describedKind, $0.required ? "yes" : "", $0.label]
-            }, maxWidth: 60)
+            Output.table(
+                ["ITEM", "KIND", "REQUIRED", "LABEL"],
+                form.items.map {
+                    [$0.key, $0.describedKind, $0.required ? "yes" : "", $0.label]
+                }, maxWidth: 60)
         }
     }
 
@@ -180,14 +196,17 @@ struct ChecklistCommand: AsyncParsableCommand {
         func run() async throws {
             // A day alone is its start (UTC); a time says itself.
             let since = try since.map { text in
-                text.count == 10 ? Zone.utc.day(try LocalDate(parsing: text, field: "since")).start : try ISODate.parse(text, field: "since")
+                text.count == 10
+                    ? Zone.utc.day(try LocalDate(parsing: text, field: "since")).start : try ISODate.parse(text, field: "since")
             }
             let (latest, records) = try await connection.withStore { store in
                 (try await store.checklist(named: name), try await store.checklistRecords(named: name, completedSince: since))
             }
             // The latest version's items in order, then any only older versions had.
             var keys = latest.items.map(\.key)
-            for record in records { for item in record.task.checklist?.items ?? [] where !keys.contains(item.key) { keys.append(item.key) } }
+            for record in records {
+                for item in record.task.checklist?.items ?? [] where !keys.contains(item.key) { keys.append(item.key) }
+            }
             var rows: [[String]] = [["task", "title", "version", "completed_at", "completed_by", "missing", "failed"] + keys]
             let formatter = ISO8601DateFormatter()
             for record in records {

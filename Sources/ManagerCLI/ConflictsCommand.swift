@@ -32,13 +32,17 @@ struct ConflictsCommand: AsyncParsableCommand {
                 Output.line(all ? "No conflicts." : "No open conflicts.")
                 return
             }
-            Output.table(["ID", "RULE", "APPLIED", "TASK", "WORKER", "CHANGE", "WHEN", "DETAIL"], conflicts.map { conflict in
-                [String(conflict.id), conflict.rule + (conflict.resolvedAt == nil ? "" : " (resolved)"),
-                 conflict.applied ? "yes" : "no",
-                 conflict.taskID.map { "\($0) \(conflict.taskTitle ?? "(deleted)")" } ?? "-",
-                 conflict.personName ?? String(conflict.personID), conflict.operation + (conflict.note.map { ": \($0)" } ?? ""),
-                 Output.date(conflict.madeAt), conflict.detail ?? ""]
-            }, maxWidth: 60)
+            Output.table(
+                ["ID", "RULE", "APPLIED", "TASK", "WORKER", "CHANGE", "WHEN", "DETAIL"],
+                conflicts.map { conflict in
+                    [
+                        String(conflict.id), conflict.rule + (conflict.resolvedAt == nil ? "" : " (resolved)"),
+                        conflict.applied ? "yes" : "no",
+                        conflict.taskID.map { "\($0) \(conflict.taskTitle ?? "(deleted)")" } ?? "-",
+                        conflict.personName ?? String(conflict.personID), conflict.operation + (conflict.note.map { ": \($0)" } ?? ""),
+                        Output.date(conflict.madeAt), conflict.detail ?? "",
+                    ]
+                }, maxWidth: 60)
         }
     }
 

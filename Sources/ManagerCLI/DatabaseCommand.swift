@@ -50,21 +50,26 @@ struct DatabaseCommand: AsyncParsableCommand {
                 try Output.json(Report(migrations: entries, functions: functions))
             } else {
                 Output.line("database: \(target.url.displayString)\(target.isLocalDefault ? " (local default)" : "")")
-                Output.table(["VERSION", "NAME", "APPLIED"], entries.map { entry in
-                    var state = Output.date(entry.appliedAt)
-                    if entry.appliedAt == nil { state = "pending" }
-                    if entry.modified { state += " (MODIFIED since applied)" }
-                    if entry.unknown { state += " (unknown to this tool: the database is newer)" }
-                    return [String(format: "%04d", entry.version), entry.name, state]
-                })
-                Output.table(["FUNCTION", "APPLIED"], functions.map { function in
-                    let state = switch (function.pending, function.appliedAt) {
-                    case (false, let at): Output.date(at)
-                    case (true, nil): "pending"
-                    case (true, _): "pending (the database holds another text)"
-                    }
-                    return [function.name, state]
-                })
+                Output.table(
+                    ["VERSION", "NAME", "APPLIED"],
+                    entries.map { entry in
+                        var state = Output.date(entry.appliedAt)
+                        if entry.appliedAt == nil { state = "pending" }
+                        if entry.modified { state += " (MODIFIED since applied)" }
+                        if entry.unknown { state += " (unknown to this tool: the database is newer)" }
+                        return [String(format: "%04d", entry.version), entry.name, state]
+                    })
+                Output.table(
+                    ["FUNCTION", "APPLIED"],
+                    functions.map { function in
+                        let state =
+                            switch (function.pending, function.appliedAt) {
+                            case (false, let at): Output.date(at)
+                            case (true, nil): "pending"
+                            case (true, _): "pending (the database holds another text)"
+                            }
+                        return [function.name, state]
+                    })
             }
             let pending = entries.filter { $0.appliedAt == nil }.count
             let modified = entries.filter(\.modified).count
@@ -72,9 +77,11 @@ struct DatabaseCommand: AsyncParsableCommand {
             let stale = newer ? 0 : functions.filter(\.pending).count
             if pending > 0 || modified > 0 || stale > 0 {
                 throw TeamworkError(
-                    .configuration, "\(pending) pending and \(modified) modified migration(s), \(stale) stored function(s) to replace; "
-                        + (modified > 0 ? "a migration applied here was changed since: restore its text (see `git log sql/`)"
-                                        : "run `teamwork-manager db migrate` as the schema's owner")
+                    .configuration,
+                    "\(pending) pending and \(modified) modified migration(s), \(stale) stored function(s) to replace; "
+                        + (modified > 0
+                            ? "a migration applied here was changed since: restore its text (see `git log sql/`)"
+                            : "run `teamwork-manager db migrate` as the schema's owner")
                 )
             }
         }
@@ -100,8 +107,10 @@ struct DatabaseCommand: AsyncParsableCommand {
             } catch {
                 throw TeamworkError(.configuration, "local PostgreSQL: \(error)")
             }
-            Output.line(wasRunning ? "Stopped the local PostgreSQL in \(cluster.configuration.directory.path)."
-                                   : "The local PostgreSQL in \(cluster.configuration.directory.path) was not running; nothing to stop.")
+            Output.line(
+                wasRunning
+                    ? "Stopped the local PostgreSQL in \(cluster.configuration.directory.path)."
+                    : "The local PostgreSQL in \(cluster.configuration.directory.path) was not running; nothing to stop.")
         }
     }
 }

@@ -58,11 +58,15 @@ struct LocationCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(locations) }
             // A person's last known position is named after the person.
-            Output.table(["ID", "KIND", "NAME", "LAT", "LON", "ADDRESS"], locations.map { location in
-                let name = location.name.isEmpty ? location.personID.flatMap { names.people[$0] } ?? "-" : location.name
-                return [String(location.id), location.kind.rawValue, name, String(location.latitude), String(location.longitude),
-                        location.address.singleLine]
-            })
+            Output.table(
+                ["ID", "KIND", "NAME", "LAT", "LON", "ADDRESS"],
+                locations.map { location in
+                    let name = location.name.isEmpty ? location.personID.flatMap { names.people[$0] } ?? "-" : location.name
+                    return [
+                        String(location.id), location.kind.rawValue, name, String(location.latitude), String(location.longitude),
+                        location.address.singleLine,
+                    ]
+                })
         }
 
         private func parseKind(_ text: String) throws -> LocationKind {

@@ -81,9 +81,11 @@ struct SuggestCommand: AsyncParsableCommand {
         if ranking.candidates.isEmpty {
             Output.line("Nobody can take task \(id): \(ranking.noneBecause)")
         } else {
-            Output.table(["#", "PERSON", "EMAIL", "WHY"], ranking.candidates.enumerated().map { index, c in
-                [String(index + 1), c.name, c.email, c.reasons.joined(separator: ", ")]
-            }, maxWidth: 140)
+            Output.table(
+                ["#", "PERSON", "EMAIL", "WHY"],
+                ranking.candidates.enumerated().map { index, c in
+                    [String(index + 1), c.name, c.email, c.reasons.joined(separator: ", ")]
+                }, maxWidth: 140)
         }
         for excluded in ranking.excluded { Output.line("Left out: \(excluded.name) \(excluded.reason)") }
     }

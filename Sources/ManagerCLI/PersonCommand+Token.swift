@@ -34,7 +34,8 @@ extension PersonCommand.Token {
             }
             if output.json { return try Output.json(issued) }
             Output.line(issued.secret)
-            Output.announce("token \(issued.token.id) issued; this is the only time it is shown — give it to the worker for `teamwork-worker login`")
+            Output.announce(
+                "token \(issued.token.id) issued; this is the only time it is shown — give it to the worker for `teamwork-worker login`")
         }
     }
 
@@ -47,14 +48,21 @@ extension PersonCommand.Token {
         func run() async throws {
             let (tokens, names) = try await connection.withStore { store in
                 let personID = try await person.asyncMap { try await store.person(reference: $0).id }
-                return (try await store.listTokens(personID: personID), output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store))
+                return (
+                    try await store.listTokens(personID: personID),
+                    output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store)
+                )
             }
             if output.json { return try Output.json(tokens) }
-            Output.table(["ID", "PERSON", "LABEL", "CREATED", "LAST USED", "REVOKED"], tokens.map { token in
-                let person = names.people[token.personID].map { "\($0) (\(token.personID))" } ?? String(token.personID)
-                return [String(token.id), person, token.label, Output.date(token.createdAt), Output.date(token.lastUsedAt),
-                        Output.date(token.revokedAt)]
-            })
+            Output.table(
+                ["ID", "PERSON", "LABEL", "CREATED", "LAST USED", "REVOKED"],
+                tokens.map { token in
+                    let person = names.people[token.personID].map { "\($0) (\(token.personID))" } ?? String(token.personID)
+                    return [
+                        String(token.id), person, token.label, Output.date(token.createdAt), Output.date(token.lastUsedAt),
+                        Output.date(token.revokedAt),
+                    ]
+                })
         }
     }
 

@@ -45,10 +45,15 @@ struct PersonCommand: AsyncParsableCommand {
                 return try await store.listPeople(role: role, teamID: teamID)
             }
             if output.json { return try Output.json(people) }
-            Output.table(["ID", "NAME", "EMAIL", "ROLE", "STATUS", "LAST SEEN"], people.map {
-                [String($0.id), $0.displayName, $0.email, $0.role.rawValue,
-                 $0.deactivatedAt.map { "inactive since \(String(ISODate.format($0).prefix(10)))" } ?? "active", Output.date($0.lastSeenAt)]
-            })
+            Output.table(
+                ["ID", "NAME", "EMAIL", "ROLE", "STATUS", "LAST SEEN"],
+                people.map {
+                    [
+                        String($0.id), $0.displayName, $0.email, $0.role.rawValue,
+                        $0.deactivatedAt.map { "inactive since \(String(ISODate.format($0).prefix(10)))" } ?? "active",
+                        Output.date($0.lastSeenAt),
+                    ]
+                })
         }
     }
 

@@ -8,9 +8,12 @@ import TeamworkModel
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
-        abstract: "Recurring work: a task for each day a rule gives, on the plan's clock (its site's zone, else its team's, else its assignee's default team's).",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Pause.self, Resume.self, Skip.self, Move.self,
-                      Generate.self, Remove.self]
+        abstract:
+            "Recurring work: a task for each day a rule gives, on the plan's clock (its site's zone, else its team's, else its assignee's default team's).",
+        subcommands: [
+            Add.self, List.self, Show.self, Update.self, Pause.self, Resume.self, Skip.self, Move.self,
+            Generate.self, Remove.self,
+        ]
     )
 
     /// What a plan's tasks are: who, where, what.
@@ -31,7 +34,10 @@ struct PlanCommand: AsyncParsableCommand {
         @Option(help: "RFC 5545 RRULE subset: FREQ=MONTHLY;BYDAY=1MO (FREQ, INTERVAL, COUNT, UNTIL, BYDAY, BYMONTHDAY, BYMONTH).")
         var rrule: String?
         @Option(help: "First day the rule counts from: 2026-12-01.") var start: String?
-        @Option(help: "When each occurrence's window starts, on the plan's wall clock: 08:00. A time the clocks skip becomes the moment they change (02:30 → 03:00); a repeated one is the earlier.")
+        @Option(
+            help:
+                "When each occurrence's window starts, on the plan's wall clock: 08:00. A time the clocks skip becomes the moment they change (02:30 → 03:00); a repeated one is the earlier."
+        )
         var windowStart: String?
         @Option(help: "How long the window is: PT2H, PT90M, P1D.") var duration: String?
         @Option(help: "Due at 23:59:59 this many days after the occurrence's day (default 0: the same day).") var dueDays: Int?
@@ -39,8 +45,10 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     static func resolve(_ work: Work, _ store: CentralStore) async throws -> (team: Int64?, assignee: Int64?) {
-        (try await work.team.asyncMap { try await store.team(reference: $0).id },
-         try await work.assignee.asyncMap { try await store.person(reference: $0).id })
+        (
+            try await work.team.asyncMap { try await store.team(reference: $0).id },
+            try await work.assignee.asyncMap { try await store.person(reference: $0).id }
+        )
     }
 
     struct Add: AsyncParsableCommand {
@@ -59,7 +67,8 @@ struct PlanCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let title = work.title, let rrule = when.rrule, let start = when.start, let windowStart = when.windowStart,
-                  let duration = when.duration else {
+                let duration = when.duration
+            else {
                 throw TeamworkError(.usage, "plan add needs --title, --rrule, --start, --window-start and --duration")
             }
             if work.team == nil && work.assignee == nil { throw TeamworkError(.usage, "give --team, --assignee, or both") }
@@ -100,10 +109,14 @@ struct PlanCommand: AsyncParsableCommand {
         func run() async throws {
             let plans = try await connection.withStore { try await $0.listPlans() }
             if output.json { return try Output.json(plans) }
-            Output.table(["ID", "TITLE", "RULE", "WINDOW", "ZONE", "STATE"], plans.map { plan in
-                [String(plan.id), plan.title, plan.rule, "\(plan.windowStart) +\(plan.durationMinutes) min", plan.timeZone,
-                 plan.pausedAt == nil ? "active" : "paused"]
-            })
+            Output.table(
+                ["ID", "TITLE", "RULE", "WINDOW", "ZONE", "STATE"],
+                plans.map { plan in
+                    [
+                        String(plan.id), plan.title, plan.rule, "\(plan.windowStart) +\(plan.durationMinutes) min", plan.timeZone,
+                        plan.pausedAt == nil ? "active" : "paused",
+                    ]
+                })
         }
     }
 
@@ -137,8 +150,9 @@ struct PlanCommand: AsyncParsableCommand {
                 let today = plan.zone.date(of: Date())
                 let upcoming = try plan.occurrences(from: today, through: today.adding(days: 3_660)).prefix(max(0, next)).map(\.on)
                 let made = try await store.occurrences(ofPlan: id).map { row in
-                    Occurrence(day: row.day, taskID: row.task.id, status: row.task.status, superseded: row.superseded,
-                               cancelReason: row.reason, kept: !row.superseded && row.task.updatedAt < plan.updatedAt && row.task.version > 1)
+                    Occurrence(
+                        day: row.day, taskID: row.task.id, status: row.task.status, superseded: row.superseded,
+                        cancelReason: row.reason, kept: !row.superseded && row.task.updatedAt < plan.updatedAt && row.task.version > 1)
                 }
                 return Details(plan: plan, upcoming: Array(upcoming), occurrences: made)
             }
@@ -148,24 +162,33 @@ struct PlanCommand: AsyncParsableCommand {
                 ("id", String(p.id)), ("title", p.title), ("rule", p.rule), ("starts", p.startsOn.description),
                 ("window", "\(p.windowStart) for \(p.durationMinutes) min, \(p.timeZone)"),
                 ("due", p.dueDays == 0 ? "end of the day" : "end of the day + \(p.dueDays) day(s)"),
-                ("horizon", "\(p.horizonDays) days"), ("state", p.pausedAt.map { "paused since \(Output.date($0, in: p.zone))" } ?? "active"),
+                ("horizon", "\(p.horizonDays) days"),
+                ("state", p.pausedAt.map { "paused since \(Output.date($0, in: p.zone))" } ?? "active"),
                 ("skipped", p.exceptions.filter { $0.movedTo == nil }.map(\.occursOn.description).joined(separator: ", ").nonEmpty ?? "-"),
-                ("moved", p.exceptions.compactMap { e in e.movedTo.map { "\(e.occursOn) → \($0)" } }.joined(separator: ", ").nonEmpty ?? "-"),
+                (
+                    "moved",
+                    p.exceptions.compactMap { e in e.movedTo.map { "\(e.occursOn) → \($0)" } }.joined(separator: ", ").nonEmpty ?? "-"
+                ),
                 ("next", details.upcoming.map(\.description).joined(separator: ", ").nonEmpty ?? "-"),
                 ("checklist", p.checklist ?? "-"),
                 ("version", String(p.version)),
             ])
             Output.line()
-            Output.table(["DAY", "TASK", "STATUS", "NOTE"], details.occurrences.map { o in
-                [o.day.description, String(o.taskID), o.status.rawValue,
-                 o.superseded ? (o.cancelReason ?? "superseded") : (o.kept ? "kept (touched before the plan changed)" : "")]
-            })
+            Output.table(
+                ["DAY", "TASK", "STATUS", "NOTE"],
+                details.occurrences.map { o in
+                    [
+                        o.day.description, String(o.taskID), o.status.rawValue,
+                        o.superseded ? (o.cancelReason ?? "superseded") : (o.kept ? "kept (touched before the plan changed)" : ""),
+                    ]
+                })
         }
     }
 
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a plan: occurrences made from now on follow it; made, untouched ones from --from on are redone; touched ones stand."
+            abstract:
+                "Change a plan: occurrences made from now on follow it; made, untouched ones from --from on are redone; touched ones stand."
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
@@ -180,22 +203,26 @@ struct PlanCommand: AsyncParsableCommand {
                 let (teamID, assigneeID) = try await PlanCommand.resolve(work, store)
                 let skills = try work.requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") }
                 let minutes = try when.duration.map { try NewPlan.minutes($0) }
-                let (plan, cancelled) = try await store.updatePlan(id: id, { plan in
-                    if let title = work.title { plan.title = title }
-                    if let description = work.description { plan.description = description }
-                    if let priority = work.priority { plan.priority = try Priority.parse(priority) }
-                    if work.team != nil { plan.teamID = teamID }
-                    if work.assignee != nil { plan.assigneeID = assigneeID }
-                    if let location = work.location { plan.locationID = location }
-                    if let skills { plan.requiredSkills = skills }
-                    if let rrule = when.rrule { plan.rule = rrule }
-                    if let start = when.start { plan.startsOn = try LocalDate(parsing: start, field: "start") }
-                    if let windowStart = when.windowStart { plan.windowStart = try LocalTime(parsing: windowStart, field: "window-start") }
-                    if let minutes { plan.durationMinutes = minutes }
-                    if let dueDays = when.dueDays { plan.dueDays = dueDays }
-                    if let horizon = when.horizon { plan.horizonDays = horizon }
-                    if let checklist = work.checklist { plan.checklist = checklist.isEmpty ? nil : checklist }
-                }, from: try from.map { try LocalDate(parsing: $0, field: "from") })
+                let (plan, cancelled) = try await store.updatePlan(
+                    id: id,
+                    { plan in
+                        if let title = work.title { plan.title = title }
+                        if let description = work.description { plan.description = description }
+                        if let priority = work.priority { plan.priority = try Priority.parse(priority) }
+                        if work.team != nil { plan.teamID = teamID }
+                        if work.assignee != nil { plan.assigneeID = assigneeID }
+                        if let location = work.location { plan.locationID = location }
+                        if let skills { plan.requiredSkills = skills }
+                        if let rrule = when.rrule { plan.rule = rrule }
+                        if let start = when.start { plan.startsOn = try LocalDate(parsing: start, field: "start") }
+                        if let windowStart = when.windowStart {
+                            plan.windowStart = try LocalTime(parsing: windowStart, field: "window-start")
+                        }
+                        if let minutes { plan.durationMinutes = minutes }
+                        if let dueDays = when.dueDays { plan.dueDays = dueDays }
+                        if let horizon = when.horizon { plan.horizonDays = horizon }
+                        if let checklist = work.checklist { plan.checklist = checklist.isEmpty ? nil : checklist }
+                    }, from: try from.map { try LocalDate(parsing: $0, field: "from") })
                 return (plan, cancelled, try await store.generatePlans(only: id).first)
             }
             if output.json { return try Output.json(plan) }
@@ -205,7 +232,8 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Pause: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Pause a plan: its untouched occurrences from today on (today's included) are cancelled; nothing new is made.")
+        static let configuration = CommandConfiguration(
+            abstract: "Pause a plan: its untouched occurrences from today on (today's included) are cancelled; nothing new is made.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @OptionGroup var output: OutputOptions
@@ -220,7 +248,8 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Resume: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Resume a paused plan: its occurrences are made again from today (days passed while paused are not).")
+        static let configuration = CommandConfiguration(
+            abstract: "Resume a paused plan: its occurrences are made again from today (days passed while paused are not).")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @OptionGroup var output: OutputOptions
@@ -237,7 +266,8 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Skip: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Skip one day the rule gives (its task, if made and untouched, is cancelled; a touched one stays).")
+        static let configuration = CommandConfiguration(
+            abstract: "Skip one day the rule gives (its task, if made and untouched, is cancelled; a touched one stays).")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @Argument(help: "The day the rule gives: 2026-12-07.") var day: String
@@ -252,7 +282,10 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Move: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move one day the rule gives to another day, same time on the plan's clock (a touched task stays put; a new day already past is not made).")
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Move one day the rule gives to another day, same time on the plan's clock (a touched task stays put; a new day already past is not made)."
+        )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
         @Argument(help: "The day the rule gives: 2026-12-07.") var day: String
@@ -274,7 +307,8 @@ struct PlanCommand: AsyncParsableCommand {
     struct Generate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make every active plan's occurrences up to its horizon (or --until a day); each once, however often it runs.",
-            discussion: "`teamwork-service run` does this every --plan-interval seconds (default 3600) and right after a plan changes; this is for a scheduler or by hand."
+            discussion:
+                "`teamwork-service run` does this every --plan-interval seconds (default 3600) and right after a plan changes; this is for a scheduler or by hand."
         )
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "Make occurrences through this day instead of each plan's horizon: 2027-12-31.") var until: String?
@@ -291,13 +325,17 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a plan: its untouched occurrences from today on are cancelled; made tasks keep their history.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a plan: its untouched occurrences from today on are cancelled; made tasks keep their history.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Plan id.") var id: Int64
 
         @OptionGroup var output: OutputOptions
 
-        struct Removed: Encodable { var planID: Int64; var cancelled: Int }
+        struct Removed: Encodable {
+            var planID: Int64
+            var cancelled: Int
+        }
 
         func run() async throws {
             let cancelled = try await connection.withStore { try await $0.removePlan(id: id) }

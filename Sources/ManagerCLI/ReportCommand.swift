@@ -18,20 +18,36 @@ struct ReportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (report, names) = try await connection.withStore { store in
-            (try await store.report(overdueLimit: overdueLimit), output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store))
+            (
+                try await store.report(overdueLimit: overdueLimit),
+                output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store)
+            )
         }
         if output.json { return try Output.json(report) }
         let statuses = TaskStatus.allCases.map(\.rawValue)
-        Output.line("Tasks: \(report.total)   completion rate: "
-            + (report.completionRate.map { String(format: "%.1f%%", $0 * 100) } ?? "-"))
+        Output.line(
+            "Tasks: \(report.total)   completion rate: "
+                + (report.completionRate.map { String(format: "%.1f%%", $0 * 100) } ?? "-"))
         Output.line()
-        Output.table(["TEAM"] + statuses.map { $0.uppercased() } + ["TOTAL", "OVERDUE"], report.teams.map { line in
-            [line.teamSlug ?? "(personal)"] + statuses.map { String(line.counts[$0] ?? 0) } + [String(line.total), String(line.overdue)]
-        } + [["all"] + statuses.map { String(report.countsByStatus[$0] ?? 0) } + [String(report.total), String(report.teams.map(\.overdue).reduce(0, +))]])
+        Output.table(
+            ["TEAM"] + statuses.map { $0.uppercased() } + ["TOTAL", "OVERDUE"],
+            report.teams.map { line in
+                [line.teamSlug ?? "(personal)"] + statuses.map { String(line.counts[$0] ?? 0) } + [
+                    String(line.total), String(line.overdue),
+                ]
+            } + [
+                ["all"] + statuses.map { String(report.countsByStatus[$0] ?? 0) } + [
+                    String(report.total), String(report.teams.map(\.overdue).reduce(0, +)),
+                ]
+            ])
         Output.line()
-        for (tasks, title, none) in [(report.overdueTasks, "Overdue:", "No overdue tasks."),
-                                     (report.dueSoon, "Due in the next \(report.dueSoonHours) h:",
-                                      "Nothing due in the next \(report.dueSoonHours) h.")] {
+        for (tasks, title, none) in [
+            (report.overdueTasks, "Overdue:", "No overdue tasks."),
+            (
+                report.dueSoon, "Due in the next \(report.dueSoonHours) h:",
+                "Nothing due in the next \(report.dueSoonHours) h."
+            ),
+        ] {
             if tasks.isEmpty {
                 Output.line(none)
             } else {
@@ -44,36 +60,45 @@ struct ReportCommand: AsyncParsableCommand {
             Output.line("Nobody holds open work.")
         } else {
             Output.line("Open work by person:")
-            Output.table(["PERSON", "ASSIGNED", "IN PROGRESS", "URGENT", "OVERDUE"], report.workload.map {
-                [$0.name, String($0.open), String($0.inProgress), String($0.urgent), String($0.overdue)]
-            })
+            Output.table(
+                ["PERSON", "ASSIGNED", "IN PROGRESS", "URGENT", "OVERDUE"],
+                report.workload.map {
+                    [$0.name, String($0.open), String($0.inProgress), String($0.urgent), String($0.overdue)]
+                })
         }
         Output.line()
         if report.turnaround.isEmpty {
             Output.line("Nothing completed in the last \(report.turnaroundDays) days.")
         } else {
             Output.line("Assigned to completed, last \(report.turnaroundDays) days:")
-            Output.table(["TEAM", "COMPLETED", "MEDIAN"], report.turnaround.map {
-                [$0.teamSlug ?? "(personal)", String($0.completed), Self.hours($0.medianHours)]
-            })
+            Output.table(
+                ["TEAM", "COMPLETED", "MEDIAN"],
+                report.turnaround.map {
+                    [$0.teamSlug ?? "(personal)", String($0.completed), Self.hours($0.medianHours)]
+                })
         }
         if !report.plans.isEmpty {
             Output.line()
             Output.line("Recurring plans:")
-            Output.table(["PLAN", "TITLE", "DUE IN 7 DAYS", "LAST DUE", "MISSED"], report.plans.map {
-                [String($0.planID), $0.title, String($0.dueThisWeek), Output.date($0.lastDue), $0.lastMissed ? "yes" : "-"]
-            })
+            Output.table(
+                ["PLAN", "TITLE", "DUE IN 7 DAYS", "LAST DUE", "MISSED"],
+                report.plans.map {
+                    [String($0.planID), $0.title, String($0.dueThisWeek), Output.date($0.lastDue), $0.lastMissed ? "yes" : "-"]
+                })
         }
         if !report.checklists.isEmpty {
             Output.line()
             Output.line("Checklists of tasks completed in the last \(report.turnaroundDays) days:")
-            Output.table(["CHECKLIST", "COMPLETED", "MISSING ITEMS", "FAILED ITEMS"], report.checklists.map {
-                [$0.name, String($0.completed), String($0.withMissing), String($0.withFailed)]
-            })
+            Output.table(
+                ["CHECKLIST", "COMPLETED", "MISSING ITEMS", "FAILED ITEMS"],
+                report.checklists.map {
+                    [$0.name, String($0.completed), String($0.withMissing), String($0.withFailed)]
+                })
         }
         Output.line()
-        Output.line("Field changes taken in: \(report.fieldChanges)   open conflicts: \(report.openConflicts)"
-            + (report.openConflicts > 0 ? " (see `teamwork-manager conflicts`)" : ""))
+        Output.line(
+            "Field changes taken in: \(report.fieldChanges)   open conflicts: \(report.openConflicts)"
+                + (report.openConflicts > 0 ? " (see `teamwork-manager conflicts`)" : ""))
     }
 
     /// `45 min`, `3.5 h`, `2.1 days`.

@@ -11,7 +11,8 @@ struct VersionOption: ParsableArguments {
 
 extension TaskCommand {
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a task's title, description, priority, location, due date, window, required skills or checklist.")
+        static let configuration = CommandConfiguration(
+            abstract: "Change a task's title, description, priority, location, due date, window, required skills or checklist.")
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Task id.") var id: Int64
         @Option var title: String?
@@ -44,8 +45,9 @@ extension TaskCommand {
                 let zone: Zone
                 if due != nil || window != nil {
                     let current = try await store.task(id: id)
-                    zone = try await store.timeZone(location: clearLocation ? nil : location ?? current.locationID,
-                                                    team: current.teamID, assignee: current.assigneeID)
+                    zone = try await store.timeZone(
+                        location: clearLocation ? nil : location ?? current.locationID,
+                        team: current.teamID, assignee: current.assigneeID)
                 } else {
                     zone = .utc
                 }

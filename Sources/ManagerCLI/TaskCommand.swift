@@ -24,15 +24,19 @@ struct TaskCommand: AsyncParsableCommand {
         var header = ["ID", "DUE"]
         if windows { header.append("WINDOW") }
         header += ["PRIORITY", "STATUS", "TEAM", "ASSIGNEE", "TITLE"]
-        Output.table(header, tasks.map { task in
-            let zone = task.zone
-            var row: [String] = [String(task.id), Output.due(task.dueAt, in: zone, withZone: zones.count > 1) + (task.isLate(at: now) ? " !" : "")]
-            if windows { row.append(task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? "-") }
-            let team: String = task.teamID.map { names.teams[$0] ?? String($0) } ?? "-"
-            let assignee: String = task.assigneeID.map { names.people[$0] ?? String($0) } ?? "-"
-            row += [task.priority.rawValue, task.status.rawValue, team, assignee, task.title]
-            return row
-        })
+        Output.table(
+            header,
+            tasks.map { task in
+                let zone = task.zone
+                var row: [String] = [
+                    String(task.id), Output.due(task.dueAt, in: zone, withZone: zones.count > 1) + (task.isLate(at: now) ? " !" : ""),
+                ]
+                if windows { row.append(task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? "-") }
+                let team: String = task.teamID.map { names.teams[$0] ?? String($0) } ?? "-"
+                let assignee: String = task.assigneeID.map { names.people[$0] ?? String($0) } ?? "-"
+                row += [task.priority.rawValue, task.status.rawValue, team, assignee, task.title]
+                return row
+            })
         if zones.count == 1, let zone = zones.first, zone != "UTC", !tasks.isEmpty { Output.line("Times in \(zone).") }
     }
 
@@ -47,10 +51,16 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Team slug or id (free-floating for the team without --assignee).") var team: String?
         @Option(help: "Person id or email (a member of --team when both are given).") var assignee: String?
         @Option(help: "Location id of the task site.") var location: Int64?
-        @Option(help: "Due date: 2026-12-01 (the end of that day) or 2026-12-01T17:00, on the task's wall clock (its site's zone, else its team's, else its assignee's default team's, else UTC); with Z or +01:00 as given.")
+        @Option(
+            help:
+                "Due date: 2026-12-01 (the end of that day) or 2026-12-01T17:00, on the task's wall clock (its site's zone, else its team's, else its assignee's default team's, else UTC); with Z or +01:00 as given."
+        )
         var due: String?
         @Option(help: "Skills whoever goes must have, comma-separated: electrical,climbing.") var requires: String = ""
-        @Option(help: "Appointment window, an ISO 8601 interval on the task's wall clock: 2026-12-01T09:00/PT3H or 2026-12-01T09:00/2026-12-01T12:00.")
+        @Option(
+            help:
+                "Appointment window, an ISO 8601 interval on the task's wall clock: 2026-12-01T09:00/PT3H or 2026-12-01T09:00/2026-12-01T12:00."
+        )
         var window: String?
         @Option(help: "A checklist the worker fills in, by name (its latest version; the task keeps it).") var checklist: String?
         @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
@@ -74,7 +84,11 @@ struct TaskCommand: AsyncParsableCommand {
                 )
                 return try await store.createTask(new, force: force)
             }
-            if output.json { try Output.json(task) } else { Output.line("Created task \(task.id) (\(task.status.rawValue)): \(task.title)") }
+            if output.json {
+                try Output.json(task)
+            } else {
+                Output.line("Created task \(task.id) (\(task.status.rawValue)): \(task.title)")
+            }
         }
     }
 
@@ -90,7 +104,9 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "Due before this ISO 8601 date.") var dueBefore: String?
         @Option(help: "Due after this ISO 8601 date.") var dueAfter: String?
         @Flag(help: "Only tasks past due that are not completed or cancelled.") var overdue = false
-        @Option(help: "One day's work, in window order: tasks whose window, or else due date, falls on 2026-12-01 on the task's own wall clock.")
+        @Option(
+            help: "One day's work, in window order: tasks whose window, or else due date, falls on 2026-12-01 on the task's own wall clock."
+        )
         var on: String?
         @Option(help: "Show at most this many.") var limit: Int?
         @OptionGroup var output: OutputOptions
@@ -160,7 +176,8 @@ struct TaskCommand: AsyncParsableCommand {
                 ("status", t.status.rawValue + (t.isOverdue(at: Date()) ? " (overdue)" : "")),
                 ("team", d.team?.slug ?? "-"), ("assignee", d.assignee.map { "\($0.displayName) (\($0.id))" } ?? "-"),
                 ("location", place ?? "-"), ("time zone", t.timeZone),
-                ("plan", t.planID.map { "plan \($0), the occurrence of \(t.planDate?.description ?? "-")" } ?? "-"), ("due", Output.due(t.dueAt, in: zone)),
+                ("plan", t.planID.map { "plan \($0), the occurrence of \(t.planDate?.description ?? "-")" } ?? "-"),
+                ("due", Output.due(t.dueAt, in: zone)),
                 ("window", t.window.map { $0.compact(in: zone) + (t.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
                 ("requires", t.requiredSkills.isEmpty ? "-" : t.requiredSkills.joined(separator: ", ")),
                 ("created", Output.date(t.createdAt, in: zone)),
@@ -199,12 +216,16 @@ struct TaskCommand: AsyncParsableCommand {
         }
 
         static func printAnswers(_ checklist: ChecklistForm, _ answers: [String: ChecklistAnswer], names: [String: String], zone: Zone) {
-            Output.table(["ITEM", "REQUIRED", "ANSWER", "BY", "AT", "LABEL"], checklist.items.map { item in
-                guard let answer = answers[item.key] else { return [item.key, item.required ? "yes" : "", "-", "", "", item.label] }
-                let value = answer.value + (item.unit.map { " \($0)" } ?? "") + (item.failed(by: answer.value) ? " (failed)" : "")
-                return [item.key, item.required ? "yes" : "", value, names[String(answer.by)] ?? String(answer.by),
-                        Output.date(answer.date, in: zone), item.label]
-            }, maxWidth: 50)
+            Output.table(
+                ["ITEM", "REQUIRED", "ANSWER", "BY", "AT", "LABEL"],
+                checklist.items.map { item in
+                    guard let answer = answers[item.key] else { return [item.key, item.required ? "yes" : "", "-", "", "", item.label] }
+                    let value = answer.value + (item.unit.map { " \($0)" } ?? "") + (item.failed(by: answer.value) ? " (failed)" : "")
+                    return [
+                        item.key, item.required ? "yes" : "", value, names[String(answer.by)] ?? String(answer.by),
+                        Output.date(answer.date, in: zone), item.label,
+                    ]
+                }, maxWidth: 50)
         }
 
         func run() async throws {
@@ -219,9 +240,11 @@ struct TaskCommand: AsyncParsableCommand {
                 return Output.line("Task \(id) has no checklist.")
             }
             if output.json {
-                return try Output.json(Listing(task: task.id, checklist: checklist, answers: AnsweredItem.list(task.answers),
-                                               missing: checklist.missing(in: task.answers), failed: checklist.failed(in: task.answers),
-                                               answeredBy: names))
+                return try Output.json(
+                    Listing(
+                        task: task.id, checklist: checklist, answers: AnsweredItem.list(task.answers),
+                        missing: checklist.missing(in: task.answers), failed: checklist.failed(in: task.answers),
+                        answeredBy: names))
             }
             Output.line("Task \(task.id): \(task.checklist.map { $0.summary(task.answers) } ?? "")")
             Self.printAnswers(checklist, task.answers, names: names, zone: task.zone)

@@ -24,8 +24,9 @@ struct TeamCommand: AsyncParsableCommand {
 
         func run() async throws {
             let zone = timeZone ?? ProcessInfo.processInfo.environment["TEAMWORK_TIME_ZONE"].flatMap { $0.isEmpty ? nil : $0 } ?? "UTC"
-            let new = try NewTeam(slug: slug, name: name, description: description, color: color, sharesPositions: sharePositions,
-                                  timeZone: zone)
+            let new = try NewTeam(
+                slug: slug, name: name, description: description, color: color, sharesPositions: sharePositions,
+                timeZone: zone)
             let team = try await connection.withStore { try await $0.addTeam(new) }
             if output.json { try Output.json(team) } else { Output.line("Added team \(team.id): \(team.slug)") }
         }
@@ -48,10 +49,14 @@ struct TeamCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(lines) }
             // Unfinished: open, assigned or in progress (the report's "open" means not assigned yet).
-            Output.table(["ID", "SLUG", "NAME", "MEMBERS", "UNFINISHED", "COLOR", "TIME ZONE"], lines.map {
-                [String($0.team.id), $0.team.slug, $0.team.name, String($0.members), String($0.openTasks), $0.team.color ?? "-",
-                 $0.team.timeZone]
-            })
+            Output.table(
+                ["ID", "SLUG", "NAME", "MEMBERS", "UNFINISHED", "COLOR", "TIME ZONE"],
+                lines.map {
+                    [
+                        String($0.team.id), $0.team.slug, $0.team.name, String($0.members), String($0.openTasks), $0.team.color ?? "-",
+                        $0.team.timeZone,
+                    ]
+                })
         }
     }
 
@@ -80,9 +85,11 @@ struct TeamCommand: AsyncParsableCommand {
                 ("created", Output.date(t.createdAt)), ("updated", Output.date(t.updatedAt)),
             ])
             Output.line()
-            Output.table(["MEMBER", "NAME", "ROLE", "JOINED"], details.members.map {
-                [String($0.person.id), $0.person.displayName, $0.person.role.rawValue, Output.date($0.joinedAt)]
-            })
+            Output.table(
+                ["MEMBER", "NAME", "ROLE", "JOINED"],
+                details.members.map {
+                    [String($0.person.id), $0.person.displayName, $0.person.role.rawValue, Output.date($0.joinedAt)]
+                })
         }
     }
 
@@ -97,7 +104,10 @@ struct TeamCommand: AsyncParsableCommand {
         @Flag(help: "Remove the colour.") var clearColor = false
         @Flag(inversion: .prefixedNo, help: "Whether members see each other's last-known positions (managers always do).")
         var sharePositions: Bool?
-        @Option(help: "The IANA time zone the team works in, e.g. Europe/Stockholm. Its tasks keep their instants and read on the new clock; its plans are remade at the same wall-clock time.")
+        @Option(
+            help:
+                "The IANA time zone the team works in, e.g. Europe/Stockholm. Its tasks keep their instants and read on the new clock; its plans are remade at the same wall-clock time."
+        )
         var timeZone: String?
         @OptionGroup var output: OutputOptions
 

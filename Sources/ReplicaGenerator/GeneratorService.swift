@@ -10,9 +10,11 @@ public struct GeneratorService: Service {
     public var leaseChecked: @Sendable () -> Void
     public var afterPass: @Sendable (CatchUpReport) -> Void
 
-    public init(generator: ReplicaGenerator, roleChanged: @escaping @Sendable (GeneratorRole) -> Void = { _ in },
-                leaseChecked: @escaping @Sendable () -> Void = {},
-                afterPass: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) {
+    public init(
+        generator: ReplicaGenerator, roleChanged: @escaping @Sendable (GeneratorRole) -> Void = { _ in },
+        leaseChecked: @escaping @Sendable () -> Void = {},
+        afterPass: @escaping @Sendable (CatchUpReport) -> Void = { _ in }
+    ) {
         self.generator = generator
         self.roleChanged = roleChanged
         self.leaseChecked = leaseChecked

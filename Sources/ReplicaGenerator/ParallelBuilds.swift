@@ -44,8 +44,10 @@ final class ParallelBuilds: @unchecked Sendable {
 
     /// `locationsFrom`: the path of a common replica of the same snapshot, whose
     /// locations the files' tasks point at.
-    init(directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, locationsFrom: String?, threads: Int,
-         publishBatch: Int, memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, limit: Int = 16) {
+    init(
+        directory: ReplicaDirectory, feedPosition: Int64, common: CommonData, locationsFrom: String?, threads: Int,
+        publishBatch: Int, memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, limit: Int = 16
+    ) {
         self.directory = directory
         self.feedPosition = feedPosition
         self.common = common
@@ -65,8 +67,9 @@ final class ParallelBuilds: @unchecked Sendable {
         let locations = locationsFrom
         try await submit { builder in
             if builder.connection == nil { builder.connection = try BuildConnection(locationsFrom: locations) }
-            let build = try directory.startBuild(of: replica, feedPosition: feedPosition, memoryLimit: memoryLimit,
-                                                 on: builder.connection)
+            let build = try directory.startBuild(
+                of: replica, feedPosition: feedPosition, memoryLimit: memoryLimit,
+                on: builder.connection)
             builder.build = build
             try build.write { tx in
                 let owner = common.owner(of: replica)

@@ -17,8 +17,10 @@ public struct PlanService: Service {
     public var interval: Duration
     public var afterPass: @Sendable ([PlanGeneration]) -> Void
 
-    public init(databaseURL: DatabaseURL, logger: Logger, interval: Duration = .seconds(3_600),
-                afterPass: @escaping @Sendable ([PlanGeneration]) -> Void = { _ in }) {
+    public init(
+        databaseURL: DatabaseURL, logger: Logger, interval: Duration = .seconds(3_600),
+        afterPass: @escaping @Sendable ([PlanGeneration]) -> Void = { _ in }
+    ) {
         self.databaseURL = databaseURL
         self.logger = logger
         self.interval = interval
@@ -32,8 +34,10 @@ public struct PlanService: Service {
             await withTaskGroup(of: Void.self) { group in
                 // A plan changed by anyone: the next pass starts at once.
                 group.addTask {
-                    await CentralStore.listen(on: CentralStore.plansChannel, at: url,
-                                              backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(5)), logger: logger) { events in
+                    await CentralStore.listen(
+                        on: CentralStore.plansChannel, at: url,
+                        backoff: Backoff(initial: .milliseconds(100), maximum: .seconds(5)), logger: logger
+                    ) { events in
                         for await event in events {
                             switch event {
                             case .listening:
@@ -44,7 +48,8 @@ public struct PlanService: Service {
                                 changed.mutate { $0 = true }
                             case .lost(let ending, let delay):
                                 if case .failed(let error) = ending {
-                                    logger.warning("plan notifications lost; listening again", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                                    logger.warning(
+                                        "plan notifications lost; listening again", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
                                 }
                             }
                         }
@@ -63,7 +68,8 @@ public struct PlanService: Service {
                             }
                             for result in results {
                                 if let error = result.error {
-                                    logger.error("a plan could not be generated", metadata: ["plan": "\(result.planID)", "error": "\(error)"])
+                                    logger.error(
+                                        "a plan could not be generated", metadata: ["plan": "\(result.planID)", "error": "\(error)"])
                                 } else if result.made > 0 {
                                     logger.info("plan occurrences made", metadata: ["plan": "\(result.planID)", "tasks": "\(result.made)"])
                                 }

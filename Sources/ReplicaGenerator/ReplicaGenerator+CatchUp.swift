@@ -60,8 +60,9 @@ extension ReplicaGenerator {
         }
         var repaired: [ReplicaID] = []
         for (replica, damage) in damaged {
-            logger.error("a replica cannot be read; setting it aside in damaged/ and building it anew from the master",
-                         metadata: ["replica": "\(replica)", "damage": "\(damage)"])
+            logger.error(
+                "a replica cannot be read; setting it aside in damaged/ and building it anew from the master",
+                metadata: ["replica": "\(replica)", "damage": "\(damage)"])
             try replicas.setAsideDamaged(replica)
             if replica == .common {
                 _ = try await rebuildAll()
@@ -145,8 +146,9 @@ extension ReplicaGenerator {
             written += 1
         }
         if plan.touchesCommon {
-            try await writeCommon(plan: plan, people: people, teams: teams, locations: locations, personTeams: personTeams,
-                                  position: position, store: store)
+            try await writeCommon(
+                plan: plan, people: people, teams: teams, locations: locations, personTeams: personTeams,
+                position: position, store: store)
             written += 1
         }
         return written
@@ -158,8 +160,10 @@ extension ReplicaGenerator {
     /// built from the master's current rows first; one that still has no file
     /// (its team or person is gone) is left alone.
     /// The file work runs off the cooperative threads, which in `run` serve the endpoint's requests too.
-    private func write(_ replica: ReplicaID, store: CentralStore, position: Int64,
-                       _ body: @escaping @Sendable (ReplicaTransaction) throws -> Void) async throws {
+    private func write(
+        _ replica: ReplicaID, store: CentralStore, position: Int64,
+        _ body: @escaping @Sendable (ReplicaTransaction) throws -> Void
+    ) async throws {
         let (connections, replicas) = (self.connections, self.replicas)
         let update = { @Sendable in
             try await blockingWork {
@@ -219,8 +223,10 @@ extension ReplicaGenerator {
         }
     }
 
-    private func writeCommon(plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location],
-                             personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore) async throws {
+    private func writeCommon(
+        plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location],
+        personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore
+    ) async throws {
         // A missing or damaged common replica is rebuilt (with everything else).
         try await write(.common, store: store, position: position) { tx in
             for id in plan.personIDs {

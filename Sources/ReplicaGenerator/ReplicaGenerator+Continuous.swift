@@ -18,7 +18,8 @@ extension ReplicaGenerator {
         wake.yield()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                await CentralStore.listen(on: CentralStore.feedChannel, at: configuration.databaseURL, backoff: Backoff(), logger: logger) { events in
+                await CentralStore.listen(on: CentralStore.feedChannel, at: configuration.databaseURL, backoff: Backoff(), logger: logger) {
+                    events in
                     for await event in events {
                         switch event {
                         // Listening (again): what changed meanwhile is caught up now.
@@ -44,10 +45,12 @@ extension ReplicaGenerator {
                             let started = ContinuousClock.now
                             let report = try await catchUp(store, from: try checkpoint() ?? 0)
                             if report.entries > 0 {
-                                logger.debug("caught up", metadata: [
-                                    "entries": "\(report.entries)", "replicas_written": "\(report.replicaWrites)",
-                                    "feed_position": "\(report.feedPosition)", "took": "\(ContinuousClock.now - started)",
-                                ])
+                                logger.debug(
+                                    "caught up",
+                                    metadata: [
+                                        "entries": "\(report.entries)", "replicas_written": "\(report.replicaWrites)",
+                                        "feed_position": "\(report.feedPosition)", "took": "\(ContinuousClock.now - started)",
+                                    ])
                             }
                             progress.made()
                             afterPass(report)

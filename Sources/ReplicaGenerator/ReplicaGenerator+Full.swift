@@ -38,10 +38,11 @@ extension ReplicaGenerator {
 
                 // Files are built on their own threads while this task reads rows;
                 // rows are copied straight from the network buffers into SQLite.
-                let builds = ParallelBuilds(directory: replicas, feedPosition: position, common: common,
-                                            locationsFrom: commonFile.temporaryPath, threads: configuration.buildThreads,
-                                            publishBatch: configuration.publishBatch,
-                                            memoryLimit: configuration.buildMemoryLimit)
+                let builds = ParallelBuilds(
+                    directory: replicas, feedPosition: position, common: common,
+                    locationsFrom: commonFile.temporaryPath, threads: configuration.buildThreads,
+                    publishBatch: configuration.publishBatch,
+                    memoryLimit: configuration.buildMemoryLimit)
                 var built: Set<ReplicaID> = []
                 var current: ReplicaID?
                 var pending: [RowCopier] = []
@@ -67,25 +68,25 @@ extension ReplicaGenerator {
 
                 do {
                     try await withTaskCancellationHandler {
-                    try await snapshot.forEachTaskRow { row in
-                        let copier = try RowCopier(row)
-                        guard let replica = ReplicaID.holding(teamID: copier.teamID, assigneeID: copier.assigneeID) else {
-                            return
+                        try await snapshot.forEachTaskRow { row in
+                            let copier = try RowCopier(row)
+                            guard let replica = ReplicaID.holding(teamID: copier.teamID, assigneeID: copier.assigneeID) else {
+                                return
+                            }
+                            if current != replica { try await switchTo(replica) }
+                            pending.append(copier)
+                            if pending.count >= configuration.writeBatch { try await sendPending() }
+                            count += 1
+                            if clock.now - lastReport > .seconds(1) {
+                                lastReport = clock.now
+                                progress(RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started))
+                            }
                         }
-                        if current != replica { try await switchTo(replica) }
-                        pending.append(copier)
-                        if pending.count >= configuration.writeBatch { try await sendPending() }
-                        count += 1
-                        if clock.now - lastReport > .seconds(1) {
-                            lastReport = clock.now
-                            progress(RebuildProgress(tasks: count, replicas: built.count, elapsed: clock.now - started))
+                        for team in common.teams where !built.contains(.team(team.id)) {
+                            try await switchTo(.team(team.id))
                         }
-                    }
-                    for team in common.teams where !built.contains(.team(team.id)) {
-                        try await switchTo(.team(team.id))
-                    }
-                    try await switchTo(nil)
-                    try await builds.drain()
+                        try await switchTo(nil)
+                        try await builds.drain()
                     } onCancel: {
                         // Left behind (a lost lease, a shutdown), a rebuild must not go on writing.
                         builds.cancel()
@@ -112,8 +113,10 @@ extension ReplicaGenerator {
     }
 
     /// Builds the common replica, finished and not yet published.
-    private func buildCommon(_ snapshot: ReplicationSnapshot, _ common: CommonData,
-                             position: Int64) async throws -> FinishedReplica {
+    private func buildCommon(
+        _ snapshot: ReplicationSnapshot, _ common: CommonData,
+        position: Int64
+    ) async throws -> FinishedReplica {
         let build = try replicas.startBuild(of: .common, feedPosition: position, memoryLimit: configuration.buildMemoryLimit)
         do {
             try build.write { tx in

@@ -26,9 +26,11 @@ extension ReplicaGenerator {
     /// seconds. Failures (PostgreSQL away) are retried as ``Retrying`` says;
     /// cancellation ends it. `leaseChecked` hears each time the lock was seen
     /// held (active) or tried (standing by): the lease's own pass.
-    public func follow(retry: Duration = .seconds(1), roleChanged: @escaping @Sendable (GeneratorRole) -> Void = { _ in },
-                       leaseChecked: @escaping @Sendable () -> Void = {},
-                       afterPass: @escaping @Sendable (CatchUpReport) -> Void = { _ in }) async {
+    public func follow(
+        retry: Duration = .seconds(1), roleChanged: @escaping @Sendable (GeneratorRole) -> Void = { _ in },
+        leaseChecked: @escaping @Sendable () -> Void = {},
+        afterPass: @escaping @Sendable (CatchUpReport) -> Void = { _ in }
+    ) async {
         await Retrying().forever(failed: { ending, delay in
             if case .failed(let error) = ending {
                 logger.warning("the generator failed; restarting it", metadata: ["error": "\(error)", "delay": "\(delay)"])
@@ -47,9 +49,11 @@ extension ReplicaGenerator {
 
     /// Runs `body` while this process holds the folder's generator lock, waiting
     /// for it first; `body` is cancelled if the lock's connection fails.
-    func whileLeading(retry: Duration, roleChanged: @Sendable (GeneratorRole) -> Void,
-                      leaseChecked: @escaping @Sendable () -> Void = {},
-                      _ body: @escaping @Sendable () async throws -> Void) async throws {
+    func whileLeading(
+        retry: Duration, roleChanged: @Sendable (GeneratorRole) -> Void,
+        leaseChecked: @escaping @Sendable () -> Void = {},
+        _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
         let lock = try await CentralStore.connect(configuration.databaseURL, queryDeadline: .seconds(5), logger: logger)
         do {
             var waiting = false

@@ -66,8 +66,10 @@ extension ReplicaGenerator {
         }
     }
 
-    private func compare(_ replica: ReplicaID, rows: [FieldTask], members: [Person],
-                         position: Int64, checkpoint: Int64) throws -> [Drift] {
+    private func compare(
+        _ replica: ReplicaID, rows: [FieldTask], members: [Person],
+        position: Int64, checkpoint: Int64
+    ) throws -> [Drift] {
         var drift: [Drift] = []
         func note(_ message: String) { drift.append(Drift(replica: replica, message: message)) }
         guard replicas.exists(replica) else {

@@ -38,10 +38,12 @@ public struct ReplicaGenerator: Sendable {
         /// its reader, to stop PostgreSQL under it (`TEAMWORK_TEST_HOLD_REBUILD`).
         public var duringRebuild: @Sendable () async -> Void = {}
 
-        public init(databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
-                    sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256,
-                    buildThreads: Int = ProcessInfo.processInfo.activeProcessorCount,
-                    buildMemoryLimit: Int = ReplicaBuild.defaultMemoryLimit) {
+        public init(
+            databaseURL: DatabaseURL, directory: URL, pageSize: Int = 2_000,
+            sweepInterval: Duration = .seconds(5), writeBatch: Int = 512, publishBatch: Int = 256,
+            buildThreads: Int = ProcessInfo.processInfo.activeProcessorCount,
+            buildMemoryLimit: Int = ReplicaBuild.defaultMemoryLimit
+        ) {
             self.databaseURL = databaseURL
             self.directory = directory
             self.pageSize = pageSize

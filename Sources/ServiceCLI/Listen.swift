@@ -33,12 +33,15 @@ struct Listen: AsyncParsableCommand {
         logging.bootstrap()
         let folder = try options.replicaFolder()
         let target = try await options.target()
-        let listener = try EventListener(.init(databaseURL: target.url, directory: folder, batchSize: batch,
-                                               sweepInterval: .milliseconds(Int(sweep * 1000))))
+        let listener = try EventListener(
+            .init(
+                databaseURL: target.url, directory: folder, batchSize: batch,
+                sweepInterval: .milliseconds(Int(sweep * 1000))))
         if once {
             let report = try await listener.once()
-            print("Took in \(report.recorded) worker change(s) from \(report.files) replica file(s): "
-                + "\(report.applied) applied, \(report.conflicts) conflict(s)")
+            print(
+                "Took in \(report.recorded) worker change(s) from \(report.files) replica file(s): "
+                    + "\(report.applied) applied, \(report.conflicts) conflict(s)")
             for replica in report.busy.sorted() {
                 TeamworkService.say("\(replica): another instance is working on it; left to it")
             }

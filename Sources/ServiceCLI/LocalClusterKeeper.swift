@@ -30,8 +30,9 @@ struct LocalClusterKeeper: Service {
                 do {
                     let outcome = try await blockingWork { try cluster.ensureRunning() }
                     if outcome != .alreadyRunning {
-                        logger.notice("the local PostgreSQL was not running; started it again",
-                                      metadata: ["cluster": "\(cluster.configuration.directory.path)"])
+                        logger.notice(
+                            "the local PostgreSQL was not running; started it again",
+                            metadata: ["cluster": "\(cluster.configuration.directory.path)"])
                     }
                 } catch {
                     logger.error("the local PostgreSQL is not running and cannot be started", metadata: ["error": "\(error)"])

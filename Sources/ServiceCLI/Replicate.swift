@@ -5,8 +5,9 @@ import Foundation
 import Logging
 import ReplicaGenerator
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct Replicate: AsyncParsableCommand {
@@ -47,13 +48,22 @@ struct Replicate: AsyncParsableCommand {
         } else {
             TeamworkService.say("replicating into \(directory); stop with Ctrl-C or SIGTERM")
             let keeper = LocalClusterKeeper.forLocalDefault(options, logger: Logger(label: "teamwork.service"))
-            try await TeamworkService.untilSignalled([keeper].compactMap { $0 } + [GeneratorService(generator: generator, roleChanged: { role in
-                TeamworkService.say(role == .active ? "generating" : "another instance generates into \(directory); standing by")
-            }, afterPass: { report in
-                if report.entries > 0 {
-                    TeamworkService.say("applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
-                }
-            })])
+            try await TeamworkService.untilSignalled(
+                [keeper].compactMap { $0 } + [
+                    GeneratorService(
+                        generator: generator,
+                        roleChanged: { role in
+                            TeamworkService.say(
+                                role == .active ? "generating" : "another instance generates into \(directory); standing by")
+                        },
+                        afterPass: { report in
+                            if report.entries > 0 {
+                                TeamworkService.say(
+                                    "applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)"
+                                )
+                            }
+                        })
+                ])
             TeamworkService.say("stopped")
         }
     }
@@ -65,9 +75,11 @@ struct Replicate: AsyncParsableCommand {
             FileHandle.standardError.write(Data((interactive ? "\r\u{1B}[K" + line : line + "\n").utf8))
         }
         if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
-        print(String(format: "Rebuilt %d replicas with %d tasks in %.2f s (%.0f tasks/s) in %@",
-                     result.replicas, result.tasks, seconds(result.elapsed), result.tasksPerSecond,
-                     generator.configuration.directory.path))
+        print(
+            String(
+                format: "Rebuilt %d replicas with %d tasks in %.2f s (%.0f tasks/s) in %@",
+                result.replicas, result.tasks, seconds(result.elapsed), result.tasksPerSecond,
+                generator.configuration.directory.path))
     }
 
     private func catchUp(_ generator: ReplicaGenerator) async throws {
@@ -99,8 +111,9 @@ struct Verify: AsyncParsableCommand {
         let drift = try await generator.verify()
         var blobProblems: [String] = []
         // Every file an attachment names is in the blob store, whole: its bytes hash to its name.
-        let store = try FileBlobStore(root: blobs.map { URL(fileURLWithPath: $0) }
-                                          ?? FileBlobStore.defaultRoot(replicas: generator.configuration.directory))
+        let store = try FileBlobStore(
+            root: blobs.map { URL(fileURLWithPath: $0) }
+                ?? FileBlobStore.defaultRoot(replicas: generator.configuration.directory))
         let referenced = try await CentralStore.withStore(generator.configuration.databaseURL) { try await $0.referencedBlobs() }
         for hex in referenced.sorted() {
             guard let digest = BlobDigest(hex: hex) else { continue }
@@ -124,7 +137,8 @@ struct Verify: AsyncParsableCommand {
         }
         for problem in blobProblems {
             if json {
-                let data = try JSONSerialization.data(withJSONObject: ["blobs": store.root.path, "message": problem], options: [.sortedKeys])
+                let data = try JSONSerialization.data(
+                    withJSONObject: ["blobs": store.root.path, "message": problem], options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
                 print(problem)
@@ -133,7 +147,8 @@ struct Verify: AsyncParsableCommand {
         if drift.isEmpty && blobProblems.isEmpty {
             if !json { print("No drift: every replica matches the master, and every attachment's file is whole.") }
         } else {
-            TeamworkService.say("\(drift.count) difference(s) between the replicas and the master, \(blobProblems.count) missing or damaged file(s)")
+            TeamworkService.say(
+                "\(drift.count) difference(s) between the replicas and the master, \(blobProblems.count) missing or damaged file(s)")
             throw ExitCode(2)
         }
     }

@@ -30,7 +30,10 @@ struct RunAll: AsyncParsableCommand {
     @Option(help: "Seconds between the generator's and the listener's sweeps.") var sweep: Double = 5
     @Option(help: "Seconds without a finished pass after which a part counts as stalled (default: 3 sweeps, at least 30).")
     var stallAfter: Double?
-    @Option(help: "Seconds between passes that make recurring plans' occurrences up to their horizons (the manager's plan commands make them at once too).")
+    @Option(
+        help:
+            "Seconds between passes that make recurring plans' occurrences up to their horizons (the manager's plan commands make them at once too)."
+    )
     var planInterval: Double = 3_600
 
     func validate() throws {
@@ -46,18 +49,21 @@ struct RunAll: AsyncParsableCommand {
         let interval = Duration.milliseconds(Int(sweep * 1000))
         let generator = try await options.generator(sweepInterval: interval)
         let listener = try EventListener(
-            .init(databaseURL: generator.configuration.databaseURL, directory: generator.configuration.directory,
-                  sweepInterval: interval),
+            .init(
+                databaseURL: generator.configuration.databaseURL, directory: generator.configuration.directory,
+                sweepInterval: interval),
             metrics: ListenerMetrics(registry: registry)
         )
         // Plans pass every --plan-interval: stalled after two missed passes and a minute.
         let status = ServiceStatus(parts: ServiceStatus.Part.allCases, windows: [.plans: planInterval * 2 + 60])
-        let feedPosition = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "teamwork", subsystem: "generator", metricName: "feed_position", unitName: "",
-            helpText: "The master change-feed position every replica reflects"))
-        let active = registry.makeGauge(descriptor: MetricNameDescriptor(
-            namespace: "teamwork", subsystem: "generator", metricName: "active", unitName: "",
-            helpText: "1 while this instance generates into its replica folder, 0 while another one does"))
+        let feedPosition = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "generator", metricName: "feed_position", unitName: "",
+                helpText: "The master change-feed position every replica reflects"))
+        let active = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "generator", metricName: "active", unitName: "",
+                helpText: "1 while this instance generates into its replica folder, 0 while another one does"))
         status.onGeneratorRole { active.set(Double($0 == .active ? 1 : 0)) }
         let window = stallAfter ?? max(30, sweep * 3)
         var configuration = SyncServer.Configuration(
@@ -79,25 +85,33 @@ struct RunAll: AsyncParsableCommand {
         }
         configuration.health = health
         var services: [any Service] = [
-            GeneratorService(generator: generator, roleChanged: { status.generatorRole($0) },
-                             leaseChecked: { status.passed(.lease) }) { report in
+            GeneratorService(
+                generator: generator, roleChanged: { status.generatorRole($0) },
+                leaseChecked: { status.passed(.lease) }
+            ) { report in
                 status.passed(.generator)
                 feedPosition.set(Double(report.feedPosition))
                 if report.entries > 0 {
-                    generator.logger.info("replicated", metadata: [
-                        "changes": "\(report.entries)", "replicas": "\(report.replicaWrites)",
-                        "feed_position": "\(report.feedPosition)",
-                    ])
+                    generator.logger.info(
+                        "replicated",
+                        metadata: [
+                            "changes": "\(report.entries)", "replicas": "\(report.replicaWrites)",
+                            "feed_position": "\(report.feedPosition)",
+                        ])
                 }
             },
             ListenerService(listener: listener) { _ in status.passed(.listener) },
-            PlanService(databaseURL: generator.configuration.databaseURL, logger: logger,
-                        interval: .milliseconds(Int(planInterval * 1000))) { _ in status.passed(.plans) },
+            PlanService(
+                databaseURL: generator.configuration.databaseURL, logger: logger,
+                interval: .milliseconds(Int(planInterval * 1000))
+            ) { _ in status.passed(.plans) },
         ]
         // The endpoint's blob folder, kept to what attachments need.
-        services.append(BlobSweep(databaseURL: generator.configuration.databaseURL,
-                                  store: try FileBlobStore(root: configuration.blobsFolder),
-                                  logger: logger))
+        services.append(
+            BlobSweep(
+                databaseURL: generator.configuration.databaseURL,
+                store: try FileBlobStore(root: configuration.blobsFolder),
+                logger: logger))
         if let keeper = LocalClusterKeeper.forLocalDefault(options, logger: logger) { services.append(keeper) }
         if let notifier = SystemdNotifier.fromEnvironment() {
             services.append(WatchdogService(notifier: notifier, logger: logger) { health().0 })

@@ -21,8 +21,9 @@ struct Serve: AsyncParsableCommand {
         logging.bootstrap()
         let generator = try await options.generator()
         let logger = Logger(label: "teamwork.sync")
-        var configuration = SyncServer.Configuration(databaseURL: generator.configuration.databaseURL,
-                                                     replicasDirectory: generator.configuration.directory)
+        var configuration = SyncServer.Configuration(
+            databaseURL: generator.configuration.databaseURL,
+            replicasDirectory: generator.configuration.directory)
         server.apply(to: &configuration)
         // The endpoint's own figures and its one loop's progress, as `run` reports them.
         let status = ServiceStatus(parts: [.watch])

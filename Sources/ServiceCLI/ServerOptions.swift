@@ -11,23 +11,41 @@ struct ServerOptions: ParsableArguments {
     var tlsCert: String?
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
     var tlsKey: String?
-    @Option(help: ArgumentHelp("Where workers' photos, signatures and PDFs are kept (default: blobs in the replicas folder).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp("Where workers' photos, signatures and PDFs are kept (default: blobs in the replicas folder).", valueName: "dir")
+    )
     var blobs: String?
     @Option(help: "The largest file a worker may upload, in MB.") var maxFileMb = 25
-    @Option(help: ArgumentHelp("Connections the kernel may queue before the server accepts them (or TEAMWORK_BACKLOG; capped by net.core.somaxconn; docs/operations.md).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Connections the kernel may queue before the server accepts them (or TEAMWORK_BACKLOG; capped by net.core.somaxconn; docs/operations.md).",
+            valueName: "n"))
     var backlog: Int?
-    @Option(help: ArgumentHelp("How long a push waits for its replica's lock before the device is told to retry (503), in seconds.", valueName: "s"))
+    @Option(
+        help: ArgumentHelp(
+            "How long a push waits for its replica's lock before the device is told to retry (503), in seconds.", valueName: "s"))
     var pushLockTimeout = 5
     @Flag(help: "Serve no dispatcher's board at /board.") var noBoard = false
-    @Option(help: ArgumentHelp("The PostgreSQL role the board reads and acts through, one in teamwork_manager (or TEAMWORK_BOARD_DATABASE_URL; default: the service's own URL).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The PostgreSQL role the board reads and acts through, one in teamwork_manager (or TEAMWORK_BOARD_DATABASE_URL; default: the service's own URL).",
+            valueName: "url"))
     var boardDatabaseUrl: String?
-    @Option(help: ArgumentHelp("The board map's tile URL template, {z}/{x}/{y} (or TEAMWORK_MAP_TILES; default: OpenStreetMap's standard tiles).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The board map's tile URL template, {z}/{x}/{y} (or TEAMWORK_MAP_TILES; default: OpenStreetMap's standard tiles).",
+            valueName: "url"))
     var mapTiles: String?
     @Option(help: ArgumentHelp("The credit the tile provider asks for (or TEAMWORK_MAP_ATTRIBUTION).", valueName: "text"))
     var mapAttribution: String?
-    @Option(help: ArgumentHelp("The board's address as browsers see it, behind a TLS-terminating proxy (or TEAMWORK_BOARD_ORIGIN): https://dispatch.example.com.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The board's address as browsers see it, behind a TLS-terminating proxy (or TEAMWORK_BOARD_ORIGIN): https://dispatch.example.com.",
+            valueName: "url"))
     var boardOrigin: String?
-    @Option(help: ArgumentHelp("Where leaflet.js and leaflet.css are (default: Debian's libjs-leaflet, /usr/share/javascript/leaflet).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Where leaflet.js and leaflet.css are (default: Debian's libjs-leaflet, /usr/share/javascript/leaflet).", valueName: "dir"))
     var leafletDir: String?
 
     func validate() throws {
@@ -36,13 +54,15 @@ struct ServerOptions: ParsableArguments {
         // A file larger than a person's allowance of files not yet attached (256 MB) could never be taken.
         if !(1...256).contains(maxFileMb) { throw ValidationError("--max-file-mb must be between 1 and 256") }
         if let tiles = tilesTemplate, BoardConfiguration.tileOrigin(tiles) == nil {
-            throw ValidationError("--map-tiles must be an http(s) URL template with {z}, {x} and {y}, like \(BoardConfiguration.openStreetMapTiles)")
+            throw ValidationError(
+                "--map-tiles must be an http(s) URL template with {z}, {x} and {y}, like \(BoardConfiguration.openStreetMapTiles)")
         }
         if let url = boardURLText { _ = try DatabaseURL(parsing: url) }
         if let origin = originText {
             let parts = origin.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 3, ["http:", "https:"].contains(parts[0].lowercased()), parts[1].isEmpty, !parts[2].isEmpty,
-                  parts[2].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) else {
+                parts[2].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) })
+            else {
                 throw ValidationError("--board-origin must be a scheme and a host, like https://dispatch.example.com (no path)")
             }
         }

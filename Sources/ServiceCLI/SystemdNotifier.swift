@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// systemd's notification protocol (sd_notify(3)): datagrams such as
@@ -17,7 +18,8 @@ struct SystemdNotifier: Sendable {
         guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty, path.utf8.count < 108 else { return nil }
         var interval: Duration?
         if let micros = environment["WATCHDOG_USEC"].flatMap(Int64.init), micros > 0,
-           environment["WATCHDOG_PID"].map({ $0 == String(getpid()) }) ?? true {
+            environment["WATCHDOG_PID"].map({ $0 == String(getpid()) }) ?? true
+        {
             interval = .microseconds(micros)
         }
         return SystemdNotifier(socketPath: path, watchdogInterval: interval)

@@ -1,13 +1,14 @@
 import ArgumentParser
-import CommandLineSupport
 import CentralStore
+import CommandLineSupport
 import Foundation
 import Logging
 import ReplicaGenerator
 import ServiceLifecycle
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `teamwork-service`: the replica generator, the event listener and the sync
@@ -44,11 +45,12 @@ public struct TeamworkService: AsyncParsableCommand {
     /// hand: every long-running command handles signals this one way, through
     /// ServiceLifecycle's `ServiceGroup` (`run` and `serve` through Hummingbird's, the same).
     static func untilSignalled(_ services: [any Service]) async throws {
-        let group = ServiceGroup(configuration: .init(
-            services: services.map { .init(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: Logger(label: "teamwork.service")
-        ))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: Logger(label: "teamwork.service")
+            ))
         try await group.run()
     }
 }

@@ -114,8 +114,10 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var decidedAt: Int64
         public var rowVersion: Int64
 
-        public init(personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String, reason: String,
-                    decidedAt: Int64, rowVersion: Int64) {
+        public init(
+            personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String, reason: String,
+            decidedAt: Int64, rowVersion: Int64
+        ) {
             (self.personID, self.changeID, self.taskID, self.operation) = (personID, changeID, taskID, operation)
             (self.rule, self.reason, self.decidedAt, self.rowVersion) = (rule, reason, decidedAt, rowVersion)
         }

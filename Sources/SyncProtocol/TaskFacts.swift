@@ -18,9 +18,11 @@ public struct TaskFacts: Sendable, Equatable, Codable {
     public var checklist: ChecklistForm?
     public var answers: [String: ChecklistAnswer]
 
-    public init(assigneeID: Int64?, status: TaskStatus, startedAt: Date? = nil, completedAt: Date? = nil,
-                completedBy: Int64? = nil, completionNote: String? = nil, requiredSkills: [String] = [],
-                checklist: ChecklistForm? = nil, answers: [String: ChecklistAnswer] = [:]) {
+    public init(
+        assigneeID: Int64?, status: TaskStatus, startedAt: Date? = nil, completedAt: Date? = nil,
+        completedBy: Int64? = nil, completionNote: String? = nil, requiredSkills: [String] = [],
+        checklist: ChecklistForm? = nil, answers: [String: ChecklistAnswer] = [:]
+    ) {
         self.checklist = checklist
         self.answers = answers
         self.assigneeID = assigneeID

@@ -56,7 +56,8 @@ extension WorkerChange {
             if task.status == .completed { return "task \(taskID) is already completed" }
             if operation == .start, task.status == .inProgress { return "task \(taskID) is already started" }
             if operation == .complete, let checklist = task.checklist, case let missing = checklist.missing(in: task.answers),
-               !missing.isEmpty {
+                !missing.isEmpty
+            {
                 return "task \(taskID) needs answers to \(missing.joined(separator: ", ")) before it is completed"
             }
         case .answer:

@@ -69,9 +69,11 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     public var mediaType: String?
     public var signer: String?
 
-    public init(id: String, operation: Operation, taskID: Int64? = nil, note: String? = nil, madeAt: Date,
-                latitude: Double? = nil, longitude: Double? = nil, item: String? = nil, value: String? = nil,
-                blob: String? = nil, size: Int64? = nil, mediaType: String? = nil, signer: String? = nil) {
+    public init(
+        id: String, operation: Operation, taskID: Int64? = nil, note: String? = nil, madeAt: Date,
+        latitude: Double? = nil, longitude: Double? = nil, item: String? = nil, value: String? = nil,
+        blob: String? = nil, size: Int64? = nil, mediaType: String? = nil, signer: String? = nil
+    ) {
         self.item = item
         self.value = value
         self.blob = blob
@@ -88,15 +90,22 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude, item, value
-        case blob, size, mediaType = "media_type", signer
+        case id, operation
+        case taskID = "task_id"
+        case note
+        case madeAt = "made_at"
+        case latitude, longitude, item, value
+        case blob, size
+        case mediaType = "media_type"
+        case signer
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown field '\(unknown.stringValue)'"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "unknown field '\(unknown.stringValue)'"))
         }
         let keyed = try decoder.container(keyedBy: CodingKeys.self)
         id = try keyed.decode(String.self, forKey: .id)
@@ -109,8 +118,10 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         note = try keyed.decodeIfPresent(String.self, forKey: .note)
         if let text = try? keyed.decode(String.self, forKey: .madeAt) {
             guard let date = Self.time(text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath + [CodingKeys.madeAt],
-                    debugDescription: "made_at must be an RFC 3339 time with a zone, like 2026-12-01T09:30:00Z"))
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [CodingKeys.madeAt],
+                        debugDescription: "made_at must be an RFC 3339 time with a zone, like 2026-12-01T09:30:00Z"))
             }
             madeAt = date
         } else {

@@ -1,7 +1,7 @@
 import CentralStore
 import Crypto
-import Hummingbird
 import Foundation
+import Hummingbird
 import Logging
 import ServiceLifecycle
 import TeamworkModel
@@ -104,8 +104,10 @@ final class AccessCache: Service, Sendable {
     /// on the endpoint's shared connection.
     let masterChecks = Budget<String>(perPrincipal: 64, total: 256)
 
-    init(url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
-         outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2), usageInterval: Duration = .seconds(60)) {
+    init(
+        url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
+        outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2), usageInterval: Duration = .seconds(60)
+    ) {
         self.usageInterval = usageInterval
         self.patience = patience
         self.url = url
@@ -174,8 +176,10 @@ final class AccessCache: Service, Sendable {
 
     /// Asks the master (or, while it is away, the last known answer) for a token not in memory.
     @inline(never)
-    private func lookUp(_ digest: TokenDigest, secret: String, store: SharedStore, asked: Asked,
-                        from address: String) async throws -> Access? {
+    private func lookUp(
+        _ digest: TokenDigest, secret: String, store: SharedStore, asked: Asked,
+        from address: String
+    ) async throws -> Access? {
         let now = asked.now
         if let last = lastKnownWhileAway(digest, now: now) { return last }
         // A round trip to the master, paid for before it is made, unless the master vouched for this
@@ -204,7 +208,8 @@ final class AccessCache: Service, Sendable {
             // A device the master vouched for lately does not wait out a master that has stopped
             // answering (a host gone without closing its connections: only the query deadline, 10 s,
             // would end the wait): after `patience` its last known answer is used, as in an outage.
-            fetched = state.mutate({ vouchedLately(digest, now: now, in: $0) }) != nil
+            fetched =
+                state.mutate({ vouchedLately(digest, now: now, in: $0) }) != nil
                 ? try await withDeadline(patience, timeout: { StoreUnavailable() }, lookup)
                 : try await lookup()
         } catch let unavailable as StoreUnavailable {
@@ -286,7 +291,11 @@ final class AccessCache: Service, Sendable {
             }
         }
         state.mutate { $0.load = Task { _ = await load.value } }
-        let loaded = await withTaskCancellationHandler { await load.value } onCancel: { load.cancel() }
+        let loaded = await withTaskCancellationHandler {
+            await load.value
+        } onCancel: {
+            load.cancel()
+        }
         state.mutate { $0.load = nil }
         return loaded
     }
@@ -324,9 +333,11 @@ final class AccessCache: Service, Sendable {
             state.loadedGeneration = generation
             return true
         }
-        logger.debug("access loaded", metadata: [
-            "tokens": "\(loaded.count)", "kept": "\(kept)", "seconds": "\(ContinuousClock.now - started)",
-        ])
+        logger.debug(
+            "access loaded",
+            metadata: [
+                "tokens": "\(loaded.count)", "kept": "\(kept)", "seconds": "\(ContinuousClock.now - started)",
+            ])
     }
 
     /// The last known answer for `secret` when the master failed a lookup within the last
@@ -399,7 +410,8 @@ final class AccessCache: Service, Sendable {
         await cancelWhenGracefulShutdown {
             // Its queries (the loads, the use records) have a deadline: a query postgres-nio lost
             // when the master went away must not hold the LISTEN's reconnection up.
-            await CentralStore.listen(on: CentralStore.accessChannel, at: self.url, queryDeadline: .seconds(10), logger: self.logger) { events in
+            await CentralStore.listen(on: CentralStore.accessChannel, at: self.url, queryDeadline: .seconds(10), logger: self.logger) {
+                events in
                 // The loads and use records of the connection listening now, and how to ask it for a load:
                 // each registration and each notification asks, and one asked while a load runs follows it.
                 var work: (task: Task<Void, Never>, want: AsyncStream<Void>.Continuation)?
@@ -424,8 +436,9 @@ final class AccessCache: Service, Sendable {
                         // Not listening any more: no answer from memory, and no load kept, from now on.
                         self.forget(listening: false)
                         await stopWork()
-                        self.logger.warning("access notifications lost; checking every token with the master until they are back",
-                                            metadata: ["error": "\(ending)", "delay": "\(delay)"])
+                        self.logger.warning(
+                            "access notifications lost; checking every token with the master until they are back",
+                            metadata: ["error": "\(ending)", "delay": "\(delay)"])
                     }
                 }
                 await stopWork()

@@ -28,7 +28,8 @@ struct AddressLimiter: Sendable {
         var groups = address.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         if let gap = groups.firstIndex(of: ""), address.contains("::") {
             let present = groups.filter { !$0.isEmpty }
-            groups = Array(present[..<min(gap, present.count)]) + Array(repeating: "0", count: max(0, 8 - present.count))
+            groups =
+                Array(present[..<min(gap, present.count)]) + Array(repeating: "0", count: max(0, 8 - present.count))
                 + Array(present[min(gap, present.count)...])
         }
         return groups.prefix(4).joined(separator: ":") + "::/64"

@@ -52,9 +52,10 @@ struct AllowedMethods<Context: RequestContext>: RouterMiddleware {
             guard let route = routes.value.first(where: { $0.matches(path) }), !route.methods.contains(request.method) else { throw error }
             let allowed = route.methods.map(\.rawValue).joined(separator: ", ")
             let body = #"{"error":{"message":"\#(request.method.rawValue) is not allowed here; use \#(allowed)"}}"#
-            return Response(status: .methodNotAllowed,
-                            headers: [.allow: allowed, .contentType: "application/json; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: body)))
+            return Response(
+                status: .methodNotAllowed,
+                headers: [.allow: allowed, .contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: body)))
         }
     }
 }

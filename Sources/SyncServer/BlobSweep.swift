@@ -64,7 +64,8 @@ public struct BlobSweep: Service {
             for mark in inventory.sent where now.timeIntervalSince(mark.time) > 86_400 {
                 try store.discardSent(mark)
             }
-            for blob in inventory.complete where !referenced.contains(blob.digest.hex) && now.timeIntervalSince(blob.sent) > unreferencedGrace {
+            for blob in inventory.complete
+            where !referenced.contains(blob.digest.hex) && now.timeIntervalSince(blob.sent) > unreferencedGrace {
                 // Sent again since the inventory was taken (its sender was told 201): it stays.
                 if let sent = store.lastSent(blob.digest), now.timeIntervalSince(sent) <= unreferencedGrace { continue }
                 try store.remove(blob.digest)

@@ -4,8 +4,9 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Resumable, content-addressed uploads of proof-of-work files (photos,
@@ -45,8 +46,10 @@ struct BlobUploads: Sendable {
         var person: Int64
     }
 
-    init(store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2,
-         allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024), dailyBytes: Int64 = 1024 * 1024 * 1024) {
+    init(
+        store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2,
+        allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024), dailyBytes: Int64 = 1024 * 1024 * 1024
+    ) {
         self.store = store
         self.maximumBytes = maximumBytes
         uploads = Budget(perPrincipal: maximumPerPerson)
@@ -84,7 +87,8 @@ struct BlobUploads: Sendable {
         let person = try context.requirePerson().id
         let digest = try Self.digest(context)
         guard let offsetText = request.headers[Self.offsetHeader], let offset = Int64(offsetText), offset >= 0,
-              let lengthText = request.headers[Self.lengthHeader], let length = Int64(lengthText), length > 0 else {
+            let lengthText = request.headers[Self.lengthHeader], let length = Int64(lengthText), length > 0
+        else {
             throw HTTPError(.badRequest, message: "a piece of a blob needs Upload-Offset (0 or more) and Upload-Length (its whole size)")
         }
         guard length <= maximumBytes else {
@@ -122,13 +126,18 @@ struct BlobUploads: Sendable {
         let held = try await blockingWork { try store.pending(of: person) }
         guard held.bytes + mine <= allowance.bytes, held.files + (offset == 0 ? 1 : 0) <= allowance.files else {
             context.logger.notice("refused: upload allowance used", metadata: ["files": "\(held.files)", "bytes": "\(held.bytes)"])
-            throw HTTPError(Self.insufficientStorage, message: "your uploads not yet sent with their attachments hold \(held.files) files, "
-                + "\(held.bytes / 1_048_576) MB (at most \(allowance.files), \(allowance.bytes / 1_048_576) MB): sync the attachments first")
+            throw HTTPError(
+                Self.insufficientStorage,
+                message: "your uploads not yet sent with their attachments hold \(held.files) files, "
+                    + "\(held.bytes / 1_048_576) MB (at most \(allowance.files), \(allowance.bytes / 1_048_576) MB): sync the attachments first"
+            )
         }
         guard held.sentLastDay + mine <= dailyBytes else {
             context.logger.notice("refused: daily upload budget used", metadata: ["bytes": "\(held.sentLastDay)"])
-            throw HTTPError(Self.insufficientStorage, message: "you sent \(held.sentLastDay / 1_048_576) MB of files in the last day "
-                + "(at most \(dailyBytes / 1_048_576) MB): the rest waits on your device")
+            throw HTTPError(
+                Self.insufficientStorage,
+                message: "you sent \(held.sentLastDay / 1_048_576) MB of files in the last day "
+                    + "(at most \(dailyBytes / 1_048_576) MB): the rest waits on your device")
         }
         // Room for every upload under way and some to spare: a full disk would break the replicas beside the blobs.
         guard Self.freeBytes(at: Self.folderOf(store)) > everyone + Self.reserveBytes else {
@@ -151,7 +160,8 @@ struct BlobUploads: Sendable {
                     bytes = head
                     head = []
                     guard BlobMediaType.sniff(bytes) != nil else {
-                        throw HTTPError(.unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
+                        throw HTTPError(
+                            .unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
                     }
                 }
                 let (chunk, at) = (bytes, kept)
@@ -166,7 +176,8 @@ struct BlobUploads: Sendable {
                 // them; a cut one keeps nothing and is sent again from 0.
                 guard Int64(head.count) == length else { return Self.answer(.absent) }
                 guard BlobMediaType.sniff(head) != nil else {
-                    throw HTTPError(.unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
+                    throw HTTPError(
+                        .unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
                 }
                 let chunk = head
                 try await blockingWork { try store.append(chunk, to: digest, by: person, at: 0) }
@@ -184,7 +195,8 @@ struct BlobUploads: Sendable {
             try await blockingWork { try store.finish(digest, by: person) }
         } catch let error as BlobError {
             if case .digestMismatch(_, let actual) = error {
-                context.logger.notice("a blob did not hash to its name; nothing kept", metadata: ["blob": "\(digest)", "actual": "\(actual)"])
+                context.logger.notice(
+                    "a blob did not hash to its name; nothing kept", metadata: ["blob": "\(digest)", "actual": "\(actual)"])
             } else {
                 // Every byte is kept: the next PATCH at Upload-Length finishes it.
                 context.logger.error("cannot store a blob", metadata: ["blob": "\(digest)", "error": "\(error)"])

@@ -37,7 +37,12 @@ final class Budget<Principal: Hashable & Sendable>: Sendable {
         }
 
         func release() {
-            guard released.mutate({ done in defer { done = true }; return !done }) else { return }
+            guard
+                released.mutate({ done in
+                    defer { done = true }
+                    return !done
+                })
+            else { return }
             budget.giveBack(principal)
         }
 

@@ -1,6 +1,6 @@
 import BlobStore
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import TeamDatabase
 
 /// The storage errors a request can meet render themselves as HTTP answers (Hummingbird's

@@ -77,7 +77,11 @@ final class PageCache: Sendable {
         }
     }
 
-    private enum Step { case known(Answer), lead(Key), follow(Key) }
+    private enum Step {
+        case known(Answer)
+        case lead(Key)
+        case follow(Key)
+    }
 
     /// Memory's answer, or whether this request reads the page (the first to ask) or waits for its reader.
     @inline(never)

@@ -46,8 +46,10 @@ final class PushQueue: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let leads = state.mutate { state -> Bool in
                 let writing = state.waiting[replica] != nil
-                state.waiting[replica, default: []].append(Waiting(push: WorkerPush(changes: changes, personID: personID),
-                                                                   continuation: continuation))
+                state.waiting[replica, default: []].append(
+                    Waiting(
+                        push: WorkerPush(changes: changes, personID: personID),
+                        continuation: continuation))
                 return !writing
             }
             // The first push to find the replica idle starts its writer; the writer

@@ -27,15 +27,19 @@ struct ReplicaPulls: Sendable {
             FileManager.default.fileExists(atPath: directory.appending(path: replica.fileName).path)
         }
         var entries = teams.map {
-            ReplicaListing.Entry(name: "team-\($0.id)", kind: "team", id: $0.id, slug: $0.slug, title: $0.name, available: exists(.team($0.id)))
+            ReplicaListing.Entry(
+                name: "team-\($0.id)", kind: "team", id: $0.id, slug: $0.slug, title: $0.name, available: exists(.team($0.id)))
         }
         // A personal replica exists only once someone has a task of their own: until then there is
         // nothing to list (a listed name the device could never pull would only look broken).
         if exists(.person(person.id)) {
-            entries.append(ReplicaListing.Entry(name: "person-\(person.id)", kind: "person", id: person.id, slug: nil,
-                                                title: person.displayName, available: true))
+            entries.append(
+                ReplicaListing.Entry(
+                    name: "person-\(person.id)", kind: "person", id: person.id, slug: nil,
+                    title: person.displayName, available: true))
         }
-        entries.append(ReplicaListing.Entry(name: "common", kind: "common", id: nil, slug: nil, title: "Common data", available: exists(.common)))
+        entries.append(
+            ReplicaListing.Entry(name: "common", kind: "common", id: nil, slug: nil, title: "Common data", available: exists(.common)))
         return ReplicaListing(person: person.id, replicas: entries)
     }
 
@@ -45,10 +49,13 @@ struct ReplicaPulls: Sendable {
     @Sendable func positions(_ request: Request, context: SyncRequestContext) async throws -> PositionListing {
         let person = try context.requirePerson()
         let rows = try await store.run { try await $0.positions(visibleTo: person.id) }
-        return PositionListing(person: person.id, positions: rows.map {
-            PositionListing.Entry(person: $0.personID, teams: $0.teamIDs, latitude: $0.latitude, longitude: $0.longitude,
-                                  reportedAt: $0.reportedAt)
-        })
+        return PositionListing(
+            person: person.id,
+            positions: rows.map {
+                PositionListing.Entry(
+                    person: $0.personID, teams: $0.teamIDs, latitude: $0.latitude, longitude: $0.longitude,
+                    reportedAt: $0.reportedAt)
+            })
     }
 
     /// The longest query parameter taken, in characters (at most 4 bytes each): a UUID epoch is 36.
@@ -93,23 +100,30 @@ struct ReplicaPulls: Sendable {
         let query = request.uri.queryParameters
         // Every parameter is a number or a server-made epoch (a UUID): anything longer is made up.
         if let long = query.first(where: { $0.value.unicodeScalars.count > Self.longestParameter }) {
-            throw HTTPError(.badRequest, message: "\(TerminalText.oneLine(String(long.key.prefix(32)))) is longer than \(Self.longestParameter) characters")
+            throw HTTPError(
+                .badRequest,
+                message: "\(TerminalText.oneLine(String(long.key.prefix(32)))) is longer than \(Self.longestParameter) characters")
         }
-        let since = try query["since"].map { text -> Int64 in
-            guard let value = Int64(String(text)), value >= 0 else { throw HTTPError(.badRequest, message: "since must be a whole number >= 0") }
-            return value
-        } ?? 0
-        let limit = try query["limit"].map { text -> Int in
-            guard let value = Int(String(text)), (1...configuration.maximumPageSize).contains(value) else {
-                throw HTTPError(.badRequest, message: "limit must be between 1 and \(configuration.maximumPageSize)")
-            }
-            return value
-        } ?? configuration.defaultPageSize
+        let since =
+            try query["since"].map { text -> Int64 in
+                guard let value = Int64(String(text)), value >= 0 else {
+                    throw HTTPError(.badRequest, message: "since must be a whole number >= 0")
+                }
+                return value
+            } ?? 0
+        let limit =
+            try query["limit"].map { text -> Int in
+                guard let value = Int(String(text)), (1...configuration.maximumPageSize).contains(value) else {
+                    throw HTTPError(.badRequest, message: "limit must be between 1 and \(configuration.maximumPageSize)")
+                }
+                return value
+            } ?? configuration.defaultPageSize
         let wait = try seconds(query["wait"], named: "wait")
         let stream = try seconds(query["stream"], named: "stream")
         if wait > .zero && stream > .zero { throw HTTPError(.badRequest, message: "wait and stream cannot go together") }
-        return Asked(replica: replica, path: paths.path(of: replica), since: since, limit: limit, wait: wait, stream: stream,
-                     epoch: query["epoch"].map(String.init))
+        return Asked(
+            replica: replica, path: paths.path(of: replica), since: since, limit: limit, wait: wait, stream: stream,
+            epoch: query["epoch"].map(String.init))
     }
 
     /// The state of the replica's file; 404 when there is no file yet.
@@ -124,8 +138,10 @@ struct ReplicaPulls: Sendable {
 
     /// `stream=N`: the answer whose body is ``follow(_:path:from:since:for:read:person:context:writer:)``.
     @inline(never)
-    private func streamed(_ asked: Asked, from start: (FileVersion?, PageCache.Answer), read: @escaping Read, person: Person,
-                          context: SyncRequestContext) throws -> Response {
+    private func streamed(
+        _ asked: Asked, from start: (FileVersion?, PageCache.Answer), read: @escaping Read, person: Person,
+        context: SyncRequestContext
+    ) throws -> Response {
         // A stream gives its place among the person's requests in flight back, as a wait does, but holds
         // one of their open streams for its whole life (waiting, catching up or writing), reserved here,
         // before anything is sent: one token cannot hold the server's connections with streams that never
@@ -136,8 +152,9 @@ struct ReplicaPulls: Sendable {
         context.releaseSlot?()
         let body = ResponseBody { [self] writer in
             defer { place.release() }
-            try await follow(asked.replica, path: asked.path, from: start, since: asked.since, for: asked.stream, read: read,
-                             person: person, context: context, writer: &writer)
+            try await follow(
+                asked.replica, path: asked.path, from: start, since: asked.since, for: asked.stream, read: read,
+                person: person, context: context, writer: &writer)
         }
         return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"], body: body)
     }
@@ -145,11 +162,14 @@ struct ReplicaPulls: Sendable {
     /// `wait=N` for a device that is current: the next page once the replica changes, or the same
     /// (empty) one when the time is up.
     @inline(never)
-    private func waited(_ asked: Asked, from stamp: FileVersion?, read: Read, person: Person,
-                        context: SyncRequestContext) async throws -> Response {
+    private func waited(
+        _ asked: Asked, from stamp: FileVersion?, read: Read, person: Person,
+        context: SyncRequestContext
+    ) async throws -> Response {
         context.releaseSlot?()
-        let end = await watch.wait(path: asked.path, from: stamp, timeout: asked.wait, owner: person.id,
-                                   rank: connections.rank(of: context.channel))
+        let end = await watch.wait(
+            path: asked.path, from: stamp, timeout: asked.wait, owner: person.id,
+            rank: connections.rank(of: context.channel))
         try await recheck(context, replica: asked.replica)
         return Self.respond(try await read(end.seen ?? FileVersion(path: asked.path), asked.epoch, asked.since).body)
     }
@@ -186,8 +206,9 @@ struct ReplicaPulls: Sendable {
             }
             do {
                 guard let stamp else { return try await fetch() }
-                return try await pages.answer(for: PageCache.Key(path: path, stamp: stamp, epoch: epoch, since: since, limit: limit),
-                                              read: fetch)
+                return try await pages.answer(
+                    for: PageCache.Key(path: path, stamp: stamp, epoch: epoch, since: since, limit: limit),
+                    read: fetch)
             } catch {
                 throw Self.unreadable(name, error, logger: logger)
             }
@@ -218,9 +239,11 @@ struct ReplicaPulls: Sendable {
     /// waits, and when the token is revoked or the replica no longer theirs (checked before each page
     /// but the first). A device that takes nothing for 30 s while a page waits to be sent loses its
     /// connection (``StalledWrites``): a reader that stopped reading holds nothing for long, nor SIGTERM up.
-    private func follow(_ replica: ReplicaID, path: String, from start: (FileVersion?, PageCache.Answer), since: Int64,
-                        for duration: Duration, read: Read, person: Person, context: SyncRequestContext,
-                        writer: inout any ResponseBodyWriter) async throws {
+    private func follow(
+        _ replica: ReplicaID, path: String, from start: (FileVersion?, PageCache.Answer), since: Int64,
+        for duration: Duration, read: Read, person: Person, context: SyncRequestContext,
+        writer: inout any ResponseBodyWriter
+    ) async throws {
         let deadline = ContinuousClock.now + duration
         let rank = connections.rank(of: context.channel)
         var (stamp, answer) = start
@@ -249,8 +272,10 @@ struct ReplicaPulls: Sendable {
                 }
             }
             let left = deadline - ContinuousClock.now
-            guard left > .zero, case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id, rank: rank),
-                  await mayGoOn() else { break }
+            guard left > .zero,
+                case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id, rank: rank),
+                await mayGoOn()
+            else { break }
             stamp = seen
             answer = try await read(stamp, answer.epoch, position)
         }
@@ -266,7 +291,8 @@ struct ReplicaPulls: Sendable {
     private func recheck(_ context: SyncRequestContext, replica: ReplicaID) async throws {
         guard let token = context.token else { throw HTTPError(.unauthorized) }
         guard let access = try await cache.access(secret: token, store: store, from: AddressLimiter.key(context.remoteAddress?.ipAddress)),
-              access.person.id == context.person?.id else {
+            access.person.id == context.person?.id
+        else {
             context.logger.notice("refused: token revoked during a wait")
             throw HTTPError(.unauthorized, message: "the token is unknown or revoked")
         }
@@ -282,8 +308,10 @@ struct ReplicaPulls: Sendable {
     /// Stream writes in progress, swept by the watch's loop.
     let stalled: StalledWrites
 
-    init(configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch, connections: Connections,
-         stalled: StalledWrites) {
+    init(
+        configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch, connections: Connections,
+        stalled: StalledWrites
+    ) {
         self.stalled = stalled
         self.configuration = configuration
         streams = Budget(perPrincipal: configuration.maximumStreamsPerPerson)

@@ -1,9 +1,9 @@
+import BlobStore
 import CentralStore
 import Foundation
-import ServiceLifecycle
 import Hummingbird
 import NIOPosix
-import BlobStore
+import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel
 
@@ -29,7 +29,8 @@ struct ReplicaPushes: Sendable {
         do {
             body = try await request.body.collect(upTo: PushRequest.maximumBodySize)
         } catch {
-            throw HTTPError(.contentTooLarge, message: "a push is at most \(PushRequest.maximumBodySize) bytes; send fewer changes at a time")
+            throw HTTPError(
+                .contentTooLarge, message: "a push is at most \(PushRequest.maximumBodySize) bytes; send fewer changes at a time")
         }
         let pushed: PushRequest
         do {
@@ -39,7 +40,8 @@ struct ReplicaPushes: Sendable {
         } catch let DecodingError.dataCorrupted(details) {
             throw HTTPError(.badRequest, message: "bad push body: \(details.debugDescription)")
         } catch {
-            throw HTTPError(.badRequest, message: "bad push body: expected {\"changes\": [{\"id\", \"operation\", \"task_id\", \"made_at\", ...}]}")
+            throw HTTPError(
+                .badRequest, message: "bad push body: expected {\"changes\": [{\"id\", \"operation\", \"task_id\", \"made_at\", ...}]}")
         }
         guard pushed.changes.count <= PushRequest.maximumChanges else {
             throw HTTPError(.badRequest, message: "a push holds at most \(PushRequest.maximumChanges) changes")
@@ -74,7 +76,9 @@ struct ReplicaPushes: Sendable {
         }
         // Files now named by an attachment of their sender's no longer count against the sender's allowance.
         let claimed = Set(results.filter { $0.status == .accepted }.map(\.id))
-        let named = pushed.changes.filter { $0.operation == .attach && claimed.contains($0.id) }.compactMap { $0.blob.flatMap(BlobDigest.init(hex:)) }
+        let named = pushed.changes.filter { $0.operation == .attach && claimed.contains($0.id) }.compactMap {
+            $0.blob.flatMap(BlobDigest.init(hex:))
+        }
         if !named.isEmpty {
             do {
                 try await blockingWork { for digest in named { try blobs.claim(digest, by: person.id) } }
@@ -86,10 +90,12 @@ struct ReplicaPushes: Sendable {
         pulls.watch.changed(path: pulls.paths.path(of: replica))
         for result in results where result.status == .rejected {
             // The id is the client's: cut and defused, so no one's text can forge or flood a log line.
-            context.logger.notice("change rejected", metadata: [
-                "change": "\(TerminalText.oneLine(result.id))",
-                "reason": "\(result.reason ?? "")",
-            ])
+            context.logger.notice(
+                "change rejected",
+                metadata: [
+                    "change": "\(TerminalText.oneLine(result.id))",
+                    "reason": "\(result.reason ?? "")",
+                ])
         }
         return PushResponse(results: results)
     }
@@ -106,7 +112,9 @@ extension ReplicaPushes {
     /// The attachments of `changes` that cannot be taken as they are, by change id; the rules see the rest.
     /// A file counts only when `person` sent it whole themselves: a digest read from a teammate's
     /// attachment in the replica proves nothing, and waits for its bytes like any file not yet sent.
-    static func attachmentVerdicts(_ changes: [WorkerChange], by person: Int64, _ blobs: any BlobStore) throws -> [String: AttachmentVerdict] {
+    static func attachmentVerdicts(
+        _ changes: [WorkerChange], by person: Int64, _ blobs: any BlobStore
+    ) throws -> [String: AttachmentVerdict] {
         var verdicts: [String: AttachmentVerdict] = [:]
         for change in changes where change.operation == .attach {
             guard let digest = change.blob.flatMap(BlobDigest.init(hex:)) else { continue }
@@ -115,9 +123,11 @@ extension ReplicaPushes {
                 continue
             }
             if size != change.size {
-                verdicts[change.id] = .misdescribed("the file \(digest.hex.prefix(12))… is \(size) bytes, not \(change.size.map(String.init) ?? "-")")
+                verdicts[change.id] = .misdescribed(
+                    "the file \(digest.hex.prefix(12))… is \(size) bytes, not \(change.size.map(String.init) ?? "-")")
             } else if BlobMediaType.sniff(try blobs.head(digest, count: BlobMediaType.sniffedBytes))?.rawValue != change.mediaType {
-                verdicts[change.id] = .misdescribed("the file \(digest.hex.prefix(12))… is not \(change.mediaType ?? "-") by its first bytes")
+                verdicts[change.id] = .misdescribed(
+                    "the file \(digest.hex.prefix(12))… is not \(change.mediaType ?? "-") by its first bytes")
             }
         }
         return verdicts

@@ -77,8 +77,10 @@ final class ReplicaWatch: Service, Sendable {
     /// Hears of each look (the loop's pass), for `/health` and `/metrics`.
     let looked: @Sendable () -> Void
 
-    init(directory: URL? = nil, interval: Duration = .milliseconds(100), maximumPerOwner: Int = 12,
-         looked: @escaping @Sendable () -> Void = {}) {
+    init(
+        directory: URL? = nil, interval: Duration = .milliseconds(100), maximumPerOwner: Int = 12,
+        looked: @escaping @Sendable () -> Void = {}
+    ) {
         self.looked = looked
         self.directory = directory
         self.interval = interval
@@ -118,7 +120,9 @@ final class ReplicaWatch: Service, Sendable {
                     // Cancelled before the handler could find this wait, or shutdown begun (this
                     // request was already being handled): such a wait must not begin at all.
                     guard !state.closed, !state.shuttingDown, !Task.isCancelled else { return (false, []) }
-                    state.add(id, slot: slot(of: deadline), Waiter(owner: owner, rank: rank, path: path, stamp: stamp, continuation: continuation))
+                    state.add(
+                        id, slot: slot(of: deadline), Waiter(owner: owner, rank: rank, path: path, stamp: stamp, continuation: continuation)
+                    )
                     let theirs = state.byOwner[owner] ?? []
                     return (true, theirs.dropLast(maximumPerOwner).compactMap { state.remove($0) })
                 }
@@ -146,7 +150,8 @@ final class ReplicaWatch: Service, Sendable {
     func run() async throws {
         let watcher = directory.flatMap { directory in
             let paths = ReplicaPaths(directory)
-            return DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch", events: [.committed, .replaced]) { [weak self] replicas in
+            return DirectoryWatcher(path: directory.path, name: "teamwork-sync-watch", events: [.committed, .replaced]) {
+                [weak self] replicas in
                 self?.look(only: Set(replicas.map(paths.path(of:))))
             }
         }
@@ -199,7 +204,8 @@ final class ReplicaWatch: Service, Sendable {
             let changed = state.changed(stamps, upTo: horizon)
             var timedOut: [Waiter] = []
             // The slots since the last look; after a long pause, the slots that hold waits.
-            let due = last - state.nextSlot < Int64(state.bySlot.count)
+            let due =
+                last - state.nextSlot < Int64(state.bySlot.count)
                 ? Array(state.nextSlot...max(state.nextSlot, last)).filter { $0 <= last }
                 : state.bySlot.keys.filter { $0 <= last }
             for slot in due {

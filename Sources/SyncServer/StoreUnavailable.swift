@@ -1,6 +1,6 @@
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import NIOCore
 
 /// The central store could not answer: a 503 with a `Retry-After`, whatever
@@ -14,7 +14,8 @@ struct StoreUnavailable: HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = #"{"error":{"message":"the central store is not available; try again"}}"#
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .retryAfter: "2"],
-                        body: .init(byteBuffer: ByteBuffer(string: body)))
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .retryAfter: "2"],
+            body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 }

@@ -32,7 +32,8 @@ extension SyncServer {
             } catch {
                 throw TeamworkError(.configuration, "cannot read the TLS private key \(privateKey): \(error)")
             }
-            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            var tls = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             // TLS 1.0 and 1.1 are deprecated (RFC 8996): a client that offers nothing newer is refused.
             tls.minimumTLSVersion = .tlsv12
             return tls
@@ -42,11 +43,12 @@ extension SyncServer {
     /// HTTP/1.1, over TLS when `tls` is given; idle connections closed after `idleTimeout`.
     /// `connections`: told of each connection as it opens and closes, and of the server's shutdown.
     static func serverBuilder(_ configuration: Configuration, connections: Connections) throws -> HTTPServerBuilder {
-        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-            + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
-        let http = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [Connections.Notice(connections)], idleTimeout: idle))
+        let idle = TimeAmount.nanoseconds(
+            Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+                + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        let http = HTTPServerBuilder.http1(
+            configuration: .init(additionalChannelHandlers: [Connections.Notice(connections)], idleTimeout: idle))
         guard let tls = configuration.tls else { return http }
         return try .tls(http, tlsConfiguration: try tls.configuration())
     }
 }
-

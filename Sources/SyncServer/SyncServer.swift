@@ -1,8 +1,8 @@
+import BlobStore
 import CentralStore
 import Foundation
 import Hummingbird
 import Logging
-import BlobStore
 import NIOCore
 import ServiceLifecycle
 import TeamDatabase
@@ -74,8 +74,10 @@ public enum SyncServer {
         /// What `GET /health` says: 200 with the details when healthy, else 503.
         public var health: (@Sendable () async -> (healthy: Bool, details: [String: String]))?
 
-        public init(databaseURL: DatabaseURL, replicasDirectory: URL, host: String = "127.0.0.1", port: Int = 8080,
-                    defaultPageSize: Int = 1_000, maximumPageSize: Int = 10_000) {
+        public init(
+            databaseURL: DatabaseURL, replicasDirectory: URL, host: String = "127.0.0.1", port: Int = 8080,
+            defaultPageSize: Int = 1_000, maximumPageSize: Int = 10_000
+        ) {
             self.databaseURL = databaseURL
             self.replicasDirectory = replicasDirectory
             self.host = host
@@ -87,14 +89,18 @@ public enum SyncServer {
 
     /// The HTTP application; `services` run alongside it and share its graceful shutdown.
     /// `onServerRunning` is called once the port is bound.
-    public static func makeApplication(_ configuration: Configuration, services: [any Service] = [],
-                                       logger: Logger = Logger(label: "teamwork.sync"),
-                                       onServerRunning: @escaping @Sendable () async -> Void = {}) throws -> some ApplicationProtocol {
+    public static func makeApplication(
+        _ configuration: Configuration, services: [any Service] = [],
+        logger: Logger = Logger(label: "teamwork.sync"),
+        onServerRunning: @escaping @Sendable () async -> Void = {}
+    ) throws -> some ApplicationProtocol {
         let store = SharedStore(url: configuration.databaseURL, logger: logger)
         let stalled = StalledWrites()
         let looked = configuration.watchLooked
-        let watch = ReplicaWatch(directory: configuration.replicasDirectory, interval: configuration.waitLookInterval,
-                                 maximumPerOwner: configuration.maximumWaitsPerPerson) {
+        let watch = ReplicaWatch(
+            directory: configuration.replicasDirectory, interval: configuration.waitLookInterval,
+            maximumPerOwner: configuration.maximumWaitsPerPerson
+        ) {
             looked?()
             stalled.sweep()
         }
@@ -105,17 +111,20 @@ public enum SyncServer {
             // The board reads and acts through its own role (a manager's), on connections of its own.
             let boardStore = SharedStore(url: boardConfiguration.databaseURL, logger: logger)
             let feed = FeedWatch(url: boardConfiguration.databaseURL, logger: logger)
-            board = BoardRoutes(configuration: boardConfiguration, store: boardStore, feed: feed,
-                                blobs: try FileBlobStore(root: configuration.blobsFolder), secure: configuration.tls != nil, logger: logger)
+            board = BoardRoutes(
+                configuration: boardConfiguration, store: boardStore, feed: feed,
+                blobs: try FileBlobStore(root: configuration.blobsFolder), secure: configuration.tls != nil, logger: logger)
             parts += [boardStore, feed]
         }
         let connections = Connections(quiesce: watch.shutDown)
         return Application(
-            router: try makeRouter(configuration, store: store, cache: cache, watch: watch, connections: connections, stalled: stalled,
-                                   board: board),
+            router: try makeRouter(
+                configuration, store: store, cache: cache, watch: watch, connections: connections, stalled: stalled,
+                board: board),
             server: try serverBuilder(configuration, connections: connections),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync",
-                                 backlog: configuration.backlog),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "teamwork-sync",
+                backlog: configuration.backlog),
             services: parts + services,
             onServerRunning: { channel in
                 // Hummingbird hands accepted connections to its accept loop, a task among the
@@ -126,8 +135,9 @@ public enum SyncServer {
                 do {
                     try await channel.setOption(ChannelOptions.maxMessagesPerRead, value: 256)
                 } catch {
-                    logger.warning("cannot accept connections in batches; a fleet reconnecting at once may overflow the backlog",
-                                   metadata: ["error": "\(error)"])
+                    logger.warning(
+                        "cannot accept connections in batches; a fleet reconnecting at once may overflow the backlog",
+                        metadata: ["error": "\(error)"])
                 }
                 await onServerRunning()
             },
@@ -146,11 +156,13 @@ public enum SyncServer {
         let files = FileLimit.raise()
         let app = try makeApplication(configuration, services: services, logger: logger) {
             bound.mutate { $0 = true }
-            logger.info("serving", metadata: [
-                "url": "\(scheme)://\(address)", "replicas": "\(configuration.replicasDirectory.path)",
-                "open_files_limit": "\(files.now)\(files.now > files.before ? " (raised from \(files.before))" : "")",
-                "wait_capacity": "\(FileLimit.waitCapacity)", "backlog": "\(configuration.backlog)",
-            ])
+            logger.info(
+                "serving",
+                metadata: [
+                    "url": "\(scheme)://\(address)", "replicas": "\(configuration.replicasDirectory.path)",
+                    "open_files_limit": "\(files.now)\(files.now > files.before ? " (raised from \(files.before))" : "")",
+                    "wait_capacity": "\(FileLimit.waitCapacity)", "backlog": "\(configuration.backlog)",
+                ])
         }
         do {
             try await app.runService()
@@ -159,9 +171,11 @@ public enum SyncServer {
         }
     }
 
-    static func makeRouter(_ configuration: Configuration, store: SharedStore, cache: AccessCache,
-                           watch: ReplicaWatch, connections: Connections, stalled: StalledWrites,
-                           board: BoardRoutes? = nil) throws -> Router<SyncRequestContext> {
+    static func makeRouter(
+        _ configuration: Configuration, store: SharedStore, cache: AccessCache,
+        watch: ReplicaWatch, connections: Connections, stalled: StalledWrites,
+        board: BoardRoutes? = nil
+    ) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.add(middleware: StreamSetup())
         let allowed = AllowedMethods<SyncRequestContext>()
@@ -173,23 +187,29 @@ public enum SyncServer {
                 return EditedResponse(response: Health(fields: ["status": "ok"].merging(capacity) { $1 }))
             }
             let (healthy, details) = await health()
-            return EditedResponse(status: healthy ? .ok : .serviceUnavailable,
-                                  response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(capacity) { $1 }.merging(details) { $1 }))
+            return EditedResponse(
+                status: healthy ? .ok : .serviceUnavailable,
+                response: Health(fields: ["status": healthy ? "ok" : "unhealthy"].merging(capacity) { $1 }.merging(details) { $1 }))
         }
-        let pulls = ReplicaPulls(configuration: configuration, store: store, cache: cache, watch: watch, connections: connections,
-                                 stalled: stalled)
+        let pulls = ReplicaPulls(
+            configuration: configuration, store: store, cache: cache, watch: watch, connections: connections,
+            stalled: stalled)
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
-        let pushQueue = PushQueue(directory: directory, connections: ReplicaConnections(directory: directory),
-                                  lockTimeout: configuration.pushLockTimeout)
+        let pushQueue = PushQueue(
+            directory: directory, connections: ReplicaConnections(directory: directory),
+            lockTimeout: configuration.pushLockTimeout)
         let blobStore = try FileBlobStore(root: configuration.blobsFolder)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue, blobs: blobStore)
         let authenticator = TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson)
         let blobs = BlobUploads(store: blobStore, maximumBytes: configuration.maximumBlobBytes)
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
-                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                         body: .init(byteBuffer: ByteBuffer(string: metrics() + watch.metrics + pushQueue.metrics
-                                                                + pulls.pages.metrics + cache.metrics + authenticator.metrics)))
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: .init(
+                        byteBuffer: ByteBuffer(
+                            string: metrics() + watch.metrics + pushQueue.metrics
+                                + pulls.pages.metrics + cache.metrics + authenticator.metrics)))
             }
         }
         board?.add(to: router)

@@ -39,12 +39,15 @@ struct TokenAuthenticator: RouterMiddleware {
     // stack of frames, and a connection keeps the deepest stack it ever had for its whole life
     // (Swift's task allocator keeps its slabs). The checks are synchronous helpers, kept out of
     // line, so a stream held open by 19,000 devices does not carry their temporaries.
-    func handle(_ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response)
+    func handle(
+        _ request: Request, context: SyncRequestContext, next: (Request, SyncRequestContext) async throws -> Response
+    )
         async throws -> Response
     {
         let secret = try Self.bearer(request, context)
         // A store that cannot answer is a 503 (StoreUnavailable), from SharedStore.
-        guard let access = try await cache.access(secret: secret, store: store, from: AddressLimiter.key(context.remoteAddress?.ipAddress)) else {
+        guard let access = try await cache.access(secret: secret, store: store, from: AddressLimiter.key(context.remoteAddress?.ipAddress))
+        else {
             throw Self.unknown(request, context)
         }
         let release = try admit(access.person.id, context)
@@ -80,8 +83,10 @@ struct TokenAuthenticator: RouterMiddleware {
     }
 
     @inline(never)
-    private static func signedIn(_ context: SyncRequestContext, _ access: AccessCache.Access, secret: String,
-                                 release: @escaping @Sendable () -> Void) -> SyncRequestContext {
+    private static func signedIn(
+        _ context: SyncRequestContext, _ access: AccessCache.Access, secret: String,
+        release: @escaping @Sendable () -> Void
+    ) -> SyncRequestContext {
         var context = context
         context.person = access.person
         context.teams = access.teams

@@ -10,49 +10,79 @@ extension ChangePage {
         return try readOnly(path: path) { db in
             let meta = try ReplicaMeta.read(db)
             guard meta.kind != "common" else { throw ReplicaError("the common replica has its own page format") }
-            let window = try PageWindow(db, meta: meta, tables: ["tasks", "members", "locations", "deleted_rows", "refusals"],
-                                        epoch: clientEpoch, since: clientPosition, limit: limit)
+            let window = try PageWindow(
+                db, meta: meta, tables: ["tasks", "members", "locations", "deleted_rows", "refusals"],
+                epoch: clientEpoch, since: clientPosition, limit: limit)
             let (refetch, since, upTo, more) = (window.refetch, window.since, window.upTo, window.more)
             let range: StatementArguments = [since, upTo]
-            let tasks = try Row.fetchAll(db, sql: """
-                SELECT id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at, updated_at,
-                       master_version, status, started_at, completed_at, completed_by, completion_note, row_version,
-                       window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers
-                FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                """, arguments: range).map { r in
-                Task(id: r["id"], title: r["title"], description: r["description"], priority: r["priority"], teamID: r["team_id"], assigneeID: r["assignee_id"], locationID: r["location_id"],
-                     dueAt: r["due_at"], createdAt: r["created_at"], updatedAt: r["updated_at"], masterVersion: r["master_version"], status: r["status"], startedAt: r["started_at"],
-                     completedAt: r["completed_at"], completedBy: r["completed_by"], completionNote: r["completion_note"], rowVersion: r["row_version"],
-                     windowStart: r["window_start"], windowEnd: r["window_end"], requiredSkills: ReplicaSchema.skills(r["required_skills"]),
-                     timeZone: r["time_zone"], planID: r["plan_id"], planDate: r["plan_date"], checklist: try? FieldTask.checklist(json: r["checklist"]),
-                     answers: (try? FieldTask.answers(json: r["answers"])).flatMap { $0.isEmpty ? nil : AnsweredItem.list($0) })
+            let tasks = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at, updated_at,
+                           master_version, status, started_at, completed_at, completed_by, completion_note, row_version,
+                           window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers
+                    FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                    """, arguments: range
+            ).map { r in
+                Task(
+                    id: r["id"], title: r["title"], description: r["description"], priority: r["priority"], teamID: r["team_id"],
+                    assigneeID: r["assignee_id"], locationID: r["location_id"],
+                    dueAt: r["due_at"], createdAt: r["created_at"], updatedAt: r["updated_at"], masterVersion: r["master_version"],
+                    status: r["status"], startedAt: r["started_at"],
+                    completedAt: r["completed_at"], completedBy: r["completed_by"], completionNote: r["completion_note"],
+                    rowVersion: r["row_version"],
+                    windowStart: r["window_start"], windowEnd: r["window_end"], requiredSkills: ReplicaSchema.skills(r["required_skills"]),
+                    timeZone: r["time_zone"], planID: r["plan_id"], planDate: r["plan_date"],
+                    checklist: try? FieldTask.checklist(json: r["checklist"]),
+                    answers: (try? FieldTask.answers(json: r["answers"])).flatMap { $0.isEmpty ? nil : AnsweredItem.list($0) })
             }
-            let members = try Row.fetchAll(db, sql: """
-                SELECT person_id, first_name, last_name, role, row_version, skills FROM members
-                WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                """, arguments: range).map {
-                Member(personID: $0["person_id"], firstName: $0["first_name"], lastName: $0["last_name"], role: $0["role"], rowVersion: $0["row_version"],
-                       skills: ($0["skills"] as String).split(separator: ",").map(String.init))
+            let members = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT person_id, first_name, last_name, role, row_version, skills FROM members
+                    WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                    """, arguments: range
+            ).map {
+                Member(
+                    personID: $0["person_id"], firstName: $0["first_name"], lastName: $0["last_name"], role: $0["role"],
+                    rowVersion: $0["row_version"],
+                    skills: ($0["skills"] as String).split(separator: ",").map(String.init))
             }
-            let refused = try Row.fetchAll(db, sql: """
-                SELECT person_id, change_id, task_id, operation, rule, reason, decided_at, row_version FROM refusals
-                WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                """, arguments: range).map {
-                Refusal(personID: $0["person_id"], changeID: $0["change_id"], taskID: $0["task_id"], operation: $0["operation"], rule: $0["rule"], reason: $0["reason"],
-                        decidedAt: $0["decided_at"], rowVersion: $0["row_version"])
+            let refused = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT person_id, change_id, task_id, operation, rule, reason, decided_at, row_version FROM refusals
+                    WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                    """, arguments: range
+            ).map {
+                Refusal(
+                    personID: $0["person_id"], changeID: $0["change_id"], taskID: $0["task_id"], operation: $0["operation"],
+                    rule: $0["rule"], reason: $0["reason"],
+                    decidedAt: $0["decided_at"], rowVersion: $0["row_version"])
             }
-            let locations = try Row.fetchAll(db, sql: """
-                SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version
-                FROM locations WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                """, arguments: range).map { r in
-                Location(id: r["id"], name: r["name"], latitude: r["latitude"], longitude: r["longitude"], elevation: r["elevation"], street: r["street"], city: r["city"],
-                         region: r["region"], postalCode: r["postal_code"], country: r["country"], rowVersion: r["row_version"])
+            let locations = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version
+                    FROM locations WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                    """, arguments: range
+            ).map { r in
+                Location(
+                    id: r["id"], name: r["name"], latitude: r["latitude"], longitude: r["longitude"], elevation: r["elevation"],
+                    street: r["street"], city: r["city"],
+                    region: r["region"], postalCode: r["postal_code"], country: r["country"], rowVersion: r["row_version"])
             }
             // A client that refetches starts from nothing: tombstones mean nothing to it.
-            let deleted = refetch ? [] : try Row.fetchAll(db, sql: """
-                SELECT table_name, row_id, row_version FROM deleted_rows
-                WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                """, arguments: range).map { Deletion(table: $0["table_name"], id: $0["row_id"], rowVersion: $0["row_version"]) }
+            let deleted =
+                refetch
+                ? []
+                : try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT table_name, row_id, row_version FROM deleted_rows
+                        WHERE row_version > ? AND row_version <= ? ORDER BY row_version
+                        """, arguments: range
+                ).map { Deletion(table: $0["table_name"], id: $0["row_id"], rowVersion: $0["row_version"]) }
             return ChangePage(
                 epoch: meta.epoch, refetch: refetch, since: since, upTo: upTo, more: more,
                 tasks: tasks, members: members, locations: locations, deleted: deleted, refused: refused
@@ -73,8 +103,9 @@ struct PageWindow {
         refetch = epoch != meta.epoch || clientPosition < 0 || clientPosition > meta.rowCounter
         since = refetch ? 0 : clientPosition
         let union = tables.map { "SELECT row_version FROM \($0) WHERE row_version > ?1" }.joined(separator: " UNION ALL ")
-        let cut = try Int64.fetchOne(db, sql: "SELECT row_version FROM (\(union)) ORDER BY row_version LIMIT 1 OFFSET ?2",
-                                     arguments: [since, limit - 1])
+        let cut = try Int64.fetchOne(
+            db, sql: "SELECT row_version FROM (\(union)) ORDER BY row_version LIMIT 1 OFFSET ?2",
+            arguments: [since, limit - 1])
         let exists = tables.map { "EXISTS (SELECT 1 FROM \($0) WHERE row_version > ?1)" }.joined(separator: " OR ")
         more = try cut.map { try Bool.fetchOne(db, sql: "SELECT \(exists)", arguments: [$0]) ?? false } ?? false
         upTo = more ? cut! : meta.rowCounter

@@ -7,8 +7,14 @@ import TeamworkModel
 /// what the rules and the effect of a change (``TaskFacts``) need.
 struct FieldWorkRow: FetchableRecord, Decodable {
     enum Columns: String, CodingKey, CaseIterable {
-        case id, assigneeID = "assignee_id", status, startedAt = "started_at", completedAt = "completed_at"
-        case completedBy = "completed_by", completionNote = "completion_note", requiredSkills = "required_skills"
+        case id
+        case assigneeID = "assignee_id"
+        case status
+        case startedAt = "started_at"
+        case completedAt = "completed_at"
+        case completedBy = "completed_by"
+        case completionNote = "completion_note"
+        case requiredSkills = "required_skills"
         case checklist, answers
     }
     typealias CodingKeys = Columns
@@ -41,10 +47,11 @@ struct FieldWorkRow: FetchableRecord, Decodable {
     }
 
     var facts: TaskFacts {
-        TaskFacts(assigneeID: assigneeID, status: status, startedAt: startedAt.map(Self.date), completedAt: completedAt.map(Self.date),
-                  completedBy: completedBy, completionNote: completionNote,
-                  requiredSkills: requiredSkills.split(separator: ",").map(String.init),
-                  checklist: try? FieldTask.checklist(json: checklist), answers: (try? FieldTask.answers(json: answers)) ?? [:])
+        TaskFacts(
+            assigneeID: assigneeID, status: status, startedAt: startedAt.map(Self.date), completedAt: completedAt.map(Self.date),
+            completedBy: completedBy, completionNote: completionNote,
+            requiredSkills: requiredSkills.split(separator: ",").map(String.init),
+            checklist: try? FieldTask.checklist(json: checklist), answers: (try? FieldTask.answers(json: answers)) ?? [:])
     }
 
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
@@ -57,10 +64,14 @@ struct FieldWorkRow: FetchableRecord, Decodable {
 
     /// Writes the worker-owned fields (and the assignee a claim sets) with a new row version, so teammates pull it.
     func write(_ db: Database, version: Int64) throws {
-        try db.cachedStatement(sql: """
-            UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?,
-                completion_note = ?, answers = ?, row_version = ? WHERE id = ?
-            """).execute(arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, answers,
-                                     version, id])
+        try db.cachedStatement(
+            sql: """
+                UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?,
+                    completion_note = ?, answers = ?, row_version = ? WHERE id = ?
+                """
+        ).execute(arguments: [
+            assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, answers,
+            version, id,
+        ])
     }
 }

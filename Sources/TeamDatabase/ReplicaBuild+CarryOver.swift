@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a new file takes over from the file it replaces.
@@ -27,49 +28,53 @@ extension ReplicaBuild {
         }
         defer { try? db.execute(sql: "DETACH DATABASE previous") }
         guard let previousVersion = try? Int.fetchOne(db, sql: "PRAGMA previous.user_version"),
-              (1...ReplicaSchema.version).contains(previousVersion) else { return }
+            (1...ReplicaSchema.version).contains(previousVersion)
+        else { return }
         let rejection = previousVersion >= 2 ? "rejection" : "NULL"
         // Deferred: an immediate transaction would also take the write lock of every
         // attached file, the common replica that all build connections attach included.
         try db.inTransaction(.deferred) {
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO worker_changes
-                    (position, change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
-                SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at, \(rejection)
-                FROM previous.worker_changes
-                -- Refused changes are for managers to see, not to keep for ever: the listener has long
-                -- recorded them in the master's ledger (where conflicts stay until resolved).
-                WHERE \(rejection) IS NULL OR received_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000
-                """)
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO worker_changes
+                        (position, change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
+                    SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at, \(rejection)
+                    FROM previous.worker_changes
+                    -- Refused changes are for managers to see, not to keep for ever: the listener has long
+                    -- recorded them in the master's ledger (where conflicts stay until resolved).
+                    WHERE \(rejection) IS NULL OR received_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000
+                    """)
             if previousVersion >= 4 {
                 // The master's refusals, which devices may not have pulled yet; new row versions, after the build's.
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO main.refusals
-                        (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
-                    SELECT person_id, change_id, task_id, operation, rule, reason, decided_at,
-                           (SELECT row_counter FROM main.meta) + row_number() OVER (ORDER BY row_version)
-                    FROM previous.refusals
-                    WHERE decided_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000
-                    """)
+                try db.execute(
+                    sql: """
+                        INSERT OR IGNORE INTO main.refusals
+                            (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
+                        SELECT person_id, change_id, task_id, operation, rule, reason, decided_at,
+                               (SELECT row_counter FROM main.meta) + row_number() OVER (ORDER BY row_version)
+                        FROM previous.refusals
+                        WHERE decided_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000
+                        """)
                 try db.execute(sql: "UPDATE main.meta SET row_counter = row_counter + ?", arguments: [db.changesCount])
             }
             // Answers are worker-owned too, from schema 7 on.
             let (answers, masterAnswers) = previousVersion >= 7 ? (", p.answers", ", p.master_answers") : ("", "")
-            try db.execute(sql: """
-                UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
-                    completed_by = p.completed_by, completion_note = p.completion_note\(previousVersion >= 7 ? ", answers = p.answers" : "")
-                FROM previous.tasks AS p
-                WHERE p.id = tasks.id
-                  -- Only tasks a worker changed can differ: a lookup each, not a pass over every task.
-                  AND p.id IN (SELECT task_id FROM previous.worker_changes)
-                  AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note\(answers))
-                      IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
+            try db.execute(
+                sql: """
+                    UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
+                        completed_by = p.completed_by, completion_note = p.completion_note\(previousVersion >= 7 ? ", answers = p.answers" : "")
+                    FROM previous.tasks AS p
+                    WHERE p.id = tasks.id
+                      -- Only tasks a worker changed can differ: a lookup each, not a pass over every task.
+                      AND p.id IN (SELECT task_id FROM previous.worker_changes)
+                      AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note\(answers))
+                          IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
+                                  p.master_completion_note\(masterAnswers))
+                      AND (tasks.master_status, tasks.master_started_at, tasks.master_completed_at,
+                           tasks.master_completed_by, tasks.master_completion_note\(previousVersion >= 7 ? ", tasks.master_answers" : ""))
+                          IS (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
                               p.master_completion_note\(masterAnswers))
-                  AND (tasks.master_status, tasks.master_started_at, tasks.master_completed_at,
-                       tasks.master_completed_by, tasks.master_completion_note\(previousVersion >= 7 ? ", tasks.master_answers" : ""))
-                      IS (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
-                          p.master_completion_note\(masterAnswers))
-                """)
+                    """)
             return .commit
         }
     }
@@ -90,7 +95,8 @@ extension ReplicaBuild {
             var statement: OpaquePointer?
             defer { sqlite3_finalize(statement) }
             guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK,
-                  sqlite3_step(statement) == SQLITE_ROW else { return nil }
+                sqlite3_step(statement) == SQLITE_ROW
+            else { return nil }
             return sqlite3_column_int64(statement, 0)
         }
         guard let version = integer("PRAGMA user_version") else { return isLocked(connection) }

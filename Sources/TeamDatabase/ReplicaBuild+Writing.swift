@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writing a finished file's bytes, over the spare file when it can be had.

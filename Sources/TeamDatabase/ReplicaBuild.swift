@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A built replica file waiting to be swapped in.
@@ -81,8 +82,10 @@ public final class ReplicaBuild {
     /// The limit a build is kept in memory under, by default.
     public static let defaultMemoryLimit = 16 << 20
 
-    init(directory: ReplicaDirectory, replica: ReplicaID, feedPosition: Int64, generatedAt: Date,
-         memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, connection: BuildConnection? = nil) throws {
+    init(
+        directory: ReplicaDirectory, replica: ReplicaID, feedPosition: Int64, generatedAt: Date,
+        memoryLimit: Int = ReplicaBuild.defaultMemoryLimit, connection: BuildConnection? = nil
+    ) throws {
         // A connection's statements are prepared for team files: the common replica has its own schema.
         precondition(connection == nil || replica != .common, "the common replica is built on its own connection")
         self.directory = directory
@@ -98,11 +101,15 @@ public final class ReplicaBuild {
         try queue.inDatabase { db in
             try ReplicaSchema.loadEmpty(for: replica, into: db, clearingCaches: firstLoad)
             try Self.prepare(db)
-            try db.cachedStatement(sql: """
-                INSERT INTO meta (id, kind, owner_id, schema_version, epoch, feed_position, generated_at)
-                VALUES (1, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [replica.kindName, replica.ownerID, ReplicaSchema.version, epoch, feedPosition,
-                                         ReplicaTransaction.millis(generatedAt)])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO meta (id, kind, owner_id, schema_version, epoch, feed_position, generated_at)
+                    VALUES (1, ?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [
+                replica.kindName, replica.ownerID, ReplicaSchema.version, epoch, feedPosition,
+                ReplicaTransaction.millis(generatedAt),
+            ])
         }
         connection?.loaded = true
     }

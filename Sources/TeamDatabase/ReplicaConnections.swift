@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Open connections to replica files, kept between writes so that each push
@@ -89,7 +90,9 @@ public final class ReplicaConnections: Sendable {
             } catch {
                 throw CannotOpen(replica: replica, reason: error)
             }
-            guard let opened else { throw CannotOpen(replica: replica, reason: ReplicaError("\(replica.fileName) has not been generated yet")) }
+            guard let opened else {
+                throw CannotOpen(replica: replica, reason: ReplicaError("\(replica.fileName) has not been generated yet"))
+            }
             state.mutate { $0.opened += 1 }
             queue = opened
         }

@@ -38,29 +38,37 @@ public struct ReplicaContents: Sendable {
     public static func read(path: String) throws -> ReplicaContents {
         return try readOnly(path: path) { db in
             let meta = try ReplicaMeta.read(db)
-            let tasks = try Row.fetchAll(db, sql: """
-                SELECT id, title, description, priority, master_status, team_id, assignee_id, location_id, due_at,
-                       created_at, updated_at, master_started_at, master_completed_at, master_completed_by,
-                       master_completion_note, master_version, status, started_at, completed_at, completed_by,
-                       completion_note, row_version,
-                       \(meta.schemaVersion < 3 ? "NULL AS window_start, NULL AS window_end, '' AS required_skills"
+            let tasks = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, title, description, priority, master_status, team_id, assignee_id, location_id, due_at,
+                           created_at, updated_at, master_started_at, master_completed_at, master_completed_by,
+                           master_completion_note, master_version, status, started_at, completed_at, completed_by,
+                           completion_note, row_version,
+                           \(meta.schemaVersion < 3 ? "NULL AS window_start, NULL AS window_end, '' AS required_skills"
                                                 : "window_start, window_end, required_skills"),
-                       \(meta.schemaVersion < 5 ? "'UTC' AS time_zone" : "time_zone"),
-                       \(meta.schemaVersion < 6 ? "NULL AS plan_id, NULL AS plan_date" : "plan_id, plan_date"),
-                       \(meta.schemaVersion < 7 ? "NULL AS checklist, '{}' AS master_answers, '{}' AS answers"
+                           \(meta.schemaVersion < 5 ? "'UTC' AS time_zone" : "time_zone"),
+                           \(meta.schemaVersion < 6 ? "NULL AS plan_id, NULL AS plan_date" : "plan_id, plan_date"),
+                           \(meta.schemaVersion < 7 ? "NULL AS checklist, '{}' AS master_answers, '{}' AS answers"
                                                 : "checklist, master_answers, answers")
-                FROM tasks ORDER BY id
-                """).map { row -> TaskRow in
+                    FROM tasks ORDER BY id
+                    """
+            ).map { row -> TaskRow in
                 let (windowStart, windowEnd) = (date(row["window_start"]), date(row["window_end"]))
                 let master = FieldTask(
-                    id: row["id"], title: row["title"], description: row["description"], priority: Priority(rawValue: row["priority"]) ?? .normal,
-                    status: TaskStatus(rawValue: row["master_status"]) ?? .open, teamID: row["team_id"], assigneeID: row["assignee_id"], locationID: row["location_id"],
+                    id: row["id"], title: row["title"], description: row["description"],
+                    priority: Priority(rawValue: row["priority"]) ?? .normal,
+                    status: TaskStatus(rawValue: row["master_status"]) ?? .open, teamID: row["team_id"], assigneeID: row["assignee_id"],
+                    locationID: row["location_id"],
                     dueAt: date(row["due_at"]), createdBy: nil, createdAt: date(row["created_at"])!, updatedAt: date(row["updated_at"])!,
-                    startedAt: date(row["master_started_at"]), completedAt: date(row["master_completed_at"]), completedBy: row["master_completed_by"], completionNote: row["master_completion_note"],
+                    startedAt: date(row["master_started_at"]), completedAt: date(row["master_completed_at"]),
+                    completedBy: row["master_completed_by"], completionNote: row["master_completion_note"],
                     version: row["master_version"], requiredSkills: ReplicaSchema.skills(row["required_skills"]) ?? [],
                     window: windowStart.flatMap { start in windowEnd.flatMap { try? TimeWindow(start: start, end: $0) } },
-                    timeZone: row["time_zone"], planID: row["plan_id"], planDate: (row["plan_date"] as String?).flatMap { try? LocalDate(parsing: $0) },
-                    checklist: try? FieldTask.checklist(json: row["checklist"]), answers: (try? FieldTask.answers(json: row["master_answers"])) ?? [:]
+                    timeZone: row["time_zone"], planID: row["plan_id"],
+                    planDate: (row["plan_date"] as String?).flatMap { try? LocalDate(parsing: $0) },
+                    checklist: try? FieldTask.checklist(json: row["checklist"]),
+                    answers: (try? FieldTask.answers(json: row["master_answers"])) ?? [:]
                 )
                 return TaskRow(
                     master: master, status: TaskStatus(rawValue: row["status"]) ?? .open, startedAt: date(row["started_at"]),
@@ -72,12 +80,17 @@ public struct ReplicaContents: Sendable {
                 .map { Member(personID: $0["person_id"], firstName: $0["first_name"], lastName: $0["last_name"], role: $0["role"]) }
             let locations = try Int64.fetchAll(db, sql: "SELECT id FROM locations ORDER BY id")
             // A version 1 file (upgraded in place on its next write) kept no refusals.
-            let counts = try Row.fetchOne(db, sql: meta.schemaVersion < 2 ? "SELECT count(*) AS accepted, 0 AS rejected FROM worker_changes" : """
-                SELECT count(*) FILTER (WHERE rejection IS NULL) AS accepted, count(*) FILTER (WHERE rejection IS NOT NULL) AS rejected
-                FROM worker_changes
-                """)
-            return ReplicaContents(meta: meta, tasks: tasks, members: members, locationIDs: locations,
-                                   acceptedWorkerChanges: counts?["accepted"] ?? 0, rejectedWorkerChanges: counts?["rejected"] ?? 0)
+            let counts = try Row.fetchOne(
+                db,
+                sql: meta.schemaVersion < 2
+                    ? "SELECT count(*) AS accepted, 0 AS rejected FROM worker_changes"
+                    : """
+                    SELECT count(*) FILTER (WHERE rejection IS NULL) AS accepted, count(*) FILTER (WHERE rejection IS NOT NULL) AS rejected
+                    FROM worker_changes
+                    """)
+            return ReplicaContents(
+                meta: meta, tasks: tasks, members: members, locationIDs: locations,
+                acceptedWorkerChanges: counts?["accepted"] ?? 0, rejectedWorkerChanges: counts?["rejected"] ?? 0)
         }
     }
 

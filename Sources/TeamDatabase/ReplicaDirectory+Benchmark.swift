@@ -8,22 +8,30 @@ extension ReplicaDirectory {
     /// Change ids are `<prefix>-<task>-start` and `<prefix>-<task>-complete`; the
     /// note is `done <task>`. Returns how many changes were accepted.
     @discardableResult
-    @_spi(Benchmark) public func syntheticFieldWork(in replica: ReplicaID, limit: Int = .max, prefix: String = "bench",
-                                   madeAt: Date = Date()) throws -> Int {
+    @_spi(Benchmark) public func syntheticFieldWork(
+        in replica: ReplicaID, limit: Int = .max, prefix: String = "bench",
+        madeAt: Date = Date()
+    ) throws -> Int {
         guard let queue = try open(replica) else { return 0 }
         let assigned = try queue.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT id, assignee_id FROM tasks
-                WHERE assignee_id IS NOT NULL AND status IN ('assigned', 'open') ORDER BY id LIMIT ?
-                """, arguments: [limit]).map { (task: $0["id"] as Int64, person: $0["assignee_id"] as Int64) }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, assignee_id FROM tasks
+                    WHERE assignee_id IS NOT NULL AND status IN ('assigned', 'open') ORDER BY id LIMIT ?
+                    """, arguments: [limit]
+            ).map { (task: $0["id"] as Int64, person: $0["assignee_id"] as Int64) }
         }
         try queue.close()
         let work = Dictionary(grouping: assigned, by: \.person).mapValues { tasks in
-            tasks.flatMap { item in [
-                WorkerChange(id: "\(prefix)-\(item.task)-start", operation: .start, taskID: item.task, madeAt: madeAt),
-                WorkerChange(id: "\(prefix)-\(item.task)-complete", operation: .complete, taskID: item.task,
-                             note: "done \(item.task)", madeAt: madeAt),
-            ] }
+            tasks.flatMap { item in
+                [
+                    WorkerChange(id: "\(prefix)-\(item.task)-start", operation: .start, taskID: item.task, madeAt: madeAt),
+                    WorkerChange(
+                        id: "\(prefix)-\(item.task)-complete", operation: .complete, taskID: item.task,
+                        note: "done \(item.task)", madeAt: madeAt),
+                ]
+            }
         }
         return try pushEach(work, to: replica).accepted
     }
@@ -47,14 +55,20 @@ extension ReplicaDirectory {
     /// `<prefix>-<task>-<person>-claim|start|complete`. Returns how many changes
     /// were written (accepted or refused), and how many of them were accepted.
     @discardableResult
-    @_spi(Benchmark) public func syntheticFreeWork(in replica: ReplicaID, limit: Int = .max, workersPerTask: Int = 1,
-                                  prefix: String = "free", madeAt: Date = Date()) throws -> (written: Int, accepted: Int) {
+    @_spi(Benchmark) public func syntheticFreeWork(
+        in replica: ReplicaID, limit: Int = .max, workersPerTask: Int = 1,
+        prefix: String = "free", madeAt: Date = Date()
+    ) throws -> (written: Int, accepted: Int) {
         guard case .team = replica, let queue = try open(replica) else { return (0, 0) }
         let (free, members) = try queue.read { db in
-            (try Int64.fetchAll(db, sql: """
-                SELECT id FROM tasks WHERE assignee_id IS NULL AND status = 'open' ORDER BY id LIMIT ?
-                """, arguments: [limit]),
-             try Int64.fetchAll(db, sql: "SELECT person_id FROM members ORDER BY person_id"))
+            (
+                try Int64.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id FROM tasks WHERE assignee_id IS NULL AND status = 'open' ORDER BY id LIMIT ?
+                        """, arguments: [limit]),
+                try Int64.fetchAll(db, sql: "SELECT person_id FROM members ORDER BY person_id")
+            )
         }
         try queue.close()
         guard !members.isEmpty else { return (0, 0) }
@@ -63,8 +77,9 @@ extension ReplicaDirectory {
             for turn in 0..<min(workersPerTask, members.count) {
                 let person = members[(index + turn) % members.count]
                 work[person, default: []] += [WorkerChange.Operation.claim, .start, .complete].map { operation in
-                    WorkerChange(id: "\(prefix)-\(task)-\(person)-\(operation.rawValue)", operation: operation,
-                                 taskID: task, note: operation == .complete ? "done \(task)" : nil, madeAt: madeAt)
+                    WorkerChange(
+                        id: "\(prefix)-\(task)-\(person)-\(operation.rawValue)", operation: operation,
+                        taskID: task, note: operation == .complete ? "done \(task)" : nil, madeAt: madeAt)
                 }
             }
         }

@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The replica files in one folder: how they are built, swapped in, updated and read.
@@ -39,11 +40,14 @@ public struct ReplicaDirectory: Sendable {
     ///
     /// With `connection`, the file is built on that connection (see ``BuildConnection``),
     /// which must not be building another file.
-    public func startBuild(of replica: ReplicaID, feedPosition: Int64, generatedAt: Date = Date(),
-                           memoryLimit: Int = ReplicaBuild.defaultMemoryLimit,
-                           on connection: BuildConnection? = nil) throws -> ReplicaBuild {
-        try ReplicaBuild(directory: self, replica: replica, feedPosition: feedPosition, generatedAt: generatedAt,
-                         memoryLimit: memoryLimit, connection: connection)
+    public func startBuild(
+        of replica: ReplicaID, feedPosition: Int64, generatedAt: Date = Date(),
+        memoryLimit: Int = ReplicaBuild.defaultMemoryLimit,
+        on connection: BuildConnection? = nil
+    ) throws -> ReplicaBuild {
+        try ReplicaBuild(
+            directory: self, replica: replica, feedPosition: feedPosition, generatedAt: generatedAt,
+            memoryLimit: memoryLimit, connection: connection)
     }
 
     /// Opens an existing replica for updating, or returns `nil` when there is none.
@@ -69,8 +73,10 @@ public struct ReplicaDirectory: Sendable {
 
     /// Runs `body` in one write transaction of an existing replica and records
     /// the feed position it now reflects.
-    public func update<R>(_ queue: DatabaseQueue, _ replica: ReplicaID, feedPosition: Int64,
-                          _ body: (ReplicaTransaction) throws -> R) throws -> R {
+    public func update<R>(
+        _ queue: DatabaseQueue, _ replica: ReplicaID, feedPosition: Int64,
+        _ body: (ReplicaTransaction) throws -> R
+    ) throws -> R {
         try queue.write { db in
             let transaction = try ReplicaTransaction(db, replica: replica)
             let result = try body(transaction)
@@ -156,8 +162,10 @@ public struct ReplicaDirectory: Sendable {
     /// transaction under the replica's lock, and says what became of each.
     /// Throws ``ReplicaBusy`` when the lock is not free within `lockTimeout`.
     @discardableResult
-    public func push(_ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
-                     receivedAt: Date = Date(), lockTimeout: Duration? = nil) throws -> [WorkerChangeResult] {
+    public func push(
+        _ changes: [WorkerChange], to replica: ReplicaID, by personID: Int64,
+        receivedAt: Date = Date(), lockTimeout: Duration? = nil
+    ) throws -> [WorkerChangeResult] {
         try withLock(replica, timeout: lockTimeout) {
             try pushLocked([WorkerPush(changes: changes, personID: personID)], to: replica, receivedAt: receivedAt)[0].get()
         }
@@ -165,8 +173,10 @@ public struct ReplicaDirectory: Sendable {
 
     /// ``push(_:to:by:receivedAt:lockTimeout:)`` for a caller that already holds the replica's lock.
     @discardableResult
-    public func push(_ changes: [WorkerChange], holding lock: ReplicaLock, by personID: Int64,
-                     receivedAt: Date = Date()) throws -> [WorkerChangeResult] {
+    public func push(
+        _ changes: [WorkerChange], holding lock: ReplicaLock, by personID: Int64,
+        receivedAt: Date = Date()
+    ) throws -> [WorkerChangeResult] {
         try push([WorkerPush(changes: changes, personID: personID)], holding: lock, receivedAt: receivedAt)[0].get()
     }
 
@@ -175,8 +185,10 @@ public struct ReplicaDirectory: Sendable {
     /// fails is undone alone and gets the error, the others are kept. Throws
     /// only when the transaction as a whole cannot be written. With
     /// `connections`, on a connection kept open between writes (``ReplicaConnections``).
-    public func push(_ pushes: [WorkerPush], holding lock: ReplicaLock, receivedAt: Date = Date(),
-                     connections: ReplicaConnections? = nil) throws -> [Result<[WorkerChangeResult], any Error>] {
+    public func push(
+        _ pushes: [WorkerPush], holding lock: ReplicaLock, receivedAt: Date = Date(),
+        connections: ReplicaConnections? = nil
+    ) throws -> [Result<[WorkerChangeResult], any Error>] {
         guard lock.isHeld else { throw ReplicaError("the lock of \(lock.replica.fileName) was released") }
         guard let connections else { return try pushLocked(pushes, to: lock.replica, receivedAt: receivedAt) }
         return try connections.withConnection(to: lock.replica) { queue in
@@ -184,15 +196,19 @@ public struct ReplicaDirectory: Sendable {
         }
     }
 
-    private func pushLocked(_ pushes: [WorkerPush], to replica: ReplicaID,
-                            receivedAt: Date) throws -> [Result<[WorkerChangeResult], any Error>] {
+    private func pushLocked(
+        _ pushes: [WorkerPush], to replica: ReplicaID,
+        receivedAt: Date
+    ) throws -> [Result<[WorkerChangeResult], any Error>] {
         guard let queue = try open(replica) else { throw ReplicaError("\(replica.fileName) has not been generated yet") }
         defer { try? queue.close() }
         return try write(pushes, to: queue, replica, receivedAt: receivedAt)
     }
 
-    private func write(_ pushes: [WorkerPush], to queue: DatabaseQueue, _ replica: ReplicaID,
-                       receivedAt: Date) throws -> [Result<[WorkerChangeResult], any Error>] {
+    private func write(
+        _ pushes: [WorkerPush], to queue: DatabaseQueue, _ replica: ReplicaID,
+        receivedAt: Date
+    ) throws -> [Result<[WorkerChangeResult], any Error>] {
         try update(queue, replica, feedPosition: 0) { tx in
             pushes.map { push in
                 Result {
@@ -350,7 +366,9 @@ extension ReplicaDirectory {
         do {
             _ = try ReplicaMeta.read(path: path)
             return nil
-        } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode) {
+        } catch let error as DatabaseError
+            where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode)
+        {
             // Busy, locked, gone meanwhile, or a hot journal waiting for a writer to roll it back:
             // not ours to judge now; the next pass looks again.
             return nil

@@ -23,14 +23,20 @@ public struct ReplicaMeta: Sendable, Equatable, Codable {
     }
 
     static func read(_ db: Database) throws -> ReplicaMeta {
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT kind, owner_id, schema_version, epoch, feed_position, generated_at, row_counter, name, slug FROM meta
-            """) else {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT kind, owner_id, schema_version, epoch, feed_position, generated_at, row_counter, name, slug FROM meta
+                    """)
+        else {
             throw ReplicaError("the replica has no metadata record")
         }
         return ReplicaMeta(
-            kind: row["kind"], ownerID: row["owner_id"], schemaVersion: row["schema_version"], epoch: row["epoch"], feedPosition: row["feed_position"],
-            generatedAt: Date(timeIntervalSince1970: Double(row["generated_at"] as Int64) / 1000), rowCounter: row["row_counter"], name: row["name"], slug: row["slug"]
+            kind: row["kind"], ownerID: row["owner_id"], schemaVersion: row["schema_version"], epoch: row["epoch"],
+            feedPosition: row["feed_position"],
+            generatedAt: Date(timeIntervalSince1970: Double(row["generated_at"] as Int64) / 1000), rowCounter: row["row_counter"],
+            name: row["name"], slug: row["slug"]
         )
     }
 }

@@ -211,8 +211,10 @@ public enum ReplicaSchema {
                 if found < 3, try db.tableExists("tasks") {
                     // The values arrive with the full rebuild an older checkpoint asks for.
                     let has = Set(try db.columns(in: "tasks").map(\.name))
-                    for (column, type) in [("window_start", "INTEGER"), ("window_end", "INTEGER"),
-                                           ("required_skills", "TEXT NOT NULL DEFAULT ''")] where !has.contains(column) {
+                    for (column, type) in [
+                        ("window_start", "INTEGER"), ("window_end", "INTEGER"),
+                        ("required_skills", "TEXT NOT NULL DEFAULT ''"),
+                    ] where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
                     }
                 }
@@ -226,9 +228,11 @@ public enum ReplicaSchema {
                 if found < 7, try db.tableExists("tasks") {
                     // Schema 5: time zones; 6: plans; 7: checklists and their answers. The values arrive with the full rebuild an older checkpoint asks for.
                     let has = Set(try db.columns(in: "tasks").map(\.name))
-                    for (column, type) in [("time_zone", "TEXT NOT NULL DEFAULT 'UTC'"), ("plan_id", "INTEGER"), ("plan_date", "TEXT"),
-                                           ("checklist", "TEXT"), ("answers", "TEXT NOT NULL DEFAULT '{}'"),
-                                           ("master_answers", "TEXT NOT NULL DEFAULT '{}'")]
+                    for (column, type) in [
+                        ("time_zone", "TEXT NOT NULL DEFAULT 'UTC'"), ("plan_id", "INTEGER"), ("plan_date", "TEXT"),
+                        ("checklist", "TEXT"), ("answers", "TEXT NOT NULL DEFAULT '{}'"),
+                        ("master_answers", "TEXT NOT NULL DEFAULT '{}'"),
+                    ]
                     where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
                     }
@@ -269,8 +273,9 @@ public enum ReplicaSchema {
         guard let buffer = sqlite3_malloc64(sqlite3_uint64(bytes.count)) else { throw ReplicaError("out of memory") }
         bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
-        let code = sqlite3_deserialize(db.sqliteConnection, "main", buffer.assumingMemoryBound(to: UInt8.self),
-                                       sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
+        let code = sqlite3_deserialize(
+            db.sqliteConnection, "main", buffer.assumingMemoryBound(to: UInt8.self),
+            sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
         guard code == SQLITE_OK else { throw ReplicaError("cannot load an empty replica (SQLite code \(code))") }
         if clearingCaches { db.clearSchemaCache() }
     }

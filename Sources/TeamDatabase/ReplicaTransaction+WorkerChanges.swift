@@ -53,11 +53,15 @@ extension ReplicaTransaction {
 
     private func record(_ change: WorkerChange, by personID: Int64, made: Int64, receivedAt: Date, rejection: String?) throws {
         let payload = try JSONEncoder().encode(change)
-        try db.cachedStatement(sql: """
-            INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [change.id, personID, change.taskID, change.operation.rawValue,
-                                     String(decoding: payload, as: UTF8.self), made, Self.millis(receivedAt), rejection])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            change.id, personID, change.taskID, change.operation.rawValue,
+            String(decoding: payload, as: UTF8.self), made, Self.millis(receivedAt), rejection,
+        ])
     }
 
     /// Why a change cannot be applied, or `nil` when it can: the shared rules

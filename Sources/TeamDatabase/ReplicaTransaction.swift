@@ -28,7 +28,8 @@ public final class ReplicaTransaction {
         // In a new file a row written twice (catch-up can build a file from
         // several entries about one task) is the master's row both times:
         // replacing it is enough, and much cheaper to prepare than the upsert.
-        let (task, location) = replica == .common
+        let (task, location) =
+            replica == .common
             ? ("SELECT 1", Self.upsertCommonLocationSQL)
             : fresh ? (Self.replaceTaskSQL, Self.replaceLocationSQL) : (Self.upsertTaskSQL, Self.upsertLocationSQL)
         // Cached: a connection that builds file after file (``BuildConnection``) prepares them once.
@@ -173,11 +174,15 @@ public final class ReplicaTransaction {
     /// Records the master's refusal of a change this replica accepted, for the
     /// devices to pull; once per change.
     public func recordRefusal(_ refusal: FieldRefusal) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO refusals (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (person_id, change_id) DO NOTHING
-            """).execute(arguments: [refusal.personID, refusal.changeID, refusal.taskID, refusal.operation, refusal.rule,
-                                     refusal.reason, Self.millis(refusal.decidedAt), nextVersion()])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO refusals (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (person_id, change_id) DO NOTHING
+                """
+        ).execute(arguments: [
+            refusal.personID, refusal.changeID, refusal.taskID, refusal.operation, refusal.rule,
+            refusal.reason, Self.millis(refusal.decidedAt), nextVersion(),
+        ])
     }
 
     /// Removes a task (it left this replica or was deleted) and leaves a tombstone.
@@ -202,8 +207,9 @@ public final class ReplicaTransaction {
         VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
         """
 
-    static let replaceLocationSQL = insertLocationSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO",
-                                                                maxReplacements: 1)
+    static let replaceLocationSQL = insertLocationSQL.replacing(
+        "INSERT INTO", with: "INSERT OR REPLACE INTO",
+        maxReplacements: 1)
 
     static let upsertLocationSQL = """
         \(insertLocationSQL)
@@ -256,21 +262,25 @@ public final class ReplicaTransaction {
     /// locations this replica's tasks point at: the full rebuild's way to fill
     /// a new file's locations, one statement per file.
     public func copyLocationsOfTasks() throws {
-        try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO main.locations
-                (id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version)
-            SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country,
-                   ? + row_number() OVER (ORDER BY id)
-            FROM common.locations WHERE id IN (SELECT location_id FROM main.tasks)
-            """).execute(arguments: [counter])
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO main.locations
+                    (id, name, latitude, longitude, elevation, street, city, region, postal_code, country, row_version)
+                SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country,
+                       ? + row_number() OVER (ORDER BY id)
+                FROM common.locations WHERE id IN (SELECT location_id FROM main.tasks)
+                """
+        ).execute(arguments: [counter])
         counter += Int64(db.changesCount)
     }
 
     /// Drops the locations no task of this replica points at any more.
     public func pruneLocations() throws {
-        let unused = try Int64.fetchAll(db, sql: """
-            SELECT id FROM locations WHERE id NOT IN (SELECT location_id FROM tasks WHERE location_id IS NOT NULL)
-            """)
+        let unused = try Int64.fetchAll(
+            db,
+            sql: """
+                SELECT id FROM locations WHERE id NOT IN (SELECT location_id FROM tasks WHERE location_id IS NOT NULL)
+                """)
         for id in unused { try deleteLocation(id: id) }
     }
 
@@ -285,16 +295,19 @@ public final class ReplicaTransaction {
             }
         }
         guard !members.isEmpty else { return }
-        let upsert = try db.cachedStatement(sql: """
-            INSERT INTO members (person_id, first_name, last_name, role, skills, row_version) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (person_id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
-                role = excluded.role, skills = excluded.skills, row_version = excluded.row_version
-            WHERE (members.first_name, members.last_name, members.role, members.skills)
-                IS NOT (excluded.first_name, excluded.last_name, excluded.role, excluded.skills)
-            """)
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO members (person_id, first_name, last_name, role, skills, row_version) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (person_id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
+                    role = excluded.role, skills = excluded.skills, row_version = excluded.row_version
+                WHERE (members.first_name, members.last_name, members.role, members.skills)
+                    IS NOT (excluded.first_name, excluded.last_name, excluded.role, excluded.skills)
+                """)
         for person in members {
-            try upsert.execute(arguments: [person.id, person.firstName, person.lastName, person.role.rawValue,
-                                           person.skills.sorted().joined(separator: ","), nextVersion()])
+            try upsert.execute(arguments: [
+                person.id, person.firstName, person.lastName, person.role.rawValue,
+                person.skills.sorted().joined(separator: ","), nextVersion(),
+            ])
         }
     }
 
@@ -305,13 +318,14 @@ public final class ReplicaTransaction {
     }
 
     public func upsert(_ person: Person) throws {
-        try db.execute(sql: """
-            INSERT INTO people (id, first_name, last_name, role, avatar_url, row_version) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
-                role = excluded.role, avatar_url = excluded.avatar_url, row_version = excluded.row_version
-            WHERE (people.first_name, people.last_name, people.role, people.avatar_url)
-                IS NOT (excluded.first_name, excluded.last_name, excluded.role, excluded.avatar_url)
-            """, arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, person.avatarURL, nextVersion()])
+        try db.execute(
+            sql: """
+                INSERT INTO people (id, first_name, last_name, role, avatar_url, row_version) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET first_name = excluded.first_name, last_name = excluded.last_name,
+                    role = excluded.role, avatar_url = excluded.avatar_url, row_version = excluded.row_version
+                WHERE (people.first_name, people.last_name, people.role, people.avatar_url)
+                    IS NOT (excluded.first_name, excluded.last_name, excluded.role, excluded.avatar_url)
+                """, arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, person.avatarURL, nextVersion()])
     }
 
     public func deletePerson(id: Int64) throws {
@@ -319,13 +333,14 @@ public final class ReplicaTransaction {
     }
 
     public func upsert(_ team: Team) throws {
-        try db.execute(sql: """
-            INSERT INTO teams (id, slug, name, description, color, row_version) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, name = excluded.name, description = excluded.description,
-                color = excluded.color, row_version = excluded.row_version
-            WHERE (teams.slug, teams.name, teams.description, teams.color)
-                IS NOT (excluded.slug, excluded.name, excluded.description, excluded.color)
-            """, arguments: [team.id, team.slug, team.name, team.description, team.color, nextVersion()])
+        try db.execute(
+            sql: """
+                INSERT INTO teams (id, slug, name, description, color, row_version) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, name = excluded.name, description = excluded.description,
+                    color = excluded.color, row_version = excluded.row_version
+                WHERE (teams.slug, teams.name, teams.description, teams.color)
+                    IS NOT (excluded.slug, excluded.name, excluded.description, excluded.color)
+                """, arguments: [team.id, team.slug, team.name, team.description, team.color, nextVersion()])
     }
 
     public func deleteTeam(id: Int64) throws {
@@ -336,8 +351,13 @@ public final class ReplicaTransaction {
     public func replaceMemberships(personID: Int64, teamIDs: Set<Int64>) throws {
         // Not looked up in a new file: the lookup scans every membership (they are keyed by team
         // first), which made a rebuild's common replica cost people x memberships.
-        let current = fresh ? [] : Set(try Int64.fetchAll(db, sql: "SELECT team_id FROM memberships WHERE person_id = ?",
-                                                          arguments: [personID]))
+        let current =
+            fresh
+            ? []
+            : Set(
+                try Int64.fetchAll(
+                    db, sql: "SELECT team_id FROM memberships WHERE person_id = ?",
+                    arguments: [personID]))
         for teamID in current.subtracting(teamIDs) {
             try db.execute(sql: "DELETE FROM memberships WHERE team_id = ? AND person_id = ?", arguments: [teamID, personID])
             // A membership's row id in deleted_rows packs both ids: team * 2^32 + person.
@@ -347,8 +367,9 @@ public final class ReplicaTransaction {
             )
         }
         for teamID in teamIDs.subtracting(current) {
-            try db.execute(sql: "INSERT INTO memberships (team_id, person_id, row_version) VALUES (?, ?, ?)",
-                           arguments: [teamID, personID, nextVersion()])
+            try db.execute(
+                sql: "INSERT INTO memberships (team_id, person_id, row_version) VALUES (?, ?, ?)",
+                arguments: [teamID, personID, nextVersion()])
         }
     }
 

@@ -29,7 +29,8 @@ extension ReplicaDirectory {
         try FileManager.default.contentsOfDirectory(atPath: retiredURL.path).sorted().compactMap { name in
             // team-12.sqlite.1732190000
             guard let dot = name.lastIndex(of: "."), Int(name[name.index(after: dot)...]) != nil,
-                  let replica = ReplicaID(fileName: String(name[..<dot])), replica != .common else { return nil }
+                let replica = ReplicaID(fileName: String(name[..<dot])), replica != .common
+            else { return nil }
             return (replica, retiredURL.appending(path: name).path, name)
         }
     }
@@ -50,9 +51,11 @@ extension ReplicaDirectory {
     /// at `path` (a live replica or a retired one), and fewer when their text
     /// passes `maximumBytes` (never fewer than one). Waits at most `busyTimeout`
     /// for a writer; a damaged or locked file throws.
-    public static func workerChanges(at path: String, after cursor: ListenerCursor, limit: Int,
-                                     maximumBytes: Int = maximumBatchBytes,
-                                     busyTimeout: TimeInterval = 2) throws -> WorkerChangeBatch {
+    public static func workerChanges(
+        at path: String, after cursor: ListenerCursor, limit: Int,
+        maximumBytes: Int = maximumBatchBytes,
+        busyTimeout: TimeInterval = 2
+    ) throws -> WorkerChangeBatch {
         // Read-only: a file opened for writing reports a write when it is closed,
         // which would wake a watching listener for nothing.
         var configuration = Configuration()
@@ -84,22 +87,28 @@ extension ReplicaDirectory {
             }
             var changes: [RecordedWorkerChange] = []
             var bytes = 0
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT position, change_id, person_id, task_id, operation, json_extract(payload, '$.note') AS note,
-                       made_at, received_at, json_extract(payload, '$.latitude') AS latitude,
-                       json_extract(payload, '$.longitude') AS longitude, rejection, json_extract(payload, '$.item') AS item,
-                       json_extract(payload, '$.value') AS value, json_extract(payload, '$.blob') AS blob,
-                       json_extract(payload, '$.size') AS size, json_extract(payload, '$.media_type') AS media_type,
-                       json_extract(payload, '$.signer') AS signer
-                FROM worker_changes WHERE position > ? ORDER BY position LIMIT ?
-                """, arguments: [after, limit])
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT position, change_id, person_id, task_id, operation, json_extract(payload, '$.note') AS note,
+                           made_at, received_at, json_extract(payload, '$.latitude') AS latitude,
+                           json_extract(payload, '$.longitude') AS longitude, rejection, json_extract(payload, '$.item') AS item,
+                           json_extract(payload, '$.value') AS value, json_extract(payload, '$.blob') AS blob,
+                           json_extract(payload, '$.size') AS size, json_extract(payload, '$.media_type') AS media_type,
+                           json_extract(payload, '$.signer') AS signer
+                    FROM worker_changes WHERE position > ? ORDER BY position LIMIT ?
+                    """, arguments: [after, limit])
             while let row = try rows.next() {
-                let change = RecordedWorkerChange(position: row["position"], changeID: row["change_id"], personID: row["person_id"], taskID: row["task_id"], operation: row["operation"],
-                                                  note: row["note"], madeAt: row["made_at"], receivedAt: row["received_at"], latitude: row["latitude"], longitude: row["longitude"],
-                                                  rejection: row["rejection"], item: Self.text(row["item"]), value: Self.text(row["value"]),
-                                                  blob: Self.text(row["blob"]), size: Self.text(row["size"]).flatMap { Int64($0) },
-                                                  mediaType: Self.text(row["media_type"]), signer: Self.text(row["signer"]))
-                bytes += 200 + change.changeID.utf8.count + (change.note?.utf8.count ?? 0) + (change.rejection?.utf8.count ?? 0)
+                let change = RecordedWorkerChange(
+                    position: row["position"], changeID: row["change_id"], personID: row["person_id"], taskID: row["task_id"],
+                    operation: row["operation"],
+                    note: row["note"], madeAt: row["made_at"], receivedAt: row["received_at"], latitude: row["latitude"],
+                    longitude: row["longitude"],
+                    rejection: row["rejection"], item: Self.text(row["item"]), value: Self.text(row["value"]),
+                    blob: Self.text(row["blob"]), size: Self.text(row["size"]).flatMap { Int64($0) },
+                    mediaType: Self.text(row["media_type"]), signer: Self.text(row["signer"]))
+                bytes +=
+                    200 + change.changeID.utf8.count + (change.note?.utf8.count ?? 0) + (change.rejection?.utf8.count ?? 0)
                     + (change.item?.utf8.count ?? 0) + (change.value?.utf8.count ?? 0) + (change.signer?.utf8.count ?? 0)
                 if !changes.isEmpty && bytes > maximumBytes { break }
                 changes.append(change)

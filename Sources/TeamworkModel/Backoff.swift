@@ -25,8 +25,10 @@ public struct Backoff: Sendable {
 
     /// `random`: where the jitter's randomness comes from (the system's by default; a seeded
     /// generator in tests, so the waits are known).
-    public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(5), jitter: Jitter = .none,
-                random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()) {
+    public init(
+        initial: Duration = .milliseconds(100), maximum: Duration = .seconds(5), jitter: Jitter = .none,
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
+    ) {
         self.initial = initial
         self.maximum = maximum
         self.jitter = jitter

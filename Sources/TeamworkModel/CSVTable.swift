@@ -107,7 +107,8 @@ extension CSVTable {
     static func field(_ value: String) -> String {
         var text = value
         if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first),
-           text.range(of: #"^-?[0-9]+(\.[0-9]+)?$"#, options: .regularExpression) == nil {
+            text.range(of: #"^-?[0-9]+(\.[0-9]+)?$"#, options: .regularExpression) == nil
+        {
             text = "'" + text
         }
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }

@@ -45,8 +45,10 @@ public struct ChecklistItem: Sendable, Codable, Equatable, Hashable {
     public static let numberPattern = #"^-?[0-9]{1,12}(\.[0-9]{1,6})?\z"#
     public static let keyPattern = #"^[a-z][a-z0-9_]{0,39}\z"#
 
-    public init(key: String, kind: Kind, label: String, required: Bool = false, unit: String? = nil,
-                min: String? = nil, max: String? = nil, options: [String]? = nil) {
+    public init(
+        key: String, kind: Kind, label: String, required: Bool = false, unit: String? = nil,
+        min: String? = nil, max: String? = nil, options: [String]? = nil
+    ) {
         self.key = key
         self.kind = kind
         self.label = label
@@ -65,15 +67,20 @@ public struct ChecklistItem: Sendable, Codable, Equatable, Hashable {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         let known = Set(CodingKeys.allCases.map(\.rawValue))
         if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                   debugDescription: "an item has no field '\(unknown.stringValue)'"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "an item has no field '\(unknown.stringValue)'"))
         }
         let keyed = try decoder.container(keyedBy: CodingKeys.self)
         key = try keyed.decode(String.self, forKey: .key)
         let kind = try keyed.decode(String.self, forKey: .kind)
         guard let parsed = Kind(rawValue: kind) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription:
-                "item kind '\(kind)' is not one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "item kind '\(kind)' is not one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))"))
         }
         self.kind = parsed
         label = try keyed.decode(String.self, forKey: .label)

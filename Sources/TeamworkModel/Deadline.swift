@@ -68,8 +68,10 @@ private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
     /// Installs `continuation` and runs `body` in a task of its own whose outcome resumes it;
     /// the task is recorded in `running` for a cancellation handler, and cancelled at once
     /// when the caller was cancelled before it was recorded (the handler found nothing then).
-    func start(_ continuation: CheckedContinuation<T, any Error>, recordingIn running: Locked<Task<Void, Never>?>,
-               _ body: @escaping @Sendable () async throws -> T) -> Task<Void, Never> {
+    func start(
+        _ continuation: CheckedContinuation<T, any Error>, recordingIn running: Locked<Task<Void, Never>?>,
+        _ body: @escaping @Sendable () async throws -> T
+    ) -> Task<Void, Never> {
         install(continuation)
         let work = Task {
             do { resume(.success(try await body())) } catch { resume(.failure(error)) }
@@ -94,7 +96,10 @@ private final class FirstOutcome<T: Sendable>: @unchecked Sendable {
     @discardableResult
     func resume(_ result: Result<T, any Error>) -> Bool {
         lock.lock()
-        guard !done else { lock.unlock(); return false }
+        guard !done else {
+            lock.unlock()
+            return false
+        }
         done = true
         guard let continuation else {
             early = result

@@ -77,8 +77,14 @@ public struct TimeWindow: Sendable, Codable, Equatable, Hashable {
         var inTime = false
         var sawUnit = false
         for c in text.dropFirst() {
-            if c.isASCII, c.isNumber { number.append(c); continue }
-            if c == "T" { inTime = true; continue }
+            if c.isASCII, c.isNumber {
+                number.append(c)
+                continue
+            }
+            if c == "T" {
+                inTime = true
+                continue
+            }
             guard let value = Double(number) else { throw bad() }
             switch (c, inTime) {
             case ("D", false): seconds += value * 86400
@@ -131,8 +137,10 @@ public enum GreatCircle {
     public static let earthRadius = 6_371_008.8
 
     /// The great-circle distance in meters between two points (haversine).
-    public static func meters(fromLatitude lat1: Double, longitude lon1: Double,
-                              toLatitude lat2: Double, longitude lon2: Double) -> Double {
+    public static func meters(
+        fromLatitude lat1: Double, longitude lon1: Double,
+        toLatitude lat2: Double, longitude lon2: Double
+    ) -> Double {
         let rad = Double.pi / 180
         let dLat = (lat2 - lat1) * rad
         let dLon = (lon2 - lon1) * rad

@@ -26,10 +26,12 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
     public var mediaType: String?
     public var signer: String?
 
-    public init(position: Int64, changeID: String, personID: Int64, taskID: Int64?, operation: String, note: String?,
-                madeAt: Int64, receivedAt: Int64, latitude: Double? = nil, longitude: Double? = nil, rejection: String? = nil,
-                item: String? = nil, value: String? = nil, blob: String? = nil, size: Int64? = nil, mediaType: String? = nil,
-                signer: String? = nil) {
+    public init(
+        position: Int64, changeID: String, personID: Int64, taskID: Int64?, operation: String, note: String?,
+        madeAt: Int64, receivedAt: Int64, latitude: Double? = nil, longitude: Double? = nil, rejection: String? = nil,
+        item: String? = nil, value: String? = nil, blob: String? = nil, size: Int64? = nil, mediaType: String? = nil,
+        signer: String? = nil
+    ) {
         self.blob = blob
         self.size = size
         self.mediaType = mediaType
@@ -50,9 +52,17 @@ public struct RecordedWorkerChange: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case position, changeID = "change_id", personID = "person_id", taskID = "task_id", operation, note
-        case madeAt = "made_at", receivedAt = "received_at", latitude, longitude, rejection, item, value
-        case blob, size, mediaType = "media_type", signer
+        case position
+        case changeID = "change_id"
+        case personID = "person_id"
+        case taskID = "task_id"
+        case operation, note
+        case madeAt = "made_at"
+        case receivedAt = "received_at"
+        case latitude, longitude, rejection, item, value
+        case blob, size
+        case mediaType = "media_type"
+        case signer
     }
 }
 
@@ -74,8 +84,10 @@ public struct FieldRefusal: Sendable, Equatable {
     public var reason: String
     public var decidedAt: Date
 
-    public init(id: Int64, replica: String, personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String,
-                reason: String, decidedAt: Date) {
+    public init(
+        id: Int64, replica: String, personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String,
+        reason: String, decidedAt: Date
+    ) {
         (self.id, self.replica, self.personID, self.changeID, self.taskID) = (id, replica, personID, changeID, taskID)
         (self.operation, self.rule, self.reason, self.decidedAt) = (operation, rule, reason, decidedAt)
     }
@@ -122,9 +134,11 @@ public struct FieldConflict: Sendable, Codable, Equatable {
     public var resolvedBy: Int64?
     public var resolution: String?
 
-    public init(id: Int64, rule: String, applied: Bool, detail: String?, replica: String, changeID: String, personID: Int64,
-                personName: String?, taskID: Int64?, taskTitle: String?, operation: String, note: String?, madeAt: Date,
-                recordedAt: Date, resolvedAt: Date?, resolvedBy: Int64?, resolution: String?) {
+    public init(
+        id: Int64, rule: String, applied: Bool, detail: String?, replica: String, changeID: String, personID: Int64,
+        personName: String?, taskID: Int64?, taskTitle: String?, operation: String, note: String?, madeAt: Date,
+        recordedAt: Date, resolvedAt: Date?, resolvedBy: Int64?, resolution: String?
+    ) {
         self.id = id
         self.rule = rule
         self.applied = applied

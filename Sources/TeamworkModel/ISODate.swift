@@ -54,7 +54,7 @@ public enum ISODate {
         if index == chars.count {
             return LocalDate(year: year, month: month, day: day).map(zone.endOfDay)
         }
-        guard expect(84) || expect(32) else { return nil } // 'T' or ' '
+        guard expect(84) || expect(32) else { return nil }  // 'T' or ' '
         guard let hour = number(2), expect(58), let minute = number(2) else { return nil }
         var second = 0
         var nanosecond = 0
@@ -65,7 +65,10 @@ public enum ISODate {
                 var digits = 0
                 var fraction = 0
                 while index < chars.count, chars[index] >= 48, chars[index] <= 57 {
-                    if digits < 9 { fraction = fraction * 10 + Int(chars[index] - 48); digits += 1 }
+                    if digits < 9 {
+                        fraction = fraction * 10 + Int(chars[index] - 48)
+                        digits += 1
+                    }
                     index += 1
                 }
                 guard digits > 0 else { return nil }
@@ -75,9 +78,9 @@ public enum ISODate {
         guard hour < 24, minute < 60, second < 60 else { return nil }
         var offsetSeconds: Int?
         if index < chars.count {
-            if expect(90) { // 'Z'
+            if expect(90) {  // 'Z'
                 offsetSeconds = 0
-            } else if chars[index] == 43 || chars[index] == 45 { // '+' or '-'
+            } else if chars[index] == 43 || chars[index] == 45 {  // '+' or '-'
                 let sign = chars[index] == 43 ? 1 : -1
                 index += 1
                 guard let oh = number(2) else { return nil }
@@ -90,7 +93,8 @@ public enum ISODate {
         }
         guard index == chars.count else { return nil }
         guard let offsetSeconds else {
-            guard let date = LocalDate(year: year, month: month, day: day), let time = LocalTime(hour: hour, minute: minute, second: second) else {
+            guard let date = LocalDate(year: year, month: month, day: day), let time = LocalTime(hour: hour, minute: minute, second: second)
+            else {
                 return nil
             }
             return zone.instant(date, time).addingTimeInterval(TimeInterval(nanosecond) / 1e9)

@@ -9,7 +9,8 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// A real day of the Gregorian calendar, years 1…9999.
     public init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month),
-              (1...LocalDate.days(inMonth: month, of: year)).contains(day) else { return nil }
+            (1...LocalDate.days(inMonth: month, of: year)).contains(day)
+        else { return nil }
         (self.year, self.month, self.day) = (year, month, day)
     }
 
@@ -17,8 +18,9 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public init(parsing text: String, field: String = "date") throws {
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
-              let date = LocalDate(year: Int(parts[0])!, month: Int(parts[1])!, day: Int(parts[2])!) else {
+            parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
+            let date = LocalDate(year: Int(parts[0])!, month: Int(parts[1])!, day: Int(parts[2])!)
+        else {
             throw TeamworkError.invalid("\(field) must be a day like 2026-12-01")
         }
         self = date
@@ -100,7 +102,8 @@ public struct LocalTime: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public init(parsing text: String, field: String = "time") throws {
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
         guard (2...3).contains(parts.count), parts.allSatisfy({ $0.count == 2 && $0.utf8.allSatisfy { (48...57).contains($0) } }),
-              let time = LocalTime(hour: Int(parts[0])!, minute: Int(parts[1])!, second: parts.count == 3 ? Int(parts[2])! : 0) else {
+            let time = LocalTime(hour: Int(parts[0])!, minute: Int(parts[1])!, second: parts.count == 3 ? Int(parts[2])! : 0)
+        else {
             throw TeamworkError.invalid("\(field) must be a time of day like 08:00")
         }
         self = time
@@ -144,9 +147,11 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     /// current canonical names such as `Asia/Kolkata`.
     static func inDatabase(_ name: String) -> Bool {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard !parts.isEmpty, !notZones.contains(name), !["posix", "right"].contains(String(parts[0])), parts.allSatisfy({ part in
-            !part.isEmpty && part.first != "." && part.utf8.allSatisfy { $0.isASCIILetterOrDigit || "_+-.".utf8.contains($0) }
-        }) else { return false }
+        guard !parts.isEmpty, !notZones.contains(name), !["posix", "right"].contains(String(parts[0])),
+            parts.allSatisfy({ part in
+                !part.isEmpty && part.first != "." && part.utf8.allSatisfy { $0.isASCIILetterOrDigit || "_+-.".utf8.contains($0) }
+            })
+        else { return false }
         // A link must stay inside the database (Debian's `localtime` points at /etc/localtime: the host's zone, not a name).
         let path = URL(fileURLWithPath: database + "/" + name).resolvingSymlinksInPath().path
         let root = URL(fileURLWithPath: database).resolvingSymlinksInPath().path
@@ -172,7 +177,8 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     public init(_ name: String, field: String = "time zone") throws {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard trimmed.utf8.count <= 64, trimmed == "UTC" || Self.inDatabase(trimmed),
-              let zone = TimeZone(identifier: trimmed) else {
+            let zone = TimeZone(identifier: trimmed)
+        else {
             throw TeamworkError.invalid("\(field) must be an IANA time zone name like Europe/Stockholm or UTC (is tzdata installed?)")
         }
         self.timeZone = zone
@@ -197,9 +203,11 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
     public func instant(_ date: LocalDate, _ time: LocalTime) -> Date {
         let wall = Double(date.dayNumber * 86_400 + time.seconds)
         // The offsets in force a day either side hold every candidate (zones change at most once a day).
-        let offsets = Set([timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall - 86_400)),
-                           timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall + 86_400)),
-                           timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall))])
+        let offsets = Set([
+            timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall - 86_400)),
+            timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall + 86_400)),
+            timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall)),
+        ])
         let matching = offsets.map { Date(timeIntervalSince1970: wall - Double($0)) }
             .filter { Double(timeZone.secondsFromGMT(for: $0)) == wall - $0.timeIntervalSince1970 }
         if let earliest = matching.min() { return earliest }
@@ -228,13 +236,18 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
         let offset = timeZone.secondsFromGMT(for: instant)
         let daylight = timeZone.isDaylightSavingTime(for: instant)
         if let found = Self.abbreviations(name).last(where: { $0.offset == offset && $0.daylight == daylight }),
-           found.name.first?.isLetter == true {
+            found.name.first?.isLetter == true
+        {
             return found.name
         }
         return String(format: "%@%02d:%02d", offset < 0 ? "-" : "+", abs(offset) / 3600, abs(offset) % 3600 / 60)
     }
 
-    struct Abbreviation: Sendable { var offset: Int; var daylight: Bool; var name: String }
+    struct Abbreviation: Sendable {
+        var offset: Int
+        var daylight: Bool
+        var name: String
+    }
     private static let abbreviationCache = Locked([String: [Abbreviation]]())
 
     /// The local time types of a zone's TZif file (RFC 8536), in the file's order (latest rules last).
@@ -273,8 +286,9 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
             var end = characters + Int(bytes[at + 5])
             let start = end
             while end < characters + charcount, bytes[end] != 0 { end += 1 }
-            return Abbreviation(offset: offset, daylight: bytes[at + 4] != 0,
-                                name: String(decoding: bytes[start..<end], as: UTF8.self))
+            return Abbreviation(
+                offset: offset, daylight: bytes[at + 4] != 0,
+                name: String(decoding: bytes[start..<end], as: UTF8.self))
         }
         // Types in the order the transitions use them, so the latest use of an offset comes last.
         var ordered = (0..<typecount).compactMap(type)
@@ -290,5 +304,7 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension UInt8 {
-    fileprivate var isASCIILetterOrDigit: Bool { (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) }
+    fileprivate var isASCIILetterOrDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
 }

@@ -65,8 +65,10 @@ public struct NewLocation: Sendable, Equatable {
     public var address: Address
     public var timeZone: String?
 
-    public init(name: String = "", latitude: Double, longitude: Double, elevation: Double? = nil, address: Address = Address(),
-                timeZone: String? = nil) throws {
+    public init(
+        name: String = "", latitude: Double, longitude: Double, elevation: Double? = nil, address: Address = Address(),
+        timeZone: String? = nil
+    ) throws {
         self.timeZone = try timeZone.map { try Zone($0).name }
         self.name = name
         self.latitude = try Validate.latitude(latitude)

@@ -42,15 +42,19 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
         }
     }
 
-    public init(id: Int64, title: String, description: String, priority: Priority, teamID: Int64?, assigneeID: Int64?,
-                locationID: Int64?, requiredSkills: [String], rule: String, startsOn: LocalDate, windowStart: LocalTime,
-                durationMinutes: Int, dueDays: Int, horizonDays: Int, pausedAt: Date?, createdAt: Date, updatedAt: Date,
-                version: Int, timeZone: String, exceptions: [Exception], checklist: String? = nil) {
+    public init(
+        id: Int64, title: String, description: String, priority: Priority, teamID: Int64?, assigneeID: Int64?,
+        locationID: Int64?, requiredSkills: [String], rule: String, startsOn: LocalDate, windowStart: LocalTime,
+        durationMinutes: Int, dueDays: Int, horizonDays: Int, pausedAt: Date?, createdAt: Date, updatedAt: Date,
+        version: Int, timeZone: String, exceptions: [Exception], checklist: String? = nil
+    ) {
         (self.id, self.title, self.description, self.priority) = (id, title, description, priority)
         (self.teamID, self.assigneeID, self.locationID, self.requiredSkills) = (teamID, assigneeID, locationID, requiredSkills)
         (self.rule, self.startsOn, self.windowStart, self.durationMinutes) = (rule, startsOn, windowStart, durationMinutes)
         (self.dueDays, self.horizonDays, self.pausedAt) = (dueDays, horizonDays, pausedAt)
-        (self.createdAt, self.updatedAt, self.version, self.timeZone, self.exceptions) = (createdAt, updatedAt, version, timeZone, exceptions)
+        (self.createdAt, self.updatedAt, self.version, self.timeZone, self.exceptions) = (
+            createdAt, updatedAt, version, timeZone, exceptions
+        )
         self.checklist = checklist
     }
 
@@ -77,9 +81,10 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
         }
         return try happening.sorted { ($0.on, $0.day) < ($1.on, $1.day) }.map { (day, on) in
             let start = zone.instant(on, windowStart)
-            return Occurrence(day: day, on: on,
-                              window: try TimeWindow(start: start, end: start.addingTimeInterval(Double(durationMinutes) * 60)),
-                              due: zone.endOfDay(on.adding(days: dueDays)))
+            return Occurrence(
+                day: day, on: on,
+                window: try TimeWindow(start: start, end: start.addingTimeInterval(Double(durationMinutes) * 60)),
+                due: zone.endOfDay(on.adding(days: dueDays)))
         }
     }
 
@@ -107,10 +112,12 @@ public struct NewPlan: Sendable, Equatable {
     public var horizonDays: Int
     public var checklist: String?
 
-    public init(title: String, description: String = "", priority: Priority = .normal, assignment: Assignment,
-                locationID: Int64? = nil, requiredSkills: [String] = [], rule: String, startsOn: LocalDate,
-                windowStart: LocalTime, durationMinutes: Int, dueDays: Int = 0, horizonDays: Int = 30,
-                checklist: String? = nil) throws {
+    public init(
+        title: String, description: String = "", priority: Priority = .normal, assignment: Assignment,
+        locationID: Int64? = nil, requiredSkills: [String] = [], rule: String, startsOn: LocalDate,
+        windowStart: LocalTime, durationMinutes: Int, dueDays: Int = 0, horizonDays: Int = 30,
+        checklist: String? = nil
+    ) throws {
         self.checklist = checklist
         self.title = try Validate.name(title, field: "title")
         self.description = description

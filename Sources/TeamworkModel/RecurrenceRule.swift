@@ -12,7 +12,12 @@ import Foundation
 /// does; Tests/Contract/rrules.json holds dateutil's own expansions). Anything
 /// else, `BYSETPOS` included, is refused with one line naming the part.
 public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
-    public enum Frequency: String, Sendable, CaseIterable { case daily = "DAILY", weekly = "WEEKLY", monthly = "MONTHLY", yearly = "YEARLY" }
+    public enum Frequency: String, Sendable, CaseIterable {
+        case daily = "DAILY"
+        case weekly = "WEEKLY"
+        case monthly = "MONTHLY"
+        case yearly = "YEARLY"
+    }
 
     /// A weekday (1 = Monday … 7 = Sunday), with an ordinal within the month or year (0: every one).
     public struct Weekday: Sendable, Hashable {
@@ -51,23 +56,27 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
             guard seen.insert(name).inserted else { throw TeamworkError.invalid("rrule: \(name) is given twice") }
             func number(_ text: Substring, _ range: ClosedRange<Int>) throws -> Int {
                 guard text.utf8.count <= 6, let value = Int(text), range.contains(value) else {
-                    throw TeamworkError.invalid("rrule: \(name)=\(TerminalText.inline(value)) must be a number in \(range.lowerBound)…\(range.upperBound)")
+                    throw TeamworkError.invalid(
+                        "rrule: \(name)=\(TerminalText.inline(value)) must be a number in \(range.lowerBound)…\(range.upperBound)")
                 }
                 return value
             }
             switch name {
             case "FREQ":
                 guard let given = Frequency(rawValue: value) else {
-                    throw TeamworkError.invalid("rrule: FREQ=\(TerminalText.inline(value)) is not taken; use DAILY, WEEKLY, MONTHLY or YEARLY")
+                    throw TeamworkError.invalid(
+                        "rrule: FREQ=\(TerminalText.inline(value)) is not taken; use DAILY, WEEKLY, MONTHLY or YEARLY")
                 }
                 frequency = given
             case "INTERVAL": rule.interval = try number(Substring(value), 1...1000)
             case "COUNT": rule.count = try number(Substring(value), 1...Self.maximumOccurrences)
             case "UNTIL":
                 let digits = value.hasSuffix("Z") ? String(value.dropLast()) : value
-                let day = digits.count == 8 ? digits : (digits.count == 15 && digits.dropFirst(8).first == "T" ? String(digits.prefix(8)) : "")
+                let day =
+                    digits.count == 8 ? digits : (digits.count == 15 && digits.dropFirst(8).first == "T" ? String(digits.prefix(8)) : "")
                 guard day.count == 8, day.utf8.allSatisfy({ (48...57).contains($0) }),
-                      let date = LocalDate(year: Int(day.prefix(4))!, month: Int(day.dropFirst(4).prefix(2))!, day: Int(day.suffix(2))!) else {
+                    let date = LocalDate(year: Int(day.prefix(4))!, month: Int(day.dropFirst(4).prefix(2))!, day: Int(day.suffix(2))!)
+                else {
                     throw TeamworkError.invalid("rrule: UNTIL must be a day like 20271231")
                 }
                 rule.until = date
@@ -75,14 +84,17 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
                 rule.byDay = try value.split(separator: ",", omittingEmptySubsequences: false).map { item in
                     let name = String(item.suffix(2))
                     guard let day = Self.dayNames.firstIndex(of: name) else {
-                        throw TeamworkError.invalid("rrule: BYDAY=\(TerminalText.inline(String(item))) is not a weekday like MO, 2TU or -1FR")
+                        throw TeamworkError.invalid(
+                            "rrule: BYDAY=\(TerminalText.inline(String(item))) is not a weekday like MO, 2TU or -1FR")
                     }
                     let prefix = item.dropLast(2)
                     var ordinal = 0
                     if !prefix.isEmpty {
                         guard prefix.utf8.count <= 4, let given = Int(prefix.hasPrefix("+") ? prefix.dropFirst() : prefix),
-                              given != 0, (-53...53).contains(given) else {
-                            throw TeamworkError.invalid("rrule: BYDAY=\(TerminalText.inline(String(item))): the ordinal must be 1…53 or -53…-1")
+                            given != 0, (-53...53).contains(given)
+                        else {
+                            throw TeamworkError.invalid(
+                                "rrule: BYDAY=\(TerminalText.inline(String(item))): the ordinal must be 1…53 or -53…-1")
                         }
                         ordinal = given
                     }
@@ -99,7 +111,8 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
             case "WKST" where value == "MO":
                 continue
             default:
-                throw TeamworkError.invalid("rrule: \(TerminalText.inline(name)) is not taken here (FREQ, INTERVAL, COUNT, UNTIL, BYDAY, BYMONTHDAY, BYMONTH)")
+                throw TeamworkError.invalid(
+                    "rrule: \(TerminalText.inline(name)) is not taken here (FREQ, INTERVAL, COUNT, UNTIL, BYDAY, BYMONTHDAY, BYMONTH)")
             }
         }
         guard let frequency else { throw TeamworkError.invalid("rrule: FREQ is required (DAILY, WEEKLY, MONTHLY or YEARLY)") }
@@ -128,7 +141,8 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
         if let count { parts.append("COUNT=\(count)") }
         if let until { parts.append("UNTIL=" + until.description.replacingOccurrences(of: "-", with: "")) }
         if !byDay.isEmpty {
-            parts.append("BYDAY=" + byDay.map { ($0.ordinal == 0 ? "" : String($0.ordinal)) + Self.dayNames[$0.day - 1] }.joined(separator: ","))
+            parts.append(
+                "BYDAY=" + byDay.map { ($0.ordinal == 0 ? "" : String($0.ordinal)) + Self.dayNames[$0.day - 1] }.joined(separator: ","))
         }
         if !byMonthDay.isEmpty { parts.append("BYMONTHDAY=" + byMonthDay.map(String.init).joined(separator: ",")) }
         if !byMonth.isEmpty { parts.append("BYMONTH=" + byMonth.map(String.init).joined(separator: ",")) }

@@ -99,8 +99,10 @@ public struct Report: Sendable, Codable, Equatable {
         }
     }
 
-    public init(generatedAt: Date, countsByStatus: [String: Int], teams: [TeamLine], overdueTasks: [FieldTask], total: Int,
-                completionRate: Double?, fieldChanges: Int = 0, openConflicts: Int = 0) {
+    public init(
+        generatedAt: Date, countsByStatus: [String: Int], teams: [TeamLine], overdueTasks: [FieldTask], total: Int,
+        completionRate: Double?, fieldChanges: Int = 0, openConflicts: Int = 0
+    ) {
         self.generatedAt = generatedAt
         self.countsByStatus = countsByStatus
         self.teams = teams

@@ -65,10 +65,12 @@ public struct Retrying: Sendable {
     /// reports through ``Progress/made()``. `wait` is the pause between
     /// attempts (`Task.sleep`; a part that can be asked to stop ends it early
     /// and throws ``Stop``).
-    public func forever(progress: @escaping @Sendable () -> Void = {},
-                        wait: (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                        failed: (Ending, Duration) -> Void,
-                        _ attempt: (Progress) async throws -> Void) async {
+    public func forever(
+        progress: @escaping @Sendable () -> Void = {},
+        wait: (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        failed: (Ending, Duration) -> Void,
+        _ attempt: (Progress) async throws -> Void
+    ) async {
         var backoff = self.backoff
         let tracker = Progress(observer: progress)
         while !Task.isCancelled {
@@ -91,8 +93,10 @@ public struct Retrying: Sendable {
     /// Tries `attempt` up to `attempts` times, again only after an error
     /// `retryable` accepts, and returns its first result. Throws the last error,
     /// one `retryable` refused, or `CancellationError` as soon as the task is cancelled.
-    public func upTo<T>(_ attempts: Int, retryable: (any Error) -> Bool,
-                        _ attempt: (_ number: Int) async throws -> T) async throws -> T {
+    public func upTo<T>(
+        _ attempts: Int, retryable: (any Error) -> Bool,
+        _ attempt: (_ number: Int) async throws -> T
+    ) async throws -> T {
         var backoff = self.backoff
         var number = 1
         while true {

@@ -41,8 +41,10 @@ public struct Ranking: Sendable, Codable, Equatable {
         /// How many of those overlap the task's window.
         public var windowClashes: Int
 
-        public init(person: Person, position: (latitude: Double, longitude: Double, reportedAt: Date)?,
-                    openPriorities: [Priority], windowClashes: Int) {
+        public init(
+            person: Person, position: (latitude: Double, longitude: Double, reportedAt: Date)?,
+            openPriorities: [Priority], windowClashes: Int
+        ) {
             self.person = person
             self.position = position
             self.openPriorities = openPriorities
@@ -76,8 +78,10 @@ public struct Ranking: Sendable, Codable, Equatable {
         for input in people {
             let missing = Skills.missing(task.requiredSkills, from: input.person.skills)
             if !missing.isEmpty {
-                excluded.append(Excluded(personID: input.person.id, name: input.person.displayName,
-                                         reason: "lacks \(missing.joined(separator: ", "))"))
+                excluded.append(
+                    Excluded(
+                        personID: input.person.id, name: input.person.displayName,
+                        reason: "lacks \(missing.joined(separator: ", "))"))
                 continue
             }
             candidates.append(Candidate(input, task: task, site: site, now: now))
@@ -127,13 +131,15 @@ public struct Candidate: Sendable, Codable, Equatable {
         email = input.person.email
         positionReportedAt = input.position?.reportedAt
         if let site, let position = input.position {
-            distanceMeters = GreatCircle.meters(fromLatitude: position.latitude, longitude: position.longitude,
-                                                toLatitude: site.latitude, longitude: site.longitude)
+            distanceMeters = GreatCircle.meters(
+                fromLatitude: position.latitude, longitude: position.longitude,
+                toLatitude: site.latitude, longitude: site.longitude)
         }
         openTasks = input.openPriorities.count
         load = input.openPriorities.map(Self.weight).reduce(0, +)
         windowClashes = input.windowClashes
-        cost = (distanceMeters ?? 0) / 1000 + load * Ranking.kilometresPerLoad
+        cost =
+            (distanceMeters ?? 0) / 1000 + load * Ranking.kilometresPerLoad
             + Double(windowClashes) * Ranking.kilometresPerClash
 
         var reasons: [String] = []

@@ -16,8 +16,10 @@ public struct TaskHistoryEntry: Sendable, Codable, Equatable {
     /// The worker's change this entry came from, if it came from the field.
     public var fieldChangeID: String?
 
-    public init(id: Int64, taskID: Int64, action: String, actorID: Int64?, databaseUser: String, changedAt: Date,
-                changes: [String: FieldChange], fieldChangeID: String? = nil) {
+    public init(
+        id: Int64, taskID: Int64, action: String, actorID: Int64?, databaseUser: String, changedAt: Date,
+        changes: [String: FieldChange], fieldChangeID: String? = nil
+    ) {
         self.id = id
         self.taskID = taskID
         self.action = action

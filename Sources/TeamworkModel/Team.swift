@@ -43,8 +43,10 @@ public struct NewTeam: Sendable, Equatable {
     public var sharesPositions: Bool
     public var timeZone: String
 
-    public init(slug: String, name: String, description: String = "", color: String? = nil, sharesPositions: Bool = false,
-                timeZone: String = "UTC") throws {
+    public init(
+        slug: String, name: String, description: String = "", color: String? = nil, sharesPositions: Bool = false,
+        timeZone: String = "UTC"
+    ) throws {
         self.timeZone = try Zone(timeZone).name
         self.slug = try Validate.slug(slug)
         self.name = try Validate.name(name, field: "team name")
@@ -64,8 +66,10 @@ public struct TeamChanges: Sendable, Equatable {
     public var sharesPositions: Bool?
     public var timeZone: String?
 
-    public init(slug: String? = nil, name: String? = nil, description: String? = nil, color: String?? = nil,
-                sharesPositions: Bool? = nil, timeZone: String? = nil) throws {
+    public init(
+        slug: String? = nil, name: String? = nil, description: String? = nil, color: String?? = nil,
+        sharesPositions: Bool? = nil, timeZone: String? = nil
+    ) throws {
         self.timeZone = try timeZone.map { try Zone($0).name }
         self.sharesPositions = sharesPositions
         self.slug = try slug.map(Validate.slug)
@@ -78,7 +82,9 @@ public struct TeamChanges: Sendable, Equatable {
         }
     }
 
-    public var isEmpty: Bool { slug == nil && name == nil && description == nil && color == nil && sharesPositions == nil && timeZone == nil }
+    public var isEmpty: Bool {
+        slug == nil && name == nil && description == nil && color == nil && sharesPositions == nil && timeZone == nil
+    }
 }
 
 /// A person's place in a team.

@@ -57,7 +57,8 @@ public enum TerminalText {
         escaped.reserveCapacity(json.count + 16)
         for scalar in text.unicodeScalars {
             if isUnsafe(scalar) {
-                escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+                escaped +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
             } else {
                 escaped.unicodeScalars.append(scalar)
             }

@@ -22,7 +22,7 @@ public enum Validate {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
-              !parts[1].hasSuffix("."), !trimmed.contains(where: \.isWhitespace), trimmed.count <= 254
+            !parts[1].hasSuffix("."), !trimmed.contains(where: \.isWhitespace), trimmed.count <= 254
         else {
             throw TeamworkError.invalid("email is not a valid address")
         }
@@ -33,7 +33,7 @@ public enum Validate {
     public static func slug(_ value: String) throws -> String {
         let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
         guard (1...40).contains(value.count), value.allSatisfy(allowed.contains),
-              value.first != "-", value.last != "-"
+            value.first != "-", value.last != "-"
         else {
             throw TeamworkError.invalid("slug must be 1-40 characters of a-z, 0-9 and '-', not starting or ending with '-'")
         }
@@ -52,7 +52,7 @@ public enum Validate {
     /// An http(s) URL.
     public static func url(_ value: String) throws -> String {
         guard let url = URL(string: value), let scheme = url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", url.host != nil
+            scheme == "http" || scheme == "https", url.host != nil
         else {
             throw TeamworkError.invalid("avatar must be an http or https URL")
         }

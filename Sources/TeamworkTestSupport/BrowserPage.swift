@@ -1,8 +1,9 @@
 import Foundation
 import LocalPostgres
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real headless chromium driven over the DevTools protocol (`--remote-debugging-pipe`:
@@ -26,7 +27,8 @@ public final class BrowserPage: @unchecked Sendable {
     private let fromBrowser: Int32
     private let profile: URL
     private var session = ""
-    private let state = Locked<(next: Int, pending: [Int: CheckedContinuation<JSON, any Error>], events: [(String, JSON)], ended: Bool)>((0, [:], [], false))
+    private let state = Locked<(next: Int, pending: [Int: CheckedContinuation<JSON, any Error>], events: [(String, JSON)], ended: Bool)>(
+        (0, [:], [], false))
 
     /// Starts chromium with one blank page; `javascript: false` turns the page's scripts off
     /// (what a dispatcher with JavaScript disabled sees: forms and links only).
@@ -36,11 +38,14 @@ public final class BrowserPage: @unchecked Sendable {
         let profile = FileManager.default.temporaryDirectory.appending(path: "chromium-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         let log = profile.appending(path: "chromium.log").path
-        let arguments = [try Chromium.executable(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--no-first-run", "--no-default-browser-check", "--user-data-dir=\(profile.appending(path: "profile").path)",
-                         "--remote-debugging-pipe", "--window-size=\(width),\(height)", "about:blank"]
-        let pid = try ChildProcess.spawn(arguments, environment: ProcessInfo.processInfo.environment, standardOutput: log,
-                                         standardError: log, passing: [(down[0], 3), (up[1], 4)])
+        let arguments = [
+            try Chromium.executable(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--no-default-browser-check", "--user-data-dir=\(profile.appending(path: "profile").path)",
+            "--remote-debugging-pipe", "--window-size=\(width),\(height)", "about:blank",
+        ]
+        let pid = try ChildProcess.spawn(
+            arguments, environment: ProcessInfo.processInfo.environment, standardOutput: log,
+            standardError: log, passing: [(down[0], 3), (up[1], 4)])
         Glibc.close(down[0])
         Glibc.close(up[1])
         let page = BrowserPage(pid: pid, toBrowser: down[1], fromBrowser: up[0], profile: profile)
@@ -55,8 +60,9 @@ public final class BrowserPage: @unchecked Sendable {
             _ = try await page.send("Page.enable")
             _ = try await page.send("Page.setLifecycleEventsEnabled", ["enabled": true])
             _ = try await page.send("Runtime.enable")
-            _ = try await page.send("Emulation.setDeviceMetricsOverride",
-                                    ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+            _ = try await page.send(
+                "Emulation.setDeviceMetricsOverride",
+                ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
             if !javascript { _ = try await page.send("Emulation.setScriptExecutionDisabled", ["value": true]) }
         } catch {
             await page.close()
@@ -237,7 +243,7 @@ public final class BrowserPage: @unchecked Sendable {
                 let quad = try await send("DOM.getContentQuads", ["nodeId": node])["quads"].array.first?.array.compactMap(\.double) ?? []
                 guard quad.count == 8 else { throw TeamworkError(.internal, "\(selector) has no box on the page") }
                 return ((quad[0] + quad[2] + quad[4] + quad[6]) / 4, (quad[1] + quad[3] + quad[5] + quad[7]) / 4)
-            } catch where "\(error)".contains("Could not find node with given id") && ContinuousClock.now < deadline {
+            } catch  where "\(error)".contains("Could not find node with given id") && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -247,7 +253,8 @@ public final class BrowserPage: @unchecked Sendable {
     public func click(_ selector: String) async throws {
         let (x, y) = try await centre(of: selector)
         for type in ["mouseMoved", "mousePressed", "mouseReleased"] {
-            try await send("Input.dispatchMouseEvent", ["type": type, "x": x, "y": y, "button": "left", "clickCount": type == "mouseMoved" ? 0 : 1])
+            try await send(
+                "Input.dispatchMouseEvent", ["type": type, "x": x, "y": y, "button": "left", "clickCount": type == "mouseMoved" ? 0 : 1])
         }
     }
 
@@ -287,8 +294,12 @@ public final class BrowserPage: @unchecked Sendable {
         let to = try await centre(of: target)
         for step in 1...5 {
             let fraction = Double(step) / 5
-            try await send("Input.dispatchMouseEvent", ["type": "mouseMoved", "x": from.x + (to.x - from.x) * fraction,
-                                                        "y": from.y + (to.y - from.y) * fraction, "button": "left"])
+            try await send(
+                "Input.dispatchMouseEvent",
+                [
+                    "type": "mouseMoved", "x": from.x + (to.x - from.x) * fraction,
+                    "y": from.y + (to.y - from.y) * fraction, "button": "left",
+                ])
         }
         let deadline = ContinuousClock.now + .seconds(5)
         while events("Input.dragIntercepted").count == before {

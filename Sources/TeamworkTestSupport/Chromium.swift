@@ -22,8 +22,10 @@ public enum Chromium {
 
     /// Flags for a throwaway headless run: its own profile, no sandbox (tests run as root), no GPU.
     static func flags(profile: String) -> [String] {
-        ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--user-data-dir=\(profile)", "--virtual-time-budget=5000", "--window-size=1280,900"]
+        [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(profile)", "--virtual-time-budget=5000", "--window-size=1280,900",
+        ]
     }
 
     /// The page's DOM after its scripts ran, and what the browser logged.
@@ -45,8 +47,9 @@ public enum Chromium {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appending(path: "out").path, err = scratch.appending(path: "err").path
         // A hung browser must fail the test, not hold it: every run has a minute.
-        let status = try await ChildProcess.finish(["/usr/bin/timeout", "60", try executable()] + flags(profile: scratch.appending(path: "profile").path) + arguments,
-                                          environment: ProcessInfo.processInfo.environment, standardOutput: out, standardError: err)
+        let status = try await ChildProcess.finish(
+            ["/usr/bin/timeout", "60", try executable()] + flags(profile: scratch.appending(path: "profile").path) + arguments,
+            environment: ProcessInfo.processInfo.environment, standardOutput: out, standardError: err)
         let dom = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
         let log = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
         guard status == 0 else { throw TeamworkError(.internal, "chromium exited \(status): \(log.suffix(500))") }

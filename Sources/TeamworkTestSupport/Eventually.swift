@@ -5,8 +5,10 @@ import Testing
 /// until it holds or `limit` passes, and returns whether it held. A test that
 /// orders events with a fixed sleep flakes on a busy machine; this one waits
 /// exactly as long as the event takes, up to a deadline.
-public func eventually(within limit: Duration, every interval: Duration = .milliseconds(100),
-                       _ check: () async throws -> Bool) async throws -> Bool {
+public func eventually(
+    within limit: Duration, every interval: Duration = .milliseconds(100),
+    _ check: () async throws -> Bool
+) async throws -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if try await check() { return true }
@@ -28,10 +30,12 @@ func reportOverslept(_ interval: Duration, since asleep: ContinuousClock.Instant
 
 /// ``eventually(within:every:_:)`` that records a test issue naming `what`
 /// when it does not hold in time.
-public func expectEventually(_ what: @autoclosure () -> String, within limit: Duration = .seconds(20),
-                             every interval: Duration = .milliseconds(100),
-                             sourceLocation: SourceLocation = #_sourceLocation,
-                             _ check: () async throws -> Bool) async throws {
+public func expectEventually(
+    _ what: @autoclosure () -> String, within limit: Duration = .seconds(20),
+    every interval: Duration = .milliseconds(100),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ check: () async throws -> Bool
+) async throws {
     if try await !eventually(within: limit, every: interval, check) {
         Issue.record("not within \(limit): \(what())", sourceLocation: sourceLocation)
     }

@@ -89,8 +89,9 @@ extension FieldChangeCase {
     public func answers(_ task: Task, me: Int64, other: Int64, changedAt: Date?) -> [String: ChecklistAnswer] {
         (task.answers ?? [:]).reduce(into: [:]) { answers, entry in
             let fresh = entry.key == change.item && entry.value.value == (change.value ?? change.blob) && changedAt != nil
-            answers[entry.key] = ChecklistAnswer(value: entry.value.value, by: entry.value.by.id(me: me, other: other),
-                                                 at: fresh ? changedAt! : Self.answeredBefore)
+            answers[entry.key] = ChecklistAnswer(
+                value: entry.value.value, by: entry.value.by.id(me: me, other: other),
+                at: fresh ? changedAt! : Self.answeredBefore)
         }
     }
 

@@ -40,9 +40,10 @@ public enum LocalHTTP {
             if let field = HTTPField.Name(name) { fields[field] = value }
         }
         if body != nil, fields[.contentType] == nil { fields[.contentType] = "application/json" }
-        let request = TestClient.Request(uri, method: method, authority: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)",
-                                         headers: fields,
-                                         body: body.map { ByteBuffer(bytes: $0) })
+        let request = TestClient.Request(
+            uri, method: method, authority: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)",
+            headers: fields,
+            body: body.map { ByteBuffer(bytes: $0) })
         let answer = try await withThrowingTaskGroup(of: TestClient.Response?.self) { group in
             group.addTask {
                 try await TestClient.withClient(host: host, port: port, configuration: .init(timeout: timeout)) {
@@ -65,8 +66,9 @@ public enum LocalHTTP {
             let name = field.name.canonicalName.lowercased()
             headers[name] = headers[name].map { $0 + "\n" + field.value } ?? field.value
         }
-        return Response(status: answer.head.status.code, headers: headers,
-                        body: answer.body.map { Data($0.readableBytesView) } ?? Data())
+        return Response(
+            status: answer.head.status.code, headers: headers,
+            body: answer.body.map { Data($0.readableBytesView) } ?? Data())
     }
 
     /// The same for a full address on this machine, `http://127.0.0.1:8080/health`.
@@ -84,8 +86,10 @@ public enum LocalHTTP {
     /// A number on `GET /metrics` on `port`: the value of the unlabelled series `name`.
     public static func metric(_ name: String, port: Int, timeout: Duration = .seconds(10)) async throws -> Int {
         let text = try await request(port: port, "/metrics", timeout: timeout).text
-        guard let value = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") })
-            .flatMap({ Int($0.split(separator: " ")[1]) }) else {
+        guard
+            let value = text.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") })
+                .flatMap({ Int($0.split(separator: " ")[1]) })
+        else {
             throw TimedOut(description: "no \(name) on /metrics of port \(port)")
         }
         return value
@@ -109,7 +113,9 @@ extension LocalHTTP {
 
     /// `GET uri` on a connection of its own, read line by line; the connection is closed after
     /// `timeout` whatever the server does (the lines then end with ``TimedOut``).
-    public static func stream(port: Int, _ uri: String, headers: [String: String] = [:], timeout: Duration = .seconds(60)) async throws -> Stream {
+    public static func stream(
+        port: Int, _ uri: String, headers: [String: String] = [:], timeout: Duration = .seconds(60)
+    ) async throws -> Stream {
         let (lines, continuation) = AsyncThrowingStream<(line: Data, at: ContinuousClock.Instant), any Error>.makeStream()
         let reader = LineReader(continuation: continuation)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -29,16 +29,18 @@ public struct OpenAPIContract: @unchecked Sendable {
     /// The schema of a response the document declares, or why there is none: of the media type
     /// `sent` begins with when the response declares several (else its first).
     /// `nil` schema: the response is declared without a JSON body.
-    public func responseSchema(path: String, method: String, status: Int, sent: String = "") throws -> (schema: [String: Any]?, contentType: String) {
+    public func responseSchema(
+        path: String, method: String, status: Int, sent: String = ""
+    ) throws -> (schema: [String: Any]?, contentType: String) {
         guard let item = (document["paths"] as? [String: Any])?[path] as? [String: Any],
-              let operation = item[method.lowercased()] as? [String: Any],
-              let responses = operation["responses"] as? [String: Any]
+            let operation = item[method.lowercased()] as? [String: Any],
+            let responses = operation["responses"] as? [String: Any]
         else { throw Violation(path: path, message: "\(method) \(path) is not in the document") }
         guard let response = responses[String(status)] as? [String: Any] else {
             throw Violation(path: path, message: "\(method) \(path) does not declare status \(status)")
         }
         guard let content = response["content"] as? [String: Any],
-              let (type, media) = content.first(where: { sent.hasPrefix($0.key) }) ?? content.sorted(by: { $0.key < $1.key }).first
+            let (type, media) = content.first(where: { sent.hasPrefix($0.key) }) ?? content.sorted(by: { $0.key < $1.key }).first
         else { return (nil, "") }
         return ((media as? [String: Any])?["schema"] as? [String: Any], type)
     }
@@ -114,7 +116,8 @@ public struct OpenAPIContract: @unchecked Sendable {
         switch type {
         case "null": return value is NSNull
         case "boolean": return kind(of: value) == "boolean"
-        case "integer": return kind(of: value) == "number" && (value as? NSNumber).map { $0.doubleValue.rounded() == $0.doubleValue } == true
+        case "integer":
+            return kind(of: value) == "number" && (value as? NSNumber).map { $0.doubleValue.rounded() == $0.doubleValue } == true
         case "number": return kind(of: value) == "number"
         case "string": return value is String
         case "array": return value is [Any]

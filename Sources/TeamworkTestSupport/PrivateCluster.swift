@@ -2,8 +2,9 @@ import CentralStore
 import Foundation
 import LocalPostgres
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL cluster of a test's own, for tests that stop and restart it
@@ -54,13 +55,15 @@ public struct PrivateCluster: Sendable {
     public func pause(_ paused: Bool) throws {
         let pidFile = cluster.dataDirectory.appending(path: "postmaster.pid")
         guard let text = try? String(contentsOf: pidFile, encoding: .utf8),
-              let first = text.split(separator: "\n").first, let postmaster = pid_t(first) else {
+            let first = text.split(separator: "\n").first, let postmaster = pid_t(first)
+        else {
             throw CocoaError(.fileReadNoSuchFile)
         }
         // Its children, by the parent id in /proc/<pid>/stat (after the name in parentheses).
         let children = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry -> pid_t? in
             guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return nil }
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return fields.count > 1 && pid_t(fields[1]) == postmaster ? pid : nil
         }

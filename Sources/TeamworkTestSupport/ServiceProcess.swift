@@ -1,8 +1,9 @@
 import Foundation
 import LocalPostgres
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A built `teamwork-service` running as a child process, for end-to-end tests.
@@ -27,15 +28,19 @@ public final class ServiceProcess: @unchecked Sendable {
     /// `teamwork-service run` (generator, listener, endpoint) on a free port, sweeping every `sweep` seconds.
     public static func run(databaseURL: String, replicas: URL, log: String, sweep: String = "0.5") -> ServiceProcess {
         let port = freePort()
-        return ServiceProcess(["run", "--database-url", databaseURL, "--replicas", replicas.path, "--port", String(port),
-                               "--sweep", sweep], port: port, log: log)
+        return ServiceProcess(
+            [
+                "run", "--database-url", databaseURL, "--replicas", replicas.path, "--port", String(port),
+                "--sweep", sweep,
+            ], port: port, log: log)
     }
 
     /// `teamwork-service serve` on a free port.
     public static func serve(databaseURL: String, replicas: URL) -> ServiceProcess {
         let port = freePort()
-        return ServiceProcess(["serve", "--database-url", databaseURL, "--replicas", replicas.path, "--port", String(port)],
-                              port: port, log: replicas.path + ".server.log")
+        return ServiceProcess(
+            ["serve", "--database-url", databaseURL, "--replicas", replicas.path, "--port", String(port)],
+            port: port, log: replicas.path + ".server.log")
     }
 
     public var url: String { "http://127.0.0.1:\(port ?? 0)" }
@@ -57,7 +62,8 @@ public final class ServiceProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         // The log's end in the error itself: a test's folder (and the log in it) may be gone by the time anyone looks.
-        throw TeamworkError(.internal, "teamwork-service did not start listening within \(limit); its log ends: \(String(logText.suffix(2_000)))")
+        throw TeamworkError(
+            .internal, "teamwork-service did not start listening within \(limit); its log ends: \(String(logText.suffix(2_000)))")
     }
 
     /// Sends `signal` and waits for the process; returns its exit status (128 + n when killed by

@@ -16,8 +16,10 @@ public struct TestWorld: Sendable {
     public var replicas: URL { folder.appending(path: "replicas") }
 
     /// Runs `body` in a new world; `name` prefixes the scratch folder, for a reader of /tmp.
-    public static func with<R: Sendable>(_ name: String = "world",
-                                         _ body: (TestWorld, CentralStore) async throws -> R) async throws -> R {
+    public static func with<R: Sendable>(
+        _ name: String = "world",
+        _ body: (TestWorld, CentralStore) async throws -> R
+    ) async throws -> R {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "\(name)-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

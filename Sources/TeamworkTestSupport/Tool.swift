@@ -1,8 +1,9 @@
 import Foundation
 import LocalPostgres
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one way tests run a built executable to completion, as a user would:
@@ -59,11 +60,13 @@ public enum Tool: String, Sendable {
             standardInput = given
             try Data(input.utf8).write(to: URL(fileURLWithPath: given))
         }
-        let status = try ChildProcess.run([path] + arguments, environment: variables, standardInput: standardInput,
-                                          standardOutput: out, standardError: err)
-        return Run(status: status,
-                   stdout: String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self),
-                   stderr: String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self))
+        let status = try ChildProcess.run(
+            [path] + arguments, environment: variables, standardInput: standardInput,
+            standardOutput: out, standardError: err)
+        return Run(
+            status: status,
+            stdout: String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self),
+            stderr: String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self))
     }
 }
 
@@ -75,8 +78,10 @@ public enum WorkerTool {
     }
 
     @discardableResult
-    public static func run(_ home: URL, _ arguments: [String], environment: [String: String] = [:],
-                           input: String? = nil) async throws -> Tool.Run {
+    public static func run(
+        _ home: URL, _ arguments: [String], environment: [String: String] = [:],
+        input: String? = nil
+    ) async throws -> Tool.Run {
         try await Tool.worker.run(arguments, environment: variables(home, environment), input: input)
     }
 
@@ -109,20 +114,25 @@ extension Tool.Run {
             unlink(scratch + ".out")
             unlink(scratch + ".err")
         }
-        let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/python3"
-        let status = try ChildProcess.run([python, "-c", script] + arguments, environment: variables,
-                                          standardOutput: scratch + ".out", standardError: scratch + ".err")
-        return Tool.Run(status: status,
-                        stdout: String(decoding: FileManager.default.contents(atPath: scratch + ".out") ?? Data(), as: UTF8.self),
-                        stderr: String(decoding: FileManager.default.contents(atPath: scratch + ".err") ?? Data(), as: UTF8.self))
+        let python =
+            ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/python3"
+        let status = try ChildProcess.run(
+            [python, "-c", script] + arguments, environment: variables,
+            standardOutput: scratch + ".out", standardError: scratch + ".err")
+        return Tool.Run(
+            status: status,
+            stdout: String(decoding: FileManager.default.contents(atPath: scratch + ".out") ?? Data(), as: UTF8.self),
+            stderr: String(decoding: FileManager.default.contents(atPath: scratch + ".err") ?? Data(), as: UTF8.self))
     }
 }
 
 extension ChildProcess {
     /// ``ChildProcess/run(_:environment:standardInput:standardOutput:standardError:)`` waited for on
     /// a Dispatch thread, for async tests: a wait on a cooperative thread stalls the other tests.
-    public static func finish(_ arguments: [String], environment: [String: String]? = nil,
-                              standardOutput: String, standardError: String) async throws -> Int32 {
+    public static func finish(
+        _ arguments: [String], environment: [String: String]? = nil,
+        standardOutput: String, standardError: String
+    ) async throws -> Int32 {
         try await blockingWork {
             try ChildProcess.run(arguments, environment: environment, standardOutput: standardOutput, standardError: standardError)
         }

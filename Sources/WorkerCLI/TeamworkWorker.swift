@@ -17,9 +17,11 @@ public struct TeamworkWorker: AsyncParsableCommand {
             Exit codes: 0 success, 64 usage, 65 invalid data, 67 not found, 68 not allowed, 69 server unreachable, \
             78 configuration, 1 internal error.
             """,
-        subcommands: [Login.self, Sync.self, Teams.self, Tasks.self, Show.self, ChecklistCommand.self, Check.self, Attach.self,
-                      Sign.self, Start.self,
-                      Complete.self, Claim.self, Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self]
+        subcommands: [
+            Login.self, Sync.self, Teams.self, Tasks.self, Show.self, ChecklistCommand.self, Check.self, Attach.self,
+            Sign.self, Start.self,
+            Complete.self, Claim.self, Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self,
+        ]
     )
 
     public init() {}
@@ -89,8 +91,10 @@ struct Login: AsyncParsableCommand {
             """
     )
     @Option(help: "The sync server, e.g. https://teamwork.example:8443") var server: String
-    @Option(help: ArgumentHelp("Your token (tw_...); visible to other users in `ps`: prefer TEAMWORK_TOKEN or standard input.",
-                               valueName: "token"))
+    @Option(
+        help: ArgumentHelp(
+            "Your token (tw_...); visible to other users in `ps`: prefer TEAMWORK_TOKEN or standard input.",
+            valueName: "token"))
     var token: String?
     @Flag(help: "Allow a plain http:// server on another machine.") var insecure = false
     @Flag(help: "Drop changes someone else queued on this device and not yet sent (they are lost).") var discardQueue = false
@@ -102,8 +106,10 @@ struct Login: AsyncParsableCommand {
         if let fromEnvironment = ProcessInfo.processInfo.environment["TEAMWORK_TOKEN"], !fromEnvironment.isEmpty, token == nil {
             return fromEnvironment
         }
-        let line = isatty(STDIN_FILENO) == 1 ? Self.askWithoutEcho("Token (from your manager; it is not shown as you type): ")
-                                               : readLine(strippingNewline: true)
+        let line =
+            isatty(STDIN_FILENO) == 1
+            ? Self.askWithoutEcho("Token (from your manager; it is not shown as you type): ")
+            : readLine(strippingNewline: true)
         guard let line, !line.isEmpty else {
             throw TeamworkError(.usage, "give your token when asked, on standard input, or in TEAMWORK_TOKEN")
         }
@@ -144,11 +150,14 @@ struct Login: AsyncParsableCommand {
         let token = try secret()
         guard TokenSecret.isWellFormed(token) else { throw TeamworkError.invalid("that is not a Teamwork token (tw_ and 43 characters)") }
         guard let url = URL(string: server.hasSuffix("/") ? server : server + "/"), url.scheme == "http" || url.scheme == "https",
-              url.host?.isEmpty == false else {
+            url.host?.isEmpty == false
+        else {
             throw TeamworkError.invalid("server must be an http or https URL")
         }
         if url.scheme == "http" && !insecure && !Self.isLoopback(url.host ?? "") {
-            throw TeamworkError(.usage, "refusing to send your token in clear text to \(url.host ?? ""): use https://, or --insecure on a network you trust")
+            throw TeamworkError(
+                .usage, "refusing to send your token in clear text to \(url.host ?? ""): use https://, or --insecure on a network you trust"
+            )
         }
         let home = try WorkerHome()
         let firstTime = !FileManager.default.fileExists(atPath: home.localURL.path)
@@ -160,7 +169,8 @@ struct Login: AsyncParsableCommand {
             try await Self.keepOthersQueue(store, signingIn: person, discard: discardQueue)
             let report = try await Synchronizer(client: client, store: store).sync()
             try home.save(.init(server: url.absoluteString, token: token))
-            TeamworkWorker.say("Signed in; pulled \(report.pulledRows) change(s) for \(try store.replicas().map(\.title).joined(separator: ", ")).")
+            TeamworkWorker.say(
+                "Signed in; pulled \(report.pulledRows) change(s) for \(try store.replicas().map(\.title).joined(separator: ", ")).")
         } catch let failure as SyncClient.Failure {
             if firstTime, (try? home.config()) == nil {
                 for suffix in ["", "-wal", "-shm", "-journal"] { unlink(home.localURL.path + suffix) }
@@ -177,8 +187,9 @@ struct Login: AsyncParsableCommand {
         let others = try store.pendingByPerson().filter { $0.key != person }.values.reduce(0, +)
         guard others > 0 else { return }
         guard discard else {
-            throw TeamworkError.conflict("\(others) change(s) made by someone else wait on this device: let them sync first "
-                                         + "(sign in as them and run sync), or sign in with --discard-queue to drop them")
+            throw TeamworkError.conflict(
+                "\(others) change(s) made by someone else wait on this device: let them sync first "
+                    + "(sign in as them and run sync), or sign in with --discard-queue to drop them")
         }
         let dropped = try store.discardQueue(madeByOtherThan: person)
         TeamworkWorker.say("Dropped \(dropped) queued change(s) made by someone else.")

@@ -26,11 +26,12 @@ struct Watch: AsyncParsableCommand {
         let watcher = Watcher(synchronizer: Synchronizer(client: client, store: try home.store()))
         TeamworkWorker.say("Watching \(client.server.absoluteString); stop with Ctrl-C.")
         // Signals are handled as the service handles them: ServiceLifecycle's group.
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: WatchService(watcher: watcher))],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: Logger(label: "teamwork.worker", factory: { _ in SwiftLogNoOpLogHandler() })
-        ))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: WatchService(watcher: watcher))],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: Logger(label: "teamwork.worker", factory: { _ in SwiftLogNoOpLogHandler() })
+            ))
         do {
             try await group.run()
             TeamworkWorker.say("Stopped.")

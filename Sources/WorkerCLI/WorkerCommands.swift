@@ -22,7 +22,10 @@ struct Tasks: AsyncParsableCommand {
         discussion: "Yours by default; --all for everything on the device, --team for one team's; --today for today's work."
     )
     @Flag(help: "Every task on the device, not just yours.") var all = false
-    @Flag(help: "Only today's work: tasks whose window, or else due date, is today on the task's own clock (its site's or team's zone, whatever this device's), in window order.")
+    @Flag(
+        help:
+            "Only today's work: tasks whose window, or else due date, is today on the task's own clock (its site's or team's zone, whatever this device's), in window order."
+    )
     var today = false
     @Option(help: "Only one day's work, like --today: 2026-12-01.") var on: String?
     @Option(help: "One team, by slug.") var team: String?
@@ -43,20 +46,23 @@ struct Tasks: AsyncParsableCommand {
         let me = try home.personID(store)
         let now = Date()
         if today && on != nil { throw TeamworkError(.usage, "use --today or --on, not both") }
-        var tasks = try store.tasks(assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses,
-                                    on: try on.map { try LocalDate(parsing: $0, field: "on") })
+        var tasks = try store.tasks(
+            assignee: all || team != nil ? nil : me, replica: replica, statuses: statuses,
+            on: try on.map { try LocalDate(parsing: $0, field: "on") })
         // Today is each task's own today: its zone's date now.
         if today { tasks = tasks.filter { TimeWindow.falls(on: $0.zone.date(of: now), due: $0.dueAt, window: $0.window, in: $0.zone) } }
         let day: LocalDate? = today ? Zone.utc.date(of: now) : try on.map { try LocalDate(parsing: $0, field: "on") }
         if output.json { return try output.print(tasks) }
         if tasks.isEmpty { return TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
         let zones = Set(tasks.map(\.timeZone))
-        TextOutput.table(["ID", "WHEN", "PRIORITY", "STATUS", "TITLE"], tasks.map { task in
-            let zone = task.zone
-            let due = task.dueAt.map { zone.date(of: $0).description } ?? "-"
-            let when = (task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? due) + (task.isLate(at: now) ? " !" : "")
-            return [String(task.id), when, task.priority, task.status.rawValue, task.title]
-        }, maxWidth: 60)
+        TextOutput.table(
+            ["ID", "WHEN", "PRIORITY", "STATUS", "TITLE"],
+            tasks.map { task in
+                let zone = task.zone
+                let due = task.dueAt.map { zone.date(of: $0).description } ?? "-"
+                let when = (task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? due) + (task.isLate(at: now) ? " !" : "")
+                return [String(task.id), when, task.priority, task.status.rawValue, task.title]
+            }, maxWidth: 60)
     }
 }
 
@@ -82,10 +88,11 @@ struct Show: AsyncParsableCommand {
             ("location", task.location ?? "-"),
             ("note", task.completionNote ?? "-"),
         ]
-        TextOutput.details(lines.map { key, value in
-            // The title is one line wherever it shows; a description or a note keeps its lines.
-            (key, key == "description" || key == "note" ? value : TerminalText.inline(value))
-        })
+        TextOutput.details(
+            lines.map { key, value in
+                // The title is one line wherever it shows; a description or a note keeps its lines.
+                (key, key == "description" || key == "note" ? value : TerminalText.inline(value))
+            })
     }
 }
 
@@ -98,8 +105,10 @@ struct TaskChange {
         }
     }
 
-    static func queue(_ operation: WorkerChange.Operation, id: Int64, note: String? = nil, item: String? = nil,
-                      value: String? = nil, file: String? = nil, signer: String? = nil) throws {
+    static func queue(
+        _ operation: WorkerChange.Operation, id: Int64, note: String? = nil, item: String? = nil,
+        value: String? = nil, file: String? = nil, signer: String? = nil
+    ) throws {
         let home = try WorkerHome()
         let store = try home.store()
         let me = try home.personID(store)
@@ -108,9 +117,10 @@ struct TaskChange {
         // A file is kept on the device first (checked, named by its SHA-256), then the change that names it.
         let attachment = try file.map { try store.keep(file: $0, signer: signer) }
         defer { attachment?.discardStaged() }
-        let change = WorkerChange(id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date(),
-                                  item: item, value: value, blob: attachment?.blob, size: attachment?.size,
-                                  mediaType: attachment?.mediaType, signer: attachment?.signer)
+        let change = WorkerChange(
+            id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date(),
+            item: item, value: value, blob: attachment?.blob, size: attachment?.size,
+            mediaType: attachment?.mediaType, signer: attachment?.signer)
         let worker = FieldWorker(id: me, skills: try store.skills(of: me, in: task.replica))
         if let reason = change.rejection(by: worker, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
             throw TeamworkError.conflict(reason)
@@ -118,8 +128,9 @@ struct TaskChange {
         _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note, item: item, value: value, attachment: attachment)
         if let attachment {
             let what = attachment.signer.map { "Signature of \(TerminalText.inline($0))" } ?? "File"
-            TeamworkWorker.say("\(what) for task \(id)\(item.map { " (\($0))" } ?? ""): \(attachment.mediaType), \(attachment.size) bytes, "
-                + "sha256 \(attachment.blob.prefix(12))…: kept on this device; it is uploaded at the next sync.")
+            TeamworkWorker.say(
+                "\(what) for task \(id)\(item.map { " (\($0))" } ?? ""): \(attachment.mediaType), \(attachment.size) bytes, "
+                    + "sha256 \(attachment.blob.prefix(12))…: kept on this device; it is uploaded at the next sync.")
         } else if let item, let value {
             TeamworkWorker.say("Task \(id), \(item): \(TerminalText.inline(value)): queued; it goes to the server at the next sync.")
         } else {
@@ -208,9 +219,10 @@ struct Status: AsyncParsableCommand {
         let store = try WorkerHome().store()
         let outbox = try store.outbox()
         let files = try store.filesWaiting()
-        let summary = Summary(lastSync: try store.setting("last_sync"), queued: outbox.filter { $0.state == "pending" },
-                              filesWaiting: files.count, bytesWaiting: files.bytes,
-                              rejected: outbox.filter { $0.state == "rejected" || $0.state == "refused" })
+        let summary = Summary(
+            lastSync: try store.setting("last_sync"), queued: outbox.filter { $0.state == "pending" },
+            filesWaiting: files.count, bytesWaiting: files.bytes,
+            rejected: outbox.filter { $0.state == "rejected" || $0.state == "refused" })
         if output.json { return try output.print(summary) }
         TeamworkWorker.say("Last sync: \(summary.lastSync ?? "never")")
         TeamworkWorker.say("Queued: \(summary.queued.count) change(s) waiting for the next sync")
@@ -222,7 +234,9 @@ struct Status: AsyncParsableCommand {
             TeamworkWorker.say("Waiting: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(why)")
         }
         for change in summary.rejected {
-            TeamworkWorker.say("\(change.state == "refused" ? "Refused" : "Rejected"): \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")")
+            TeamworkWorker.say(
+                "\(change.state == "refused" ? "Refused" : "Rejected"): \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")"
+            )
         }
     }
 }
@@ -231,7 +245,8 @@ struct ChecklistCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "checklist",
         abstract: "A task's checklist: each item, whether it is required, and its answer (yours queued ones included).",
-        discussion: "Answer an item with: teamwork-worker check TASK ITEM [VALUE]. A task with required items unanswered cannot be completed."
+        discussion:
+            "Answer an item with: teamwork-worker check TASK ITEM [VALUE]. A task with required items unanswered cannot be completed."
     )
     @Argument(help: "Task id.") var id: Int64
     @OptionGroup var output: JSONOption
@@ -252,11 +267,14 @@ struct ChecklistCommand: AsyncParsableCommand {
             }
             return try output.print(Listing(checklist: checklist, answers: task.answers, missing: checklist.missing(in: answers)))
         }
-        TeamworkWorker.say("\(TerminalText.inline(checklist.name)) (version \(checklist.version)) for task \(id): \(TerminalText.inline(task.title))")
-        TextOutput.table(["ITEM", "KIND", "REQUIRED", "ANSWER", "LABEL"], checklist.items.map { item in
-            let answer = answers[item.key].map { $0.value + (item.unit.map { " \($0)" } ?? "") } ?? "-"
-            return [item.key, item.describedKind, item.required ? "yes" : "", answer, item.label]
-        }, maxWidth: 50)
+        TeamworkWorker.say(
+            "\(TerminalText.inline(checklist.name)) (version \(checklist.version)) for task \(id): \(TerminalText.inline(task.title))")
+        TextOutput.table(
+            ["ITEM", "KIND", "REQUIRED", "ANSWER", "LABEL"],
+            checklist.items.map { item in
+                let answer = answers[item.key].map { $0.value + (item.unit.map { " \($0)" } ?? "") } ?? "-"
+                return [item.key, item.describedKind, item.required ? "yes" : "", answer, item.label]
+            }, maxWidth: 50)
         let missing = checklist.missing(in: answers)
         if !missing.isEmpty { TeamworkWorker.say("Still to answer before completing: \(missing.joined(separator: ", ")).") }
     }

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import TeamworkModel
 import WorkerClient
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where the worker's device keeps its sign-in and data: TEAMWORK_WORKER_HOME,
 /// default `~/.local/share/teamwork-worker` (`config.json` readable by the owner

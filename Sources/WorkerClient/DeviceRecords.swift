@@ -9,12 +9,22 @@ import TeamworkModel
 /// values are worked out again whenever either moves.
 struct DeviceTaskRow: FetchableRecord, Decodable {
     enum CodingKeys: String, CodingKey {
-        case replica, id, assigneeID = "assignee_id", status, startedAt = "started_at", completedAt = "completed_at"
-        case completedBy = "completed_by", completionNote = "completion_note", requiredSkills = "required_skills"
-        case serverAssigneeID = "server_assignee_id", serverStatus = "server_status", serverStartedAt = "server_started_at"
-        case serverCompletedAt = "server_completed_at", serverCompletedBy = "server_completed_by"
+        case replica, id
+        case assigneeID = "assignee_id"
+        case status
+        case startedAt = "started_at"
+        case completedAt = "completed_at"
+        case completedBy = "completed_by"
+        case completionNote = "completion_note"
+        case requiredSkills = "required_skills"
+        case serverAssigneeID = "server_assignee_id"
+        case serverStatus = "server_status"
+        case serverStartedAt = "server_started_at"
+        case serverCompletedAt = "server_completed_at"
+        case serverCompletedBy = "server_completed_by"
         case serverCompletionNote = "server_completion_note"
-        case checklist, answers, serverAnswers = "server_answers"
+        case checklist, answers
+        case serverAnswers = "server_answers"
     }
 
     var replica: String
@@ -46,17 +56,19 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
 
     /// What the device shows.
     var shown: TaskFacts {
-        TaskFacts(assigneeID: assigneeID, status: status, startedAt: LocalStore.date(startedAt), completedAt: LocalStore.date(completedAt),
-                  completedBy: completedBy, completionNote: completionNote, requiredSkills: skills,
-                  checklist: form, answers: (try? FieldTask.answers(json: answers)) ?? [:])
+        TaskFacts(
+            assigneeID: assigneeID, status: status, startedAt: LocalStore.date(startedAt), completedAt: LocalStore.date(completedAt),
+            completedBy: completedBy, completionNote: completionNote, requiredSkills: skills,
+            checklist: form, answers: (try? FieldTask.answers(json: answers)) ?? [:])
     }
 
     /// What the server last said.
     var server: TaskFacts {
-        TaskFacts(assigneeID: serverAssigneeID, status: serverStatus, startedAt: LocalStore.date(serverStartedAt),
-                  completedAt: LocalStore.date(serverCompletedAt), completedBy: serverCompletedBy,
-                  completionNote: serverCompletionNote, requiredSkills: skills,
-                  checklist: form, answers: (try? FieldTask.answers(json: serverAnswers)) ?? [:])
+        TaskFacts(
+            assigneeID: serverAssigneeID, status: serverStatus, startedAt: LocalStore.date(serverStartedAt),
+            completedAt: LocalStore.date(serverCompletedAt), completedBy: serverCompletedBy,
+            completionNote: serverCompletionNote, requiredSkills: skills,
+            checklist: form, answers: (try? FieldTask.answers(json: serverAnswers)) ?? [:])
     }
 
     /// This row showing `facts`.
@@ -74,20 +86,31 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
 
     /// Writes the shown values.
     func write(_ db: Database) throws {
-        try db.execute(sql: """
-            UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?, completion_note = ?,
-                answers = ?
-            WHERE replica = ? AND id = ?
-            """, arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, answers, replica, id])
+        try db.execute(
+            sql: """
+                UPDATE tasks SET assignee_id = ?, status = ?, started_at = ?, completed_at = ?, completed_by = ?, completion_note = ?,
+                    answers = ?
+                WHERE replica = ? AND id = ?
+                """, arguments: [assigneeID, status.rawValue, startedAt, completedAt, completedBy, completionNote, answers, replica, id])
     }
 }
 
 /// One row of the device's queue of changes (`outbox`).
 struct OutboxRow: FetchableRecord, Decodable {
     enum CodingKeys: String, CodingKey {
-        case seq, changeID = "change_id", replica, operation, taskID = "task_id", note, madeAt = "made_at", latitude, longitude
-        case item, value, blob, size, mediaType = "media_type", signer
-        case state, reason, lastError = "last_error", personID = "person_id"
+        case seq
+        case changeID = "change_id"
+        case replica, operation
+        case taskID = "task_id"
+        case note
+        case madeAt = "made_at"
+        case latitude, longitude
+        case item, value, blob, size
+        case mediaType = "media_type"
+        case signer
+        case state, reason
+        case lastError = "last_error"
+        case personID = "person_id"
     }
 
     var seq: Int64
@@ -115,14 +138,16 @@ struct OutboxRow: FetchableRecord, Decodable {
     /// The change as it is pushed; `nil` for an operation this tool does not know.
     var change: WorkerChange? {
         WorkerChange.Operation(rawValue: operation).map {
-            WorkerChange(id: changeID, operation: $0, taskID: taskID, note: note, madeAt: LocalStore.date(madeAt)!,
-                         latitude: latitude, longitude: longitude, item: item, value: value, blob: blob, size: size,
-                         mediaType: mediaType, signer: signer)
+            WorkerChange(
+                id: changeID, operation: $0, taskID: taskID, note: note, madeAt: LocalStore.date(madeAt)!,
+                latitude: latitude, longitude: longitude, item: item, value: value, blob: blob, size: size,
+                mediaType: mediaType, signer: signer)
         }
     }
 
     var queued: QueuedChange {
-        QueuedChange(changeID: changeID, replica: replica, operation: operation, taskID: taskID, state: state, reason: reason,
-                     lastError: lastError)
+        QueuedChange(
+            changeID: changeID, replica: replica, operation: operation, taskID: taskID, state: state, reason: reason,
+            lastError: lastError)
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TeamworkModel
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Answers read line by line as they arrive (live mode's `stream=N`: one page of changes per
 /// line, for as long as the server holds the stream), on a URLSession of their own whose
@@ -63,15 +64,18 @@ final class LineStreams: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         entries.mutate { $0[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
-        let (lines, continuation, tooLong) = entries.mutate { entries -> ([Data], AsyncThrowingStream<Data, any Error>.Continuation?, Bool) in
+        let (lines, continuation, tooLong) = entries.mutate {
+            entries -> ([Data], AsyncThrowingStream<Data, any Error>.Continuation?, Bool) in
             // Taken out while it grows (and put back after): a second reference would make each append copy the line.
             guard var entry = entries.removeValue(forKey: id) else { return ([], nil, false) }
             defer { entries[id] = entry }
@@ -114,8 +118,10 @@ final class LineStreams: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     }
 
     /// A redirect would carry the `Authorization` header to wherever it points: not followed.
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         completionHandler(nil)
     }
 }

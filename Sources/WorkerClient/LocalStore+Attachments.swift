@@ -1,11 +1,12 @@
 import BlobStore
 import Foundation
 import GRDB
-#if canImport(Glibc)
-import Glibc
-#endif
 import SyncProtocol
 import TeamworkModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A file kept on the device for an attachment: named by its SHA-256, its size and type.
 public struct Attachment: Sendable, Equatable {
@@ -34,8 +35,10 @@ extension LocalStore {
     /// the next sync even if the original is deleted or changed, and describes it. Refused: a file that
     /// cannot be read, is empty or too large, or is not a JPEG, PNG, HEIC or PDF by its first bytes
     /// (PNG or JPEG for a signature).
-    public func keep(file path: String, signer: String? = nil,
-                     maximumBytes: Int64 = LocalStore.maximumAttachmentBytes) throws -> Attachment {
+    public func keep(
+        file path: String, signer: String? = nil,
+        maximumBytes: Int64 = LocalStore.maximumAttachmentBytes
+    ) throws -> Attachment {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             throw TeamworkError(.unreadableFile, "cannot read \(path): not a file")
@@ -89,10 +92,12 @@ extension LocalStore {
     /// Files still to upload (of queued attachments), and their bytes.
     public func filesWaiting() throws -> (count: Int, bytes: Int64) {
         try queue.read { db in
-            let row = try Row.fetchOne(db, sql: """
-                SELECT count(*), coalesce(sum(size), 0) FROM (SELECT DISTINCT blob, size FROM outbox
-                 WHERE state = 'pending' AND operation = 'attach' AND blob IS NOT NULL)
-                """)
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*), coalesce(sum(size), 0) FROM (SELECT DISTINCT blob, size FROM outbox
+                     WHERE state = 'pending' AND operation = 'attach' AND blob IS NOT NULL)
+                    """)
             return (row?[0] ?? 0, row?[1] ?? 0)
         }
     }

@@ -21,8 +21,10 @@ extension LocalStore {
             for entry in listing.positions {
                 try db.execute(
                     sql: "INSERT INTO positions VALUES (?, ?, ?, ?, ?)",
-                    arguments: [entry.person, entry.teams.map(String.init).joined(separator: ","), entry.latitude, entry.longitude,
-                                Int64((entry.reportedAt.timeIntervalSince1970 * 1000).rounded())])
+                    arguments: [
+                        entry.person, entry.teams.map(String.init).joined(separator: ","), entry.latitude, entry.longitude,
+                        Int64((entry.reportedAt.timeIntervalSince1970 * 1000).rounded()),
+                    ])
             }
         }
     }
@@ -32,8 +34,9 @@ extension LocalStore {
         try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT person_id, teams, latitude, longitude, reported_at FROM positions ORDER BY person_id").map {
                 let teams = ($0["teams"] as String).split(separator: ",").compactMap { Int64($0) }
-                return LocalPosition(personID: $0["person_id"], teamIDs: teams, latitude: $0["latitude"], longitude: $0["longitude"],
-                                     reportedAt: Date(timeIntervalSince1970: Double($0["reported_at"] as Int64) / 1000))
+                return LocalPosition(
+                    personID: $0["person_id"], teamIDs: teams, latitude: $0["latitude"], longitude: $0["longitude"],
+                    reportedAt: Date(timeIntervalSince1970: Double($0["reported_at"] as Int64) / 1000))
             }
         }
     }

@@ -39,8 +39,9 @@ public struct LocalTask: Sendable, Codable, Equatable {
 
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
     public var facts: TaskFacts {
-        TaskFacts(assigneeID: assigneeID, status: status, startedAt: startedAt, completedAt: completedAt, completedBy: completedBy,
-                  completionNote: completionNote, requiredSkills: requiredSkills, checklist: checklist, answers: AnsweredItem.answers(answers))
+        TaskFacts(
+            assigneeID: assigneeID, status: status, startedAt: startedAt, completedAt: completedAt, completedBy: completedBy,
+            completionNote: completionNote, requiredSkills: requiredSkills, checklist: checklist, answers: AnsweredItem.answers(answers))
     }
 
     public var isClosed: Bool { status.isClosed }
@@ -79,25 +80,32 @@ extension LocalStore {
     /// last), then priority (urgent first), then id. With `on`, only the tasks
     /// whose window, or (without one) due date, falls on that day on the task's
     /// own wall clock (``TimeWindow/falls(on:due:window:in:)``): a day's work.
-    public func tasks(assignee: Int64? = nil, replica: String? = nil, statuses: [String] = [],
-                      on day: LocalDate? = nil) throws -> [LocalTask] {
+    public func tasks(
+        assignee: Int64? = nil, replica: String? = nil, statuses: [String] = [],
+        on day: LocalDate? = nil
+    ) throws -> [LocalTask] {
         try queue.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT k.replica, k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.due_at, k.status,
-                       k.started_at, k.completed_at, k.completion_note, k.completed_by,
-                       nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
-                         || ' (' || l.latitude || ', ' || l.longitude || ')' AS location,
-                       k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date, k.checklist, k.answers
-                FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
-                WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
-                ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
-                         CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, k.id
-                """, arguments: [assignee, replica]).map { r in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT k.replica, k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.due_at, k.status,
+                           k.started_at, k.completed_at, k.completion_note, k.completed_by,
+                           nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
+                             || ' (' || l.latitude || ', ' || l.longitude || ')' AS location,
+                           k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date, k.checklist, k.answers
+                    FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
+                    WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
+                    ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
+                             CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, k.id
+                    """, arguments: [assignee, replica]
+            ).map { r in
                 let (start, end) = (Self.date(r["window_start"]), Self.date(r["window_end"]))
                 let skills: String = r["required_skills"]
                 return LocalTask(
-                    replica: r["replica"], id: r["id"], title: r["title"], description: r["description"], priority: r["priority"], teamID: r["team_id"], assigneeID: r["assignee_id"],
-                    dueAt: Self.date(r["due_at"]), status: TaskStatus(rawValue: r["status"]) ?? .open, startedAt: Self.date(r["started_at"]), completedAt: Self.date(r["completed_at"]),
+                    replica: r["replica"], id: r["id"], title: r["title"], description: r["description"], priority: r["priority"],
+                    teamID: r["team_id"], assigneeID: r["assignee_id"],
+                    dueAt: Self.date(r["due_at"]), status: TaskStatus(rawValue: r["status"]) ?? .open,
+                    startedAt: Self.date(r["started_at"]), completedAt: Self.date(r["completed_at"]),
                     completedBy: r["completed_by"], completionNote: r["completion_note"], location: r["location"],
                     window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
                     requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r["time_zone"],
@@ -117,21 +125,28 @@ extension LocalStore {
 
     /// Queues a change made on the device and shows its effect at once; it is
     /// pushed at the next sync. Survives restarts: it is in the SQLite file.
-    public func enqueue(_ operation: WorkerChange.Operation, taskID: Int64?, in replica: String, by personID: Int64,
-                        note: String? = nil, latitude: Double? = nil, longitude: Double? = nil, item: String? = nil,
-                        value: String? = nil, attachment: Attachment? = nil, at date: Date = Date()) throws -> String {
+    public func enqueue(
+        _ operation: WorkerChange.Operation, taskID: Int64?, in replica: String, by personID: Int64,
+        note: String? = nil, latitude: Double? = nil, longitude: Double? = nil, item: String? = nil,
+        value: String? = nil, attachment: Attachment? = nil, at date: Date = Date()
+    ) throws -> String {
         let changeID = UUID().uuidString.lowercased()
-        let change = WorkerChange(id: changeID, operation: operation, taskID: taskID, note: note, madeAt: date,
-                                  latitude: latitude, longitude: longitude, item: item, value: value, blob: attachment?.blob,
-                                  size: attachment?.size, mediaType: attachment?.mediaType, signer: attachment?.signer)
+        let change = WorkerChange(
+            id: changeID, operation: operation, taskID: taskID, note: note, madeAt: date,
+            latitude: latitude, longitude: longitude, item: item, value: value, blob: attachment?.blob,
+            size: attachment?.size, mediaType: attachment?.mediaType, signer: attachment?.signer)
         try queue.write { db in
             if let attachment { try place(attachment) }
-            try db.execute(sql: """
-                INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude, person_id, item, value,
-                                    blob, size, media_type, signer)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [changeID, replica, operation.rawValue, taskID, note, Self.millis(date), latitude, longitude, personID,
-                                 item, value, attachment?.blob, attachment?.size, attachment?.mediaType, attachment?.signer])
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at, latitude, longitude, person_id, item, value,
+                                        blob, size, media_type, signer)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    changeID, replica, operation.rawValue, taskID, note, Self.millis(date), latitude, longitude, personID,
+                    item, value, attachment?.blob, attachment?.size, attachment?.mediaType, attachment?.signer,
+                ])
             if let taskID, let row = try DeviceTaskRow.fetchOne(db, replica: replica, id: taskID) {
                 try row.showing(change.effect(on: row.shown, by: personID, at: date)).write(db)
             }
@@ -146,11 +161,13 @@ extension LocalStore {
         try queue.write { db in
             let pending = try OutboxRow.fetchAll(db, sql: "SELECT * FROM outbox WHERE state = 'pending' ORDER BY seq")
             guard let target = changeID.map({ id in pending.first { $0.changeID == id } }) ?? pending.last else {
-                throw TeamworkError.notFound(changeID.map { "no queued change \($0): it was sent already, or never made" }
-                                             ?? "nothing is queued: every change was sent already")
+                throw TeamworkError.notFound(
+                    changeID.map { "no queued change \($0): it was sent already, or never made" }
+                        ?? "nothing is queued: every change was sent already")
             }
             if let taskID = target.taskID,
-               let later = pending.last(where: { $0.seq > target.seq && $0.taskID == taskID && $0.replica == target.replica }) {
+                let later = pending.last(where: { $0.seq > target.seq && $0.taskID == taskID && $0.replica == target.replica })
+            {
                 throw TeamworkError.conflict("a later queued \(later.operation) of task \(taskID) depends on it: take that back first")
             }
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [target.seq])
@@ -164,9 +181,11 @@ extension LocalStore {
     /// rules still allow, in the order they were made (the effect of each written
     /// once, in ``WorkerChange/effect(on:by:at:)``).
     static func replay(_ db: Database, replica: String, taskIDs: Set<Int64>? = nil) throws {
-        let pending = try OutboxRow.fetchAll(db, sql: """
-            SELECT * FROM outbox WHERE state = 'pending' AND replica = ? AND task_id IS NOT NULL ORDER BY seq
-            """, arguments: [replica])
+        let pending = try OutboxRow.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM outbox WHERE state = 'pending' AND replica = ? AND task_id IS NOT NULL ORDER BY seq
+                """, arguments: [replica])
         let byTask = Dictionary(grouping: pending, by: { $0.taskID! })
         let touched = taskIDs ?? Set(byTask.keys)
         for taskID in touched.sorted() {
@@ -197,7 +216,9 @@ extension LocalStore {
     public func pendingByPerson() throws -> [Int64?: Int] {
         try queue.read { db in
             var counts: [Int64?: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT person_id, count(*) AS pending FROM outbox WHERE state = 'pending' GROUP BY person_id") {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT person_id, count(*) AS pending FROM outbox WHERE state = 'pending' GROUP BY person_id")
+            {
                 counts[row["person_id"] as Int64?] = row["pending"]
             }
             return counts
@@ -209,9 +230,12 @@ extension LocalStore {
     public func discardQueue(madeByOtherThan person: Int64) throws -> Int {
         try queue.write { db in
             let others = "state = 'pending' AND person_id IS NOT ?"
-            let touched = try Row.fetchAll(db, sql: """
-                SELECT DISTINCT replica, task_id FROM outbox WHERE \(others) AND task_id IS NOT NULL
-                """, arguments: [person]).map { (replica: $0["replica"] as String, task: $0["task_id"] as Int64) }
+            let touched = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT replica, task_id FROM outbox WHERE \(others) AND task_id IS NOT NULL
+                    """, arguments: [person]
+            ).map { (replica: $0["replica"] as String, task: $0["task_id"] as Int64) }
             try db.execute(sql: "DELETE FROM outbox WHERE \(others)", arguments: [person])
             let dropped = db.changesCount
             for (replica, tasks) in Dictionary(grouping: touched, by: \.replica) {
@@ -226,21 +250,23 @@ extension LocalStore {
     /// teammate's refusal is theirs to read.
     static func markRefused(_ db: Database, _ refusals: [ChangePage.Refusal]) throws {
         guard !refusals.isEmpty,
-              let me = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'person_id'").flatMap({ Int64($0) })
+            let me = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'person_id'").flatMap({ Int64($0) })
         else { return }
         for refusal in refusals where refusal.personID == me {
-            try db.execute(sql: """
-                UPDATE outbox SET state = 'refused', reason = ?, last_error = NULL
-                WHERE change_id = ? AND state IN ('accepted', 'pending')
-                """, arguments: ["refused by the master: " + refusal.reason, refusal.changeID])
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET state = 'refused', reason = ?, last_error = NULL
+                    WHERE change_id = ? AND state IN ('accepted', 'pending')
+                    """, arguments: ["refused by the master: " + refusal.reason, refusal.changeID])
         }
     }
 
     func record(_ results: [WorkerChangeResult]) throws {
         try queue.write { db in
             for result in results {
-                try db.execute(sql: "UPDATE outbox SET state = ?, reason = ?, last_error = NULL WHERE change_id = ?",
-                               arguments: [result.status.rawValue, result.reason, result.id])
+                try db.execute(
+                    sql: "UPDATE outbox SET state = ?, reason = ?, last_error = NULL WHERE change_id = ?",
+                    arguments: [result.status.rawValue, result.reason, result.id])
             }
         }
     }
@@ -258,10 +284,11 @@ extension LocalStore {
     /// generated, or no longer the worker's) go to `replica` instead.
     func moveWaitingCheckins(to replica: String) throws {
         try queue.write { db in
-            try db.execute(sql: """
-                UPDATE outbox SET replica = ? WHERE state = 'pending' AND operation = 'checkin'
-                   AND replica NOT IN (SELECT name FROM replicas WHERE available AND kind <> 'common')
-                """, arguments: [replica])
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET replica = ? WHERE state = 'pending' AND operation = 'checkin'
+                       AND replica NOT IN (SELECT name FROM replicas WHERE available AND kind <> 'common')
+                    """, arguments: [replica])
         }
     }
 

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import GRDB
 import SyncProtocol
 import TeamworkModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The worker's device: copies of their replicas and the queue of changes made
 /// offline, in one SQLite file.
@@ -67,41 +68,45 @@ public struct LocalStore: Sendable {
             try db.execute(sql: firstSchema)
         }
         migrator.registerMigration("v2: replica availability, why a change waits") { db in
-            try db.execute(sql: """
-                ALTER TABLE replicas ADD COLUMN available INTEGER NOT NULL DEFAULT 1;
-                ALTER TABLE outbox ADD COLUMN last_error TEXT;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE replicas ADD COLUMN available INTEGER NOT NULL DEFAULT 1;
+                    ALTER TABLE outbox ADD COLUMN last_error TEXT;
+                    """)
         }
         migrator.registerMigration("v3: positions the worker may see") { db in
-            try db.execute(sql: """
-                CREATE TABLE positions (person_id INTEGER PRIMARY KEY, teams TEXT NOT NULL, latitude REAL NOT NULL,
-                    longitude REAL NOT NULL, reported_at INTEGER NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE positions (person_id INTEGER PRIMARY KEY, teams TEXT NOT NULL, latitude REAL NOT NULL,
+                        longitude REAL NOT NULL, reported_at INTEGER NOT NULL);
+                    """)
         }
         migrator.registerMigration("v4: appointment windows and required skills") { db in
             // Older copies get the values with the refetch the server's rebuild for them causes.
-            try db.execute(sql: """
-                ALTER TABLE tasks ADD COLUMN window_start INTEGER;
-                ALTER TABLE tasks ADD COLUMN window_end INTEGER;
-                ALTER TABLE tasks ADD COLUMN required_skills TEXT NOT NULL DEFAULT '';
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE tasks ADD COLUMN window_start INTEGER;
+                    ALTER TABLE tasks ADD COLUMN window_end INTEGER;
+                    ALTER TABLE tasks ADD COLUMN required_skills TEXT NOT NULL DEFAULT '';
+                    """)
         }
         migrator.registerMigration("v5: the server's view under queued changes, who queued them, members' skills") { db in
             // The server's view starts as what the device shows; the next pull of a task sets it right.
-            try db.execute(sql: """
-                ALTER TABLE tasks ADD COLUMN server_assignee_id INTEGER;
-                ALTER TABLE tasks ADD COLUMN server_status TEXT NOT NULL DEFAULT 'open';
-                ALTER TABLE tasks ADD COLUMN server_started_at INTEGER;
-                ALTER TABLE tasks ADD COLUMN server_completed_at INTEGER;
-                ALTER TABLE tasks ADD COLUMN server_completed_by INTEGER;
-                ALTER TABLE tasks ADD COLUMN server_completion_note TEXT;
-                UPDATE tasks SET server_assignee_id = assignee_id, server_status = status, server_started_at = started_at,
-                    server_completed_at = completed_at, server_completed_by = completed_by,
-                    server_completion_note = completion_note;
-                ALTER TABLE outbox ADD COLUMN person_id INTEGER;
-                UPDATE outbox SET person_id = (SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'person_id');
-                ALTER TABLE members ADD COLUMN skills TEXT NOT NULL DEFAULT '';
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE tasks ADD COLUMN server_assignee_id INTEGER;
+                    ALTER TABLE tasks ADD COLUMN server_status TEXT NOT NULL DEFAULT 'open';
+                    ALTER TABLE tasks ADD COLUMN server_started_at INTEGER;
+                    ALTER TABLE tasks ADD COLUMN server_completed_at INTEGER;
+                    ALTER TABLE tasks ADD COLUMN server_completed_by INTEGER;
+                    ALTER TABLE tasks ADD COLUMN server_completion_note TEXT;
+                    UPDATE tasks SET server_assignee_id = assignee_id, server_status = status, server_started_at = started_at,
+                        server_completed_at = completed_at, server_completed_by = completed_by,
+                        server_completion_note = completion_note;
+                    ALTER TABLE outbox ADD COLUMN person_id INTEGER;
+                    UPDATE outbox SET person_id = (SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'person_id');
+                    ALTER TABLE members ADD COLUMN skills TEXT NOT NULL DEFAULT '';
+                    """)
         }
         migrator.registerMigration("v6: each task's time zone") { db in
             // Older copies get the values with the refetch the server's rebuild for them causes.
@@ -109,28 +114,31 @@ public struct LocalStore: Sendable {
         }
         migrator.registerMigration("v7: the plan a task comes from") { db in
             // Older copies get the values with the refetch the server's rebuild for them causes.
-            try db.execute(sql: """
-                ALTER TABLE tasks ADD COLUMN plan_id INTEGER;
-                ALTER TABLE tasks ADD COLUMN plan_date TEXT;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE tasks ADD COLUMN plan_id INTEGER;
+                    ALTER TABLE tasks ADD COLUMN plan_date TEXT;
+                    """)
         }
         migrator.registerMigration("v8: checklists and answers") { db in
             // Older copies get the values with the refetch the server's rebuild for them causes.
-            try db.execute(sql: """
-                ALTER TABLE tasks ADD COLUMN checklist TEXT;
-                ALTER TABLE tasks ADD COLUMN answers TEXT NOT NULL DEFAULT '{}';
-                ALTER TABLE tasks ADD COLUMN server_answers TEXT NOT NULL DEFAULT '{}';
-                ALTER TABLE outbox ADD COLUMN item TEXT;
-                ALTER TABLE outbox ADD COLUMN value TEXT;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE tasks ADD COLUMN checklist TEXT;
+                    ALTER TABLE tasks ADD COLUMN answers TEXT NOT NULL DEFAULT '{}';
+                    ALTER TABLE tasks ADD COLUMN server_answers TEXT NOT NULL DEFAULT '{}';
+                    ALTER TABLE outbox ADD COLUMN item TEXT;
+                    ALTER TABLE outbox ADD COLUMN value TEXT;
+                    """)
         }
         migrator.registerMigration("v9: attachments") { db in
-            try db.execute(sql: """
-                ALTER TABLE outbox ADD COLUMN blob TEXT;
-                ALTER TABLE outbox ADD COLUMN size INTEGER;
-                ALTER TABLE outbox ADD COLUMN media_type TEXT;
-                ALTER TABLE outbox ADD COLUMN signer TEXT;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE outbox ADD COLUMN blob TEXT;
+                    ALTER TABLE outbox ADD COLUMN size INTEGER;
+                    ALTER TABLE outbox ADD COLUMN media_type TEXT;
+                    ALTER TABLE outbox ADD COLUMN signer TEXT;
+                    """)
         }
         return migrator
     }
@@ -141,10 +149,11 @@ public struct LocalStore: Sendable {
     private static func adoptFirstVersion(_ db: Database) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         guard version == 1, try !db.tableExists("grdb_migrations") else { return }
-        try db.execute(sql: """
-            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-            INSERT INTO grdb_migrations (identifier) VALUES ('v1');
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations (identifier) VALUES ('v1');
+                """)
     }
 
     /// The schema of the first release (`PRAGMA user_version = 1`): migration "v1".
@@ -169,7 +178,6 @@ public struct LocalStore: Sendable {
         CREATE TABLE memberships (team_id INTEGER NOT NULL, person_id INTEGER NOT NULL, PRIMARY KEY (team_id, person_id));
         """
 
-
     // MARK: Replicas
 
     public struct Replica: Sendable, Equatable {
@@ -192,7 +200,9 @@ public struct LocalStore: Sendable {
     public func replicas() throws -> [Replica] {
         try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT name, kind, title, slug, epoch, position, available FROM replicas ORDER BY name").map {
-                Replica(name: $0["name"], kind: $0["kind"], title: $0["title"], slug: $0["slug"], epoch: $0["epoch"], position: $0["position"], available: $0["available"])
+                Replica(
+                    name: $0["name"], kind: $0["kind"], title: $0["title"], slug: $0["slug"], epoch: $0["epoch"], position: $0["position"],
+                    available: $0["available"])
             }
         }
     }
@@ -200,11 +210,12 @@ public struct LocalStore: Sendable {
     /// Records a replica the server lists (keeping its position if known).
     func register(name: String, kind: String, title: String, slug: String?, available: Bool) throws {
         try queue.write { db in
-            try db.execute(sql: """
-                INSERT INTO replicas (name, kind, title, slug, available) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, title = excluded.title, slug = excluded.slug,
-                    available = excluded.available
-                """, arguments: [name, kind, title, slug, available])
+            try db.execute(
+                sql: """
+                    INSERT INTO replicas (name, kind, title, slug, available) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, title = excluded.title, slug = excluded.slug,
+                        available = excluded.available
+                    """, arguments: [name, kind, title, slug, available])
         }
     }
 
@@ -241,49 +252,63 @@ public struct LocalStore: Sendable {
             for page in pages {
                 for task in page.tasks {
                     // Shown as the server has it; the device's queued changes are played over it below.
-                    try db.execute(sql: """
-                        INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
-                            due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
-                            required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
-                            server_completed_by, server_completion_note, time_zone, plan_id, plan_date, checklist, answers,
-                            server_answers)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18,
-                                ?19, ?20, ?21, ?22, ?22)
-                        """, arguments: [name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
-                                         task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
-                                         task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
-                                         (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC",
-                                         task.planID, task.planDate, task.checklist.map(FieldTask.json),
-                                         FieldTask.json(AnsweredItem.answers(task.answers ?? []))])
+                    try db.execute(
+                        sql: """
+                            INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
+                                due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
+                                required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
+                                server_completed_by, server_completion_note, time_zone, plan_id, plan_date, checklist, answers,
+                                server_answers)
+                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18,
+                                    ?19, ?20, ?21, ?22, ?22)
+                            """,
+                        arguments: [
+                            name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
+                            task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
+                            task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
+                            (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC",
+                            task.planID, task.planDate, task.checklist.map(FieldTask.json),
+                            FieldTask.json(AnsweredItem.answers(task.answers ?? [])),
+                        ])
                 }
                 for member in page.members {
-                    try db.execute(sql: """
-                        INSERT OR REPLACE INTO members (replica, person_id, first_name, last_name, role, skills)
-                        VALUES (?, ?, ?, ?, ?, ?)
-                        """, arguments: [name, member.personID, member.firstName, member.lastName, member.role,
-                                         (member.skills ?? []).joined(separator: ",")])
+                    try db.execute(
+                        sql: """
+                            INSERT OR REPLACE INTO members (replica, person_id, first_name, last_name, role, skills)
+                            VALUES (?, ?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            name, member.personID, member.firstName, member.lastName, member.role,
+                            (member.skills ?? []).joined(separator: ","),
+                        ])
                 }
                 for location in page.locations {
-                    try db.execute(sql: "INSERT OR REPLACE INTO locations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                   arguments: [name, location.id, location.name, location.latitude, location.longitude,
-                                               location.street, location.city, location.country])
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO locations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        arguments: [
+                            name, location.id, location.name, location.latitude, location.longitude,
+                            location.street, location.city, location.country,
+                        ])
                 }
                 for deletion in page.deleted {
-                    let (table, column) = switch deletion.table {
-                    case "members": ("members", "person_id")
-                    case "locations": ("locations", "id")
-                    default: ("tasks", "id")
-                    }
+                    let (table, column) =
+                        switch deletion.table {
+                        case "members": ("members", "person_id")
+                        case "locations": ("locations", "id")
+                        default: ("tasks", "id")
+                        }
                     try db.execute(sql: "DELETE FROM \(table) WHERE replica = ? AND \(column) = ?", arguments: [name, deletion.id])
                 }
                 try Self.markRefused(db, page.refused ?? [])
-                rows += page.tasks.count + page.members.count + page.locations.count + page.deleted.count
+                rows +=
+                    page.tasks.count + page.members.count + page.locations.count + page.deleted.count
                     + (page.refused?.count ?? 0)
             }
             try Self.replay(db, replica: name)
             if let last = pages.last {
-                try db.execute(sql: "UPDATE replicas SET epoch = ?, position = ?, synced_at = ? WHERE name = ?",
-                               arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970), name])
+                try db.execute(
+                    sql: "UPDATE replicas SET epoch = ?, position = ?, synced_at = ? WHERE name = ?",
+                    arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970), name])
             }
             return rows
         }
@@ -299,31 +324,35 @@ public struct LocalStore: Sendable {
             var rows = 0
             for page in pages {
                 for person in page.people {
-                    try db.execute(sql: "INSERT OR REPLACE INTO people VALUES (?, ?, ?, ?)",
-                                   arguments: [person.id, person.firstName, person.lastName, person.role])
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO people VALUES (?, ?, ?, ?)",
+                        arguments: [person.id, person.firstName, person.lastName, person.role])
                 }
                 for team in page.teams {
                     try db.execute(sql: "INSERT OR REPLACE INTO teams VALUES (?, ?, ?)", arguments: [team.id, team.slug, team.name])
                 }
                 for membership in page.memberships {
-                    try db.execute(sql: "INSERT OR REPLACE INTO memberships VALUES (?, ?)",
-                                   arguments: [membership.teamID, membership.personID])
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO memberships VALUES (?, ?)",
+                        arguments: [membership.teamID, membership.personID])
                 }
                 for deletion in page.deleted {
                     switch deletion.table {
                     case "people": try db.execute(sql: "DELETE FROM people WHERE id = ?", arguments: [deletion.id])
                     case "teams": try db.execute(sql: "DELETE FROM teams WHERE id = ?", arguments: [deletion.id])
                     case "memberships":
-                        try db.execute(sql: "DELETE FROM memberships WHERE team_id = ? AND person_id = ?",
-                                       arguments: [deletion.id >> 32, deletion.id & 0xFFFF_FFFF])
+                        try db.execute(
+                            sql: "DELETE FROM memberships WHERE team_id = ? AND person_id = ?",
+                            arguments: [deletion.id >> 32, deletion.id & 0xFFFF_FFFF])
                     default: break
                     }
                 }
                 rows += page.people.count + page.teams.count + page.memberships.count + page.deleted.count
             }
             if let last = pages.last {
-                try db.execute(sql: "UPDATE replicas SET epoch = ?, position = ?, synced_at = ? WHERE name = 'common'",
-                               arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970)])
+                try db.execute(
+                    sql: "UPDATE replicas SET epoch = ?, position = ?, synced_at = ? WHERE name = 'common'",
+                    arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970)])
             }
             return rows
         }

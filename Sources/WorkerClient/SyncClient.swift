@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import SyncProtocol
 import TeamworkModel
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Talks to the sync endpoint: lists, pulls and pushes. Every request has a
 /// deadline; a server that cannot be reached is retried as ``Retrying`` says, one
@@ -101,15 +102,18 @@ public struct SyncClient: Sendable {
         do {
             return try TeamworkJSON.decoder().decode(type, from: answer.data)
         } catch {
-            throw Failure(kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
-                          status: answer.response.statusCode)
+            throw Failure(
+                kind: .unreachable, message: "the server's answer to \(path) could not be read; your changes stay queued",
+                status: answer.response.statusCode)
         }
     }
 
     /// One request, with the deadline and the retries every request has; the answer when its
     /// status is 2xx or one of `also`, else the ``Failure`` its status means.
-    private func exchange(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
-                          also: Set<Int> = []) async throws -> (data: Data, response: HTTPURLResponse) {
+    private func exchange(
+        _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
+        also: Set<Int> = []
+    ) async throws -> (data: Data, response: HTTPURLResponse) {
         let request = try makeRequest(method, path, body: body, headers: headers, timeout: timeouts.request)
         let limit = timeouts.request
         let server = self.server.absoluteString
@@ -118,8 +122,15 @@ public struct SyncClient: Sendable {
                 .upTo(max(1, attempts), retryable: { $0 is Transient }) { _ in
                     let answer: (Data, URLResponse)
                     do {
-                        answer = try await withDeadline(limit, timeout: { Failure(kind: .unreachable, message:
-                            "the server at \(server) did not answer within \(limit); your changes stay queued") }) { [request] in
+                        answer = try await withDeadline(
+                            limit,
+                            timeout: {
+                                Failure(
+                                    kind: .unreachable,
+                                    message:
+                                        "the server at \(server) did not answer within \(limit); your changes stay queued")
+                            }
+                        ) { [request] in
                             try await Self.data(for: request)
                         }
                     } catch let failure as Failure {
@@ -127,11 +138,14 @@ public struct SyncClient: Sendable {
                     } catch is CancellationError {
                         throw CancellationError()
                     } catch {
-                        throw Transient(failure: Failure(kind: .unreachable,
-                            message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued"))
+                        throw Transient(
+                            failure: Failure(
+                                kind: .unreachable,
+                                message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued"))
                     }
                     guard let response = answer.1 as? HTTPURLResponse else {
-                        throw Transient(failure: Failure(kind: .unreachable, message: "no HTTP answer from \(server); your changes stay queued"))
+                        throw Transient(
+                            failure: Failure(kind: .unreachable, message: "no HTTP answer from \(server); your changes stay queued"))
                     }
                     if (200..<300).contains(response.statusCode) || also.contains(response.statusCode) { return (answer.0, response) }
                     throw Self.failure(answer, path: path, server: server, transient: { Transient(failure: $0) })
@@ -142,8 +156,10 @@ public struct SyncClient: Sendable {
     }
 
     /// A request to `path` with the token, its headers and body, and its deadline.
-    private func makeRequest(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
-                             timeout: Duration) throws -> URLRequest {
+    private func makeRequest(
+        _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
+        timeout: Duration
+    ) throws -> URLRequest {
         guard let url = URL(string: path, relativeTo: server) else {
             throw Failure(kind: .rejected, message: "cannot form a request for \(path)")
         }
@@ -159,7 +175,8 @@ public struct SyncClient: Sendable {
     /// server sends it, from `since` on and for `duration` (then the sequence ends, and the
     /// caller opens the next). Not retried: the caller syncs again after a failure. The
     /// transfer's own deadline is `duration` plus the request timeout.
-    func follow(_ replica: String, epoch: String?, since: Int64, limit: Int, for duration: Duration) -> AsyncThrowingStream<Data, any Error> {
+    func follow(_ replica: String, epoch: String?, since: Int64, limit: Int, for duration: Duration) -> AsyncThrowingStream<Data, any Error>
+    {
         let path = Self.changesPath(replica, epoch: epoch, since: since, limit: limit) + "&stream=\(duration.components.seconds)"
         let request: URLRequest
         do {
@@ -176,10 +193,13 @@ public struct SyncClient: Sendable {
                     for try await line in lines { continuation.yield(line) }
                     continuation.finish()
                 } catch let refused as LineStreams.Refused {
-                    continuation.finish(throwing: Self.failure((refused.body, refused.response), path: path, server: server, transient: { $0 }))
+                    continuation.finish(
+                        throwing: Self.failure((refused.body, refused.response), path: path, server: server, transient: { $0 }))
                 } catch {
-                    continuation.finish(throwing: Failure(kind: .unreachable,
-                        message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued"))
+                    continuation.finish(
+                        throwing: Failure(
+                            kind: .unreachable,
+                            message: "cannot reach \(server) (\(error.localizedDescription)); your changes stay queued"))
                 }
             }
             continuation.onTermination = { _ in reading.cancel() }
@@ -194,30 +214,38 @@ public struct SyncClient: Sendable {
     }
 
     /// The failure a status other than 2xx means (those worth another attempt wrapped by `transient`).
-    private static func failure(_ answer: (Data, URLResponse), path: String, server: String,
-                                transient: (Failure) -> any Error) -> any Error {
+    private static func failure(
+        _ answer: (Data, URLResponse), path: String, server: String,
+        transient: (Failure) -> any Error
+    ) -> any Error {
         let (data, response) = answer
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         switch status {
         case 300..<400:
             let target = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Location") ?? "elsewhere"
-            return Failure(kind: .rejected, message: "the server sent the request on to \(target); not followed, so that your token "
-                + "goes nowhere but \(server)", status: status)
+            return Failure(
+                kind: .rejected,
+                message: "the server sent the request on to \(target); not followed, so that your token "
+                    + "goes nowhere but \(server)", status: status)
         case 401:
-            return Failure(kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
-                           status: status)
+            return Failure(
+                kind: .refused, message: "the server refused the token; ask your manager for a new one and run `teamwork-worker login`",
+                status: status)
         case 403:
             return Failure(kind: .refused, message: "the server refused access to \(path)", status: status)
         case 429, 502, 503, 504:
             // Too many requests at once, a gateway or a server that is restarting, or a central store that is away:
             // try again shortly.
-            return transient(Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
-                                     status: status))
+            return transient(
+                Failure(
+                    kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
+                    status: status))
         case 400..<500:
             return Failure(kind: .rejected, message: "the server refused it (\(status)): \(errorMessage(data))", status: status)
         default:
-            return Failure(kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
-                           status: status)
+            return Failure(
+                kind: .unreachable, message: "the server answered \(status): \(errorMessage(data)); your changes stay queued",
+                status: status)
         }
     }
 
@@ -230,14 +258,19 @@ public struct SyncClient: Sendable {
     /// Sends `bytes`, the piece of blob `digest` (of `length` bytes in all) that starts at `offset`; returns
     /// where the server then stands. A server that holds another offset answers it (409), not an error.
     func sendBlob(_ digest: String, offset: Int64, length: Int64, _ bytes: Data) async throws -> (offset: Int64, complete: Bool) {
-        let answer = try await exchange("PATCH", "v1/blobs/\(digest)", body: bytes, headers: [
-            "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(length),
-        ], also: [409])
+        let answer = try await exchange(
+            "PATCH", "v1/blobs/\(digest)", body: bytes,
+            headers: [
+                "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(length),
+            ], also: [409])
         return Self.blobState(answer.response)
     }
 
     private static func blobState(_ response: HTTPURLResponse) -> (offset: Int64, complete: Bool) {
-        (Int64(response.value(forHTTPHeaderField: "Upload-Offset") ?? "") ?? 0, response.value(forHTTPHeaderField: "Upload-Complete") == "?1")
+        (
+            Int64(response.value(forHTTPHeaderField: "Upload-Offset") ?? "") ?? 0,
+            response.value(forHTTPHeaderField: "Upload-Complete") == "?1"
+        )
     }
 
     /// No cookies, no cache, and no redirects: a redirect would carry the
@@ -296,8 +329,10 @@ public struct SyncClient: Sendable {
     }
 
     final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
             completionHandler(nil)
         }
     }

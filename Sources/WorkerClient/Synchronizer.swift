@@ -81,8 +81,10 @@ public struct Synchronizer: Sendable {
         try store.pruneBlobs()
         report.waiting = try store.pending().count
         if let serverTrouble {
-            throw SyncClient.Failure(kind: .unreachable, message: "pulled \(report.pulledRows) change(s), but \(report.waiting) "
-                + "change(s) stay queued: \(serverTrouble.message)", status: serverTrouble.status)
+            throw SyncClient.Failure(
+                kind: .unreachable,
+                message: "pulled \(report.pulledRows) change(s), but \(report.waiting) "
+                    + "change(s) stay queued: \(serverTrouble.message)", status: serverTrouble.status)
         }
         return report
     }
@@ -130,8 +132,10 @@ public struct Synchronizer: Sendable {
     /// attachment whose file could not be uploaded and the later changes of its task, which wait
     /// (a completion must not go ahead of the photo it needs). A file the server refuses for good
     /// (its type, its size) refuses its attachment; no answer ends the pushes, as for a push.
-    private func uploadFiles(of changes: [(replica: String, change: WorkerChange)],
-                             report: inout Report) async throws -> ([(replica: String, change: WorkerChange)], SyncClient.Failure?) {
+    private func uploadFiles(
+        of changes: [(replica: String, change: WorkerChange)],
+        report: inout Report
+    ) async throws -> ([(replica: String, change: WorkerChange)], SyncClient.Failure?) {
         var sendable: [(replica: String, change: WorkerChange)] = []
         var held: Set<Int64> = []
         var done: Set<String> = []
@@ -204,7 +208,8 @@ public struct Synchronizer: Sendable {
             // The server moves on with every piece; one that does not, three times over, is not going to.
             stalled = offset > before || complete ? 0 : stalled + 1
             if stalled >= 3 {
-                throw SyncClient.Failure(kind: .unreachable, message: "the upload of \(digest.prefix(12))… makes no progress; it stays queued")
+                throw SyncClient.Failure(
+                    kind: .unreachable, message: "the upload of \(digest.prefix(12))… makes no progress; it stays queued")
             }
         }
         return sent
@@ -212,8 +217,10 @@ public struct Synchronizer: Sendable {
 
     /// The server refused a whole push (a 4xx other than 404): sends its changes
     /// one at a time so that only the ones it refuses are set aside, with its reason.
-    private func setAsideRefused(_ batch: [WorkerChange], in replica: String, failure: SyncClient.Failure,
-                                 report: inout Report) async throws {
+    private func setAsideRefused(
+        _ batch: [WorkerChange], in replica: String, failure: SyncClient.Failure,
+        report: inout Report
+    ) async throws {
         guard batch.count > 1 else {
             try record([.rejected(batch[0].id, failure.message)], in: &report)
             return

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Opens (and closes) one TCP connection to learn whether a server can be
@@ -28,15 +29,22 @@ enum TCPProbe {
         var candidate: UnsafeMutablePointer<addrinfo>? = first
         while let address = candidate {
             candidate = address.pointee.ai_next
-            let fd = socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(
+                address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { continue }
             defer { close(fd) }
             if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return nil }
-            guard errno == EINPROGRESS else { reason = String(cString: strerror(errno)); continue }
+            guard errno == EINPROGRESS else {
+                reason = String(cString: strerror(errno))
+                continue
+            }
             let left = deadline - ContinuousClock.now
             let millis = max(0, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            guard poll(&poller, 1, millis) > 0 else { reason = "no connection within \(limit)"; continue }
+            guard poll(&poller, 1, millis) > 0 else {
+                reason = "no connection within \(limit)"
+                continue
+            }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)

@@ -90,8 +90,9 @@ public struct Watcher: Sendable {
                 group.addTask {
                     while true {
                         guard let local = try store.replicas().first(where: { $0.name == replica.name }) else { return }
-                        let lines = synchronizer.client.follow(local.name, epoch: local.epoch, since: local.position,
-                                                               limit: synchronizer.pageSize, for: wait)
+                        let lines = synchronizer.client.follow(
+                            local.name, epoch: local.epoch, since: local.position,
+                            limit: synchronizer.pageSize, for: wait)
                         let opened = ContinuousClock.now
                         for try await line in lines {
                             let goesOn = try applying.withLock {
@@ -132,7 +133,9 @@ public struct Watcher: Sendable {
         init(_ store: LocalStore) throws {
             me = try store.setting("person_id").flatMap { Int64($0) }
             tasks = Dictionary(try store.tasks().map { ($0.id, $0) }) { first, _ in first }
-            refused = Dictionary(try store.outbox().filter { $0.state == "rejected" || $0.state == "refused" }.map { ($0.changeID, $0) }) { first, _ in first }
+            refused = Dictionary(try store.outbox().filter { $0.state == "rejected" || $0.state == "refused" }.map { ($0.changeID, $0) }) {
+                first, _ in first
+            }
         }
 
         /// One line per piece of news: a new task for me or my team, a task of

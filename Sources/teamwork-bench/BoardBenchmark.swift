@@ -4,8 +4,9 @@ import Foundation
 import LocalPostgres
 import TeamworkModel
 import TeamworkTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `teamwork-bench board`: how fast the dispatcher's board renders a busy day on a real
@@ -27,7 +28,10 @@ struct BoardBenchmark: AsyncParsableCommand {
     @Option(help: "Requests per page measured.") var requests = 200
     @Option(help: "Port for the service.") var port = 18_284
     @Option(help: ArgumentHelp("Write board.png, task.png and map.png here.", valueName: "dir")) var screenshots: String?
-    @Option(help: "Then this many junk sign-ins at once from one address, measured against /health, a worker's pull and the master's connections (0: none).")
+    @Option(
+        help:
+            "Then this many junk sign-ins at once from one address, measured against /health, a worker's pull and the master's connections (0: none)."
+    )
     var flood = 0
 
     func validate() throws {
@@ -58,14 +62,22 @@ struct BoardBenchmark: AsyncParsableCommand {
         let log = folder.appending(path: "service.log").path
         let service = try ChildProcess.spawn(
             // `run` when flooding: the generator and the listener beside the endpoint, as /health reports them.
-            [binary, flood > 0 ? "run" : "serve", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-             "--port", String(port), "--log-level", "error"], standardOutput: log, standardError: log)
-        defer { kill(service, SIGTERM); _ = try? ChildProcess.wait(service) }
+            [
+                binary, flood > 0 ? "run" : "serve", "--database-url", url.connectionString, "--replicas",
+                folder.appending(path: "replicas").path,
+                "--port", String(port), "--log-level", "error",
+            ], standardOutput: log, standardError: log)
+        defer {
+            kill(service, SIGTERM)
+            _ = try? ChildProcess.wait(service)
+        }
         try await LoadBenchmark.waitForHealth(port: port)
 
         let cookie = try await signIn(token: token)
-        print("machine: \(ProcessInfo.processInfo.processorCount) cores; \(tasks) tasks on \(day) in \(teams) crews of 8 "
-              + "(Europe/Stockholm); teamwork-service \(flood > 0 ? "run" : "serve") (\(binary)); \(requests) requests per page, one at a time")
+        print(
+            "machine: \(ProcessInfo.processInfo.processorCount) cores; \(tasks) tasks on \(day) in \(teams) crews of 8 "
+                + "(Europe/Stockholm); teamwork-service \(flood > 0 ? "run" : "serve") (\(binary)); \(requests) requests per page, one at a time"
+        )
         if requests > 0 {
             let pages: [(String, String, [String: String])] = [
                 ("/health (floor)", "/health", [:]),
@@ -91,9 +103,12 @@ struct BoardBenchmark: AsyncParsableCommand {
                 samples.sort()
                 let p50 = LoadBenchmark.percentile(samples, 0.5), p95 = LoadBenchmark.percentile(samples, 0.95)
                 if floor == 0 { floor = p50 }
-                print(label.padding(toLength: 24, withPad: " ", startingAt: 0) + String(format: " p50 %7.1f ms  p95 %7.1f ms  p99 %7.1f ms  max %7.1f ms  %6.0f KB  (p50 %5.1f× /health)",
-                             p50, p95, LoadBenchmark.percentile(samples, 0.99), samples.last ?? .nan,
-                             Double(bytes) / 1024, p50 / floor))
+                print(
+                    label.padding(toLength: 24, withPad: " ", startingAt: 0)
+                        + String(
+                            format: " p50 %7.1f ms  p95 %7.1f ms  p99 %7.1f ms  max %7.1f ms  %6.0f KB  (p50 %5.1f× /health)",
+                            p50, p95, LoadBenchmark.percentile(samples, 0.99), samples.last ?? .nan,
+                            Double(bytes) / 1024, p50 / floor))
             }
             let figures = LoadBenchmark.memory(service)
             print(String(format: "service RSS %.0f MB (peak %.0f MB)", figures.now, figures.peak))
@@ -108,7 +123,8 @@ struct BoardBenchmark: AsyncParsableCommand {
         try await CentralStore.withStore(url) { store in
             try await Migrator().migrate(store)
             var store = store
-            let maria = try await store.addPerson(NewPerson(firstName: "Maria", lastName: "Dispatcher", email: "maria@bench.example", role: .manager))
+            let maria = try await store.addPerson(
+                NewPerson(firstName: "Maria", lastName: "Dispatcher", email: "maria@bench.example", role: .manager))
             store.actorID = maria.id
             let first = ["Ann", "Bo", "Cleo", "Dag", "Eva", "Filip", "Greta", "Hugo", "Ida", "Jon", "Karin", "Leo"]
             let last = ["Lind", "Berg", "Ek", "Holm", "Nord", "Sund", "Strand", "Dahl"]
@@ -118,9 +134,10 @@ struct BoardBenchmark: AsyncParsableCommand {
                 let team = try await store.addTeam(NewTeam(slug: "crew-\(crew)", name: "Crew \(crew)", timeZone: "Europe/Stockholm"))
                 var members: [Person] = []
                 for index in 0..<8 {
-                    let person = try await store.addPerson(NewPerson(
-                        firstName: first[(crew * 8 + index) % first.count], lastName: last[(crew + index) % last.count],
-                        email: "w\(crew)-\(index)@bench.example", role: .worker, skills: skills[index % skills.count]))
+                    let person = try await store.addPerson(
+                        NewPerson(
+                            firstName: first[(crew * 8 + index) % first.count], lastName: last[(crew + index) % last.count],
+                            email: "w\(crew)-\(index)@bench.example", role: .worker, skills: skills[index % skills.count]))
                     try await store.addMember(teamID: team.id, personID: person.id)
                     members.append(person)
                 }
@@ -128,9 +145,12 @@ struct BoardBenchmark: AsyncParsableCommand {
             }
             var sites: [Location] = []
             for index in 0..<60 {
-                sites.append(try await store.addLocation(NewLocation(
-                    name: "Site \(index + 1)", latitude: 59.25 + Double(index % 10) * 0.03, longitude: 17.85 + Double(index / 10) * 0.06,
-                    address: Address(street: "Gatan \(index + 1)", city: "Stockholm", country: "SE"))))
+                sites.append(
+                    try await store.addLocation(
+                        NewLocation(
+                            name: "Site \(index + 1)", latitude: 59.25 + Double(index % 10) * 0.03,
+                            longitude: 17.85 + Double(index / 10) * 0.06,
+                            address: Address(street: "Gatan \(index + 1)", city: "Stockholm", country: "SE"))))
             }
             let titles = ["Replace meter", "Inspect transformer", "Repair street light", "Read meters", "Cable fault", "Check substation"]
             var sample: Int64 = 0
@@ -138,10 +158,12 @@ struct BoardBenchmark: AsyncParsableCommand {
                 let crew = crews[index % crews.count]
                 let start = zone.instant(day, LocalTime(hour: 7 + (index / crews.count) % 11, minute: (index % 4) * 15)!)
                 let assignee = index % 3 == 0 ? nil : crew.members[index % crew.members.count]
-                let task = try await store.createTask(NewTask(
-                    title: "\(titles[index % titles.count]) #\(index + 1)", priority: Priority.allCases[index % 4],
-                    assignment: try Assignment(teamID: crew.team.id, assigneeID: assignee?.id), locationID: sites[index % sites.count].id,
-                    window: try TimeWindow(start: start, end: start.addingTimeInterval(5_400))), force: true)
+                let task = try await store.createTask(
+                    NewTask(
+                        title: "\(titles[index % titles.count]) #\(index + 1)", priority: Priority.allCases[index % 4],
+                        assignment: try Assignment(teamID: crew.team.id, assigneeID: assignee?.id),
+                        locationID: sites[index % sites.count].id,
+                        window: try TimeWindow(start: start, end: start.addingTimeInterval(5_400))), force: true)
                 if index == 1 { sample = task.id }
             }
             return (try await store.issueToken(personID: maria.id, label: "bench").secret, sample)
@@ -154,11 +176,15 @@ struct BoardBenchmark: AsyncParsableCommand {
         guard let nonce = form.header("set-cookie")?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last else {
             throw TeamworkError(.internal, "the sign-in page set no cookie")
         }
-        let answer = try await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
-            "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
-        ], body: Data("csrf=\(nonce)&token=\(token)".utf8))
-        guard answer.status == 303, let session = answer.header("set-cookie")?.split(separator: "\n")
-            .first(where: { $0.hasPrefix("tw_session=") })?.split(separator: ";").first else {
+        let answer = try await LocalHTTP.request(
+            .post, port: port, "/board/sign-in",
+            headers: [
+                "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+            ], body: Data("csrf=\(nonce)&token=\(token)".utf8))
+        guard answer.status == 303,
+            let session = answer.header("set-cookie")?.split(separator: "\n")
+                .first(where: { $0.hasPrefix("tw_session=") })?.split(separator: ";").first
+        else {
             throw TeamworkError(.internal, "sign-in failed: \(answer.status) \(answer.text.prefix(200))")
         }
         return String(session)
@@ -180,7 +206,9 @@ struct BoardBenchmark: AsyncParsableCommand {
                 try await page.waitForLoad()
             }
             guard try await !page.url().hasSuffix("/sign-in") else { throw TeamworkError(.internal, "the browser could not sign in") }
-            for (file, path) in [("board.png", "?day=\(day)&team=crew-1&team=crew-2"), ("task.png", "/tasks/\(task)"), ("map.png", "/map?day=\(day)")] {
+            for (file, path) in [
+                ("board.png", "?day=\(day)&team=crew-1&team=crew-2"), ("task.png", "/tasks/\(task)"), ("map.png", "/map?day=\(day)"),
+            ] {
                 try await page.open(board + path)
                 if file == "map.png" { try await page.waitUntil("document.body.dataset.ready === '1'") }
                 try await Task.sleep(for: .milliseconds(500))
@@ -209,7 +237,8 @@ extension BoardBenchmark {
         defer { Task { await watcher.close() } }
         let limit = try await watcher.clientConnections().limit
         let pull = "/v1/replicas/team-\(team)/changes"
-        for _ in 0..<200 where (try? await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(worker)"]).status) != 200 {
+        for _ in 0..<200
+        where (try? await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(worker)"]).status) != 200 {
             try await Task.sleep(for: .milliseconds(100))
         }
         func backends() async throws -> Int { try await watcher.clientConnections().open }
@@ -225,8 +254,11 @@ extension BoardBenchmark {
                 health.append(UploadBenchmark.seconds(ContinuousClock.now - at) * 1000)
                 if !healthy { healthFailures += 1 }
                 at = ContinuousClock.now
-                let pulled = (try? await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(worker)"],
-                                                           timeout: .seconds(10)).status) == 200
+                let pulled =
+                    (try? await LocalHTTP.request(
+                        port: port, pull, headers: ["Authorization": "Bearer \(worker)"],
+                        timeout: .seconds(10)
+                    ).status) == 200
                 pulls.append(UploadBenchmark.seconds(ContinuousClock.now - at) * 1000)
                 if !pulled { pullFailures += 1 }
                 try? await Task.sleep(for: .milliseconds(5))
@@ -240,9 +272,13 @@ extension BoardBenchmark {
                 for _ in 0..<flood {
                     group.addTask {
                         let nonce = TokenSecret.randomBase64URL()
-                        let status = (try? await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
-                            "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
-                        ], body: Data("csrf=\(nonce)&token=tw_\(TokenSecret.randomBase64URL())".utf8), timeout: .seconds(60)).status) ?? -1
+                        let status =
+                            (try? await LocalHTTP.request(
+                                .post, port: port, "/board/sign-in",
+                                headers: [
+                                    "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                                ], body: Data("csrf=\(nonce)&token=tw_\(TokenSecret.randomBase64URL())".utf8), timeout: .seconds(60)
+                            ).status) ?? -1
                         statuses.mutate { $0[status, default: 0] += 1 }
                     }
                 }
@@ -256,12 +292,15 @@ extension BoardBenchmark {
         let answers = statuses.value.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
         print(String(format: "flood: 5 bursts of %d junk sign-ins at once from one address in %.2f s: %@", flood, elapsed, answers))
         print("master client connections: \(before) before, \(figures.most) at most during the flood (max_connections \(limit))")
-        print(String(format: "/health during the flood: %d asked, %d not 200, p50 %.1f ms, p99 %.1f ms", figures.health.count,
-                     figures.healthFailures, LoadBenchmark.percentile(figures.health, 0.5), LoadBenchmark.percentile(figures.health, 0.99)))
-        print(String(format: "a worker's pull during the flood: %d asked, %d not 200, p50 %.1f ms, p99 %.1f ms", figures.pulls.count,
-                     figures.pullFailures, LoadBenchmark.percentile(figures.pulls, 0.5), LoadBenchmark.percentile(figures.pulls, 0.99)))
+        print(
+            String(
+                format: "/health during the flood: %d asked, %d not 200, p50 %.1f ms, p99 %.1f ms", figures.health.count,
+                figures.healthFailures, LoadBenchmark.percentile(figures.health, 0.5), LoadBenchmark.percentile(figures.health, 0.99)))
+        print(
+            String(
+                format: "a worker's pull during the flood: %d asked, %d not 200, p50 %.1f ms, p99 %.1f ms", figures.pulls.count,
+                figures.pullFailures, LoadBenchmark.percentile(figures.pulls, 0.5), LoadBenchmark.percentile(figures.pulls, 0.99)))
         let signedIn = (try? await signIn(token: dispatcher)) != nil
         print("the dispatcher signs in from the same address after the flood: \(signedIn ? "yes" : "no (the address used its minute)")")
     }
 }
-

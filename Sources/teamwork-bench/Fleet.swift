@@ -55,8 +55,10 @@ final class Fleet: @unchecked Sendable {
         var stopped = false
     }
 
-    init(port: Int, devices: [Device], waitSeconds: Int, live: Live = .stream,
-         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    init(
+        port: Int, devices: [Device], waitSeconds: Int, live: Live = .stream,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
         self.port = port
         self.waitSeconds = waitSeconds
         self.live = live
@@ -117,15 +119,17 @@ final class Fleet: @unchecked Sendable {
         }
         return record.mutate { record in
             defer { record.committed = nil }
-            return Round(latencies: record.latencies.values.sorted(), failures: record.failures,
-                         filesWritten: written.isEmpty ? nil : (written.min()!, written.max()!))
+            return Round(
+                latencies: record.latencies.values.sorted(), failures: record.failures,
+                filesWritten: written.isEmpty ? nil : (written.min()!, written.max()!))
         }
     }
 
     /// CPU seconds (user and system) a process has used so far, from /proc.
     static func cpuSeconds(_ pid: pid_t) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = text.lastIndex(of: ")") else { return .nan }
+            let end = text.lastIndex(of: ")")
+        else { return .nan }
         // After the command's closing parenthesis: state is field 3, utime 14, stime 15.
         let fields = text[text.index(after: end)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
@@ -204,9 +208,10 @@ private final class DeviceConnection: ChannelInboundHandler, @unchecked Sendable
         guard let channel, let fleet else { return }
         asking = true
         var request = channel.allocator.buffer(capacity: 256)
-        request.writeString("GET \(device.replica)?epoch=\(device.epoch)&since=\(device.since)&\(fleet.live.rawValue)=\(fleet.waitSeconds) HTTP/1.1\r\n"
-                            + "Host: 127.0.0.1:\(fleet.port)\r\n"
-                            + "Authorization: Bearer \(device.token)\r\n\r\n")
+        request.writeString(
+            "GET \(device.replica)?epoch=\(device.epoch)&since=\(device.since)&\(fleet.live.rawValue)=\(fleet.waitSeconds) HTTP/1.1\r\n"
+                + "Host: 127.0.0.1:\(fleet.port)\r\n"
+                + "Authorization: Bearer \(device.token)\r\n\r\n")
         channel.writeAndFlush(request, promise: nil)
     }
 

@@ -18,7 +18,10 @@ struct ListenerBenchmark: AsyncParsableCommand {
     @Option(help: "PostgreSQL URL with rights to create a database; default: a throwaway local cluster.")
     var adminURL: String?
     @Option(help: "Number of teams.") var teams = 100
-    @Option(help: "Tasks per team; half are assigned, and each assigned one gets a start and a completion; then a third of all are free ones claimed, started and completed.")
+    @Option(
+        help:
+            "Tasks per team; half are assigned, and each assigned one gets a start and a completion; then a third of all are free ones claimed, started and completed."
+    )
     var tasksPerTeam = 1_000
     @Option(help: "Single changes timed in continuous mode.") var changes = 1_000
     @Option(help: "Worker changes per PostgreSQL transaction.") var batch = 1_000
@@ -74,17 +77,21 @@ struct ListenerBenchmark: AsyncParsableCommand {
     }
 
     /// Writes a backlog, then times one `listen --once` over it.
-    private func measure(_ name: String, _ what: String, _ listener: EventListener,
-                         write: () throws -> Int) async throws {
+    private func measure(
+        _ name: String, _ what: String, _ listener: EventListener,
+        write: () throws -> Int
+    ) async throws {
         var start = ContinuousClock.now
         let written = try write()
         let writing = ReplicaBenchmark.since(start)
         start = ContinuousClock.now
         let report = try await listener.once()
         let elapsed = ReplicaBenchmark.since(start)
-        print(String(format: "%@: %d changes (%@) written in %.2f s, applied to the master in %.2f s = %.0f changes/s; %d applied, %d conflicts",
-                     name, report.recorded, what, writing, elapsed, Double(report.recorded) / elapsed, report.applied,
-                     report.conflicts))
+        print(
+            String(
+                format: "%@: %d changes (%@) written in %.2f s, applied to the master in %.2f s = %.0f changes/s; %d applied, %d conflicts",
+                name, report.recorded, what, writing, elapsed, Double(report.recorded) / elapsed, report.applied,
+                report.conflicts))
         if report.recorded != written {
             print("warning: \(written) written, \(report.recorded) recorded")
         }
@@ -130,8 +137,9 @@ struct ListenerBenchmark: AsyncParsableCommand {
         try await CentralStore.withStore(url, logger: quiet) { store in
             for (task, team, person) in targets {
                 let start = ContinuousClock.now
-                _ = try directory.push([WorkerChange(id: "reopen-\(task)", operation: .reopen, taskID: task, madeAt: Date())],
-                                       to: .team(team), by: person)
+                _ = try directory.push(
+                    [WorkerChange(id: "reopen-\(task)", operation: .reopen, taskID: task, madeAt: Date())],
+                    to: .team(team), by: person)
                 while await iterator.next() != nil {
                     if try await store.task(id: task).status != .completed { break }
                 }
@@ -140,9 +148,11 @@ struct ListenerBenchmark: AsyncParsableCommand {
         }
         samples.sort()
         func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int(Double(samples.count) * p))] }
-        print(String(format: "latency from a change written to a team database to the master showing it, over %d changes "
-            + "(continuous mode, generator running): p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-                     samples.count, percentile(0.5), percentile(0.99), samples.last ?? 0))
+        print(
+            String(
+                format: "latency from a change written to a team database to the master showing it, over %d changes "
+                    + "(continuous mode, generator running): p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+                samples.count, percentile(0.5), percentile(0.99), samples.last ?? 0))
         listener.stop()
         await listening.value
     }

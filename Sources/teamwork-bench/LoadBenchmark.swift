@@ -24,7 +24,9 @@ struct LoadBenchmark: AsyncParsableCommand {
     var adminURL: String?
     @Option(help: "Teams.") var teams = 50
     @Option(help: "Workers per team (each with a token of their own).") var workersPerTeam = 20
-    @Option(help: "Watching devices for fan-out and the restart storm: teams of 100 chosen to reach it (instead of --teams, --workers-per-team).")
+    @Option(
+        help:
+            "Watching devices for fan-out and the restart storm: teams of 100 chosen to reach it (instead of --teams, --workers-per-team).")
     var devices: Int?
     @Option(help: "Tasks per team.") var tasksPerTeam = 200
     @Option(help: "Seconds per wrk run.") var seconds = 10
@@ -34,7 +36,10 @@ struct LoadBenchmark: AsyncParsableCommand {
     var fanOuts = 3
     @Option(help: "Measure only these, comma-separated: noop, first, push, fanout, restart, waits (the /health ceiling always).")
     var only: String?
-    @Option(help: "How the fleet hears of changes, each measured in turn: stream (what watch uses), wait (one live-mode request after another). The restart storm uses the first.")
+    @Option(
+        help:
+            "How the fleet hears of changes, each measured in turn: stream (what watch uses), wait (one live-mode request after another). The restart storm uses the first."
+    )
     var live = "stream,wait"
     @Option(help: "The service's --log-level (its log is service.log in the bench folder).") var serviceLogLevel = "error"
     @Flag(help: "Keep the service and its cluster running at the end, until Ctrl-C (to attach perf or gdb).")
@@ -74,15 +79,21 @@ struct LoadBenchmark: AsyncParsableCommand {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appending(path: "teamwork-service").path
         let log = folder.appending(path: "service.log").path
-        let arguments = [binary, "run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
-                         "--log-level", serviceLogLevel]
+        let arguments = [
+            binary, "run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
+            "--log-level", serviceLogLevel,
+        ]
         var service = try ChildProcess.spawn(arguments, standardOutput: log, standardError: log)
-        defer { kill(service, SIGTERM); _ = try? ChildProcess.wait(service) }
+        defer {
+            kill(service, SIGTERM)
+            _ = try? ChildProcess.wait(service)
+        }
         let base = "http://127.0.0.1:\(port)"
         try await Self.waitForHealth(port: port)
 
-        print("machine: \(ProcessInfo.processInfo.processorCount) cores; \(workers.count) workers in \(teams) teams, "
-              + "\(tasksPerTeam) tasks a team; teamwork-service run (\(binary)); wrk \(seconds) s a run")
+        print(
+            "machine: \(ProcessInfo.processInfo.processorCount) cores; \(workers.count) workers in \(teams) teams, "
+                + "\(tasksPerTeam) tasks a team; teamwork-service run (\(binary)); wrk \(seconds) s a run")
 
         // Every worker's current position in their team's replica, as a device that synced holds it.
         func positions() async throws -> [Fleet.Device] {
@@ -140,7 +151,8 @@ struct LoadBenchmark: AsyncParsableCommand {
         }
 
         let (_, filesAfterRequests, peakAfterRequests) = Self.memory(service)
-        print(String(format: "service peak RSS through the pulls and pushes: %.0f MB (%d open files)", peakAfterRequests, filesAfterRequests))
+        print(
+            String(format: "service peak RSS through the pulls and pushes: %.0f MB (%d open files)", peakAfterRequests, filesAfterRequests))
 
         // Live fan-out: every worker waits on their team over a connection kept alive, as `watch` does;
         // one master commit changes a task of every team. (The pushes moved the replicas on: devices
@@ -159,9 +171,11 @@ struct LoadBenchmark: AsyncParsableCommand {
             let settleStarted = ContinuousClock.now
             await fleet.start()
             let settled = try await Self.waitForWaiting(current.count, port: port, within: .seconds(120))
-            print(String(format: "%d devices connected (at most 256 connecting at once), %d waiting after %.1f s",
-                         current.count, settled.count, UploadBenchmark.seconds(ContinuousClock.now - settleStarted))
-                  + Self.describe(fleet.failures()) + Self.overflowLine(since: overflowsAtStart))
+            print(
+                String(
+                    format: "%d devices connected (at most 256 connecting at once), %d waiting after %.1f s",
+                    current.count, settled.count, UploadBenchmark.seconds(ContinuousClock.now - settleStarted))
+                    + Self.describe(fleet.failures()) + Self.overflowLine(since: overflowsAtStart))
             for round in runs("fanout") ? Array(1...max(1, fanOuts)) : [] {
                 let waiting = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
                 let overflows = Self.listenOverflows()
@@ -172,13 +186,17 @@ struct LoadBenchmark: AsyncParsableCommand {
                 }
                 let used = (Fleet.cpuSeconds(service) - cpu.0, Fleet.cpuSeconds(getpid()) - cpu.1)
                 let latencies = fan.latencies
-                print(String(format: "live fan-out %d of %d: %d devices waiting; one master commit touching %d teams -> "
-                             + "%d answered; commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
-                             round, fanOuts, waiting.count, teams, latencies.count, Self.percentile(latencies, 0.5),
-                             Self.percentile(latencies, 0.99), latencies.max() ?? 0)
-                      + (fan.filesWritten.map { String(format: "; replica files written %.0f-%.0f ms after the commit", $0.first, $0.last) } ?? "")
-                      + String(format: "; CPU meanwhile: service %.2f s, benchmark %.2f s", used.0, used.1)
-                      + Self.describe(fan.failures) + Self.overflowLine(since: overflows))
+                print(
+                    String(
+                        format: "live fan-out %d of %d: %d devices waiting; one master commit touching %d teams -> "
+                            + "%d answered; commit to answer p50 %.0f ms, p99 %.0f ms, max %.0f ms (generator, file write and wake included)",
+                        round, fanOuts, waiting.count, teams, latencies.count, Self.percentile(latencies, 0.5),
+                        Self.percentile(latencies, 0.99), latencies.max() ?? 0)
+                        + (fan.filesWritten.map {
+                            String(format: "; replica files written %.0f-%.0f ms after the commit", $0.first, $0.last)
+                        } ?? "")
+                        + String(format: "; CPU meanwhile: service %.2f s, benchmark %.2f s", used.0, used.1)
+                        + Self.describe(fan.failures) + Self.overflowLine(since: overflows))
             }
 
             // A restart with every device watching: SIGTERM, start again, and every device reconnecting
@@ -197,16 +215,24 @@ struct LoadBenchmark: AsyncParsableCommand {
                 let healthy = ContinuousClock.now
                 let overflowsHealthy = Self.listenOverflows()
                 var curve: [String] = []
-                let ninetyNine = try await Self.waitForWaiting(Int((Double(current.count) * 0.99).rounded(.up)), port: port, within: .seconds(120)) {
+                let ninetyNine = try await Self.waitForWaiting(
+                    Int((Double(current.count) * 0.99).rounded(.up)), port: port, within: .seconds(120)
+                ) {
                     curve.append("\($0) s: \($1)")
                 }
                 let all = try await Self.waitForWaiting(current.count, port: port, within: .seconds(60))
-                print(String(format: "restart storm: SIGTERM to exit %.1f s, start to /health answering %.1f s; from then, 99%% of the devices waiting again "
-                             + "after %.1f s, %d of %d after %.1f s (%d not waiting again)",
-                             UploadBenchmark.seconds(down - signalled), UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count, current.count,
-                             ninetyNine.seconds + all.seconds, current.count - all.count)
-                      + Self.describe(fleet.failures()) + Self.overflowLine(since: overflows)
-                      + (overflowsDown.flatMap { d in overflowsHealthy.map { h in " (\(d - (overflows ?? d)) while stopping, \(h - d) while starting)" } } ?? ""))
+                print(
+                    String(
+                        format:
+                            "restart storm: SIGTERM to exit %.1f s, start to /health answering %.1f s; from then, 99%% of the devices waiting again "
+                            + "after %.1f s, %d of %d after %.1f s (%d not waiting again)",
+                        UploadBenchmark.seconds(down - signalled), UploadBenchmark.seconds(healthy - down), ninetyNine.seconds, all.count,
+                        current.count,
+                        ninetyNine.seconds + all.seconds, current.count - all.count)
+                        + Self.describe(fleet.failures()) + Self.overflowLine(since: overflows)
+                        + (overflowsDown.flatMap { d in
+                            overflowsHealthy.map { h in " (\(d - (overflows ?? d)) while stopping, \(h - d) while starting)" }
+                        } ?? ""))
                 print("restart storm: devices waiting again, by seconds after /health: " + curve.joined(separator: ", "))
             }
             await fleet.stop()
@@ -226,9 +252,11 @@ struct LoadBenchmark: AsyncParsableCommand {
             let held = try await Self.waitForWaiting(openWaits, port: port, within: .seconds(120))
             let (rssNow, files) = Self.processFigures(service)
             let loaded = try measure("health under waits", connections: 64, scripted: false)
-            print(String(format: "%d live waits open (of %d asked): service RSS %.0f MB (%.0f MB before them, %.1f KB a wait), %d open files; ",
-                         held.count, openWaits, rssNow, rssBefore, (rssNow - rssBefore) * 1024 / Double(max(1, held.count)), files)
-                  + loaded.line("/health meanwhile", ceiling: nil) + Self.describe(holders.failures()))
+            print(
+                String(
+                    format: "%d live waits open (of %d asked): service RSS %.0f MB (%.0f MB before them, %.1f KB a wait), %d open files; ",
+                    held.count, openWaits, rssNow, rssBefore, (rssNow - rssBefore) * 1024 / Double(max(1, held.count)), files)
+                    + loaded.line("/health meanwhile", ceiling: nil) + Self.describe(holders.failures()))
             await holders.stop()
         }
         let (_, _, peak) = Self.memory(service)
@@ -337,8 +365,10 @@ struct LoadBenchmark: AsyncParsableCommand {
     /// Waits until the service holds `count` live-mode waits (by `teamwork_sync_open_waits`), or no
     /// more than `count` with `fewer`, or `limit` passes: how many it held, and when.
     /// `curve`: the count at each whole second on the way (how a restart's reconnections spread out).
-    static func waitForWaiting(_ count: Int, port: Int, within limit: Duration, fewer: Bool = false,
-                               curve: ((Int, Int) -> Void)? = nil) async throws -> (count: Int, seconds: Double) {
+    static func waitForWaiting(
+        _ count: Int, port: Int, within limit: Duration, fewer: Bool = false,
+        curve: ((Int, Int) -> Void)? = nil
+    ) async throws -> (count: Int, seconds: Double) {
         let started = ContinuousClock.now
         var waiting = fewer ? Int.max : 0
         var second = 1

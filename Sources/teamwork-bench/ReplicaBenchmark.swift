@@ -7,8 +7,9 @@ import PostgresNIO
 import ReplicaGenerator
 @_spi(Benchmark) import TeamDatabase
 import TeamworkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `teamwork-bench replicas`: seeds a synthetic master and measures the replica
@@ -32,7 +33,10 @@ struct ReplicaBenchmark: AsyncParsableCommand {
     var buildThreads = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Full rebuilds to time, one after another (the VM's speed drifts; several show the spread).")
     var rebuilds = 1
-    @Option(help: "After the first rebuild, push a start and a completion of this many tasks into each team file, as the sync endpoint would, so the later rebuilds carry field history over (0: none).")
+    @Option(
+        help:
+            "After the first rebuild, push a start and a completion of this many tasks into each team file, as the sync endpoint would, so the later rebuilds carry field history over (0: none)."
+    )
     var fieldWork = 0
 
     func run() async throws {
@@ -65,19 +69,26 @@ struct ReplicaBenchmark: AsyncParsableCommand {
             rebuildSeconds = Self.since(clock)
             let cpu = (user: Self.cpuSeconds().user - cpuBefore.user, system: Self.cpuSeconds().system - cpuBefore.system)
             let postgresCPU = Self.postgresCPUSeconds() - postgresBefore
-            print(String(format: "full rebuild: %d tasks into %d replicas in %.2f s = %.0f tasks/s",
-                         rebuilt.tasks, rebuilt.replicas, rebuildSeconds, Double(rebuilt.tasks) / rebuildSeconds))
-            print(String(format: "CPU during the rebuild: generator %.2f s user + %.2f s system; PostgreSQL (all its processes here) %.2f s",
-                         cpu.user, cpu.system, postgresCPU))
+            print(
+                String(
+                    format: "full rebuild: %d tasks into %d replicas in %.2f s = %.0f tasks/s",
+                    rebuilt.tasks, rebuilt.replicas, rebuildSeconds, Double(rebuilt.tasks) / rebuildSeconds))
+            print(
+                String(
+                    format: "CPU during the rebuild: generator %.2f s user + %.2f s system; PostgreSQL (all its processes here) %.2f s",
+                    cpu.user, cpu.system, postgresCPU))
         }
         print("peak RSS after the full rebuild: \(Self.peakRSSMegabytes()) MB")
 
         if baselineTeams > 0 {
             let seconds = try baseline(url, teams: min(baselineTeams, teams))
             let perTeam = seconds / Double(min(baselineTeams, teams))
-            print(String(format: "baseline psql+sqlite3 export: %.2f s for %d teams = %.1f ms/team, projected %.1f s for %d teams (%.1fx the rebuild)",
-                         seconds, min(baselineTeams, teams), perTeam * 1000, perTeam * Double(teams), teams,
-                         perTeam * Double(teams) / rebuildSeconds))
+            print(
+                String(
+                    format:
+                        "baseline psql+sqlite3 export: %.2f s for %d teams = %.1f ms/team, projected %.1f s for %d teams (%.1fx the rebuild)",
+                    seconds, min(baselineTeams, teams), perTeam * 1000, perTeam * Double(teams), teams,
+                    perTeam * Double(teams) / rebuildSeconds))
         }
 
         try await latency(url, generator: generator)
@@ -90,8 +101,10 @@ struct ReplicaBenchmark: AsyncParsableCommand {
         clock = .now
         let report = try await generator.catchUp()
         let catchUpSeconds = Self.since(clock)
-        print(String(format: "catch-up: %d changes (written to the master in %.1f s) applied in %.2f s = %.0f changes/s, %d replica writes",
-                     changed, writeSeconds, catchUpSeconds, Double(report.entries) / catchUpSeconds, report.replicaWrites))
+        print(
+            String(
+                format: "catch-up: %d changes (written to the master in %.1f s) applied in %.2f s = %.0f changes/s, %d replica writes",
+                changed, writeSeconds, catchUpSeconds, Double(report.entries) / catchUpSeconds, report.replicaWrites))
         print("peak RSS at the end: \(Self.peakRSSMegabytes()) MB")
         let drift = try await generator.verify()
         print("verify: \(drift.isEmpty ? "no drift" : "\(drift.count) differences")")
@@ -116,8 +129,10 @@ struct ReplicaBenchmark: AsyncParsableCommand {
         }
         samples.sort()
         func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int(Double(samples.count) * p))] }
-        print(String(format: "incremental latency over %d changes (continuous mode): p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-                     samples.count, percentile(0.5), percentile(0.99), samples.last ?? 0))
+        print(
+            String(
+                format: "incremental latency over %d changes (continuous mode): p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+                samples.count, percentile(0.5), percentile(0.99), samples.last ?? 0))
     }
 
     private func seed(_ url: DatabaseURL) async throws {
@@ -137,8 +152,10 @@ struct ReplicaBenchmark: AsyncParsableCommand {
             accepted += try directory.syntheticFieldWork(in: replica, limit: fieldWork)
             files += 1
         }
-        print(String(format: "field work: %d changes pushed into %d team files in %.1f s (carried over by the rebuilds below)",
-                     accepted, files, Self.since(clock)))
+        print(
+            String(
+                format: "field work: %d changes pushed into %d team files in %.1f s (carried over by the rebuilds below)",
+                accepted, files, Self.since(clock)))
     }
 
     private func baseline(_ url: DatabaseURL, teams: Int) throws -> Double {
@@ -166,7 +183,9 @@ struct ReplicaBenchmark: AsyncParsableCommand {
         chmod(directory.path, 0o755)
         let cluster = LocalCluster(.init(directory: directory.appending(path: "postgres")))
         try cluster.ensureRunning()
-        return (DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres"), cluster)
+        return (
+            DatabaseURL(endpoint: .unixSocket(path: cluster.socketPath), username: LocalCluster.superuser, database: "postgres"), cluster
+        )
     }
 
     static func since(_ start: ContinuousClock.Instant) -> Double {
@@ -189,8 +208,9 @@ struct ReplicaBenchmark: AsyncParsableCommand {
         var total = 0.0
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(name) != nil {
             guard let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
-                  stat[stat.index(after: open)..<close] == "postgres" else { continue }
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                stat[stat.index(after: open)..<close] == "postgres"
+            else { continue }
             // After the command: state is field 3; utime and stime are fields 14 and 15,
             // and the CPU of reaped children (the postmaster's ended backends) 16 and 17.
             let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
@@ -202,8 +222,9 @@ struct ReplicaBenchmark: AsyncParsableCommand {
 
     static func peakRSSMegabytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return -1 }
         return kilobytes / 1024
     }
 }

@@ -53,8 +53,9 @@ struct SyncBenchmark: AsyncParsableCommand {
         try await Task.sleep(for: .milliseconds(500))
 
         let store = try LocalStore(path: folder.appending(path: "device.sqlite").path)
-        let synchronizer = Synchronizer(client: SyncClient(server: URL(string: "http://127.0.0.1:\(port)/")!, token: secret),
-                                        store: store)
+        let synchronizer = Synchronizer(
+            client: SyncClient(server: URL(string: "http://127.0.0.1:\(port)/")!, token: secret),
+            store: store)
         print("machine: \(ProcessInfo.processInfo.processorCount) cores; team of \(tasks) tasks; server and client in one process")
 
         var start = ContinuousClock.now
@@ -68,20 +69,27 @@ struct SyncBenchmark: AsyncParsableCommand {
             samples.append(ReplicaBenchmark.since(start) * 1000)
         }
         samples.sort()
-        print(String(format: "no-op sync: median %.1f ms, max %.1f ms over %d syncs", samples[samples.count / 2], samples.last!, samples.count))
+        print(
+            String(
+                format: "no-op sync: median %.1f ms, max %.1f ms over %d syncs", samples[samples.count / 2], samples.last!, samples.count))
 
         _ = try await CentralStore.withStore(url) { try await $0.benchmarkTouch(firstTasks: changes) }
         try await generator.catchUp()
         start = .now
         let delta = try await synchronizer.sync()
-        print(String(format: "sync after %d master changes: %d rows in %.1f ms", changes, delta.pulledRows, ReplicaBenchmark.since(start) * 1000))
+        print(
+            String(
+                format: "sync after %d master changes: %d rows in %.1f ms", changes, delta.pulledRows, ReplicaBenchmark.since(start) * 1000)
+        )
 
         for index in 0..<queued {
             _ = try store.enqueue(.checkin, taskID: nil, in: "team-1", by: 1, latitude: Double(index % 90), longitude: 0)
         }
         start = .now
         let push = try await synchronizer.sync()
-        print(String(format: "push of %d queued changes: %d accepted, %d rejected in %.0f ms",
-                     queued, push.pushed, push.rejected, ReplicaBenchmark.since(start) * 1000))
+        print(
+            String(
+                format: "push of %d queued changes: %d accepted, %d rejected in %.0f ms",
+                queued, push.pushed, push.rejected, ReplicaBenchmark.since(start) * 1000))
     }
 }

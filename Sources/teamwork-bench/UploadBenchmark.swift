@@ -5,8 +5,9 @@ import Foundation
 import LocalPostgres
 import TeamworkModel
 import TeamworkTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `teamwork-bench uploads`: many devices uploading photos at once to a real
@@ -55,9 +56,14 @@ struct UploadBenchmark: AsyncParsableCommand {
             .deletingLastPathComponent().appending(path: "teamwork-service").path
         let log = folder.appending(path: "service.log").path
         let service = try ChildProcess.spawn(
-            [binary, "serve", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
-             "--log-level", "error"], standardOutput: log, standardError: log)
-        defer { kill(service, SIGTERM); _ = try? ChildProcess.wait(service) }
+            [
+                binary, "serve", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
+                "--log-level", "error",
+            ], standardOutput: log, standardError: log)
+        defer {
+            kill(service, SIGTERM)
+            _ = try? ChildProcess.wait(service)
+        }
         try await LoadBenchmark.waitForHealth(port: port)
 
         // The photos: distinct bytes each (a JPEG's first bytes, its number, then noise), each made by its
@@ -73,8 +79,9 @@ struct UploadBenchmark: AsyncParsableCommand {
         }
         let digests = (0..<files).map { BlobDigest(of: photo($0)).hex }
         let active = min(devices, tokens.count)
-        print("machine: \(ProcessInfo.processInfo.processorCount) cores; \(files) files of \(megabytes) MB from \(active) devices "
-              + "at once, in \(Self.piece / 1024) KB pieces; teamwork-service serve (\(binary))")
+        print(
+            "machine: \(ProcessInfo.processInfo.processorCount) cores; \(files) files of \(megabytes) MB from \(active) devices "
+                + "at once, in \(Self.piece / 1024) KB pieces; teamwork-service serve (\(binary))")
 
         // Uploads: each device sends its share, one file after another, piece by piece.
         let clock = ContinuousClock()
@@ -99,10 +106,15 @@ struct UploadBenchmark: AsyncParsableCommand {
                             let end = min(offset + Self.piece, bytes.count)
                             let answer = try await LocalHTTP.request(
                                 .patch, port: port, "/v1/blobs/\(digests[index])",
-                                headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/offset+octet-stream",
-                                          "Upload-Offset": String(offset), "Upload-Length": String(bytes.count)],
+                                headers: [
+                                    "Authorization": "Bearer \(token)", "Content-Type": "application/offset+octet-stream",
+                                    "Upload-Offset": String(offset), "Upload-Length": String(bytes.count),
+                                ],
                                 body: Data(bytes[offset..<end]), timeout: .seconds(60))
-                            guard [200, 201].contains(answer.status) else { failed += 1; break }
+                            guard [200, 201].contains(answer.status) else {
+                                failed += 1
+                                break
+                            }
                             offset = end
                         }
                     }
@@ -147,11 +159,15 @@ struct UploadBenchmark: AsyncParsableCommand {
         }
         let diskRate = total / Self.seconds(clock.now - diskStarted)
 
-        print(String(format: "uploads: %.0f MB in %.1f s = %.0f MB/s (%.0f files/s), %d failed", total, uploadSeconds, uploadRate,
-                     Double(files) / uploadSeconds, failures))
+        print(
+            String(
+                format: "uploads: %.0f MB in %.1f s = %.0f MB/s (%.0f files/s), %d failed", total, uploadSeconds, uploadRate,
+                Double(files) / uploadSeconds, failures))
         print(String(format: "disk alone, same writes: %.0f MB/s; uploads reach %.0f%% of it", diskRate, 100 * uploadRate / diskRate))
-        print(String(format: "service RSS: %.0f MB at most while uploading (%.0f MB now, peak %.0f MB by the kernel); files are %d MB each",
-                     peakRSS.value, figures.now, figures.peak, megabytes))
+        print(
+            String(
+                format: "service RSS: %.0f MB at most while uploading (%.0f MB now, peak %.0f MB by the kernel); files are %d MB each",
+                peakRSS.value, figures.now, figures.peak, megabytes))
         let stored = try FileBlobStore(root: replicas.appending(path: "blobs")).inventory()
         print("stored: \(stored.complete.count) files whole, \(stored.partial.count) unfinished")
         try? FileManager.default.removeItem(at: folder)

@@ -6,8 +6,10 @@ struct TeamworkBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "teamwork-bench",
         abstract: "Measure Teamwork on this machine.",
-        subcommands: [ReplicaBenchmark.self, SyncBenchmark.self, ListenerBenchmark.self, LoadBenchmark.self, UploadBenchmark.self,
-                      BoardBenchmark.self]
+        subcommands: [
+            ReplicaBenchmark.self, SyncBenchmark.self, ListenerBenchmark.self, LoadBenchmark.self, UploadBenchmark.self,
+            BoardBenchmark.self,
+        ]
     )
 }
 

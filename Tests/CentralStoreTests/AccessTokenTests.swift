@@ -1,8 +1,9 @@
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 @Suite("Access tokens")
@@ -20,7 +21,9 @@ struct AccessTokenTests {
             let revoked = try await store.revokeToken(id: token.id)
             #expect(revoked.isRevoked)
             #expect(try await store.authenticate(secret: secret) == nil)
-            await #expect(throws: TeamworkError.conflict("token \(token.id) is already revoked")) { try await store.revokeToken(id: token.id) }
+            await #expect(throws: TeamworkError.conflict("token \(token.id) is already revoked")) {
+                try await store.revokeToken(id: token.id)
+            }
             await #expect(throws: TeamworkError.notFound("no token with id 999")) { try await store.revokeToken(id: 999) }
         }
     }

@@ -1,8 +1,9 @@
-@testable import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// A long-running service stops promptly on SIGTERM, whatever PostgreSQL is
 /// doing: a borrowed connection ends with its task, not when its query answers.
@@ -20,8 +21,10 @@ struct CancellationTests {
             }
             let running = try await eventually(within: .seconds(10)) {
                 try await CentralStore.withStore(url) { store in
-                    try await store.rows("SELECT count(*)::int FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'")
-                        .first!.decode(Int.self) == 1
+                    try await store.rows(
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'"
+                    )
+                    .first!.decode(Int.self) == 1
                 }
             }
             #expect(running, "the query is running on the server")

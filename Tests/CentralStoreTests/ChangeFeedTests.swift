@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 @Suite("Change feed")
@@ -91,7 +92,8 @@ struct ChangeFeedTests {
             let before = try await store.feed().count
             try await store.removeMember(teamID: world.red.id, personID: world.bo.id)
             let last = try #require(try await store.feed().last)
-            #expect(last.entity == "membership" && last.operation == "delete" && last.teamID == world.red.id && last.entityID == world.bo.id)
+            #expect(
+                last.entity == "membership" && last.operation == "delete" && last.teamID == world.red.id && last.entityID == world.bo.id)
             #expect(try await store.feed().count == before + 1)
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 /// The one way a part of Teamwork listens on the master: listening, each notification, and a
@@ -13,8 +14,10 @@ struct ChannelListenerTests {
         try await TestDatabase.withFresh { url in
             let seen = Locked<[String]>([])
             let listening = Task {
-                await CentralStore.listen(on: "tw_test_channel", at: url, backoff: Backoff(initial: .milliseconds(50), maximum: .seconds(1)),
-                                          logger: Logger(label: "test")) { events in
+                await CentralStore.listen(
+                    on: "tw_test_channel", at: url, backoff: Backoff(initial: .milliseconds(50), maximum: .seconds(1)),
+                    logger: Logger(label: "test")
+                ) { events in
                     for await event in events {
                         switch event {
                         case .listening: seen.mutate { $0.append("listening") }
@@ -30,7 +33,8 @@ struct ChannelListenerTests {
             try await expectEventually("notified", within: .seconds(10)) { seen.value == ["listening", "notified"] }
             // The listening backend is killed, as a failover or an operator would.
             try await CentralStore.withStore(url) { store in
-                _ = try await store.rows("""
+                _ = try await store.rows(
+                    """
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE query LIKE 'LISTEN%tw_test_channel%' AND pid <> pg_backend_pid()
                     """)
@@ -41,8 +45,10 @@ struct ChannelListenerTests {
             try await CentralStore.withStore(url) { _ = try await $0.rows("SELECT pg_notify('tw_test_channel', '')") }
             try await expectEventually("notified again", within: .seconds(10)) { seen.value.last == "notified" }
             let pid = try await CentralStore.withStore(url) { store in
-                try await store.rows("SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%tw_test_channel%' AND pid <> pg_backend_pid()")
-                    .first?.decode(Int32.self)
+                try await store.rows(
+                    "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN%tw_test_channel%' AND pid <> pg_backend_pid()"
+                )
+                .first?.decode(Int32.self)
             }
             #expect(pid != nil, "the listening backend is found")
             listening.cancel()

@@ -1,9 +1,10 @@
-@testable import CentralStore
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// Checklists on the master: one table of answer cases for the Swift rules and
 /// the master's SQL, versions that never change, and tasks that keep theirs.
@@ -36,7 +37,9 @@ struct ChecklistTests {
         #expect(Set(cases.map(\.item.kind)) == Set(ChecklistItem.Kind.allCases), "every kind is in the table")
         #expect(cases.contains { $0.accepted } && cases.contains { !$0.accepted })
         for item in cases {
-            #expect((item.item.problem(with: item.value) == nil) == item.accepted, "Swift: \(item.name): \(item.item.problem(with: item.value) ?? "taken")")
+            #expect(
+                (item.item.problem(with: item.value) == nil) == item.accepted,
+                "Swift: \(item.name): \(item.item.problem(with: item.value) ?? "taken")")
         }
         try await TestDatabase.withFresh { url in
             try await CentralStore.withStore(url) { store in
@@ -142,7 +145,8 @@ struct ChecklistTests {
                 }
 
                 // Answers given, then the same checklist named again keeps them; another one starts anew.
-                try await store.connection.query("""
+                try await store.connection.query(
+                    """
                     UPDATE tasks SET answers = '{"isolated": {"value": "yes", "by": 1, "at": 0}}' WHERE id = \(task.id)
                     """, logger: store.logger)
                 let same = try await store.updateTask(id: task.id, try TaskChanges(checklist: .some("Visit")))
@@ -161,9 +165,11 @@ struct ChecklistTests {
                 let world = try await Fixtures.seed(store)
                 try await store.publishChecklist(name: "Round", items: Self.items, existing: false)
                 let today = Zone.utc.date(of: Date())
-                let plan = try await store.addPlan(try NewPlan(
-                    title: "Daily round", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), rule: "FREQ=DAILY",
-                    startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, horizonDays: 1, checklist: "Round"))
+                let plan = try await store.addPlan(
+                    try NewPlan(
+                        title: "Daily round", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), rule: "FREQ=DAILY",
+                        startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, horizonDays: 1,
+                        checklist: "Round"))
                 #expect(plan.checklist == "Round")
                 _ = try await store.generatePlans(only: plan.id)
                 let first = try await store.occurrences(ofPlan: plan.id).map(\.task)
@@ -173,11 +179,14 @@ struct ChecklistTests {
                 _ = try await store.generatePlans(until: today.adding(days: 4), only: plan.id)
                 let all = try await store.occurrences(ofPlan: plan.id).map(\.task)
                 #expect(all.filter { first.map(\.id).contains($0.id) }.allSatisfy { $0.checklist?.version == 1 })
-                #expect(all.contains { $0.checklist?.version == 2 }, "\(all.map { ($0.planDate?.description ?? "", $0.checklist?.version ?? 0) })")
+                #expect(
+                    all.contains { $0.checklist?.version == 2 },
+                    "\(all.map { ($0.planDate?.description ?? "", $0.checklist?.version ?? 0) })")
                 await #expect(throws: TeamworkError.self) {
-                    try await store.addPlan(try NewPlan(
-                        title: "Nope", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), rule: "FREQ=DAILY",
-                        startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, checklist: "Missing"))
+                    try await store.addPlan(
+                        try NewPlan(
+                            title: "Nope", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), rule: "FREQ=DAILY",
+                            startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, checklist: "Missing"))
                 }
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TeamworkModel
+import Testing
+
 @testable import CentralStore
 
 @Suite("Database URLs")

@@ -1,8 +1,9 @@
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 /// Skills, windows and suggestions against a real PostgreSQL: the database is
@@ -35,7 +36,10 @@ struct DispatchStoreTests {
                 new.requiredSkills = ["electrical"]
                 let task = try await setup.createTask(new)
                 try await CentralStore.withStore(url, actorID: world.manager.id) { store in
-                    await #expect(throws: TeamworkError.conflict("task \(task.id) needs electrical which ann Test does not have (--force assigns it anyway)")) {
+                    await #expect(
+                        throws: TeamworkError.conflict(
+                            "task \(task.id) needs electrical which ann Test does not have (--force assigns it anyway)")
+                    ) {
                         try await store.assignTask(id: task.id, to: try Assignment(teamID: world.red.id, assigneeID: world.ann.id))
                     }
                     #expect(try await store.task(id: task.id).assigneeID == nil, "the refusal changed nothing")
@@ -44,8 +48,9 @@ struct DispatchStoreTests {
                     direct.requiredSkills = ["electrical"]
                     await #expect(throws: TeamworkError.self) { try await store.createTask(direct) }
                     await #expect(throws: (any Error).self) {
-                        try await store.connection.query("UPDATE tasks SET assignee_id = \(world.ann.id) WHERE id = \(task.id)",
-                                                         logger: store.logger)
+                        try await store.connection.query(
+                            "UPDATE tasks SET assignee_id = \(world.ann.id) WHERE id = \(task.id)",
+                            logger: store.logger)
                     }
 
                     let bo = try await store.assignTask(id: task.id, to: try Assignment(teamID: world.red.id, assigneeID: world.bo.id))
@@ -68,13 +73,16 @@ struct DispatchStoreTests {
             let world = try await Fixtures.seed(store)
             for bad in ["'{Electrical}'", "'{\"a b\"}'", "'{\"\"}'", "array_fill('x'::text, ARRAY[40])"] {
                 await #expect(throws: (any Error).self, "people.skills = \(bad)") {
-                    try await store.connection.query("UPDATE people SET skills = \(unescaped: bad) WHERE id = \(world.ann.id)",
-                                                     logger: store.logger)
+                    try await store.connection.query(
+                        "UPDATE people SET skills = \(unescaped: bad) WHERE id = \(world.ann.id)",
+                        logger: store.logger)
                 }
             }
             let task = try await store.createTask(try world.task(team: world.red))
-            for bad in ["window_start = now()", "window_start = now(), window_end = now() - interval '1 hour'",
-                        "window_start = now(), window_end = now() + interval '40 days'"] {
+            for bad in [
+                "window_start = now()", "window_start = now(), window_end = now() - interval '1 hour'",
+                "window_start = now(), window_end = now() + interval '40 days'",
+            ] {
                 await #expect(throws: (any Error).self, "\(bad)") {
                     try await store.connection.query("UPDATE tasks SET \(unescaped: bad) WHERE id = \(task.id)", logger: store.logger)
                 }
@@ -111,8 +119,10 @@ struct DispatchStoreTests {
     @Test func suggestRanksTheTeamByDistanceLoadAndSkillsFromTheMaster() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
-            let dan = try await store.addPerson(try NewPerson(firstName: "dan", lastName: "Test", email: "dan@example.org",
-                                                             role: .worker, skills: ["electrical"]))
+            let dan = try await store.addPerson(
+                try NewPerson(
+                    firstName: "dan", lastName: "Test", email: "dan@example.org",
+                    role: .worker, skills: ["electrical"]))
             try await store.addMember(teamID: world.red.id, personID: dan.id)
             try await Self.setSkills(store, world.ann, ["electrical"])
             try await Self.setSkills(store, world.bo, ["electrical"])
@@ -160,38 +170,49 @@ struct DispatchStoreTests {
             // Red completed three tasks in the last 30 days, 2 h, 4 h and 10 h after their last assignment
             // (median 4 h); one 40 days ago does not count. Blue completed one after 1 h.
             var made: [(FieldTask, Double)] = []
-            for (hours, team, person, daysAgo) in [(2.0, world.red, world.ann, 1), (4.0, world.red, world.bo, 2),
-                                                   (10.0, world.red, world.ann, 3), (100.0, world.red, world.bo, 40),
-                                                   (1.0, world.blue, world.cy, 1)] {
+            for (hours, team, person, daysAgo) in [
+                (2.0, world.red, world.ann, 1), (4.0, world.red, world.bo, 2),
+                (10.0, world.red, world.ann, 3), (100.0, world.red, world.bo, 40),
+                (1.0, world.blue, world.cy, 1),
+            ] {
                 let task = try await store.createTask(try world.task("done \(hours)", team: team))
                 _ = try await store.assignTask(id: task.id, to: try Assignment(teamID: team.id, assigneeID: person.id))
                 let completed = now.addingTimeInterval(-Double(daysAgo) * 86400)
                 let assigned = completed.addingTimeInterval(-hours * 3600)
-                try await sql("""
+                try await sql(
+                    """
                     UPDATE tasks SET status = 'completed', completed_at = '\(ISODate.format(completed))', completed_by = \(person.id)
                     WHERE id = \(task.id)
                     """)
-                try await sql("""
+                try await sql(
+                    """
                     UPDATE task_history SET changed_at = '\(ISODate.format(assigned))'
                     WHERE task_id = \(task.id) AND changes ? 'assignee_id'
                     """)
                 made.append((task, hours))
             }
             // Open work: Ann holds two (one urgent and overdue), Bo one in progress due in 3 h.
-            _ = try await store.createTask(try world.task("urgent late", team: world.red, assignee: world.ann, priority: .urgent,
-                                                          due: now.addingTimeInterval(-3600)))
-            _ = try await store.createTask(try world.task("later", team: world.red, assignee: world.ann,
-                                                          due: now.addingTimeInterval(3 * 86400)))
-            let soon = try await store.createTask(try world.task("soon", team: world.red, assignee: world.bo,
-                                                                 due: now.addingTimeInterval(3 * 3600)))
+            _ = try await store.createTask(
+                try world.task(
+                    "urgent late", team: world.red, assignee: world.ann, priority: .urgent,
+                    due: now.addingTimeInterval(-3600)))
+            _ = try await store.createTask(
+                try world.task(
+                    "later", team: world.red, assignee: world.ann,
+                    due: now.addingTimeInterval(3 * 86400)))
+            let soon = try await store.createTask(
+                try world.task(
+                    "soon", team: world.red, assignee: world.bo,
+                    due: now.addingTimeInterval(3 * 3600)))
             try await sql("UPDATE tasks SET status = 'in_progress', started_at = now() WHERE id = \(soon.id)")
 
             let report = try await store.report(now: now)
             #expect(report.dueSoon.map(\.id) == [soon.id])
-            #expect(report.workload == [
-                Report.Workload(personID: world.ann.id, name: "ann Test", open: 2, inProgress: 0, urgent: 1, overdue: 1),
-                Report.Workload(personID: world.bo.id, name: "bo Test", open: 0, inProgress: 1, urgent: 0, overdue: 0),
-            ])
+            #expect(
+                report.workload == [
+                    Report.Workload(personID: world.ann.id, name: "ann Test", open: 2, inProgress: 0, urgent: 1, overdue: 1),
+                    Report.Workload(personID: world.bo.id, name: "bo Test", open: 0, inProgress: 1, urgent: 0, overdue: 0),
+                ])
             #expect(report.turnaround.map(\.teamSlug) == ["blue", "red"])
             #expect(report.turnaround.map(\.completed) == [1, 3])
             #expect(abs(report.turnaround[0].medianHours - 1) < 0.01)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 @Suite("Migrations")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 @Suite("People, teams and locations")
@@ -42,7 +43,8 @@ struct PeopleAndTeamsTests {
             let fetched = try await store.team(id: team.id)
             #expect(fetched.name == nasty)
             #expect(fetched.description == long)
-            let person = try await store.addPerson(try NewPerson(firstName: nasty, lastName: "🚧", email: "o'brien@example.org", role: .worker))
+            let person = try await store.addPerson(
+                try NewPerson(firstName: nasty, lastName: "🚧", email: "o'brien@example.org", role: .worker))
             #expect(try await store.person(id: person.id).firstName == nasty)
         }
     }
@@ -56,7 +58,8 @@ struct PeopleAndTeamsTests {
             #expect(withAvatar.avatarURL == "https://example.org/a.png")
             #expect(withAvatar.defaultTeamID == world.red.id)
             #expect(withAvatar.firstName == world.ann.firstName)
-            let cleared = try await store.updatePerson(id: world.ann.id, try PersonChanges(avatarURL: .some(nil), defaultTeamID: .some(nil)))
+            let cleared = try await store.updatePerson(
+                id: world.ann.id, try PersonChanges(avatarURL: .some(nil), defaultTeamID: .some(nil)))
             #expect(cleared.avatarURL == nil && cleared.defaultTeamID == nil)
             let team = try await store.updateTeam(id: world.red.id, try TeamChanges(name: "Crimson", color: .some("#AA0000")))
             #expect(team.name == "Crimson" && team.color == "#aa0000" && team.slug == "red")
@@ -126,10 +129,11 @@ struct PeopleAndTeamsTests {
 
     @Test func locationsRecordCoordinatesAndAddress() async throws {
         try await TestDatabase.withStore { store in
-            let added = try await store.addLocation(try NewLocation(
-                name: "Substation 4", latitude: -33.8688, longitude: 151.2093, elevation: 58.5,
-                address: Address(street: "1 George St", city: "Sydney", region: "NSW", postalCode: "2000", country: "AU")
-            ))
+            let added = try await store.addLocation(
+                try NewLocation(
+                    name: "Substation 4", latitude: -33.8688, longitude: 151.2093, elevation: 58.5,
+                    address: Address(street: "1 George St", city: "Sydney", region: "NSW", postalCode: "2000", country: "AU")
+                ))
             #expect(try await store.location(id: added.id) == added)
             #expect(added.kind == .site)
             #expect(try await store.listLocations(kind: .person).isEmpty)
@@ -140,7 +144,8 @@ struct PeopleAndTeamsTests {
     @Test func theDatabaseRefusesOutOfRangeCoordinatesEvenWithoutTheModel() async throws {
         _ = try await TestDatabase.withStore { store in
             await #expect(throws: (any Error).self) {
-                _ = try await store.connection.query("INSERT INTO locations (kind, latitude, longitude) VALUES ('site', 91, 0)", logger: store.logger)
+                _ = try await store.connection.query(
+                    "INSERT INTO locations (kind, latitude, longitude) VALUES ('site', 91, 0)", logger: store.logger)
             }
         }
     }

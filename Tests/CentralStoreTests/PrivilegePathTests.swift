@@ -1,8 +1,9 @@
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 /// Who someone is gets decided only inside SECURITY DEFINER functions (sql/0023): no role but
@@ -16,17 +17,19 @@ struct PrivilegePathTests {
         try await TestDatabase.withStore { store in
             // Every role that is not a superuser and does not own the table, PUBLIC included; PostgreSQL's own
             // predefined roles (pg_write_all_data) are for operators to grant, and none is granted here.
-            let rows = try await store.rows(PostgresQuery(unsafeSQL: """
-                SELECT t.name || ' ' || r.rolname || ' ' || p.privilege
-                FROM unnest(ARRAY['\(Self.securityTables.joined(separator: "','"))']) AS t(name)
-                CROSS JOIN (SELECT rolname FROM pg_roles WHERE NOT rolsuper AND rolname NOT LIKE 'pg\\_%'
-                            UNION ALL SELECT 'public') r
-                CROSS JOIN unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p(privilege)
-                WHERE r.rolname <> (SELECT tableowner FROM pg_tables WHERE schemaname = 'public' AND tablename = t.name)
-                  AND (has_table_privilege(r.rolname, t.name, p.privilege)
-                       OR (p.privilege IN ('INSERT', 'UPDATE') AND has_any_column_privilege(r.rolname, t.name, p.privilege)))
-                ORDER BY 1
-                """))
+            let rows = try await store.rows(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT t.name || ' ' || r.rolname || ' ' || p.privilege
+                        FROM unnest(ARRAY['\(Self.securityTables.joined(separator: "','"))']) AS t(name)
+                        CROSS JOIN (SELECT rolname FROM pg_roles WHERE NOT rolsuper AND rolname NOT LIKE 'pg\\_%'
+                                    UNION ALL SELECT 'public') r
+                        CROSS JOIN unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p(privilege)
+                        WHERE r.rolname <> (SELECT tableowner FROM pg_tables WHERE schemaname = 'public' AND tablename = t.name)
+                          AND (has_table_privilege(r.rolname, t.name, p.privilege)
+                               OR (p.privilege IN ('INSERT', 'UPDATE') AND has_any_column_privilege(r.rolname, t.name, p.privilege)))
+                        ORDER BY 1
+                        """))
             let granted = try rows.map { try $0.decode(String.self) }
             #expect(granted.isEmpty, "direct write privileges on security tables: \(granted)")
             // The roles the tools use exist, so the check above looked at them.
@@ -42,7 +45,8 @@ struct PrivilegePathTests {
             let role = "tw_mgr_" + UUID().uuidString.prefix(8).lowercased()
             let (world, admin, adminSecret) = try await CentralStore.withStore(url) { store in
                 let world = try await Fixtures.seed(store)
-                let admin = try await store.addPerson(try NewPerson(firstName: "Ada", lastName: "Admin", email: "ada@example.org", role: .admin))
+                let admin = try await store.addPerson(
+                    try NewPerson(firstName: "Ada", lastName: "Admin", email: "ada@example.org", role: .admin))
                 let (_, secret) = try await store.issueToken(personID: admin.id, label: "laptop")
                 _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN IN ROLE teamwork_manager"))
                 _ = try await store.rows(PostgresQuery(unsafeSQL: "INSERT INTO actor_roles VALUES ('\(role)', \(world.manager.id))"))
@@ -57,9 +61,16 @@ struct PrivilegePathTests {
                 }
             }
             // The admin has a session of their own.
-            guard case .signedIn(let adminSession, _) = try await CentralStore.withStore(url, { store in
-                try await store.openBoardSession(tokenSecret: adminSecret, lifetime: .seconds(3600))
-            }) else { Issue.record("the admin could not sign in"); return }
+            guard
+                case .signedIn(let adminSession, _) = try await CentralStore.withStore(
+                    url,
+                    { store in
+                        try await store.openBoardSession(tokenSecret: adminSecret, lifetime: .seconds(3600))
+                    })
+            else {
+                Issue.record("the admin could not sign in")
+                return
+            }
 
             var asManager = url
             asManager.username = role
@@ -99,10 +110,12 @@ struct PrivilegePathTests {
     @Test func aSessionWhosePersonIsNotItsTokensPersonOpensNothing() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
-            let admin = try await store.addPerson(try NewPerson(firstName: "Ada", lastName: "Admin", email: "ada@example.org", role: .admin))
+            let admin = try await store.addPerson(
+                try NewPerson(firstName: "Ada", lastName: "Admin", email: "ada@example.org", role: .admin))
             let (token, _) = try await store.issueToken(personID: world.manager.id, label: "laptop")
             let secret = TokenSecret.randomBase64URL()
-            _ = try await store.rows("""
+            _ = try await store.rows(
+                """
                 INSERT INTO board_sessions (secret_hash, person_id, token_id, csrf, expires_at)
                 VALUES (sha256(convert_to(\(secret), 'UTF8')), \(admin.id), \(token.id), \(TokenSecret.randomBase64URL()),
                         now() + interval '1 hour')
@@ -128,13 +141,15 @@ struct PrivilegePathTests {
                 return try await CentralStore.withStore(url) { try await $0.issueToken(personID: world.bo.id, label: "phone") }
             }
             // The issue either finished (it did not wait) or waits on the person's lock.
-            #expect(try await eventually(within: .seconds(10)) {
-                if finished.value { return true }
-                let waiting = try? await CentralStore.withStore(url) { store in
-                    try await store.rows("SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'")[0].decode(Int.self)
-                }
-                return (waiting ?? 0) > 0
-            })
+            #expect(
+                try await eventually(within: .seconds(10)) {
+                    if finished.value { return true }
+                    let waiting = try? await CentralStore.withStore(url) { store in
+                        try await store.rows("SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'")[0].decode(
+                            Int.self)
+                    }
+                    return (waiting ?? 0) > 0
+                })
             _ = try await leaving.query("COMMIT", logger: logger)
             try await leaving.close()
             let result = await issue.result
@@ -164,7 +179,9 @@ struct PrivilegePathTests {
                 for _ in 0..<25 {
                     group.addTask {
                         try await CentralStore.withStore(url) { store in
-                            if case .signedIn(let session, _) = try await store.openBoardSession(tokenSecret: secret, lifetime: .seconds(3600)) {
+                            if case .signedIn(let session, _) = try await store.openBoardSession(
+                                tokenSecret: secret, lifetime: .seconds(3600))
+                            {
                                 return session
                             }
                             return nil
@@ -193,11 +210,13 @@ struct PrivilegePathTests {
             let (manager, admin, unbound) = ("tw_m_\(suffix)", "tw_a_\(suffix)", "tw_u_\(suffix)")
             let (world, ada) = try await CentralStore.withStore(url) { store in
                 let world = try await Fixtures.seed(store)
-                let ada = try await store.addPerson(try NewPerson(firstName: "Ada", lastName: "Admin", email: "ada@example.org", role: .admin))
+                let ada = try await store.addPerson(
+                    try NewPerson(firstName: "Ada", lastName: "Admin", email: "ada@example.org", role: .admin))
                 for role in [manager, admin, unbound] {
                     _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN IN ROLE teamwork_manager"))
                 }
-                _ = try await store.rows(PostgresQuery(unsafeSQL: "INSERT INTO actor_roles VALUES ('\(manager)', \(world.manager.id)), ('\(admin)', \(ada.id))"))
+                _ = try await store.rows(
+                    PostgresQuery(unsafeSQL: "INSERT INTO actor_roles VALUES ('\(manager)', \(world.manager.id)), ('\(admin)', \(ada.id))"))
                 return (world, ada)
             }
             func run(as role: String, _ statement: String) async throws {
@@ -216,7 +235,8 @@ struct PrivilegePathTests {
             }
             // What managers do with people still works, and a bound admin promotes.
             try await run(as: manager, "UPDATE people SET first_name = 'Annie' WHERE id = \(world.ann.id)")
-            try await run(as: manager, "INSERT INTO people (first_name, last_name, email, role) VALUES ('Wes', 'X', 'wes@example.org', 'worker')")
+            try await run(
+                as: manager, "INSERT INTO people (first_name, last_name, email, role) VALUES ('Wes', 'X', 'wes@example.org', 'worker')")
             try await run(as: admin, "UPDATE people SET role = 'manager' WHERE id = \(world.ann.id)")
             let ann = try await CentralStore.withStore(url) { try await $0.person(id: world.ann.id) }
             #expect(ann.role == .manager && ann.firstName == "Annie")

@@ -1,8 +1,9 @@
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 @Suite("Database roles")
@@ -34,7 +35,9 @@ struct RolesTests {
             let world = try await Fixtures.seed(store)
             let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
             await #expect(throws: (any Error).self) {
-                try await run(store, as: "teamwork_service", """
+                try await run(
+                    store, as: "teamwork_service",
+                    """
                     UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = \(world.ann.id),
                            completion_note = 'done' WHERE id = \(task.id)
                     """)
@@ -58,7 +61,8 @@ struct RolesTests {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
             let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
-            let written = try await run(store, as: "teamwork_manager",
+            let written = try await run(
+                store, as: "teamwork_manager",
                 "CREATE TEMP TABLE task_history (LIKE public.task_history INCLUDING ALL)",
                 "CREATE TEMP TABLE change_feed (LIKE public.change_feed INCLUDING ALL)",
                 "UPDATE tasks SET title = 'changed in the shadows' WHERE id = \(task.id)",
@@ -76,7 +80,8 @@ struct RolesTests {
             let world = try await Fixtures.seed(store)
             _ = try await run(store, as: "teamwork_manager", "INSERT INTO tasks (title, team_id) VALUES ('by a manager', \(world.red.id))")
             await #expect(throws: (any Error).self) {
-                try await run(store, as: "teamwork_manager", "INSERT INTO task_history (task_id, action, changes) VALUES (1, 'created', '{}')")
+                try await run(
+                    store, as: "teamwork_manager", "INSERT INTO task_history (task_id, action, changes) VALUES (1, 'created', '{}')")
             }
             await #expect(throws: (any Error).self) {
                 try await run(store, as: "teamwork_manager", "DELETE FROM change_feed")

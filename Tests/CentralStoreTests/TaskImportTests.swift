@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 @Suite("CSV task import")
@@ -29,18 +30,26 @@ struct TaskImportTests {
     }
 
     @Test(arguments: [
-        ("title,team,due\nok,red,2026-12-01\nbad date,red,31/12/2026\n",
-         "line 3, column 'due': due must be an ISO 8601 date like 2026-12-01 or 2026-12-01T09:30:00Z"),
+        (
+            "title,team,due\nok,red,2026-12-01\nbad date,red,31/12/2026\n",
+            "line 3, column 'due': due must be an ISO 8601 date like 2026-12-01 or 2026-12-01T09:30:00Z"
+        ),
         ("title,team\nok,red\nno team,nope\n", "line 3, column 'team': no team 'nope'"),
-        ("title,team,assignee\nok,red,ann@example.org\nnot a member,red,cy@example.org\n",
-         "line 3, column 'assignee': the assignee is not a member of that team"),
-        ("title,team,priority\nok,red,high\nbad,red,critical\n",
-         "line 3, column 'priority': priority must be one of: low, normal, high, urgent"),
+        (
+            "title,team,assignee\nok,red,ann@example.org\nnot a member,red,cy@example.org\n",
+            "line 3, column 'assignee': the assignee is not a member of that team"
+        ),
+        (
+            "title,team,priority\nok,red,high\nbad,red,critical\n",
+            "line 3, column 'priority': priority must be one of: low, normal, high, urgent"
+        ),
         ("title,team\nok,red\n   ,red\n", "line 3, column 'title': title must not be empty"),
         ("title,team,assignee\nok,red,\nnobody,,\n", "line 3, column 'team': a task needs a team, an assignee, or both"),
         ("title,team,location\nok,red,\nfar,red,999\n", "line 3, column 'location': no location '999'"),
-        ("title,team,colour\nok,red,blue\n",
-         "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window"),
+        (
+            "title,team,colour\nok,red,blue\n",
+            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window"
+        ),
         ("team\nred\n", "line 1: the header needs a 'title' column"),
         ("title,team\nok,red\n\"broken,red\n", "line 3: a quoted field is never closed"),
     ])

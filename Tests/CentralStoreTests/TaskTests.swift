@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 @Suite("Master task list")
@@ -40,7 +41,8 @@ struct TaskTests {
                 try await store.createTask(try NewTask(title: "x", assignment: try Assignment(teamID: 999, assigneeID: nil)))
             }
             await #expect(throws: TeamworkError.notFound("no such location")) {
-                try await store.createTask(try NewTask(title: "x", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), locationID: 999))
+                try await store.createTask(
+                    try NewTask(title: "x", assignment: try Assignment(teamID: world.red.id, assigneeID: nil), locationID: 999))
             }
             await #expect(throws: TeamworkError.notFound("no task with id 42")) { try await store.cancelTask(id: 42) }
         }
@@ -52,7 +54,8 @@ struct TaskTests {
             let day: (Int) -> Date = { try! ISODate.parse("2026-12-\(String(format: "%02d", $0))") }
             let late = try await store.createTask(try world.task("late low", team: world.red, priority: .low, due: day(10)))
             let soonLow = try await store.createTask(try world.task("soon low", team: world.red, priority: .low, due: day(2)))
-            let soonUrgent = try await store.createTask(try world.task("soon urgent", team: world.red, assignee: world.ann, priority: .urgent, due: day(2)))
+            let soonUrgent = try await store.createTask(
+                try world.task("soon urgent", team: world.red, assignee: world.ann, priority: .urgent, due: day(2)))
             let undated = try await store.createTask(try world.task("undated", team: world.blue, priority: .high))
             let done = try await store.createTask(try world.task("blue overdue", team: world.blue, due: day(1)))
 
@@ -80,7 +83,8 @@ struct TaskTests {
                 try await CentralStore.withStore(url) { second in
                     let seenByFirst = try await first.task(id: task.id)
                     let seenBySecond = try await second.task(id: task.id)
-                    _ = try await first.updateTask(id: task.id, try TaskChanges(title: "First's title"), expectedVersion: seenByFirst.version)
+                    _ = try await first.updateTask(
+                        id: task.id, try TaskChanges(title: "First's title"), expectedVersion: seenByFirst.version)
                     await #expect(throws: TeamworkError.self) {
                         try await second.updateTask(id: task.id, try TaskChanges(priority: .urgent), expectedVersion: seenBySecond.version)
                     }
@@ -121,7 +125,8 @@ struct TaskTests {
                 for index in 0..<10 {
                     group.addTask {
                         try await CentralStore.withStore(url) { store in
-                            let changes = index.isMultiple(of: 2)
+                            let changes =
+                                index.isMultiple(of: 2)
                                 ? try TaskChanges(title: "title \(index)") : try TaskChanges(description: "description \(index)")
                             _ = try await store.updateTask(id: task.id, changes)
                         }
@@ -143,7 +148,9 @@ struct TaskTests {
             let world = try await Fixtures.seed(store)
             let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
             #expect(try await store.cancelTask(id: task.id).status == .cancelled)
-            await #expect(throws: TeamworkError.conflict("task \(task.id) is already cancelled")) { try await store.cancelTask(id: task.id) }
+            await #expect(throws: TeamworkError.conflict("task \(task.id) is already cancelled")) {
+                try await store.cancelTask(id: task.id)
+            }
             await #expect(throws: TeamworkError.self) {
                 try await store.assignTask(id: task.id, to: try Assignment(teamID: world.red.id, assigneeID: world.bo.id))
             }

@@ -1,8 +1,9 @@
-@testable import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// `teamwork_apply_field_changes` applies the common case of a batch (assignees
 /// starting and completing their tasks) in bulk and the rest change by change.
@@ -41,22 +42,27 @@ struct BulkApplicationTests {
                         // path is exercised: a claim first (always for a free task, now and then otherwise), starts,
                         // then perhaps a completion.
                         // Usually its assignee (or a red member for a free task); now and then anyone, Cy included.
-                        let worker = index >= 3 && random.next(4) == 0 ? workers[random.next(3)]
+                        let worker =
+                            index >= 3 && random.next(4) == 0
+                            ? workers[random.next(3)]
                             : workers.first { $0.id == assignee } ?? workers[random.next(2)]
                         let claims = assignee == nil ? index < 3 || random.next(4) > 0 : random.next(6) == 0
                         let starts = index < 3 ? 1 + random.next(2) : random.next(3)
                         let completes = index < 3 || random.next(4) > 0
-                        runs.append((claims ? [(index, worker, "claim")] : [])
-                                    + Array(repeating: (index, worker, "start"), count: starts)
-                                    + (completes ? [(index, worker, "complete")] : []))
+                        runs.append(
+                            (claims ? [(index, worker, "claim")] : [])
+                                + Array(repeating: (index, worker, "start"), count: starts)
+                                + (completes ? [(index, worker, "complete")] : []))
                     } else if random.next(2) == 0 {
                         // Only the assignee's claims, starts and completions, in any order (a start after a completion...).
                         let worker = workers.first { $0.id == assignee } ?? f.ann
-                        runs.append((0..<(2 + random.next(2))).map { _ in (index, worker, ["claim", "start", "complete"][random.next(3)]) })
+                        runs.append(
+                            (0..<(2 + random.next(2))).map { _ in (index, worker, ["claim", "start", "complete"][random.next(3)]) })
                     } else {
-                        runs.append((0..<(1 + random.next(7))).map { _ in
-                            (index, workers[random.next(10) < 8 ? random.next(2) : 2], operations[random.next(operations.count)])
-                        })
+                        runs.append(
+                            (0..<(1 + random.next(7))).map { _ in
+                                (index, workers[random.next(10) < 8 ? random.next(2) : 2], operations[random.next(operations.count)])
+                            })
                     }
                 }
                 var sequence: [(pair: Int, worker: Person, operation: String)] = []
@@ -93,13 +99,15 @@ struct BulkApplicationTests {
                 let singleByPosition = Dictionary(uniqueKeysWithValues: single.map { (Int($0.changeID.dropFirst(2))!, $0) })
                 for position in 1...count {
                     let a = try #require(wholeByPosition[position]), b = try #require(singleByPosition[position])
-                    #expect(a.applied == b.applied && a.conflict == b.conflict,
-                            "change \(position) (\(wholeBatch[position - 1].operation)): \(a) vs \(b)")
+                    #expect(
+                        a.applied == b.applied && a.conflict == b.conflict,
+                        "change \(position) (\(wholeBatch[position - 1].operation)): \(a) vs \(b)")
                 }
                 #expect(whole.contains { $0.conflict != nil }, "the batch exercised the change-by-change rules")
                 var folded = 0
                 for pair in pairs {
-                    folded += try await store.history(taskID: pair.a).filter { $0.changes["detail"]?.new?.contains("same batch") == true }.count
+                    folded += try await store.history(taskID: pair.a).filter { $0.changes["detail"]?.new?.contains("same batch") == true }
+                        .count
                 }
                 #expect(folded >= 4, "and the bulk path (a claim or a start applied with the completion after it)")
                 for pair in pairs {
@@ -107,13 +115,15 @@ struct BulkApplicationTests {
                     #expect(FieldState(a) == FieldState(b), "task \(pair.a) vs \(pair.b)")
                 }
                 // Blue's tasks never were red's: changes from red's file leave no history on them (migration 0009).
-                let blueTasks = Set(pairs.enumerated()
-                    .filter { Shape.allCases[$0.offset % Shape.allCases.count] == .blueTask }
-                    .flatMap { [$0.element.a, $0.element.b] })
+                let blueTasks = Set(
+                    pairs.enumerated()
+                        .filter { Shape.allCases[$0.offset % Shape.allCases.count] == .blueTask }
+                        .flatMap { [$0.element.a, $0.element.b] })
                 let aboutRedTasks = (wholeBatch + oneByOne).filter { !blueTasks.contains($0.taskID ?? 0) }.count
                 let counts = try await store.historyCountsByFieldChange().filter { !$0.key.hasPrefix("setup-") }
-                #expect(counts.count == aboutRedTasks && counts.values.allSatisfy { $0 == 1 },
-                        "every change about a task of the replica leaves exactly one history entry")
+                #expect(
+                    counts.count == aboutRedTasks && counts.values.allSatisfy { $0 == 1 },
+                    "every change about a task of the replica leaves exactly one history entry")
                 for task in blueTasks {
                     #expect(try await store.history(taskID: task).allSatisfy { $0.fieldChangeID == nil })
                 }
@@ -136,8 +146,10 @@ struct BulkApplicationTests {
                 var pairs: [(a: Person, b: Person)] = []
                 for index in 0..<4 {
                     func person(_ copy: String) async throws -> Person {
-                        try await store.addPerson(try NewPerson(firstName: "w\(index)\(copy)", lastName: "Test",
-                                                                email: "w\(index)\(copy)@example.org", role: .worker))
+                        try await store.addPerson(
+                            try NewPerson(
+                                firstName: "w\(index)\(copy)", lastName: "Test",
+                                email: "w\(index)\(copy)@example.org", role: .worker))
                     }
                     pairs.append((try await person("a"), try await person("b")))
                 }
@@ -147,9 +159,12 @@ struct BulkApplicationTests {
                     let seen = base + 4_000
                     _ = try await store.applyFieldChanges(
                         replica: red, source: "setup-\(copy)",
-                        [RecordedWorkerChange(position: 1, changeID: "setup-\(copy)", personID: person.id, taskID: nil,
-                                              operation: "checkin", note: nil, madeAt: seen, receivedAt: seen,
-                                              latitude: 10, longitude: 10)],
+                        [
+                            RecordedWorkerChange(
+                                position: 1, changeID: "setup-\(copy)", personID: person.id, taskID: nil,
+                                operation: "checkin", note: nil, madeAt: seen, receivedAt: seen,
+                                latitude: 10, longitude: 10)
+                        ],
                         cursor: ListenerCursor(position: 1, changeID: "setup-\(copy)"))
                 }
                 var whole: [RecordedWorkerChange] = []
@@ -185,7 +200,8 @@ struct BulkApplicationTests {
                     #expect(a[key]?.applied == b[key]?.applied && a[key]?.conflict == b[key]?.conflict, "check-in \(position)")
                 }
                 func seen(_ person: Person) async throws -> [String] {
-                    let rows = try await store.rows("""
+                    let rows = try await store.rows(
+                        """
                         SELECT p.last_seen_at::text, l.latitude::text, l.longitude::text
                         FROM people p LEFT JOIN locations l ON l.person_id = p.id AND l.kind = 'person' WHERE p.id = \(person.id)
                         """)
@@ -232,8 +248,11 @@ struct BulkApplicationTests {
             let id = "setup-\(task.id)"
             _ = try await store.applyFieldChanges(
                 replica: "team-\(f.red.id)", source: "setup-\(task.id)",
-                [RecordedWorkerChange(position: 1, changeID: id, personID: worker.id, taskID: task.id, operation: operation,
-                                      note: "earlier", madeAt: made, receivedAt: made)],
+                [
+                    RecordedWorkerChange(
+                        position: 1, changeID: id, personID: worker.id, taskID: task.id, operation: operation,
+                        note: "earlier", madeAt: made, receivedAt: made)
+                ],
                 cursor: ListenerCursor(position: 1, changeID: id))
             return task.id
         }

@@ -1,17 +1,19 @@
-@testable @_spi(Benchmark) import CentralStore
 import EventListener
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import LocalPostgres
 import ReplicaGenerator
 @_spi(Benchmark) import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable @_spi(Benchmark) import CentralStore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `teamwork-service` as separate processes: killed, stopped, doubled up.
@@ -44,8 +46,10 @@ struct ListenerProcessTests {
     @Test func killingTheListenerTwentyTimesDuringABacklogLosesNothingAndDoublesNothing() async throws {
         try await Self.withBacklog(teams: 100, tasksPerTeam: 100) { backlog, store in
             #expect(backlog.expected == 100 * 50 * 2)
-            let arguments = ["listen", "--database-url", backlog.url.connectionString, "--replicas", backlog.folder.path,
-                             "--batch", "5", "--sweep", "0.2"]
+            let arguments = [
+                "listen", "--database-url", backlog.url.connectionString, "--replicas", backlog.folder.path,
+                "--batch", "5", "--sweep", "0.2",
+            ]
             let log = backlog.folder.path + ".listen.log"
             defer { unlink(log) }
             var random = SplitMix(seed: 11)
@@ -71,8 +75,10 @@ struct ListenerProcessTests {
 
     @Test func twoListenerProcessesAtOnceShareTheWorkWithoutDoingAnyTwice() async throws {
         try await Self.withBacklog(teams: 30, tasksPerTeam: 40) { backlog, store in
-            let arguments = ["listen", "--database-url", backlog.url.connectionString, "--replicas", backlog.folder.path,
-                             "--batch", "25", "--sweep", "0.2"]
+            let arguments = [
+                "listen", "--database-url", backlog.url.connectionString, "--replicas", backlog.folder.path,
+                "--batch", "25", "--sweep", "0.2",
+            ]
             let first = ServiceProcess(arguments, log: backlog.folder.path + ".one.log")
             let second = ServiceProcess(arguments, log: backlog.folder.path + ".two.log")
             try await first.start()
@@ -103,8 +109,11 @@ struct ListenerProcessTests {
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: directory.path + "/service.log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.path,
+                    "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: directory.path + "/service.log")
             try await service.start()
             defer { service.stopInBackground() }
             let replicas = try ReplicaDirectory(folder)
@@ -115,9 +124,11 @@ struct ListenerProcessTests {
             try await own.stop()
             try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
             // The listener is seen meeting the outage (its error counter), and the service is still there.
-            #expect(try await eventually(within: .seconds(20)) {
-                (try? await Self.get("http://127.0.0.1:\(port)/metrics"))?.1.contains("teamwork_listener_errors_total{kind=\"database_") == true
-            }, "\(service.logText)")
+            #expect(
+                try await eventually(within: .seconds(20)) {
+                    (try? await Self.get("http://127.0.0.1:\(port)/metrics"))?.1.contains("teamwork_listener_errors_total{kind=\"database_")
+                        == true
+                }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL going away does not take the service down")
             try await own.start()
             try await Self.expectCompleted(cyTask, url: url, within: .seconds(40))
@@ -141,11 +152,13 @@ struct ListenerProcessTests {
     }
 
     static func expectEveryAssignedTaskCompletedByItsAssignee(_ store: CentralStore) async throws {
-        let wrong = try await store.rows("""
+        let wrong = try await store.rows(
+            """
             SELECT count(*)::int FROM tasks WHERE assignee_id IS NOT NULL
                AND (status <> 'completed' OR completed_by <> assignee_id OR completion_note <> 'done ' || id)
             """)[0].decode(Int.self)
-        let untouched = try await store.rows("SELECT count(*)::int FROM tasks WHERE assignee_id IS NULL AND status <> 'open'")[0].decode(Int.self)
+        let untouched = try await store.rows("SELECT count(*)::int FROM tasks WHERE assignee_id IS NULL AND status <> 'open'")[0].decode(
+            Int.self)
         #expect(wrong == 0 && untouched == 0)
     }
 

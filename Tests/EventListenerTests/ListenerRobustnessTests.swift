@@ -1,12 +1,13 @@
-@testable import CentralStore
 import EventListener
 import Foundation
 import GRDB
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 @Suite("Event listener: locks, damaged files, restarts")
 struct ListenerRobustnessTests {
@@ -36,10 +37,11 @@ struct ListenerRobustnessTests {
         try await ListenerWorld.with { world, store in
             let queue = try DatabaseQueue(path: world.path(world.red))
             try await queue.write { db in
-                try db.execute(sql: """
-                    INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
-                    VALUES ('far-future', ?, NULL, 'checkin', '{}', 9404200000000000, ?, NULL)
-                    """, arguments: [world.fixtures.ann.id, Int64(Date().timeIntervalSince1970 * 1000)])
+                try db.execute(
+                    sql: """
+                        INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at, rejection)
+                        VALUES ('far-future', ?, NULL, 'checkin', '{}', 9404200000000000, ?, NULL)
+                        """, arguments: [world.fixtures.ann.id, Int64(Date().timeIntervalSince1970 * 1000)])
             }
             try queue.close()
             try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, note: "after the bad one", id: "c-after"))
@@ -92,7 +94,8 @@ struct ListenerRobustnessTests {
         try await ListenerWorld.with { world, store in
             var expected: [String] = []
             for round in 0..<40 {
-                let task = try await store.createTask(try world.fixtures.task("job \(round)", team: world.fixtures.red, assignee: world.fixtures.ann))
+                let task = try await store.createTask(
+                    try world.fixtures.task("job \(round)", team: world.fixtures.red, assignee: world.fixtures.ann))
                 _ = try await world.generator.catchUp()
                 try world.push(world.red, by: world.fixtures.ann, .start(task.id, id: "s-\(round)"), .complete(task.id, id: "c-\(round)"))
                 expected += ["s-\(round)", "c-\(round)"]
@@ -201,15 +204,16 @@ struct ListenerRobustnessTests {
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in
             // The version 1 table, as shipped.
-            try db.execute(sql: """
-                CREATE TABLE v1 (position INTEGER PRIMARY KEY AUTOINCREMENT, change_id TEXT NOT NULL UNIQUE,
-                    person_id INTEGER NOT NULL, task_id INTEGER, operation TEXT NOT NULL, payload TEXT NOT NULL,
-                    made_at INTEGER NOT NULL, received_at INTEGER NOT NULL);
-                INSERT INTO v1 SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at
-                    FROM worker_changes;
-                DROP TABLE worker_changes;
-                ALTER TABLE v1 RENAME TO worker_changes;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE v1 (position INTEGER PRIMARY KEY AUTOINCREMENT, change_id TEXT NOT NULL UNIQUE,
+                        person_id INTEGER NOT NULL, task_id INTEGER, operation TEXT NOT NULL, payload TEXT NOT NULL,
+                        made_at INTEGER NOT NULL, received_at INTEGER NOT NULL);
+                    INSERT INTO v1 SELECT position, change_id, person_id, task_id, operation, payload, made_at, received_at
+                        FROM worker_changes;
+                    DROP TABLE worker_changes;
+                    ALTER TABLE v1 RENAME TO worker_changes;
+                    """)
             try db.execute(sql: "UPDATE meta SET schema_version = 1")
             try db.execute(sql: "PRAGMA user_version = 1")
         }
@@ -233,31 +237,37 @@ struct ListenerRobustnessTests {
     }
 
     @Test func continuousModeWakesOnAPushWithoutWaitingForTheSweep() async throws {
-        try await ListenerWorld.with { world, store in try await Self.withListenerAwake(world) { _ in
-            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
-            try await expectEventually("applied within 5 s while the sweep is an hour away", within: .seconds(5), every: .milliseconds(20)) {
-                try await store.task(id: world.annTask).status == .completed
+        try await ListenerWorld.with { world, store in
+            try await Self.withListenerAwake(world) { _ in
+                try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+                try await expectEventually(
+                    "applied within 5 s while the sweep is an hour away", within: .seconds(5), every: .milliseconds(20)
+                ) {
+                    try await store.task(id: world.annTask).status == .completed
+                }
             }
-        } }
+        }
     }
 
     /// The generator writes a team file for every master change; none of those
     /// writes holds worker changes, so none wakes the listener (each wake opens
     /// and reads the file: a fifth of the service's CPU in a fan-out to 50 teams).
     @Test func continuousModeIsNotWokenByTheGeneratorsWrites() async throws {
-        try await ListenerWorld.with { world, store in try await Self.withListenerAwake(world) { passes in
-            try await Task.sleep(for: .milliseconds(300))
-            let before = passes.value
-            for round in 1...3 {
-                _ = try await store.updateTask(id: world.annTask, try TaskChanges(title: "renamed \(round)"))
-                #expect(try await world.generator.catchUp().replicaWrites >= 1)
-            }
-            try await Task.sleep(for: .seconds(1))
-            #expect(passes.value == before, "no pass for the generator's writes")
+        try await ListenerWorld.with { world, store in
+            try await Self.withListenerAwake(world) { passes in
+                try await Task.sleep(for: .milliseconds(300))
+                let before = passes.value
+                for round in 1...3 {
+                    _ = try await store.updateTask(id: world.annTask, try TaskChanges(title: "renamed \(round)"))
+                    #expect(try await world.generator.catchUp().replicaWrites >= 1)
+                }
+                try await Task.sleep(for: .seconds(1))
+                #expect(passes.value == before, "no pass for the generator's writes")
 
-            try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
-            try await expectEventually("a push still wakes it", within: .seconds(5), every: .milliseconds(20)) { passes.value > before }
-        } }
+                try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
+                try await expectEventually("a push still wakes it", within: .seconds(5), every: .milliseconds(20)) { passes.value > before }
+            }
+        }
     }
 
     /// A push that finds its replica's lock held elsewhere (a rebuild being
@@ -265,23 +275,25 @@ struct ListenerRobustnessTests {
     /// Letting go of the lock is what wakes the listener; a try that failed
     /// must not (it used to open and close the lock file, a pass each time).
     @Test func aPushWaitingForTheLockDoesNotWakeTheListenerAtEveryTry() async throws {
-        try await ListenerWorld.with { world, store in try await Self.withListenerAwake(world) { passes in
-            let held = try #require(try world.directory.tryLock(world.red))
-            defer { held.release() }
-            try await Task.sleep(for: .milliseconds(300))
-            let before = passes.value
-            let (directory, red, ann) = (world.directory, world.red, world.fixtures.ann.id)
-            let waited = try await blockingWork { () -> Bool in
-                do {
-                    try directory.push([.start(0)], to: red, by: ann, lockTimeout: .seconds(1))
-                    return false
-                } catch is ReplicaBusy {
-                    return true
+        try await ListenerWorld.with { world, store in
+            try await Self.withListenerAwake(world) { passes in
+                let held = try #require(try world.directory.tryLock(world.red))
+                defer { held.release() }
+                try await Task.sleep(for: .milliseconds(300))
+                let before = passes.value
+                let (directory, red, ann) = (world.directory, world.red, world.fixtures.ann.id)
+                let waited = try await blockingWork { () -> Bool in
+                    do {
+                        try directory.push([.start(0)], to: red, by: ann, lockTimeout: .seconds(1))
+                        return false
+                    } catch is ReplicaBusy {
+                        return true
+                    }
                 }
+                #expect(waited, "the push gave up after its second of tries")
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(passes.value - before <= 1, "one pass at most (the push closing the lock file when it gave up), not one per try")
             }
-            #expect(waited, "the push gave up after its second of tries")
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(passes.value - before <= 1, "one pass at most (the push closing the lock file when it gave up), not one per try")
-        } }
+        }
     }
 }

@@ -1,4 +1,3 @@
-@testable import CentralStore
 import EventListener
 import Foundation
 import GRDB
@@ -6,6 +5,8 @@ import ReplicaGenerator
 import TeamDatabase
 import TeamworkModel
 import TeamworkTestSupport
+
+@testable import CentralStore
 
 /// A master with tasks in both teams, generated replicas, and a listener over them.
 ///
@@ -33,10 +34,13 @@ struct ListenerWorld: Sendable {
             let cy = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue, assignee: fixtures.cy))
             let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
             _ = try await generator.catchUp()
-            let listener = try EventListener(.init(databaseURL: url, directory: folder, batchSize: 50,
-                                                   sweepInterval: .milliseconds(200), busyTimeout: 0.2))
-            let world = ListenerWorld(url: url, folder: folder, fixtures: fixtures, annTask: ann.id, freeTask: free.id,
-                                      cyTask: cy.id, generator: generator, listener: listener)
+            let listener = try EventListener(
+                .init(
+                    databaseURL: url, directory: folder, batchSize: 50,
+                    sweepInterval: .milliseconds(200), busyTimeout: 0.2))
+            let world = ListenerWorld(
+                url: url, folder: folder, fixtures: fixtures, annTask: ann.id, freeTask: free.id,
+                cyTask: cy.id, generator: generator, listener: listener)
             try await body(world, store)
         }
     }

@@ -1,21 +1,23 @@
-@testable import CentralStore
 import EventListener
 import Foundation
 import GRDB
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 @Suite("Event listener: worker changes reach the master")
 struct ListenerTests {
     @Test func aCompletionReachesTheMasterOnceWithTheWorkersNoteAndOneHistoryEntry() async throws {
         try await ListenerWorld.with { world, store in
             let made = Date(timeIntervalSinceNow: -60)
-            try world.push(world.red, by: world.fixtures.ann,
-                           WorkerChange(id: "s-1", operation: .start, taskID: world.annTask, madeAt: made.addingTimeInterval(-600)),
-                           WorkerChange(id: "c-1", operation: .complete, taskID: world.annTask, note: "meter swapped", madeAt: made))
+            try world.push(
+                world.red, by: world.fixtures.ann,
+                WorkerChange(id: "s-1", operation: .start, taskID: world.annTask, madeAt: made.addingTimeInterval(-600)),
+                WorkerChange(id: "c-1", operation: .complete, taskID: world.annTask, note: "meter swapped", madeAt: made))
             let first = try await world.listener.once()
             #expect(first.recorded == 2 && first.applied == 2 && first.conflicts == 0 && first.complete)
 
@@ -86,14 +88,19 @@ struct ListenerTests {
     /// Every signed-in worker reads the common replica: it must not let them follow anyone's position.
     @Test func aWorkersCheckinReachesTheMasterButNotTheCommonReplica() async throws {
         try await ListenerWorld.with { world, store in
-            try world.push(world.red, by: world.fixtures.ann, WorkerChange(id: "k-1", operation: .checkin, madeAt: Date(),
-                                                                           latitude: 51.5, longitude: -0.12))
+            try world.push(
+                world.red, by: world.fixtures.ann,
+                WorkerChange(
+                    id: "k-1", operation: .checkin, madeAt: Date(),
+                    latitude: 51.5, longitude: -0.12))
             _ = try await world.listener.once()
             #expect(try await store.listLocations(kind: .person).count == 1, "managers see where Ann checked in")
             func personLocationsInCommon() throws -> Int {
                 let queue = try DatabaseQueue(path: world.path(.common))
                 defer { try? queue.close() }
-                return try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM locations WHERE kind = 'person' OR person_id IS NOT NULL") ?? 0 }
+                return try queue.read {
+                    try Int.fetchOne($0, sql: "SELECT count(*) FROM locations WHERE kind = 'person' OR person_id IS NOT NULL") ?? 0
+                }
             }
             _ = try await world.generator.catchUp()
             #expect(try personLocationsInCommon() == 0, "not after catching up")
@@ -108,15 +115,19 @@ struct ListenerTests {
         try await ListenerWorld.with { world, store in
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let foreign = [
-                RecordedWorkerChange(position: 1, changeID: "checkin-on-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
-                                     operation: "checkin", note: nil, madeAt: now, receivedAt: now, latitude: 1, longitude: 2),
-                RecordedWorkerChange(position: 2, changeID: "refused-on-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
-                                     operation: "complete", note: "spoofed", madeAt: now, receivedAt: now, rejection: "not in this replica"),
-                RecordedWorkerChange(position: 3, changeID: "complete-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
-                                     operation: "complete", note: "forged", madeAt: now, receivedAt: now),
+                RecordedWorkerChange(
+                    position: 1, changeID: "checkin-on-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
+                    operation: "checkin", note: nil, madeAt: now, receivedAt: now, latitude: 1, longitude: 2),
+                RecordedWorkerChange(
+                    position: 2, changeID: "refused-on-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
+                    operation: "complete", note: "spoofed", madeAt: now, receivedAt: now, rejection: "not in this replica"),
+                RecordedWorkerChange(
+                    position: 3, changeID: "complete-blue", personID: world.fixtures.ann.id, taskID: world.cyTask,
+                    operation: "complete", note: "forged", madeAt: now, receivedAt: now),
             ]
-            _ = try await store.applyFieldChanges(replica: world.red.name, source: "forged", foreign,
-                                                  cursor: ListenerCursor(position: 3, changeID: "complete-blue"))
+            _ = try await store.applyFieldChanges(
+                replica: world.red.name, source: "forged", foreign,
+                cursor: ListenerCursor(position: 3, changeID: "complete-blue"))
             let history = try await store.history(taskID: world.cyTask)
             #expect(!history.contains { $0.fieldChangeID != nil }, "no history from red's file on blue's task: \(history.map(\.action))")
             let task = try await store.task(id: world.cyTask)
@@ -128,8 +139,12 @@ struct ListenerTests {
     @Test func twoWorkersCompletingOneFreeTaskTheFirstWinsAndTheSecondIsShownToManagers() async throws {
         try await ListenerWorld.with { world, store in
             // In the field: Ann claims and completes first; Bo, offline, did the same and syncs later.
-            try world.push(world.red, by: world.fixtures.ann, .claim(world.freeTask, id: "a-claim"), .complete(world.freeTask, note: "Ann's", id: "a-done"))
-            let bo = try world.push(world.red, by: world.fixtures.bo, .claim(world.freeTask, id: "b-claim"), .complete(world.freeTask, note: "Bo's", id: "b-done"))
+            try world.push(
+                world.red, by: world.fixtures.ann, .claim(world.freeTask, id: "a-claim"),
+                .complete(world.freeTask, note: "Ann's", id: "a-done"))
+            let bo = try world.push(
+                world.red, by: world.fixtures.bo, .claim(world.freeTask, id: "b-claim"),
+                .complete(world.freeTask, note: "Bo's", id: "b-done"))
             #expect(bo.map(\.status) == [.rejected, .rejected])
             let report = try await world.listener.once()
             #expect(report.recorded == 4 && report.applied == 2 && report.conflicts == 2)
@@ -148,10 +163,11 @@ struct ListenerTests {
             try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, note: "first", id: "c-1"))
             let queue = try DatabaseQueue(path: world.path(world.red))
             try await queue.write { db in
-                try db.execute(sql: """
-                    INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at)
-                    VALUES ('c-2', ?, ?, 'complete', '{"note":"second"}', 1, 1)
-                    """, arguments: [world.fixtures.bo.id, world.annTask])
+                try db.execute(
+                    sql: """
+                        INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at)
+                        VALUES ('c-2', ?, ?, 'complete', '{"note":"second"}', 1, 1)
+                        """, arguments: [world.fixtures.bo.id, world.annTask])
             }
             try queue.close()
             let report = try await world.listener.once()
@@ -164,7 +180,8 @@ struct ListenerTests {
     @Test func aCompletionAfterTheManagerReassignedTheTaskIsAppliedAndFlagged() async throws {
         try await ListenerWorld.with { world, store in
             try world.push(world.red, by: world.fixtures.ann, .complete(world.annTask, id: "c-1"))
-            _ = try await store.assignTask(id: world.annTask, to: try Assignment(teamID: world.fixtures.red.id, assigneeID: world.fixtures.bo.id))
+            _ = try await store.assignTask(
+                id: world.annTask, to: try Assignment(teamID: world.fixtures.red.id, assigneeID: world.fixtures.bo.id))
             _ = try await world.listener.once()
             let task = try await store.task(id: world.annTask)
             #expect(task.status == .completed && task.completedBy == world.fixtures.ann.id && task.assigneeID == world.fixtures.bo.id)
@@ -181,7 +198,8 @@ struct ListenerTests {
             let other = try await store.createTask(try world.fixtures.task("second free one", team: world.fixtures.red))
             _ = try await world.generator.catchUp()
             try world.push(world.red, by: world.fixtures.bo, .claim(other.id, id: "claim-2"))
-            _ = try await store.assignTask(id: other.id, to: try Assignment(teamID: world.fixtures.red.id, assigneeID: world.fixtures.ann.id))
+            _ = try await store.assignTask(
+                id: other.id, to: try Assignment(teamID: world.fixtures.red.id, assigneeID: world.fixtures.ann.id))
             _ = try await world.listener.once()
             #expect(try await store.task(id: other.id).assigneeID == world.fixtures.ann.id)
             #expect(try await store.conflicts().map(\.rule) == ["claimed_by_other"])
@@ -190,8 +208,9 @@ struct ListenerTests {
 
     @Test func aCheckInUpdatesTheWorkersLastKnownPosition() async throws {
         try await ListenerWorld.with { world, store in
-            try world.push(world.red, by: world.fixtures.ann,
-                           WorkerChange(id: "here", operation: .checkin, madeAt: Date(), latitude: 48.85, longitude: 2.35))
+            try world.push(
+                world.red, by: world.fixtures.ann,
+                WorkerChange(id: "here", operation: .checkin, madeAt: Date(), latitude: 48.85, longitude: 2.35))
             let report = try await world.listener.once()
             #expect(report.applied == 1)
             let rows = try await store.rows("SELECT latitude, longitude FROM locations WHERE person_id = \(world.fixtures.ann.id)")

@@ -1,9 +1,10 @@
-@testable import CentralStore
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// The master's PL/pgSQL (`teamwork_apply_field_changes`, as the listener
 /// calls it) against the same table of cases as the device and the replica
@@ -32,17 +33,20 @@ struct MasterContractTests {
                         let json = String(decoding: try JSONEncoder().encode(items), as: UTF8.self)
                         checklistID = try await sql("INSERT INTO checklists (name) VALUES (\("contract \(index)")) RETURNING id")
                             .first!.decode(Int64.self)
-                        _ = try await sql("INSERT INTO checklist_versions (checklist_id, version, items) VALUES (\(checklistID), 1, \(json)::jsonb)")
+                        _ = try await sql(
+                            "INSERT INTO checklist_versions (checklist_id, version, items) VALUES (\(checklistID), 1, \(json)::jsonb)")
                     }
                     let answers = FieldTask.json(item.answers(before, me: me, other: other, changedAt: nil))
-                    let taskID = try await sql("""
+                    let taskID = try await sql(
+                        """
                         INSERT INTO tasks (title, team_id, assignee_id, required_skills, status, started_at, completed_at,
                                            completed_by, completion_note, checklist_id, checklist_version, answers)
                         VALUES (\(item.name), \(teamID), \(id(before.assignee)), \(FieldChangeCase.requiredSkills),
                                 \(before.status.rawValue), \(before.startedAt), \(before.completedAt), \(id(before.completedBy)),
                                 \(before.completionNote), \(checklistID), \(checklistID.map { _ in 1 }), \(answers)::jsonb)
                         RETURNING id
-                        """).first!.decode(Int64.self)
+                        """
+                    ).first!.decode(Int64.self)
                     _ = try await sql("SELECT set_config('teamwork.forced', '', false)")
 
                     let made = Int64((item.change.madeAt.timeIntervalSince1970 * 1000).rounded())
@@ -55,19 +59,24 @@ struct MasterContractTests {
                     let outcome = try await store.applyFieldChanges(
                         replica: replica, source: "contract", [change],
                         cursor: ListenerCursor(position: change.position, changeID: change.changeID))
-                    #expect(outcome.first?.applied == item.master.applied && outcome.first?.conflict == item.master.conflict,
-                            "\(item.name): \(outcome)")
+                    #expect(
+                        outcome.first?.applied == item.master.applied && outcome.first?.conflict == item.master.conflict,
+                        "\(item.name): \(outcome)")
 
-                    let after = try await sql("""
+                    let after = try await sql(
+                        """
                         SELECT status, assignee_id, started_at, completed_at, completed_by, completion_note, answers::text
                         FROM tasks WHERE id = \(taskID)
-                        """).first!.decode((String, Int64?, Date?, Date?, Int64?, String?, String).self)
+                        """
+                    ).first!.decode((String, Int64?, Date?, Date?, Int64?, String?, String).self)
                     let expected = item.after
-                    #expect(after.0 == expected.status.rawValue && after.1 == id(expected.assignee) && after.4 == id(expected.completedBy)
+                    #expect(
+                        after.0 == expected.status.rawValue && after.1 == id(expected.assignee) && after.4 == id(expected.completedBy)
                             && after.5 == expected.completionNote && Self.same(after.2, expected.startedAt)
                             && Self.same(after.3, expected.completedAt), "\(item.name): \(after)")
-                    #expect(try FieldTask.answers(json: after.6) == item.answers(expected, me: me, other: other, changedAt: item.change.madeAt),
-                            "\(item.name): \(after.6)")
+                    #expect(
+                        try FieldTask.answers(json: after.6) == item.answers(expected, me: me, other: other, changedAt: item.change.madeAt),
+                        "\(item.name): \(after.6)")
                     _ = try await sql("DELETE FROM tasks WHERE id = \(taskID)")
                 }
             }

@@ -1,8 +1,9 @@
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import CentralStore
 
 /// A dispatcher's morning with the built `teamwork-manager`: skills, windows,
@@ -26,20 +27,28 @@ struct DispatchCLITests {
         }
         _ = try await ok(tool("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager"))
         for (first, skills) in [("Ann", "electrical"), ("Bo", "Climbing, electrical"), ("Dan", ""), ("Cy", "")] {
-            let person = try await JSONOutput.decode(Person.self, try ok(tool(
-                "person", "add", "--first", first, "--last", "Field", "--email", "\(first.lowercased())@example.org",
-                "--skills", skills, "--json"
-            )).stdout)
+            let person = try await JSONOutput.decode(
+                Person.self,
+                try ok(
+                    tool(
+                        "person", "add", "--first", first, "--last", "Field", "--email", "\(first.lowercased())@example.org",
+                        "--skills", skills, "--json"
+                    )
+                ).stdout)
             world.ids[first] = person.id
         }
         _ = try await ok(tool("team", "add", "red", "--name", "Red"))
         _ = try await ok(tool("team", "add", "blue", "--name", "Blue"))
         for first in ["ann", "bo", "dan"] { _ = try await ok(tool("team", "add-member", "red", "\(first)@example.org")) }
         _ = try await ok(tool("team", "add-member", "blue", "cy@example.org"))
-        let site = try await JSONOutput.decode(Location.self, try ok(tool(
-            "location", "add", "--name", "Substation 7", "--lat", "59.33", "--lon", "18.06", "--street", "Kungsgatan 1",
-            "--city", "Stockholm", "--country", "SE", "--json"
-        )).stdout)
+        let site = try await JSONOutput.decode(
+            Location.self,
+            try ok(
+                tool(
+                    "location", "add", "--name", "Substation 7", "--lat", "59.33", "--lon", "18.06", "--street", "Kungsgatan 1",
+                    "--city", "Stockholm", "--country", "SE", "--json"
+                )
+            ).stdout)
         world.ids["site"] = site.id
         try await CentralStore.withStore(url) { store in
             for (first, lat) in [("Ann", 59.339), ("Bo", 59.357), ("Cy", 59.40)] {
@@ -58,18 +67,22 @@ struct DispatchCLITests {
     @Test func assigningWithoutARequiredSkillIsRefusedInOneLineAndForceIsRecorded() async throws {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
-            let created = try JSONOutput.decode(FieldTask.self, try await w.tool(
-                "task", "create", "--title", "Climb pole 12", "--team", "red", "--requires", "climbing,electrical",
-                "--location", String(w.ids["site"]!), "--json"
-            ).stdout)
+            let created = try JSONOutput.decode(
+                FieldTask.self,
+                try await w.tool(
+                    "task", "create", "--title", "Climb pole 12", "--team", "red", "--requires", "climbing,electrical",
+                    "--location", String(w.ids["site"]!), "--json"
+                ).stdout)
             #expect(created.requiredSkills == ["climbing", "electrical"])
-            let refused = try await w.tool("task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
-                                     "--actor", "max@example.org")
+            let refused = try await w.tool(
+                "task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
+                "--actor", "max@example.org")
             #expect(refused.status == 68)
             #expect(refused.errorLines.count == 1)
             #expect(refused.stderr.contains("needs climbing which Ann Field does not have"), "\(refused.stderr)")
-            let forced = try await w.tool("task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
-                                    "--force", "--actor", "max@example.org")
+            let forced = try await w.tool(
+                "task", "assign", String(created.id), "--team", "red", "--assignee", "ann@example.org",
+                "--force", "--actor", "max@example.org")
             #expect(forced.status == 0, "\(forced.stderr)")
             let history = try await w.tool("task", "history", String(created.id))
             #expect(history.stdout.contains("forced") && history.stdout.contains("assigned without climbing"), "\(history.stdout)")
@@ -83,10 +96,12 @@ struct DispatchCLITests {
     @Test func suggestExplainsItsRankingAndAssignSuggestedTakesTheFirst() async throws {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
-            let task = try JSONOutput.decode(FieldTask.self, try await w.tool(
-                "task", "create", "--title", "Replace breaker", "--team", "red", "--requires", "electrical",
-                "--location", String(w.ids["site"]!), "--json"
-            ).stdout)
+            let task = try JSONOutput.decode(
+                FieldTask.self,
+                try await w.tool(
+                    "task", "create", "--title", "Replace breaker", "--team", "red", "--requires", "electrical",
+                    "--location", String(w.ids["site"]!), "--json"
+                ).stdout)
             let table = try await w.tool("suggest", String(task.id))
             #expect(table.status == 0, "\(table.stderr)")
             #expect(table.stdout.contains("1.0 km away (position 20 min old), 0 open tasks, has electrical"), "\(table.stdout)")
@@ -97,16 +112,20 @@ struct DispatchCLITests {
             let assigned = try await w.tool("task", "assign", String(task.id), "--suggested", "--actor", "max@example.org")
             #expect(assigned.status == 0, "\(assigned.stderr)")
             #expect(assigned.stdout.contains("to Ann Field: 1.0 km away"), "\(assigned.stdout)")
-            let second = try JSONOutput.decode(FieldTask.self, try await w.tool(
-                "task", "create", "--title", "Second breaker", "--team", "red", "--requires", "electrical",
-                "--location", String(w.ids["site"]!), "--json"
-            ).stdout)
+            let second = try JSONOutput.decode(
+                FieldTask.self,
+                try await w.tool(
+                    "task", "create", "--title", "Second breaker", "--team", "red", "--requires", "electrical",
+                    "--location", String(w.ids["site"]!), "--json"
+                ).stdout)
             // Ann now holds one task (5 km of load at 1 km): Bo, 3 km away with none, goes.
             let next = try await w.tool("task", "assign", String(second.id), "--suggested", "--json")
             #expect(try JSONOutput.decode(FieldTask.self, next.stdout).assigneeID == w.ids["Bo"]!)
-            let nobody = try JSONOutput.decode(FieldTask.self, try await w.tool(
-                "task", "create", "--title", "Weld", "--team", "red", "--requires", "welding", "--json"
-            ).stdout)
+            let nobody = try JSONOutput.decode(
+                FieldTask.self,
+                try await w.tool(
+                    "task", "create", "--title", "Weld", "--team", "red", "--requires", "welding", "--json"
+                ).stdout)
             let none = try await w.tool("task", "assign", String(nobody.id), "--suggested")
             #expect(none.status == 68 && none.stderr.contains("nobody can take task \(nobody.id)"), "\(none.stderr)")
         }
@@ -115,8 +134,10 @@ struct DispatchCLITests {
     @Test func aDaysWorkIsListedInWindowOrderAndAPastWindowIsFlagged() async throws {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
-            for (title, window) in [("late", "2026-12-01T13:00Z/PT2H"), ("early", "2026-12-01T08:00Z/2026-12-01T10:00Z"),
-                                    ("other day", "2026-12-02T08:00Z/PT1H"), ("gone", "2020-01-01T08:00Z/PT1H")] {
+            for (title, window) in [
+                ("late", "2026-12-01T13:00Z/PT2H"), ("early", "2026-12-01T08:00Z/2026-12-01T10:00Z"),
+                ("other day", "2026-12-02T08:00Z/PT1H"), ("gone", "2020-01-01T08:00Z/PT1H"),
+            ] {
                 let run = try await w.tool("task", "create", "--title", title, "--team", "red", "--window", window)
                 #expect(run.status == 0, "\(run.stderr)")
             }
@@ -159,8 +180,11 @@ struct DispatchCLITests {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
             let site = String(w.ids["site"]!)
-            #expect(try await w.tool("task", "create", "--title", "At the site", "--team", "red", "--assignee", "ann@example.org",
-                               "--location", site, "--window", "2026-12-01T09:00Z/PT3H").status == 0)
+            #expect(
+                try await w.tool(
+                    "task", "create", "--title", "At the site", "--team", "red", "--assignee", "ann@example.org",
+                    "--location", site, "--window", "2026-12-01T09:00Z/PT3H"
+                ).status == 0)
             #expect(try await w.tool("task", "create", "--title", "Nowhere", "--team", "blue").status == 0)
             #expect(try await w.tool("task", "create", "--title", "Cancelled one", "--team", "red").status == 0)
             #expect(try await w.tool("task", "cancel", "3").status == 0)
@@ -198,7 +222,9 @@ struct DispatchCLITests {
         try await TestDatabase.withFresh { url in
             let w = try await Self.world(url)
             let site = String(w.ids["site"]!)
-            for (title, team) in [("One", "red"), ("Two", "red"), ("</script><script>document.body.dataset.error='injected'</script>", "blue")] {
+            for (title, team) in [
+                ("One", "red"), ("Two", "red"), ("</script><script>document.body.dataset.error='injected'</script>", "blue"),
+            ] {
                 #expect(try await w.tool("task", "create", "--title", title, "--team", team, "--location", site).status == 0)
             }
             #expect(try await w.tool("task", "create", "--title", "No site", "--team", "red").status == 0)

@@ -1,9 +1,10 @@
 import Foundation
 import LocalPostgres
-import Testing
 import TeamworkTestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// With no database URL, the tool creates, starts and reuses a private cluster.

@@ -1,8 +1,8 @@
 import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// Bad input through the built binary: one line on stderr, a documented exit
 /// code, nothing on stdout, nothing written.
@@ -27,7 +27,10 @@ struct ManagerErrorTests {
         (["team", "add", "Bad Slug", "--name", "X"], 65, "slug must be"),
         (["team", "remove", "red"], 68, "still has 1 task(s)"),
         (["task", "import", "/nonexistent/tasks.csv"], 66, "no file /nonexistent/tasks.csv"),
-        (["map", "--html", "/nonexistent-folder/map.html"], 73, "cannot write /nonexistent-folder/map.html: no folder /nonexistent-folder"),
+        (
+            ["map", "--html", "/nonexistent-folder/map.html"], 73,
+            "cannot write /nonexistent-folder/map.html: no folder /nonexistent-folder"
+        ),
         (["task", "show"], 64, "Missing expected argument"),
         (["task", "show", "abc"], 64, "abc"),
         (["task", "frobnicate"], 64, "frobnicate"),

@@ -1,8 +1,8 @@
 import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// End to end: the built `teamwork-manager` binary against a real database.
 @Suite("teamwork-manager workflow")
@@ -18,17 +18,24 @@ struct ManagerWorkflowTests {
             let hostile = "meter \u{9B}2J\u{202E}gnol\u{7F} done"
             #expect(try await tool("team", "add", "red", "--name", "Red Team").status == 0)
             #expect(try await tool("location", "add", "--lat", "59.3", "--lon", "18.0", "--name", "Depot").status == 0)
-            let created = try Self.decode(FieldTask.self, try await tool("task", "create", "--title", "Meter", "--team", "red",
-                                                                    "--location", "1", "--description", hostile, "--json"))
+            let created = try Self.decode(
+                FieldTask.self,
+                try await tool(
+                    "task", "create", "--title", "Meter", "--team", "red",
+                    "--location", "1", "--description", hostile, "--json"))
             // The worker's position carries a name, and names may hold anything a manager typed.
-            #expect(try await tool("person", "add", "--first", "Ann\u{202E}", "--last", "Lee\u{9B}", "--email", "ann@example.org").status == 0)
+            #expect(
+                try await tool("person", "add", "--first", "Ann\u{202E}", "--last", "Lee\u{9B}", "--email", "ann@example.org").status == 0)
             #expect(try await tool("team", "add-member", "red", "ann@example.org").status == 0)
-            for (run, escaped) in [(try await tool("task", "show", String(created.id), "--json"), "\\u009b2J\\u202egnol\\u007f"),
-                                   (try await tool("task", "list", "--json"), "\\u009b2J\\u202egnol\\u007f"),
-                                   (try await tool("map", "--geojson"), "Ann\\u202e Lee\\u009b")] {
+            for (run, escaped) in [
+                (try await tool("task", "show", String(created.id), "--json"), "\\u009b2J\\u202egnol\\u007f"),
+                (try await tool("task", "list", "--json"), "\\u009b2J\\u202egnol\\u007f"),
+                (try await tool("map", "--geojson"), "Ann\\u202e Lee\\u009b"),
+            ] {
                 #expect(run.status == 0, "\(run.stderr)")
-                #expect(!run.stdout.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) },
-                        "\(run.stdout.debugDescription)")
+                #expect(
+                    !run.stdout.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) },
+                    "\(run.stdout.debugDescription)")
                 #expect(run.stdout.contains(escaped), "\(run.stdout)")
             }
             #expect(created.description == hostile, "a script reading the JSON gets the text as it is")
@@ -47,15 +54,19 @@ struct ManagerWorkflowTests {
             ok(try await tool("team", "add", "red", "--name", "Red Team", "--color", "#D03030", "--actor", "max@example.org"))
             ok(try await tool("team", "add-member", "red", "ann@example.org"))
             ok(try await tool("team", "add-member", "red", "bo@example.org"))
-            let site = try Self.decode(Location.self, try await tool(
-                "location", "add", "--lat", "-33.87", "--lon", "151.21", "--name", "Depot", "--city", "Sydney", "--json"
-            ))
+            let site = try Self.decode(
+                Location.self,
+                try await tool(
+                    "location", "add", "--lat", "-33.87", "--lon", "151.21", "--name", "Depot", "--city", "Sydney", "--json"
+                ))
             #expect(site.latitude == -33.87 && site.longitude == 151.21 && site.address.city == "Sydney")
 
-            let created = try Self.decode(FieldTask.self, try await tool(
-                "task", "create", "--title", "Fix meter", "--team", "red", "--assignee", "ann@example.org",
-                "--location", String(site.id), "--due", "2026-12-01", "--priority", "high", "--actor", "max@example.org", "--json"
-            ))
+            let created = try Self.decode(
+                FieldTask.self,
+                try await tool(
+                    "task", "create", "--title", "Fix meter", "--team", "red", "--assignee", "ann@example.org",
+                    "--location", String(site.id), "--due", "2026-12-01", "--priority", "high", "--actor", "max@example.org", "--json"
+                ))
             #expect(created.status == .assigned && created.priority == .high)
             let floating = try Self.decode(FieldTask.self, try await tool("task", "create", "--title", "Sweep", "--team", "red", "--json"))
             #expect(floating.status == .open)
@@ -104,9 +115,11 @@ struct ManagerWorkflowTests {
             try await tool("team", "add", "red", "--name", "Red")
             let title = "O'Brien's \"meter\"; DROP TABLE tasks; -- 🚧👷‍♀️"
             let description = String(repeating: "Zoë 🚧 'x' \"y\"\n", count: 5_000)
-            let created = try Self.decode(FieldTask.self, try await tool(
-                "task", "create", "--title", title, "--description", description, "--team", "red", "--json"
-            ))
+            let created = try Self.decode(
+                FieldTask.self,
+                try await tool(
+                    "task", "create", "--title", title, "--description", description, "--team", "red", "--json"
+                ))
             let shown = try Self.decode(ShownTask.self, try await tool("task", "show", String(created.id), "--json"))
             #expect(shown.task.title == title)
             #expect(shown.task.description == description)
@@ -121,19 +134,28 @@ struct ManagerWorkflowTests {
             try await tool("team", "add-member", "red", "ann@example.org")
             try await tool("person", "update", "ann@example.org", "--default-team", "red")
             try await tool("team", "update", "red", "--name", "Crimson", "--color", "#AA0000")
-            try await tool("location", "add", "--lat", "10.5", "--lon", "-20.25", "--elevation", "-3", "--street", "1 Main St", "--city", "Town")
-            let task = try Self.decode(FieldTask.self, try await tool(
-                "task", "create", "--title", "Overdue", "--team", "red", "--due", "2020-01-01", "--location", "1", "--json"
-            ))
+            try await tool(
+                "location", "add", "--lat", "10.5", "--lon", "-20.25", "--elevation", "-3", "--street", "1 Main St", "--city", "Town")
+            let task = try Self.decode(
+                FieldTask.self,
+                try await tool(
+                    "task", "create", "--title", "Overdue", "--team", "red", "--due", "2020-01-01", "--location", "1", "--json"
+                ))
 
             let person = try await tool("person", "show", "ann@example.org")
             #expect(person.stdout.contains("default team: red") && person.stdout.contains("teams:        red"))
-            struct PersonDetails: Decodable { var person: Person; var teams: [Team] }
+            struct PersonDetails: Decodable {
+                var person: Person
+                var teams: [Team]
+            }
             let personJSON = try Self.decode(PersonDetails.self, try await tool("person", "show", "ann@example.org", "--json"))
             #expect(personJSON.teams.map(\.slug) == ["red"] && personJSON.person.defaultTeamID == personJSON.teams[0].id)
 
             #expect(try await tool("team", "list").stdout.contains("Crimson"))
-            struct TeamDetails: Decodable { var team: Team; var members: [TeamMember] }
+            struct TeamDetails: Decodable {
+                var team: Team
+                var members: [TeamMember]
+            }
             let team = try Self.decode(TeamDetails.self, try await tool("team", "show", "red", "--json"))
             #expect(team.team.color == "#aa0000" && team.members.map(\.person.email) == ["ann@example.org"])
 
@@ -152,7 +174,10 @@ struct ManagerWorkflowTests {
             let status = try await tool("db", "status")
             #expect(status.stdout.contains("0001") && status.stdout.contains("core_schema"))
             #expect(status.stdout.contains("teamwork_apply_field_changes"))
-            struct Status: Decodable { var migrations: [Migrator.Entry]; var functions: [Migrator.FunctionEntry] }
+            struct Status: Decodable {
+                var migrations: [Migrator.Entry]
+                var functions: [Migrator.FunctionEntry]
+            }
             let entries = try Self.decode(Status.self, try await tool("db", "status", "--json"))
             #expect(entries.migrations.allSatisfy { $0.appliedAt != nil })
             #expect(!entries.functions.isEmpty && entries.functions.allSatisfy { !$0.pending })
@@ -218,9 +243,10 @@ struct ManagerWorkflowTests {
             try "title,team,due\nOne,red,2026-12-01\nTwo,red,soon\n".write(to: file, atomically: true, encoding: .utf8)
             let bad = try await tool("task", "import", file.path)
             #expect(bad.status == 65)
-            #expect(bad.errorLines == [
-                "teamwork-manager: error: line 3, column 'due': due must be an ISO 8601 date like 2026-12-01 or 2026-12-01T09:30:00Z",
-            ])
+            #expect(
+                bad.errorLines == [
+                    "teamwork-manager: error: line 3, column 'due': due must be an ISO 8601 date like 2026-12-01 or 2026-12-01T09:30:00Z"
+                ])
             #expect(try Self.decode([FieldTask].self, try await tool("task", "list", "--json")).isEmpty)
 
             try "title,team,due\nOne,red,2026-12-01\nTwo,red,2026-12-02\n".write(to: file, atomically: true, encoding: .utf8)
@@ -246,8 +272,9 @@ struct TerminalSafeOutputTests {
                 let run = try await tool.run(arguments)
                 #expect(run.status == 0)
                 #expect(run.stdout.contains("Meter") && run.stdout.contains("swap"))
-                #expect(!run.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E },
-                        "\(arguments.joined(separator: " ")) prints no control characters")
+                #expect(
+                    !run.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E },
+                    "\(arguments.joined(separator: " ")) prints no control characters")
             }
             let json = try await tool.run(["task", "show", String(task.id), "--json"])
             #expect(!json.stdout.unicodeScalars.contains { $0.value == 0x1B }, "JSON escapes them")

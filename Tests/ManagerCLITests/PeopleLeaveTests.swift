@@ -1,8 +1,9 @@
-@testable import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// People leave: someone who has worked here is deactivated, not removed
 /// (seen before: `person remove` refused for good once they had completed
@@ -15,7 +16,8 @@ struct PeopleLeaveTests {
             let manager = ManagerTool(world.url)
             let done = try await store.createTask(try f.task("done by bo", team: f.red, assignee: f.bo))
             // Completed in the field (as the listener writes it).
-            _ = try await store.rows("""
+            _ = try await store.rows(
+                """
                 UPDATE tasks SET status = 'completed', started_at = now(), completed_at = now(), completed_by = \(f.bo.id),
                        completion_note = 'done' WHERE id = \(done.id) RETURNING id
                 """)
@@ -46,7 +48,10 @@ struct PeopleLeaveTests {
             #expect(assign.status == 68 && assign.stderr.contains("bo Test is no longer active"), "\(assign.stderr)")
             let suggested = try JSONOutput.decode(Ranking.self, try await manager("suggest", String(floating.id), "--json").stdout)
             #expect(!suggested.candidates.contains { $0.personID == f.bo.id }, "nobody's candidate")
-            #expect(try await manager("person", "list").stdout.split(separator: "\n").contains { $0.contains("bo Test") && $0.contains("inactive since") })
+            #expect(
+                try await manager("person", "list").stdout.split(separator: "\n").contains {
+                    $0.contains("bo Test") && $0.contains("inactive since")
+                })
             #expect(try await manager("task", "show", String(done.id)).stdout.contains("bo Test"), "history keeps the name")
 
             let back = try await manager("person", "reactivate", "bo@example.org")
@@ -68,18 +73,22 @@ struct PeopleLeaveTests {
             _ = try await store.deactivatePerson(id: f.bo.id)
             let made = Int64((Date().timeIntervalSince1970 - 3_600) * 1000)
             func change(_ position: Int64, _ task: Int64, _ operation: String) -> RecordedWorkerChange {
-                RecordedWorkerChange(position: position, changeID: "leave-\(position)", personID: f.bo.id, taskID: task,
-                                     operation: operation, note: operation == "complete" ? "fixed" : nil,
-                                     madeAt: made + position, receivedAt: made + position + 1_000)
+                RecordedWorkerChange(
+                    position: position, changeID: "leave-\(position)", personID: f.bo.id, taskID: task,
+                    operation: operation, note: operation == "complete" ? "fixed" : nil,
+                    madeAt: made + position, receivedAt: made + position + 1_000)
             }
             let changes = [change(1, claimed.id, "claim"), change(2, done.id, "claim"), change(3, done.id, "complete")]
-            let outcome = try await store.applyFieldChanges(replica: "team-\(f.red.id)", source: "leave-test", changes,
-                                                            cursor: ListenerCursor(position: 3, changeID: "leave-3"))
+            let outcome = try await store.applyFieldChanges(
+                replica: "team-\(f.red.id)", source: "leave-test", changes,
+                cursor: ListenerCursor(position: 3, changeID: "leave-3"))
             let verdicts = Dictionary(uniqueKeysWithValues: outcome.map { ($0.changeID, ($0.applied, $0.conflict)) })
             #expect(verdicts["leave-1"]?.0 == false && verdicts["leave-1"]?.1 == "not_a_member", "\(outcome)")
             #expect(verdicts["leave-3"]?.0 == true, "the completion is kept: \(outcome)")
-            let after = try await store.rows("SELECT id, assignee_id, status, completed_by FROM tasks WHERE id IN (\(claimed.id), \(done.id)) ORDER BY id")
-                .map { try $0.decode((Int64, Int64?, String, Int64?).self) }
+            let after = try await store.rows(
+                "SELECT id, assignee_id, status, completed_by FROM tasks WHERE id IN (\(claimed.id), \(done.id)) ORDER BY id"
+            )
+            .map { try $0.decode((Int64, Int64?, String, Int64?).self) }
             #expect(after[0].1 == nil && after[0].2 == "open", "the claimed task stays free: \(after)")
             #expect(after[1].1 == nil && after[1].2 == "completed" && after[1].3 == f.bo.id, "done by Bo, given to nobody: \(after)")
         }

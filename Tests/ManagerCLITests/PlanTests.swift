@@ -1,8 +1,9 @@
-@testable import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// Recurring work (`teamwork-manager plan …`): a year of maintenance set up
 /// with one command, made on the crew's wall clock, never a task twice.
@@ -20,9 +21,12 @@ struct PlanTests {
     }
 
     static func addWeekly(_ manager: ManagerTool, _ extra: String...) async throws -> Plan {
-        let added = try await manager.run(["plan", "add", "--title", "Meter round", "--team", "red", "--rrule", "FREQ=WEEKLY;BYDAY=MO",
-                                     "--start", "2031-03-03", "--window-start", "08:00", "--duration", "PT2H", "--horizon", "30",
-                                     "--json"] + extra)
+        let added = try await manager.run(
+            [
+                "plan", "add", "--title", "Meter round", "--team", "red", "--rrule", "FREQ=WEEKLY;BYDAY=MO",
+                "--start", "2031-03-03", "--window-start", "08:00", "--duration", "PT2H", "--horizon", "30",
+                "--json",
+            ] + extra)
         #expect(added.status == 0, "\(added.stderr)")
         return try JSONOutput.decode(Plan.self, added.stdout)
     }
@@ -41,8 +45,11 @@ struct PlanTests {
             #expect(try JSONOutput.decode([Made].self, again.stdout).first?.made == 0, "a second run makes nothing")
 
             let made = try await Self.standing(store, plan.id)
-            #expect(made.map(\.day.description) == ["2031-03-03", "2031-03-10", "2031-03-17", "2031-03-24", "2031-03-31",
-                                                   "2031-04-07", "2031-04-14"])
+            #expect(
+                made.map(\.day.description) == [
+                    "2031-03-03", "2031-03-10", "2031-03-17", "2031-03-24", "2031-03-31",
+                    "2031-04-07", "2031-04-14",
+                ])
             let stockholm = try Zone("Europe/Stockholm")
             for (day, task) in made {
                 #expect(stockholm.time(of: try #require(task.window).start) == LocalTime(hour: 8, minute: 0), "\(day): 08:00 there")
@@ -61,8 +68,9 @@ struct PlanTests {
         try await TestWorld.with("plans-race") { world, store in
             let manager = ManagerTool(world.url)
             let plan = try await Self.addWeekly(manager)
-            let daily = try await manager("plan", "add", "--title", "Daily check", "--team", "red", "--rrule", "FREQ=DAILY",
-                                    "--start", "2031-01-01", "--window-start", "07:00", "--duration", "PT30M", "--json")
+            let daily = try await manager(
+                "plan", "add", "--title", "Daily check", "--team", "red", "--rrule", "FREQ=DAILY",
+                "--start", "2031-01-01", "--window-start", "07:00", "--duration", "PT30M", "--json")
             let dailyPlan = try JSONOutput.decode(Plan.self, daily.stdout)
             // Four processes at once, each over the same year.
             let runs = try await withThrowingTaskGroup(of: Int32.self) { group in
@@ -74,7 +82,8 @@ struct PlanTests {
             #expect(runs.allSatisfy { $0 == 0 }, "\(runs)")
             #expect(try await Self.standing(store, plan.id).count == 44, "every Monday of 2031 from 3 March, once")
             #expect(try await Self.standing(store, dailyPlan.id).count == 365, "every day of 2031, once")
-            let duplicates = try await store.rows("SELECT count(*) - count(DISTINCT (plan_id, plan_date)) FROM tasks WHERE plan_id IS NOT NULL")
+            let duplicates = try await store.rows(
+                "SELECT count(*) - count(DISTINCT (plan_id, plan_date)) FROM tasks WHERE plan_id IS NOT NULL")
             #expect(try duplicates[0].decode(Int.self) == 0)
         }
     }
@@ -91,7 +100,9 @@ struct PlanTests {
             #expect(try await manager("task", "assign", String(touched.id), "--team", "red", "--assignee", "ann@example.org").status == 0)
 
             let updated = try await manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2031-03-01")
-            #expect(updated.status == 0 && updated.stdout.contains("4 untouched occurrence(s) cancelled"), "\(updated.stdout) \(updated.stderr)")
+            #expect(
+                updated.status == 0 && updated.stdout.contains("4 untouched occurrence(s) cancelled"), "\(updated.stdout) \(updated.stderr)"
+            )
             #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let after = try await Self.standing(store, plan.id)
             #expect(after.count == 5, "one task per day still")
@@ -118,7 +129,8 @@ struct PlanTests {
             #expect(try await manager("plan", "skip", String(plan.id), "2031-03-10").status == 0)
             #expect(try await manager("plan", "move", String(plan.id), "2031-03-17", "2031-03-19").status == 0)
             let wrongDay = try await manager("plan", "skip", String(plan.id), "2031-03-11")
-            #expect(wrongDay.status == TeamworkError.Code.invalidInput.exitStatus && wrongDay.stderr.contains("no occurrence on 2031-03-11"))
+            #expect(
+                wrongDay.status == TeamworkError.Code.invalidInput.exitStatus && wrongDay.stderr.contains("no occurrence on 2031-03-11"))
             #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let standing = try await Self.standing(store, plan.id)
             #expect(standing.map(\.day.description) == ["2031-03-03", "2031-03-17", "2031-03-24", "2031-03-31"], "the 10th skipped")
@@ -138,19 +150,23 @@ struct PlanTests {
     @Test func aBadRuleIsOneLineAndOnePlanThatCannotBeMadeHoldsBackNoOther() async throws {
         try await TestWorld.with("plans-bad") { world, store in
             let manager = ManagerTool(world.url)
-            let bad = try await manager("plan", "add", "--title", "x", "--team", "red", "--rrule", "FREQ=MONTHLY;BYSETPOS=-1",
-                                  "--start", "2031-01-01", "--window-start", "08:00", "--duration", "PT1H")
-            #expect(bad.status == TeamworkError.Code.invalidInput.exitStatus && bad.errorLines.count == 1 && bad.stderr.contains("BYSETPOS"),
-                    "\(bad.stderr)")
+            let bad = try await manager(
+                "plan", "add", "--title", "x", "--team", "red", "--rrule", "FREQ=MONTHLY;BYSETPOS=-1",
+                "--start", "2031-01-01", "--window-start", "08:00", "--duration", "PT1H")
+            #expect(
+                bad.status == TeamworkError.Code.invalidInput.exitStatus && bad.errorLines.count == 1 && bad.stderr.contains("BYSETPOS"),
+                "\(bad.stderr)")
             #expect(try await store.listPlans().isEmpty, "nothing written")
             // Bo lacks climbing: his plan cannot be made; the team's can.
-            let climbing = try await manager("plan", "add", "--title", "Pole check", "--team", "red", "--assignee", "bo@example.org",
-                                       "--requires", "climbing", "--rrule", "FREQ=WEEKLY", "--start", "2031-03-03",
-                                       "--window-start", "08:00", "--duration", "PT1H")
+            let climbing = try await manager(
+                "plan", "add", "--title", "Pole check", "--team", "red", "--assignee", "bo@example.org",
+                "--requires", "climbing", "--rrule", "FREQ=WEEKLY", "--start", "2031-03-03",
+                "--window-start", "08:00", "--duration", "PT1H")
             #expect(climbing.status == 0, "\(climbing.stderr)")
             let plan = try await Self.addWeekly(manager)
             let generated = try await manager("plan", "generate", "--until", "2031-03-31")
-            #expect(generated.status == TeamworkError.Code.conflict.exitStatus && generated.stdout.contains("Pole check): nothing made")
+            #expect(
+                generated.status == TeamworkError.Code.conflict.exitStatus && generated.stdout.contains("Pole check): nothing made")
                     && generated.stdout.contains("climbing"), "\(generated.stdout)")
             #expect(try await Self.standing(store, plan.id).count == 5)
         }
@@ -162,9 +178,12 @@ struct PlanTests {
     @Test func theServiceMakesOccurrencesAsSoonAsAPlanChangesAndTheyReachTheReplicas() async throws {
         try await TestWorld.with("plans-service") { world, store in
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", world.url.connectionString, "--replicas", world.replicas.path,
-                                          "--port", String(port), "--sweep", "0.5", "--plan-interval", "3600"],
-                                         port: port, log: world.folder.appending(path: "service.log").path)
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", world.url.connectionString, "--replicas", world.replicas.path,
+                    "--port", String(port), "--sweep", "0.5", "--plan-interval", "3600",
+                ],
+                port: port, log: world.folder.appending(path: "service.log").path)
             try await service.start()
             defer { service.stopInBackground() }
             // Listening for plan changes: from then on a change wakes it (a change before would be in its first pass).
@@ -172,14 +191,16 @@ struct PlanTests {
                 service.logText.contains("listening for plan changes")
             }
             let today = Zone.utc.date(of: Date())
-            let plan = try await store.addPlan(try NewPlan(
-                title: "Daily check", assignment: try Assignment(teamID: world.fixtures.red.id, assigneeID: nil),
-                rule: "FREQ=DAILY", startsOn: today, windowStart: LocalTime(hour: 23, minute: 0)!, durationMinutes: 30, horizonDays: 3))
+            let plan = try await store.addPlan(
+                try NewPlan(
+                    title: "Daily check", assignment: try Assignment(teamID: world.fixtures.red.id, assigneeID: nil),
+                    rule: "FREQ=DAILY", startsOn: today, windowStart: LocalTime(hour: 23, minute: 0)!, durationMinutes: 30, horizonDays: 3))
             try await expectEventually("four days made by the service within seconds, not at its next hourly pass", within: .seconds(20)) {
                 try await Self.standing(store, plan.id).count == 4
             }
             try await expectEventually("replicas agree with the master", within: .seconds(30)) {
-                try await Tool.service.run(["verify", "--database-url", world.url.connectionString, "--replicas", world.replicas.path]).status == 0
+                try await Tool.service.run(["verify", "--database-url", world.url.connectionString, "--replicas", world.replicas.path])
+                    .status == 0
             }
             #expect(service.logText.contains("plan occurrences made"), "\(service.logText.suffix(2000))")
             #expect(try await service.stop() == 0)
@@ -189,9 +210,10 @@ struct PlanTests {
     @Test func theReportCountsEachPlansWeekAndFlagsAMissedLastOccurrence() async throws {
         try await TestWorld.with("plans-report") { world, store in
             let today = Zone.utc.date(of: Date())
-            let plan = try await store.addPlan(try NewPlan(
-                title: "Daily check", assignment: try Assignment(teamID: world.fixtures.red.id, assigneeID: nil),
-                rule: "FREQ=DAILY", startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, horizonDays: 3))
+            let plan = try await store.addPlan(
+                try NewPlan(
+                    title: "Daily check", assignment: try Assignment(teamID: world.fixtures.red.id, assigneeID: nil),
+                    rule: "FREQ=DAILY", startsOn: today, windowStart: LocalTime(hour: 0, minute: 0)!, durationMinutes: 30, horizonDays: 3))
             #expect(try await store.generatePlans().first?.made == 4)
             let now = try #require(try await store.report().plans.first { $0.planID == plan.id })
             #expect(now.dueThisWeek == 4 && !now.lastMissed, "\(now)")
@@ -236,7 +258,8 @@ struct PlanTests {
             let manager = ManagerTool(world.url)
             let plan = try await Self.addWeekly(manager)
             let past = try await manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2020-01-01")
-            #expect(past.status == TeamworkError.Code.invalidInput.exitStatus && past.stderr.contains("--from must be today"), "\(past.stderr)")
+            #expect(
+                past.status == TeamworkError.Code.invalidInput.exitStatus && past.stderr.contains("--from must be today"), "\(past.stderr)")
             await #expect(throws: (any Error).self, "no 24:00 window") {
                 _ = try await store.rows("UPDATE plans SET window_start = '24:00' WHERE id = \(plan.id) RETURNING id")
             }
@@ -244,7 +267,8 @@ struct PlanTests {
                 _ = try await store.rows("UPDATE teams SET time_zone = 'Mars/Olympus' WHERE id = \(world.fixtures.red.id) RETURNING id")
             }
             await #expect(throws: (any Error).self, "occurrences the plan does not give are refused") {
-                _ = try await store.rows("""
+                _ = try await store.rows(
+                    """
                     SELECT teamwork_generate_occurrences(\(plan.id), 1, ARRAY['2031-03-03']::date[], ARRAY[now()]::timestamptz[],
                                                          ARRAY[now() - interval '1 hour']::timestamptz[], ARRAY[now()]::timestamptz[])
                     """)

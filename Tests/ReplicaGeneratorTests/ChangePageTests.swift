@@ -2,9 +2,9 @@ import CentralStore
 import Foundation
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 @Suite("Change pages (the sync pull)")
 struct ChangePageTests {

@@ -4,11 +4,12 @@ import GRDB
 import LocalPostgres
 import ReplicaGenerator
 @_spi(Benchmark) import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("Replica generator: crashes, restarts, lost notifications")

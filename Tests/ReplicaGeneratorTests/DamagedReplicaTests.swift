@@ -2,9 +2,9 @@ import CentralStore
 import Foundation
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// A replica file damaged under a running service (a disk error, an operator's
 /// slip) is whole again within a pass, without anything in it changing.
@@ -15,8 +15,9 @@ struct DamagedReplicaTests {
             let fixtures = world.fixtures
             _ = try await store.createTask(try fixtures.task("red job", team: fixtures.red))
             _ = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue))
-            let service = ServiceProcess.run(databaseURL: world.url.connectionString, replicas: world.replicas,
-                                             log: world.folder.path + "/service.log", sweep: "0.3")
+            let service = ServiceProcess.run(
+                databaseURL: world.url.connectionString, replicas: world.replicas,
+                log: world.folder.path + "/service.log", sweep: "0.3")
             try await service.start()
             defer { service.stopInBackground() }
             let blue = world.replicas.appending(path: ReplicaID.team(fixtures.blue.id).fileName).path
@@ -35,7 +36,9 @@ struct DamagedReplicaTests {
             let setAside = try FileManager.default.contentsOfDirectory(atPath: world.replicas.appending(path: "damaged").path)
             #expect(setAside.count == 1 && setAside[0].hasPrefix(ReplicaID.team(fixtures.blue.id).fileName), "\(setAside)")
             #expect(service.logText.contains("a replica cannot be read"), "one line says what happened")
-            let verify = try await Tool.service.run(["verify", "--database-url", world.url.connectionString, "--replicas", world.replicas.path])
+            let verify = try await Tool.service.run([
+                "verify", "--database-url", world.url.connectionString, "--replicas", world.replicas.path,
+            ])
             #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
             #expect(try await service.stop() == 0)
         }

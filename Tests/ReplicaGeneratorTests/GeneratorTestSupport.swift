@@ -13,8 +13,10 @@ func withGenerator<R: Sendable>(
     _ body: (CentralStore, Fixtures, ReplicaGenerator) async throws -> R
 ) async throws -> R {
     try await TestWorld.with("replicas") { world, store in
-        let generator = try ReplicaGenerator(.init(databaseURL: world.url, directory: world.replicas, pageSize: 50,
-                                                   sweepInterval: .milliseconds(200)))
+        let generator = try ReplicaGenerator(
+            .init(
+                databaseURL: world.url, directory: world.replicas, pageSize: 50,
+                sweepInterval: .milliseconds(200)))
         return try await body(store, world.fixtures, generator)
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 import GRDB
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 @Suite("Replica generator")
 struct ReplicaGeneratorTests {
@@ -34,24 +34,31 @@ struct ReplicaGeneratorTests {
 
     @Test func aTeamFileHoldsTheSitesOfItsTasksAsTheMasterHasThem() async throws {
         try await withGenerator { store, world, generator in
-            let yard = try await store.addLocation(try NewLocation(
-                name: "North Yard", latitude: 52.25, longitude: 0.5, elevation: 12.5,
-                address: Address(street: "1 Quay St", city: "Ely", region: "Cambs", postalCode: "CB7 4AA", country: "GB")))
+            let yard = try await store.addLocation(
+                try NewLocation(
+                    name: "North Yard", latitude: 52.25, longitude: 0.5, elevation: 12.5,
+                    address: Address(street: "1 Quay St", city: "Ely", region: "Cambs", postalCode: "CB7 4AA", country: "GB")))
             let unused = try await store.addLocation(try NewLocation(name: "Nobody's", latitude: 1, longitude: 2))
             for location in [world.site.id, yard.id, yard.id] {
-                _ = try await store.createTask(try NewTask(title: "job", assignment: try Assignment(teamID: world.red.id, assigneeID: nil),
-                                                           locationID: location))
+                _ = try await store.createTask(
+                    try NewTask(
+                        title: "job", assignment: try Assignment(teamID: world.red.id, assigneeID: nil),
+                        locationID: location))
             }
-            _ = try await store.createTask(try NewTask(title: "blue job", assignment: try Assignment(teamID: world.blue.id, assigneeID: nil),
-                                                       locationID: unused.id))
+            _ = try await store.createTask(
+                try NewTask(
+                    title: "blue job", assignment: try Assignment(teamID: world.blue.id, assigneeID: nil),
+                    locationID: unused.id))
             try await generator.rebuildAll()
             let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }
             let rows = try queue.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country FROM locations ORDER BY id
-                    """)
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id, name, latitude, longitude, elevation, street, city, region, postal_code, country FROM locations ORDER BY id
+                        """)
             }
             #expect(rows.map { $0["id"] as Int64 } == [world.site.id, yard.id])
             let row = try #require(rows.last)
@@ -80,7 +87,9 @@ struct ReplicaGeneratorTests {
             try await generator.rebuildAll()
             let before = try generator.contents(.team(world.red.id))
             let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
-            try ReplicaSQL.run(path, """
+            try ReplicaSQL.run(
+                path,
+                """
                 INSERT INTO worker_changes (change_id, person_id, task_id, operation, payload, made_at, received_at)
                 VALUES ('c-1', \(world.ann.id), 1, 'complete', '{}', 1, 1)
                 """)
@@ -103,9 +112,13 @@ struct ReplicaGeneratorTests {
             try build.write { tx in try tx.upsert(task) }
             let finished = try build.finish()
             // ...then a worker's completion reaches the old file before the new one is swapped in.
-            let results = try directory.push([WorkerChange(id: "late-1", operation: .complete, taskID: created.id,
-                                                           note: "done late", madeAt: Date())],
-                                             to: red, by: world.ann.id)
+            let results = try directory.push(
+                [
+                    WorkerChange(
+                        id: "late-1", operation: .complete, taskID: created.id,
+                        note: "done late", madeAt: Date())
+                ],
+                to: red, by: world.ann.id)
             #expect(results.map(\.status) == [.accepted])
             try directory.publish([finished])
             let contents = try generator.contents(red)
@@ -116,26 +129,29 @@ struct ReplicaGeneratorTests {
     }
 
     @Test func aTeamTooBigToBuildInMemoryIsBuiltInItsTemporaryFile() async throws {
-        try await TestDatabase.withFresh { url in try await CentralStore.withStore(url) { store in
-            let world = try await Fixtures.seed(store)
-            for index in 0..<30 { _ = try await store.createTask(try world.task("task \(index)", team: world.red)) }
-            let folder = FileManager.default.temporaryDirectory.appending(path: "spill-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            // No memory at all: every file moves to disk after its first write.
-            let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, writeBatch: 4, buildMemoryLimit: 0))
-            try await generator.rebuildAll()
-            #expect(try await generator.verify().isEmpty)
-            let contents = try generator.contents(.team(world.red.id))
-            #expect(contents.tasks.count == 30)
-            let versions = try ReplicaSQL.fetchInts(generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path,
-                                                    """
-                SELECT row_version FROM tasks UNION ALL SELECT row_version FROM members
-                UNION ALL SELECT row_version FROM locations
-                """)
-            // 30 tasks, 2 members, 1 site.
-            #expect(versions.count == 33 && Set(versions).count == versions.count, "each row its own version across the move to disk")
-            #expect(contents.meta.rowCounter == versions.max())
-        } }
+        try await TestDatabase.withFresh { url in
+            try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                for index in 0..<30 { _ = try await store.createTask(try world.task("task \(index)", team: world.red)) }
+                let folder = FileManager.default.temporaryDirectory.appending(path: "spill-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: folder) }
+                // No memory at all: every file moves to disk after its first write.
+                let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder, writeBatch: 4, buildMemoryLimit: 0))
+                try await generator.rebuildAll()
+                #expect(try await generator.verify().isEmpty)
+                let contents = try generator.contents(.team(world.red.id))
+                #expect(contents.tasks.count == 30)
+                let versions = try ReplicaSQL.fetchInts(
+                    generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path,
+                    """
+                    SELECT row_version FROM tasks UNION ALL SELECT row_version FROM members
+                    UNION ALL SELECT row_version FROM locations
+                    """)
+                // 30 tasks, 2 members, 1 site.
+                #expect(versions.count == 33 && Set(versions).count == versions.count, "each row its own version across the move to disk")
+                #expect(contents.meta.rowCounter == versions.max())
+            }
+        }
     }
 
     @Test func incrementalCatchUpFollowsEditsMovesCancelsAndDeletes() async throws {
@@ -173,7 +189,8 @@ struct ReplicaGeneratorTests {
             try await generator.rebuildAll()
             try generator.simulateWorker(.team(world.red.id), task: task.id, status: .completed, note: "done, meter 4411", by: world.ann.id)
 
-            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "meter (urgent)", dueAt: .some(try ISODate.parse("2026-12-24"))))
+            _ = try await store.updateTask(
+                id: task.id, try TaskChanges(title: "meter (urgent)", dueAt: .some(try ISODate.parse("2026-12-24"))))
             try await generator.catchUp()
             var row = try #require(try generator.contents(.team(world.red.id)).tasks.first)
             #expect(row.master.title == "meter (urgent)")
@@ -204,8 +221,10 @@ struct ReplicaGeneratorTests {
 
             try await store.removeTeam(id: green.id)
             try await generator.catchUp()
-            #expect(!FileManager.default.fileExists(atPath: generator.configuration.directory.appending(path: "team-\(green.id).sqlite").path))
-            let retired = try FileManager.default.contentsOfDirectory(atPath: generator.configuration.directory.appending(path: "retired").path)
+            #expect(
+                !FileManager.default.fileExists(atPath: generator.configuration.directory.appending(path: "team-\(green.id).sqlite").path))
+            let retired = try FileManager.default.contentsOfDirectory(
+                atPath: generator.configuration.directory.appending(path: "retired").path)
             #expect(retired.contains { $0.hasPrefix("team-\(green.id).sqlite.") })
             #expect(try await generator.verify().isEmpty)
         }
@@ -217,7 +236,10 @@ struct ReplicaGeneratorTests {
             try await generator.rebuildAll()
             let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
             try ReplicaSQL.run(path, "UPDATE tasks SET title = 'tampered' WHERE id = \(task.id)")
-            try ReplicaSQL.run(path, "INSERT INTO tasks SELECT 999, title, description, priority, \(world.blue.id), assignee_id, location_id, due_at, created_at, updated_at, master_version, status, started_at, completed_at, completed_by, completion_note, master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note, row_version, window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers, master_answers FROM tasks WHERE id = \(task.id)")
+            try ReplicaSQL.run(
+                path,
+                "INSERT INTO tasks SELECT 999, title, description, priority, \(world.blue.id), assignee_id, location_id, due_at, created_at, updated_at, master_version, status, started_at, completed_at, completed_by, completion_note, master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note, row_version, window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers, master_answers FROM tasks WHERE id = \(task.id)"
+            )
             let drift = try await generator.verify().map(\.message)
             #expect(drift.contains { $0.contains("task \(task.id) differs") })
             #expect(drift.contains("holds task 999, which the master does not give to it"))
@@ -240,9 +262,12 @@ struct ReplicaGeneratorTests {
                     let team = teams[random.next(2)]
                     let assignee = random.next(3) == 0 ? nil : members[team.id]!.randomElement(using: &random)
                     let personal = random.next(5) == 0
-                    ids.append(try await store.createTask(try world.task(
-                        "task \(step)", team: personal ? nil : team, assignee: personal ? world.ann : assignee
-                    )).id)
+                    ids.append(
+                        try await store.createTask(
+                            try world.task(
+                                "task \(step)", team: personal ? nil : team, assignee: personal ? world.ann : assignee
+                            )
+                        ).id)
                 case 2:
                     _ = try await store.updateTask(id: id, try TaskChanges(title: "edited \(step)", priority: .urgent))
                 case 3:
@@ -268,7 +293,6 @@ struct ReplicaGeneratorTests {
         }
     }
 }
-
 
 /// Writes to a replica file from outside the generator.
 enum ReplicaSQL {

@@ -3,9 +3,9 @@ import Foundation
 import GRDB
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// The replicas hold every team's tasks: nobody but the service's own user may read them or hold their locks.
 @Suite("Replica files: permissions")
@@ -23,8 +23,9 @@ struct ReplicaPermissionsTests {
             let red = folder.appending(path: ReplicaID.team(world.red.id).fileName).path
             #expect(try Self.mode(red) == 0o600)
             #expect(try Self.mode(folder.appending(path: ReplicaID.common.fileName).path) == 0o600)
-            _ = try ReplicaDirectory(folder).push([WorkerChange(id: "s-1", operation: .start, taskID: task.id, madeAt: Date())],
-                                                  to: .team(world.red.id), by: world.ann.id)
+            _ = try ReplicaDirectory(folder).push(
+                [WorkerChange(id: "s-1", operation: .start, taskID: task.id, madeAt: Date())],
+                to: .team(world.red.id), by: world.ann.id)
             #expect(try Self.mode(red + ".lock") == 0o600)
             try await generator.rebuildAll()
             #expect(try Self.mode(red) == 0o600, "a rebuilt file written over its spare too")
@@ -48,11 +49,14 @@ struct RefusedChangeRetentionTests {
             let directory = try ReplicaDirectory(generator.configuration.directory)
             let old = Date().addingTimeInterval(-40 * 86_400)
             let recent = Date().addingTimeInterval(-86_400)
-            for (id, operation, taskID, at) in [("old-refused", WorkerChange.Operation.start, Int64(999_999), old),
-                                                ("recent-refused", .start, 999_999, recent),
-                                                ("old-accepted", .start, task.id, old)] {
-                try directory.push([WorkerChange(id: id, operation: operation, taskID: taskID, madeAt: at)],
-                                   to: .team(world.red.id), by: world.ann.id, receivedAt: at)
+            for (id, operation, taskID, at) in [
+                ("old-refused", WorkerChange.Operation.start, Int64(999_999), old),
+                ("recent-refused", .start, 999_999, recent),
+                ("old-accepted", .start, task.id, old),
+            ] {
+                try directory.push(
+                    [WorkerChange(id: id, operation: operation, taskID: taskID, madeAt: at)],
+                    to: .team(world.red.id), by: world.ann.id, receivedAt: at)
             }
             let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
             #expect(try Self.changeIDs(path) == ["old-refused", "recent-refused", "old-accepted"])

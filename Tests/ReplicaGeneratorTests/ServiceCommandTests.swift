@@ -2,9 +2,9 @@ import CentralStore
 import Foundation
 import LocalPostgres
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// The built `teamwork-service` binary, as cron or an operator runs it.
 @Suite("teamwork-service commands")
@@ -22,8 +22,11 @@ struct ServiceCommandTests {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["serve", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                          "--port", String(port), "--log-format", format], port: port, log: folder.path + "/service.log")
+            let service = ServiceProcess(
+                [
+                    "serve", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                    "--port", String(port), "--log-format", format,
+                ], port: port, log: folder.path + "/service.log")
             try await service.start()
             defer { service.stopInBackground() }
             let refused = try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Authorization": "Bearer tw_not_a_real_token"])
@@ -51,8 +54,10 @@ struct ServiceCommandTests {
             defer { service.stopInBackground() }
             let metrics = try await LocalHTTP.request(port: service.port ?? 0, "/metrics", timeout: .seconds(5))
             #expect(metrics.status == 200)
-            for name in ["teamwork_sync_open_waits", "teamwork_sync_pages_answered_total", "teamwork_sync_access_checks_total",
-                         "teamwork_watch_seconds_since_progress"] {
+            for name in [
+                "teamwork_sync_open_waits", "teamwork_sync_pages_answered_total", "teamwork_sync_access_checks_total",
+                "teamwork_watch_seconds_since_progress",
+            ] {
                 #expect(metrics.text.contains(name), "\(name) in \(metrics.text)")
             }
             try await expectEventually("the watch reports its looks", within: .seconds(10)) {

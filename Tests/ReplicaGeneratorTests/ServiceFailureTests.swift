@@ -1,17 +1,18 @@
 @_spi(Benchmark) import CentralStore
 import Foundation
 import GRDB
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import LocalPostgres
 import ReplicaGenerator
 @_spi(Benchmark) import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `teamwork-service` when something around it fails: it is either
@@ -35,8 +36,11 @@ struct ServiceFailureTests {
             defer { try? FileManager.default.removeItem(at: folder) }
             let (port, descriptor) = ServiceProcess.silentPort()
             defer { close(descriptor) }
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.path,
+                    "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
             try await service.start(waitForPort: false)
             let status = try await service.exitStatus(within: .seconds(10))
@@ -63,22 +67,26 @@ struct ServiceFailureTests {
             // its event, not for time. (PostgreSQL going away in the middle of the very first rebuild can
             // still hold SIGTERM: see the note in docs/operations.md.)
             let generating = command != "listen", listening = command != "replicate"
-            #expect(try await eventually(within: .seconds(20)) {
-                (!generating || FileManager.default.fileExists(atPath: folder.appending(path: "generator-state.json").path))
-                    && (!listening || service.logText.contains("connected to the master"))
-            }, "\(service.logText)")
+            #expect(
+                try await eventually(within: .seconds(20)) {
+                    (!generating || FileManager.default.fileExists(atPath: folder.appending(path: "generator-state.json").path))
+                        && (!listening || service.logText.contains("connected to the master"))
+                }, "\(service.logText)")
             try await own.stop()
             // Noticed as a lost connection being retried, or (when the leadership connection is what
             // notices first) as the generator failing and being restarted.
-            #expect(try await eventually(within: .seconds(20)) {
-                service.logText.contains("retrying") || service.logText.contains("reconnecting")
-                    || service.logText.contains("the generator failed; restarting it")
-            }, "\(service.logText)")
+            #expect(
+                try await eventually(within: .seconds(20)) {
+                    service.logText.contains("retrying") || service.logText.contains("reconnecting")
+                        || service.logText.contains("the generator failed; restarting it")
+                }, "\(service.logText)")
             #expect(service.isRunning, "PostgreSQL away is survived: \(service.logText)")
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))
             let stacks = try await Self.ensureEnded(service)
-            #expect(status == 0, "SIGTERM with PostgreSQL down: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)\(stacks)")
+            #expect(
+                status == 0,
+                "SIGTERM with PostgreSQL down: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)\(stacks)")
         }
     }
 
@@ -93,8 +101,10 @@ struct ServiceFailureTests {
                 try await Migrator().migrate(store)
                 let fixtures = try await Fixtures.seed(store)
                 let task = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
-                return (fixtures, task.id, try await store.issueToken(personID: fixtures.ann.id, label: "").secret,
-                        try await store.issueToken(personID: fixtures.bo.id, label: "").secret)
+                return (
+                    fixtures, task.id, try await store.issueToken(personID: fixtures.ann.id, label: "").secret,
+                    try await store.issueToken(personID: fixtures.bo.id, label: "").secret
+                )
             }
             let folder = directory.appending(path: "replicas")
             let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder, log: directory.path + "/service.log")
@@ -104,7 +114,9 @@ struct ServiceFailureTests {
             let pull = "/v1/replicas/team-\(fixtures.red.id)/changes"
             func get(_ token: String) async throws -> Int {
                 do {
-                    return try await LocalHTTP.request(port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)).status
+                    return try await LocalHTTP.request(
+                        port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)
+                    ).status
                 } catch {
                     Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
                     throw error
@@ -117,12 +129,14 @@ struct ServiceFailureTests {
                 service.logText.contains("retrying") || service.logText.contains("reconnecting")
             }
             #expect(try await get(token) == 200, "a known device keeps pulling: \(service.logText.suffix(1500))")
-            let body = #"{"changes": [{"id": "out-1", "operation": "complete", "task_id": \#(task), "note": "done offline-ish", "made_at": "2026-11-21T10:00:00Z"}]}"#
+            let body =
+                #"{"changes": [{"id": "out-1", "operation": "complete", "task_id": \#(task), "note": "done offline-ish", "made_at": "2026-11-21T10:00:00Z"}]}"#
             let pushed: LocalHTTP.Response
             do {
-                pushed = try await LocalHTTP.request(.post, port: port, pull,
-                                                     headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
-                                                     body: Data(body.utf8), timeout: .seconds(10))
+                pushed = try await LocalHTTP.request(
+                    .post, port: port, pull,
+                    headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
+                    body: Data(body.utf8), timeout: .seconds(10))
             } catch {
                 // Seen once in thirty full runs: no answer within 10 s; the log says where it waited.
                 Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
@@ -152,11 +166,14 @@ struct ServiceFailureTests {
                 try await Migrator().migrate(store)
                 let fixtures = try await Fixtures.seed(store)
                 _ = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
-                return (fixtures, try await store.issueToken(personID: fixtures.ann.id, label: "phone").secret,
-                        try await store.issueToken(personID: fixtures.bo.id, label: "lost phone"))
+                return (
+                    fixtures, try await store.issueToken(personID: fixtures.ann.id, label: "phone").secret,
+                    try await store.issueToken(personID: fixtures.bo.id, label: "lost phone")
+                )
             }
-            let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: directory.appending(path: "replicas"),
-                                             log: directory.path + "/service.log")
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: directory.appending(path: "replicas"),
+                log: directory.path + "/service.log")
             try await service.start()
             defer { service.stopInBackground() }
             let port = service.port ?? 0
@@ -231,9 +248,10 @@ struct ServiceFailureTests {
             // postgres-nio's trap (below) is known: its line is enough, not a backtrace that takes longer than the test.
             service.environment = ["TEAMWORK_TEST_HOLD_REBUILD": hold]
             try await service.start(waitForPort: false)
-            #expect(try await eventually(within: .seconds(60), every: .milliseconds(20)) {
-                FileManager.default.fileExists(atPath: hold + ".reached")
-            }, "the rebuild reached its hold: \(service.logText)")
+            #expect(
+                try await eventually(within: .seconds(60), every: .milliseconds(20)) {
+                    FileManager.default.fileExists(atPath: hold + ".reached")
+                }, "the rebuild reached its hold: \(service.logText)")
             try await own.stop()
             try FileManager.default.removeItem(atPath: hold)
             let midRebuild = !FileManager.default.fileExists(atPath: folder.appending(path: "generator-state.json").path)
@@ -248,7 +266,9 @@ struct ServiceFailureTests {
 
             // Back again: the next run finishes the job.
             try await own.start()
-            let again = try await Tool.service.run(["replicate", "--once", "--database-url", url.connectionString, "--replicas", folder.path])
+            let again = try await Tool.service.run([
+                "replicate", "--once", "--database-url", url.connectionString, "--replicas", folder.path,
+            ])
             #expect(again.status == 0, "\(again.stderr)")
             let verify = try await Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folder.path])
             #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
@@ -277,16 +297,20 @@ struct ServiceFailureTests {
     /// An HTTP request with a deadline; the status, or nil when none came in time.
     static func send(_ address: String, token: String? = nil, body: String? = nil, within seconds: Double) async -> Int? {
         do {
-            return try await LocalHTTP.request(url: address, method: body == nil ? .get : .post,
-                                               headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:],
-                                               body: body.map { Data($0.utf8) }, timeout: .milliseconds(Int64(seconds * 1000))).status
+            return try await LocalHTTP.request(
+                url: address, method: body == nil ? .get : .post,
+                headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:],
+                body: body.map { Data($0.utf8) }, timeout: .milliseconds(Int64(seconds * 1000))
+            ).status
         } catch {
             print("send \(address): \(error)")
             return nil
         }
     }
 
-    @Test func aReplicaLockHeldByAnotherProcessGetsPushes503AndStallsNothingElseNorTheShutdownAndOnePersonGetsEightRequestsAtOnce() async throws {
+    @Test func aReplicaLockHeldByAnotherProcessGetsPushes503AndStallsNothingElseNorTheShutdownAndOnePersonGetsEightRequestsAtOnce()
+        async throws
+    {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "svc-lock-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
@@ -294,17 +318,22 @@ struct ServiceFailureTests {
                 let world = try await Fixtures.seed(store)
                 _ = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
                 _ = try await store.createTask(try world.task("blue job", team: world.blue, assignee: world.cy))
-                return (world, try await store.issueToken(personID: world.ann.id, label: "").secret,
-                        try await store.issueToken(personID: world.cy.id, label: "").secret)
+                return (
+                    world, try await store.issueToken(personID: world.ann.id, label: "").secret,
+                    try await store.issueToken(personID: world.cy.id, label: "").secret
+                )
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             let port = ServiceProcess.freePort()
             // The eight pushes must all be seen waiting before the first gives up: a lock timeout
             // well past the time a loaded machine takes to start eight requests (at 5 s the eight
             // gave up first in a full run, and the ninth and tenth were admitted instead of 429).
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                          "--port", String(port), "--sweep", "0.5", "--push-lock-timeout", "20"],
-                                         port: port, log: folder.path + ".log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.path,
+                    "--port", String(port), "--sweep", "0.5", "--push-lock-timeout", "20",
+                ],
+                port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
             try await service.start()
             let base = "http://127.0.0.1:\(port)"
@@ -313,7 +342,8 @@ struct ServiceFailureTests {
             let lock = open(folder.appending(path: ReplicaID.team(world.red.id).fileName + ".lock").path, O_CREAT | O_RDWR, 0o600)
             defer { close(lock) }
             #expect(flock(lock, LOCK_EX) == 0)
-            let push = #"{"changes": [{"id": "k-1", "operation": "checkin", "made_at": "2026-11-21T10:00:00Z", "latitude": 1, "longitude": 2}]}"#
+            let push =
+                #"{"changes": [{"id": "k-1", "operation": "checkin", "made_at": "2026-11-21T10:00:00Z", "latitude": 1, "longitude": 2}]}"#
             let red = base + "/v1/replicas/team-\(world.red.id)/changes"
             // Eight at once from one person wait for the lock (20 s, then 503); each step waits for its
             // event (the service's own count of requests in flight), not for time.
@@ -339,11 +369,14 @@ struct ServiceFailureTests {
             #expect(await health != nil, "/health answers while pushes wait on the lock")
             #expect(await bluePull == 200, "another team's pull answers while pushes wait on the lock")
             #expect(busy.value == 0, "... before any of them gave up waiting")
-            #expect(ninthStatus == 429 && tenthStatus == 429, "at most 8 requests of one person at once: \(String(describing: ninthStatus)), \(String(describing: tenthStatus))")
+            #expect(
+                ninthStatus == 429 && tenthStatus == 429,
+                "at most 8 requests of one person at once: \(String(describing: ninthStatus)), \(String(describing: tenthStatus))")
             var statuses: [Int?] = []
             for push in pushes { statuses.append(await push.value) }
-            #expect(statuses.allSatisfy { $0 == 503 },
-                    "a push that cannot get the lock in time is told to retry: \(statuses); the service's log: \(service.logText)")
+            #expect(
+                statuses.allSatisfy { $0 == 503 },
+                "a push that cannot get the lock in time is told to retry: \(statuses); the service's log: \(service.logText)")
             let metrics = (try? await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10)).text) ?? ""
             #expect(metrics.contains("teamwork_sync_push_writes_total 0\n"), "pushes refused the lock wrote nothing")
 
@@ -365,8 +398,11 @@ struct ServiceFailureTests {
             defer { try? FileManager.default.removeItem(at: folder) }
             try await CentralStore.withStore(url) { try await $0.benchmarkSeed(teams: 100, tasksPerTeam: 2_000) }
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.path,
+                    "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
             try await service.start()
             // SIGTERM as soon as the rebuild is seen writing files (a fixed delay was too long on a fast day).
@@ -381,7 +417,9 @@ struct ServiceFailureTests {
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))
             let stacks = try await Self.ensureEnded(service)
-            #expect(status == 0, "SIGTERM during a rebuild: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)\(stacks)")
+            #expect(
+                status == 0,
+                "SIGTERM during a rebuild: a clean exit within 10 s, got \(String(describing: status)): \(service.logText)\(stacks)")
 
             let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
             _ = try await generator.catchUp()
@@ -400,8 +438,11 @@ struct ServiceFailureTests {
             }
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.path,
+                    "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
             try await service.start()
             defer { service.stopInBackground() }
@@ -465,8 +506,11 @@ struct ServiceFailureTests {
                 return (world, task.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
             }
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: "/tmp/tw-full-\(port).log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.path,
+                    "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: "/tmp/tw-full-\(port).log")
             defer { unlink(service.log) }
             try await service.start()
             defer { service.stopInBackground() }
@@ -484,16 +528,20 @@ struct ServiceFailureTests {
             let note = String(repeating: "n", count: 9_000)
             var statuses: [Int?] = []
             for index in 0..<5 {
-                let body = #"{"changes": [{"id": "full-\#(index)", "operation": "start", "task_id": \#(task), "note": "\#(note)", "made_at": "2026-11-21T10:00:00Z"}]}"#
+                let body =
+                    #"{"changes": [{"id": "full-\#(index)", "operation": "start", "task_id": \#(task), "note": "\#(note)", "made_at": "2026-11-21T10:00:00Z"}]}"#
                 statuses.append(await Self.send(red, token: token, body: body, within: 15))
             }
             #expect(statuses.allSatisfy { $0 == 503 }, "a full disk is 503, never 500 or a half-written file: \(statuses)")
             #expect(try ReplicaContents.read(path: redPath).acceptedWorkerChanges == 0, "the file is whole and holds nothing of them")
 
             unlink(filler)
-            let done = #"{"changes": [{"id": "after-space", "operation": "complete", "task_id": \#(task), "note": "space is back", "made_at": "2026-11-21T10:00:00Z"}]}"#
+            let done =
+                #"{"changes": [{"id": "after-space", "operation": "complete", "task_id": \#(task), "note": "space is back", "made_at": "2026-11-21T10:00:00Z"}]}"#
             #expect(await Self.send(red, token: token, body: done, within: 15) == 200)
-            try await expectEventually("everything resumes when space returns: \(service.logText)", within: .seconds(20), every: .milliseconds(200)) {
+            try await expectEventually(
+                "everything resumes when space returns: \(service.logText)", within: .seconds(20), every: .milliseconds(200)
+            ) {
                 try await CentralStore.withStore(url) { try await $0.task(id: task).status } == .completed
             }
             #expect(service.isRunning)

@@ -1,11 +1,12 @@
 import CentralStore
 import Foundation
 import LocalPostgres
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loop that stops making progress shows: /health says which part stalled,
@@ -57,11 +58,16 @@ struct StalledLoopTests {
             let notify = try NotifySocket(path: folder.path + "/notify.sock")
             let freeze = folder.path + "/freeze"
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                          "--port", String(port), "--sweep", "0.2", "--stall-after", "2"],
-                                         port: port, log: folder.path + "/service.log")
-            service.environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "600000", "WATCHDOG_PID": nil,
-                                   "TEAMWORK_TEST_FREEZE_GENERATOR": freeze]
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                    "--port", String(port), "--sweep", "0.2", "--stall-after", "2",
+                ],
+                port: port, log: folder.path + "/service.log")
+            service.environment = [
+                "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "600000", "WATCHDOG_PID": nil,
+                "TEAMWORK_TEST_FREEZE_GENERATOR": freeze,
+            ]
             try await service.start()
             defer { service.stopInBackground() }
             func health() async throws -> (status: Int, body: String) {
@@ -83,20 +89,22 @@ struct StalledLoopTests {
 
             // Working: ready once both parts have passed, and the watchdog is fed.
             var heard: [String] = []
-            #expect(try await eventually(within: .seconds(20)) {
-                heard += notify.drain()
-                return heard.contains("READY=1") && heard.contains("WATCHDOG=1")
-            }, "\(heard) \(service.logText)")
+            #expect(
+                try await eventually(within: .seconds(20)) {
+                    heard += notify.drain()
+                    return heard.contains("READY=1") && heard.contains("WATCHDOG=1")
+                }, "\(heard) \(service.logText)")
             #expect(try await health().status == 200)
 
             // Frozen: within the stall window /health names the generator, /metrics counts, the watchdog starves.
             _ = FileManager.default.createFile(atPath: freeze, contents: nil)
             var last = ""
-            #expect(try await eventually(within: .seconds(15)) {
-                let (status, body) = try await health()
-                last = body
-                return status == 503 && body.contains("\"generator\":\"stalled\"")
-            }, "\(last)")
+            #expect(
+                try await eventually(within: .seconds(15)) {
+                    let (status, body) = try await health()
+                    last = body
+                    return status == 503 && body.contains("\"generator\":\"stalled\"")
+                }, "\(last)")
             #expect(try await sinceProgress("generator") ?? 0 >= 2)
             #expect(try await sinceProgress("listener") ?? 99 < 2, "the listener goes on")
             #expect(try await sinceProgress("lease") ?? 99 < 2, "the leadership lease goes on")
@@ -109,9 +117,10 @@ struct StalledLoopTests {
 
             // Thawed: fed again, healthy again.
             try FileManager.default.removeItem(atPath: freeze)
-            #expect(try await eventually(within: .seconds(15)) {
-                try await health().status == 200 && notify.drain().contains("WATCHDOG=1")
-            }, "\(service.logText.suffix(2000))")
+            #expect(
+                try await eventually(within: .seconds(15)) {
+                    try await health().status == 200 && notify.drain().contains("WATCHDOG=1")
+                }, "\(service.logText.suffix(2000))")
             #expect(try await service.stop() == 0)
             #expect(notify.drain().contains("STOPPING=1"))
         }

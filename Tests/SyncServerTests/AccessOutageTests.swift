@@ -1,10 +1,11 @@
-@testable import CentralStore
 import Foundation
 import Logging
-@testable import SyncServer
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+@testable import SyncServer
 
 /// What the endpoint remembers of a device's token is what lets it keep working while the master
 /// is away: these tests stop the master at the moments that make remembering hard.
@@ -29,7 +30,9 @@ struct AccessOutageTests {
             defer { listening.cancel() }
             try #require(try await eventually(within: .seconds(10)) { cache.isLoaded }, "the cache loads every live token")
             // Issued after the load (an issue does not notify): its first request asks the master.
-            let secret = try await CentralStore.withStore(url) { try await $0.issueToken(personID: fixtures.ann.id, label: "new phone").secret }
+            let secret = try await CentralStore.withStore(url) {
+                try await $0.issueToken(personID: fixtures.ann.id, label: "new phone").secret
+            }
 
             // A transaction holds the memberships' table until told: the phone's lookup reads its
             // teams there, and so does the load of every live token, so both wait on it.
@@ -47,12 +50,14 @@ struct AccessOutageTests {
             for await _ in locked { break }
             let loadsBefore = cache.loads
             let asking = Task { try await cache.access(secret: secret, store: shared, from: "192.0.2.7") }
-            try #require(try await eventually(within: .seconds(10)) {
-                let waiting = try? await CentralStore.withStore(url) { store in
-                    try await store.rows("SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'")[0].decode(Int.self)
-                }
-                return (waiting ?? 0) > 0
-            }, "the phone's lookup waits on the memberships")
+            try #require(
+                try await eventually(within: .seconds(10)) {
+                    let waiting = try? await CentralStore.withStore(url) { store in
+                        try await store.rows("SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'")[0].decode(
+                            Int.self)
+                    }
+                    return (waiting ?? 0) > 0
+                }, "the phone's lookup waits on the memberships")
             // Meanwhile Cy is renamed: a change of access, heard while the lookup waits.
             try await CentralStore.withStore(url) { store in
                 _ = try await store.rows("UPDATE people SET first_name = 'Cyd' WHERE id = \(fixtures.cy.id)")
@@ -61,8 +66,9 @@ struct AccessOutageTests {
             release.yield()
             try await leaving.value
             #expect(try await asking.value?.person.id == fixtures.ann.id, "the master knows the phone")
-            try #require(try await eventually(within: .seconds(10)) { cache.isLoaded && cache.loads > loadsBefore },
-                         "the change's load is kept")
+            try #require(
+                try await eventually(within: .seconds(10)) { cache.isLoaded && cache.loads > loadsBefore },
+                "the change's load is kept")
 
             try await own.stop()
             try #require(try await eventually(within: .seconds(10)) { !cache.isListening }, "the cache sees the master gone")

@@ -1,14 +1,15 @@
 import BlobStore
-@testable import CentralStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import SyncProtocol
 import SyncServer
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// The blob budget and ownership holes of the third review (issue 39, 3 and 4), each first seen
 /// failing on the code before: a worker filled the disk with junk and a colleague's photo was
@@ -16,8 +17,10 @@ import TeamworkTestSupport
 /// someone else's proof.
 @Suite("Blobs belong to someone")
 struct BlobOwnershipTests {
-    static func pushAttach(_ client: any TestClientProtocol, token: String, team: Int64, task: Int64, digest: String,
-                           size: Int) async throws -> [String] {
+    static func pushAttach(
+        _ client: any TestClientProtocol, token: String, team: Int64, task: Int64, digest: String,
+        size: Int
+    ) async throws -> [String] {
         let now = ISO8601DateFormatter().string(from: Date())
         let body = """
             {"changes": [{"id": "claim-\(digest.prefix(8))", "operation": "claim", "task_id": \(task), "made_at": "\(now)"},
@@ -36,17 +39,22 @@ struct BlobOwnershipTests {
             let digest = BlobDigest(of: bytes).hex
             let sent = try await BlobUploadTests.send(client, digest, token: world.annToken, offset: 0, length: bytes.count, bytes)
             #expect(sent.status == .created)
-            let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "phone").secret }
+            let bo = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "phone").secret
+            }
             let asked = try await BlobUploadTests.state(client, digest, token: bo)
             #expect(asked.1 == "0" && asked.2 == "?0", "Bo is not told Ann's file is there")
-            let accepted = try await Self.pushAttach(client, token: bo, team: world.fixtures.red.id, task: world.floatingTask,
-                                                     digest: digest, size: bytes.count)
-            #expect(accepted == ["claim-\(digest.prefix(8))"], "Bo's claim goes; his attachment of Ann's file waits for bytes he never sent")
+            let accepted = try await Self.pushAttach(
+                client, token: bo, team: world.fixtures.red.id, task: world.floatingTask,
+                digest: digest, size: bytes.count)
+            #expect(
+                accepted == ["claim-\(digest.prefix(8))"], "Bo's claim goes; his attachment of Ann's file waits for bytes he never sent")
             // Once Bo sends the bytes himself, they are his proof as well.
             let his = try await BlobUploadTests.send(client, digest, token: bo, offset: 0, length: bytes.count, bytes)
             #expect(his.status == .created)
-            let again = try await Self.pushAttach(client, token: bo, team: world.fixtures.red.id, task: world.floatingTask,
-                                                  digest: digest, size: bytes.count)
+            let again = try await Self.pushAttach(
+                client, token: bo, team: world.fixtures.red.id, task: world.floatingTask,
+                digest: digest, size: bytes.count)
             #expect(again.contains("attach-\(digest.prefix(8))"))
         }
     }
@@ -62,8 +70,10 @@ struct BlobOwnershipTests {
                         var status = HTTPResponse.Status.serviceUnavailable
                         // At most two at once per person: the rest are told 429 and try again, as a device does.
                         _ = try await eventually(within: .seconds(120), every: .milliseconds(50)) {
-                            status = try await BlobUploadTests.send(client, BlobDigest(of: junk).hex, token: world.cyToken, offset: 0,
-                                                                    length: junk.count, junk).status
+                            status = try await BlobUploadTests.send(
+                                client, BlobDigest(of: junk).hex, token: world.cyToken, offset: 0,
+                                length: junk.count, junk
+                            ).status
                             return status != .tooManyRequests
                         }
                         return status
@@ -76,8 +86,9 @@ struct BlobOwnershipTests {
             #expect(statuses.filter { $0.code == 507 }.count == 12, "\(statuses.map(\.code))")
             // Ann's real photo is not held back by Cy's junk.
             let photo = BlobUploadTests.photo(3 * 1024 * 1024, seed: 7)
-            let hers = try await BlobUploadTests.send(client, BlobDigest(of: photo).hex, token: world.annToken, offset: 0,
-                                                      length: photo.count, photo)
+            let hers = try await BlobUploadTests.send(
+                client, BlobDigest(of: photo).hex, token: world.annToken, offset: 0,
+                length: photo.count, photo)
             #expect(hers.status == .created)
         }
     }
@@ -100,7 +111,9 @@ struct BlobOwnershipTests {
             let store = try FileBlobStore(root: root)
             let sweep = BlobSweep(databaseURL: world.url, store: store, logger: .init(label: "test"))
             #expect(try await sweep.sweep(now: Date()) == 0, "six days: kept")
-            #expect(try await sweep.sweep(now: Date().addingTimeInterval(2 * 86_400)) == 1, "a week after it was sent it goes, asked about or not")
+            #expect(
+                try await sweep.sweep(now: Date().addingTimeInterval(2 * 86_400)) == 1,
+                "a week after it was sent it goes, asked about or not")
             #expect(try store.state(of: digest) == .absent)
         }
     }

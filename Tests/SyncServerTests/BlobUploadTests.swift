@@ -1,15 +1,17 @@
 import BlobStore
-@testable import CentralStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import SyncServer
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Resumable, content-addressed uploads of proof-of-work files: a cut
@@ -26,15 +28,19 @@ struct BlobUploadTests {
         return bytes
     }
 
-    static func state(_ client: any TestClientProtocol, _ digest: String, token: String?) async throws -> (HTTPResponse.Status, String?, String?) {
+    static func state(
+        _ client: any TestClientProtocol, _ digest: String, token: String?
+    ) async throws -> (HTTPResponse.Status, String?, String?) {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
         let answer = try await client.execute(uri: "/v1/blobs/\(digest)", method: .head, headers: headers)
         return (answer.status, answer.headers[HTTPField.Name("Upload-Offset")!], answer.headers[HTTPField.Name("Upload-Complete")!])
     }
 
-    static func send(_ client: any TestClientProtocol, _ digest: String, token: String, offset: Int, length: Int,
-                     _ bytes: some Collection<UInt8>) async throws -> TestResponse {
+    static func send(
+        _ client: any TestClientProtocol, _ digest: String, token: String, offset: Int, length: Int,
+        _ bytes: some Collection<UInt8>
+    ) async throws -> TestResponse {
         let headers: HTTPFields = [
             .authorization: "Bearer \(token)", .contentType: "application/offset+octet-stream",
             HTTPField.Name("Upload-Offset")!: String(offset), HTTPField.Name("Upload-Length")!: String(length),
@@ -125,14 +131,16 @@ struct BlobUploadTests {
             #expect(refused.status == .unsupportedMediaType)
             #expect(try await Self.state(client, textName, token: world.annToken).1 == "0")
 
-            let huge = try await Self.send(client, BlobDigest(of: bytes).hex, token: world.annToken, offset: 0,
-                                           length: 26 * 1024 * 1024, bytes[..<100])
+            let huge = try await Self.send(
+                client, BlobDigest(of: bytes).hex, token: world.annToken, offset: 0,
+                length: 26 * 1024 * 1024, bytes[..<100])
             #expect(huge.status == .badRequest, "above the service's limit")
             let more = try await Self.send(client, BlobDigest(of: bytes).hex, token: world.annToken, offset: 0, length: 50, bytes[..<100])
             #expect(more.status == .conflict && more.headers[HTTPField.Name("Upload-Offset")!] == "0", "more bytes than Upload-Length")
             #expect(try await Self.state(client, BlobDigest(of: bytes).hex, token: world.annToken).1 == "0")
 
-            let badName = try await Self.send(client, "../../etc/passwd", token: world.annToken, offset: 0, length: 4, [0xFF, 0xD8, 0xFF, 0])
+            let badName = try await Self.send(
+                client, "../../etc/passwd", token: world.annToken, offset: 0, length: 4, [0xFF, 0xD8, 0xFF, 0])
             #expect(badName.status == .badRequest || badName.status == .notFound)
             #expect(try await Self.state(client, String(repeating: "A", count: 64), token: world.annToken).0 == .badRequest)
             #expect(try await Self.state(client, BlobDigest(of: bytes).hex, token: nil).0 == .unauthorized)
@@ -172,7 +180,8 @@ struct BlobSweepTests {
             try await CentralStore.withStore(url) { store in
                 let world = try await Fixtures.seed(store)
                 let task = try await store.createTask(try world.task("photographed", team: world.red, assignee: world.ann))
-                _ = try await store.rows("""
+                _ = try await store.rows(
+                    """
                     INSERT INTO attachments (task_id, person_id, change_id, sha256, size, media_type, captured_at, received_at)
                     VALUES (\(task.id), \(world.ann.id), 'c1', \(named.hex), 6, 'image/jpeg', now(), now())
                     """)

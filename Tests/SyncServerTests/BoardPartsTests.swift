@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-import TeamworkModel
 import HTMLText
+import TeamworkModel
+import Testing
+
 @testable import SyncServer
 
 /// The board's small parts whose mistakes would be holes: escaping, form reading,
@@ -35,8 +36,10 @@ struct BoardPartsTests {
         for good in ["/board", "/board?day=2026-12-01&team=red", "/board/tasks/12?back=%2Fboard", "/board/map"] {
             #expect(BoardRoutes.back(good) == good)
         }
-        for bad in ["//evil.example/board", "https://evil.example/board", "/boardx", "/board\\@evil", "/board\u{0}",
-                    "/board\n/x", "javascript:alert(1)", "", nil] as [String?] {
+        for bad in [
+            "//evil.example/board", "https://evil.example/board", "/boardx", "/board\\@evil", "/board\u{0}",
+            "/board\n/x", "javascript:alert(1)", "", nil,
+        ] as [String?] {
             #expect(BoardRoutes.back(bad) == "/board", "\(String(describing: bad))")
         }
     }
@@ -44,8 +47,10 @@ struct BoardPartsTests {
     @Test func theTileOriginIsTheTemplatesSchemeAndHostOrNothing() {
         #expect(BoardConfiguration.tileOrigin(BoardConfiguration.openStreetMapTiles) == "https://tile.openstreetmap.org")
         #expect(BoardConfiguration.tileOrigin("https://{s}.tiles.example:8443/a/{z}/{x}/{y}.png") == "https://*.tiles.example:8443")
-        for bad in ["javascript:alert(1)//{z}{x}{y}", "https://tiles.example/{z}/{x}.png", "ftp://x/{z}/{x}/{y}",
-                    "https://evil' 'unsafe-inline/{z}/{x}/{y}", "https:///{z}/{x}/{y}"] {
+        for bad in [
+            "javascript:alert(1)//{z}{x}{y}", "https://tiles.example/{z}/{x}.png", "ftp://x/{z}/{x}/{y}",
+            "https://evil' 'unsafe-inline/{z}/{x}/{y}", "https:///{z}/{x}/{y}",
+        ] {
             #expect(BoardConfiguration.tileOrigin(bad) == nil, "\(bad)")
         }
     }
@@ -83,8 +88,10 @@ struct BoardPartsTests {
         #expect(window.end.timeIntervalSince(window.start) == 9_000)
         let empty = try #require(FormFields("start=&end="))
         #expect(try BoardRoutes.window(empty, in: zone) == nil)
-        for junk in ["start=2026-12-01T09:00junk&end=2026-12-01T11:00", "start=2026-12-01&end=2026-12-01T11:00",
-                     "start=2026-12-01T11:00&end=2026-12-01T09:00", "start=2026-13-01T09:00&end=2026-13-01T11:00"] {
+        for junk in [
+            "start=2026-12-01T09:00junk&end=2026-12-01T11:00", "start=2026-12-01&end=2026-12-01T11:00",
+            "start=2026-12-01T11:00&end=2026-12-01T09:00", "start=2026-13-01T09:00&end=2026-13-01T11:00",
+        ] {
             let fields = try #require(FormFields(Substring(junk)))
             #expect(throws: (any Error).self, "\(junk)") { try BoardRoutes.window(fields, in: zone) }
         }

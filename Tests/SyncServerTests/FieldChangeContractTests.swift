@@ -1,8 +1,8 @@
 import Foundation
 import SyncProtocol
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// The rules and the effect of a worker change, as the device and the replica
 /// apply them (SyncProtocol), against the table of cases the master's
@@ -12,22 +12,25 @@ struct FieldChangeContractTests {
     static let (me, other): (Int64, Int64) = (7, 8)
 
     static func facts(_ task: FieldChangeCase.Task, of item: FieldChangeCase, changedAt: Date? = nil) -> TaskFacts {
-        TaskFacts(assigneeID: task.assignee?.id(me: me, other: other), status: task.status, startedAt: task.startedAt,
-                  completedAt: task.completedAt, completedBy: task.completedBy?.id(me: me, other: other),
-                  completionNote: task.completionNote, requiredSkills: FieldChangeCase.requiredSkills,
-                  checklist: item.form, answers: item.answers(task, me: me, other: other, changedAt: changedAt))
+        TaskFacts(
+            assigneeID: task.assignee?.id(me: me, other: other), status: task.status, startedAt: task.startedAt,
+            completedAt: task.completedAt, completedBy: task.completedBy?.id(me: me, other: other),
+            completionNote: task.completionNote, requiredSkills: FieldChangeCase.requiredSkills,
+            checklist: item.form, answers: item.answers(task, me: me, other: other, changedAt: changedAt))
     }
 
     @Test(arguments: try FieldChangeCase.all())
     func theEndpointTakesOrRefusesTheChangeAndItsEffectIsTheTablesTaskAfter(_ item: FieldChangeCase) throws {
         let operation = try #require(WorkerChange.Operation(rawValue: item.change.operation))
-        let change = WorkerChange(id: "contract", operation: operation, taskID: 1, note: item.change.note, madeAt: item.change.madeAt,
-                                  item: item.change.item, value: item.change.value, blob: item.change.blob, size: item.change.size,
-                                  mediaType: item.change.mediaType, signer: item.change.signer)
+        let change = WorkerChange(
+            id: "contract", operation: operation, taskID: 1, note: item.change.note, madeAt: item.change.madeAt,
+            item: item.change.item, value: item.change.value, blob: item.change.blob, size: item.change.size,
+            mediaType: item.change.mediaType, signer: item.change.signer)
         let received = item.change.madeAt.addingTimeInterval(FieldChangeCase.deliveryDelay)
         let before = Self.facts(item.before, of: item)
-        let reason = change.rejection(by: FieldWorker(id: Self.me, skills: item.skills), task: before, inTeam: item.inTeam,
-                                      receivedAt: received)
+        let reason = change.rejection(
+            by: FieldWorker(id: Self.me, skills: item.skills), task: before, inTeam: item.inTeam,
+            receivedAt: received)
         #expect((reason == nil) == item.endpointAccepts, "\(reason ?? "accepted")")
         if reason == nil {
             let at = change.effectiveTime(receivedAt: received)

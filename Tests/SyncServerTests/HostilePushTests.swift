@@ -5,9 +5,9 @@ import GRDB
 import Hummingbird
 import HummingbirdTesting
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// Randomized hostile pushes: every body is either refused whole with a 4xx and
 /// nothing stored, or answered change by change; and whatever was stored is
@@ -39,8 +39,10 @@ struct HostilePushTests {
         case 3: fields["note"] = "\u{1B}[2J\u{202E}\u{0}bell\u{07}"
         default: break
         }
-        fields["made_at"] = pick(["2026-11-21T10:00:00Z", "9999-12-31T23:59:59Z", "1970-01-01T00:00:00Z", "1999-12-31T23:59:59Z",
-                                  "yesterday", "2026-11-21T10:00:00+14:00"])
+        fields["made_at"] = pick([
+            "2026-11-21T10:00:00Z", "9999-12-31T23:59:59Z", "1970-01-01T00:00:00Z", "1999-12-31T23:59:59Z",
+            "yesterday", "2026-11-21T10:00:00+14:00",
+        ])
         if random.next(2) == 0 {
             fields["latitude"] = pick([51.5, 91, -90, 1e300] as [Double])
             fields["longitude"] = pick([-0.1, 180, -181] as [Double])
@@ -74,9 +76,10 @@ struct HostilePushTests {
                 let changes = (0..<(1 + random.next(4))).map { _ in Self.change(&random, tasks: tasks) }
                 var body = try JSONSerialization.data(withJSONObject: ["changes": changes])
                 if random.next(12) == 0 { body = body.prefix(body.count / 2) }
-                let response = try await client.execute(uri: uri, method: .post,
-                                                        headers: [.authorization: "Bearer \(world.annToken)", .contentType: "application/json"],
-                                                        body: ByteBuffer(data: body))
+                let response = try await client.execute(
+                    uri: uri, method: .post,
+                    headers: [.authorization: "Bearer \(world.annToken)", .contentType: "application/json"],
+                    body: ByteBuffer(data: body))
                 let code = response.status.code
                 #expect((200..<500).contains(code) && code != 401 && code != 403, "never a 5xx: \(code)")
                 if code == 200 {
@@ -92,10 +95,12 @@ struct HostilePushTests {
             #expect(kept.notes.allSatisfy { ($0?.utf8.count ?? 0) <= WorkerChange.maximumNoteBytes })
 
             // A plain completion after all that still reaches the master.
-            let done = #"{"changes": [{"id": "plain-done", "operation": "complete", "task_id": \#(world.redTask), "note": "after the storm", "made_at": "2026-11-21T11:00:00Z"}]}"#
-            _ = try await client.execute(uri: uri, method: .post,
-                                         headers: [.authorization: "Bearer \(world.annToken)", .contentType: "application/json"],
-                                         body: ByteBuffer(string: done))
+            let done =
+                #"{"changes": [{"id": "plain-done", "operation": "complete", "task_id": \#(world.redTask), "note": "after the storm", "made_at": "2026-11-21T11:00:00Z"}]}"#
+            _ = try await client.execute(
+                uri: uri, method: .post,
+                headers: [.authorization: "Bearer \(world.annToken)", .contentType: "application/json"],
+                body: ByteBuffer(string: done))
             let listener = try EventListener(.init(databaseURL: world.url, directory: world.folder))
             let report = try await listener.once()
             #expect(report.complete, "\(report.skipped)")

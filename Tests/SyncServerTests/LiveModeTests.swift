@@ -1,8 +1,5 @@
 import CentralStore
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -10,10 +7,15 @@ import NIOEmbedded
 import ReplicaGenerator
 import SyncProtocol
 import TeamDatabase
-@testable import SyncServer
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import SyncServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `GET …/changes?wait=N`: a current device waits for its replica to change
 /// instead of asking again and again. Run live (a real HTTP server in process),
@@ -26,8 +28,9 @@ struct LiveModeTests {
     /// which a waiting pull would hold): what a second device would send.
     static func fetch(_ client: any TestClientProtocol, _ uri: String, token: String) async throws -> (status: Int, page: ChangePage?) {
         let port = try #require(client.port)
-        let response = try await LocalHTTP.request(port: port, uri, headers: ["Authorization": "Bearer \(token)"],
-                                                   timeout: .seconds(60))
+        let response = try await LocalHTTP.request(
+            port: port, uri, headers: ["Authorization": "Bearer \(token)"],
+            timeout: .seconds(60))
         return (response.status, response.status == 200 ? try TeamworkJSON.decoder().decode(ChangePage.self, from: response.body) : nil)
     }
 
@@ -58,7 +61,8 @@ struct LiveModeTests {
             let bo = try await CentralStore.withStore(world.url) {
                 try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
             }
-            let claim = #"{"changes": [{"id": "live-1", "operation": "claim", "task_id": \#(world.floatingTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+            let claim =
+                #"{"changes": [{"id": "live-1", "operation": "claim", "task_id": \#(world.floatingTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
             let pushed = try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo, body: claim)
             #expect(pushed.status == .ok)
             let response = try await waited
@@ -98,7 +102,9 @@ struct LiveModeTests {
         try await SyncServerTests().withServer(.live) { world, client in
             let port = try #require(client.port)
             let page = try await current(world, client)
-            let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret }
+            let bo = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
+            }
             func metric(_ name: String) async throws -> Int { try await LocalHTTP.metric(name, port: port) }
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=20"
             // One at a time, each open before the next is asked: ten requests of one person arriving
@@ -106,12 +112,15 @@ struct LiveModeTests {
             var waits: [Task<(status: Int, page: ChangePage?), any Error>] = []
             for index in 0..<20 {
                 waits.append(Task { try await Self.fetch(client, uri, token: index.isMultiple(of: 2) ? world.annToken : bo) })
-                #expect(try await eventually(within: .seconds(10), every: .milliseconds(10)) {
-                    try await metric("teamwork_sync_open_waits") == index + 1
-                }, "wait \(index + 1) is open")
+                #expect(
+                    try await eventually(within: .seconds(10), every: .milliseconds(10)) {
+                        try await metric("teamwork_sync_open_waits") == index + 1
+                    }, "wait \(index + 1) is open")
             }
-            let (readsBefore, answersBefore) = (try await metric("teamwork_sync_pages_read_total"),
-                                                try await metric("teamwork_sync_pages_answered_total"))
+            let (readsBefore, answersBefore) = (
+                try await metric("teamwork_sync_pages_read_total"),
+                try await metric("teamwork_sync_pages_answered_total")
+            )
             let task = try await CentralStore.withStore(world.url) { store in
                 try await store.createTask(try world.fixtures.task("new for red", team: world.fixtures.red))
             }
@@ -154,8 +163,10 @@ struct LiveModeTests {
             await withTaskGroup(of: Void.self) { group in
                 for device in 0..<2_000 {
                     group.addTask {
-                        while await watch.wait(path: "/nonexistent/team-\(device % 50).sqlite", from: nil,
-                                               timeout: .milliseconds(1 + device % 20), owner: Int64(device)) != .ended {}
+                        while await watch.wait(
+                            path: "/nonexistent/team-\(device % 50).sqlite", from: nil,
+                            timeout: .milliseconds(1 + device % 20), owner: Int64(device)) != .ended
+                        {}
                         ended.mutate { $0 += 1 }
                     }
                 }
@@ -192,7 +203,9 @@ struct LiveModeTests {
         // see ListenerRobustnessTests.withListenerAwake.)
         let watch = ReplicaWatch(interval: .seconds(600), maximumPerOwner: 12)
         let woken = Locked<[String]>([])
-        func wait(_ name: String, _ path: String, _ stamp: FileVersion?, timeout: Duration = .seconds(60), owner: Int64) -> Task<Void, Never> {
+        func wait(
+            _ name: String, _ path: String, _ stamp: FileVersion?, timeout: Duration = .seconds(60), owner: Int64
+        ) -> Task<Void, Never> {
             Task {
                 await watch.wait(path: path, from: stamp, timeout: timeout, owner: owner)
                 woken.mutate { $0.append(name) }
@@ -204,7 +217,9 @@ struct LiveModeTests {
             #expect(watch.waiting == count)
         }
         let oldA = FileVersion(path: a)
-        var tasks = [wait("a-old-1", a, oldA, owner: 1), wait("a-old-2", a, oldA, owner: 2), wait("b-1", b, FileVersion(path: b), owner: 3)]
+        var tasks = [
+            wait("a-old-1", a, oldA, owner: 1), wait("a-old-2", a, oldA, owner: 2), wait("b-1", b, FileVersion(path: b), owner: 3),
+        ]
         try await settle(3)
         try write(a, counter: 2)
         tasks.append(wait("a-new", a, FileVersion(path: a), owner: 4))
@@ -267,12 +282,15 @@ struct LiveModeTests {
             #expect(one > 0)
             for round in 0..<10 {
                 let operation = round == 0 ? "start" : round % 2 == 1 ? "complete" : "reopen"
-                let body = #"{"changes": [{"id": "s-\#(round)", "operation": "\#(operation)", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+                let body =
+                    #"{"changes": [{"id": "s-\#(round)", "operation": "\#(operation)", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
                 #expect(try await Pulls.post(client, red, token: world.annToken, body: body).status == .ok)
                 #expect(try await Pulls.get(client, red, token: world.annToken).status == .ok)
             }
             let after = try await cached()
-            #expect(after < 2 * one, "the cache holds the current state's page, not every state's: \(one) bytes after one read, \(after) after ten states")
+            #expect(
+                after < 2 * one,
+                "the cache holds the current state's page, not every state's: \(one) bytes after one read, \(after) after ten states")
         }
     }
 
@@ -283,16 +301,21 @@ struct LiveModeTests {
             for round in 0..<30 {
                 // Asked twice while current: the second answer comes from what the server remembers.
                 for _ in 0..<2 {
-                    let empty = try Pulls.decode(ChangePage.self, try await Pulls.get(
-                        client, "\(red)?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken))
+                    let empty = try Pulls.decode(
+                        ChangePage.self,
+                        try await Pulls.get(
+                            client, "\(red)?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken))
                     #expect(empty.tasks.isEmpty && empty.upTo == page.upTo && !empty.refetch)
                 }
                 // Ann starts her task, then completes and reopens it in turn: each changes the task's row in place.
                 let operation = round == 0 ? "start" : round % 2 == 1 ? "complete" : "reopen"
-                let body = #"{"changes": [{"id": "r-\#(round)", "operation": "\#(operation)", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+                let body =
+                    #"{"changes": [{"id": "r-\#(round)", "operation": "\#(operation)", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
                 #expect(try await Pulls.post(client, "\(red)", token: world.annToken, body: body).status == .ok)
-                let next = try Pulls.decode(ChangePage.self, try await Pulls.get(
-                    client, "\(red)?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken))
+                let next = try Pulls.decode(
+                    ChangePage.self,
+                    try await Pulls.get(
+                        client, "\(red)?epoch=\(page.epoch)&since=\(page.upTo)", token: world.annToken))
                 #expect(next.upTo > page.upTo, "round \(round): the change was missed")
                 page = next
             }
@@ -341,8 +364,10 @@ struct LiveModeTests {
             let bo = try await CentralStore.withStore(world.url) {
                 try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
             }
-            let boPage = try Pulls.decode(ChangePage.self, try await Pulls.get(
-                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo))
+            let boPage = try Pulls.decode(
+                ChangePage.self,
+                try await Pulls.get(
+                    client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo))
             async let removedWait = Self.fetch(
                 client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(boPage.epoch)&since=\(boPage.upTo)&wait=2", token: bo)
             #expect(try await waitsOpen(client, 1))
@@ -355,11 +380,15 @@ struct LiveModeTests {
     }
 
     /// Ann's stream of red from where she stands (her current page), on a connection of its own.
-    func followRed(_ world: SyncServerTests.World, _ client: any TestClientProtocol, seconds: Int) async throws
-        -> (page: ChangePage, stream: LocalHTTP.Stream) {
+    func followRed(
+        _ world: SyncServerTests.World, _ client: any TestClientProtocol, seconds: Int
+    ) async throws
+        -> (page: ChangePage, stream: LocalHTTP.Stream)
+    {
         let page = try await current(world, client)
         let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&stream=\(seconds)"
-        let stream = try await LocalHTTP.stream(port: try #require(client.port), uri, headers: ["Authorization": "Bearer \(world.annToken)"])
+        let stream = try await LocalHTTP.stream(
+            port: try #require(client.port), uri, headers: ["Authorization": "Bearer \(world.annToken)"])
         return (page, stream)
     }
 
@@ -376,9 +405,13 @@ struct LiveModeTests {
             #expect(try await waitsOpen(client, 1))
 
             // A teammate's push: the first line, going on from where the device stood.
-            let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret }
-            let claim = #"{"changes": [{"id": "stream-1", "operation": "claim", "task_id": \#(world.floatingTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
-            #expect(try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo, body: claim).status == .ok)
+            let bo = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret
+            }
+            let claim =
+                #"{"changes": [{"id": "stream-1", "operation": "claim", "task_id": \#(world.floatingTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+            #expect(
+                try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo, body: claim).status == .ok)
             let first = try TeamworkJSON.decoder().decode(ChangePage.self, from: try #require(try await lines.next()).line)
             #expect(first.since == page.upTo && first.epoch == page.epoch && !first.refetch)
             #expect(first.tasks.map(\.id) == [world.floatingTask] && first.tasks.first?.assigneeID == world.fixtures.bo.id)
@@ -451,7 +484,8 @@ struct LiveModeTests {
     @Test(arguments: ["-1", "abc", "26", "100000"])
     func aWaitOutOfRangeIs400(_ wait: String) async throws {
         try await SyncServerTests().withServer { world, client in
-            let response = try await Pulls.get(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?wait=\(wait)", token: world.annToken)
+            let response = try await Pulls.get(
+                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?wait=\(wait)", token: world.annToken)
             #expect(response.status == .badRequest)
         }
     }
@@ -491,8 +525,10 @@ struct LiveModeTests {
                 #expect(health.status == .ok)
                 let metrics = String(buffer: try await Pulls.get(client, "/metrics", token: nil).body)
                 #expect(metrics.contains("teamwork_sync_open_waits 6"), "\(metrics)")
-                let body = #"{"changes": [{"id": "w-1", "operation": "start", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
-                let pushed = try await Pulls.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken, body: body)
+                let body =
+                    #"{"changes": [{"id": "w-1", "operation": "start", "task_id": \#(world.redTask), "made_at": "\#(ISODate.format(Date()))"}]}"#
+                let pushed = try await Pulls.post(
+                    client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: world.annToken, body: body)
                 #expect(pushed.status == .ok)
                 #expect(ContinuousClock.now - started < .seconds(3))
                 try await group.waitForAll()
@@ -507,7 +543,9 @@ struct AccessCacheTests {
     typealias Pulls = SyncServerTests
 
     /// Asks until `status` comes back or a second passes; returns how long it took, or nil.
-    static func refused(_ client: any TestClientProtocol, _ uri: String, token: String, status: HTTPResponse.Status) async throws -> Duration? {
+    static func refused(
+        _ client: any TestClientProtocol, _ uri: String, token: String, status: HTTPResponse.Status
+    ) async throws -> Duration? {
         let started = ContinuousClock.now
         while ContinuousClock.now - started < .seconds(1) {
             if try await Pulls.get(client, uri, token: token).status == status { return ContinuousClock.now - started }
@@ -529,8 +567,10 @@ struct AccessCacheTests {
     }
 
     /// A cache listening with every live token loaded, the store its lookups use, and when it started.
-    static func withCache(_ world: SyncServerTests.World, timeToLive: Duration = .seconds(60), usageInterval: Duration = .seconds(60),
-                          _ body: (AccessCache, SharedStore, ContinuousClock.Instant) async throws -> Void) async throws {
+    static func withCache(
+        _ world: SyncServerTests.World, timeToLive: Duration = .seconds(60), usageInterval: Duration = .seconds(60),
+        _ body: (AccessCache, SharedStore, ContinuousClock.Instant) async throws -> Void
+    ) async throws {
         let logger = Logger(label: "test")
         let store = SharedStore(url: world.url, logger: logger)
         let cache = AccessCache(url: world.url, logger: logger, timeToLive: timeToLive, usageInterval: usageInterval)
@@ -565,8 +605,9 @@ struct AccessCacheTests {
                         #expect(try await cache.access(secret: token, store: store, from: UUID().uuidString) != nil)
                         let expiry = try #require(cache.expiry(of: token))
                         let (earliest, latest) = loaded ? (started, loadedBy) : (asked, ContinuousClock.now)
-                        #expect(expiry - earliest >= timeToLive / 2 && expiry - latest <= timeToLive,
-                                "each lives half to all of the time to live from when it was loaded or looked up")
+                        #expect(
+                            expiry - earliest >= timeToLive / 2 && expiry - latest <= timeToLive,
+                            "each lives half to all of the time to live from when it was loaded or looked up")
                         lives.append(expiry - earliest)
                     }
                     return lives
@@ -577,7 +618,9 @@ struct AccessCacheTests {
                 #expect(cache.lookups == 40)
                 for lives in [fromTheLoad, lookedUp] {
                     let spread = lives.max()! - lives.min()!
-                    #expect(spread > timeToLive / 4, "forty answers remembered together expire over at least a quarter of the time to live: \(spread)")
+                    #expect(
+                        spread > timeToLive / 4,
+                        "forty answers remembered together expire over at least a quarter of the time to live: \(spread)")
                 }
             }
         }
@@ -597,7 +640,9 @@ struct AccessCacheTests {
                 #expect(cache.lookups == 0, "loaded at start: no token asked the master")
                 let bo = try #require(try await cache.access(secret: tokens[1], store: store, from: UUID().uuidString))
                 #expect(bo.person.id == world.fixtures.bo.id)
-                #expect(bo.teams.map(\.id) == (try await CentralStore.withStore(world.url) { try await $0.teams(ofPerson: world.fixtures.bo.id) }).map(\.id))
+                #expect(
+                    bo.teams.map(\.id)
+                        == (try await CentralStore.withStore(world.url) { try await $0.teams(ofPerson: world.fixtures.bo.id) }).map(\.id))
 
                 // A change of access: Bo leaves a team and one of Ann's tokens is revoked. Everything is
                 // loaded again; the rest are still answered without a query each, with Bo's teams as they are now.
@@ -607,8 +652,11 @@ struct AccessCacheTests {
                     let ann = try await store.listTokens(personID: world.fixtures.ann.id).first { $0.label == "device 0" }!
                     _ = try await store.revokeToken(id: ann.id)
                 }
-                try #require(try await eventually(within: .seconds(10)) { try await cache.access(secret: tokens[0], store: store, from: UUID().uuidString) == nil },
-                             "the revoked token is refused")
+                try #require(
+                    try await eventually(within: .seconds(10)) {
+                        try await cache.access(secret: tokens[0], store: store, from: UUID().uuidString) == nil
+                    },
+                    "the revoked token is refused")
                 try #require(try await eventually(within: .seconds(10)) { cache.isLoaded }, "the cache loads again after the change")
                 #expect(cache.loads > loads)
                 let lookups = cache.lookups
@@ -616,7 +664,10 @@ struct AccessCacheTests {
                     #expect(try await cache.access(secret: token, store: store, from: UUID().uuidString) != nil)
                 }
                 #expect(cache.lookups == lookups, "answered from the load made after the change, no query each")
-                #expect(try await cache.access(secret: tokens[1], store: store, from: UUID().uuidString)?.teams.contains { $0.id == world.fixtures.red.id } == false)
+                #expect(
+                    try await cache.access(secret: tokens[1], store: store, from: UUID().uuidString)?.teams.contains {
+                        $0.id == world.fixtures.red.id
+                    } == false)
                 #expect(try await cache.access(secret: "tw_not-a-token", store: store, from: UUID().uuidString) == nil)
             }
         }
@@ -637,7 +688,9 @@ struct AccessCacheTests {
                         try await store.listTokens().first { $0.label == label }?.lastUsedAt
                     }
                 }
-                try await expectEventually("the used token's use is recorded", within: .seconds(10)) { try await lastUsed("device 0") != nil }
+                try await expectEventually("the used token's use is recorded", within: .seconds(10)) {
+                    try await lastUsed("device 0") != nil
+                }
                 #expect(try await lastUsed("device 1") == nil, "a token nobody used is not marked as used")
             }
         }

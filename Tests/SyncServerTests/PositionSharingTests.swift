@@ -3,8 +3,8 @@ import EventListener
 import Foundation
 import HummingbirdTesting
 import SyncProtocol
-import Testing
 import TeamworkModel
+import Testing
 
 /// A person's position reaches managers and that person; teammates only when
 /// their team shares positions; nobody else, ever.
@@ -16,9 +16,12 @@ struct PositionSharingTests {
     func checkInEveryone(_ world: SyncServerTests.World, _ client: any TestClientProtocol) async throws -> (bo: String, cyLat: Double) {
         let bo = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "p").secret }
         let now = ISODate.format(Date())
-        for (token, team, lat) in [(world.annToken, world.fixtures.red.id, 59.1), (bo, world.fixtures.red.id, 59.2),
-                                   (world.cyToken, world.fixtures.blue.id, 59.3)] {
-            let body = #"{"changes": [{"id": "c-\#(lat)", "operation": "checkin", "made_at": "\#(now)", "latitude": \#(lat), "longitude": 18.0}]}"#
+        for (token, team, lat) in [
+            (world.annToken, world.fixtures.red.id, 59.1), (bo, world.fixtures.red.id, 59.2),
+            (world.cyToken, world.fixtures.blue.id, 59.3),
+        ] {
+            let body =
+                #"{"changes": [{"id": "c-\#(lat)", "operation": "checkin", "made_at": "\#(now)", "latitude": \#(lat), "longitude": 18.0}]}"#
             let pushed = try await Pulls.post(client, "/v1/replicas/team-\(team)/changes", token: token, body: body)
             #expect(pushed.status == .ok)
         }

@@ -6,9 +6,9 @@ import HummingbirdTesting
 import ReplicaGenerator
 import SyncServer
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 @Suite("Sync endpoint: pushes")
 struct PushTests {
@@ -38,17 +38,23 @@ struct PushTests {
         try await server.withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
             let push = Self.body(Self.change("c-1", "complete", task: world.redTask, note: "meter swapped, serial 4411"))
-            let first = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: push))
+            let first = try SyncServerTests.decode(
+                Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: push))
             #expect(first.accepted == 1 && first.results[0].duplicate == false)
-            let retry = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: push))
+            let retry = try SyncServerTests.decode(
+                Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: push))
             #expect(retry.accepted == 1 && retry.results[0].duplicate == true)
             #expect(try pending(world, .team(world.fixtures.red.id)) == 1)
 
             // Bo pulls the team and sees Ann's completion.
-            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
+            let boToken = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret
+            }
             let page = try SyncServerTests.decode(ChangePage.self, try await SyncServerTests.get(client, uri, token: boToken))
             let task = try #require(page.tasks.first { $0.id == world.redTask })
-            #expect(task.status == "completed" && task.completionNote == "meter swapped, serial 4411" && task.completedBy == world.fixtures.ann.id)
+            #expect(
+                task.status == "completed" && task.completionNote == "meter swapped, serial 4411"
+                    && task.completedBy == world.fixtures.ann.id)
         }
     }
 
@@ -83,7 +89,8 @@ struct PushTests {
                 Self.change("other-team", "complete", task: blueTask, note: "on another team's task"),
                 Self.change(String(repeating: "é", count: 60), "start", task: world.redTask)
             )
-            let results = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: tries))
+            let results = try SyncServerTests.decode(
+                Results.self, try await SyncServerTests.post(client, uri, token: world.annToken, body: tries))
             #expect(results.accepted == 0 && results.rejected == 6, "\(results.results)")
             let reasons = Dictionary(uniqueKeysWithValues: results.results.map { ($0.id, $0.reason ?? "") })
             #expect(reasons["far-future"]?.contains("made_at") == true)
@@ -110,7 +117,9 @@ struct PushTests {
     @Test func workersChangeOnlyWhatWorkersOwnOnTheirOwnTasks() async throws {
         try await server.withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
-            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
+            let boToken = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret
+            }
             let boTries = Self.body(
                 Self.change("b-1", "complete", task: world.redTask),
                 Self.change("b-2", "start", task: world.floatingTask),
@@ -121,7 +130,8 @@ struct PushTests {
                 Self.change("b-7", "checkin", task: nil, extra: "\"latitude\": 51.5, \"longitude\": -0.1"),
                 Self.change("b-8", "reopen", task: world.redTask)
             )
-            let response = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(client, uri, token: boToken, body: boTries))
+            let response = try SyncServerTests.decode(
+                Results.self, try await SyncServerTests.post(client, uri, token: boToken, body: boTries))
             let status = Dictionary(uniqueKeysWithValues: response.results.map { ($0.id, $0) })
             #expect(status["b-1"]?.reason == "task \(world.redTask) is assigned to someone else")
             #expect(status["b-2"]?.reason == "claim task \(world.floatingTask) before working on it")
@@ -148,15 +158,23 @@ struct PushTests {
     @Test func aChangeIdIsItsMakersAndOneWithAControlCharacterIsNotKept() async throws {
         try await server.withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
-            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
-            let ann = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(
-                client, uri, token: world.annToken, body: Self.body(Self.change("ann-1", "reopen", task: world.redTask))))
+            let boToken = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret
+            }
+            let ann = try SyncServerTests.decode(
+                Results.self,
+                try await SyncServerTests.post(
+                    client, uri, token: world.annToken, body: Self.body(Self.change("ann-1", "reopen", task: world.redTask))))
             #expect(ann.results.first?.reason == "task \(world.redTask) is not completed")
-            let bo = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(
-                client, uri, token: boToken, body: Self.body(Self.change("ann-1", "claim", task: world.floatingTask))))
+            let bo = try SyncServerTests.decode(
+                Results.self,
+                try await SyncServerTests.post(
+                    client, uri, token: boToken, body: Self.body(Self.change("ann-1", "claim", task: world.floatingTask))))
             #expect(bo.results.first?.reason == "this change id is taken; a change needs an id of its own")
-            let nul = try SyncServerTests.decode(Results.self, try await SyncServerTests.post(
-                client, uri, token: world.annToken, body: Self.body(Self.change("x\\u0000y", "claim", task: world.floatingTask))))
+            let nul = try SyncServerTests.decode(
+                Results.self,
+                try await SyncServerTests.post(
+                    client, uri, token: world.annToken, body: Self.body(Self.change("x\\u0000y", "claim", task: world.floatingTask))))
             #expect(nul.results.first?.status == .rejected)
             let contents = try ReplicaContents.read(path: world.folder.appending(path: "team-\(world.fixtures.red.id).sqlite").path)
             #expect(contents.rejectedWorkerChanges == 1, "Ann's refused change only; nothing of Bo's or of the bad id")
@@ -165,7 +183,10 @@ struct PushTests {
 
     @Test(arguments: [
         ("not json at all", 400),
-        ("{\"changes\": [{\"id\": \"x\", \"operation\": \"complete\", \"task_id\": 1, \"made_at\": \"2026-11-21T10:00:00Z\", \"status\": \"completed\"}]}", 400),
+        (
+            "{\"changes\": [{\"id\": \"x\", \"operation\": \"complete\", \"task_id\": 1, \"made_at\": \"2026-11-21T10:00:00Z\", \"status\": \"completed\"}]}",
+            400
+        ),
         ("{\"changes\": [{\"id\": \"x\", \"operation\": \"delete\", \"task_id\": 1, \"made_at\": \"2026-11-21T10:00:00Z\"}]}", 400),
         ("{\"changes\": [], \"admin\": true}", 400),
         ("{\"changes\": [{\"id\": \"x\", \"operation\": \"start\", \"task_id\": 1, \"made_at\": \"yesterday\"}]}", 400),
@@ -186,8 +207,9 @@ struct PushTests {
             let huge = Self.body(Self.change("big", "complete", task: world.redTask, note: String(repeating: "x", count: 1_100_000)))
             let tooLarge = try await SyncServerTests.post(client, uri, token: world.annToken, body: huge)
             #expect(tooLarge.status == .contentTooLarge)
-            let many = Self.body((0...1_000).map { Self.change("m-\($0)", "checkin", task: nil, extra: "\"latitude\": 1, \"longitude\": 1") }
-                .joined(separator: ", "))
+            let many = Self.body(
+                (0...1_000).map { Self.change("m-\($0)", "checkin", task: nil, extra: "\"latitude\": 1, \"longitude\": 1") }
+                    .joined(separator: ", "))
             let tooMany = try await SyncServerTests.post(client, uri, token: world.annToken, body: many)
             #expect(tooMany.status == .badRequest)
             let stored = try pending(world, .team(world.fixtures.red.id))
@@ -198,9 +220,11 @@ struct PushTests {
     @Test func pushingToAnotherTeamOrTheCommonReplicaIsRefused() async throws {
         try await server.withServer { world, client in
             let push = Self.body(Self.change("x-1", "claim", task: world.floatingTask))
-            let otherTeam = try await SyncServerTests.post(client, "/v1/replicas/team-\(world.fixtures.blue.id)/changes", token: world.annToken, body: push)
+            let otherTeam = try await SyncServerTests.post(
+                client, "/v1/replicas/team-\(world.fixtures.blue.id)/changes", token: world.annToken, body: push)
             let common = try await SyncServerTests.post(client, "/v1/replicas/common/changes", token: world.annToken, body: push)
-            let anonymous = try await SyncServerTests.post(client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: nil, body: push)
+            let anonymous = try await SyncServerTests.post(
+                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: nil, body: push)
             #expect(otherTeam.status == .forbidden)
             #expect(common.status == .forbidden)
             #expect(anonymous.status == .unauthorized)
@@ -210,8 +234,9 @@ struct PushTests {
     @Test func aFullRebuildKeepsPushedChangesAndTheFieldsView() async throws {
         try await server.withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
-            _ = try await SyncServerTests.post(client, uri, token: world.annToken,
-                                               body: Self.body(Self.change("c-9", "complete", task: world.redTask, note: "done")))
+            _ = try await SyncServerTests.post(
+                client, uri, token: world.annToken,
+                body: Self.body(Self.change("c-9", "complete", task: world.redTask, note: "done")))
             try await ReplicaGenerator(.init(databaseURL: world.url, directory: world.folder)).rebuildAll()
             let contents = try ReplicaContents.read(path: world.folder.appending(path: ReplicaID.team(world.fixtures.red.id).fileName).path)
             #expect(contents.acceptedWorkerChanges == 1)
@@ -227,7 +252,9 @@ struct PushTests {
         try await server.withServer { world, client in
             let red = ReplicaID.team(world.fixtures.red.id)
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
-            let boToken = try await CentralStore.withStore(world.url) { try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret }
+            let boToken = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret
+            }
             let lock = try #require(try ReplicaDirectory(world.folder).tryLock(red))
             let pushes = (0..<12).map { index in
                 Task {

@@ -1,12 +1,13 @@
-@testable import CentralStore
 import Foundation
 import Hummingbird
-import Logging
-@testable import SyncServer
 import HummingbirdTesting
-import Testing
+import Logging
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+@testable import SyncServer
 
 @Suite("Sync endpoint: the shared central-store connection")
 struct SharedStoreTests {
@@ -35,8 +36,10 @@ struct SharedStoreTests {
         try await SyncServerTests().withServer { world, client in
             // Four people, six requests each: within the per-person limit of eight in flight.
             let tokens = try await CentralStore.withStore(world.url) { store in
-                [world.annToken, world.cyToken, try await store.issueToken(personID: world.fixtures.bo.id, label: "").secret,
-                 try await store.issueToken(personID: world.fixtures.manager.id, label: "").secret]
+                [
+                    world.annToken, world.cyToken, try await store.issueToken(personID: world.fixtures.bo.id, label: "").secret,
+                    try await store.issueToken(personID: world.fixtures.manager.id, label: "").secret,
+                ]
             }
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<24 {
@@ -49,7 +52,8 @@ struct SharedStoreTests {
             var others = 0
             for _ in 0..<20 {
                 others = try await CentralStore.withStore(world.url) { store in
-                    try await store.rows("""
+                    try await store.rows(
+                        """
                         SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
                            AND query NOT LIKE 'LISTEN%' AND query NOT LIKE '%a.token_hash FROM access_tokens%'
                         """)[0].decode(Int.self)

@@ -5,9 +5,9 @@ import HummingbirdTesting
 import Logging
 import ReplicaGenerator
 import SyncServer
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// A person's live streams are reserved as each is let in, not counted once its body runs: seen
 /// failing before, 40 concurrent `stream=` pulls with one token all got 200 (checked, then counted
@@ -36,8 +36,10 @@ struct StreamBudgetTests {
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<20 {
                         group.addTask {
-                            try await LocalHTTP.stream(port: port, "\(uri)?epoch=\(epoch)&since=\(upTo)&stream=3",
-                                                       headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(20)).status
+                            try await LocalHTTP.stream(
+                                port: port, "\(uri)?epoch=\(epoch)&since=\(upTo)&stream=3",
+                                headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(20)
+                            ).status
                         }
                     }
                     return try await group.reduce(into: [Int]()) { $0.append($1) }

@@ -6,9 +6,9 @@ import Logging
 import ReplicaGenerator
 import SyncServer
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 @Suite("Sync endpoint: pulls")
 struct SyncServerTests {
@@ -24,8 +24,10 @@ struct SyncServerTests {
     }
 
     /// A master with tasks in both teams, generated replicas, tokens for Ann (red) and Cy (blue).
-    func withServer(_ mode: TestingSetup = .router, waitLookInterval: Duration = .milliseconds(100),
-                    _ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void) async throws {
+    func withServer(
+        _ mode: TestingSetup = .router, waitLookInterval: Duration = .milliseconds(100),
+        _ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void
+    ) async throws {
         try await TestWorld.with("sync") { base, store in
             let (url, folder, fixtures) = (base.url, base.replicas, base.fixtures)
             let red = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
@@ -35,8 +37,9 @@ struct SyncServerTests {
             let cy = try await base.token(for: fixtures.cy, store)
             let revoked = try await store.issueToken(personID: fixtures.ann.id, label: "old")
             _ = try await store.revokeToken(id: revoked.token.id)
-            let world = World(folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy,
-                              revokedToken: revoked.secret, redTask: red.id)
+            let world = World(
+                folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy,
+                revokedToken: revoked.secret, redTask: red.id)
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             var configuration = SyncServer.Configuration(databaseURL: url, replicasDirectory: folder)
             configuration.metrics = { "" }

@@ -1,5 +1,5 @@
-import Testing
 import TeamworkModel
+import Testing
 
 @Suite("CSV reading")
 struct CSVTableTests {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TeamworkModel
+import Testing
 
 @Suite("Dispatch rules: skills, windows, distances, who should go")
 struct DispatchRulesTests {
@@ -29,11 +29,15 @@ struct DispatchRulesTests {
         #expect(local.start == (try ISODate.parse("2026-12-01T08:00:00Z")))
         #expect(local.compact(in: stockholm) == "2026-12-01 09:00-12:00 CET")
         #expect(try TimeWindow.parse("2026-07-01T09:00/PT3H", in: stockholm).compact(in: stockholm) == "2026-07-01 09:00-12:00 CEST")
-        #expect(try ISODate.parse("2026-12-01", in: stockholm) == (try ISODate.parse("2026-12-01T22:59:59Z")), "a due day ends at its local midnight")
+        #expect(
+            try ISODate.parse("2026-12-01", in: stockholm) == (try ISODate.parse("2026-12-01T22:59:59Z")),
+            "a due day ends at its local midnight")
     }
 
-    @Test(arguments: ["2026-12-01T09:00Z", "2026-12-01T12:00Z/2026-12-01T09:00Z", "2026-12-01T09:00Z/PT", "x/y",
-                      "2026-12-01T09:00Z/P40D", "2026-12-01T09:00Z/PT3X"])
+    @Test(arguments: [
+        "2026-12-01T09:00Z", "2026-12-01T12:00Z/2026-12-01T09:00Z", "2026-12-01T09:00Z/PT", "x/y",
+        "2026-12-01T09:00Z/P40D", "2026-12-01T09:00Z/PT3X",
+    ])
     func badWindowsAreRefused(_ text: String) {
         #expect(throws: TeamworkError.self) { try TimeWindow.parse(text) }
     }
@@ -60,22 +64,28 @@ struct DispatchRulesTests {
     static let site = (latitude: 59.33, longitude: 18.06)
 
     static func task(requires: [String] = [], window: TimeWindow? = nil) -> FieldTask {
-        FieldTask(id: 1, title: "Fix", description: "", priority: .normal, status: .open, teamID: 1, assigneeID: nil,
-                  locationID: 1, dueAt: nil, createdBy: nil, createdAt: now, updatedAt: now, startedAt: nil,
-                  completedAt: nil, completedBy: nil, completionNote: nil, version: 1, requiredSkills: requires, window: window)
+        FieldTask(
+            id: 1, title: "Fix", description: "", priority: .normal, status: .open, teamID: 1, assigneeID: nil,
+            locationID: 1, dueAt: nil, createdBy: nil, createdAt: now, updatedAt: now, startedAt: nil,
+            completedAt: nil, completedBy: nil, completionNote: nil, version: 1, requiredSkills: requires, window: window)
     }
 
     static func person(_ id: Int64, skills: [String] = []) -> Person {
-        Person(id: id, firstName: "P\(id)", lastName: "X", email: "p\(id)@x.org", role: .worker, createdAt: now,
-               updatedAt: now, skills: skills)
+        Person(
+            id: id, firstName: "P\(id)", lastName: "X", email: "p\(id)@x.org", role: .worker, createdAt: now,
+            updatedAt: now, skills: skills)
     }
 
     /// Someone `km` east of the site (along the parallel), holding `open` tasks.
-    static func input(_ id: Int64, km: Double?, open: [Priority] = [], skills: [String] = [], clashes: Int = 0,
-                      reportedAgo: TimeInterval = 600) -> Ranking.Input {
+    static func input(
+        _ id: Int64, km: Double?, open: [Priority] = [], skills: [String] = [], clashes: Int = 0,
+        reportedAgo: TimeInterval = 600
+    ) -> Ranking.Input {
         let position = km.map { km in
-            (latitude: site.latitude, longitude: site.longitude + km / (111.32 * cos(site.latitude * .pi / 180)),
-             reportedAt: now.addingTimeInterval(-reportedAgo))
+            (
+                latitude: site.latitude, longitude: site.longitude + km / (111.32 * cos(site.latitude * .pi / 180)),
+                reportedAt: now.addingTimeInterval(-reportedAgo)
+            )
         }
         return Ranking.Input(person: person(id, skills: skills), position: position, openPriorities: open, windowClashes: clashes)
     }
@@ -101,9 +111,11 @@ struct DispatchRulesTests {
     }
 
     @Test func someoneWithoutARequiredSkillIsExcludedAndToldWhy() {
-        let ranking = Ranking(task: Self.task(requires: ["climbing", "electrical"]), site: Self.site, people: [
-            Self.input(1, km: 1, skills: ["electrical"]), Self.input(2, km: 20, skills: ["climbing", "electrical", "welding"]),
-        ], now: Self.now)
+        let ranking = Ranking(
+            task: Self.task(requires: ["climbing", "electrical"]), site: Self.site,
+            people: [
+                Self.input(1, km: 1, skills: ["electrical"]), Self.input(2, km: 20, skills: ["climbing", "electrical", "welding"]),
+            ], now: Self.now)
         #expect(ranking.candidates.map(\.personID) == [2])
         #expect(ranking.excluded.map(\.personID) == [1])
         #expect(ranking.excluded.first?.reason == "lacks climbing")
@@ -117,9 +129,11 @@ struct DispatchRulesTests {
     }
 
     @Test func aTaskWithoutASiteIsRankedByLoadAlone() {
-        let ranking = Ranking(task: Self.task(), site: nil, people: [
-            Self.input(1, km: nil, open: [.normal]), Self.input(2, km: 1, open: [.normal, .high]), Self.input(3, km: nil),
-        ], now: Self.now)
+        let ranking = Ranking(
+            task: Self.task(), site: nil,
+            people: [
+                Self.input(1, km: nil, open: [.normal]), Self.input(2, km: 1, open: [.normal, .high]), Self.input(3, km: nil),
+            ], now: Self.now)
         #expect(ranking.candidates.map(\.personID) == [3, 1, 2])
         #expect(ranking.candidates.allSatisfy { $0.distanceMeters == nil })
     }
@@ -134,9 +148,11 @@ struct DispatchRulesTests {
     }
 
     @Test func reasonsSayDistancePositionAgeAndLoadInWords() throws {
-        let ranking = Ranking(task: Self.task(requires: ["electrical"]), site: Self.site, people: [
-            Self.input(1, km: 3.2, open: [.urgent, .normal], skills: ["electrical"], reportedAgo: 3 * 3600),
-        ], now: Self.now)
+        let ranking = Ranking(
+            task: Self.task(requires: ["electrical"]), site: Self.site,
+            people: [
+                Self.input(1, km: 3.2, open: [.urgent, .normal], skills: ["electrical"], reportedAgo: 3 * 3600)
+            ], now: Self.now)
         let reasons = try #require(ranking.candidates.first?.reasons)
         #expect(reasons == ["3.2 km away (position 3 h old)", "2 open tasks (1 urgent)", "has electrical"])
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TeamworkModel
+import Testing
 
 @Suite("ISO 8601 dates")
 struct ISODateTests {

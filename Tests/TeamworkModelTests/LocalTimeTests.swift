@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TeamworkModel
+import Testing
 
 /// Wall clocks in a team's zone, and recurrence rules expanded over wall-calendar days.
 @Suite("Local time and recurrence rules")
@@ -9,7 +9,9 @@ struct LocalTimeTests {
     static func day(_ text: String) -> LocalDate { try! LocalDate(parsing: text) }
 
     @Test func daysCountAndWeekdaysAgreeWithTheCalendar() {
-        for number in stride(from: LocalDate(year: 1, month: 1, day: 1)!.dayNumber, through: LocalDate(year: 9999, month: 12, day: 31)!.dayNumber, by: 997) {
+        for number in stride(
+            from: LocalDate(year: 1, month: 1, day: 1)!.dayNumber, through: LocalDate(year: 9999, month: 12, day: 31)!.dayNumber, by: 997)
+        {
             let date = LocalDate(dayNumber: number)
             #expect(date.dayNumber == number)
             #expect(LocalDate(year: date.year, month: date.month, day: date.day) == date)
@@ -32,11 +34,11 @@ struct LocalTimeTests {
         ("Europe/Stockholm", "2026-03-29", "03:00", "2026-03-29T01:00:00Z"),
         ("Europe/Stockholm", "2026-10-25", "02:30", "2026-10-25T00:30:00Z"),  // twice: the CEST one
         ("Europe/Stockholm", "2026-10-25", "03:00", "2026-10-25T02:00:00Z"),
-        ("America/Los_Angeles", "2026-03-08", "02:15", "2026-03-08T10:00:00Z"), // skipped: 03:00 PDT
-        ("America/Los_Angeles", "2026-11-01", "01:30", "2026-11-01T08:30:00Z"), // twice: the PDT one
+        ("America/Los_Angeles", "2026-03-08", "02:15", "2026-03-08T10:00:00Z"),  // skipped: 03:00 PDT
+        ("America/Los_Angeles", "2026-11-01", "01:30", "2026-11-01T08:30:00Z"),  // twice: the PDT one
         ("America/Los_Angeles", "2026-12-01", "08:00", "2026-12-01T16:00:00Z"),
-        ("Pacific/Auckland", "2026-09-27", "02:30", "2026-09-26T14:00:00Z"),    // skipped: 03:00 NZDT
-        ("Pacific/Auckland", "2026-04-05", "02:30", "2026-04-04T13:30:00Z"),    // twice: the NZDT one
+        ("Pacific/Auckland", "2026-09-27", "02:30", "2026-09-26T14:00:00Z"),  // skipped: 03:00 NZDT
+        ("Pacific/Auckland", "2026-04-05", "02:30", "2026-04-04T13:30:00Z"),  // twice: the NZDT one
         ("Pacific/Auckland", "2026-12-01", "08:00", "2026-11-30T19:00:00Z"),
         ("UTC", "2026-12-01", "08:00", "2026-12-01T08:00:00Z"),
     ])
@@ -70,7 +72,10 @@ struct LocalTimeTests {
         #expect(names.count > 300)
         var refused: [String] = []
         for name in names + ["Asia/Kolkata", "Asia/Calcutta", "UTC", "Etc/UTC", "America/Argentina/Buenos_Aires", "US/Eastern"] {
-            guard let zone = try? Zone(name) else { refused.append(name); continue }
+            guard let zone = try? Zone(name) else {
+                refused.append(name)
+                continue
+            }
             #expect(zone.name == name)
         }
         #expect(refused.isEmpty, "refused: \(refused)")
@@ -78,9 +83,11 @@ struct LocalTimeTests {
         #expect(kolkata.time(of: Self.instant("2026-12-01T06:30:00Z")).description.hasPrefix("12:00"), "India is UTC+05:30")
     }
 
-    @Test(arguments: ["Mars/Olympus", "", "Europe/Stockholm\n", "../../etc/passwd", String(repeating: "A", count: 100),
-                      "Europe/../Europe/Stockholm", "/usr/share/zoneinfo/UTC", "zone1970.tab", "Europe", "Europe/",
-                      "localtime", "posixrules", "Factory", "right/Europe/Stockholm", "posix/Europe/Stockholm"])
+    @Test(arguments: [
+        "Mars/Olympus", "", "Europe/Stockholm\n", "../../etc/passwd", String(repeating: "A", count: 100),
+        "Europe/../Europe/Stockholm", "/usr/share/zoneinfo/UTC", "zone1970.tab", "Europe", "Europe/",
+        "localtime", "posixrules", "Factory", "right/Europe/Stockholm", "posix/Europe/Stockholm",
+    ])
     func anUnknownZoneIsRefusedInOneLine(name: String) {
         #expect(throws: TeamworkError.self) { try Zone(name) }
     }
@@ -108,7 +115,9 @@ struct LocalTimeTests {
             if days != item.days {
                 failures += 1
                 if failures <= 5 {
-                    Issue.record("\(item.rule) from \(item.start): \(days.prefix(8)) … (\(days.count)) where dateutil \(golden.dateutil) gives \(item.days.prefix(8)) … (\(item.days.count))")
+                    Issue.record(
+                        "\(item.rule) from \(item.start): \(days.prefix(8)) … (\(days.count)) where dateutil \(golden.dateutil) gives \(item.days.prefix(8)) … (\(item.days.count))"
+                    )
                 }
             }
             // The canonical text reads back as the same rule.
@@ -147,7 +156,8 @@ struct LocalTimeTests {
         let days = daily.occurrences(from: Self.day("2000-01-01"), through: Self.day("2026-12-31"), collectingFrom: Self.day("2026-12-01"))
         #expect(days.first == Self.day("2026-12-01") && days.count == 31, "more than 5,000 days after its start")
         let counted = try RecurrenceRule(parsing: "FREQ=DAILY;COUNT=10")
-        #expect(counted.occurrences(from: Self.day("2026-12-01"), through: Self.day("2026-12-31"), collectingFrom: Self.day("2026-12-08"))
+        #expect(
+            counted.occurrences(from: Self.day("2026-12-01"), through: Self.day("2026-12-31"), collectingFrom: Self.day("2026-12-08"))
                 == [Self.day("2026-12-08"), Self.day("2026-12-09"), Self.day("2026-12-10")], "COUNT still counts from the start")
     }
 
@@ -155,45 +165,63 @@ struct LocalTimeTests {
         let never = try RecurrenceRule(parsing: "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=31")
         #expect(never.occurrences(from: Self.day("2026-01-01"), through: Self.day("2126-01-01")).isEmpty)
         let weekly = try RecurrenceRule(parsing: "FREQ=WEEKLY;BYDAY=MO")
-        #expect(weekly.occurrences(from: Self.day("2026-01-01"), through: Self.day("9999-12-31")).count == RecurrenceRule.maximumOccurrences)
+        #expect(
+            weekly.occurrences(from: Self.day("2026-01-01"), through: Self.day("9999-12-31")).count == RecurrenceRule.maximumOccurrences)
     }
 
     /// A plan's occurrences keep their wall-clock time across both clock changes, by the one rule.
     @Test(arguments: [
         // zone, rule, start, window start, the occurrences' instants
-        ("America/Los_Angeles", "FREQ=WEEKLY;BYDAY=SU", "2026-03-01", "02:30",
-         ["2026-03-01T10:30:00Z", "2026-03-08T10:00:00Z", "2026-03-15T09:30:00Z"]),  // the 8th's 02:30 does not exist: 03:00 PDT
-        ("America/Los_Angeles", "FREQ=WEEKLY;BYDAY=SU", "2026-10-25", "01:30",
-         ["2026-10-25T08:30:00Z", "2026-11-01T08:30:00Z", "2026-11-08T09:30:00Z"]),  // the 1st's 01:30 happens twice: PDT
-        ("Pacific/Auckland", "FREQ=DAILY", "2026-04-04", "02:30",
-         ["2026-04-03T13:30:00Z", "2026-04-04T13:30:00Z", "2026-04-05T14:30:00Z"]),  // twice on the 5th: NZDT
-        ("Pacific/Auckland", "FREQ=DAILY", "2026-09-26", "02:30",
-         ["2026-09-25T14:30:00Z", "2026-09-26T14:00:00Z", "2026-09-27T13:30:00Z"]),  // none on the 27th: 03:00 NZDT
-        ("Europe/Stockholm", "FREQ=MONTHLY;BYDAY=-1SU", "2026-02-01", "08:00",
-         ["2026-02-22T07:00:00Z", "2026-03-29T06:00:00Z", "2026-04-26T06:00:00Z"]),
+        (
+            "America/Los_Angeles", "FREQ=WEEKLY;BYDAY=SU", "2026-03-01", "02:30",
+            ["2026-03-01T10:30:00Z", "2026-03-08T10:00:00Z", "2026-03-15T09:30:00Z"]
+        ),  // the 8th's 02:30 does not exist: 03:00 PDT
+        (
+            "America/Los_Angeles", "FREQ=WEEKLY;BYDAY=SU", "2026-10-25", "01:30",
+            ["2026-10-25T08:30:00Z", "2026-11-01T08:30:00Z", "2026-11-08T09:30:00Z"]
+        ),  // the 1st's 01:30 happens twice: PDT
+        (
+            "Pacific/Auckland", "FREQ=DAILY", "2026-04-04", "02:30",
+            ["2026-04-03T13:30:00Z", "2026-04-04T13:30:00Z", "2026-04-05T14:30:00Z"]
+        ),  // twice on the 5th: NZDT
+        (
+            "Pacific/Auckland", "FREQ=DAILY", "2026-09-26", "02:30",
+            ["2026-09-25T14:30:00Z", "2026-09-26T14:00:00Z", "2026-09-27T13:30:00Z"]
+        ),  // none on the 27th: 03:00 NZDT
+        (
+            "Europe/Stockholm", "FREQ=MONTHLY;BYDAY=-1SU", "2026-02-01", "08:00",
+            ["2026-02-22T07:00:00Z", "2026-03-29T06:00:00Z", "2026-04-26T06:00:00Z"]
+        ),
     ])
-    func aPlansOccurrencesKeepTheirWallClockAcrossTheClockChanges(zone: String, rule: String, start: String, at: String,
-                                                                 expected: [String]) throws {
-        let plan = Plan(id: 1, title: "t", description: "", priority: .normal, teamID: 1, assigneeID: nil, locationID: nil,
-                        requiredSkills: [], rule: rule, startsOn: Self.day(start), windowStart: try LocalTime(parsing: at),
-                        durationMinutes: 60, dueDays: 0, horizonDays: 30, pausedAt: nil, createdAt: Date(), updatedAt: Date(),
-                        version: 1, timeZone: zone, exceptions: [])
+    func aPlansOccurrencesKeepTheirWallClockAcrossTheClockChanges(
+        zone: String, rule: String, start: String, at: String,
+        expected: [String]
+    ) throws {
+        let plan = Plan(
+            id: 1, title: "t", description: "", priority: .normal, teamID: 1, assigneeID: nil, locationID: nil,
+            requiredSkills: [], rule: rule, startsOn: Self.day(start), windowStart: try LocalTime(parsing: at),
+            durationMinutes: 60, dueDays: 0, horizonDays: 30, pausedAt: nil, createdAt: Date(), updatedAt: Date(),
+            version: 1, timeZone: zone, exceptions: [])
         let occurrences = try plan.occurrences(from: Self.day(start), through: Self.day(start).adding(days: 90)).prefix(3)
         #expect(occurrences.map { ISODate.format($0.window.start) } == expected, "\(zone) \(rule)")
     }
 
     /// A day moved into the range counts, by the day it happens; one moved out does not.
     @Test func aPlansMovedDayCountsOnTheDayItHappens() throws {
-        let plan = Plan(id: 1, title: "t", description: "", priority: .normal, teamID: 1, assigneeID: nil, locationID: nil,
-                        requiredSkills: [], rule: "FREQ=WEEKLY;BYDAY=MO", startsOn: Self.day("2026-11-02"),
-                        windowStart: LocalTime(hour: 8, minute: 0)!, durationMinutes: 60, dueDays: 0, horizonDays: 30,
-                        pausedAt: nil, createdAt: Date(), updatedAt: Date(), version: 1, timeZone: "UTC",
-                        exceptions: [.init(occursOn: Self.day("2026-11-23"), movedTo: Self.day("2026-11-26")),
-                                     .init(occursOn: Self.day("2026-11-30"), movedTo: Self.day("2026-12-20")),
-                                     .init(occursOn: Self.day("2026-12-07"), movedTo: nil)])
+        let plan = Plan(
+            id: 1, title: "t", description: "", priority: .normal, teamID: 1, assigneeID: nil, locationID: nil,
+            requiredSkills: [], rule: "FREQ=WEEKLY;BYDAY=MO", startsOn: Self.day("2026-11-02"),
+            windowStart: LocalTime(hour: 8, minute: 0)!, durationMinutes: 60, dueDays: 0, horizonDays: 30,
+            pausedAt: nil, createdAt: Date(), updatedAt: Date(), version: 1, timeZone: "UTC",
+            exceptions: [
+                .init(occursOn: Self.day("2026-11-23"), movedTo: Self.day("2026-11-26")),
+                .init(occursOn: Self.day("2026-11-30"), movedTo: Self.day("2026-12-20")),
+                .init(occursOn: Self.day("2026-12-07"), movedTo: nil),
+            ])
         let made = try plan.occurrences(from: Self.day("2026-11-25"), through: Self.day("2026-12-14"))
-        #expect(made.map { "\($0.day)→\($0.on)" } == ["2026-11-23→2026-11-26", "2026-12-14→2026-12-14"],
-                "Monday the 23rd (before the range) moved to the 26th counts; the 30th moved out and the skipped 7th do not")
+        #expect(
+            made.map { "\($0.day)→\($0.on)" } == ["2026-11-23→2026-11-26", "2026-12-14→2026-12-14"],
+            "Monday the 23rd (before the range) moved to the 26th counts; the 30th moved out and the skipped 7th do not")
     }
 
     /// A rule of many ordinals begun long ago costs no more than a new one (seen before: every pass

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// The one retry loop every long-running part and the sync client go through.
 @Suite("Retrying: one retry loop")
@@ -16,13 +16,16 @@ struct RetryingTests {
         var delays: [Duration] = []
         var endings: [String] = []
         let passes = Locked(0)
-        await fast.forever(progress: { passes.mutate { $0 += 1 } }, failed: { ending, delay in
-            delays.append(delay)
-            switch ending {
-            case .failed(let error): endings.append("failed \((error as? Broken)?.attempt ?? -1)")
-            case .returned: endings.append("returned")
+        await fast.forever(
+            progress: { passes.mutate { $0 += 1 } },
+            failed: { ending, delay in
+                delays.append(delay)
+                switch ending {
+                case .failed(let error): endings.append("failed \((error as? Broken)?.attempt ?? -1)")
+                case .returned: endings.append("returned")
+                }
             }
-        }) { progress in
+        ) { progress in
             attempts += 1
             switch attempts {
             case 1, 2, 3, 4: throw Broken(attempt: attempts)
@@ -51,8 +54,9 @@ struct RetryingTests {
                 throw Broken(attempt: 1)
             }
         }
-        #expect(try await eventually(within: .seconds(10), every: .milliseconds(5)) { started.value && failures.value > 0 },
-                "the first attempt failed and the loop is in its hour-long wait")
+        #expect(
+            try await eventually(within: .seconds(10), every: .milliseconds(5)) { started.value && failures.value > 0 },
+            "the first attempt failed and the loop is in its hour-long wait")
         loop.cancel()
         // An hour's wait that cancellation did not end would hold this test for an hour.
         await loop.value

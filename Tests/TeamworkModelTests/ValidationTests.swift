@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TeamworkModel
+import Testing
 
 @Suite("Field validation")
 struct ValidationTests {

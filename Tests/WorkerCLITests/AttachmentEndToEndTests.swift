@@ -1,9 +1,10 @@
-@testable import CentralStore
 import BlobStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// Photos and signatures taken offline reach the master once, intact: the
 /// device keeps a copy, the next sync uploads it (resumably) before the
@@ -28,10 +29,14 @@ struct AttachmentEndToEndTests {
             }
             func worker(_ arguments: String...) async throws -> Tool.Run { try await WorkerTool.run(setup.annHome, arguments) }
 
-            _ = try await manager.ok("checklist", "add", "Handover", "--item", "photo:photo:The new meter:required",
-                             "--item", "signed:signature:Customer's signature:required")
-            let task = try JSONOutput.decode(FieldTask.self, try await manager.ok("task", "create", "--title", "hand over", "--team", "red",
-                                                                          "--assignee", "ann@example.org", "--checklist", "Handover", "--json"))
+            _ = try await manager.ok(
+                "checklist", "add", "Handover", "--item", "photo:photo:The new meter:required",
+                "--item", "signed:signature:Customer's signature:required")
+            let task = try JSONOutput.decode(
+                FieldTask.self,
+                try await manager.ok(
+                    "task", "create", "--title", "hand over", "--team", "red",
+                    "--assignee", "ann@example.org", "--checklist", "Handover", "--json"))
             #expect(try await service("replicate", "--once").status == 0)
             #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             let id = String(task.id)
@@ -39,7 +44,8 @@ struct AttachmentEndToEndTests {
             let scratch = setup.folder.deletingLastPathComponent().appending(path: "camera")
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             let photo = try Self.file(scratch, "meter.jpg", header: [0xFF, 0xD8, 0xFF, 0xE0], size: 3 * 1024 * 1024 + 17, seed: 5)
-            let signature = try Self.file(scratch, "signature.png", header: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], size: 40_000, seed: 6)
+            let signature = try Self.file(
+                scratch, "signature.png", header: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], size: 40_000, seed: 6)
             let text = scratch.appending(path: "notes.txt")
             try Data("not a photo".utf8).write(to: text)
 
@@ -48,8 +54,9 @@ struct AttachmentEndToEndTests {
             let early = try await worker("complete", id, "--note", "handed over")
             #expect(early.status != 0 && early.stderr.contains("needs answers to photo, signed"), "\(early.stderr)")
             let refused = try await worker("attach", id, text.path)
-            #expect(refused.status == TeamworkError.Code.invalidInput.exitStatus && refused.stderr.contains("not a JPEG, PNG, HEIC or PDF"),
-                    "\(refused.stderr)")
+            #expect(
+                refused.status == TeamworkError.Code.invalidInput.exitStatus && refused.stderr.contains("not a JPEG, PNG, HEIC or PDF"),
+                "\(refused.stderr)")
             let wrongItem = try await worker("attach", id, photo.path, "--item", "signed")
             #expect(wrongItem.status != 0 && wrongItem.stderr.contains("signed is a signature"), "\(wrongItem.stderr)")
             #expect(try await worker("attach", id, photo.path, "--item", "photo").status == 0)
@@ -62,12 +69,14 @@ struct AttachmentEndToEndTests {
 
             try await setup.server.start()
             let synced = try await worker("sync")
-            #expect(synced.status == 0 && synced.stdout.contains("uploaded 2 file(s) (\(photo.bytes.count + signature.bytes.count) bytes)")
+            #expect(
+                synced.status == 0 && synced.stdout.contains("uploaded 2 file(s) (\(photo.bytes.count + signature.bytes.count) bytes)")
                     && synced.stdout.contains("0 rejected"), "\(synced.stdout) \(synced.stderr)")
             let again = try await worker("sync")
             #expect(again.stdout.contains("pushed 0") && !again.stdout.contains("uploaded"), "nothing is sent twice: \(again.stdout)")
-            #expect(((try? FileManager.default.contentsOfDirectory(atPath: setup.annHome.appending(path: "blobs").path)) ?? [])
-                .filter { !$0.hasPrefix(".") }.isEmpty, "the device's copies go once the server has them")
+            #expect(
+                ((try? FileManager.default.contentsOfDirectory(atPath: setup.annHome.appending(path: "blobs").path)) ?? [])
+                    .filter { !$0.hasPrefix(".") }.isEmpty, "the device's copies go once the server has them")
             #expect(try await service("listen", "--once").status == 0)
             #expect(try await service("listen", "--once").status == 0)
 
@@ -77,12 +86,16 @@ struct AttachmentEndToEndTests {
             #expect(shown.contains("Jane Doe") && shown.contains("image/jpeg") && shown.contains("image/png"), "\(shown)")
             let master = try await CentralStore.withStore(setup.url) { try await $0.task(id: task.id) }
             #expect(master.status == .completed)
-            #expect(master.answers["photo"]?.value == BlobDigest(of: photo.bytes).hex && master.answers["signed"]?.value == BlobDigest(of: signature.bytes).hex)
+            #expect(
+                master.answers["photo"]?.value == BlobDigest(of: photo.bytes).hex
+                    && master.answers["signed"]?.value == BlobDigest(of: signature.bytes).hex)
 
             let out = scratch.appending(path: "fetched.jpg").path
             let photoRecord = try #require(listed.first { $0.item == "photo" })
-            let got = try await manager.run(["attachment", "get", String(photoRecord.id), "--output", out,
-                                             "--blobs", setup.folder.appending(path: "blobs").path])
+            let got = try await manager.run([
+                "attachment", "get", String(photoRecord.id), "--output", out,
+                "--blobs", setup.folder.appending(path: "blobs").path,
+            ])
             #expect(got.status == 0, "\(got.stderr)")
             #expect(FileManager.default.contents(atPath: out) == photo.bytes, "the manager gets the very bytes taken offline")
             // The generator writes the master's view (the answers the listener took in) back first.
@@ -91,14 +104,17 @@ struct AttachmentEndToEndTests {
             #expect(verified.status == 0, "every attachment's file is whole: \(verified.stdout) \(verified.stderr)")
 
             // A damaged file on the service's disk is found, and not handed on.
-            let stored = setup.folder.appending(path: "blobs/\(photoRecord.sha256.prefix(2))/\(photoRecord.sha256.dropFirst(2).prefix(2))/\(photoRecord.sha256)")
+            let stored = setup.folder.appending(
+                path: "blobs/\(photoRecord.sha256.prefix(2))/\(photoRecord.sha256.dropFirst(2).prefix(2))/\(photoRecord.sha256)")
             var damaged = photo.bytes
             damaged[100] ^= 0xFF
             try damaged.write(to: stored)
             let verify = try await service("verify")
             #expect(verify.status == 2 && verify.stdout.contains("is damaged"), "\(verify.stdout)")
-            let refusedGet = try await manager.run(["attachment", "get", String(photoRecord.id), "--output", out + "2",
-                                                    "--blobs", setup.folder.appending(path: "blobs").path])
+            let refusedGet = try await manager.run([
+                "attachment", "get", String(photoRecord.id), "--output", out + "2",
+                "--blobs", setup.folder.appending(path: "blobs").path,
+            ])
             #expect(refusedGet.status != 0 && !FileManager.default.fileExists(atPath: out + "2"), "\(refusedGet.stderr)")
         }
     }

@@ -1,11 +1,12 @@
-@testable import CentralStore
 import Foundation
 import HTTPTypes
 import Logging
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// The dispatcher's board (`/board` of `teamwork-service run`) in a real headless
 /// chromium driven over the DevTools protocol, against a real PostgreSQL, the real
@@ -26,10 +27,13 @@ struct BoardTests {
         let people: [String: Int64]
         let today: String
 
-        init(url: DatabaseURL, manager: ManagerTool, service: ServiceProcess, folder: URL, maxToken: String, annToken: String,
-             ids: [String: Int64], people: [String: Int64], today: String) {
-            (self.url, self.manager, self.service, self.folder, self.maxToken, self.annToken, self.ids, self.people, self.today)
-                = (url, manager, service, folder, maxToken, annToken, ids, people, today)
+        init(
+            url: DatabaseURL, manager: ManagerTool, service: ServiceProcess, folder: URL, maxToken: String, annToken: String,
+            ids: [String: Int64], people: [String: Int64], today: String
+        ) {
+            (self.url, self.manager, self.service, self.folder, self.maxToken, self.annToken, self.ids, self.people, self.today) = (
+                url, manager, service, folder, maxToken, annToken, ids, people, today
+            )
         }
 
         var board: String { service.url + "/board" }
@@ -80,15 +84,26 @@ struct BoardTests {
             _ = try await manager.ok("team", "add", "red", "--name", "Red crew", "--time-zone", "Europe/Stockholm")
             _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
             _ = try await manager.ok("team", "add-member", "red", "bo@example.org")
-            _ = try await manager.ok("location", "add", "--name", "Substation 7", "--lat", "59.3326", "--lon", "18.0649",
-                                     "--street", "Kungsgatan 1", "--city", "Stockholm", "--country", "SE")
+            _ = try await manager.ok(
+                "location", "add", "--name", "Substation 7", "--lat", "59.3326", "--lon", "18.0649",
+                "--street", "Kungsgatan 1", "--city", "Stockholm", "--country", "SE")
             var ids: [String: Int64] = [:]
             for (key, arguments) in [
                 ("free", ["--title", "Replace meter", "--team", "red", "--location", "1", "--window", "\(today)T09:00/PT2H"]),
-                ("ann", ["--title", "Inspect transformer", "--team", "red", "--assignee", "ann@example.org", "--location", "1",
-                         "--window", "\(today)T11:00/PT1H"]),
-                ("hv", ["--title", "Switch HV feeder", "--team", "red", "--requires", "hv", "--priority", "high",
-                        "--window", "\(today)T13:00/PT1H"]),
+                (
+                    "ann",
+                    [
+                        "--title", "Inspect transformer", "--team", "red", "--assignee", "ann@example.org", "--location", "1",
+                        "--window", "\(today)T11:00/PT1H",
+                    ]
+                ),
+                (
+                    "hv",
+                    [
+                        "--title", "Switch HV feeder", "--team", "red", "--requires", "hv", "--priority", "high",
+                        "--window", "\(today)T13:00/PT1H",
+                    ]
+                ),
             ] {
                 let made = try await manager.run(["task", "create", "--actor", "max@example.org"] + arguments + ["--json"])
                 #expect(made.status == 0, "\(made.stderr)")
@@ -98,19 +113,26 @@ struct BoardTests {
             let people = try await CentralStore.withStore(url) { store in
                 Dictionary(uniqueKeysWithValues: try await store.listPeople().map { ($0.firstName.lowercased(), $0.id) })
             }
-            let maxToken = try await manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
-            let annToken = try await manager.ok("person", "token", "issue", "ann@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
+            let maxToken = try await manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            let annToken = try await manager.ok("person", "token", "issue", "ann@example.org").trimmingCharacters(
+                in: .whitespacesAndNewlines)
             // Nothing listens there: every tile is refused, as when the tile server is out of reach.
             let deadPort = ServiceProcess.freePort()
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                          "--port", String(port), "--sweep", "0.5",
-                                          "--map-tiles", "http://127.0.0.1:\(deadPort)/{z}/{x}/{y}.png"],
-                                         port: port, log: folder.path + "/service.log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                    "--port", String(port), "--sweep", "0.5",
+                    "--map-tiles", "http://127.0.0.1:\(deadPort)/{z}/{x}/{y}.png",
+                ],
+                port: port, log: folder.path + "/service.log")
             try await service.start()
             defer { service.stopInBackground() }
-            try await body(Scene(url: url, manager: manager, service: service, folder: folder, maxToken: maxToken, annToken: annToken,
-                                 ids: ids, people: people, today: today))
+            try await body(
+                Scene(
+                    url: url, manager: manager, service: service, folder: folder, maxToken: maxToken, annToken: annToken,
+                    ids: ids, people: people, today: today))
         }
     }
 
@@ -133,14 +155,17 @@ struct BoardTests {
                 try await scene.signIn(page, token: scene.maxToken)
                 let html = try await page.html()
                 #expect(try await page.url().hasSuffix("/board"))
-                for text in ["Unassigned", "Ann Field", "Bo Berg", "Replace meter", "Inspect transformer", "Switch HV feeder", "09:00–11:00"] {
+                for text in [
+                    "Unassigned", "Ann Field", "Bo Berg", "Replace meter", "Inspect transformer", "Switch HV feeder", "09:00–11:00",
+                ] {
                     #expect(html.contains(text), "the board shows \(text)")
                 }
                 let (free, hv) = (try #require(scene.ids["free"]), try #require(scene.ids["hv"]))
                 let (ann, bo) = (try #require(scene.people["ann"]), try #require(scene.people["bo"]))
                 // The cards are in their columns: the free one under Unassigned, Ann's under Ann.
                 #expect(try await page.evaluate("!!document.querySelector('[data-unassigned] #task-\(free)')").bool == true)
-                #expect(try await page.evaluate("!!document.querySelector('[data-person=\"\(ann)\"] #task-\(scene.ids["ann"]!)')").bool == true)
+                #expect(
+                    try await page.evaluate("!!document.querySelector('[data-person=\"\(ann)\"] #task-\(scene.ids["ann"]!)')").bool == true)
                 // A page that reloads loses this mark: the live updates below must keep it.
                 _ = try await page.evaluate("window.sameDocument = 'yes'")
 
@@ -157,8 +182,9 @@ struct BoardTests {
                 #expect(try await scene.task(hv).assigneeID == nil)
 
                 // Another manager assigns from the CLI: the board follows without a reload.
-                _ = try await scene.manager.ok("task", "assign", String(hv), "--team", "red", "--assignee", "bo@example.org",
-                                               "--actor", "max@example.org")
+                _ = try await scene.manager.ok(
+                    "task", "assign", String(hv), "--team", "red", "--assignee", "bo@example.org",
+                    "--actor", "max@example.org")
                 let assignedAt = ContinuousClock.now
                 try await page.waitUntil("document.querySelector('[data-person=\"\(bo)\"] #task-\(hv)')", within: .seconds(2))
                 print("board: a CLI assignment appeared after \(ContinuousClock.now - assignedAt)")
@@ -223,7 +249,9 @@ struct BoardTests {
                 try await page.fill("input[name=end]", with: "\(scene.today)T17:00")
                 try await page.clickAndWaitForNavigation("form[action='/board/tasks'] button[type=submit]")
                 #expect(try await page.html().contains("Check pump station"))
-                let created = try await CentralStore.withStore(scene.url) { try await $0.listTasks().first { $0.title == "Check pump station" } }
+                let created = try await CentralStore.withStore(scene.url) {
+                    try await $0.listTasks().first { $0.title == "Check pump station" }
+                }
                 #expect(created?.createdBy == scene.people["max"])
             }
         }
@@ -233,14 +261,20 @@ struct BoardTests {
 
     @Test func hostileTextInTitlesNotesNamesAndSitesIsShownAsTextAndNeverRuns() async throws {
         try await Self.withBoard { scene in
-            let payloads = ["<script>document.body.dataset.pwned='script'</script>", "<img src=x onerror=\"document.body.dataset.pwned='img'\">",
-                            "\"><svg onload=\"document.body.dataset.pwned='svg'\">", "'><a href=\"javascript:alert(1)\">x</a>"]
+            let payloads = [
+                "<script>document.body.dataset.pwned='script'</script>", "<img src=x onerror=\"document.body.dataset.pwned='img'\">",
+                "\"><svg onload=\"document.body.dataset.pwned='svg'\">", "'><a href=\"javascript:alert(1)\">x</a>",
+            ]
             _ = try await scene.manager.ok("person", "add", "--first", payloads[1], "--last", payloads[2], "--email", "eve@example.org")
             _ = try await scene.manager.ok("team", "add-member", "red", "eve@example.org")
-            _ = try await scene.manager.ok("location", "add", "--name", payloads[0], "--lat", "59.3", "--lon", "18.0", "--street", payloads[3])
-            let hostile = try JSONOutput.decode(FieldTask.self, try await scene.manager.ok(
-                "task", "create", "--title", payloads[0] + payloads[1], "--description", payloads[2], "--team", "red", "--location", "2",
-                "--assignee", "eve@example.org", "--window", "\(scene.today)T10:00/PT1H", "--requires", "hv", "--force", "--json"))
+            _ = try await scene.manager.ok(
+                "location", "add", "--name", payloads[0], "--lat", "59.3", "--lon", "18.0", "--street", payloads[3])
+            let hostile = try JSONOutput.decode(
+                FieldTask.self,
+                try await scene.manager.ok(
+                    "task", "create", "--title", payloads[0] + payloads[1], "--description", payloads[2], "--team", "red", "--location",
+                    "2",
+                    "--assignee", "eve@example.org", "--window", "\(scene.today)T10:00/PT1H", "--requires", "hv", "--force", "--json"))
             try await Self.withPage { page in
                 try await scene.signIn(page, token: scene.maxToken)
                 for path in ["", "/tasks/\(hostile.id)", "/map"] {
@@ -248,7 +282,10 @@ struct BoardTests {
                     // The load event comes after every image has loaded or failed: an onerror has had its chance.
                     try await page.waitUntil("document.readyState === 'complete'")
                     #expect(try await page.evaluate("document.body.dataset.pwned || ''").string == "", "\(path): nothing ran")
-                    #expect(try await page.evaluate("document.querySelectorAll('main script:not([type]), main img[src=x], main svg[onload], main a[href^=javascript]').length").int == 0, "\(path): no markup")
+                    #expect(
+                        try await page.evaluate(
+                            "document.querySelectorAll('main script:not([type]), main img[src=x], main svg[onload], main a[href^=javascript]').length"
+                        ).int == 0, "\(path): no markup")
                 }
                 try await page.open(scene.board)
                 let text = try await page.evaluate("document.body.innerText").string ?? ""
@@ -267,22 +304,28 @@ struct BoardTests {
             try await Self.withPage { page in
                 try await scene.signIn(page, token: scene.maxToken)
                 // The session's own page posting without the token (a script that got in, or an old form).
-                let status = try await page.evaluate("""
+                let status = try await page.evaluate(
+                    """
                     fetch('/board/tasks/\(free)/cancel', {method: 'POST', body: new URLSearchParams({version: '1'}),
                         headers: {Accept: 'application/json'}}).then(r => r.status)
-                    """).int
+                    """
+                ).int
                 #expect(status == 403)
-                let wrong = try await page.evaluate("""
+                let wrong = try await page.evaluate(
+                    """
                     fetch('/board/tasks/\(free)/cancel', {method: 'POST', body: new URLSearchParams({csrf: 'A'.repeat(43)}),
                         headers: {Accept: 'application/json'}}).then(r => r.status)
-                    """).int
+                    """
+                ).int
                 #expect(wrong == 403)
                 // Another site's page with a form that posts to the board: the session's cookie does not go with it.
                 let forged = scene.folder.appending(path: "forged.html")
-                try Data("""
+                try Data(
+                    """
                     <html><body><form method="post" action="\(scene.board)/tasks/\(free)/cancel">
                     <input type="hidden" name="version" value="1"><button id="go">Win a prize</button></form></body></html>
-                    """.utf8).write(to: forged)
+                    """.utf8
+                ).write(to: forged)
                 try await page.open(forged.absoluteString)
                 try await page.clickAndWaitForNavigation("#go")
                 #expect(try await scene.task(free).status == .open, "not cancelled")
@@ -301,7 +344,8 @@ struct BoardTests {
                 // Max signs in; his session expires: the next page asks him to sign in again.
                 try await scene.signIn(page, token: scene.maxToken)
                 #expect(try await page.url().hasSuffix("/board"))
-                try await scene.sql("UPDATE board_sessions SET created_at = now() - interval '13 hours', expires_at = now() - interval '1 hour'")
+                try await scene.sql(
+                    "UPDATE board_sessions SET created_at = now() - interval '13 hours', expires_at = now() - interval '1 hour'")
                 try await page.open(scene.board)
                 #expect(try await page.url().contains("/board/sign-in"))
                 #expect(try await page.html().contains("Your session has ended"))
@@ -331,11 +375,15 @@ struct BoardTests {
     @Test func aBoardPathAskedWithAnotherMethodIs405WithItsAllow() async throws {
         try await Self.withBoard { scene in
             let port = try #require(scene.service.port)
-            for (method, path, allow) in [("DELETE", "/board", "GET"), ("PUT", "/board/sign-in", "GET, POST"), ("GET", "/board/sign-out", "POST"),
-                                          ("DELETE", "/board/tasks/1", "GET"), ("GET", "/board/tasks/1/assign", "POST"),
-                                          ("POST", "/board/static/board.js", "GET")] {
+            for (method, path, allow) in [
+                ("DELETE", "/board", "GET"), ("PUT", "/board/sign-in", "GET, POST"), ("GET", "/board/sign-out", "POST"),
+                ("DELETE", "/board/tasks/1", "GET"), ("GET", "/board/tasks/1/assign", "POST"),
+                ("POST", "/board/static/board.js", "GET"),
+            ] {
                 let answer = try await LocalHTTP.request(HTTPRequest.Method(method)!, port: port, path)
-                #expect(answer.status == 405 && answer.header("allow") == allow, "\(method) \(path): \(answer.status) \(answer.header("allow") ?? "-")")
+                #expect(
+                    answer.status == 405 && answer.header("allow") == allow,
+                    "\(method) \(path): \(answer.status) \(answer.header("allow") ?? "-")")
             }
             #expect(try await LocalHTTP.request(port: port, "/board/nothing/here").status == 404)
         }
@@ -348,9 +396,11 @@ struct BoardTests {
             for _ in 0..<12 {
                 let form = try await LocalHTTP.request(port: port, "/board/sign-in")
                 let nonce = try #require(form.header("set-cookie")?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
-                let answer = try await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
-                    "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
-                ], body: Data("csrf=\(nonce)&token=tw_\(String(repeating: "x", count: 43))".utf8))
+                let answer = try await LocalHTTP.request(
+                    .post, port: port, "/board/sign-in",
+                    headers: [
+                        "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                    ], body: Data("csrf=\(nonce)&token=tw_\(String(repeating: "x", count: 43))".utf8))
                 statuses.append(answer.status)
             }
             #expect(statuses.prefix(10).allSatisfy { $0 == 401 }, "\(statuses)")
@@ -370,9 +420,10 @@ struct BoardTests {
                 try await page.waitUntil("document.body.dataset.ready === '1'")
                 #expect(try await page.evaluate("document.body.dataset.error || ''").string == "")
                 // Two tasks at the site and Ann's check-in; the task without a site is listed instead.
-                #expect(try await eventually(within: .seconds(10)) {
-                    try await page.evaluate("document.body.dataset.markers").string == "3"
-                })
+                #expect(
+                    try await eventually(within: .seconds(10)) {
+                        try await page.evaluate("document.body.dataset.markers").string == "3"
+                    })
                 #expect(try await page.html().contains("Switch HV feeder"))
                 try await page.waitUntil("document.body.dataset.tiles === 'unavailable'")
                 try await page.screenshot(to: scene.folder.appending(path: "map.png"))

@@ -1,10 +1,11 @@
-@testable import CentralStore
 import Foundation
 import Logging
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// The budgets of docs/security.md ("Budgets"), each flooded concurrently against the real
 /// service (on a dual-stack socket, `--host ::`, so IPv4 and IPv6 clients are two addresses), with
@@ -25,15 +26,19 @@ struct BudgetFloodTests {
         let team: Int64
 
         init(url: DatabaseURL, service: ServiceProcess, port: Int, maxToken: String, annToken: String, task: Int64, team: Int64) {
-            (self.url, self.service, self.port, self.maxToken, self.annToken, self.task, self.team) = (url, service, port, maxToken, annToken, task, team)
+            (self.url, self.service, self.port, self.maxToken, self.annToken, self.task, self.team) = (
+                url, service, port, maxToken, annToken, task, team
+            )
         }
 
         /// A sign-in as a browser sends it, from `host`.
         func signIn(token: String, host: String = "127.0.0.1") async throws -> LocalHTTP.Response {
             let nonce = TokenSecret.randomBase64URL()
-            return try await LocalHTTP.request(.post, port: port, "/board/sign-in", headers: [
-                "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
-            ], body: Data("csrf=\(nonce)&token=\(token)".utf8), timeout: .seconds(30), host: host)
+            return try await LocalHTTP.request(
+                .post, port: port, "/board/sign-in",
+                headers: [
+                    "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                ], body: Data("csrf=\(nonce)&token=\(token)".utf8), timeout: .seconds(30), host: host)
         }
     }
 
@@ -45,13 +50,18 @@ struct BudgetFloodTests {
             let (maxToken, annToken, task, team) = try await CentralStore.withStore(url) { store in
                 let world = try await Fixtures.seed(store)
                 let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
-                return (try await store.issueToken(personID: world.manager.id, label: "laptop").secret,
-                        try await store.issueToken(personID: world.ann.id, label: "phone").secret, task.id, world.red.id)
+                return (
+                    try await store.issueToken(personID: world.manager.id, label: "laptop").secret,
+                    try await store.issueToken(personID: world.ann.id, label: "phone").secret, task.id, world.red.id
+                )
             }
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
-                                          "--host", "::", "--port", String(port), "--sweep", "0.5"],
-                                         port: port, log: folder.path + "/service.log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                    "--host", "::", "--port", String(port), "--sweep", "0.5",
+                ],
+                port: port, log: folder.path + "/service.log")
             try await service.start()
             defer { service.stopInBackground() }
             try await expectEventually("the service is healthy before the flood", within: .seconds(30)) {
@@ -90,13 +100,19 @@ struct BudgetFloodTests {
 
     /// Runs `flood` while sampling the master's connections and the service's /health; the most
     /// connections seen, the connections before, and whether /health always answered 200.
-    static func watching(_ url: DatabaseURL, port: Int, _ flood: () async throws -> Void) async throws
-        -> (most: Int, before: Int, healthy: Bool) {
+    static func watching(
+        _ url: DatabaseURL, port: Int, _ flood: () async throws -> Void
+    ) async throws
+        -> (most: Int, before: Int, healthy: Bool)
+    {
         let logger = Logger(label: "test")
         let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 99, logger: logger)
         func backends() async throws -> Int {
-            try await connection.query("SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = current_database()", logger: logger)
-                .collect()[0].decode(Int.self)
+            try await connection.query(
+                "SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = current_database()",
+                logger: logger
+            )
+            .collect()[0].decode(Int.self)
         }
         let before = try await backends()
         let done = Locked(false)
@@ -131,14 +147,17 @@ struct BudgetFloodTests {
             #expect(watched.statuses.count == 1_000)
             #expect(watched.counts[401, default: 0] <= 10, "at most ten attempts a minute reach the master: \(watched.counts)")
             #expect(watched.statuses.allSatisfy { [401, 429, 503].contains($0) }, "\(watched.counts)")
-            #expect(watched.most <= watched.before + 2, "the master's connections: \(watched.before) before, \(watched.most) at most during the flood")
+            #expect(
+                watched.most <= watched.before + 2,
+                "the master's connections: \(watched.before) before, \(watched.most) at most during the flood")
             #expect(watched.healthy, "/health answered 200 throughout")
             // A manager at another address (IPv6 here; the junk came over IPv4) signs in at once.
             let max = try await scene.signIn(token: scene.maxToken, host: "::1")
             #expect(max.status == 303 && max.header("location") == "/board", "\(max.status) \(max.text.prefix(300))")
             // The devices are unaffected.
-            let pull = try await LocalHTTP.request(port: scene.port, "/v1/replicas/team-\(scene.team)/changes",
-                                                   headers: ["Authorization": "Bearer \(scene.annToken)"])
+            let pull = try await LocalHTTP.request(
+                port: scene.port, "/v1/replicas/team-\(scene.team)/changes",
+                headers: ["Authorization": "Bearer \(scene.annToken)"])
             #expect(pull.status == 200)
         }
     }
@@ -146,15 +165,20 @@ struct BudgetFloodTests {
     @Test func fiftyBoardActionsAtOnceHoldAtMostTheBoardsShareOfTheMastersConnections() async throws {
         try await Self.withScene { scene in
             let signedIn = try await scene.signIn(token: scene.maxToken)
-            let cookie = try #require(signedIn.header("set-cookie")?.split(separator: "\n")
-                .first { $0.hasPrefix("tw_session=") }?.split(separator: ";").first.map(String.init))
+            let cookie = try #require(
+                signedIn.header("set-cookie")?.split(separator: "\n")
+                    .first { $0.hasPrefix("tw_session=") }?.split(separator: ";").first.map(String.init))
             let page = try await LocalHTTP.request(port: scene.port, "/board/tasks/\(scene.task)", headers: ["Cookie": cookie])
             let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([A-Za-z0-9_-]{43})"/)?.1)
             let watched = try await Self.flood(scene, 50) { index in
                 let priority = ["low", "normal", "high", "urgent"][index % 4]
-                return (try? await LocalHTTP.request(.post, port: scene.port, "/board/tasks/\(scene.task)/priority", headers: [
-                    "Cookie": cookie, "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded",
-                ], body: Data("csrf=\(csrf)&priority=\(priority)".utf8)).status) ?? -1
+                return
+                    (try? await LocalHTTP.request(
+                        .post, port: scene.port, "/board/tasks/\(scene.task)/priority",
+                        headers: [
+                            "Cookie": cookie, "Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded",
+                        ], body: Data("csrf=\(csrf)&priority=\(priority)".utf8)
+                    ).status) ?? -1
             }
             #expect(watched.statuses.allSatisfy { [200, 429, 503].contains($0) }, "\(watched.counts)")
             #expect(watched.statuses.contains(200))
@@ -172,17 +196,23 @@ struct BudgetFloodTests {
             let annDuring = Locked<[Int]>([])
             let watched = try await Self.flood(scene, 1_000) { index in
                 let junk = "tw_" + TokenSecret.randomBase64URL()
-                let status = (try? await LocalHTTP.request(port: scene.port, "/v1/replicas", headers: ["Authorization": "Bearer \(junk)"]).status) ?? -1
+                let status =
+                    (try? await LocalHTTP.request(port: scene.port, "/v1/replicas", headers: ["Authorization": "Bearer \(junk)"]).status)
+                    ?? -1
                 if index % 100 == 0 {
                     // A known device at the same address, in the middle of the flood.
-                    let ann = (try? await LocalHTTP.request(port: scene.port, pull, headers: ["Authorization": "Bearer \(scene.annToken)"]).status) ?? -1
+                    let ann =
+                        (try? await LocalHTTP.request(port: scene.port, pull, headers: ["Authorization": "Bearer \(scene.annToken)"]).status)
+                        ?? -1
                     annDuring.mutate { $0.append(ann) }
                 }
                 return status
             }
             let counts = watched.counts
             #expect(watched.statuses.allSatisfy { [401, 429, 503].contains($0) }, "\(counts)")
-            #expect(counts[401, default: 0] <= 30 + 64, "at most 30 unknown tokens a minute, and 64 checks at once, reach the master: \(counts)")
+            #expect(
+                counts[401, default: 0] <= 30 + 64, "at most 30 unknown tokens a minute, and 64 checks at once, reach the master: \(counts)"
+            )
             #expect(annDuring.value.allSatisfy { $0 == 200 }, "a known device at the flooding address: \(annDuring.value)")
             #expect(watched.most <= watched.before + 2, "the master's connections: \(watched.before) before, \(watched.most) at most")
             #expect(watched.healthy)
@@ -192,7 +222,9 @@ struct BudgetFloodTests {
     @Test func fiveHundredJunkSessionCookiesCostTheMasterAtMostEighteenLookups() async throws {
         try await Self.withScene { scene in
             let watched = try await Self.flood(scene, 500) { _ in
-                (try? await LocalHTTP.request(port: scene.port, "/board", headers: ["Cookie": "tw_session=\(TokenSecret.randomBase64URL())"]).status) ?? -1
+                (try? await LocalHTTP.request(
+                    port: scene.port, "/board", headers: ["Cookie": "tw_session=\(TokenSecret.randomBase64URL())"]
+                ).status) ?? -1
             }
             let counts = watched.counts
             // 303: looked up, unknown, sent to sign in; 429 and 503: refused before the master was asked.
@@ -219,7 +251,8 @@ struct BudgetFloodTests {
             let logger = Logger(label: "test")
             var held: [PostgresConnection] = []
             for id in 0..<2 {
-                held.append(try await PostgresConnection.connect(configuration: try asManager.connectionConfiguration(), id: id, logger: logger))
+                held.append(
+                    try await PostgresConnection.connect(configuration: try asManager.connectionConfiguration(), id: id, logger: logger))
             }
             let manager = ManagerTool(asManager)
             let runs = try await withThrowingTaskGroup(of: Tool.Run.self) { group in

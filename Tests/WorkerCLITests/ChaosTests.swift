@@ -1,15 +1,17 @@
-@testable import CentralStore
 import BlobStore
 import Foundation
 import GRDB
 import LocalPostgres
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 import WorkerClient
+
+@testable import CentralStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The whole system under fire: `teamwork-service run` killed with SIGKILL at
@@ -49,9 +51,11 @@ struct ChaosTests {
         let device = try DatabaseQueue(path: home.appending(path: "local.sqlite").path)
         defer { try? device.close() }
         return try device.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT change_id, operation, task_id, note FROM outbox WHERE state IN (\(states.map { "'\($0)'" }.joined(separator: ", ")))
-                """)
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT change_id, operation, task_id, note FROM outbox WHERE state IN (\(states.map { "'\($0)'" }.joined(separator: ", ")))
+                    """)
         }
     }
 
@@ -71,19 +75,25 @@ struct ChaosTests {
                 _ = try await store.updatePerson(id: world.bo.id, try PersonChanges(skills: ["climbing"]))
                 var masts: [Int64] = []
                 for index in 1...2 {
-                    masts.append(try await store.createTask(try NewTask(
-                        title: "mast \(index)", priority: .normal, assignment: try Assignment(teamID: world.red.id, assigneeID: nil),
-                        locationID: world.site.id, dueAt: nil, requiredSkills: ["climbing"])).id)
+                    masts.append(
+                        try await store.createTask(
+                            try NewTask(
+                                title: "mast \(index)", priority: .normal,
+                                assignment: try Assignment(teamID: world.red.id, assigneeID: nil),
+                                locationID: world.site.id, dueAt: nil, requiredSkills: ["climbing"])
+                        ).id)
                 }
                 var plans: [Plan] = []
                 var photos: [Int64: String] = [:]
                 // Each person's second job carries a checklist, answered (one item twice, one by a photo of
                 // their own, uploaded in several pieces while the service is killed) before it is completed.
-                try await store.publishChecklist(name: "chaos", items: [
-                    ChecklistItem(key: "done", kind: .check, label: "Done", required: true),
-                    ChecklistItem(key: "reading", kind: .number, label: "Reading", required: true, min: "0"),
-                    ChecklistItem(key: "photo", kind: .photo, label: "Photo", required: true),
-                ], existing: false)
+                try await store.publishChecklist(
+                    name: "chaos",
+                    items: [
+                        ChecklistItem(key: "done", kind: .check, label: "Done", required: true),
+                        ChecklistItem(key: "reading", kind: .number, label: "Reading", required: true, min: "0"),
+                        ChecklistItem(key: "photo", kind: .photo, label: "Photo", required: true),
+                    ], existing: false)
                 for (person, team) in [(world.ann, world.red), (world.bo, world.red), (world.cy, world.blue)] {
                     var steps: [[String]] = []
                     for index in 1...4 {
@@ -93,34 +103,45 @@ struct ChaosTests {
                         if index % 2 == 1 { steps.append(["start", String(task.id)]) }
                         if index == 2 {
                             var random = SplitMix(seed: UInt64(person.id))
-                            let photo = Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<900_000).map { _ in UInt8(truncatingIfNeeded: random.next(256)) })
+                            let photo = Data(
+                                [0xFF, 0xD8, 0xFF, 0xE0] + (0..<900_000).map { _ in UInt8(truncatingIfNeeded: random.next(256)) })
                             let path = directory.appending(path: "photo-\(person.firstName).jpg")
                             try photo.write(to: path)
                             photos[person.id] = BlobDigest(of: photo).hex
-                            steps += [["check", String(task.id), "done"], ["check", String(task.id), "reading", "41"],
-                                      ["attach", String(task.id), path.path, "--item", "photo"],
-                                      ["check", String(task.id), "reading", "42"]]
+                            steps += [
+                                ["check", String(task.id), "done"], ["check", String(task.id), "reading", "41"],
+                                ["attach", String(task.id), path.path, "--item", "photo"],
+                                ["check", String(task.id), "reading", "42"],
+                            ]
                         }
                         steps.append(["complete", String(task.id), "--note", "done \(task.id) by \(person.firstName)"])
                     }
                     if team.id == world.red.id {
                         for index in 1...2 {
                             let free = try await store.createTask(try world.task("\(person.firstName) free \(index)", team: team))
-                            steps.insert(contentsOf: [["claim", String(free.id)],
-                                                      ["complete", String(free.id), "--note", "done \(free.id) by \(person.firstName)"]],
-                                         at: index * 2)
+                            steps.insert(
+                                contentsOf: [
+                                    ["claim", String(free.id)],
+                                    ["complete", String(free.id), "--note", "done \(free.id) by \(person.firstName)"],
+                                ],
+                                at: index * 2)
                         }
                     }
                     steps.insert(["checkin", "--lat", "51.5", "--lon", "-0.1"], at: 3)
                     // Both go for the masts; only Bo has the skill. Ann takes back a completion and does the job again.
                     for mast in person.id == world.bo.id ? masts.reversed() : person.id == world.ann.id ? [masts[0]] : [] {
-                        steps.insert(contentsOf: [["claim", String(mast)], ["start", String(mast)],
-                                                  ["complete", String(mast), "--note", "mast \(mast) by \(person.firstName)"]], at: 2)
+                        steps.insert(
+                            contentsOf: [
+                                ["claim", String(mast)], ["start", String(mast)],
+                                ["complete", String(mast), "--note", "mast \(mast) by \(person.firstName)"],
+                            ], at: 2)
                     }
                     if person.id == world.ann.id, let first = steps.firstIndex(where: { $0[0] == "complete" }) {
-                        steps.insert(contentsOf: [["reopen", steps[first][1], "--note", "a bolt is missing"], steps[first]], at: first + 1)
+                        steps.insert(
+                            contentsOf: [["reopen", steps[first][1], "--note", "a bolt is missing"], steps[first]], at: first + 1)
                     }
-                    plans.append(Plan(person: person, token: try await store.issueToken(personID: person.id, label: "").secret, steps: steps))
+                    plans.append(
+                        Plan(person: person, token: try await store.issueToken(personID: person.id, label: "").secret, steps: steps))
                 }
                 var spares: [Int64] = []
                 for index in 1...3 {
@@ -131,8 +152,10 @@ struct ChaosTests {
             }
 
             let port = ServiceProcess.freePort()
-            let arguments = ["run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
-                             "--sweep", "0.5"]
+            let arguments = [
+                "run", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
+                "--sweep", "0.5",
+            ]
             let server = "http://127.0.0.1:\(port)"
             let first = ServiceProcess(arguments, port: port, log: directory.path + "/service-first.log")
             try await first.start()
@@ -154,8 +177,11 @@ struct ChaosTests {
                 var random = SplitMix(seed: 2026)
                 for round in 0..<20 {
                     let log = directory.path + "/service-\(round).log"
-                    guard let pid = try? ChildProcess.spawn([Tool.service.path] + arguments,
-                                                            standardOutput: log, standardError: log) else { continue }
+                    guard
+                        let pid = try? ChildProcess.spawn(
+                            [Tool.service.path] + arguments,
+                            standardOutput: log, standardError: log)
+                    else { continue }
                     // Its life is counted from when it listens: on a loaded machine a debug build can take
                     // longer to start than a whole life (every sync of a full run then found no service).
                     let spawned = ContinuousClock.now
@@ -221,8 +247,10 @@ struct ChaosTests {
             try await Self.until([kills] + workers)
             #expect(badExits.value.isEmpty, "\(badExits.value)")
             let outcomes = syncOutcomes.value
-            #expect(outcomes[0, default: 0] > 0 && outcomes[69, default: 0] > 0,
-                    "the kills landed while the workers synced: some syncs went through, some found no service (\(outcomes); ms from spawn to listening: \(startups.value))")
+            #expect(
+                outcomes[0, default: 0] > 0 && outcomes[69, default: 0] > 0,
+                "the kills landed while the workers synced: some syncs went through, some found no service (\(outcomes); ms from spawn to listening: \(startups.value))"
+            )
 
             // Calm again: the service runs, every device sends what it holds and the listener takes it in.
             let last = ServiceProcess(arguments, port: port, log: directory.path + "/service-last.log")
@@ -236,14 +264,16 @@ struct ChaosTests {
                     if sync.status == 0, try await WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 ") { break }
                     try await Task.sleep(for: .milliseconds(300))
                 }
-                #expect(try await WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
+                #expect(
+                    try await WorkerTool.run(home, ["status"]).stdout.contains("Queued: 0 "), "\(plan.person.firstName)'s queue is empty")
                 // Taken by the endpoint: the master may still refuse some (they come back as refused below).
                 accepted += try Self.outbox(home, states: ["accepted", "refused"]).map { (plan.person.id, $0[0], $0[1], $0[2], $0[3]) }
             }
             let completed = Set(accepted.filter { $0.operation == "complete" }.compactMap(\.task))
             let planned = Set(plans.flatMap(\.steps).filter { $0[0] == "complete" }.compactMap { Int64($0[1]) }).subtracting(masts)
-            #expect(planned.subtracting([cancelledLater]).isSubset(of: completed),
-                    "every completion was accepted in the end (but the one of the task the manager cancelled meanwhile, which may be refused)")
+            #expect(
+                planned.subtracting([cancelledLater]).isSubset(of: completed),
+                "every completion was accepted in the end (but the one of the task the manager cancelled meanwhile, which may be refused)")
             let acceptedChanges = accepted
 
             try await CentralStore.withStore(url) { store in
@@ -262,29 +292,35 @@ struct ChaosTests {
                     #expect(ledger["\(change.person)/\(change.change)"] == 1, "\(change.operation) \(change.change) once in the ledger")
                 }
                 var history: [String: Int] = [:]
-                for row in try await store.rows("SELECT field_change_id, count(*)::int FROM task_history WHERE field_change_id IS NOT NULL GROUP BY 1") {
+                for row in try await store.rows(
+                    "SELECT field_change_id, count(*)::int FROM task_history WHERE field_change_id IS NOT NULL GROUP BY 1")
+                {
                     let (id, count) = try row.decode((String, Int).self)
                     history[id] = count
                 }
                 // Each accepted attachment is on the master once.
                 for change in acceptedChanges where change.operation == "attach" {
-                    let rows = try await store.rows("""
+                    let rows = try await store.rows(
+                        """
                         SELECT count(*)::int FROM attachments WHERE person_id = \(change.person) AND change_id = \(change.change)
-                        """).first!.decode(Int.self)
+                        """
+                    ).first!.decode(Int.self)
                     #expect(rows == 1, "attachment \(change.change) once on the master")
                 }
                 for change in acceptedChanges where change.operation == "complete" {
                     #expect(history[change.change] == 1, "completion \(change.change) once in the history")
                     let task = try await store.task(id: change.task!)
                     if task.status != .cancelled {
-                        #expect(task.status == .completed && task.completionNote == change.note && task.completedBy == change.person,
-                                "task \(task.id) completed on the master with its note")
+                        #expect(
+                            task.status == .completed && task.completionNote == change.note && task.completedBy == change.person,
+                            "task \(task.id) completed on the master with its note")
                     }
                     // A checklist's answers arrived, the latest one of each item counting.
                     if task.checklist != nil {
-                        #expect(task.answers.mapValues(\.value) == ["done": "yes", "reading": "42", "photo": photos[change.person] ?? "-"]
-                        && task.answers.values.allSatisfy { $0.by == change.person },
-                                "task \(task.id)'s answers on the master: \(task.answers)")
+                        #expect(
+                            task.answers.mapValues(\.value) == ["done": "yes", "reading": "42", "photo": photos[change.person] ?? "-"]
+                                && task.answers.values.allSatisfy { $0.by == change.person },
+                            "task \(task.id)'s answers on the master: \(task.answers)")
                     }
                 }
             }
@@ -306,16 +342,20 @@ struct ChaosTests {
                     #expect(try await WorkerTool.run(home, ["sync"]).status == 0)
                     for row in try Self.outbox(home, states: ["rejected", "refused"]) {
                         let change: String = row[0]
-                        let applied = try await store.rows("""
+                        let applied = try await store.rows(
+                            """
                             SELECT applied FROM field_changes WHERE person_id = \(plan.person.id) AND change_id = \(change)
-                            """).first?.decode(Bool.self)
+                            """
+                        ).first?.decode(Bool.self)
                         #expect(applied != true, "\(plan.person.firstName)'s \(row[1] as String) \(change) was refused, yet applied")
                     }
                 }
                 // A mast is completed by someone who climbs, or not at all.
                 for mast in masts {
                     let task = try await store.task(id: mast)
-                    if task.status == .completed { #expect(task.completedBy == world.bo.id, "mast \(mast) completed by \(task.completedBy ?? 0)") }
+                    if task.status == .completed {
+                        #expect(task.completedBy == world.bo.id, "mast \(mast) completed by \(task.completedBy ?? 0)")
+                    }
                     #expect(task.assigneeID != world.ann.id, "mast \(mast) is Ann's, who does not climb")
                 }
             }
@@ -327,10 +367,11 @@ struct ChaosTests {
                 let onDevice = try JSONOutput.decode([LocalTask].self, try await WorkerTool.run(home, ["tasks", "--all", "--json"]).stdout)
                 for task in onDevice {
                     let truth = try #require(master.first { $0.id == task.id })
-                    #expect(task.status == truth.status && task.title == truth.title && task.completionNote == truth.completionNote
+                    #expect(
+                        task.status == truth.status && task.title == truth.title && task.completionNote == truth.completionNote
                             && task.assigneeID == truth.assigneeID && AnsweredItem.answers(task.answers) == truth.answers
                             && task.checklist == truth.checklist,
-                            "\(plan.person.firstName)'s device holds task \(task.id) as the master does")
+                        "\(plan.person.firstName)'s device holds task \(task.id) as the master does")
                 }
                 let expected = master.filter { $0.teamID == (plan.person.id == world.cy.id ? world.blue.id : world.red.id) }
                 #expect(Set(onDevice.map(\.id)) == Set(expected.map(\.id)), "\(plan.person.firstName)'s device holds their team's tasks")

@@ -4,6 +4,7 @@ import Foundation
 import ManagerCLI
 import ServiceCLI
 import Testing
+
 @testable import WorkerCLI
 
 /// What the docs promise is what the tools take: every command line shown in
@@ -107,8 +108,10 @@ struct DocumentedCommandsTests {
         for line in try Self.documented() {
             do {
                 switch line.tool {
-                case "teamwork-manager": _ = try TeamworkManager.parseAsRoot(CommandRunner.hoisting(["--database-url", "--actor"], in: line.arguments))
-                case "teamwork-service": _ = try TeamworkService.parseAsRoot(CommandRunner.hoisting(["--database-url", "--replicas"], in: line.arguments))
+                case "teamwork-manager":
+                    _ = try TeamworkManager.parseAsRoot(CommandRunner.hoisting(["--database-url", "--actor"], in: line.arguments))
+                case "teamwork-service":
+                    _ = try TeamworkService.parseAsRoot(CommandRunner.hoisting(["--database-url", "--replicas"], in: line.arguments))
                 default: _ = try TeamworkWorker.parseAsRoot(line.arguments)
                 }
             } catch {
@@ -126,7 +129,8 @@ struct DocumentedCommandsTests {
     @Test func globalOptionsBeforeTheSubcommandMoveAfterItUnlessAlsoGivenThere() {
         let options: Set<String> = ["--database-url", "--actor"]
         #expect(CommandRunner.hoisting(options, in: ["--database-url", "u", "db", "migrate"]) == ["db", "migrate", "--database-url", "u"])
-        #expect(CommandRunner.hoisting(options, in: ["--actor=max", "task", "list", "--", "x"]) == ["task", "list", "--actor=max", "--", "x"])
+        #expect(
+            CommandRunner.hoisting(options, in: ["--actor=max", "task", "list", "--", "x"]) == ["task", "list", "--actor=max", "--", "x"])
         let twice = ["--database-url", "staging", "task", "delete", "5", "--database-url", "prod"]
         #expect(CommandRunner.hoisting(options, in: twice) == twice, "left for the parser to refuse, not silently one of the two")
         #expect(throws: (any Error).self, "the parser refuses an option given twice") { try TeamworkManager.parseAsRoot(twice) }

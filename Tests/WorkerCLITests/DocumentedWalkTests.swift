@@ -1,10 +1,12 @@
-@testable import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// README.md's command lines, run: every `teamwork-manager`, `teamwork-service`
@@ -43,11 +45,13 @@ struct DocumentedWalkTests {
         init(url: DatabaseURL, folder: URL) throws {
             lines = try DocumentedCommandsTests.documented().filter { $0.file == "README.md" }
             // A home of its own: `db stop-local` must never reach the local default of whoever runs the tests.
-            manager = ManagerTool(databaseURL: url.connectionString, environment: [
-                "TEAMWORK_HOME": folder.appending(path: "home").path,
-                // Where the walk's `teamwork-service run` keeps the files workers upload.
-                "TEAMWORK_BLOBS": folder.appending(path: "replicas/blobs").path,
-            ])
+            manager = ManagerTool(
+                databaseURL: url.connectionString,
+                environment: [
+                    "TEAMWORK_HOME": folder.appending(path: "home").path,
+                    // Where the walk's `teamwork-service run` keeps the files workers upload.
+                    "TEAMWORK_BLOBS": folder.appending(path: "replicas/blobs").path,
+                ])
             self.url = url
             self.folder = folder
             device = folder.appending(path: "device")
@@ -69,19 +73,25 @@ struct DocumentedWalkTests {
 
         /// Runs a README line and checks it ends with `expected`; its result.
         @discardableResult
-        func run(_ tool: String, _ prefix: String, expect expected: Int32 = 0, input: String? = nil,
-                 sourceLocation: SourceLocation = #_sourceLocation) async throws -> Tool.Run? {
+        func run(
+            _ tool: String, _ prefix: String, expect expected: Int32 = 0, input: String? = nil,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws -> Tool.Run? {
             guard let arguments = line(tool, prefix, sourceLocation: sourceLocation) else { return nil }
             let result: Tool.Run
             switch tool {
             case "teamwork-manager": result = try await manager.run(arguments)
             case "teamwork-service":
-                result = try await Tool.service.run(arguments + ["--database-url", url.connectionString,
-                                                           "--replicas", folder.appending(path: "replicas").path])
+                result = try await Tool.service.run(
+                    arguments + [
+                        "--database-url", url.connectionString,
+                        "--replicas", folder.appending(path: "replicas").path,
+                    ])
             default: result = try await WorkerTool.run(device, arguments, input: input)
             }
-            #expect(result.status == expected, "README.md: \(tool) \(arguments.joined(separator: " ")) → \(result.status): \(result.stderr)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                result.status == expected, "README.md: \(tool) \(arguments.joined(separator: " ")) → \(result.status): \(result.stderr)",
+                sourceLocation: sourceLocation)
             return result
         }
 
@@ -106,11 +116,13 @@ struct DocumentedWalkTests {
                     _ = try await store.rows("SELECT setval(\(sequence)::regclass, \(next - 1))")
                 }
                 let csv = folder.appending(path: "tasks.csv")
-                walk.substitutions = ["map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path,
-                                      "swaps.csv": folder.appending(path: "swaps.csv").path,
-                                      "meter.jpg": folder.appending(path: "meter.jpg").path,
-                                      "signature.png": folder.appending(path: "signature.png").path,
-                                      "fetched.jpg": folder.appending(path: "fetched.jpg").path]
+                walk.substitutions = [
+                    "map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path,
+                    "swaps.csv": folder.appending(path: "swaps.csv").path,
+                    "meter.jpg": folder.appending(path: "meter.jpg").path,
+                    "signature.png": folder.appending(path: "signature.png").path,
+                    "fetched.jpg": folder.appending(path: "fetched.jpg").path,
+                ]
                 // A photo and a signature, as a phone's camera and a signing pad would leave them.
                 try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 7, count: 5_000)).write(to: folder.appending(path: "meter.jpg"))
                 try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 1, count: 900))
@@ -122,8 +134,9 @@ struct DocumentedWalkTests {
                 // Teams and people.
                 try await walk.run("teamwork-manager", "team add red")
                 try await walk.run("teamwork-manager", "person add --first Ann")
-                try await walk.given("person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org", "--role", "worker",
-                               "--skills", "electrical")
+                try await walk.given(
+                    "person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org", "--role", "worker",
+                    "--skills", "electrical")
                 try await walk.given("person", "add", "--first", "Cy", "--last", "Cole", "--email", "cy@example.org", "--role", "worker")
                 try await walk.given("team", "add-member", "red", "bo@example.org")
                 try await walk.run("teamwork-manager", "person list --role worker --team red")
@@ -138,8 +151,9 @@ struct DocumentedWalkTests {
                 // Her token: the README's id 3.
                 try await nextID("access_tokens_id_seq", 3)
                 let issued = try await walk.run("teamwork-manager", "person token issue ann@example.org")
-                let token = try #require(issued?.stdout.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("tw_") }.map(String.init),
-                                         "the token is printed once: \(issued?.stdout ?? "")")
+                let token = try #require(
+                    issued?.stdout.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("tw_") }.map(String.init),
+                    "the token is printed once: \(issued?.stdout ?? "")")
                 try await walk.run("teamwork-manager", "person token list")
                 // Locations.
                 try await walk.run("teamwork-manager", "location add --name")
@@ -197,9 +211,12 @@ struct DocumentedWalkTests {
                 walk.substitutions["8080"] = String(port)
                 walk.substitutions["https://teamwork.example:8443"] = "http://127.0.0.1:\(port)"
                 let runLine = try #require(walk.line("teamwork-service", "run"))
-                let service = ServiceProcess(runLine + ["--database-url", url.connectionString,
-                                                        "--replicas", folder.appending(path: "replicas").path],
-                                             port: port, log: folder.appending(path: "service.log").path)
+                let service = ServiceProcess(
+                    runLine + [
+                        "--database-url", url.connectionString,
+                        "--replicas", folder.appending(path: "replicas").path,
+                    ],
+                    port: port, log: folder.appending(path: "service.log").path)
                 try await service.start()
                 defer { service.stopInBackground() }
                 try await expectEventually("replicas written") {
@@ -222,8 +239,10 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-worker", "reopen 12")
                 try await walk.run("teamwork-worker", "checkin")
                 // `undo [CHANGE]`: the check-in, named by its id from `status --json`.
-                let queued = try JSONSerialization.jsonObject(with: Data(try await WorkerTool.run(walk.device, "status", "--json").stdout.utf8))
-                walk.substitutions["CHANGE"] = try #require(((queued as? [String: Any])?["queued"] as? [[String: Any]])?.last?["change_id"] as? String)
+                let queued = try JSONSerialization.jsonObject(
+                    with: Data(try await WorkerTool.run(walk.device, "status", "--json").stdout.utf8))
+                walk.substitutions["CHANGE"] = try #require(
+                    ((queued as? [String: Any])?["queued"] as? [[String: Any]])?.last?["change_id"] as? String)
                 try await walk.run("teamwork-worker", "undo")
                 try await walk.run("teamwork-worker", "status")
                 // Meanwhile the manager gives 15 to Bo: Ann's claim, sent after, becomes a conflict.
@@ -240,11 +259,14 @@ struct DocumentedWalkTests {
                     try await walk.manager("task", "attachments", "12", "--json").stdout.contains("Jane Doe")
                 }
                 try await walk.run("teamwork-manager", "task attachments 12")
-                let attachments = try JSONSerialization.jsonObject(with: Data(try await walk.manager("task", "attachments", "12", "--json").stdout.utf8))
-                let photo = try #require((attachments as? [[String: Any]])?.first { $0["media_type"] as? String == "image/jpeg" }?["id"] as? Int)
+                let attachments = try JSONSerialization.jsonObject(
+                    with: Data(try await walk.manager("task", "attachments", "12", "--json").stdout.utf8))
+                let photo = try #require(
+                    (attachments as? [[String: Any]])?.first { $0["media_type"] as? String == "image/jpeg" }?["id"] as? Int)
                 walk.substitutions["1"] = String(photo)
                 try await walk.run("teamwork-manager", "attachment get 1")
-                #expect(FileManager.default.contents(atPath: folder.appending(path: "fetched.jpg").path)
+                #expect(
+                    FileManager.default.contents(atPath: folder.appending(path: "fetched.jpg").path)
                         == FileManager.default.contents(atPath: folder.appending(path: "meter.jpg").path))
                 walk.substitutions["1"] = nil
                 #expect(service.isRunning)
@@ -263,7 +285,8 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "task delete 12")
                 // The README's CSV example, imported as shown.
                 let readme = try String(contentsOf: DocumentedCommandsTests.root.appending(path: "README.md"), encoding: .utf8)
-                let example = try #require(readme.components(separatedBy: "```csv\n").dropFirst().first?.components(separatedBy: "```").first)
+                let example = try #require(
+                    readme.components(separatedBy: "```csv\n").dropFirst().first?.components(separatedBy: "```").first)
                 try Data(example.utf8).write(to: csv)
                 try await walk.run("teamwork-manager", "task import tasks.csv")
 
@@ -287,7 +310,9 @@ struct DocumentedWalkTests {
                 let run = Set(walk.used.map { "\(walk.lines[$0].tool) \(walk.lines[$0].arguments.joined(separator: " "))" })
                 for line in try DocumentedCommandsTests.documented() where line.file != "README.md" {
                     let text = "\(line.tool) \(line.arguments.joined(separator: " "))"
-                    #expect(run.contains(text) || Self.elsewhere[text] != nil, "\(line.file): not run by this walk nor tested elsewhere: \(text)")
+                    #expect(
+                        run.contains(text) || Self.elsewhere[text] != nil,
+                        "\(line.file): not run by this walk nor tested elsewhere: \(text)")
                 }
             }
         }

@@ -1,9 +1,9 @@
 import CentralStore
 import Foundation
 import LocalPostgres
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// The whole system as its users run it: only the built executables.
 @Suite("Full loop end to end")
@@ -25,15 +25,18 @@ struct FullLoopTests {
             _ = try await ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
             _ = try await ok("team", "add", "red", "--name", "Red Team")
             _ = try await ok("team", "add-member", "red", "ann@example.org")
-            let created = try await JSONOutput.decode(FieldTask.self,
-                try ok("task", "create", "--actor", "max@example.org", "--title", "Replace the meter at No. 12",
-                       "--team", "red", "--assignee", "ann@example.org", "--json"))
+            let created = try await JSONOutput.decode(
+                FieldTask.self,
+                try ok(
+                    "task", "create", "--actor", "max@example.org", "--title", "Replace the meter at No. 12",
+                    "--team", "red", "--assignee", "ann@example.org", "--json"))
             let token = try await ok("person", "token", "issue", "ann@example.org", "--label", "phone")
                 .trimmingCharacters(in: .whitespacesAndNewlines)
 
             // The service: generator, listener and sync endpoint in one process.
-            let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
-                                             log: folder.path + "/service.log")
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
+                log: folder.path + "/service.log")
             try await service.start()
             defer { service.stopInBackground() }
 

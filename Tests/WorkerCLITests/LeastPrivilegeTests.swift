@@ -1,9 +1,10 @@
-@testable import CentralStore
 import Foundation
 import PostgresNIO
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
 
 /// The service runs as a login role that holds `teamwork_service` and nothing more,
 /// as the systemd unit and docker-compose run it.
@@ -19,8 +20,11 @@ struct LeastPrivilegeTests {
             var asService = setup.url
             asService.username = role
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", asService.connectionString, "--replicas", setup.folder.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: setup.folder.path + ".svc.log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", asService.connectionString, "--replicas", setup.folder.path,
+                    "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: setup.folder.path + ".svc.log")
             do {
                 try await service.start()
             } catch {
@@ -29,8 +33,9 @@ struct LeastPrivilegeTests {
             }
             defer { service.stopInBackground() }
             let home = setup.annHome
-            #expect(try await WorkerTool.run(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
-                    "\(service.logText)")
+            #expect(
+                try await WorkerTool.run(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
+                "\(service.logText)")
             #expect(try await WorkerTool.run(home, ["checkin", "--lat", "1", "--lon", "2"]).status == 0)
             #expect(try await WorkerTool.run(home, ["complete", String(setup.annTask), "--note", "least privilege"]).status == 0)
             #expect(try await WorkerTool.run(home, ["sync"]).status == 0)

@@ -2,9 +2,9 @@ import CentralStore
 import EventListener
 import Foundation
 import ReplicaGenerator
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// A plan's occurrences are field work like any other: they reach the device,
 /// are completed offline and come back to the master exactly once; one the
@@ -16,9 +16,10 @@ struct PlanFieldWorkTests {
         try await WorkerEndToEndTests().withSetup { setup in
             let manager = ManagerTool(setup.url)
             let today = Zone.utc.date(of: Date())
-            let added = try await manager("plan", "add", "--title", "Pump service", "--team", "red", "--assignee", "ann@example.org",
-                                    "--rrule", "FREQ=DAILY", "--start", today.description, "--window-start", "23:00",
-                                    "--duration", "PT30M", "--horizon", "1", "--json")
+            let added = try await manager(
+                "plan", "add", "--title", "Pump service", "--team", "red", "--assignee", "ann@example.org",
+                "--rrule", "FREQ=DAILY", "--start", today.description, "--window-start", "23:00",
+                "--duration", "PT30M", "--horizon", "1", "--json")
             #expect(added.status == 0, "\(added.stderr)")
             let plan = try JSONOutput.decode(Plan.self, added.stdout)
             let made = try await CentralStore.withStore(setup.url) { try await $0.occurrences(ofPlan: plan.id) }

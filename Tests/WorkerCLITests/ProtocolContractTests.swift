@@ -2,14 +2,15 @@ import BlobStore
 import CentralStore
 import Foundation
 import HTTPTypes
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ReplicaGenerator
 import SyncProtocol
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The running `teamwork-service run` answers every endpoint as
 /// `docs/openapi.json` says: each status it sends is declared for that
@@ -43,8 +44,11 @@ struct ProtocolContractTests {
             let replicas = folder.appending(path: "replicas")
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
             let port = ServiceProcess.freePort()
-            let service = ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", replicas.path,
-                                          "--port", String(port), "--sweep", "0.5"], port: port, log: folder.path + ".log")
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", replicas.path,
+                    "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: folder.path + ".log")
             try await service.start()
             defer { service.stopInBackground() }
             // /health is 503 until the listener's first pass (also declared; checked once it is up).
@@ -56,20 +60,25 @@ struct ProtocolContractTests {
             // What the worker's own types send.
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
-            let push = try encoder.encode(PushRequest(changes: [
-                WorkerChange(id: "c-1", operation: .start, taskID: task.id, madeAt: Date()),
-                WorkerChange(id: "c-2", operation: .checkin, madeAt: Date(), latitude: 59.3, longitude: 18.1),
-            ]))
-            try contract.validate(try JSONSerialization.jsonObject(with: push), against: try #require(contract.schema(named: "PushRequest")))
+            let push = try encoder.encode(
+                PushRequest(changes: [
+                    WorkerChange(id: "c-1", operation: .start, taskID: task.id, madeAt: Date()),
+                    WorkerChange(id: "c-2", operation: .checkin, madeAt: Date(), latitude: 59.3, longitude: 18.1),
+                ]))
+            try contract.validate(
+                try JSONSerialization.jsonObject(with: push), against: try #require(contract.schema(named: "PushRequest")))
 
             // A photo, and an attachment naming it once it is uploaded.
             let photo = Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 9, count: 3_000))
             let digest = BlobDigest(of: photo).hex
-            let attach = try encoder.encode(PushRequest(changes: [
-                WorkerChange(id: "c-3", operation: .attach, taskID: task.id, madeAt: Date(), blob: digest, size: Int64(photo.count),
-                             mediaType: "image/jpeg"),
-            ]))
-            try contract.validate(try JSONSerialization.jsonObject(with: attach), against: try #require(contract.schema(named: "PushRequest")))
+            let attach = try encoder.encode(
+                PushRequest(changes: [
+                    WorkerChange(
+                        id: "c-3", operation: .attach, taskID: task.id, madeAt: Date(), blob: digest, size: Int64(photo.count),
+                        mediaType: "image/jpeg")
+                ]))
+            try contract.validate(
+                try JSONSerialization.jsonObject(with: attach), against: try #require(contract.schema(named: "PushRequest")))
             let blob = "/v1/blobs/{sha256}"
             func piece(_ offset: Int, _ length: Int) -> [String: String] {
                 ["Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(length)]
@@ -96,42 +105,56 @@ struct ProtocolContractTests {
                 Call(method: "GET", template: changes, path: "/v1/replicas/secrets/changes", token: ann, status: 404),
                 Call(method: "GET", template: changes, path: "/v1/replicas/person-\(world.ann.id)/changes", token: ann, status: 404),
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, body: push, status: 200),
-                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, body: Data("{\"changes\": [{]}".utf8), status: 400),
-                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
-                     body: Data(#"{"changes": [], "extra": 1}"#.utf8), status: 400),
+                Call(
+                    method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
+                    body: Data("{\"changes\": [{]}".utf8), status: 400),
+                Call(
+                    method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
+                    body: Data(#"{"changes": [], "extra": 1}"#.utf8), status: 400),
                 Call(method: "POST", template: changes, path: "/v1/replicas/common/changes", token: ann, body: push, status: 403),
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(blue)/changes", token: ann, body: push, status: 403),
-                Call(method: "POST", template: changes, path: "/v1/replicas/person-\(world.ann.id)/changes", token: ann, body: push, status: 404),
-                Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
-                     body: Data(repeating: 0x20, count: PushRequest.maximumBodySize + 1), status: 413),
+                Call(
+                    method: "POST", template: changes, path: "/v1/replicas/person-\(world.ann.id)/changes", token: ann, body: push,
+                    status: 404),
+                Call(
+                    method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann,
+                    body: Data(repeating: 0x20, count: PushRequest.maximumBodySize + 1), status: 413),
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: nil, body: push, status: 401),
                 Call(method: "HEAD", template: blob, path: "/v1/blobs/\(digest)", token: ann, status: 200),
                 Call(method: "HEAD", template: blob, path: "/v1/blobs/NOT-A-DIGEST", token: ann, status: 400),
                 Call(method: "HEAD", template: blob, path: "/v1/blobs/\(digest)", status: 401),
-                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.prefix(1_000),
-                     headers: piece(0, photo.count), status: 200),
-                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.prefix(1_000),
-                     headers: piece(0, photo.count), status: 409),
-                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.dropFirst(1_000),
-                     headers: piece(1_000, photo.count), status: 201),
-                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo,
-                     headers: piece(0, photo.count), status: 200),
-                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(BlobDigest(of: text).hex)", token: ann, body: text,
-                     headers: piece(0, text.count), status: 415),
-                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(String(repeating: "a", count: 64))", token: ann, body: photo,
-                     headers: piece(0, photo.count), status: 422),
-                Call(method: "PATCH", template: blob, path: "/v1/blobs/\(String(repeating: "b", count: 64))", token: ann, body: photo,
-                     headers: piece(0, 26 * 1024 * 1024 + 1), status: 400),
+                Call(
+                    method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.prefix(1_000),
+                    headers: piece(0, photo.count), status: 200),
+                Call(
+                    method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.prefix(1_000),
+                    headers: piece(0, photo.count), status: 409),
+                Call(
+                    method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo.dropFirst(1_000),
+                    headers: piece(1_000, photo.count), status: 201),
+                Call(
+                    method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo,
+                    headers: piece(0, photo.count), status: 200),
+                Call(
+                    method: "PATCH", template: blob, path: "/v1/blobs/\(BlobDigest(of: text).hex)", token: ann, body: text,
+                    headers: piece(0, text.count), status: 415),
+                Call(
+                    method: "PATCH", template: blob, path: "/v1/blobs/\(String(repeating: "a", count: 64))", token: ann, body: photo,
+                    headers: piece(0, photo.count), status: 422),
+                Call(
+                    method: "PATCH", template: blob, path: "/v1/blobs/\(String(repeating: "b", count: 64))", token: ann, body: photo,
+                    headers: piece(0, 26 * 1024 * 1024 + 1), status: 400),
                 Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo, status: 400),
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, body: attach, status: 200),
             ]
             for call in calls {
-                let method: HTTPRequest.Method = switch call.method {
-                case "POST": .post
-                case "HEAD": .head
-                case "PATCH": .patch
-                default: .get
-                }
+                let method: HTTPRequest.Method =
+                    switch call.method {
+                    case "POST": .post
+                    case "HEAD": .head
+                    case "PATCH": .patch
+                    default: .get
+                    }
                 var headers = call.headers
                 if let token = call.token { headers["Authorization"] = "Bearer \(token)" }
                 let response = try await LocalHTTP.request(method, port: port, call.path, headers: headers, body: call.body)
@@ -139,15 +162,19 @@ struct ProtocolContractTests {
                 #expect(response.status == call.status, "\(call): \(response.text.prefix(300))")
                 do {
                     let sent = response.header("Content-Type") ?? ""
-                    let declared = try contract.responseSchema(path: call.template, method: call.method, status: response.status, sent: sent)
+                    let declared = try contract.responseSchema(
+                        path: call.template, method: call.method, status: response.status, sent: sent)
                     #expect(sent.hasPrefix(declared.contentType), "\(call): sent \(sent), declared \(declared.contentType)")
                     if let schema = declared.schema, declared.contentType == "application/json" {
                         try contract.validate(try JSONSerialization.jsonObject(with: data), against: schema)
                     }
                     if declared.contentType == "application/x-ndjson" {
                         // Each line is what the same request answers without `stream`.
-                        let page = try #require(try contract.responseSchema(path: call.template, method: call.method, status: response.status,
-                                                                            sent: "application/json").schema)
+                        let page = try #require(
+                            try contract.responseSchema(
+                                path: call.template, method: call.method, status: response.status,
+                                sent: "application/json"
+                            ).schema)
                         let lines = data.split(separator: UInt8(ascii: "\n"))
                         #expect(!lines.isEmpty, "\(call): a stream from position 0 sends the replica at once")
                         for line in lines { try contract.validate(try JSONSerialization.jsonObject(with: line), against: page) }

@@ -1,11 +1,13 @@
-@testable import CentralStore
 import Foundation
 import LocalPostgres
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The master's word is final: a change it refuses disappears from the team
@@ -44,8 +46,9 @@ struct RefusedChangeTests {
 
         /// `teamwork-service <command> --once` (or `verify`); returns its exit status and log.
         func service(_ command: String, once: Bool = true) async throws -> (status: Int32?, log: String) {
-            let process = ServiceProcess([command, "--database-url", url.connectionString, "--replicas", replicas.path]
-                                         + (once ? ["--once"] : []), log: folder.path + "/\(command).log")
+            let process = ServiceProcess(
+                [command, "--database-url", url.connectionString, "--replicas", replicas.path]
+                    + (once ? ["--once"] : []), log: folder.path + "/\(command).log")
             try await process.start(waitForPort: false)
             let status = try await process.exitStatus(within: .seconds(60))
             if status == nil { _ = try await process.stop(signal: SIGKILL) }
@@ -89,19 +92,24 @@ struct RefusedChangeTests {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let manager = ManagerTool(url)
-            var scene = Scene(url: url, folder: folder, manager: manager,
-                              server: ServiceProcess.serve(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas")),
-                              task: 0, ann: folder.appending(path: "ann"), bo: folder.appending(path: "bo"))
+            var scene = Scene(
+                url: url, folder: folder, manager: manager,
+                server: ServiceProcess.serve(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas")),
+                task: 0, ann: folder.appending(path: "ann"), bo: folder.appending(path: "bo"))
             try await scene.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
-            try await scene.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org",
-                         "--skills", annClimbs ? "climbing" : "")
+            try await scene.ok(
+                "person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org",
+                "--skills", annClimbs ? "climbing" : "")
             try await scene.ok("person", "add", "--first", "Bo", "--last", "Rope", "--email", "bo@example.org", "--skills", "climbing")
             try await scene.ok("team", "add", "red", "--name", "Red Team")
             try await scene.ok("team", "add-member", "red", "ann@example.org")
             try await scene.ok("team", "add-member", "red", "bo@example.org")
-            scene.task = try await JSONOutput.decode(FieldTask.self, try scene.ok(
-                "task", "create", "--actor", "max@example.org", "--title", "Mast inspection", "--team", "red",
-                "--requires", "climbing", "--json")).id
+            scene.task = try await JSONOutput.decode(
+                FieldTask.self,
+                try scene.ok(
+                    "task", "create", "--actor", "max@example.org", "--title", "Mast inspection", "--team", "red",
+                    "--requires", "climbing", "--json")
+            ).id
             #expect(try await scene.service("replicate").status == 0)
             try await scene.server.start()
             defer { scene.server.stopInBackground() }
@@ -128,8 +136,9 @@ struct RefusedChangeTests {
             #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             await #expect(try scene.onDevice(scene.ann).assigneeId == nil)
             let status = try await WorkerTool.run(scene.ann, "status")
-            #expect(status.stdout.contains("Refused: claim task \(scene.task): refused by the master: task \(scene.task) needs climbing"),
-                    "\(status.stdout)")
+            #expect(
+                status.stdout.contains("Refused: claim task \(scene.task): refused by the master: task \(scene.task) needs climbing"),
+                "\(status.stdout)")
             let verify = try await scene.service("verify", once: false)
             #expect(verify.status == 0, "\(verify.log)")
 
@@ -149,7 +158,8 @@ struct RefusedChangeTests {
 
     @Test func aStartOfATaskAManagerCancelledMeanwhileIsUndoneOnTheDevice() async throws {
         try await withClimbingTask { scene in
-            try await scene.ok("task", "assign", String(scene.task), "--team", "red", "--assignee", "ann@example.org", "--actor", "max@example.org")
+            try await scene.ok(
+                "task", "assign", String(scene.task), "--team", "red", "--assignee", "ann@example.org", "--actor", "max@example.org")
             try await scene.settle()
             #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             // The manager cancels; Ann, whose replica does not know yet, starts the task.
@@ -159,20 +169,27 @@ struct RefusedChangeTests {
             var environment = ProcessInfo.processInfo.environment
             environment["TEAMWORK_WORKER_HOME"] = scene.ann.path
             let watchLog = scene.folder.path + "/watch.log"
-            let watch = try ChildProcess.spawn([Tool.worker.path, "watch"],
-                                               environment: environment, standardOutput: watchLog, standardError: watchLog)
-            defer { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) }
+            let watch = try ChildProcess.spawn(
+                [Tool.worker.path, "watch"],
+                environment: environment, standardOutput: watchLog, standardError: watchLog)
+            defer {
+                kill(watch, SIGKILL)
+                _ = try? ChildProcess.wait(watch)
+            }
             func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
-            #expect(try await eventually(within: .seconds(10)) {
-                try await WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 0 ")
-            }, "\(watched())")
+            #expect(
+                try await eventually(within: .seconds(10)) {
+                    try await WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 0 ")
+                }, "\(watched())")
             await #expect(try scene.onDevice(scene.ann).status == "in_progress")
             try await scene.settle()
             let line = "Your start of task \(scene.task) was refused: refused by the master: the task was cancelled"
             #expect(try await eventually(within: .seconds(10)) { watched().contains(line) }, "\(watched())")
             #expect(watched().components(separatedBy: line).count == 2, "one line for the refusal: \(watched())")
             await #expect(try scene.onDevice(scene.ann).status == "cancelled")
-            #expect(try await WorkerTool.run(scene.ann, "status").stdout.contains("Refused: start task \(scene.task): refused by the master: the task was cancelled"))
+            #expect(
+                try await WorkerTool.run(scene.ann, "status").stdout.contains(
+                    "Refused: start task \(scene.task): refused by the master: the task was cancelled"))
             #expect(try await scene.service("verify", once: false).status == 0)
         }
     }
@@ -182,8 +199,11 @@ struct RefusedChangeTests {
             // Offline: claim, start and complete tried together, then one sync.
             var queued = 0
             for operation in ["claim", "start", "complete"] {
-                let run = try await WorkerTool.run(scene.ann, operation == "complete" ? [operation, String(scene.task), "--note", "no harness"]
-                                                                        : [operation, String(scene.task)])
+                let run = try await WorkerTool.run(
+                    scene.ann,
+                    operation == "complete"
+                        ? [operation, String(scene.task), "--note", "no harness"]
+                        : [operation, String(scene.task)])
                 if run.status == 0 { queued += 1 }
             }
             #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)

@@ -1,15 +1,17 @@
-@testable import CentralStore
 import Foundation
 import LocalPostgres
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Several `teamwork-service run` instances on one master, for availability:
@@ -18,14 +20,18 @@ import Glibc
 struct SeveralInstancesTests {
     static func run(_ url: DatabaseURL, folder: URL, log: String) -> ServiceProcess {
         let port = ServiceProcess.freePort()
-        return ServiceProcess(["run", "--database-url", url.connectionString, "--replicas", folder.path, "--port", String(port),
-                               "--sweep", "0.5"], port: port, log: log)
+        return ServiceProcess(
+            [
+                "run", "--database-url", url.connectionString, "--replicas", folder.path, "--port", String(port),
+                "--sweep", "0.5",
+            ], port: port, log: log)
     }
 
     /// The generator's role as the instance's `/health` tells it, or nil when it does not answer.
     static func role(_ service: ServiceProcess) async -> String? {
         guard let data = try? await LocalHTTP.request(url: service.url + "/health", timeout: .seconds(5)).body,
-              let fields = try? JSONSerialization.jsonObject(with: data) as? [String: String] else { return nil }
+            let fields = try? JSONSerialization.jsonObject(with: data) as? [String: String]
+        else { return nil }
         return fields["generator_role"]
     }
 
@@ -39,7 +45,9 @@ struct SeveralInstancesTests {
             let folder = FileManager.default.temporaryDirectory.appending(path: "shared-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
             let world = try await CentralStore.withStore(url) { try await Fixtures.seed($0) }
-            let instances = [Self.run(url, folder: folder, log: folder.path + ".a.log"), Self.run(url, folder: folder, log: folder.path + ".b.log")]
+            let instances = [
+                Self.run(url, folder: folder, log: folder.path + ".a.log"), Self.run(url, folder: folder, log: folder.path + ".b.log"),
+            ]
             for instance in instances { try await instance.start() }
             defer { for instance in instances where instance.isRunning { instance.stopInBackground() } }
 
@@ -50,7 +58,9 @@ struct SeveralInstancesTests {
             }
             let active = roles[0] == "active" ? 0 : 1
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("before the kill", team: world.red)) }
-            try await expectEventually("the active instance replicates") { Self.replicaHolds("before the kill", folder: folder, team: world.red) }
+            try await expectEventually("the active instance replicates") {
+                Self.replicaHolds("before the kill", folder: folder, team: world.red)
+            }
 
             try await instances[active].stop(signal: SIGKILL)
             let survivor = instances[1 - active]
@@ -76,7 +86,9 @@ struct SeveralInstancesTests {
                 return (world, first.id, second.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
             }
             let folders = [base.appending(path: "a"), base.appending(path: "b")]
-            let instances = [Self.run(url, folder: folders[0], log: base.path + "/a.log"), Self.run(url, folder: folders[1], log: base.path + "/b.log")]
+            let instances = [
+                Self.run(url, folder: folders[0], log: base.path + "/a.log"), Self.run(url, folder: folders[1], log: base.path + "/b.log"),
+            ]
             for instance in instances { try await instance.start() }
             defer { for instance in instances where instance.isRunning { instance.stopInBackground() } }
             try await expectEventually("both instances generate their own folder") {
@@ -84,7 +96,9 @@ struct SeveralInstancesTests {
                 return a == "active" && b == "active"
             }
             for folder in folders {
-                try await expectEventually("\(folder.lastPathComponent) holds the tasks") { Self.replicaHolds("second job", folder: folder, team: world.red) }
+                try await expectEventually("\(folder.lastPathComponent) holds the tasks") {
+                    Self.replicaHolds("second job", folder: folder, team: world.red)
+                }
             }
 
             let home = base.appending(path: "ann")
@@ -106,10 +120,13 @@ struct SeveralInstancesTests {
                 }
             }
             let (ledger, history) = try await CentralStore.withStore(url) { store in
-                (try await store.rows("SELECT count(*)::int FROM field_changes")[0].decode(Int.self),
-                 try await store.rows("""
-                     SELECT count(*)::int FROM task_history WHERE field_change_id IS NOT NULL
-                     """)[0].decode(Int.self))
+                (
+                    try await store.rows("SELECT count(*)::int FROM field_changes")[0].decode(Int.self),
+                    try await store.rows(
+                        """
+                        SELECT count(*)::int FROM task_history WHERE field_change_id IS NOT NULL
+                        """)[0].decode(Int.self)
+                )
             }
             #expect(ledger == 2 && history == 2, "each change once in the ledger and once in the history")
             for folder in folders {

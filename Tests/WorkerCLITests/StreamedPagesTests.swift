@@ -1,9 +1,10 @@
 import CentralStore
 import Foundation
 import ReplicaGenerator
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 @testable import WorkerClient
 
 /// What `watch` does with a live stream: each line is a page applied where the device's copy
@@ -36,7 +37,8 @@ struct StreamedPagesTests {
             #expect(try !synchronizer.apply(streamed: line, to: red))
             #expect(try store.replicas().first { $0.name == red }?.position == after.position)
             // A page of another epoch (a rebuilt replica) is not applied either.
-            let elsewhere = try #require(String(data: line, encoding: .utf8)?.replacingOccurrences(of: after.epoch ?? "-", with: "another-epoch"))
+            let elsewhere = try #require(
+                String(data: line, encoding: .utf8)?.replacingOccurrences(of: after.epoch ?? "-", with: "another-epoch"))
             #expect(try !synchronizer.apply(streamed: Data(elsewhere.utf8), to: red))
             #expect(try store.replicas().first { $0.name == red } == after)
         }

@@ -1,9 +1,9 @@
 import CentralStore
 import Foundation
 import ReplicaGenerator
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// A dispatcher in any zone sees the day as the crew lives it: a team's zone
 /// (or a site's) reads the times a manager types, shows them back, decides
@@ -22,12 +22,17 @@ struct TimeZoneEndToEndTests {
     @Test func aTeamsZoneReadsAndShowsItsTimesAndDecidesItsDaysOnTheManagersAndTheDevicesSide() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             let manager = ManagerTool(setup.url)
-            #expect(try await manager("team", "update", "red", "--time-zone", "Mars/Olympus").status == TeamworkError.Code.invalidInput.exitStatus)
+            #expect(
+                try await manager("team", "update", "red", "--time-zone", "Mars/Olympus").status
+                    == TeamworkError.Code.invalidInput.exitStatus)
             let zoned = try await manager("team", "update", "red", "--time-zone", "Europe/Stockholm")
             #expect(zoned.status == 0, "\(zoned.stderr)")
             func create(_ title: String, _ options: String...) async throws -> Int64 {
-                let run = try await manager.run(["task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
-                                           "--json"] + options)
+                let run = try await manager.run(
+                    [
+                        "task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
+                        "--json",
+                    ] + options)
                 #expect(run.status == 0, "\(run.stderr)")
                 return try JSONOutput.decode(FieldTask.self, run.stdout).id
             }
@@ -40,8 +45,9 @@ struct TimeZoneEndToEndTests {
             let due = try await create("due that day", "--due", "2031-12-01")
             let utcGiven = try await create("given in UTC", "--window", "2031-12-02T06:00Z/PT1H")
             // A site in another zone rules its own tasks.
-            let site = try await manager("location", "add", "--name", "Auckland depot", "--lat", "-36.85", "--lon", "174.76",
-                                   "--time-zone", "Pacific/Auckland", "--json")
+            let site = try await manager(
+                "location", "add", "--name", "Auckland depot", "--lat", "-36.85", "--lon", "174.76",
+                "--time-zone", "Pacific/Auckland", "--json")
             #expect(site.status == 0, "\(site.stderr)")
             let siteID = try JSONOutput.decode(Location.self, site.stdout).id
             let auckland = try await create("Auckland job", "--location", String(siteID), "--window", "2031-12-02T08:00/PT1H")
@@ -69,7 +75,8 @@ struct TimeZoneEndToEndTests {
             let day = try await manager("task", "list", "--on", "2031-12-01", "--json").stdout
             let onDay = Set(try JSONOutput.decode([FieldTask].self, day).map(\.id))
             #expect(onDay == [winter, late, due], "\(day)")
-            let second = Set(try JSONOutput.decode([FieldTask].self, try await manager("task", "list", "--on", "2031-12-02", "--json").stdout).map(\.id))
+            let second = Set(
+                try JSONOutput.decode([FieldTask].self, try await manager("task", "list", "--on", "2031-12-02", "--json").stdout).map(\.id))
             #expect(second == [utcGiven, auckland], "08:00 in Auckland on the 2nd is the 1st in UTC, yet the 2nd's work")
             let table = try await manager("task", "list", "--on", "2031-12-02").stdout
             #expect(table.contains("CET") && table.contains("NZDT"), "zones named when a listing spans two: \(table)")
@@ -78,10 +85,12 @@ struct TimeZoneEndToEndTests {
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
             let la = ["TZ": "America/Los_Angeles"]
             #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            let device = try JSONOutput.decode([DeviceTask].self, try await WorkerTool.run(setup.annHome, ["tasks", "--json"], environment: la).stdout)
+            let device = try JSONOutput.decode(
+                [DeviceTask].self, try await WorkerTool.run(setup.annHome, ["tasks", "--json"], environment: la).stdout)
             #expect(device.first { $0.id == winter }?.timeZone == "Europe/Stockholm")
             let worked = try await WorkerTool.run(setup.annHome, ["tasks", "--on", "2031-12-01"], environment: la).stdout
-            #expect(worked.contains("winter inspection") && worked.contains("late call-out") && worked.contains("due that day")
+            #expect(
+                worked.contains("winter inspection") && worked.contains("late call-out") && worked.contains("due that day")
                     && !worked.contains("given in UTC"), "\(worked)")
             #expect(worked.contains("2031-12-01 08:00-10:00"), "the crew's clock, not the phone's: \(worked)")
             let shownOnDevice = try await WorkerTool.run(setup.annHome, ["show", String(winter)], environment: la).stdout

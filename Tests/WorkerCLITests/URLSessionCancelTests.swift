@@ -1,10 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import Testing
 import TeamworkTestSupport
+import Testing
+
 @testable import WorkerClient
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The device's requests are cancelled all the time (a deadline, Ctrl-C, a live-mode wait cut
 /// by a restart). Seen in a full test run: `teamwork-worker watch` trapped in FoundationNetworking

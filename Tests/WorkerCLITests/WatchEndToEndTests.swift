@@ -1,11 +1,12 @@
 import CentralStore
 import Foundation
 import LocalPostgres
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `teamwork-worker watch` against a real `teamwork-service run`: new work
@@ -44,40 +45,53 @@ struct WatchEndToEndTests {
         func watched() -> String { String(decoding: FileManager.default.contents(atPath: watchLog) ?? Data(), as: UTF8.self) }
     }
 
-    static func withWatchingDevice(_ url: DatabaseURL, in folder: URL, firstTask: String,
-                                   _ body: (Scene) async throws -> Void) async throws {
+    static func withWatchingDevice(
+        _ url: DatabaseURL, in folder: URL, firstTask: String,
+        _ body: (Scene) async throws -> Void
+    ) async throws {
         let manager = ManagerTool(url)
         func ok(_ arguments: String...) async throws -> String { try await Scene.ok(manager, arguments) }
         _ = try await ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
         _ = try await ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
         _ = try await ok("team", "add", "red", "--name", "Red Team")
         _ = try await ok("team", "add-member", "red", "ann@example.org")
-        _ = try await ok("task", "create", "--actor", "max@example.org", "--title", firstTask, "--team", "red", "--assignee", "ann@example.org")
-        let token = try await ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try await ok(
+            "task", "create", "--actor", "max@example.org", "--title", firstTask, "--team", "red", "--assignee", "ann@example.org")
+        let token = try await ok("person", "token", "issue", "ann@example.org", "--label", "phone").trimmingCharacters(
+            in: .whitespacesAndNewlines)
 
-        let service = ServiceProcess.run(databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
-                                         log: folder.path + "/service.log")
+        let service = ServiceProcess.run(
+            databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"),
+            log: folder.path + "/service.log")
         try await service.start()
         defer { service.stopInBackground() }
 
         let home = folder.appending(path: "ann")
-        #expect(try await eventually(within: .seconds(10)) {
-            try await WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0
-        })
+        #expect(
+            try await eventually(within: .seconds(10)) {
+                try await WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0
+            })
         var environment = ProcessInfo.processInfo.environment
         environment["TEAMWORK_WORKER_HOME"] = home.path
         let watchLog = folder.path + "/watch.log"
-        let watch = try ChildProcess.spawn([Tool.worker.path, "watch"],
-                                           environment: environment, standardOutput: watchLog, standardError: watchLog)
+        let watch = try ChildProcess.spawn(
+            [Tool.worker.path, "watch"],
+            environment: environment, standardOutput: watchLog, standardError: watchLog)
         let scene = Scene(url: url, manager: manager, service: service, home: home, watch: watch, watchLog: watchLog)
         // SIGKILL always ends it, so this wait is short.
-        defer { if !scene.watchStopped { kill(watch, SIGKILL); _ = try? ChildProcess.wait(watch) } }
+        defer {
+            if !scene.watchStopped {
+                kill(watch, SIGKILL)
+                _ = try? ChildProcess.wait(watch)
+            }
+        }
         // The watcher has synced and waits on the service for news: the scene starts from there.
         let port = try #require(service.port)
-        #expect(try await eventually(within: .seconds(20)) {
-            let metrics = try? await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(5)).text
-            return metrics?.split(separator: "\n").contains { $0.hasPrefix("teamwork_sync_open_waits ") && !$0.hasSuffix(" 0") } == true
-        }, "\(scene.watched())")
+        #expect(
+            try await eventually(within: .seconds(20)) {
+                let metrics = try? await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(5)).text
+                return metrics?.split(separator: "\n").contains { $0.hasPrefix("teamwork_sync_open_waits ") && !$0.hasSuffix(" 0") } == true
+            }, "\(scene.watched())")
         try await body(scene)
     }
 
@@ -89,44 +103,54 @@ struct WatchEndToEndTests {
             try await Self.withWatchingDevice(url, in: folder, firstTask: "First job") { scene in
                 let (ok, watched, home, service, watch) = (scene.ok, scene.watched, scene.home, scene.service, scene.watch)
                 // A manager assigns new work: it reaches the device with nobody running sync.
-                let created = try await JSONOutput.decode(FieldTask.self, try ok(
-                    "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
-                    "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
-                #expect(try await eventually(within: .seconds(5)) {
-                    try await WorkerTool.run(home, "tasks").stdout.contains("Burst main on Elm St")
-                }, "\(watched())")
-                #expect(try await eventually(within: .seconds(2)) {
-                    watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
-                }, "\(watched())")
+                let created = try await JSONOutput.decode(
+                    FieldTask.self,
+                    try ok(
+                        "task", "create", "--actor", "max@example.org", "--title", "Burst main on Elm St", "--team", "red",
+                        "--assignee", "ann@example.org", "--priority", "urgent", "--json"))
+                #expect(
+                    try await eventually(within: .seconds(5)) {
+                        try await WorkerTool.run(home, "tasks").stdout.contains("Burst main on Elm St")
+                    }, "\(watched())")
+                #expect(
+                    try await eventually(within: .seconds(2)) {
+                        watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
+                    }, "\(watched())")
 
                 // Work done on the device leaves at once; the listener puts it on the master.
                 #expect(try await WorkerTool.run(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
-                #expect(try await eventually(within: .seconds(5)) {
-                    try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
-                }, "\(watched())")
+                #expect(
+                    try await eventually(within: .seconds(5)) {
+                        try await CentralStore.withStore(url) { try await $0.task(id: created.id) }.status == .completed
+                    }, "\(watched())")
 
                 // The service restarts (its open waits end promptly on SIGTERM); the watcher rides it out.
                 let stopping = ContinuousClock.now
                 #expect(try await service.stop() == 0)
                 #expect(ContinuousClock.now - stopping < .seconds(10), "\(service.logText.suffix(3000))")
                 #expect(try await eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
-                let whileDown = try await JSONOutput.decode(FieldTask.self, try ok(
-                    "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
-                    "--assignee", "ann@example.org", "--json"))
+                let whileDown = try await JSONOutput.decode(
+                    FieldTask.self,
+                    try ok(
+                        "task", "create", "--actor", "max@example.org", "--title", "Made while the server was down", "--team", "red",
+                        "--assignee", "ann@example.org", "--json"))
                 try await service.start()
-                #expect(try await eventually(within: .seconds(20)) {
-                    try await WorkerTool.run(home, "tasks").stdout.contains("Made while the server was down")
-                }, "\(watched())")
+                #expect(
+                    try await eventually(within: .seconds(20)) {
+                        try await WorkerTool.run(home, "tasks").stdout.contains("Made while the server was down")
+                    }, "\(watched())")
                 // The device's file holds the task a moment before the watcher has printed its lines.
-                #expect(try await eventually(within: .seconds(5)) {
-                    watched().contains("Back online.") && watched().contains("New task \(whileDown.id) for you")
-                }, "\(watched())")
+                #expect(
+                    try await eventually(within: .seconds(5)) {
+                        watched().contains("Back online.") && watched().contains("New task \(whileDown.id) for you")
+                    }, "\(watched())")
 
                 // The device ends equal to the master.
                 let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
                 let device = try JSONOutput.decode([DeviceTask].self, try await WorkerTool.run(home, "tasks", "--all", "--json").stdout)
-                #expect(Dictionary(uniqueKeysWithValues: device.map { ($0.id, $0.status) })
-                    == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
+                #expect(
+                    Dictionary(uniqueKeysWithValues: device.map { ($0.id, $0.status) })
+                        == Dictionary(uniqueKeysWithValues: master.map { ($0.id, $0.status.rawValue) }))
 
                 kill(watch, SIGTERM)
                 // Never a blocking wait here: a watcher that does not stop must fail this test, not freeze the run.
@@ -147,17 +171,22 @@ struct WatchEndToEndTests {
                 let (manager, watched, home, service) = (scene.manager, scene.watched, scene.home, scene.service)
                 // PostgreSQL stops under the service and the watcher, then comes back.
                 try await own.stop()
-                #expect(try await eventually(within: .seconds(20)) {
-                    service.logText.contains("retrying") || service.logText.contains("reconnecting")
-                }, "the service met the outage: \(service.logText.suffix(2000))")
+                #expect(
+                    try await eventually(within: .seconds(20)) {
+                        service.logText.contains("retrying") || service.logText.contains("reconnecting")
+                    }, "the service met the outage: \(service.logText.suffix(2000))")
                 try await own.start()
-                #expect(try await eventually(within: .seconds(20)) {
-                    (try? await manager.run(["task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
-                                       "--assignee", "ann@example.org"]))?.status == 0
-                })
-                #expect(try await eventually(within: .seconds(40)) {
-                    try await WorkerTool.run(home, "tasks").stdout.contains("After the restart")
-                }, "\(watched())\n\(service.logText.suffix(2000))")
+                #expect(
+                    try await eventually(within: .seconds(20)) {
+                        (try? await manager.run([
+                            "task", "create", "--actor", "max@example.org", "--title", "After the restart", "--team", "red",
+                            "--assignee", "ann@example.org",
+                        ]))?.status == 0
+                    })
+                #expect(
+                    try await eventually(within: .seconds(40)) {
+                        try await WorkerTool.run(home, "tasks").stdout.contains("After the restart")
+                    }, "\(watched())\n\(service.logText.suffix(2000))")
                 #expect(service.isRunning)
 
                 let master = try await CentralStore.withStore(url) { try await $0.listTasks() }

@@ -1,9 +1,9 @@
 import CentralStore
 import Foundation
 import ReplicaGenerator
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// Appointment windows and required skills travel master → team replica →
 /// device, and the device plans the day by them.
@@ -21,8 +21,9 @@ struct WindowsEndToEndTests {
         try await WorkerEndToEndTests().withSetup { setup in
             let manager = ManagerTool(setup.url)
             func create(_ title: String, _ window: String, requires: String = "") async throws {
-                let run = try await manager("task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
-                                      "--window", window, "--requires", requires, "--force")
+                let run = try await manager(
+                    "task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
+                    "--window", window, "--requires", requires, "--force")
                 #expect(run.status == 0, "\(run.stderr)")
             }
             let now = Date()

@@ -1,16 +1,17 @@
 import CentralStore
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import LocalPostgres
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `teamwork-worker` against a real `teamwork-service serve` and a real PostgreSQL.
@@ -42,9 +43,11 @@ struct WorkerEndToEndTests {
             let server = ServiceProcess.serve(databaseURL: url.connectionString, replicas: replicas)
             try await server.start()
             defer { server.stopInBackground() }
-            try await body(Setup(url: url, world: world, folder: replicas, server: server,
-                                 annHome: folder.appending(path: "ann"), cyHome: folder.appending(path: "cy"),
-                                 annToken: annToken, cyToken: cyToken, annTask: annTask.id, blueTask: blueTask.id))
+            try await body(
+                Setup(
+                    url: url, world: world, folder: replicas, server: server,
+                    annHome: folder.appending(path: "ann"), cyHome: folder.appending(path: "cy"),
+                    annToken: annToken, cyToken: cyToken, annTask: annTask.id, blueTask: blueTask.id))
         }
     }
 
@@ -108,8 +111,10 @@ struct WorkerEndToEndTests {
     @Test func theLiveServerRefusesStrangersOtherTeamsAndBadBodies() async throws {
         try await withSetup { setup in
             func send(_ path: String, token: String?, body: Data? = nil) async throws -> Int {
-                try await LocalHTTP.request(url: setup.server.url + path, method: body == nil ? .get : .post,
-                                            headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:], body: body).status
+                try await LocalHTTP.request(
+                    url: setup.server.url + path, method: body == nil ? .get : .post,
+                    headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:], body: body
+                ).status
             }
             let red = "/v1/replicas/team-\(setup.world.red.id)/changes"
             let blue = "/v1/replicas/team-\(setup.world.blue.id)/changes"
@@ -149,15 +154,21 @@ struct WorkerEndToEndTests {
         try await withSetup { setup in
             let manager = ManagerTool(setup.url)
             let title = "Pump house\nsecond line\r\nthird\tcolumn"
-            let created = try await manager("task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
-                                      "--description", "Line one\nLine two")
+            let created = try await manager(
+                "task", "create", "--title", title, "--team", "red", "--assignee", "ann@example.org",
+                "--description", "Line one\nLine two")
             #expect(created.status == 0, "\(created.stderr)")
             #expect(created.stdout.split(separator: "\n").count == 1, "one confirmation line: \(created.stdout)")
             #expect(created.stdout.contains("Pump house second line third column"), "\(created.stdout)")
-            let id = try #require(created.stdout.split(separator: " ").compactMap { Int64($0.trimmingCharacters(in: .punctuationCharacters)) }.first)
-            #expect(try await Tool.service.run(["replicate", "--once", "--database-url", setup.url.connectionString,
-                                          "--replicas", setup.folder.path]).status == 0)
-            #expect(try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url], input: setup.annToken + "\n").status == 0)
+            let id = try #require(
+                created.stdout.split(separator: " ").compactMap { Int64($0.trimmingCharacters(in: .punctuationCharacters)) }.first)
+            #expect(
+                try await Tool.service.run([
+                    "replicate", "--once", "--database-url", setup.url.connectionString,
+                    "--replicas", setup.folder.path,
+                ]).status == 0)
+            #expect(
+                try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url], input: setup.annToken + "\n").status == 0)
 
             let tasks = try await WorkerTool.run(setup.annHome, "tasks")
             let lines = tasks.stdout.split(separator: "\n")
@@ -173,7 +184,9 @@ struct WorkerEndToEndTests {
             let titleLine = try #require(show.stdout.split(separator: "\n").first { $0.hasPrefix("title:") })
             #expect(titleLine.hasSuffix("Pump house second line third column"), "\(show.stdout)")
             #expect(!show.stdout.contains("\nsecond line"), "\(show.stdout)")
-            #expect(show.stdout.contains("description: Line one\n             Line two"), "a description keeps its lines, indented: \(show.stdout)")
+            #expect(
+                show.stdout.contains("description: Line one\n             Line two"),
+                "a description keeps its lines, indented: \(show.stdout)")
         }
     }
 

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A worker's token is a secret: it crosses no network in clear text, shows in
@@ -14,14 +15,17 @@ struct WorkerLoginTests {
     @Test func aPlainHttpServerOnAnotherMachineIsRefusedUnlessInsecure() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             // A name that only looks like loopback resolves wherever its owner says (seen answered before).
-            for server in ["http://teamwork.example:8080", "http://127.attacker.example:8080", "http://127.0.0.1.nip.io:8080",
-                           "http://localhost.attacker.example:8080", "http://0x7f.1:8080"] {
+            for server in [
+                "http://teamwork.example:8080", "http://127.attacker.example:8080", "http://127.0.0.1.nip.io:8080",
+                "http://localhost.attacker.example:8080", "http://0x7f.1:8080",
+            ] {
                 let refused = try await WorkerTool.run(setup.annHome, ["login", "--server", server, "--token", setup.annToken])
                 #expect(refused.status == 64 && refused.stderr.contains("clear text"), "\(server): \(refused.stderr)")
             }
             #expect(!FileManager.default.fileExists(atPath: setup.annHome.appending(path: "config.json").path))
             // Loopback is this machine: nothing crosses a network.
-            #expect(try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
+            #expect(
+                try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
         }
     }
 
@@ -30,7 +34,8 @@ struct WorkerLoginTests {
         try await WorkerEndToEndTests().withSetup { setup in
             let home = setup.annHome.path
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-            #expect(try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
+            #expect(
+                try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url, "--token", setup.annToken]).status == 0)
             func mode(_ path: String) throws -> Int {
                 try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
             }
@@ -77,9 +82,12 @@ struct WorkerLoginTests {
                 sys.stdout.write(seen.decode("utf-8", "replace"))
                 sys.exit(os.waitstatus_to_exitcode(status))
                 """
-            let run = try await Tool.Run.python(script, arguments: [Tool.worker.path, "login", "--server", setup.server.url],
-                                          environment: ["TYPED": setup.annToken, "TEAMWORK_WORKER_HOME": setup.annHome.path,
-                                                        "TEAMWORK_TOKEN": nil])
+            let run = try await Tool.Run.python(
+                script, arguments: [Tool.worker.path, "login", "--server", setup.server.url],
+                environment: [
+                    "TYPED": setup.annToken, "TEAMWORK_WORKER_HOME": setup.annHome.path,
+                    "TEAMWORK_TOKEN": nil,
+                ])
             #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
             #expect(run.stdout.contains("Token (from your manager"), "a prompt: \(run.stdout)")
             #expect(!run.stdout.contains(setup.annToken), "the token is not echoed: \(run.stdout)")
@@ -102,20 +110,25 @@ struct WorkerLoginTests {
     @Test func aFailedLoginSaysItDidNotSignInAndLeavesNoDatabase() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             let home = setup.folder.appending(path: "refused-device")
-            let refused = try await WorkerTool.run(home, ["login", "--server", setup.server.url], input: "tw_" + String(repeating: "A", count: 43) + "\n")
+            let refused = try await WorkerTool.run(
+                home, ["login", "--server", setup.server.url], input: "tw_" + String(repeating: "A", count: 43) + "\n")
             #expect(refused.status == 68 && refused.stderr.contains("not signed in"), "\(refused.stderr)")
             #expect(!refused.stderr.contains("changes stay queued"), "\(refused.stderr)")
-            let gone = try await WorkerTool.run(home, ["login", "--server", "http://127.0.0.1:\(ServiceProcess.freePort())", "--connect-timeout", "1"],
-                                          input: setup.annToken + "\n")
-            #expect(gone.status == 69 && gone.stderr.contains("not signed in") && !gone.stderr.contains("changes stay queued"), "\(gone.stderr)")
+            let gone = try await WorkerTool.run(
+                home, ["login", "--server", "http://127.0.0.1:\(ServiceProcess.freePort())", "--connect-timeout", "1"],
+                input: setup.annToken + "\n")
+            #expect(
+                gone.status == 69 && gone.stderr.contains("not signed in") && !gone.stderr.contains("changes stay queued"), "\(gone.stderr)"
+            )
             #expect(!FileManager.default.fileExists(atPath: home.appending(path: "local.sqlite").path))
         }
     }
 
     @Test func theTokenComesFromTheEnvironmentOrStandardInputNotTheCommandLine() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            let fromEnvironment = try await WorkerTool.run(setup.annHome, ["login", "--server", setup.server.url],
-                                                 environment: ["TEAMWORK_TOKEN": setup.annToken])
+            let fromEnvironment = try await WorkerTool.run(
+                setup.annHome, ["login", "--server", setup.server.url],
+                environment: ["TEAMWORK_TOKEN": setup.annToken])
             #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
             let fromInput = try await WorkerTool.run(setup.cyHome, ["login", "--server", setup.server.url], input: setup.cyToken + "\n")
             #expect(fromInput.status == 0, "\(fromInput.stderr)")
@@ -131,7 +144,8 @@ struct WorkerLoginTests {
             defer { close(elsewhereSocket) }
             let redirector = Redirector(to: "http://127.0.0.1:\(elsewhere)/")
             defer { redirector.stop() }
-            let login = try await WorkerTool.run(setup.annHome, ["login", "--server", "http://127.0.0.1:\(redirector.port)", "--token", setup.annToken])
+            let login = try await WorkerTool.run(
+                setup.annHome, ["login", "--server", "http://127.0.0.1:\(redirector.port)", "--token", setup.annToken])
             #expect(login.status != 0 && login.stderr.contains("not followed"), "\(login.stderr)")
             #expect(redirector.requests > 0, "the redirecting server was asked")
             // Nothing connected to where the redirect pointed.

@@ -5,12 +5,13 @@ import GRDB
 import LocalPostgres
 import ReplicaGenerator
 import TeamDatabase
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 import WorkerClient
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A worker on a bad network, or against a server in trouble, always gets an
@@ -63,8 +64,10 @@ struct WorkerNetworkTests {
                 try await Migrator().migrate(store)
                 let world = try await Fixtures.seed(store)
                 let task = try await store.createTask(try world.task("red job", team: world.red, assignee: world.ann))
-                return (task.id, try await store.issueToken(personID: world.ann.id, label: "").secret,
-                        try await store.issueToken(personID: world.bo.id, label: "").secret)
+                return (
+                    task.id, try await store.issueToken(personID: world.ann.id, label: "").secret,
+                    try await store.issueToken(personID: world.bo.id, label: "").secret
+                )
             }
             let replicas = directory.appending(path: "replicas")
             try await ReplicaGenerator(.init(databaseURL: url, directory: replicas)).rebuildAll()
@@ -105,7 +108,8 @@ struct WorkerNetworkTests {
             #expect(try ReplicaContents.read(path: red).acceptedWorkerChanges == 1, "the check-in went to a replica that exists")
 
             let later = try await CentralStore.withStore(setup.url) { store in
-                try await store.createTask(try setup.world.task("assigned after the check-in", team: setup.world.red, assignee: setup.world.ann))
+                try await store.createTask(
+                    try setup.world.task("assigned after the check-in", team: setup.world.red, assignee: setup.world.ann))
             }
             _ = try await ReplicaGenerator(.init(databaseURL: setup.url, directory: setup.folder)).catchUp()
             #expect(try await WorkerTool.run(setup.annHome, "sync").status == 0)
@@ -121,8 +125,9 @@ struct WorkerNetworkTests {
             #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             // A device of the earlier release queued its check-ins for the personal replica, which was never generated.
             let store = try LocalStore(path: setup.annHome.appending(path: "local.sqlite").path)
-            _ = try store.enqueue(.checkin, taskID: nil, in: "person-\(setup.world.ann.id)", by: setup.world.ann.id,
-                                  latitude: 1, longitude: 2)
+            _ = try store.enqueue(
+                .checkin, taskID: nil, in: "person-\(setup.world.ann.id)", by: setup.world.ann.id,
+                latitude: 1, longitude: 2)
             _ = try store.enqueue(.start, taskID: setup.annTask, in: "team-\(setup.world.red.id)", by: setup.world.ann.id)
             let sync = try await WorkerTool.run(setup.annHome, "sync")
             #expect(sync.status == 0 && sync.stdout.contains("pushed 2, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
@@ -161,10 +166,11 @@ struct WorkerNetworkTests {
                 try db.execute(sql: "PRAGMA user_version = 1")
                 try db.execute(sql: "INSERT INTO replicas (name, kind, title, slug) VALUES (?, 'team', 'Red', 'red')", arguments: [red])
                 try db.execute(sql: "INSERT INTO settings VALUES ('person_id', ?)", arguments: [String(setup.world.ann.id)])
-                try db.execute(sql: """
-                    INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at)
-                    VALUES ('old-release-1', ?, 'complete', ?, 'queued before the upgrade', 1763700000000)
-                    """, arguments: [red, setup.annTask])
+                try db.execute(
+                    sql: """
+                        INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at)
+                        VALUES ('old-release-1', ?, 'complete', ?, 'queued before the upgrade', 1763700000000)
+                        """, arguments: [red, setup.annTask])
             }
             try queue.close()
             let config = ["server": setup.server.url, "token": setup.annToken]

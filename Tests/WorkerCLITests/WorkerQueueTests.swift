@@ -1,8 +1,8 @@
 import CentralStore
 import Foundation
-import Testing
 import TeamworkModel
 import TeamworkTestSupport
+import Testing
 
 /// What a worker can take back, and whose queued work leaves a device:
 /// `reopen` of one's own completion, `undo` of a change not sent yet, and a
@@ -26,7 +26,9 @@ struct WorkerQueueTests {
             #expect(bo.status == 68 && bo.stderr.contains("only the worker who completed"), "\(bo.stderr)")
             #expect(try await WorkerTool.run(scene.ann, "reopen", task, "--note", "a bolt is missing").status == 0)
             await #expect(try scene.onDevice(scene.ann).status == "in_progress")
-            #expect(try await WorkerTool.run(scene.ann, "tasks").stdout.contains("in_progress  Mast inspection"), "statuses read as on the wire")
+            #expect(
+                try await WorkerTool.run(scene.ann, "tasks").stdout.contains("in_progress  Mast inspection"), "statuses read as on the wire"
+            )
             #expect(try await WorkerTool.run(scene.ann, "sync").status == 0)
             try await scene.settle()
             let master = try await scene.onMaster()
@@ -63,7 +65,13 @@ struct WorkerQueueTests {
             let task = String(scene.task)
             #expect(try await WorkerTool.run(scene.ann, "claim", task).status == 0)
             #expect(try await WorkerTool.run(scene.ann, "start", task).status == 0)
-            struct Status: Decodable { struct Change: Decodable { var changeId: String; var operation: String }; var queued: [Change] }
+            struct Status: Decodable {
+                struct Change: Decodable {
+                    var changeId: String
+                    var operation: String
+                }
+                var queued: [Change]
+            }
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
             let queued = try await decoder.decode(Status.self, from: Data(WorkerTool.run(scene.ann, "status", "--json").stdout.utf8)).queued
@@ -84,7 +92,8 @@ struct WorkerQueueTests {
             let refused = try await WorkerTool.run(scene.ann, "login", "--server", scene.server.url, "--token", boToken)
             #expect(refused.status == 68 && refused.stderr.contains("2 change(s) made by someone else"), "\(refused.stderr)")
             #expect(try await WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 2 "))
-            let discarded = try await WorkerTool.run(scene.ann, "login", "--server", scene.server.url, "--token", boToken, "--discard-queue")
+            let discarded = try await WorkerTool.run(
+                scene.ann, "login", "--server", scene.server.url, "--token", boToken, "--discard-queue")
             #expect(discarded.status == 0 && discarded.stdout.contains("Dropped 2 queued change(s)"), "\(discarded.stderr)")
             await #expect(try scene.onDevice(scene.ann).assigneeId == nil)
             try await scene.settle()

@@ -28,8 +28,10 @@ extension BoardRoutes {
     /// Runs one change as the signed-in person and answers as the caller wants it:
     /// JSON for the board's script, else back to the page the form came from (303) with
     /// a line saying what was done. Refusals: a page with the reason (or JSON), nothing changed.
-    func act(_ request: Request, _ context: SyncRequestContext, refused: (BoardProblem, BoardSession) async throws -> Response,
-             _ body: @Sendable @escaping (CentralStore, FormFields) async throws -> String) async throws -> Response {
+    func act(
+        _ request: Request, _ context: SyncRequestContext, refused: (BoardProblem, BoardSession) async throws -> Response,
+        _ body: @Sendable @escaping (CentralStore, FormFields) async throws -> String
+    ) async throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
         guard let session = try await session(request, context) else {
             if wantsJSON { return Self.json(["error": "your session has ended: sign in again"], status: .unauthorized) }
@@ -37,26 +39,31 @@ extension BoardRoutes {
         }
         let form = try await readForm(request)
         guard checkForgery(request, form, expected: session.csrf) else {
-            logger.notice("board: refused a forged or stale form", metadata: ["person": "\(session.person.id)", "path": "\(request.uri.path)"])
+            logger.notice(
+                "board: refused a forged or stale form", metadata: ["person": "\(session.person.id)", "path": "\(request.uri.path)"])
             return forged(json: wantsJSON)
         }
         // A transaction as the signed-in person holds a master connection: reserved before it is opened.
         guard case .success(let place) = actions.reserve(for: session.person.id) else {
-            let problem = BoardProblem(.serviceUnavailable, "The board is busy with other changes: nothing was changed; try again in a moment.")
+            let problem = BoardProblem(
+                .serviceUnavailable, "The board is busy with other changes: nothing was changed; try again in a moment.")
             if wantsJSON { return busy(Self.json(["error": problem.message], status: problem.status), retryAfter: 1) }
             return busy(try await refused(problem, session), retryAfter: 1)
         }
         defer { place.release() }
         let message: String
         do {
-            message = try await CentralStore.withStore(configuration.databaseURL, actorID: session.person.id,
-                                                       queryDeadline: .seconds(10), logger: logger) { store in
+            message = try await CentralStore.withStore(
+                configuration.databaseURL, actorID: session.person.id,
+                queryDeadline: .seconds(10), logger: logger
+            ) { store in
                 try await body(store, form)
             }
         } catch {
             var known = (error as? BoardProblem) ?? BoardProblem.from(error)
             if known == nil, (error as? TeamworkError)?.code == .unavailable || error is QueryDeadlineExceeded {
-                known = BoardProblem(.serviceUnavailable, "The master database is not available: nothing was changed; try again in a moment.")
+                known = BoardProblem(
+                    .serviceUnavailable, "The master database is not available: nothing was changed; try again in a moment.")
             }
             guard let problem = known else {
                 logger.error("board: an action failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
@@ -100,14 +107,18 @@ extension BoardRoutes {
                 } else {
                     let choices = theirTeams.filter { shown.isEmpty || shown.contains($0.id) }
                     guard choices.count == 1 else {
-                        throw BoardProblem(.unprocessableContent, choices.isEmpty
-                            ? "\(person.displayName) is not in task \(id)'s team\(theirTeams.isEmpty ? " nor in any team" : ""): add them to it first, or choose someone in it"
-                            : "\(person.displayName) is in \(choices.map(\.slug).joined(separator: " and ")), not in task \(id)'s team: show one team on the board and drag there, or use the CLI with --team")
+                        throw BoardProblem(
+                            .unprocessableContent,
+                            choices.isEmpty
+                                ? "\(person.displayName) is not in task \(id)'s team\(theirTeams.isEmpty ? " nor in any team" : ""): add them to it first, or choose someone in it"
+                                : "\(person.displayName) is in \(choices.map(\.slug).joined(separator: " and ")), not in task \(id)'s team: show one team on the board and drag there, or use the CLI with --team"
+                        )
                     }
                     team = choices[0].id
                 }
-                let task = try await store.assignTask(id: id, to: try Assignment(teamID: team, assigneeID: personID),
-                                                      expectedVersion: version, force: form["force"] == "1")
+                let task = try await store.assignTask(
+                    id: id, to: try Assignment(teamID: team, assigneeID: personID),
+                    expectedVersion: version, force: form["force"] == "1")
                 return "Task \(task.id) assigned to \(person.displayName)"
             }
         case "unassign":
@@ -116,14 +127,16 @@ extension BoardRoutes {
                 guard let team = current.teamID else {
                     throw BoardProblem(.unprocessableContent, "task \(id) has no team to go back to: assign it to someone else instead")
                 }
-                let task = try await store.assignTask(id: id, to: try Assignment(teamID: team, assigneeID: nil),
-                                                      expectedVersion: try Self.version(form))
+                let task = try await store.assignTask(
+                    id: id, to: try Assignment(teamID: team, assigneeID: nil),
+                    expectedVersion: try Self.version(form))
                 return "Task \(task.id) is free for its team again"
             }
         case "priority":
             return try await act(request, context, refused: refused) { store, form in
                 guard let priority = form["priority"].flatMap(Priority.init(rawValue:)) else {
-                    throw BoardProblem(.unprocessableContent, "priority must be one of \(Priority.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw BoardProblem(
+                        .unprocessableContent, "priority must be one of \(Priority.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 let task = try await store.updateTask(id: id, TaskChanges(priority: priority), expectedVersion: try Self.version(form))
                 return "Task \(task.id) is now \(priority.rawValue) priority"
@@ -147,9 +160,12 @@ extension BoardRoutes {
 
     func createTask(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         let fields = Locked<FormFields?>(nil)
-        return try await act(request, context, refused: { problem, session in
-            try await newTaskPage(request, session, problem: problem, form: fields.value)
-        }) { store, form in
+        return try await act(
+            request, context,
+            refused: { problem, session in
+                try await newTaskPage(request, session, problem: problem, form: fields.value)
+            }
+        ) { store, form in
             fields.mutate { $0 = form }
             let team = try await (form["team"].flatMap(Int64.init)).asyncMap { try await store.team(id: $0) }
             let assignee = try await (form["assignee"].flatMap(Int64.init)).asyncMap { try await store.person(id: $0) }
@@ -158,18 +174,22 @@ extension BoardRoutes {
                 throw BoardProblem(.unprocessableContent, "give the task a team, a person, or both")
             }
             let description = form["description"] ?? ""
-            guard description.utf8.count <= 4_000 else { throw BoardProblem(.unprocessableContent, "the description may be at most 4,000 bytes") }
-            let priority = try form["priority"].map { text in
-                guard let value = Priority(rawValue: text) else { throw BoardProblem(.unprocessableContent, "no priority '\(text)'") }
-                return value
-            } ?? .normal
+            guard description.utf8.count <= 4_000 else {
+                throw BoardProblem(.unprocessableContent, "the description may be at most 4,000 bytes")
+            }
+            let priority =
+                try form["priority"].map { text in
+                    guard let value = Priority(rawValue: text) else { throw BoardProblem(.unprocessableContent, "no priority '\(text)'") }
+                    return value
+                } ?? .normal
             let skills = try Skills.parse(form["skills"] ?? "", most: Skills.mostPerTask, field: "skills")
             let zone = try await store.timeZone(location: site?.id, team: team?.id, assignee: assignee?.id)
             let window = try Self.window(form, in: zone)
             let due = try (form["due"].flatMap { $0.isEmpty ? nil : $0 }).map { try zone.endOfDay(LocalDate(parsing: $0, field: "due")) }
-            let new = try NewTask(title: form["title"] ?? "", description: description, priority: priority,
-                                  assignment: try Assignment(teamID: team?.id, assigneeID: assignee?.id), locationID: site?.id,
-                                  dueAt: due, requiredSkills: skills, window: window)
+            let new = try NewTask(
+                title: form["title"] ?? "", description: description, priority: priority,
+                assignment: try Assignment(teamID: team?.id, assigneeID: assignee?.id), locationID: site?.id,
+                dueAt: due, requiredSkills: skills, window: window)
             let task = try await store.createTask(new, force: form["force"] == "1")
             return "Task \(task.id) created: \(task.title)"
         }
@@ -217,11 +237,14 @@ extension BoardRoutes {
             }
         } catch {
             logger.error("board: an attachment's file cannot be read", metadata: ["attachment": "\(id)", "error": "\(error)"])
-            throw BoardProblem(.notFound, "attachment \(id)'s file is not on this server (teamwork-service verify --blobs says which are missing)")
+            throw BoardProblem(
+                .notFound, "attachment \(id)'s file is not on this server (teamwork-service verify --blobs says which are missing)")
         }
-        var headers: HTTPFields = [.contentType: record.mediaType, .cacheControl: "no-store",
-                                   HTTPField.Name("X-Content-Type-Options")!: "nosniff",
-                                   .contentSecurityPolicy: "default-src 'none'; sandbox"]
+        var headers: HTTPFields = [
+            .contentType: record.mediaType, .cacheControl: "no-store",
+            HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            .contentSecurityPolicy: "default-src 'none'; sandbox",
+        ]
         if record.mediaType == "application/pdf" {
             headers[.contentDisposition] = "attachment; filename=\"task-\(record.taskID ?? 0)-attachment-\(record.id).pdf\""
         }

@@ -32,8 +32,10 @@ public struct BoardConfiguration: Sendable {
     public static let openStreetMapAttribution = "© OpenStreetMap contributors"
     public static let debianLeaflet = URL(fileURLWithPath: "/usr/share/javascript/leaflet")
 
-    public init(databaseURL: DatabaseURL, tileURL: String = openStreetMapTiles,
-                tileAttribution: String = openStreetMapAttribution, leafletDirectory: URL = debianLeaflet) {
+    public init(
+        databaseURL: DatabaseURL, tileURL: String = openStreetMapTiles,
+        tileAttribution: String = openStreetMapAttribution, leafletDirectory: URL = debianLeaflet
+    ) {
         self.databaseURL = databaseURL
         self.tileURL = tileURL
         self.tileAttribution = tileAttribution

@@ -47,8 +47,9 @@ struct DayView: Sendable {
         let zones = Set((chosen.isEmpty ? teams : chosen).map(\.timeZone))
         let zone = zones.count == 1 ? Zone.reading(zones.first!) : .utc
         let day = try query["day"].flatMap { $0.isEmpty ? nil : $0 }.map { try LocalDate(parsing: $0, field: "day") } ?? zone.date(of: now)
-        return DayView(day: day, teams: teams, chosen: chosen, zone: zone, columns: [], sites: [:], names: DisplayNames(),
-                       now: now, feed: feed)
+        return DayView(
+            day: day, teams: teams, chosen: chosen, zone: zone, columns: [], sites: [:], names: DisplayNames(),
+            now: now, feed: feed)
     }
 
     static func load(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
@@ -75,9 +76,11 @@ struct DayView: Sendable {
         for person in crew {
             columns.append(Column(person: person, tasks: tasks.filter { $0.assigneeID == person.id }))
         }
-        let sites = Dictionary(uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
-        return DayView(day: day, teams: teams, chosen: chosen, zone: view.zone, columns: columns, sites: sites, names: names,
-                       now: now, feed: view.feed)
+        let sites = Dictionary(
+            uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
+        return DayView(
+            day: day, teams: teams, chosen: chosen, zone: view.zone, columns: columns, sites: sites, names: names,
+            now: now, feed: view.feed)
     }
 }
 
@@ -90,10 +93,11 @@ extension BoardRoutes {
             return BoardPages.response(BoardPages.live(view, session: session), configuration: configuration)
         }
         let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
-        return BoardPages.response(BoardPages.layout(
-            title: "Day board \(view.day)", session: session, current: "board", query: view.query, flash: flash,
-            bodyData: [("page", "board"), ("feed", String(view.feed))], main: BoardPages.day(view, session: session)
-        ), configuration: configuration)
+        return BoardPages.response(
+            BoardPages.layout(
+                title: "Day board \(view.day)", session: session, current: "board", query: view.query, flash: flash,
+                bodyData: [("page", "board"), ("feed", String(view.feed))], main: BoardPages.day(view, session: session)
+            ), configuration: configuration)
     }
 }
 
@@ -128,7 +132,8 @@ extension BoardPages {
             if let person = column.person {
                 let skills = person.skills.isEmpty ? "" : person.skills.joined(separator: ", ")
                 let skillLine: HTML = skills.isEmpty ? .empty : "<p class=\"skills\">\(skills)</p>"
-                heading = "<h2 id=\"column-\(index)\">\(person.displayName) <span class=\"count\">\(column.tasks.count)</span></h2>\(skillLine)"
+                heading =
+                    "<h2 id=\"column-\(index)\">\(person.displayName) <span class=\"count\">\(column.tasks.count)</span></h2>\(skillLine)"
                 target = " data-person=\"\(person.id)\""
             } else {
                 heading = "<h2 id=\"column-\(index)\">Unassigned <span class=\"count\">\(column.tasks.count)</span></h2>"
@@ -139,8 +144,10 @@ extension BoardPages {
                 <section class="column" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
                 """
         }
-        let zoneNote = view.chosen.isEmpty && Set(view.teams.map(\.timeZone)).count > 1
-            ? "each card in its task's own time zone" : "times in \(view.zone.name) (\(view.zone.abbreviation(at: view.zone.day(view.day).start)))"
+        let zoneNote =
+            view.chosen.isEmpty && Set(view.teams.map(\.timeZone)).count > 1
+            ? "each card in its task's own time zone"
+            : "times in \(view.zone.name) (\(view.zone.abbreviation(at: view.zone.day(view.day).start)))"
         let teamFields: [HTML] = view.chosen.map { "<input type=\"hidden\" name=\"team\" value=\"\($0.id)\">" }
         return """
             <p class="summary" data-feed="\(view.feed)"><strong>\(view.taskCount)</strong> tasks on \(view.day.description), \
@@ -154,11 +161,13 @@ extension BoardPages {
         let otherZone = zone.name != view.zone.name || (view.chosen.isEmpty && Set(view.teams.map(\.timeZone)).count > 1)
         let time: HTML
         if let window = task.window {
-            let text = clock(zone.time(of: window.start)) + "–" + clock(zone.time(of: window.end))
+            let text =
+                clock(zone.time(of: window.start)) + "–" + clock(zone.time(of: window.end))
                 + (otherZone ? " " + zone.abbreviation(at: window.start) : "")
             time = "<time datetime=\"\(ISODate.format(window.start))\">\(text)</time>"
         } else if let due = task.dueAt {
-            time = "<time datetime=\"\(ISODate.format(due))\">due \(clock(zone.time(of: due)))\(otherZone ? " " + zone.abbreviation(at: due) : "")</time>"
+            time =
+                "<time datetime=\"\(ISODate.format(due))\">due \(clock(zone.time(of: due)))\(otherZone ? " " + zone.abbreviation(at: due) : "")</time>"
         } else {
             time = .empty
         }

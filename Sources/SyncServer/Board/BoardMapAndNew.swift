@@ -10,9 +10,12 @@ extension BoardRoutes {
     func mapData(_ query: FormFields, now: Date) async throws -> (map: DispatchMap, view: DayView) {
         try await read { store in
             let view = try await DayView.scope(store, query: query, now: now)
-            let map = try await DispatchMap.load(store, filter: .init(teamIDs: view.chosen.map(\.id),
-                                                                      statuses: [.open, .assigned, .inProgress, .completed],
-                                                                      on: view.day), now: now)
+            let map = try await DispatchMap.load(
+                store,
+                filter: .init(
+                    teamIDs: view.chosen.map(\.id),
+                    statuses: [.open, .assigned, .inProgress, .completed],
+                    on: view.day), now: now)
             return (map, view)
         }
     }
@@ -20,32 +23,41 @@ extension BoardRoutes {
     func mapPage(_ request: Request, _ session: BoardSession) async throws -> Response {
         let query = try query(request)
         let (map, view) = try await mapData(query, now: Date())
-        return BoardPages.response(BoardPages.layout(
-            title: "Map \(view.day)", session: session, current: "map", query: view.query,
-            bodyData: [("page", "map"), ("feed", String(view.feed))], scripts: ["leaflet.js", "board.js", "map.js"], styles: ["leaflet.css"],
-            main: BoardPages.map(map, view: view, configuration: configuration)
-        ), configuration: configuration)
+        return BoardPages.response(
+            BoardPages.layout(
+                title: "Map \(view.day)", session: session, current: "map", query: view.query,
+                bodyData: [("page", "map"), ("feed", String(view.feed))], scripts: ["leaflet.js", "board.js", "map.js"],
+                styles: ["leaflet.css"],
+                main: BoardPages.map(map, view: view, configuration: configuration)
+            ), configuration: configuration)
     }
 
     /// `GET /board/map.json?day=&team=`: what the live map redraws from (GeoJSON, as `map --geojson`).
     func mapJSON(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         guard try await session(request, context) != nil else { return Self.json(["error": "sign in again"], status: .unauthorized) }
         let (map, _) = try await mapData(try query(request), now: Date())
-        return Response(status: .ok, headers: [.contentType: "application/geo+json; charset=utf-8", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: try map.encoded(pretty: false))))
+        return Response(
+            status: .ok, headers: [.contentType: "application/geo+json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try map.encoded(pretty: false))))
     }
 
     func newTaskPage(_ request: Request, _ session: BoardSession, problem: BoardProblem?, form: FormFields?) async throws -> Response {
         let query = try query(request)
         let (teams, workers, sites) = try await read { store in
-            (try await store.listTeams().map(\.team), try await store.listPeople(role: .worker).filter(\.isActive),
-             try await store.listLocations(kind: .site))
+            (
+                try await store.listTeams().map(\.team), try await store.listPeople(role: .worker).filter(\.isActive),
+                try await store.listLocations(kind: .site)
+            )
         }
-        return BoardPages.response(BoardPages.layout(
-            title: "New task", session: session, current: "new", problem: problem?.message, bodyData: [("page", "new")],
-            main: BoardPages.newTask(teams: teams, workers: workers, sites: sites, session: session,
-                                     form: form ?? query, back: "/board?" + FormFields.query(query.pairs.filter { $0.name == "day" || $0.name == "team" }.map { ($0.name, $0.value) }))
-        ), status: problem?.status ?? .ok, configuration: configuration)
+        return BoardPages.response(
+            BoardPages.layout(
+                title: "New task", session: session, current: "new", problem: problem?.message, bodyData: [("page", "new")],
+                main: BoardPages.newTask(
+                    teams: teams, workers: workers, sites: sites, session: session,
+                    form: form ?? query,
+                    back: "/board?"
+                        + FormFields.query(query.pairs.filter { $0.name == "day" || $0.name == "team" }.map { ($0.name, $0.value) }))
+            ), status: problem?.status ?? .ok, configuration: configuration)
     }
 }
 
@@ -77,10 +89,13 @@ extension BoardPages {
             """
     }
 
-    static func newTask(teams: [Team], workers: [Person], sites: [Location], session: BoardSession, form: FormFields, back: String) -> HTML {
+    static func newTask(teams: [Team], workers: [Person], sites: [Location], session: BoardSession, form: FormFields, back: String) -> HTML
+    {
         func selected(_ name: String, _ value: String) -> HTML { form[name] == value ? " selected" : .empty }
         let teamOptions: [HTML] = teams.map { "<option value=\"\($0.id)\"\(selected("team", String($0.id)))>\($0.name)</option>" }
-        let workerOptions: [HTML] = workers.map { "<option value=\"\($0.id)\"\(selected("assignee", String($0.id)))>\($0.displayName)</option>" }
+        let workerOptions: [HTML] = workers.map {
+            "<option value=\"\($0.id)\"\(selected("assignee", String($0.id)))>\($0.displayName)</option>"
+        }
         let siteOptions: [HTML] = sites.map { "<option value=\"\($0.id)\"\(selected("site", String($0.id)))>\(siteLine($0))</option>" }
         let priorities: [HTML] = Priority.allCases.reversed().map { priority in
             "<option value=\"\(priority.rawValue)\"\((form["priority"] ?? "normal") == priority.rawValue ? HTML(" selected") : .empty)>\(priority.rawValue)</option>"

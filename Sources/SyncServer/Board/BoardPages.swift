@@ -13,31 +13,42 @@ enum BoardPages {
     /// A page with the board's security headers.
     static func response(_ page: HTML, status: HTTPResponse.Status = .ok, configuration: BoardConfiguration?) -> Response {
         let tiles = configuration.flatMap { BoardConfiguration.tileOrigin($0.tileURL) }.map { " " + $0 } ?? ""
-        let policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:\(tiles); connect-src 'self'; "
+        let policy =
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:\(tiles); connect-src 'self'; "
             + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-        return Response(status: status, headers: [
-            .contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .contentSecurityPolicy: policy,
-            HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "same-origin",
-            HTTPField.Name("X-Frame-Options")!: "DENY",
-        ], body: .init(byteBuffer: ByteBuffer(string: page.text)))
+        return Response(
+            status: status,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .contentSecurityPolicy: policy,
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "same-origin",
+                HTTPField.Name("X-Frame-Options")!: "DENY",
+            ], body: .init(byteBuffer: ByteBuffer(string: page.text)))
     }
 
     /// The frame of every page: header with navigation and sign-out, the flash line, the main part.
-    static func layout(title: String, session: BoardSession?, current: String = "", query: String = "", flash: String? = nil,
-                       problem: String? = nil, bodyData: [(String, String)] = [], scripts: [String] = ["board.js"],
-                       styles: [String] = [], main: HTML) -> HTML {
+    static func layout(
+        title: String, session: BoardSession?, current: String = "", query: String = "", flash: String? = nil,
+        problem: String? = nil, bodyData: [(String, String)] = [], scripts: [String] = ["board.js"],
+        styles: [String] = [], main: HTML
+    ) -> HTML {
         let suffix = query.isEmpty ? "" : "?" + query
-        let nav: HTML = session == nil ? .empty : """
+        let nav: HTML =
+            session == nil
+            ? .empty
+            : """
             <nav aria-label="Board"><ul>\
             <li><a href="/board\(suffix)"\(current == "board" ? HTML(" aria-current=\"page\"") : .empty)>Day board</a></li>\
             <li><a href="/board/map\(suffix)"\(current == "map" ? HTML(" aria-current=\"page\"") : .empty)>Map</a></li>\
             <li><a href="/board/new\(suffix)"\(current == "new" ? HTML(" aria-current=\"page\"") : .empty)>New task</a></li>\
             </ul></nav>
             """
-        let who: HTML = session.map { session in """
-            <form class="signout" method="post" action="/board/sign-out"><input type="hidden" name="csrf" value="\(session.csrf)">\
-            <span>\(session.person.displayName)</span> <button type="submit">Sign out</button></form>
-            """ } ?? .empty
+        let who: HTML =
+            session.map { session in
+                """
+                <form class="signout" method="post" action="/board/sign-out"><input type="hidden" name="csrf" value="\(session.csrf)">\
+                <span>\(session.person.displayName)</span> <button type="submit">Sign out</button></form>
+                """
+            } ?? .empty
         let data: [HTML] = bodyData.map { " data-\(HTML.trusted($0.0))=\"\($0.1)\"" }
         let notice: HTML = flash.map { "<p class=\"flash\">\($0)</p>" } ?? .empty
         let error: HTML = problem.map { "<p class=\"problem\" role=\"alert\">\($0)</p>" } ?? .empty
@@ -63,18 +74,20 @@ enum BoardPages {
     }
 
     static func signIn(nonce: String, problem: String?, notice: String?) -> HTML {
-        layout(title: "Sign in", session: nil, flash: notice, problem: problem, scripts: [], main: """
-            <section class="signin">
-            <h1>Sign in to the dispatch board</h1>
-            <p>Use an access token issued to you by <code>teamwork-manager person token issue YOUR-EMAIL</code>. The board is for managers and admins.</p>
-            <form method="post" action="/board/sign-in">
-            <input type="hidden" name="csrf" value="\(nonce)">
-            <label for="token">Access token</label>
-            <input id="token" name="token" type="password" autocomplete="current-password" required spellcheck="false" size="50">
-            <button type="submit">Sign in</button>
-            </form>
-            </section>
-            """)
+        layout(
+            title: "Sign in", session: nil, flash: notice, problem: problem, scripts: [],
+            main: """
+                <section class="signin">
+                <h1>Sign in to the dispatch board</h1>
+                <p>Use an access token issued to you by <code>teamwork-manager person token issue YOUR-EMAIL</code>. The board is for managers and admins.</p>
+                <form method="post" action="/board/sign-in">
+                <input type="hidden" name="csrf" value="\(nonce)">
+                <label for="token">Access token</label>
+                <input id="token" name="token" type="password" autocomplete="current-password" required spellcheck="false" size="50">
+                <button type="submit">Sign in</button>
+                </form>
+                </section>
+                """)
     }
 
     static func problemPage(_ message: String) -> HTML {

@@ -58,7 +58,9 @@ struct BoardRoutes: Sendable {
         router.get("/board/changes") { request, context in try await changes(request, context) }
         router.get("/board/map") { request, context in try await page(request, context) { session in try await mapPage(request, session) } }
         router.get("/board/map.json") { request, context in try await mapJSON(request, context) }
-        router.get("/board/new") { request, context in try await page(request, context) { session in try await newTaskPage(request, session, problem: nil, form: nil) } }
+        router.get("/board/new") { request, context in
+            try await page(request, context) { session in try await newTaskPage(request, session, problem: nil, form: nil) }
+        }
         router.post("/board/tasks") { request, context in try await createTask(request, context) }
         router.get("/board/tasks/:id") { request, context in
             let id = try taskID(context)
@@ -112,7 +114,10 @@ struct BoardRoutes: Sendable {
     private func lookUp(_ secret: String, _ digest: TokenDigest) async throws -> BoardSession? {
         let found = try await store.run { try await $0.boardSession(secret: secret) }
         recentSessions.mutate { recent in
-            guard found != nil else { recent[digest] = nil; return }
+            guard found != nil else {
+                recent[digest] = nil
+                return
+            }
             if recent.count >= 10_000 {
                 let now = ContinuousClock.now
                 recent = recent.filter { now - $0.value < .seconds(600) }
@@ -188,9 +193,11 @@ struct BoardRoutes: Sendable {
     func signInPage(_ request: Request, problem: String?, status: HTTPResponse.Status = .ok) -> Response {
         let ended = (try? query(request))?["ended"] == "1"
         let nonce = TokenSecret.randomBase64URL()
-        var response = BoardPages.response(BoardPages.signIn(nonce: nonce, problem: problem,
-                                                              notice: ended && problem == nil ? "Your session has ended: sign in again." : nil),
-                                           status: status, configuration: configuration)
+        var response = BoardPages.response(
+            BoardPages.signIn(
+                nonce: nonce, problem: problem,
+                notice: ended && problem == nil ? "Your session has ended: sign in again." : nil),
+            status: status, configuration: configuration)
         response.headers[values: .setCookie].append(cookie(Self.signInCookie, nonce, path: "/board/sign-in", maxAge: 1800))
         return response
     }
@@ -209,16 +216,18 @@ struct BoardRoutes: Sendable {
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         guard limiter.attempt(address) else {
             logger.notice("board: sign-in refused: too many attempts", metadata: ["address": "\(address)"])
-            return busy(signInPage(request, problem: "Too many sign-in attempts: wait a minute and try again.", status: .tooManyRequests),
-                        retryAfter: 60)
+            return busy(
+                signInPage(request, problem: "Too many sign-in attempts: wait a minute and try again.", status: .tooManyRequests),
+                retryAfter: 60)
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let result: BoardSignIn
         if TokenSecret.isWellFormed(token) {
             guard case .success(let place) = signIns.reserve(for: address) else {
                 logger.notice("board: sign-in refused: too many at once", metadata: ["address": "\(address)"])
-                return busy(signInPage(request, problem: "Too many sign-ins at once: try again in a moment.", status: .serviceUnavailable),
-                            retryAfter: 1)
+                return busy(
+                    signInPage(request, problem: "Too many sign-ins at once: try again in a moment.", status: .serviceUnavailable),
+                    retryAfter: 1)
             }
             defer { place.release() }
             do {
@@ -227,8 +236,10 @@ struct BoardRoutes: Sendable {
                     try await $0.openBoardSession(tokenSecret: token, lifetime: lifetime)
                 }
             } catch {
-                return busy(signInPage(request, problem: "The master database is not available: try again in a moment.",
-                                       status: .serviceUnavailable), retryAfter: 5)
+                return busy(
+                    signInPage(
+                        request, problem: "The master database is not available: try again in a moment.",
+                        status: .serviceUnavailable), retryAfter: 5)
             }
         } else {
             result = .unknownToken
@@ -240,7 +251,8 @@ struct BoardRoutes: Sendable {
             return signInPage(request, problem: "That token is unknown or revoked.", status: .unauthorized)
         case .notAManager:
             logger.notice("board: sign-in refused: not a manager", metadata: ["address": "\(address)"])
-            return signInPage(request, problem: "The board is for managers and admins; a worker's token does not open it.", status: .forbidden)
+            return signInPage(
+                request, problem: "The board is for managers and admins; a worker's token does not open it.", status: .forbidden)
         case .signedIn(let secret, let session):
             logger.info("board: signed in", metadata: ["person": "\(session.person.id)"])
             var response = redirect(to: "/board")
@@ -285,14 +297,16 @@ struct BoardRoutes: Sendable {
 
     static func json(_ fields: [String: String], status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? JSONEncoder().encode(fields)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// Where a form said to go back to, if it is a page of the board; else the board.
     static func back(_ value: String?) -> String {
         guard let value, value.hasPrefix("/board"), !value.hasPrefix("//"), value.utf8.count <= 2_000,
-              value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" }) else { return "/board" }
+            value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" })
+        else { return "/board" }
         let rest = value.dropFirst("/board".count)
         guard rest.isEmpty || rest.hasPrefix("/") || rest.hasPrefix("?") else { return "/board" }
         return value
@@ -318,17 +332,23 @@ struct BoardRoutes: Sendable {
         case "leaflet.js", "leaflet.css":
             // Only these two names, read from the configured folder: no path from the request reaches the disk.
             let minified = name.replacingOccurrences(of: ".js", with: ".min.js")
-            guard let data = FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: minified).path)
-                ?? FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: name).path) else {
+            guard
+                let data = FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: minified).path)
+                    ?? FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: name).path)
+            else {
                 throw BoardProblem(.notFound, "Leaflet is not installed here (apt-get install libjs-leaflet, or --leaflet-dir)")
             }
             (type, bytes) = (name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8", ByteBuffer(bytes: data))
         default:
             throw BoardProblem(.notFound, "no such file")
         }
-        return Response(status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=300",
-                                               HTTPField.Name("X-Content-Type-Options")!: "nosniff"],
-                        body: .init(byteBuffer: bytes))
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: type, .cacheControl: "private, max-age=300",
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            ],
+            body: .init(byteBuffer: bytes))
     }
 }
 
@@ -344,9 +364,13 @@ struct BoardProblem: Error, HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
-        var response = wantsJSON ? BoardRoutes.json(["error": message], status: status)
+        var response =
+            wantsJSON
+            ? BoardRoutes.json(["error": message], status: status)
             : BoardPages.response(BoardPages.problemPage(message), status: status, configuration: nil)
-        if status == .tooManyRequests || status == .serviceUnavailable { response.headers[.retryAfter] = status == .tooManyRequests ? "60" : "1" }
+        if status == .tooManyRequests || status == .serviceUnavailable {
+            response.headers[.retryAfter] = status == .tooManyRequests ? "60" : "1"
+        }
         return response
     }
 

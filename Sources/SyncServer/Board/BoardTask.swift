@@ -22,8 +22,9 @@ struct TaskView: Sendable {
         let names = try await DisplayNames.load(store)
         let ranking = task.status.isClosed ? nil : try await store.suggest(taskID: id, now: now)
         let workers = try await store.listPeople(role: .worker).filter(\.isActive)
-        return TaskView(task: task, site: site, names: names, ranking: ranking, workers: workers,
-                        history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now)
+        return TaskView(
+            task: task, site: site, names: names, ranking: ranking, workers: workers,
+            history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now)
     }
 }
 
@@ -34,10 +35,11 @@ extension BoardRoutes {
         let view = try await read { try await TaskView.load($0, id: id, now: now) }
         let back = Self.back(try query(request)["back"])
         let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
-        return BoardPages.response(BoardPages.layout(
-            title: "Task \(id): \(view.task.title)", session: session, flash: problem == nil ? flash : nil, problem: problem?.message,
-            bodyData: [("page", "task")], main: BoardPages.task(view, session: session, back: back)
-        ), status: problem?.status ?? .ok, configuration: configuration)
+        return BoardPages.response(
+            BoardPages.layout(
+                title: "Task \(id): \(view.task.title)", session: session, flash: problem == nil ? flash : nil, problem: problem?.message,
+                bodyData: [("page", "task")], main: BoardPages.task(view, session: session, back: back)
+            ), status: problem?.status ?? .ok, configuration: configuration)
     }
 }
 
@@ -81,7 +83,8 @@ extension BoardPages {
             let priorities: [HTML] = Priority.allCases.reversed().map { priority in
                 "<option value=\"\(priority.rawValue)\"\(priority == task.priority ? HTML(" selected") : .empty)>\(priority.rawValue)</option>"
             }
-            let noneBecause: HTML = (view.ranking?.candidates.isEmpty ?? false) ? "<p>Nobody can take it: \(view.ranking?.noneBecause ?? "")</p>" : .empty
+            let noneBecause: HTML =
+                (view.ranking?.candidates.isEmpty ?? false) ? "<p>Nobody can take it: \(view.ranking?.noneBecause ?? "")</p>" : .empty
             actions = """
                 <section aria-labelledby="assign-heading"><h2 id="assign-heading">Assign</h2>
                 <h3>Suggested, best first</h3>\(noneBecause)<ol class="candidates">\(candidates)</ol>
@@ -125,12 +128,14 @@ extension BoardPages {
             let who = answer.map { "\(view.names.people[$0.by] ?? String($0.by)), \(when($0.date, in: view.task.zone))" } ?? ""
             let value: HTML
             if item.takesAttachment, let answer,
-               let attachment = view.attachments.first(where: { $0.sha256 == answer.value && $0.item == item.key }) {
+                let attachment = view.attachments.first(where: { $0.sha256 == answer.value && $0.item == item.key })
+            {
                 value = "<a href=\"/board/attachments/\(attachment.id)\">\(item.kind.rawValue) #\(attachment.id)</a>"
             } else {
                 value = "\(answer?.value ?? "")"
             }
-            return "<tr class=\"\(state)\"><th scope=\"row\">\(item.label)\(item.required ? " *" : "")</th><td>\(value)</td><td>\(state)</td><td>\(who)</td></tr>"
+            return
+                "<tr class=\"\(state)\"><th scope=\"row\">\(item.label)\(item.required ? " *" : "")</th><td>\(value)</td><td>\(state)</td><td>\(who)</td></tr>"
         }
         return """
             <section aria-labelledby="checklist-heading"><h2 id="checklist-heading">Checklist \(form.name) (version \(form.version))</h2>
@@ -142,13 +147,17 @@ extension BoardPages {
     static func attachments(_ view: TaskView) -> HTML {
         guard !view.attachments.isEmpty else { return .empty }
         let items: [HTML] = view.attachments.map { record in
-            let caption = "\(record.item.map { "for \($0), " } ?? "")\(record.signer.map { "signed by \($0), " } ?? "")by \(view.names.people[record.personID] ?? String(record.personID)), \(when(record.capturedAt, in: view.task.zone))"
+            let caption =
+                "\(record.item.map { "for \($0), " } ?? "")\(record.signer.map { "signed by \($0), " } ?? "")by \(view.names.people[record.personID] ?? String(record.personID)), \(when(record.capturedAt, in: view.task.zone))"
             if record.mediaType.hasPrefix("image/") && record.mediaType != "image/heic" {
-                return "<figure><a href=\"/board/attachments/\(record.id)\"><img src=\"/board/attachments/\(record.id)\" alt=\"Photo \(record.id): \(caption)\" loading=\"lazy\"></a><figcaption>\(caption)</figcaption></figure>"
+                return
+                    "<figure><a href=\"/board/attachments/\(record.id)\"><img src=\"/board/attachments/\(record.id)\" alt=\"Photo \(record.id): \(caption)\" loading=\"lazy\"></a><figcaption>\(caption)</figcaption></figure>"
             }
-            return "<p><a href=\"/board/attachments/\(record.id)\">\(record.mediaType) #\(record.id)</a> (\(record.size / 1024) KB), \(caption)</p>"
+            return
+                "<p><a href=\"/board/attachments/\(record.id)\">\(record.mediaType) #\(record.id)</a> (\(record.size / 1024) KB), \(caption)</p>"
         }
-        return "<section aria-labelledby=\"photos-heading\" class=\"attachments\"><h2 id=\"photos-heading\">Photos, signatures and files</h2>\(items)</section>"
+        return
+            "<section aria-labelledby=\"photos-heading\" class=\"attachments\"><h2 id=\"photos-heading\">Photos, signatures and files</h2>\(items)</section>"
     }
 
     static func history(_ view: TaskView, zone: Zone) -> HTML {

@@ -105,7 +105,9 @@ final class FeedWatch: Service, Sendable {
                         if !self.checked.value, let canAct = await self.check(store) {
                             self.checked.mutate { $0 = true }
                             if !canAct {
-                                self.logger.error("board: its database role is not a manager's (teamwork_manager): nobody can sign in or change tasks on the board; give it --board-database-url with such a role (docs/operations.md)")
+                                self.logger.error(
+                                    "board: its database role is not a manager's (teamwork_manager): nobody can sign in or change tasks on the board; give it --board-database-url with such a role (docs/operations.md)"
+                                )
                             }
                         }
                         // Changes made while not listening are found by the waiters' next look.
@@ -114,8 +116,9 @@ final class FeedWatch: Service, Sendable {
                         self.wakeAll(notified: true)
                     case .lost(let ending, let delay):
                         self.wakeAll(listening: false)
-                        self.logger.warning("board: change notifications lost; live boards look every second until they are back",
-                                            metadata: ["error": "\(ending)", "delay": "\(delay)"])
+                        self.logger.warning(
+                            "board: change notifications lost; live boards look every second until they are back",
+                            metadata: ["error": "\(ending)", "delay": "\(delay)"])
                     }
                 }
             }
