@@ -230,7 +230,7 @@ struct ListenerRobustnessTests {
         let passes = Locked(0)
         let running = Task { await listener.run { _ in passes.mutate { $0 += 1 } } }
         defer { listener.stop() }
-        while passes.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(try await eventually(within: .seconds(30), every: .milliseconds(20)) { passes.value > 0 }, "the listener's first pass")
         try await body(passes)
         listener.stop()
         await running.value

@@ -171,9 +171,9 @@ struct LiveModeTests {
                     }
                 }
                 // Shutdown comes while the waits are churning: once hundreds are open at once.
-                let deadline = ContinuousClock.now + .seconds(10)
-                while watch.waiting < 500 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-                #expect(watch.waiting >= 500, "the devices were waiting when shutdown came")
+                #expect(
+                    (try? await eventually(within: .seconds(10), every: .milliseconds(5)) { watch.waiting >= 500 }) == true,
+                    "the devices were waiting when shutdown came")
                 watch.shutDown()
             }
             #expect(ended.value == 2_000)
@@ -212,9 +212,7 @@ struct LiveModeTests {
             }
         }
         func settle(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while watch.waiting != count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
-            #expect(watch.waiting == count)
+            try await expectEventually("\(count) waiting", within: .seconds(10), every: .milliseconds(2)) { watch.waiting == count }
         }
         let oldA = FileVersion(path: a)
         var tasks = [
@@ -251,9 +249,9 @@ struct LiveModeTests {
         let short = wait("short", b, FileVersion(path: b), timeout: .milliseconds(300), owner: 20)
         let long = wait("long", b, FileVersion(path: b), timeout: .seconds(30), owner: 21)
         try await settle(3)
-        while !woken.value.contains("short"), ContinuousClock.now - started < .seconds(10) {
+        try await expectEventually("the short wait woken", within: .seconds(10), every: .milliseconds(20)) {
             watch.look()
-            try await Task.sleep(for: .milliseconds(20))
+            return woken.value.contains("short")
         }
         await short.value
         #expect(ContinuousClock.now - started >= .milliseconds(300), "not before its time")

@@ -59,8 +59,9 @@ struct ChaosTests {
         }
     }
 
+    /// Until every flag is set (the kills and the workers finished), at most ten minutes.
     static func until(_ flags: [Flag]) async throws {
-        while !flags.allSatisfy(\.isSet) { try await Task.sleep(for: .milliseconds(100)) }
+        try #require(try await eventually(within: .seconds(600)) { flags.allSatisfy(\.isSet) }, "the kills and the workers finished")
     }
 
     @Test func killedTwentyTimesWithPostgreSQLRestartedNoAcceptedCompletionIsLostOrDoubledAndNoRuleIsWalkedAround() async throws {

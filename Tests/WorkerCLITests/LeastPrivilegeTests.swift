@@ -39,11 +39,10 @@ struct LeastPrivilegeTests {
             #expect(try await WorkerTool.run(home, ["checkin", "--lat", "1", "--lon", "2"]).status == 0)
             #expect(try await WorkerTool.run(home, ["complete", String(setup.annTask), "--note", "least privilege"]).status == 0)
             #expect(try await WorkerTool.run(home, ["sync"]).status == 0)
-            let deadline = ContinuousClock.now + .seconds(20)
             var task = try await CentralStore.withStore(setup.url) { try await $0.task(id: setup.annTask) }
-            while task.status != .completed, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
+            _ = try await eventually(within: .seconds(20), every: .milliseconds(200)) {
                 task = try await CentralStore.withStore(setup.url) { try await $0.task(id: setup.annTask) }
+                return task.status == .completed
             }
             #expect(task.status == .completed && task.completionNote == "least privilege", "\(service.logText)")
             #expect(!service.logText.contains("permission denied"), "\(service.logText)")

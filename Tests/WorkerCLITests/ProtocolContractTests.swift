@@ -52,10 +52,7 @@ struct ProtocolContractTests {
             try await service.start()
             defer { service.stopInBackground() }
             // /health is 503 until the listener's first pass (also declared; checked once it is up).
-            for _ in 0..<300 {
-                if await LocalHTTP.health(port: port)?.status == 200 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await expectEventually("the service healthy", within: .seconds(30)) { await LocalHTTP.health(port: port)?.status == 200 }
 
             // What the worker's own types send.
             let encoder = JSONEncoder()

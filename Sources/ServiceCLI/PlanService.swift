@@ -11,13 +11,13 @@ import TeamworkModel
 /// the manager tool: each (plan, day) is made once (sql/functions/teamwork_generate_occurrences.sql).
 /// A failed pass is retried with backoff and logged; a plan that cannot be made
 /// is logged each pass and holds back no other.
-public struct PlanService: Service {
-    public let databaseURL: DatabaseURL
-    public let logger: Logger
-    public var interval: Duration
-    public var afterPass: @Sendable ([PlanGeneration]) -> Void
+struct PlanService: Service {
+    let databaseURL: DatabaseURL
+    let logger: Logger
+    var interval: Duration
+    var afterPass: @Sendable ([PlanGeneration]) -> Void
 
-    public init(
+    init(
         databaseURL: DatabaseURL, logger: Logger, interval: Duration = .seconds(3_600),
         afterPass: @escaping @Sendable ([PlanGeneration]) -> Void = { _ in }
     ) {
@@ -27,7 +27,7 @@ public struct PlanService: Service {
         self.afterPass = afterPass
     }
 
-    public func run() async throws {
+    func run() async throws {
         let (url, logger, interval, afterPass) = (databaseURL, logger, interval, afterPass)
         let changed = Locked(false)
         await cancelWhenGracefulShutdown {
