@@ -87,9 +87,12 @@ extension CentralStore {
     static let generatorLockClass: Int32 = 7_310_153
 
     static let conflictColumns = """
-        f.id, f.conflict, f.applied, f.detail, f.replica, f.change_id, f.person_id,
-        p.first_name || ' ' || p.last_name, f.task_id, t.title, f.operation, f.note, f.made_at, f.recorded_at,
-        f.resolved_at, f.resolved_by, f.resolution
+        f.id AS conflict_id, f.conflict AS conflict_rule, f.applied AS conflict_applied, f.detail AS conflict_detail,
+        f.replica AS conflict_replica, f.change_id AS conflict_change_id, f.person_id AS conflict_person_id,
+        p.first_name || ' ' || p.last_name AS conflict_person_name, f.task_id AS conflict_task_id, t.title AS conflict_task_title,
+        f.operation AS conflict_operation, f.note AS conflict_note, f.made_at AS conflict_made_at,
+        f.recorded_at AS conflict_recorded_at, f.resolved_at AS conflict_resolved_at, f.resolved_by AS conflict_resolved_by,
+        f.resolution AS conflict_resolution
         """
 
     /// Conflicts, oldest first: the open ones, or all of them.
@@ -103,6 +106,85 @@ extension CentralStore {
             ORDER BY f.id
             """
         ).map(FieldConflict.init(row:))
+    }
+
+    /// Open conflicts per task, with the oldest one's id (tasks with none are absent): what the board marks on cards.
+    public func openConflictsByTask() async throws -> [Int64: (count: Int, first: Int64)] {
+        var counts: [Int64: (count: Int, first: Int64)] = [:]
+        for row in try await rows(
+            """
+            SELECT task_id, count(*)::int AS open, min(id) AS first FROM field_changes
+            WHERE conflict IS NOT NULL AND resolved_at IS NULL AND task_id IS NOT NULL GROUP BY task_id
+            """)
+        {
+            let r = PostgresRandomAccessRow(row)
+            counts[try r["task_id"].decode(Int64.self)] = (try r["open"].decode(Int.self), try r["first"].decode(Int64.self))
+        }
+        return counts
+    }
+
+    /// Accepts a completion the master set aside as the worker's work, as the acting manager: the
+    /// task becomes completed by that worker (and theirs), at the time and with the note they gave,
+    /// and this conflict and the worker's other open start and completion conflicts of the task are
+    /// decided. The history names the manager. Refused (nothing changed) when the conflict is not an
+    /// open completion, the task is gone, completed or cancelled, or the worker may not hold it.
+    public func acceptConflict(id: Int64) async throws -> (conflict: FieldConflict, task: FieldTask) {
+        try await transaction { connection in
+            let found = try await connection.query(
+                """
+                SELECT f.task_id, f.person_id, f.operation, f.applied, f.resolved_at IS NOT NULL AS decided,
+                       t.status, p.first_name || ' ' || p.last_name AS name
+                FROM field_changes f LEFT JOIN tasks t ON t.id = f.task_id LEFT JOIN people p ON p.id = f.person_id
+                WHERE f.id = \(id) AND f.conflict IS NOT NULL
+                FOR UPDATE OF f
+                """, logger: logger
+            ).collect()
+            guard let row = found.first else { throw TeamworkError.notFound("no conflict with id \(id)") }
+            let r = PostgresRandomAccessRow(row)
+            let (person, name) = (try r["person_id"].decode(Int64.self), try r["name"].decode(String?.self) ?? "the worker")
+            guard try !r["decided"].decode(Bool.self) else { throw TeamworkError.conflict("conflict \(id) is already decided") }
+            guard try r["operation"].decode(String.self) == "complete" else {
+                throw TeamworkError.invalid("conflict \(id) is not a completion: dismiss it, or give the task to someone")
+            }
+            guard let taskID = try r["task_id"].decode(Int64?.self), let status = try r["status"].decode(String?.self) else {
+                throw TeamworkError.invalid("the task of conflict \(id) is gone: dismiss it")
+            }
+            let applied = try r["applied"].decode(Bool.self)
+            if !applied {
+                guard status != TaskStatus.completed.rawValue else {
+                    throw TeamworkError.conflict("task \(taskID) is already completed: dismiss conflict \(id), or reopen the task first")
+                }
+                guard status != TaskStatus.cancelled.rawValue else {
+                    throw TeamworkError.conflict("task \(taskID) was cancelled: reopen it first, then accept")
+                }
+                try await connection.query(
+                    """
+                    UPDATE tasks t SET status = 'completed', assignee_id = f.person_id, completed_by = f.person_id,
+                           completed_at = least(f.made_at, now()), started_at = coalesce(t.started_at, least(f.made_at, now())),
+                           completion_note = coalesce(f.note, '')
+                    FROM field_changes f WHERE f.id = \(id) AND t.id = f.task_id
+                    """, logger: logger)
+            }
+            let resolution = "accepted as done by \(name)"
+            try await connection.query(
+                """
+                UPDATE field_changes SET resolved_at = now(), resolved_by = \(actorID),
+                       resolution = CASE WHEN id = \(id) THEN \(resolution) ELSE \("settled by accepting conflict \(id)") END
+                WHERE (id = \(id) OR (task_id = \(taskID) AND person_id = \(person) AND operation IN ('start', 'complete')))
+                  AND conflict IS NOT NULL AND resolved_at IS NULL
+                """, logger: logger)
+            let conflict = try await connection.query(
+                """
+                SELECT \(unescaped: Self.conflictColumns)
+                FROM field_changes f LEFT JOIN people p ON p.id = f.person_id LEFT JOIN tasks t ON t.id = f.task_id
+                WHERE f.id = \(id)
+                """, logger: logger
+            ).collect()
+            let task = try await connection.query(
+                "SELECT \(unescaped: Columns.task) FROM tasks k WHERE k.id = \(taskID)", logger: logger
+            ).collect()
+            return (try FieldConflict(row: conflict[0]), try FieldTask(row: task[0]))
+        }
     }
 
     /// Marks a conflict resolved by the acting manager, with an optional note.
@@ -138,19 +220,18 @@ extension CentralStore {
 }
 
 extension FieldConflict {
+    /// The columns of ``CentralStore/conflictColumns``, wherever they stand in `row`.
     init(row: PostgresRow) throws {
-        let (
-            id, rule, applied, detail, replica, changeID, personID, personName, taskID, title, operation, note, made, recorded,
-            resolvedAt, resolvedBy, resolution
-        ) = try row.decode(
-            (
-                Int64, String, Bool, String?, String, String, Int64, String?, Int64?, String?, String, String?, Date, Date,
-                Date?, Int64?, String?
-            ).self
-        )
+        let r = PostgresRandomAccessRow(row)
         self.init(
-            id: id, rule: rule, applied: applied, detail: detail, replica: replica, changeID: changeID, personID: personID,
-            personName: personName, taskID: taskID, taskTitle: title, operation: operation, note: note, madeAt: made,
-            recordedAt: recorded, resolvedAt: resolvedAt, resolvedBy: resolvedBy, resolution: resolution)
+            id: try r["conflict_id"].decode(Int64.self), rule: try r["conflict_rule"].decode(String.self),
+            applied: try r["conflict_applied"].decode(Bool.self), detail: try r["conflict_detail"].decode(String?.self),
+            replica: try r["conflict_replica"].decode(String.self), changeID: try r["conflict_change_id"].decode(String.self),
+            personID: try r["conflict_person_id"].decode(Int64.self), personName: try r["conflict_person_name"].decode(String?.self),
+            taskID: try r["conflict_task_id"].decode(Int64?.self), taskTitle: try r["conflict_task_title"].decode(String?.self),
+            operation: try r["conflict_operation"].decode(String.self), note: try r["conflict_note"].decode(String?.self),
+            madeAt: try r["conflict_made_at"].decode(Date.self), recordedAt: try r["conflict_recorded_at"].decode(Date.self),
+            resolvedAt: try r["conflict_resolved_at"].decode(Date?.self), resolvedBy: try r["conflict_resolved_by"].decode(Int64?.self),
+            resolution: try r["conflict_resolution"].decode(String?.self))
     }
 }

@@ -14,7 +14,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             reassigned meanwhile is applied but listed; a claim of a task assigned meanwhile is not applied; \
             changes the sync endpoint refused are listed with its reason.
             """,
-        subcommands: [List.self, Resolve.self],
+        subcommands: [List.self, Accept.self, Resolve.self],
         defaultSubcommand: List.self
     )
 
@@ -43,6 +43,26 @@ struct ConflictsCommand: AsyncParsableCommand {
                         Output.date(conflict.madeAt), conflict.detail ?? "",
                     ]
                 }, maxWidth: 60)
+        }
+    }
+
+    struct Accept: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Accept a completion the master set aside as the worker's work.",
+            discussion: """
+                The task becomes completed by that worker (and theirs), at the time and with the note they gave; \
+                their other open start and completion conflicts of the task are decided with it. The task's \
+                history names you. Refused when the task was completed or cancelled since (reopen it first).
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Conflict id (from `conflicts`).") var id: Int64
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let (conflict, task) = try await connection.withStore { try await $0.acceptConflict(id: id) }
+            if output.json { return try Output.json(task) }
+            Output.line(
+                "Task \(task.id) completed as done by \(conflict.personName ?? String(conflict.personID)) (conflict \(conflict.id))")
         }
     }
 

@@ -205,6 +205,63 @@ struct BoardTests {
         }
     }
 
+    /// Ann starts and completes her task offline while Max gives it to Bo: her phone's sync is
+    /// refused (the replica has it as Bo's), and the finished job must not vanish. The card shows a
+    /// mark within 2 s of the master recording it, without a reload; the inbox says who did what, when
+    /// and why it was set aside; one click accepts it as Ann's work, and the history names Max.
+    @Test func aFinishedJobCrossedByAReassignmentWaitsInTheInboxAndIsAcceptedInOneClick() async throws {
+        try await Self.withBoard { scene in
+            let annTask = try #require(scene.ids["ann"])
+            let (ann, bo) = (try #require(scene.people["ann"]), try #require(scene.people["bo"]))
+            let home = scene.folder.appending(path: "ann-phone")
+            #expect(try await WorkerTool.run(home, "login", "--server", scene.service.url, "--token", scene.annToken).status == 0)
+            #expect(try await WorkerTool.run(home, "start", String(annTask)).status == 0)
+            #expect(try await WorkerTool.run(home, "complete", String(annTask), "--note", "Oil level fine").status == 0)
+            _ = try await scene.manager.ok(
+                "task", "assign", String(annTask), "--team", "red", "--assignee", "bo@example.org", "--actor", "max@example.org")
+            // The replica has the task as Bo's before Ann's phone comes back.
+            let head = try await CentralStore.withStore(scene.url) { try await $0.feedHead() }
+            try await expectEventually("the generator caught up", within: .seconds(20)) {
+                let metrics = try await LocalHTTP.request(port: scene.service.port ?? 0, "/metrics", timeout: .seconds(5)).text
+                let line = metrics.split(separator: "\n").first { $0.hasPrefix("teamwork_generator_feed_position ") }
+                return line.flatMap { Double($0.split(separator: " ")[1]) }.map { Int64($0) >= head } ?? false
+            }
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                _ = try await page.evaluate("window.sameDocument = 'yes'")
+                _ = try await WorkerTool.run(home, "sync")
+                func open() async throws -> [FieldConflict] {
+                    try await CentralStore.withStore(scene.url) { try await $0.conflicts(taskID: annTask) }
+                }
+                try await expectEventually("the master set the completion aside", within: .seconds(20)) {
+                    try await open().contains { $0.operation == "complete" && !$0.applied }
+                }
+                let recorded = ContinuousClock.now
+                try await page.waitUntil("document.querySelector('#task-\(annTask) .conflict-mark')", within: .seconds(2))
+                print("board: a conflict's mark appeared \(ContinuousClock.now - recorded) after the master recorded it")
+                #expect(try await page.evaluate("window.sameDocument").string == "yes", "no reload")
+                #expect(try await scene.task(annTask).assigneeID == bo)
+
+                try await page.clickAndWaitForNavigation("#task-\(annTask) .conflict-mark")
+                #expect(try await page.url().contains("/board/conflicts"))
+                let inbox = try await page.html()
+                let completion = try #require(try await open().first { $0.operation == "complete" })
+                for text in ["Ann Field completed", "Inspect transformer", "Oil level fine", "Bo Berg"] {
+                    #expect(inbox.contains(text), "the inbox says \(text): \(inbox)")
+                }
+                try await page.clickAndWaitForNavigation("#conflict-\(completion.id) form.accept button")
+                let done = try await scene.task(annTask)
+                #expect(done.status == .completed && done.completedBy == ann && done.assigneeID == ann)
+                #expect(done.completionNote == "Oil level fine")
+                #expect(try await scene.lastActor(annTask) == scene.people["max"], "the history names the dispatcher who accepted it")
+                let decided = try await CentralStore.withStore(scene.url) { try await $0.conflicts(includeResolved: true, taskID: annTask) }
+                #expect(!decided.isEmpty && decided.allSatisfy { $0.resolvedBy == scene.people["max"] }, "\(decided)")
+                #expect(try await page.html().contains("Nothing waits for a decision"))
+                #expect(try await open().isEmpty)
+            }
+        }
+    }
+
     @Test func withJavaScriptOffEveryActionIsAFormThatPostsAndComesBack() async throws {
         try await Self.withBoard { scene in
             try await Self.withPage(javascript: false) { page in

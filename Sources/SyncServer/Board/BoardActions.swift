@@ -12,14 +12,14 @@ extension BoardRoutes {
     /// The board's script asks again at once, and redraws when the position moved.
     func changes(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         guard try await session(request, context) != nil else { return Self.json(["error": "sign in again"], status: .unauthorized) }
-        let after = try query(request)["after"].flatMap { Int64($0) }
+        let after = try query(request)["after"]
         let deadline = ContinuousClock.now + configuration.longPoll
         while true {
             let generation = feed.generation
-            let head = try await read { try await $0.feedHead() }
+            let head = try await read { try await $0.boardHead() }
             let now = ContinuousClock.now
             if after == nil || head != after || now >= deadline || feed.isClosed || Task.isCancelled {
-                return Self.json(["position": String(head)])
+                return Self.json(["position": head])
             }
             await feed.pause(for: min(deadline - now, feed.isListening ? .seconds(5) : .seconds(1)), after: generation)
         }

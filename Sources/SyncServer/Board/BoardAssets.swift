@@ -41,6 +41,10 @@ enum BoardAssets {
         .card.priority-low { border-left-color: #aab4bd; }
         .card.status-completed { opacity: .65; } .card.status-completed h3 a { text-decoration: line-through; }
         .card.late { background: #fff5f4; } .late-flag { color: var(--late); }
+        .conflict-mark { color: var(--late); font-weight: 700; }
+        ol.conflicts { list-style: none; padding: 0; } ol.conflicts > li { margin: 0 0 12px; }
+        article.conflict { border: 1px solid #d9c4a8; border-left: 4px solid var(--late); border-radius: 6px; padding: 8px 12px; background: #fffaf3; }
+        article.conflict h2 { font-size: 1.05rem; margin: 0 0 4px; } article.conflict .decide { display: flex; flex-wrap: wrap; gap: 12px; align-items: end; }
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
         dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
         section { margin-top: 12px; }

@@ -22,8 +22,10 @@ struct DayView: Sendable {
     var sites: [Int64: Location]
     var names: DisplayNames
     var now: Date
-    /// The change feed's position when this was read: the live board waits for changes after it.
-    var feed: Int64
+    /// The board's head (``CentralStore/boardHead()``) when this was read: the live board waits for changes after it.
+    var feed: String
+    /// Open conflicts per task: the cards that show a mark.
+    var conflicts: [Int64: (count: Int, first: Int64)] = [:]
 
     var taskCount: Int { columns.reduce(0) { $0 + $1.tasks.count } }
     var late: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.isLate(at: now) }.count } }
@@ -37,7 +39,7 @@ struct DayView: Sendable {
     /// What the board's filters choose (the day, the teams, their zone), with the feed's position
     /// read first: a change made while the rest is read is then seen again, never missed.
     static func scope(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
-        let feed = try await store.feedHead()
+        let feed = try await store.boardHead()
         let teams = try await store.listTeams().map(\.team)
         let wanted = query.all("team").filter { !$0.isEmpty }
         let chosen = teams.filter { wanted.contains($0.slug) }
@@ -80,7 +82,7 @@ struct DayView: Sendable {
             uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
         return DayView(
             day: day, teams: teams, chosen: chosen, zone: view.zone, columns: columns, sites: sites, names: names,
-            now: now, feed: view.feed)
+            now: now, feed: view.feed, conflicts: try await store.openConflictsByTask())
     }
 }
 
@@ -96,7 +98,7 @@ extension BoardRoutes {
         return BoardPages.response(
             BoardPages.layout(
                 title: "Day board \(view.day)", session: session, current: "board", query: view.query, flash: flash,
-                bodyData: [("page", "board"), ("feed", String(view.feed))], main: BoardPages.day(view, session: session)
+                bodyData: [("page", "board"), ("feed", view.feed)], main: BoardPages.day(view, session: session)
             ), configuration: configuration)
     }
 }
@@ -181,6 +183,7 @@ extension BoardPages {
             <h3><a href="/board/tasks/\(task.id)?back=\(FormFields.encode(back))">\(task.title)</a></h3>\
             <p class="when">\(time)\(late ? HTML(" <strong class=\"late-flag\">late</strong>") : .empty)</p>\
             \(site.isEmpty ? HTML.empty : "<p class=\"site\">\(site)</p>")\
+            \(view.conflicts[task.id].map { conflictMark(first: $0.first, count: $0.count) } ?? .empty)\
             <p class="meta"><span class="priority">\(task.priority.rawValue)</span> · <span class="status">\(label(task.status))</span>\
             \(team.map { " · \($0)" as HTML } ?? .empty)\(skills.isEmpty ? HTML.empty : " · <span class=\"skills\">\(skills)</span>")</p>\
             </article></li>

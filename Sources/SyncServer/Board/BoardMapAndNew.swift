@@ -26,7 +26,7 @@ extension BoardRoutes {
         return BoardPages.response(
             BoardPages.layout(
                 title: "Map \(view.day)", session: session, current: "map", query: view.query,
-                bodyData: [("page", "map"), ("feed", String(view.feed))], scripts: ["leaflet.js", "board.js", "map.js"],
+                bodyData: [("page", "map"), ("feed", view.feed)], scripts: ["leaflet.js", "board.js", "map.js"],
                 styles: ["leaflet.css"],
                 main: BoardPages.map(map, view: view, configuration: configuration)
             ), configuration: configuration)

@@ -39,6 +39,7 @@ enum BoardPages {
             <nav aria-label="Board"><ul>\
             <li><a href="/board\(suffix)"\(current == "board" ? HTML(" aria-current=\"page\"") : .empty)>Day board</a></li>\
             <li><a href="/board/map\(suffix)"\(current == "map" ? HTML(" aria-current=\"page\"") : .empty)>Map</a></li>\
+            <li><a href="/board/conflicts"\(current == "conflicts" ? HTML(" aria-current=\"page\"") : .empty)>Conflicts</a></li>\
             <li><a href="/board/new\(suffix)"\(current == "new" ? HTML(" aria-current=\"page\"") : .empty)>New task</a></li>\
             </ul></nav>
             """

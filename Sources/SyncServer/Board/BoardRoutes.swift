@@ -67,6 +67,10 @@ struct BoardRoutes: Sendable {
             return try await page(request, context) { session in try await taskPage(id, request, session, problem: nil) }
         }
         router.post("/board/tasks/:id/:action") { request, context in try await taskAction(request, context) }
+        router.get("/board/conflicts") { request, context in
+            try await page(request, context) { session in try await conflictsPage(request, session) }
+        }
+        router.post("/board/conflicts/:id/:action") { request, context in try await conflictAction(request, context) }
         router.get("/board/attachments/:id") { request, context in try await attachment(request, context) }
         router.get("/board/static/:file") { _, context in try staticFile(context) }
     }
