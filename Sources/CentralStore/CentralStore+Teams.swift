@@ -143,6 +143,10 @@ extension CentralStore {
             try await connection.query(
                 "INSERT INTO team_memberships (team_id, person_id) VALUES (\(teamID), \(personID))", logger: logger
             )
+            // A person's first team is their default (their clock, where their personal work shows).
+            try await connection.query(
+                "UPDATE people SET default_team_id = \(teamID) WHERE id = \(personID) AND default_team_id IS NULL", logger: logger
+            )
         }
     }
 

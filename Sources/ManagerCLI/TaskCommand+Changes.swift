@@ -69,12 +69,17 @@ extension TaskCommand {
     struct Assign: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Give a task to a team (free-floating), a member of a team, or one person.",
-            discussion: "Whatever is not given is cleared: `--team red` alone makes the task free-floating for red."
+            discussion: """
+                What is not said is kept: `--assignee` alone keeps the task's team (the person must be in it), \
+                `--team red` alone makes the task free-floating for red. Taking a task out of its team is said \
+                with `--personal`; the output says when the team changes.
+                """
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Task id.") var id: Int64
         @Option(help: "Team slug or id.") var team: String?
         @Option(help: "Person id or email.") var assignee: String?
+        @Flag(help: "Make it --assignee's personal task, out of any team.") var personal = false
         @Flag(help: "Give it to the first candidate of `suggest` (keeps the task's team, if any).") var suggested = false
         @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var version: VersionOption
@@ -82,37 +87,58 @@ extension TaskCommand {
 
         func validate() throws {
             if suggested && assignee != nil { throw ValidationError("use --assignee or --suggested, not both") }
+            if personal && (team != nil || assignee == nil) { throw ValidationError("--personal needs --assignee and no --team") }
         }
 
         func run() async throws {
             if team == nil && assignee == nil && !suggested {
                 throw TeamworkError(.usage, "give --team, --assignee, both, or --suggested")
             }
-            let (task, chosen) = try await connection.withStore { store in
-                var teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+            let (task, chosen, said) = try await connection.withStore { store in
+                let current = try await store.task(id: id)
+                let names = try await DisplayNames.load(store)
+                func slug(_ team: Int64?) -> String { team.map { names.teams[$0] ?? String($0) } ?? "" }
+                var teamID = try await team.asyncMap { try await store.team(reference: $0).id } ?? (personal ? nil : current.teamID)
                 var assigneeID = try await assignee.asyncMap { try await store.person(reference: $0).id }
                 var chosen: Candidate?
                 if suggested {
-                    let current = try await store.task(id: id)
-                    if teamID == nil { teamID = current.teamID }
                     let ranking = try await store.suggest(taskID: id, teamID: teamID, limit: 1)
                     guard let first = ranking.candidates.first else {
                         throw TeamworkError.conflict("nobody can take task \(id): \(ranking.noneBecause)")
                     }
                     assigneeID = first.person.id
                     chosen = first
+                } else if team == nil, !personal, let kept = teamID, let person = assigneeID,
+                    try await !store.teams(ofPerson: person).contains(where: { $0.id == kept })
+                {
+                    let name = names.people[person] ?? String(person)
+                    throw TeamworkError.invalid(
+                        "\(name) is not in \(slug(kept)), task \(id)'s team: add them (`team add-member \(slug(kept)) ...`), "
+                            + "give --team for one of their teams, or --personal to make it their personal task")
                 }
+                if teamID == nil, assigneeID == nil { teamID = current.teamID }
                 let task = try await store.assignTask(
                     id: id, to: try Assignment(teamID: teamID, assigneeID: assigneeID), expectedVersion: version.expectVersion,
                     force: force
                 )
-                return (task, chosen)
+                let whom = task.assigneeID.map { "to \(names.people[$0] ?? String($0))" } ?? "to nobody yet"
+                var said = "Assigned task \(task.id) \(whom)" + (task.teamID.map { " (\(slug($0)))" } ?? "")
+                if current.teamID != task.teamID {
+                    if let was = current.teamID, task.teamID == nil {
+                        said += "; a personal task now, no longer \(slug(was))'s"
+                    } else if let was = current.teamID {
+                        said += "; moved from \(slug(was)) to \(slug(task.teamID))"
+                    } else {
+                        said += "; now \(slug(task.teamID))'s, no longer a personal task"
+                    }
+                }
+                return (task, chosen, said)
             }
             if output.json { return try Output.json(task) }
             if let chosen {
-                Output.line("Assigned task \(task.id) to \(chosen.person.displayName): \(chosen.reasons.joined(separator: ", "))")
+                Output.line("\(said): \(chosen.reasons.joined(separator: ", "))")
             } else {
-                Output.line("Assigned task \(task.id) (\(task.status.rawValue))")
+                Output.line(said)
             }
         }
     }

@@ -111,7 +111,7 @@ struct DispatchCLITests {
 
             let assigned = try await w.tool("task", "assign", String(task.id), "--suggested", "--actor", "max@example.org")
             #expect(assigned.status == 0, "\(assigned.stderr)")
-            #expect(assigned.stdout.contains("to Ann Field: 1.0 km away"), "\(assigned.stdout)")
+            #expect(assigned.stdout.contains("to Ann Field (red): 1.0 km away"), "\(assigned.stdout)")
             let second = try JSONOutput.decode(
                 FieldTask.self,
                 try await w.tool(

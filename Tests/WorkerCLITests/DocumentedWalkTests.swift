@@ -25,6 +25,7 @@ import Testing
 struct DocumentedWalkTests {
     /// README lines not run by the walk, and where their behaviour is tested instead.
     static let elsewhere: [String: String] = [
+        "teamwork-manager conflicts accept 8": "needs a completion the master set aside: ConflictDecisionTests, BoardTests",
         "teamwork-service listen --sweep 5": "runs until SIGTERM: ListenerProcessTests",
         "teamwork-service replicate --sweep 5": "runs until SIGTERM: ServiceCommandTests, ServiceFailureTests",
         "teamwork-service serve --host 127.0.0.1 --port 8080 --tls-cert F --tls-key F": "needs a certificate: HTTPSTests",
@@ -175,7 +176,7 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "task update 12 --window")
                 try await walk.run("teamwork-manager", "suggest 12")
                 try await walk.run("teamwork-manager", "task assign 12 --suggested")
-                try await walk.given("task", "assign", "12", "--team", "red", "--assignee", "ann@example.org")
+                try await walk.run("teamwork-manager", "task assign 12 --assignee ann@example.org")
                 // Recurring work: the README's plan 1 on the README's days.
                 try await walk.run("teamwork-manager", "plan add --title Substation inspection")
                 try await walk.run("teamwork-manager", "plan list")
