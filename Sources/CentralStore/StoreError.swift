@@ -20,7 +20,9 @@ enum StoreError {
             return error
         }
         if psql.code == .server, let info = psql.serverInfo {
-            return server(state: info[.sqlState] ?? "", constraint: info[.constraintName], message: info[.message] ?? "", url: url)
+            var mapped = server(state: info[.sqlState] ?? "", constraint: info[.constraintName], message: info[.message] ?? "", url: url)
+            if info[.hint] == "overridable" { mapped.overridable = true }
+            return mapped
         }
         switch psql.code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:

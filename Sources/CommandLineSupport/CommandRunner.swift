@@ -25,7 +25,7 @@ public enum CommandRunner {
             }
             exit(0)
         } catch let error as TeamworkError {
-            say("error: \(error.message)", tool: toolName)
+            say("error: \(error.message)\(error.overridable ? " (--force assigns it anyway)" : "")", tool: toolName)
             exit(error.code.exitStatus)
         } catch let error as ExitCode {
             exit(error.rawValue)

@@ -26,6 +26,9 @@ public struct TeamworkError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var code: Code
     public var message: String
+    /// A rule a manager may override for one change (a missing skill): each tool says how
+    /// (`--force`, the board's "assign anyway"), in its own words.
+    public var overridable = false
 
     public init(_ code: Code, _ message: String) {
         self.code = code

@@ -21,9 +21,11 @@ BEGIN
       JOIN public.people p ON p.id = NEW.assignee_id
      WHERE NOT s = ANY (p.skills);
     IF missing IS NOT NULL AND coalesce(current_setting('teamwork.forced', true), '') = '' THEN
-        RAISE EXCEPTION 'task % needs % which % does not have (--force assigns it anyway)',
-            coalesce(NEW.id::text, '(new)'), array_to_string(missing, ', '), who
-            USING ERRCODE = 'TWS01';
+        -- A new task's id is not named: the rolled-back insert consumed it, and no task has it.
+        -- The hint marks a rule a manager may override (each tool says how: --force, "assign anyway").
+        RAISE EXCEPTION '% needs % which % does not have',
+            CASE WHEN TG_OP = 'INSERT' THEN 'the new task' ELSE 'task ' || NEW.id END, array_to_string(missing, ', '), who
+            USING ERRCODE = 'TWS01', HINT = 'overridable';
     END IF;
     RETURN NEW;
 END

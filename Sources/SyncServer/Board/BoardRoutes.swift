@@ -383,7 +383,10 @@ struct BoardProblem: Error, HTTPResponseError {
         guard let error = error as? TeamworkError else { return nil }
         switch error.code {
         case .notFound: return BoardProblem(.notFound, error.message)
-        case .conflict: return BoardProblem(.conflict, error.message)
+        case .conflict:
+            return BoardProblem(
+                .conflict,
+                error.message + (error.overridable ? ": open the task and tick “even without a required skill” to do it anyway" : ""))
         case .invalidInput, .usage: return BoardProblem(.unprocessableContent, error.message)
         default: return nil
         }
