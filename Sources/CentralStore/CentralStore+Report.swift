@@ -11,7 +11,7 @@ extension CentralStore {
             let lines = try await connection.query(
                 """
                 SELECT t.slug, k.status, count(*),
-                       count(*) FILTER (WHERE k.due_at < \(now) AND k.status NOT IN ('completed', 'cancelled'))
+                       count(*) FILTER (WHERE teamwork_late_from(k.due_at, k.window_end) < \(now) AND k.status NOT IN ('completed', 'cancelled'))
                 FROM tasks k LEFT JOIN teams t ON t.id = k.team_id
                 GROUP BY t.slug, k.status
                 ORDER BY t.slug NULLS LAST, k.status
@@ -36,8 +36,8 @@ extension CentralStore {
             let overdue = try await connection.query(
                 """
                 SELECT \(unescaped: Columns.task) FROM tasks k
-                WHERE k.due_at < \(now) AND k.status NOT IN ('completed', 'cancelled')
-                ORDER BY k.due_at, k.id LIMIT \(overdueLimit)
+                WHERE teamwork_late_from(k.due_at, k.window_end) < \(now) AND k.status NOT IN ('completed', 'cancelled')
+                ORDER BY teamwork_late_from(k.due_at, k.window_end), k.id LIMIT \(overdueLimit)
                 """,
                 logger: logger
             ).collect().map(FieldTask.init(row:))
@@ -57,8 +57,9 @@ extension CentralStore {
             report.dueSoon = try await connection.query(
                 """
                 SELECT \(unescaped: Columns.task) FROM tasks k
-                WHERE k.due_at >= \(now) AND k.due_at < \(soon) AND k.status NOT IN ('completed', 'cancelled')
-                ORDER BY k.due_at, k.id LIMIT \(overdueLimit)
+                WHERE NOT coalesce(teamwork_late_from(k.due_at, k.window_end) < \(now), false)
+                  AND least(k.due_at, k.window_start) < \(soon) AND k.status NOT IN ('completed', 'cancelled')
+                ORDER BY least(k.due_at, k.window_start), k.id LIMIT \(overdueLimit)
                 """,
                 logger: logger
             ).collect().map(FieldTask.init(row:))
@@ -66,7 +67,7 @@ extension CentralStore {
                 """
                 SELECT p.id, p.first_name || ' ' || p.last_name,
                        count(*) FILTER (WHERE k.status = 'assigned')::int, count(*) FILTER (WHERE k.status = 'in_progress')::int,
-                       count(*) FILTER (WHERE k.priority = 'urgent')::int, count(*) FILTER (WHERE k.due_at < \(now))::int
+                       count(*) FILTER (WHERE k.priority = 'urgent')::int, count(*) FILTER (WHERE teamwork_late_from(k.due_at, k.window_end) < \(now))::int
                 FROM tasks k JOIN people p ON p.id = k.assignee_id
                 WHERE k.status IN ('assigned', 'in_progress')
                 GROUP BY p.id, p.first_name, p.last_name

@@ -53,7 +53,7 @@ extension CentralStore {
               AND (\(filter.dueBefore)::timestamptz IS NULL OR k.due_at < \(filter.dueBefore))
               AND (\(filter.dueAfter)::timestamptz IS NULL OR k.due_at > \(filter.dueAfter))
               AND (\(filter.overdueAt)::timestamptz IS NULL
-                   OR (k.due_at < \(filter.overdueAt) AND k.status NOT IN ('completed', 'cancelled')))
+                   OR (teamwork_late_from(k.due_at, k.window_end) < \(filter.overdueAt) AND k.status NOT IN ('completed', 'cancelled')))
               AND (\(day)::date IS NULL
                    OR (k.window_start IS NOT NULL AND k.window_start < ((\(day)::date + 1)::timestamp AT TIME ZONE k.time_zone)
                        AND k.window_end > (\(day)::date::timestamp AT TIME ZONE k.time_zone))
