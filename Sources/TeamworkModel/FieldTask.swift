@@ -85,6 +85,16 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
 
     /// Overdue or past its window: what the lists flag with `!`.
     public func isLate(at now: Date) -> Bool { isOverdue(at: now) || isPastWindow(at: now) }
+
+    /// When it becomes late if still to be done: its due time or its window's end, whichever
+    /// comes first (SQL: `teamwork_late_from`).
+    public var lateFrom: Date? { [dueAt, window?.end].compactMap { $0 }.min() }
+
+    /// Whole minutes it is late at `now` (0 when it is not late).
+    public func minutesLate(at now: Date) -> Int {
+        guard isLate(at: now), let from = lateFrom else { return 0 }
+        return max(0, Int(now.timeIntervalSince(from) / 60))
+    }
 }
 
 /// Who a task is for: a team (free-floating), a member of a team, or a single person.

@@ -262,6 +262,44 @@ struct BoardTests {
         }
     }
 
+    /// The day on paper and in a spreadsheet: printed (A4, through the browser's own PDF) each
+    /// worker's column is a page of its own; the CSV export has every card of the board, by worker,
+    /// with its minutes late as the card says them.
+    @Test func theDayPrintsOnePagePerWorkerAndExportsEveryCardAsCSV() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                let counted = try await page.evaluate("document.querySelectorAll('.column').length")
+                let columns = try #require(counted.int)
+                #expect(columns == 3, "Unassigned, Ann and Bo")
+                let pdf = try await page.send(
+                    "Page.printToPDF", ["paperWidth": 8.27, "paperHeight": 11.69, "preferCSSPageSize": true])
+                let encoded = try #require(pdf["data"].string)
+                let data = try #require(Data(base64Encoded: encoded))
+                let text = String(decoding: data, as: UTF8.self)
+                let pages = text.components(separatedBy: "/Type /Page").count - 1 - (text.components(separatedBy: "/Type /Pages").count - 1)
+                #expect(pages == columns, "one A4 page per column: \(pages) pages for \(columns) columns")
+                try data.write(to: scene.folder.appending(path: "day.pdf"))
+
+                let fetched = try await page.evaluate("fetch('/board/day.csv', {credentials: 'same-origin'}).then(r => r.text())")
+                let csv = try #require(fetched.string)
+                let table = try CSVTable(parsing: csv)
+                let header = table.header
+                #expect(header.prefix(3) == ["worker", "task", "title"])
+                let records = table.records.map { Dictionary(uniqueKeysWithValues: zip(header, $0.fields)) }
+                #expect(Set(records.compactMap { $0["task"].flatMap(Int64.init) }) == Set(scene.ids.values), "every card")
+                #expect(records.first { $0["task"] == String(scene.ids["ann"]!) }?["worker"] == "Ann Field")
+                for record in records {
+                    let id = try #require(record["task"].flatMap(Int64.init))
+                    let late = try #require(record["minutes_late"].flatMap(Int.init))
+                    let flag =
+                        try await page.evaluate("(document.querySelector('#task-\(id) .late-flag') || {}).textContent || ''").string ?? ""
+                    #expect((late == 0) == flag.isEmpty, "task \(id): the card and the CSV agree whether it is late ('\(flag)', \(late))")
+                }
+            }
+        }
+    }
+
     @Test func withJavaScriptOffEveryActionIsAFormThatPostsAndComesBack() async throws {
         try await Self.withBoard { scene in
             try await Self.withPage(javascript: false) { page in
@@ -295,8 +333,18 @@ struct BoardTests {
                 let zone = try Zone("Europe/Stockholm")
                 #expect(moved.window.map { BoardTime.clock(zone, $0.start) + "-" + BoardTime.clock(zone, $0.end) } == "14:00-15:30")
                 try await page.open(scene.board + "/tasks/\(free)")
+                // Cancelling asks first: the button alone changes nothing, it shows what will happen.
                 try await page.clickAndWaitForNavigation("form[action='/board/tasks/\(free)/cancel'] button")
+                #expect(try await scene.task(free).status != .cancelled, "one click never cancels")
+                #expect(try await page.html().contains("Cancel task \(free)?"))
+                try await page.clickAndWaitForNavigation("form.confirm-cancel button[type=submit]")
                 #expect(try await scene.task(free).status == .cancelled)
+                // And it can be undone from the board: reopened, it is back to work.
+                try await page.open(scene.board + "/tasks/\(free)")
+                try await page.clickAndWaitForNavigation("form[action='/board/tasks/\(free)/reopen'] button")
+                let reopened = try await scene.task(free)
+                #expect(!reopened.status.isClosed && reopened.assigneeID == ann, "back to Ann's work: \(reopened.status)")
+                #expect(try await page.html().contains("Task \(free) reopened"))
 
                 // A new task from the form: the board shows it on its day.
                 try await page.open(scene.board + "/new")

@@ -79,9 +79,9 @@ extension BoardRoutes {
         return response
     }
 
-    func taskAction(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func taskAction(_ request: Request, _ context: SyncRequestContext, action named: String? = nil) async throws -> Response {
         let id = try taskID(context)
-        let action = context.parameters.get("action") ?? ""
+        let action = named ?? context.parameters.get("action") ?? ""
         let refused: (BoardProblem, BoardSession) async throws -> Response = { problem, session in
             try await taskPage(id, request, session, problem: problem)
         }
@@ -151,7 +151,12 @@ extension BoardRoutes {
         case "cancel":
             return try await act(request, context, refused: refused) { store, form in
                 let task = try await store.cancelTask(id: id, expectedVersion: try Self.version(form))
-                return "Task \(task.id) cancelled"
+                return "Task \(task.id) cancelled (reopen it from its page to undo)"
+            }
+        case "reopen":
+            return try await act(request, context, refused: refused) { store, form in
+                let task = try await store.reopenTask(id: id, expectedVersion: try Self.version(form))
+                return "Task \(task.id) reopened"
             }
         default:
             throw BoardProblem(.notFound, "no such action")

@@ -42,6 +42,17 @@ enum BoardAssets {
         .card.status-completed { opacity: .65; } .card.status-completed h3 a { text-decoration: line-through; }
         .card.late { background: #fff5f4; } .late-flag { color: var(--late); }
         .conflict-mark { color: var(--late); font-weight: 700; }
+        @media print {
+          @page { size: A4 portrait; margin: 12mm; }
+          body { background: #fff; font-size: 11pt; }
+          header.top, #flash, form.filters, .export, .conflict-line, #main > p:first-child { display: none; }
+          .columns { display: block; overflow: visible; }
+          .column { break-after: page; border: none; background: none; padding: 0; min-height: 0; }
+          .column:last-child { break-after: auto; }
+          .column h2 { font-size: 16pt; }
+          .card { break-inside: avoid; border-left-width: 3px; cursor: default; }
+          .card h3 a { color: inherit; text-decoration: none; }
+        }
         ol.conflicts { list-style: none; padding: 0; } ol.conflicts > li { margin: 0 0 12px; }
         article.conflict { border: 1px solid #d9c4a8; border-left: 4px solid var(--late); border-radius: 6px; padding: 8px 12px; background: #fffaf3; }
         article.conflict h2 { font-size: 1.05rem; margin: 0 0 4px; } article.conflict .decide { display: flex; flex-wrap: wrap; gap: 12px; align-items: end; }

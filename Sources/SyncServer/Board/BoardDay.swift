@@ -29,6 +29,8 @@ struct DayView: Sendable {
 
     var taskCount: Int { columns.reduce(0) { $0 + $1.tasks.count } }
     var late: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.isLate(at: now) }.count } }
+    /// Minutes late, all late cards together.
+    var minutesLate: Int { columns.reduce(0) { $0 + $1.tasks.reduce(0) { $0 + $1.minutesLate(at: now) } } }
     var done: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.status == .completed }.count } }
 
     /// The query that shows this view again (`day=…&team=…`).
@@ -103,6 +105,43 @@ extension BoardRoutes {
     }
 }
 
+extension BoardRoutes {
+    /// `GET /board/day.csv?day=…&team=…`: the day the board shows, one row per task, by worker, for a
+    /// spreadsheet (times on each task's own clock, named in its own column).
+    func dayCSV(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+        guard try await session(request, context) != nil else { return redirect(to: "/board/sign-in") }
+        let query = try query(request)
+        let now = Date()
+        let view = try await read { try await DayView.load($0, query: query, now: now) }
+        var rows = [
+            [
+                "worker", "task", "title", "start", "end", "due", "time_zone", "site", "priority", "status", "team",
+                "minutes_late",
+            ]
+        ]
+        for column in view.columns {
+            for task in column.tasks {
+                let zone = task.zone
+                func local(_ date: Date?) -> String { date.map { "\(zone.date(of: $0)) \(BoardPages.clock(zone.time(of: $0)))" } ?? "" }
+                rows.append([
+                    column.person?.displayName ?? "Unassigned", String(task.id), task.title, local(task.window?.start),
+                    local(task.window?.end), local(task.dueAt), zone.name,
+                    BoardPages.siteLine(task.locationID.flatMap { view.sites[$0] }), task.priority.rawValue,
+                    BoardPages.label(task.status), task.teamID.flatMap { view.names.teams[$0] } ?? "",
+                    String(task.minutesLate(at: now)),
+                ])
+            }
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/csv; charset=utf-8", .cacheControl: "no-store",
+                .contentDisposition: "attachment; filename=\"teamwork-\(view.day).csv\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: CSVTable.render(rows))))
+    }
+}
+
 extension BoardPages {
     static func day(_ view: DayView, session: BoardSession) -> HTML {
         let previous = FormFields.query([("day", view.day.adding(days: -1).description)] + view.chosen.map { ("team", $0.slug) })
@@ -153,7 +192,8 @@ extension BoardPages {
         let teamFields: [HTML] = view.chosen.map { "<input type=\"hidden\" name=\"team\" value=\"\($0.id)\">" }
         return """
             <p class="summary" data-feed="\(view.feed)"><strong>\(view.taskCount)</strong> tasks on \(view.day.description), \
-            <strong>\(view.late)</strong> late, <strong>\(view.done)</strong> completed; \(zoneNote).</p>
+            <strong>\(view.late)</strong> late\(view.late > 0 ? HTML(" (\(BoardPages.duration(minutes: view.minutesLate)) in all)") : .empty), \
+            <strong>\(view.done)</strong> completed; \(zoneNote). <a class="export" href="/board/day.csv?\(view.query)" download>The day as CSV</a></p>
             <div class="columns" data-back="\(back)">\(teamFields)\(columns)</div>
             """
     }
@@ -181,7 +221,7 @@ extension BoardPages {
         return """
             <li><article class="\(classes)" id="task-\(task.id)" data-task="\(task.id)" data-version="\(task.version)" draggable="true">\
             <h3><a href="/board/tasks/\(task.id)?back=\(FormFields.encode(back))">\(task.title)</a></h3>\
-            <p class="when">\(time)\(late ? HTML(" <strong class=\"late-flag\">late</strong>") : .empty)</p>\
+            <p class="when">\(time)\(late ? HTML(" <strong class=\"late-flag\">late \(duration(minutes: task.minutesLate(at: view.now)))</strong>") : .empty)</p>\
             \(site.isEmpty ? HTML.empty : "<p class=\"site\">\(site)</p>")\
             \(view.conflicts[task.id].map { conflictMark(first: $0.first, count: $0.count) } ?? .empty)\
             <p class="meta"><span class="priority">\(task.priority.rawValue)</span> · <span class="status">\(label(task.status))</span>\

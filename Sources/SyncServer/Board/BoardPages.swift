@@ -97,6 +97,11 @@ enum BoardPages {
 
     // MARK: Times
 
+    /// `35 min`, `2 h 05 min`.
+    static func duration(minutes: Int) -> String {
+        minutes < 60 ? "\(minutes) min" : "\(minutes / 60) h " + (minutes % 60 < 10 ? "0" : "") + "\(minutes % 60) min"
+    }
+
     static func clock(_ time: LocalTime) -> String {
         (time.hour < 10 ? "0" : "") + String(time.hour) + ":" + (time.minute < 10 ? "0" : "") + String(time.minute)
     }

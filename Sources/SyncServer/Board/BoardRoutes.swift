@@ -58,6 +58,7 @@ struct BoardRoutes: Sendable {
         router.get("/board/changes") { request, context in try await changes(request, context) }
         router.get("/board/map") { request, context in try await page(request, context) { session in try await mapPage(request, session) } }
         router.get("/board/map.json") { request, context in try await mapJSON(request, context) }
+        router.get("/board/day.csv") { request, context in try await dayCSV(request, context) }
         router.get("/board/new") { request, context in
             try await page(request, context) { session in try await newTaskPage(request, session, problem: nil, form: nil) }
         }
@@ -66,6 +67,11 @@ struct BoardRoutes: Sendable {
             let id = try taskID(context)
             return try await page(request, context) { session in try await taskPage(id, request, session, problem: nil) }
         }
+        // The literal path takes every method for itself: its POST is registered with it.
+        router.get("/board/tasks/:id/cancel") { request, context in
+            try await page(request, context) { session in try await cancelPage(request, context, session) }
+        }
+        router.post("/board/tasks/:id/cancel") { request, context in try await taskAction(request, context, action: "cancel") }
         router.post("/board/tasks/:id/:action") { request, context in try await taskAction(request, context) }
         router.get("/board/conflicts") { request, context in
             try await page(request, context) { session in try await conflictsPage(request, session) }

@@ -43,6 +43,35 @@ extension BoardRoutes {
     }
 }
 
+extension BoardRoutes {
+    /// `GET /board/tasks/:id/cancel`: what cancelling will do, and the one form that does it.
+    func cancelPage(_ request: Request, _ context: SyncRequestContext, _ session: BoardSession) async throws -> Response {
+        let id = try taskID(context)
+        let now = Date()
+        let view = try await read { try await TaskView.load($0, id: id, now: now) }
+        let back = Self.back(try query(request)["back"])
+        let task = view.task
+        let holder = task.assigneeID.map { view.names.people[$0] ?? String($0) }
+        let main: HTML =
+            task.status.isClosed
+            ? "<h1>Task \(task.id) is \(BoardPages.label(task.status))</h1><p><a href=\"/board/tasks/\(task.id)\">Back to the task</a></p>"
+            : """
+            <h1>Cancel task \(task.id)?</h1>
+            <p><strong>\(task.title)</strong>\(holder.map { ", \($0)'s" as HTML } ?? .empty)\
+            \(task.window.map { ", \(BoardPages.span($0, in: task.zone, withZone: true))" as HTML } ?? .empty).</p>
+            <p>It leaves the board and every worker's device shows it cancelled; work sent for it afterwards is set aside \
+            for you to decide. You can reopen it from its page.</p>
+            <form class="confirm-cancel" method="post" action="/board/tasks/\(task.id)/cancel">\
+            <input type="hidden" name="csrf" value="\(session.csrf)"><input type="hidden" name="version" value="\(task.version)">\
+            <input type="hidden" name="back" value="\(back)">\
+            <button type="submit" class="danger">Yes, cancel it</button> <a href="/board/tasks/\(task.id)">No, keep it</a></form>
+            """
+        return BoardPages.response(
+            BoardPages.layout(title: "Cancel task \(id)", session: session, bodyData: [("page", "task")], main: main),
+            configuration: configuration)
+    }
+}
+
 extension BoardPages {
     static func task(_ view: TaskView, session: BoardSession, back: String) -> HTML {
         let task = view.task
@@ -69,7 +98,14 @@ extension BoardPages {
         let factRows: [HTML] = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }
         let late: HTML = task.isLate(at: view.now) ? "<p class=\"problem\">This task is late.</p>" : .empty
         var actions: HTML = .empty
-        if !task.status.isClosed {
+        if task.status.isClosed {
+            actions = """
+                <section aria-labelledby="undo-heading"><h2 id="undo-heading">Undo</h2>
+                <form method="post" action="/board/tasks/\(task.id)/reopen">\(hidden())\
+                <button type="submit">Reopen this task</button> <span class="reasons">back to \
+                \(task.assigneeID.map { view.names.people[$0] ?? String($0) } ?? "its team")'s work</span></form></section>
+                """
+        } else {
             let candidates: [HTML] = (view.ranking?.candidates ?? []).map { candidate in
                 """
                 <li><form method="post" action="/board/tasks/\(task.id)/assign">\(hidden())<input type="hidden" name="person" value="\(candidate.personID)">\
@@ -102,7 +138,8 @@ extension BoardPages {
                 <button type="submit">Move the window</button></fieldset></form>
                 <form method="post" action="/board/tasks/\(task.id)/priority">\(hidden())<label for="priority">Priority</label>
                 <select id="priority" name="priority">\(priorities)</select> <button type="submit">Set priority</button></form>
-                <form method="post" action="/board/tasks/\(task.id)/cancel">\(hidden())<button type="submit" class="danger">Cancel this task</button></form>
+                <form method="get" action="/board/tasks/\(task.id)/cancel"><input type="hidden" name="back" value="\(back)">\
+                <button type="submit" class="danger">Cancel this task…</button></form>
                 </section>
                 """
         }
