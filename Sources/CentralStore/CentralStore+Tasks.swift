@@ -43,6 +43,16 @@ extension CentralStore {
         let statuses = filter.statuses.map(\.rawValue)
         let day = filter.on?.description
         let priorities = filter.priorities.map(\.rawValue)
+        let search = filter.search.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        if let search, search.count > TaskFilter.maximumSearchLength {
+            throw TeamworkError.invalid("a search has at most \(TaskFilter.maximumSearchLength) characters")
+        }
+        // Matched as text: %, _ and \ in it are themselves.
+        let pattern = search.map {
+            "%"
+                + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_") + "%"
+        }
         return try await rows(
             """
             SELECT \(unescaped: Columns.task) FROM tasks k
@@ -50,6 +60,13 @@ extension CentralStore {
               AND (\(filter.assigneeID)::bigint IS NULL OR k.assignee_id = \(filter.assigneeID))
               AND (cardinality(\(statuses)::text[]) = 0 OR k.status = ANY(\(statuses)))
               AND (cardinality(\(priorities)::text[]) = 0 OR k.priority = ANY(\(priorities)))
+              AND (\(pattern)::text IS NULL OR k.id::text = \(search)
+                   OR k.title ILIKE \(pattern) OR k.description ILIKE \(pattern)
+                   OR EXISTS (SELECT 1 FROM locations l WHERE l.id = k.location_id
+                                AND concat_ws(' ', l.name, l.street, l.city, l.postal_code, l.region) ILIKE \(pattern))
+                   OR EXISTS (SELECT 1 FROM people p WHERE p.id = k.assignee_id
+                                AND concat_ws(' ', p.first_name, p.last_name) ILIKE \(pattern)))
+              AND (\(filter.skill)::text IS NULL OR \(filter.skill) = ANY(k.required_skills))
               AND (\(filter.dueBefore)::timestamptz IS NULL OR k.due_at < \(filter.dueBefore))
               AND (\(filter.dueAfter)::timestamptz IS NULL OR k.due_at > \(filter.dueAfter))
               AND (\(filter.overdueAt)::timestamptz IS NULL

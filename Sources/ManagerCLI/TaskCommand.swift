@@ -108,11 +108,17 @@ struct TaskCommand: AsyncParsableCommand {
             help: "One day's work, in window order: tasks whose window, or else due date, falls on 2026-12-01 on the task's own wall clock."
         )
         var on: String?
+        @Option(help: "Only tasks with this id, or whose title, description, site, address or assignee holds this text.")
+        var search: String?
+        @Option(help: "Only tasks that need this skill.") var skill: String?
         @Option(help: "Show at most this many.") var limit: Int?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+            if let search, search.count > TaskFilter.maximumSearchLength {
+                throw ValidationError("--search has at most \(TaskFilter.maximumSearchLength) characters")
+            }
         }
 
         func run() async throws {
@@ -121,7 +127,8 @@ struct TaskCommand: AsyncParsableCommand {
                 statuses: try status.map(TaskStatus.parse), priorities: try priority.map(Priority.parse),
                 dueBefore: try dueBefore.map { try ISODate.parse($0, field: "due-before") },
                 dueAfter: try dueAfter.map { try ISODate.parse($0, field: "due-after") },
-                overdueAt: overdue ? now : nil, on: try on.map { try LocalDate(parsing: $0, field: "on") }, limit: limit
+                overdueAt: overdue ? now : nil, on: try on.map { try LocalDate(parsing: $0, field: "on") }, search: search,
+                skill: skill?.lowercased(), limit: limit
             )
             let (tasks, names) = try await connection.withStore { store in
                 filter.teamID = try await team.asyncMap { try await store.team(reference: $0).id }

@@ -190,12 +190,22 @@ public struct TaskFilter: Sendable, Equatable {
     public var overdueAt: Date?
     /// Only tasks whose window, or (without a window) due date, falls on this day in the task's own zone: a day's work.
     public var on: LocalDate?
+    /// Only tasks whose id is this text, or whose title, description, site (name or address) or
+    /// assignee's name holds it (any case; at most ``maximumSearchLength`` characters).
+    public var search: String?
+    /// Only tasks that need this skill.
+    public var skill: String?
     public var limit: Int?
+
+    public static let maximumSearchLength = 200
 
     public init(
         teamID: Int64? = nil, assigneeID: Int64? = nil, statuses: [TaskStatus] = [], priorities: [Priority] = [],
-        dueBefore: Date? = nil, dueAfter: Date? = nil, overdueAt: Date? = nil, on: LocalDate? = nil, limit: Int? = nil
+        dueBefore: Date? = nil, dueAfter: Date? = nil, overdueAt: Date? = nil, on: LocalDate? = nil, search: String? = nil,
+        skill: String? = nil, limit: Int? = nil
     ) {
+        self.search = search
+        self.skill = skill
         self.teamID = teamID
         self.assigneeID = assigneeID
         self.statuses = statuses

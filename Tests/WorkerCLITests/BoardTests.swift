@@ -300,6 +300,37 @@ struct BoardTests {
         }
     }
 
+    /// Search and filters narrow the cards and travel with the day's links: a search by site
+    /// address, by person or by title, then high priority only; "Clear the filters" shows all again.
+    @Test func searchAndFiltersNarrowTheCardsAndStayAcrossDays() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage(javascript: false) { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                func cards() async throws -> Set<Int64> {
+                    let ids = try await page.evaluate("Array.from(document.querySelectorAll('.card')).map(c => c.dataset.task).join(',')")
+                    return Set((ids.string ?? "").split(separator: ",").compactMap { Int64($0) })
+                }
+                let (free, ann, hv) = (scene.ids["free"]!, scene.ids["ann"]!, scene.ids["hv"]!)
+                #expect(try await cards() == [free, ann, hv])
+                for (text, expected) in [("transformer", [ann]), ("Ann Field", [ann]), ("kungsgatan", [free, ann]), (String(hv), [hv])] {
+                    try await page.open(scene.board + "?q=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+                    #expect(try await cards() == Set(expected), "search '\(text)'")
+                }
+                try await page.open(scene.board)
+                try await page.fill("input[name=q]", with: "")
+                try await page.click("input[name=priority][value=high]")
+                try await page.clickAndWaitForNavigation("form.filters button[type=submit]")
+                #expect(try await cards() == [hv], "high priority only")
+                let next = try await page.evaluate("document.querySelector('a[rel=next]').getAttribute('href')").string ?? ""
+                #expect(next.contains("priority=high"), "the next day keeps the filter: \(next)")
+                try await page.clickAndWaitForNavigation("form.filters a[href^='/board?day=']")
+                #expect(try await cards() == [free, ann, hv], "cleared")
+                try await page.open(scene.board + "?status=bogus")
+                #expect(try await page.html().contains("no status 'bogus'"), "a status that does not exist is refused in words")
+            }
+        }
+    }
+
     @Test func withJavaScriptOffEveryActionIsAFormThatPostsAndComesBack() async throws {
         try await Self.withBoard { scene in
             try await Self.withPage(javascript: false) { page in

@@ -33,9 +33,48 @@ struct DayView: Sendable {
     var minutesLate: Int { columns.reduce(0) { $0 + $1.tasks.reduce(0) { $0 + $1.minutesLate(at: now) } } }
     var done: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.status == .completed }.count } }
 
-    /// The query that shows this view again (`day=…&team=…`).
+    /// What narrows the cards: a search, statuses, priorities, a skill, late only.
+    var filters = Filters()
+
+    struct Filters: Sendable {
+        var search = ""
+        var statuses: [TaskStatus] = []
+        var priorities: [Priority] = []
+        var skill = ""
+        var lateOnly = false
+
+        init() {}
+
+        init(_ query: FormFields) throws {
+            search = (query["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard search.count <= TaskFilter.maximumSearchLength else {
+                throw BoardProblem(.unprocessableContent, "a search has at most \(TaskFilter.maximumSearchLength) characters")
+            }
+            statuses = try query.all("status").filter { !$0.isEmpty }.map {
+                guard let status = TaskStatus(rawValue: $0) else { throw BoardProblem(.unprocessableContent, "no status '\($0)'") }
+                return status
+            }
+            priorities = try query.all("priority").filter { !$0.isEmpty }.map {
+                guard let priority = Priority(rawValue: $0) else { throw BoardProblem(.unprocessableContent, "no priority '\($0)'") }
+                return priority
+            }
+            skill = (query["skill"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            guard skill.count <= 100 else { throw BoardProblem(.unprocessableContent, "a skill has at most 100 characters") }
+            lateOnly = query["late"] == "1"
+        }
+
+        var fields: [(String, String)] {
+            (search.isEmpty ? [] : [("q", search)]) + statuses.map { ("status", $0.rawValue) }
+                + priorities.map { ("priority", $0.rawValue) } + (skill.isEmpty ? [] : [("skill", skill)])
+                + (lateOnly ? [("late", "1")] : [])
+        }
+
+        var isEmpty: Bool { fields.isEmpty }
+    }
+
+    /// The query that shows this view again (`day=…&team=…` and the filters).
     var query: String {
-        FormFields.query([("day", day.description)] + chosen.map { ("team", $0.slug) })
+        FormFields.query([("day", day.description)] + chosen.map { ("team", $0.slug) } + filters.fields)
     }
 
     /// What the board's filters choose (the day, the teams, their zone), with the feed's position
@@ -61,8 +100,14 @@ struct DayView: Sendable {
         let (teams, chosen, day) = (view.teams, view.chosen, view.day)
         let scope = Set(chosen.map(\.id))
         let teamsOf = try await store.teamIDsByPerson()
-        let tasks = try await store.listTasks(TaskFilter(statuses: [.open, .assigned, .inProgress, .completed], on: day))
-            .filter { DispatchMap.inScope($0, teams: scope, teamsOf: teamsOf) }
+        let filters = try Filters(query)
+        let shown: [TaskStatus] = [.open, .assigned, .inProgress, .completed]
+        let tasks = try await store.listTasks(
+            TaskFilter(
+                statuses: filters.statuses.isEmpty ? shown : filters.statuses.filter(shown.contains), priorities: filters.priorities,
+                on: day, search: filters.search.isEmpty ? nil : filters.search, skill: filters.skill.isEmpty ? nil : filters.skill)
+        )
+        .filter { DispatchMap.inScope($0, teams: scope, teamsOf: teamsOf) && (!filters.lateOnly || $0.isLate(at: now)) }
         let people = try await store.listPeople()
         let byID = Dictionary(uniqueKeysWithValues: people.map { ($0.id, $0) })
         var names = DisplayNames()
@@ -84,7 +129,7 @@ struct DayView: Sendable {
             uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
         return DayView(
             day: day, teams: teams, chosen: chosen, zone: view.zone, columns: columns, sites: sites, names: names,
-            now: now, feed: view.feed, conflicts: try await store.openConflictsByTask())
+            now: now, feed: view.feed, conflicts: try await store.openConflictsByTask(), filters: filters)
     }
 }
 
@@ -144,9 +189,20 @@ extension BoardRoutes {
 
 extension BoardPages {
     static func day(_ view: DayView, session: BoardSession) -> HTML {
-        let previous = FormFields.query([("day", view.day.adding(days: -1).description)] + view.chosen.map { ("team", $0.slug) })
-        let next = FormFields.query([("day", view.day.adding(days: 1).description)] + view.chosen.map { ("team", $0.slug) })
-        let today = FormFields.query(view.chosen.map { ("team", $0.slug) })
+        let kept = view.chosen.map { ("team", $0.slug) } + view.filters.fields
+        let previous = FormFields.query([("day", view.day.adding(days: -1).description)] + kept)
+        let next = FormFields.query([("day", view.day.adding(days: 1).description)] + kept)
+        let today = FormFields.query(kept)
+        let statusBoxes: [HTML] = [TaskStatus.open, .assigned, .inProgress, .completed].map { status in
+            """
+            <label><input type="checkbox" name="status" value="\(status.rawValue)"\(view.filters.statuses.contains(status) ? HTML(" checked") : .empty)> \(label(status))</label>
+            """
+        }
+        let priorityBoxes: [HTML] = Priority.allCases.reversed().map { priority in
+            """
+            <label><input type="checkbox" name="priority" value="\(priority.rawValue)"\(view.filters.priorities.contains(priority) ? HTML(" checked") : .empty)> \(priority.rawValue)</label>
+            """
+        }
         let teamBoxes: [HTML] = view.teams.map { team in
             """
             <label><input type="checkbox" name="team" value="\(team.slug)"\(view.chosen.contains { $0.id == team.id } ? HTML(" checked") : .empty)> \(team.name)</label>
@@ -157,7 +213,12 @@ extension BoardPages {
             <form class="filters" method="get" action="/board">
             <label>Day <input type="date" name="day" value="\(view.day.description)" required></label>
             <fieldset><legend>Teams (none ticked: all)</legend>\(teamBoxes)</fieldset>
-            <button type="submit">Show</button>
+            <label>Search <input type="search" name="q" value="\(view.filters.search)" maxlength="200" placeholder="title, site, address, person, id"></label>
+            <fieldset><legend>Status</legend>\(statusBoxes)</fieldset>
+            <fieldset><legend>Priority</legend>\(priorityBoxes)</fieldset>
+            <label>Skill <input name="skill" value="\(view.filters.skill)" maxlength="100" size="10"></label>
+            <label><input type="checkbox" name="late" value="1"\(view.filters.lateOnly ? HTML(" checked") : .empty)> late only</label>
+            <button type="submit">Show</button>\(view.filters.isEmpty ? HTML.empty : " <a href=\"/board?\(FormFields.query([("day", view.day.description)] + view.chosen.map { ("team", $0.slug) }))\">Clear the filters</a>")
             <a href="/board?\(previous)" rel="prev">Previous day</a> <a href="/board?\(today)">Today</a> <a href="/board?\(next)" rel="next">Next day</a>
             </form>
             <div id="live">\(live(view, session: session))</div>
