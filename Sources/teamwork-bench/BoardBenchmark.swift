@@ -27,7 +27,8 @@ struct BoardBenchmark: AsyncParsableCommand {
     @Option(help: "Crews (teams of 8 workers).") var teams = 6
     @Option(help: "Requests per page measured.") var requests = 200
     @Option(help: "Port for the service.") var port = 18_284
-    @Option(help: ArgumentHelp("Write board.png, task.png and map.png here.", valueName: "dir")) var screenshots: String?
+    @Option(help: ArgumentHelp("Write board.png, task.png, map.png and the board at 1280, 1024, 768 and 390 px here.", valueName: "dir"))
+    var screenshots: String?
     @Option(
         help:
             "Then this many junk sign-ins at once from one address, measured against /health, a worker's pull and the master's connections (0: none)."
@@ -214,6 +215,16 @@ struct BoardBenchmark: AsyncParsableCommand {
                 try await Task.sleep(for: .milliseconds(500))
                 try await page.screenshot(to: folder.appending(path: file))
                 print("wrote \(folder.appending(path: file).path)")
+            }
+            // The board at a desktop, a laptop, a portrait tablet and a phone (an agenda below 800 px).
+            for width in [1280, 1024, 768, 390] {
+                _ = try await page.send(
+                    "Emulation.setDeviceMetricsOverride", ["width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 800])
+                try await page.open(board + "?day=\(day)&team=crew-1&team=crew-2")
+                try await Task.sleep(for: .milliseconds(500))
+                let file = folder.appending(path: "board-\(width).png")
+                try await page.screenshot(to: file)
+                print("wrote \(file.path)")
             }
         } catch {
             await page.close()

@@ -331,6 +331,54 @@ struct BoardTests {
         }
     }
 
+    /// At 1280 and 1024 px the columns stand side by side; at 768 and 390 px (a portrait tablet, a
+    /// phone) nothing scrolls sideways, a column is the screen's width, and the agenda picker shows
+    /// one worker's day, kept across a live refresh.
+    @Test(arguments: [1280, 1024, 768, 390])
+    func theBoardFitsTheScreenAndBecomesAnAgendaWhenNarrow(width: Int) async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                _ = try await page.send(
+                    "Emulation.setDeviceMetricsOverride", ["width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 800])
+                try await scene.signIn(page, token: scene.maxToken)
+                let overflow = try await page.evaluate("document.documentElement.scrollWidth - window.innerWidth").int ?? -1
+                #expect(overflow <= 0, "nothing scrolls sideways at \(width) px (\(overflow) px too wide)")
+                let widths =
+                    try await page.evaluate(
+                        "Array.from(document.querySelectorAll('.column')).map(c => Math.round(c.getBoundingClientRect().width)).join(',')"
+                    ).string ?? ""
+                let columnWidths = widths.split(separator: ",").compactMap { Int($0) }
+                #expect(columnWidths.count == 3)
+                let picker = try await page.evaluate("getComputedStyle(document.querySelector('.agenda-pick')).display").string
+                if width > 800 {
+                    #expect(picker == "none")
+                    #expect(columnWidths.allSatisfy { $0 < width / 3 }, "side by side: \(columnWidths)")
+                } else {
+                    #expect(picker == "block", "the agenda picker shows at \(width) px")
+                    #expect(columnWidths.allSatisfy { $0 >= width * 85 / 100 }, "a column is the screen's width: \(columnWidths)")
+                    let ann = try #require(scene.people["ann"])
+                    let index = try await page.evaluate("document.querySelector('[data-person=\"\(ann)\"]').dataset.index").string ?? ""
+                    _ = try await page.evaluate(
+                        "(() => { const s = document.getElementById('agenda'); s.value = '\(index)'; s.dispatchEvent(new Event('change', {bubbles: true})); })()"
+                    )
+                    let visible = try await page.evaluate(
+                        "Array.from(document.querySelectorAll('.column')).filter(c => c.offsetParent !== null).map(c => c.dataset.person || 'u').join(',')"
+                    ).string
+                    #expect(visible == String(ann), "only Ann's day: \(visible ?? "")")
+                    // A change arrives live: the board refreshes and still shows Ann's day only.
+                    _ = try await scene.manager.ok(
+                        "task", "update", String(scene.ids["free"]!), "--title", "Replace meter 2", "--actor", "max@example.org")
+                    try await page.waitUntil("document.body.dataset.refreshes >= 1", within: .seconds(5))
+                    let after = try await page.evaluate(
+                        "Array.from(document.querySelectorAll('.column')).filter(c => c.offsetParent !== null).map(c => c.dataset.person || 'u').join(',')"
+                    ).string
+                    #expect(after == String(ann), "still Ann's day after a live refresh: \(after ?? "")")
+                }
+                try await page.screenshot(to: scene.folder.appending(path: "board-\(width).png"))
+            }
+        }
+    }
+
     @Test func withJavaScriptOffEveryActionIsAFormThatPostsAndComesBack() async throws {
         try await Self.withBoard { scene in
             try await Self.withPage(javascript: false) { page in

@@ -42,6 +42,20 @@ enum BoardAssets {
         .card.status-completed { opacity: .65; } .card.status-completed h3 a { text-decoration: line-through; }
         .card.late { background: #fff5f4; } .late-flag { color: var(--late); }
         .conflict-mark { color: var(--late); font-weight: 700; }
+        .agenda-pick { display: none; margin: 6px 0; }
+        @media (max-width: 800px) {
+          main { padding: 8px 10px 24px; }
+          header.top { gap: 6px 14px; padding: 6px 10px; }
+          header.top form.signout { margin-left: 0; }
+          form.filters input[type=search], form.filters input { max-width: 100%; }
+          body[data-js] .agenda-pick { display: block; }
+          body[data-js] .agenda-pick select { font-size: 16px; padding: 6px; max-width: 100%; }
+          .columns { display: block; overflow: visible; }
+          .column { margin: 0 0 10px; }
+          .columns[data-shown] .column { display: none; }
+          .columns[data-shown] .column.shown { display: block; }
+          .card { cursor: default; }
+        }
         @media print {
           @page { size: A4 portrait; margin: 12mm; }
           body { background: #fff; font-size: 11pt; }
@@ -140,6 +154,7 @@ enum BoardAssets {
               if (!r.ok) throw new Error('status ' + r.status);
               return r.text().then(function (html) {
                 live.innerHTML = html; // rendered and escaped by the server, like the page itself
+                applyAgenda();
                 refreshes += 1;
                 body.dataset.refreshes = String(refreshes);
               });
@@ -187,6 +202,23 @@ enum BoardAssets {
               return refresh();
             }).catch(function () { say('The service cannot be reached: nothing was changed.', true); });
           });
+
+          // On a narrow screen the board is an agenda: one worker's column (or everyone's, stacked), picked
+          // here and kept across live refreshes and reloads. A card's title opens the task with every action.
+          body.dataset.js = '1';
+          function applyAgenda() {
+            var pick = document.getElementById('agenda'), columns = document.querySelector('.columns');
+            if (!pick || !columns) return;
+            var chosen = sessionStorage.getItem('teamwork.agenda') || '';
+            if (!Array.prototype.some.call(pick.options, function (o) { return o.value === chosen; })) chosen = '';
+            pick.value = chosen;
+            if (chosen === '') { delete columns.dataset.shown; } else { columns.dataset.shown = chosen; }
+            columns.querySelectorAll('.column').forEach(function (c) { c.classList.toggle('shown', c.dataset.index === chosen); });
+          }
+          document.addEventListener('change', function (e) {
+            if (e.target && e.target.id === 'agenda') { sessionStorage.setItem('teamwork.agenda', e.target.value); applyAgenda(); }
+          });
+          applyAgenda();
 
           window.Teamwork = { watch: watch, say: say };
           if (live) watch(refresh);

@@ -243,7 +243,7 @@ extension BoardPages {
             }
             let cards: [HTML] = column.tasks.map { card($0, view: view, back: back) }
             return """
-                <section class="column" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
+                <section class="column" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
                 """
         }
         let zoneNote =
@@ -255,6 +255,9 @@ extension BoardPages {
             <p class="summary" data-feed="\(view.feed)"><strong>\(view.taskCount)</strong> tasks on \(view.day.description), \
             <strong>\(view.late)</strong> late\(view.late > 0 ? HTML(" (\(BoardPages.duration(minutes: view.minutesLate)) in all)") : .empty), \
             <strong>\(view.done)</strong> completed; \(zoneNote). <a class="export" href="/board/day.csv?\(view.query)" download>The day as CSV</a></p>
+            <p class="agenda-pick"><label for="agenda">Show</label> <select id="agenda"><option value="">Everyone</option>\
+            \(view.columns.enumerated().map { index, column in "<option value=\"\(index)\">\(column.person?.displayName ?? "Unassigned") (\(column.tasks.count))</option>" as HTML })\
+            </select></p>
             <div class="columns" data-back="\(back)">\(teamFields)\(columns)</div>
             """
     }
