@@ -59,6 +59,18 @@ extension CentralStore {
         return ranking
     }
 
+    /// The other tasks still to be done of the task's assignee whose windows overlap its window: a double booking.
+    public func doubleBookings(of taskID: Int64) async throws -> [FieldTask] {
+        try await rows(
+            """
+            SELECT \(unescaped: Columns.task) FROM tasks k JOIN tasks t ON t.id = \(taskID)
+            WHERE k.assignee_id = t.assignee_id AND k.id <> t.id AND k.status IN ('assigned', 'in_progress')
+              AND k.window_start < t.window_end AND k.window_end > t.window_start
+            ORDER BY k.window_start, k.id
+            """
+        ).map(FieldTask.init(row:))
+    }
+
     /// Last-known positions of people, with their teams; all people when `personIDs` is nil.
     public func workerPositions(personIDs: [Int64]? = nil, teamID: Int64? = nil) async throws -> [WorkerPosition] {
         try await rows(

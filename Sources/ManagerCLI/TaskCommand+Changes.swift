@@ -94,7 +94,7 @@ extension TaskCommand {
             if team == nil && assignee == nil && !suggested {
                 throw TeamworkError(.usage, "give --team, --assignee, both, or --suggested")
             }
-            let (task, chosen, said) = try await connection.withStore { store in
+            let (task, chosen, said, clashes) = try await connection.withStore { store in
                 let current = try await store.task(id: id)
                 let names = try await DisplayNames.load(store)
                 func slug(_ team: Int64?) -> String { team.map { names.teams[$0] ?? String($0) } ?? "" }
@@ -132,7 +132,11 @@ extension TaskCommand {
                         said += "; now \(slug(task.teamID))'s, no longer a personal task"
                     }
                 }
-                return (task, chosen, said)
+                let clashes = try await store.doubleBookings(of: task.id).map { other in
+                    "Note: \(task.assigneeID.flatMap { names.people[$0] } ?? "they") also has task \(other.id) "
+                        + "“\(other.title)” \(other.window.map { $0.compact(in: other.zone, withZone: true) } ?? ""): double-booked"
+                }
+                return (task, chosen, said, clashes)
             }
             if output.json { return try Output.json(task) }
             if let chosen {
@@ -140,6 +144,7 @@ extension TaskCommand {
             } else {
                 Output.line(said)
             }
+            for clash in clashes { Output.line(clash) }
         }
     }
 

@@ -90,6 +90,20 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     /// comes first (SQL: `teamwork_late_from`).
     public var lateFrom: Date? { [dueAt, window?.end].compactMap { $0 }.min() }
 
+    /// Of one person's tasks, those still to be done whose windows overlap another's: a double booking.
+    public static func doubleBooked(_ tasks: [FieldTask]) -> Set<Int64> {
+        let timed = tasks.filter { !$0.status.isClosed && $0.window != nil }.sorted { $0.window!.start < $1.window!.start }
+        var booked = Set<Int64>()
+        for (index, task) in timed.enumerated() {
+            for later in timed[(index + 1)...] {
+                guard later.window!.start < task.window!.end else { break }
+                booked.insert(task.id)
+                booked.insert(later.id)
+            }
+        }
+        return booked
+    }
+
     /// Whole minutes it is late at `now` (0 when it is not late).
     public func minutesLate(at now: Date) -> Int {
         guard isLate(at: now), let from = lateFrom else { return 0 }

@@ -5,9 +5,11 @@ import Foundation
 /// The rules, in order:
 /// 1. Someone without every required skill is not a candidate (listed in
 ///    ``Ranking/excluded`` with what they lack).
-/// 2. Candidates with a last-known position come before those without: a
-///    dispatcher cannot judge a trip from an unknown place. When the task has
-///    no location, nobody's distance is known and position does not matter.
+/// 2. Someone without a last-known position is counted as
+///    ``Ranking/kilometresForUnknownPosition`` away (a crew's usual reach): an idle
+///    worker whose phone has not checked in still beats a nearby one who holds a
+///    full day. When the task has no location, nobody's distance is known and
+///    position does not matter.
 /// 3. Within each group, the lowest cost wins. The cost is in kilometres: the
 ///    great-circle distance from the position to the task, plus
 ///    ``Ranking/kilometresPerLoad`` for each unit of open workload (an urgent task
@@ -21,6 +23,7 @@ import Foundation
 public struct Ranking: Sendable, Codable, Equatable {
     public static let kilometresPerLoad = 5.0
     public static let kilometresPerClash = 10.0
+    public static let kilometresForUnknownPosition = 15.0
 
     public var taskID: Int64
     public var candidates: [Candidate]
@@ -87,7 +90,6 @@ public struct Ranking: Sendable, Codable, Equatable {
             candidates.append(Candidate(input, task: task, site: site, now: now))
         }
         candidates.sort { a, b in
-            if site != nil, (a.distanceMeters == nil) != (b.distanceMeters == nil) { return a.distanceMeters != nil }
             if a.cost != b.cost { return a.cost < b.cost }
             if a.positionReportedAt != b.positionReportedAt {
                 return (a.positionReportedAt ?? .distantPast) > (b.positionReportedAt ?? .distantPast)
@@ -138,15 +140,16 @@ public struct Candidate: Sendable, Codable, Equatable {
         openTasks = input.openPriorities.count
         load = input.openPriorities.map(Self.weight).reduce(0, +)
         windowClashes = input.windowClashes
+        let kilometres = distanceMeters.map { $0 / 1000 } ?? (site == nil ? 0 : Ranking.kilometresForUnknownPosition)
         cost =
-            (distanceMeters ?? 0) / 1000 + load * Ranking.kilometresPerLoad
+            kilometres + load * Ranking.kilometresPerLoad
             + Double(windowClashes) * Ranking.kilometresPerClash
 
         var reasons: [String] = []
         if let distanceMeters, let reported = positionReportedAt {
             reasons.append("\(Self.kilometres(distanceMeters)) away (position \(Self.age(now.timeIntervalSince(reported))) old)")
         } else if site != nil {
-            reasons.append("position unknown")
+            reasons.append("position unknown (counted as \(Int(Ranking.kilometresForUnknownPosition)) km)")
         }
         let urgent = input.openPriorities.filter { $0 == .urgent }.count
         reasons.append("\(openTasks) open task\(openTasks == 1 ? "" : "s")" + (urgent > 0 ? " (\(urgent) urgent)" : ""))

@@ -59,6 +59,25 @@ struct AssignmentTests {
         }
     }
 
+    /// Seen before: nothing warned when one person got two tasks at the same time.
+    @Test func anAssignmentThatDoubleBooksSomeoneIsMadeAndSaidSo() async throws {
+        try await Self.withCrew { tool, url, task in
+            _ = try await tool.ok("task", "assign", String(task), "--assignee", "ann@example.org")
+            let made = try await tool.run([
+                "task", "create", "--title", "Valve", "--team", "red", "--window", "2026-12-01T08:30/PT1H", "--json",
+            ])
+            let second = try JSONOutput.decode(FieldTask.self, made.stdout).id
+            let said = try await tool.ok("task", "assign", String(second), "--assignee", "ann@example.org")
+            #expect(said.contains("also has task \(task)") && said.contains("double-booked"), "\(said)")
+            #expect(try await CentralStore.withStore(url) { try await $0.task(id: second) }.assigneeID != nil, "made all the same")
+            let apart = try await tool.run([
+                "task", "create", "--title", "Later", "--team", "red", "--window", "2026-12-01T09:30/PT1H", "--json",
+            ])
+            let third = try JSONOutput.decode(FieldTask.self, apart.stdout).id
+            #expect(!(try await tool.ok("task", "assign", String(third), "--assignee", "bo@example.org")).contains("double-booked"))
+        }
+    }
+
     @Test func joiningATeamWithNoDefaultTeamMakesItTheirs() async throws {
         try await Self.withCrew { tool, url, _ in
             let people = try await CentralStore.withStore(url) { try await $0.listPeople() }

@@ -122,10 +122,29 @@ struct DispatchRulesTests {
         #expect(ranking.candidates.first?.reasons.last == "has climbing, electrical")
     }
 
-    @Test func someoneWithNoKnownPositionIsRankedLastWhateverTheirLoad() {
-        #expect(Self.rank([Self.input(1, km: nil), Self.input(2, km: 400, open: [.urgent, .urgent])]) == [2, 1])
+    /// Seen before: anyone with a check-in ranked above anyone without, so a worker holding seven
+    /// tasks, one in the same window, outranked an idle one whose phone had not checked in.
+    @Test func someoneWithNoKnownPositionCountsAsFifteenKilometresAway() {
+        let busy = Self.input(2, km: 1, open: Array(repeating: .normal, count: 7), clashes: 1)
+        #expect(Self.rank([busy, Self.input(1, km: nil)]) == [1, 2], "the idle one first")
+        #expect(Self.rank([Self.input(1, km: nil), Self.input(2, km: 14)]) == [2, 1], "14 km known beats unknown")
+        #expect(Self.rank([Self.input(1, km: nil), Self.input(2, km: 16)]) == [1, 2], "16 km known loses to unknown")
         let ranking = Ranking(task: Self.task(), site: Self.site, people: [Self.input(1, km: nil)], now: Self.now)
-        #expect(ranking.candidates.first?.reasons.first == "position unknown")
+        #expect(ranking.candidates.first?.reasons.first == "position unknown (counted as 15 km)")
+    }
+
+    @Test func overlappingWindowsOfOnePersonAreDoubleBookedTouchingOnesAreNot() throws {
+        func task(_ id: Int64, _ from: Double, _ to: Double, _ status: TaskStatus = .assigned) throws -> FieldTask {
+            var task = Self.task()
+            task.id = id
+            task.status = status
+            task.window = try TimeWindow(start: Self.now.addingTimeInterval(from * 3600), end: Self.now.addingTimeInterval(to * 3600))
+            return task
+        }
+        #expect(
+            FieldTask.doubleBooked([try task(1, 0, 2), try task(2, 1, 3), try task(3, 3, 4)]) == [1, 2], "touching is not overlapping")
+        #expect(FieldTask.doubleBooked([try task(1, 0, 5), try task(2, 1, 2), try task(3, 3, 4)]) == [1, 2, 3])
+        #expect(FieldTask.doubleBooked([try task(1, 0, 2), try task(2, 1, 3, .completed)]).isEmpty, "done work books nothing")
     }
 
     @Test func aTaskWithoutASiteIsRankedByLoadAlone() {

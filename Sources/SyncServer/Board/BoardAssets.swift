@@ -41,7 +41,7 @@ enum BoardAssets {
         .card.priority-low { border-left-color: #aab4bd; }
         .card.status-completed { opacity: .65; } .card.status-completed h3 a { text-decoration: line-through; }
         .card.late { background: #fff5f4; } .late-flag { color: var(--late); }
-        .conflict-mark { color: var(--late); font-weight: 700; }
+        .conflict-mark { color: var(--late); font-weight: 700; } .double-flag { color: #8a4b00; }
         .agenda-pick { display: none; margin: 6px 0; }
         @media (max-width: 800px) {
           main { padding: 8px 10px 24px; }

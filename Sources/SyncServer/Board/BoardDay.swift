@@ -29,6 +29,12 @@ struct DayView: Sendable {
 
     var taskCount: Int { columns.reduce(0) { $0 + $1.tasks.count } }
     var late: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.isLate(at: now) }.count } }
+    /// Cards whose worker holds another task in an overlapping window.
+    var doubleBooked: Set<Int64> {
+        columns.reduce(into: Set<Int64>()) { booked, column in
+            if column.person != nil { booked.formUnion(FieldTask.doubleBooked(column.tasks)) }
+        }
+    }
     /// Minutes late, all late cards together.
     var minutesLate: Int { columns.reduce(0) { $0 + $1.tasks.reduce(0) { $0 + $1.minutesLate(at: now) } } }
     var done: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.status == .completed }.count } }
@@ -228,6 +234,7 @@ extension BoardPages {
     /// The part of the board a live refresh replaces: the summary and the columns.
     static func live(_ view: DayView, session: BoardSession) -> HTML {
         let back = "/board?" + view.query
+        let booked = view.doubleBooked
         let columns: [HTML] = view.columns.enumerated().map { index, column in
             let heading: HTML
             let target: HTML
@@ -241,7 +248,7 @@ extension BoardPages {
                 heading = "<h2 id=\"column-\(index)\">Unassigned <span class=\"count\">\(column.tasks.count)</span></h2>"
                 target = " data-unassigned=\"1\""
             }
-            let cards: [HTML] = column.tasks.map { card($0, view: view, back: back) }
+            let cards: [HTML] = column.tasks.map { card($0, view: view, back: back, doubleBooked: booked.contains($0.id)) }
             return """
                 <section class="column" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
                 """
@@ -262,7 +269,7 @@ extension BoardPages {
             """
     }
 
-    static func card(_ task: FieldTask, view: DayView, back: String) -> HTML {
+    static func card(_ task: FieldTask, view: DayView, back: String, doubleBooked: Bool = false) -> HTML {
         let zone = task.zone
         let otherZone = zone.name != view.zone.name || (view.chosen.isEmpty && Set(view.teams.map(\.timeZone)).count > 1)
         let time: HTML
@@ -285,7 +292,8 @@ extension BoardPages {
         return """
             <li><article class="\(classes)" id="task-\(task.id)" data-task="\(task.id)" data-version="\(task.version)" draggable="true">\
             <h3><a href="/board/tasks/\(task.id)?back=\(FormFields.encode(back))">\(task.title)</a></h3>\
-            <p class="when">\(time)\(late ? HTML(" <strong class=\"late-flag\">late \(duration(minutes: task.minutesLate(at: view.now)))</strong>") : .empty)</p>\
+            <p class="when">\(time)\(late ? HTML(" <strong class=\"late-flag\">late \(duration(minutes: task.minutesLate(at: view.now)))</strong>") : .empty)\
+            \(doubleBooked ? HTML(" <strong class=\"double-flag\" title=\"another of their tasks overlaps this window\">double-booked</strong>") : .empty)</p>\
             \(site.isEmpty ? HTML.empty : "<p class=\"site\">\(site)</p>")\
             \(view.conflicts[task.id].map { conflictMark(first: $0.first, count: $0.count) } ?? .empty)\
             <p class="meta"><span class="priority">\(task.priority.rawValue)</span> · <span class="status">\(label(task.status))</span>\
