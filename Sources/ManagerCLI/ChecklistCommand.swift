@@ -17,7 +17,7 @@ struct ChecklistCommand: AsyncParsableCommand {
         @Option(
             name: .customLong("item"),
             help: ArgumentHelp(
-                "An item: 'key:kind:label[:required]'; kinds check, text, number, number(UNIT), number(UNIT,MIN..MAX), number(MIN..MAX), choice(A|B|C). Repeatable, in order.",
+                "An item: 'key:kind:label[:required]'; kinds check, text, number, number(UNIT), number(UNIT,MIN..MAX), number(MIN..MAX), choice(A|B|C), photo (answered by a photo the worker attaches), signature (by a signed image). Repeatable, in order.",
                 valueName: "item"))
         var items: [String] = []
         @Option(

@@ -106,7 +106,7 @@ struct TaskChange {
     }
 
     static func queue(
-        _ operation: WorkerChange.Operation, id: Int64, note: String? = nil, item: String? = nil,
+        _ operation: WorkerChange.Operation, id: Int64, note: String? = nil, item given: String? = nil,
         value: String? = nil, file: String? = nil, signer: String? = nil
     ) throws {
         let home = try WorkerHome()
@@ -117,13 +117,26 @@ struct TaskChange {
         // A file is kept on the device first (checked, named by its SHA-256), then the change that names it.
         let attachment = try file.map { try store.keep(file: $0, signer: signer) }
         defer { attachment?.discardStaged() }
+        // A photo without --item answers the checklist's one photo item still unanswered, if it has exactly one.
+        var item = given
+        var hint: String?
+        if operation == .attach, item == nil, let attachment, let checklist = task.checklist {
+            let kind: ChecklistItem.Kind = attachment.signer == nil ? .photo : .signature
+            let answered = AnsweredItem.answers(task.answers)
+            let open = checklist.items.filter { $0.kind == kind && answered[$0.key] == nil }.map(\.key)
+            if open.count == 1, attachment.mediaType.hasPrefix("image/") {
+                item = open[0]
+            } else if !open.isEmpty {
+                hint = "This task's checklist has \(kind.rawValue) items \(open.joined(separator: ", ")): add --item to answer one."
+            }
+        }
         let change = WorkerChange(
             id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date(),
             item: item, value: value, blob: attachment?.blob, size: attachment?.size,
             mediaType: attachment?.mediaType, signer: attachment?.signer)
         let worker = FieldWorker(id: me, skills: try store.skills(of: me, in: task.replica))
         if let reason = change.rejection(by: worker, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
-            throw TeamworkError.conflict(reason)
+            throw TeamworkError.conflict(reason + Self.howToAnswer(task, operation: operation))
         }
         _ = try store.enqueue(operation, taskID: id, in: task.replica, by: me, note: note, item: item, value: value, attachment: attachment)
         if let attachment {
@@ -136,6 +149,23 @@ struct TaskChange {
         } else {
             TeamworkWorker.say("\(operation.rawValue.capitalized) task \(id): queued; it goes to the server at the next sync.")
         }
+        if let hint { TeamworkWorker.say(hint) }
+    }
+
+    /// For a completion refused for missing answers: the command that answers each.
+    static func howToAnswer(_ task: LocalTask, operation: WorkerChange.Operation) -> String {
+        guard operation == .complete, let checklist = task.checklist else { return "" }
+        let missing = checklist.missing(in: AnsweredItem.answers(task.answers))
+        guard !missing.isEmpty else { return "" }
+        let ways = missing.compactMap { key -> String? in
+            guard let item = checklist.item(key) else { return nil }
+            switch item.kind {
+            case .photo: return "teamwork-worker attach \(task.id) FILE --item \(key)"
+            case .signature: return "teamwork-worker sign \(task.id) FILE --signer NAME --item \(key)"
+            default: return "teamwork-worker check \(task.id) \(key)\(item.kind == .check ? "" : " VALUE")"
+            }
+        }
+        return ways.isEmpty ? "" : " (answer with: " + ways.joined(separator: "; ") + ")"
     }
 }
 
@@ -148,7 +178,7 @@ struct Start: AsyncParsableCommand {
 struct Complete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Complete one of your tasks with a note (works offline).")
     @Argument(help: "Task id.") var id: Int64
-    @Option(help: "What was done.") var note: String
+    @Option(help: "What was done (optional).") var note: String = ""
     func validate() throws { try TaskChange.validate(note: note) }
     func run() async throws { try TaskChange.queue(.complete, id: id, note: note) }
 }
@@ -291,12 +321,26 @@ struct Check: AsyncParsableCommand {
     )
     @Argument(help: "Task id.") var id: Int64
     @Argument(help: "The item's key (see: teamwork-worker checklist TASK).") var item: String
-    @Argument(help: "The answer; yes when left out for a check item.") var value: String?
+    // Everything after the item is the answer, as written: `check 21 reading -5` reads -5 as a value, not an option.
+    @Argument(parsing: .captureForPassthrough, help: "The answer; yes when left out for a check item.") var words: [String] = []
 
     func run() async throws {
         let store = try WorkerHome().store()
         guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
         let kind = task.checklist?.item(item)?.kind
+        let given = words.first == "--" ? Array(words.dropFirst()) : words
+        let value = given.isEmpty ? nil : given.joined(separator: " ")
+        if value == nil, kind == .photo {
+            throw TeamworkError(
+                .usage,
+                "item \(TerminalText.inline(item)) is a photo: teamwork-worker attach \(id) FILE --item \(TerminalText.inline(item))")
+        }
+        if value == nil, kind == .signature {
+            throw TeamworkError(
+                .usage,
+                "item \(TerminalText.inline(item)) is a signature: teamwork-worker sign \(id) FILE --signer NAME --item \(TerminalText.inline(item))"
+            )
+        }
         guard let value = value ?? (kind == .check ? "yes" : nil) else {
             throw TeamworkError(.usage, "item \(TerminalText.inline(item)) needs a value (see: teamwork-worker checklist \(id))")
         }

@@ -53,13 +53,21 @@ struct AttachmentEndToEndTests {
             try await setup.server.stop()
             let early = try await worker("complete", id, "--note", "handed over")
             #expect(early.status != 0 && early.stderr.contains("needs answers to photo, signed"), "\(early.stderr)")
+            // It says how (seen before: no hint at all).
+            #expect(
+                early.stderr.contains("teamwork-worker attach \(id) FILE --item photo")
+                    && early.stderr.contains("teamwork-worker sign \(id) FILE --signer NAME --item signed"), "\(early.stderr)")
+            let checked = try await worker("check", id, "photo")
+            #expect(checked.status != 0 && checked.stderr.contains("is a photo: teamwork-worker attach"), "\(checked.stderr)")
             let refused = try await worker("attach", id, text.path)
             #expect(
                 refused.status == TeamworkError.Code.invalidInput.exitStatus && refused.stderr.contains("not a JPEG, PNG, HEIC or PDF"),
                 "\(refused.stderr)")
             let wrongItem = try await worker("attach", id, photo.path, "--item", "signed")
             #expect(wrongItem.status != 0 && wrongItem.stderr.contains("signed is a signature"), "\(wrongItem.stderr)")
-            #expect(try await worker("attach", id, photo.path, "--item", "photo").status == 0)
+            // Without --item, a photo answers the checklist's one photo item still unanswered, and says so.
+            let attached = try await worker("attach", id, photo.path)
+            #expect(attached.status == 0 && attached.stdout.contains("(photo)"), "\(attached.stdout) \(attached.stderr)")
             #expect(try await worker("sign", id, "--signer", "Jane Doe", signature.path, "--item", "signed").status == 0)
             // The originals may go: the device kept its own copies.
             try FileManager.default.removeItem(atPath: photo.path)
