@@ -191,34 +191,16 @@ extension TaskCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let (entries, names) = try await connection.withStore { store in
-                (try await store.history(taskID: id), output.json ? Names() : try await Names.load(store))
+            let (entries, names, zone) = try await connection.withStore { store in
+                let entries = try await store.history(taskID: id)
+                let zone = (try? await store.task(id: id).zone) ?? .utc
+                return (entries, output.json ? Names() : try await Names.load(store), zone)
             }
             if output.json { return try Output.json(entries) }
-            // A person or a team by name (with the id), as a manager thinks of them.
-            func show(_ value: String?, key: String) -> String {
-                guard let value else { return "-" }
-                if value.isEmpty { return "\"\"" }
-                guard let id = Int64(value) else { return value }
-                switch key {
-                case "assignee_id", "completed_by", "created_by", "claimed_by":
-                    return names.people[id].map { "\($0) (\(id))" } ?? "person \(id)"
-                case "team_id":
-                    return names.teams[id].map { "\($0) (\(id))" } ?? "team \(id)"
-                default:
-                    return value
-                }
-            }
-            func label(_ key: String) -> String {
-                ["assignee_id": "assignee", "team_id": "team", "location_id": "location"][key] ?? key
-            }
+            let words = HistoryWords(people: names.people, teams: names.teams, zone: zone)
             for entry in entries {
-                let who = entry.actorID.map { id in names.people[id].map { "\($0) (\(id))" } ?? "person \(id)" }
-                Output.line("\(Output.date(entry.changedAt))  \(entry.action)  by \(who ?? "database user \(entry.databaseUser)")")
-                for key in entry.changes.keys.sorted() {
-                    let change = entry.changes[key]!
-                    Output.line("    \(label(key)): \(show(change.old, key: key)) -> \(show(change.new, key: key))")
-                }
+                Output.line("\(words.when(entry.changedAt))  \(words.what(entry)) by \(words.who(entry))")
+                for line in words.lines(entry) { Output.line("    \(line)") }
             }
         }
     }

@@ -42,6 +42,7 @@ enum BoardAssets {
         .card.status-completed { opacity: .65; } .card.status-completed h3 a { text-decoration: line-through; }
         .card.late { background: #fff5f4; } .late-flag { color: var(--late); }
         .conflict-mark { color: var(--late); font-weight: 700; } .double-flag { color: #8a4b00; }
+        ul.changes { margin: 0; padding-left: 16px; }
         .agenda-pick { display: none; margin: 6px 0; }
         @media (max-width: 800px) {
           main { padding: 8px 10px 24px; }

@@ -198,13 +198,13 @@ extension BoardPages {
     }
 
     static func history(_ view: TaskView, zone: Zone) -> HTML {
+        let words = HistoryWords(people: view.names.people, teams: view.names.teams, zone: zone)
         let rows: [HTML] = view.history.map { entry in
-            let actor = entry.actorID.map { view.names.people[$0] ?? String($0) } ?? entry.databaseUser
-            let changes = entry.changes.keys.sorted().map { key -> String in
-                let change = entry.changes[key]!
-                return "\(key): \(change.old ?? "–") → \(change.new ?? "–")"
-            }.joined(separator: "; ")
-            return "<tr><td>\(when(entry.changedAt, in: zone))</td><td>\(entry.action)</td><td>\(actor)</td><td>\(changes)</td></tr>"
+            let changes: [HTML] = words.lines(entry).map { "<li>\($0)</li>" }
+            return """
+                <tr><td>\(words.when(entry.changedAt))</td><td>\(words.what(entry))</td><td>\(words.who(entry))</td>\
+                <td><ul class="changes">\(changes)</ul></td></tr>
+                """
         }
         return """
             <section aria-labelledby="history-heading"><h2 id="history-heading">History</h2>

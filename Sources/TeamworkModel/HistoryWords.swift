@@ -1,0 +1,152 @@
+import Foundation
+
+/// A task's history in words, on the task's own clock, with people and teams by name: what
+/// `task history` prints and the board's task page shows (one rendering for both).
+public struct HistoryWords: Sendable {
+    public var people: [Int64: String]
+    public var teams: [Int64: String]
+    public var zone: Zone
+
+    public init(people: [Int64: String], teams: [Int64: String], zone: Zone) {
+        self.people = people
+        self.teams = teams
+        self.zone = zone
+    }
+
+    /// `Created`, `Changed`, `From the field`, `Deleted`.
+    public func what(_ entry: TaskHistoryEntry) -> String {
+        switch entry.action {
+        case "created": "Created"
+        case "updated": entry.fieldChangeID == nil ? "Changed" : "From the field"
+        case "field_change": "From the field"
+        case "deleted": "Deleted"
+        default: entry.action
+        }
+    }
+
+    /// Who made it: a person's name, else the database role.
+    public func who(_ entry: TaskHistoryEntry) -> String {
+        entry.actorID.map { person($0) } ?? "database user \(entry.databaseUser)"
+    }
+
+    /// When, on the task's clock: `2026-11-27 09:05 CET`.
+    public func when(_ date: Date) -> String {
+        let time = zone.time(of: date)
+        return "\(zone.date(of: date)) \(Self.two(time.hour)):\(Self.two(time.minute)) \(zone.abbreviation(at: date))"
+    }
+
+    /// One line per change of the entry, in words.
+    public func lines(_ entry: TaskHistoryEntry) -> [String] {
+        var changes = entry.changes
+        var lines: [String] = []
+        if let operation = changes.removeValue(forKey: "operation")?.new {
+            let applied = changes.removeValue(forKey: "applied")?.new
+            let conflict = changes.removeValue(forKey: "conflict")?.new
+            let detail = changes.removeValue(forKey: "detail")?.new
+            var line = "\(Self.verb(operation)) on the device"
+            if applied == "false" { line += ": not applied" + (conflict.map { " (\($0.replacingOccurrences(of: "_", with: " ")))" } ?? "") }
+            if let detail, !detail.isEmpty { line += (applied == "false" ? ": " : " — ") + detail }
+            lines.append(line)
+        }
+        let order = ["status", "assignee_id", "team_id", "priority", "window_start", "window_end", "due_at"]
+        let keys = order.filter { changes[$0] != nil } + changes.keys.filter { !order.contains($0) }.sorted()
+        for key in keys {
+            guard let change = changes[key] else { continue }
+            lines.append(line(key, change))
+        }
+        return lines
+    }
+
+    func line(_ key: String, _ change: FieldChange) -> String {
+        let (old, new) = (change.old.flatMap { $0.isEmpty ? nil : $0 }, change.new.flatMap { $0.isEmpty ? nil : $0 })
+        switch key {
+        case "assignee_id":
+            switch (old.flatMap(Int64.init), new.flatMap(Int64.init)) {
+            case (nil, let to?): return "assigned to \(person(to))"
+            case (let from?, nil): return "unassigned (was \(person(from)))"
+            case (let from?, let to?): return "reassigned from \(person(from)) to \(person(to))"
+            default: return "assignee unchanged"
+            }
+        case "team_id":
+            switch (old.flatMap(Int64.init), new.flatMap(Int64.init)) {
+            case (nil, let to?): return "team: \(team(to))"
+            case (let from?, nil): return "taken out of team \(team(from)): a personal task"
+            case (let from?, let to?): return "moved from team \(team(from)) to \(team(to))"
+            default: return "team unchanged"
+            }
+        case "completed_by", "created_by", "claimed_by":
+            return
+                "\(Self.name(key)): \(old.flatMap(Int64.init).map(person) ?? "nobody") → \(new.flatMap(Int64.init).map(person) ?? "nobody")"
+        case "status":
+            return "status: \(old.map(Self.status) ?? "none") → \(new.map(Self.status) ?? "none")"
+        case "completion_note", "note", "description", "title":
+            return "\(Self.name(key)): " + (old.map { "“\($0)” → " } ?? "") + (new.map { "“\($0)”" } ?? "removed")
+        case "required_skills":
+            return "needs: \(old.map(Self.list) ?? "nothing") → \(new.map(Self.list) ?? "nothing")"
+        case "forced":
+            return "forced: \(new.map(Self.list) ?? "assigned without a required skill")"
+        case "answers":
+            return "answers: " + (new.map(answers) ?? "none")
+        default:
+            if key.hasSuffix("_at") || key.hasPrefix("window_") {
+                return "\(Self.name(key)): \(old.map(time) ?? "none") → \(new.map(time) ?? "none")"
+            }
+            return "\(Self.name(key)): \(old ?? "none") → \(new ?? "none")"
+        }
+    }
+
+    func person(_ id: Int64) -> String { people[id] ?? "person \(id)" }
+    func team(_ id: Int64) -> String { teams[id] ?? "team \(id)" }
+
+    /// A timestamp as PostgreSQL writes it in JSON, on the task's clock.
+    func time(_ text: String) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let plain = ISO8601DateFormatter()
+        guard let date = formatter.date(from: text) ?? plain.date(from: text) else { return text }
+        return when(date)
+    }
+
+    /// `{"reading": {"value": "48213", "by": 3, "at": 1764230400000}}` as `reading = 48213 (Ann Field, 09:05)`.
+    func answers(_ json: String) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return json }
+        return object.keys.sorted().map { key -> String in
+            guard let answer = object[key] as? [String: Any] else { return "\(key) = \(object[key] ?? "")" }
+            var text = "\(key) = \(answer["value"] ?? "")"
+            var about: [String] = []
+            if let by = (answer["by"] as? NSNumber)?.int64Value { about.append(person(by)) }
+            if let at = (answer["at"] as? NSNumber)?.doubleValue {
+                let time = zone.time(of: Date(timeIntervalSince1970: at / 1000))
+                about.append("\(Self.two(time.hour)):\(Self.two(time.minute))")
+            }
+            if !about.isEmpty { text += " (\(about.joined(separator: ", ")))" }
+            return text
+        }.joined(separator: "; ")
+    }
+
+    static func verb(_ operation: String) -> String {
+        switch operation {
+        case "complete": "completed"
+        case "start": "started"
+        case "claim": "claimed"
+        case "reopen": "reopened"
+        case "answer": "answered a checklist item"
+        case "attach": "attached a file"
+        default: operation
+        }
+    }
+
+    static func status(_ raw: String) -> String { raw.replacingOccurrences(of: "_", with: " ") }
+    static func name(_ key: String) -> String {
+        [
+            "completion_note": "completion note", "location_id": "site", "due_at": "due", "window_start": "window from",
+            "window_end": "window to", "started_at": "started", "completed_at": "completed", "checklist_id": "checklist",
+        ][key]
+            ?? key.replacingOccurrences(of: "_", with: " ")
+    }
+    static func list(_ json: String) -> String {
+        guard let items = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [Any] else { return json }
+        return items.isEmpty ? "nothing" : items.map { "\($0)" }.joined(separator: ", ")
+    }
+    static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+}

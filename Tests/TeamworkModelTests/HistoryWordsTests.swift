@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+@testable import TeamworkModel
+
+/// A task's history reads in words on the task's clock (seen before: field names, `assignee_id: 3 → 5`,
+/// JSON with epoch milliseconds and UTC instants).
+@Suite("History in words")
+struct HistoryWordsTests {
+    let words = HistoryWords(people: [3: "Ann Field", 5: "Bo Berg"], teams: [1: "red", 2: "blue"], zone: try! Zone("Europe/Stockholm"))
+
+    func historyEntry(_ changes: [String: FieldChange], action: String = "updated", field: String? = nil) -> TaskHistoryEntry {
+        TaskHistoryEntry(
+            id: 1, taskID: 9, action: action, actorID: 3, databaseUser: "teamwork_manager",
+            changedAt: Date(timeIntervalSince1970: 1_764_230_400), changes: changes, fieldChangeID: field)
+    }
+
+    @Test func peopleTeamsTimesAndStatusesAreInWordsOnTheTasksClock() {
+        let lines = words.lines(
+            historyEntry([
+                "assignee_id": FieldChange(old: "3", new: "5"), "team_id": FieldChange(old: "1", new: nil),
+                "status": FieldChange(old: "assigned", new: "in_progress"),
+                "window_start": FieldChange(old: "2026-11-27T08:00:00+00:00", new: "2026-11-27T09:30:00+00:00"),
+            ]))
+        #expect(
+            lines == [
+                "status: assigned → in progress", "reassigned from Ann Field to Bo Berg", "taken out of team red: a personal task",
+                "window from: 2026-11-27 09:00 CET → 2026-11-27 10:30 CET",
+            ])
+        #expect(words.when(Date(timeIntervalSince1970: 1_764_230_400)) == "2025-11-27 09:00 CET")
+        #expect(words.who(historyEntry([:])) == "Ann Field")
+    }
+
+    @Test func aFieldChangeSetAsideSaysWhatAndWhy() {
+        let lines = words.lines(
+            historyEntry(
+                [
+                    "operation": FieldChange(old: nil, new: "complete"), "applied": FieldChange(old: nil, new: "false"),
+                    "conflict": FieldChange(old: nil, new: "reassigned"), "detail": FieldChange(old: nil, new: "given to Bo"),
+                ], action: "field_change"))
+        #expect(lines == ["completed on the device: not applied (reassigned): given to Bo"])
+        #expect(words.what(historyEntry([:], action: "field_change")) == "From the field")
+    }
+
+    @Test func answersShowTheirValueWhoAndWhenNotMilliseconds() {
+        let line = words.lines(
+            historyEntry(["answers": FieldChange(old: nil, new: #"{"reading": {"value": "48213", "by": 3, "at": 1764230400000}}"#)]))
+        #expect(line == ["answers: reading = 48213 (Ann Field, 09:00)"])
+    }
+}
