@@ -609,6 +609,22 @@ struct BoardTests {
                         try await page.evaluate("document.body.dataset.markers").string == "3"
                     })
                 #expect(try await page.html().contains("Switch HV feeder"))
+                // The two tasks at the site are one marker with their count (seen before: drawn on top of each other).
+                #expect(try await page.evaluate("document.body.dataset.groups").string == "1")
+                #expect(try await page.evaluate("document.querySelector('.group-icon').textContent").string == "2")
+                #expect(try await page.evaluate("document.querySelectorAll('.worker-icon').length").int == 1, "Ann, apart from the tasks")
+                // One worker's day: Ann's task and Ann; then the tasks nobody has.
+                let ann = try #require(scene.people["ann"])
+                _ = try await page.evaluate(
+                    "(() => { const s = document.getElementById('map-worker'); s.value = '\(ann)'; s.dispatchEvent(new Event('change')); })()"
+                )
+                #expect(try await page.evaluate("document.body.dataset.markers").string == "2")
+                #expect(try await page.evaluate("document.querySelectorAll('.group-icon').length").int == 0)
+                _ = try await page.evaluate(
+                    "(() => { const s = document.getElementById('map-worker'); s.value = 'none'; s.dispatchEvent(new Event('change')); })()"
+                )
+                #expect(try await page.evaluate("document.body.dataset.markers").string == "1", "the free task at the site")
+                #expect(try await page.evaluate("document.querySelectorAll('.worker-icon').length").int == 0)
                 try await page.waitUntil("document.body.dataset.tiles === 'unavailable'")
                 try await page.screenshot(to: scene.folder.appending(path: "map.png"))
             }

@@ -83,6 +83,9 @@ enum BoardAssets {
         #map { height: 70vh; min-height: 420px; border: 1px solid var(--line); background: #eef1f3; }
         .legend { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: center; margin: 6px 0; color: var(--muted); }
         .dot { display: inline-block; width: 12px; height: 12px; border-radius: 50%; border: 1px solid #333; }
+        .worker-icon { background: #24313d; border: 2px solid #fff; outline: 1px solid #000; }
+        .group-icon { background: #fff; border: 2px solid #333; border-radius: 50%; display: flex; align-items: center; justify-content: center; font-weight: 700; }
+        .group-icon.late { border-color: #d62728; border-width: 3px; }
         .dot.open { background: #1f77b4; } .dot.assigned { background: #9467bd; } .dot.in_progress { background: #ff7f0e; }
         .dot.completed { background: #2ca02c; } .dot.late { background: #fff; border: 3px solid #d62728; } .dot.worker { background: #24313d; border-radius: 2px; }
         .signin { max-width: 560px; } .signin input { width: 100%; margin: 6px 0 10px; }
@@ -254,6 +257,9 @@ enum BoardAssets {
           });
           tiles.addTo(map);
           var layer = L.layerGroup().addTo(map), fitted = false;
+          // Workers stand on a pane above the tasks, drawn beside their spot: a check-in at a site never hides its tasks.
+          map.createPane('workers').style.zIndex = 650;
+          var only = document.getElementById('map-worker'), lastFeatures = [];
 
           function popup(p) {
             var box = document.createElement('div');
@@ -284,22 +290,54 @@ enum BoardAssets {
             return box;
           }
 
+          // Tasks at one site are one marker with their count (its popup lists them); the worker filter
+          // shows one worker's tasks and position, or the tasks nobody has yet.
           function draw(features) {
+            lastFeatures = features;
             layer.clearLayers();
-            var points = [];
+            var points = [], sites = {}, order = [], shown = only ? only.value : '', drawn = 0;
             features.forEach(function (f) {
               if (!f.geometry) return;
               var p = f.properties, at = [f.geometry.coordinates[1], f.geometry.coordinates[0]];
-              var marker = p.kind === 'task'
-                ? L.circleMarker(at, { radius: 8, color: p.late ? '#d62728' : '#333333', weight: p.late ? 3 : 1, fillColor: colors[p.status] || '#777777', fillOpacity: 0.9 })
-                : L.circleMarker(at, { radius: 6, color: '#000000', weight: 2, fillColor: '#24313d', fillOpacity: 1 });
-              marker.bindPopup(popup(p));
-              marker.addTo(layer);
-              points.push(at);
+              if (p.kind === 'task') {
+                if (shown === 'none' && p.assignee_id != null) return;
+                if (shown !== '' && shown !== 'none' && String(p.assignee_id) !== shown) return;
+                var key = at[0].toFixed(5) + ',' + at[1].toFixed(5);
+                if (!sites[key]) { sites[key] = { at: at, tasks: [] }; order.push(key); }
+                sites[key].tasks.push(p);
+              } else {
+                if (shown === 'none' || (shown !== '' && String(p.person_id) !== shown)) return;
+                var icon = L.divIcon({ className: 'worker-icon', html: '', iconSize: [14, 14], iconAnchor: [-4, 18] });
+                L.marker(at, { icon: icon, pane: 'workers', title: p.name, alt: p.name }).bindPopup(popup(p)).addTo(layer);
+                points.push(at);
+                drawn += 1;
+              }
             });
-            body.dataset.markers = String(points.length);
+            var groups = 0;
+            order.forEach(function (key) {
+              var site = sites[key], first = site.tasks[0], late = site.tasks.some(function (t) { return t.late; });
+              var marker;
+              if (site.tasks.length === 1) {
+                marker = L.circleMarker(site.at, { radius: 8, color: late ? '#d62728' : '#333333', weight: late ? 3 : 1, fillColor: colors[first.status] || '#777777', fillOpacity: 0.9 });
+                marker.bindPopup(popup(first));
+              } else {
+                groups += 1;
+                var count = document.createElement('span');
+                count.textContent = String(site.tasks.length);
+                marker = L.marker(site.at, { icon: L.divIcon({ className: 'group-icon' + (late ? ' late' : ''), html: count.outerHTML, iconSize: [28, 28] }), title: site.tasks.length + ' tasks at this site' });
+                var list = document.createElement('div');
+                site.tasks.forEach(function (t) { list.appendChild(popup(t)); });
+                marker.bindPopup(list);
+              }
+              marker.addTo(layer);
+              points.push(site.at);
+              drawn += site.tasks.length;
+            });
+            body.dataset.markers = String(drawn);
+            body.dataset.groups = String(groups);
             if (points.length && !fitted) { map.fitBounds(points, { padding: [30, 30], maxZoom: 15 }); fitted = true; }
           }
+          if (only) only.addEventListener('change', function () { draw(lastFeatures); });
 
           draw(JSON.parse(document.getElementById('map-data').textContent).features);
           body.dataset.ready = '1';

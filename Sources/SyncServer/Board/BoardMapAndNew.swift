@@ -67,6 +67,9 @@ extension BoardPages {
         let teamBoxes: [HTML] = view.teams.map { team in
             "<label><input type=\"checkbox\" name=\"team\" value=\"\(team.slug)\"\(view.chosen.contains { $0.id == team.id } ? HTML(" checked") : .empty)> \(team.name)</label>"
         }
+        let workerOptions: [HTML] = map.features.filter { $0.properties.kind == "worker" }.map { worker in
+            "<option value=\"\(worker.properties.personID ?? 0)\">\(worker.properties.name ?? worker.id)</option>"
+        }
         let unplaced = map.features.filter { $0.geometry == nil }
         let unplacedItems: [HTML] = unplaced.map { feature in
             "<li>\(feature.properties.title ?? feature.properties.name ?? feature.id)</li>"
@@ -83,6 +86,8 @@ extension BoardPages {
             <span class="dot worker"></span> worker's last position</div>
             <div id="map" role="region" aria-label="Map of tasks and workers" data-tiles="\(configuration.tileURL)" \
             data-attribution="\(configuration.tileAttribution)" data-source="/board/map.json?\(view.query)"></div>
+            <p><label for="map-worker">Show</label> <select id="map-worker"><option value="">every worker and task</option>\
+            <option value="none">tasks nobody has yet</option>\(workerOptions)</select></p>
             <p id="map-status" role="status"></p>
             \(unplaced.isEmpty ? HTML.empty : "<section><h2>Not on the map (no site or no position)</h2><ul>\(unplacedItems)</ul></section>")
             <script type="application/json" id="map-data">\(HTML.scriptJSON(data))</script>
