@@ -46,10 +46,10 @@ struct PersonCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(people) }
             Output.table(
-                ["ID", "NAME", "EMAIL", "ROLE", "STATUS", "LAST SEEN"],
+                ["ID", "NAME", "EMAIL", "ROLE", "SKILLS", "STATUS", "LAST SEEN"],
                 people.map {
                     [
-                        String($0.id), $0.displayName, $0.email, $0.role.rawValue,
+                        String($0.id), $0.displayName, $0.email, $0.role.rawValue, $0.skills.joined(separator: ", ").nonEmpty ?? "-",
                         $0.deactivatedAt.map { "inactive since \(String(ISODate.format($0).prefix(10)))" } ?? "active",
                         Output.date($0.lastSeenAt),
                     ]

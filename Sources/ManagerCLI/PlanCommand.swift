@@ -145,8 +145,9 @@ struct PlanCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let details = try await connection.withStore { store in
+            let (details, names, site) = try await connection.withStore { store in
                 let plan = try await store.plan(id: id)
+                let site = try await plan.locationID.asyncMap { try await store.location(id: $0) }
                 let today = plan.zone.date(of: Date())
                 let upcoming = try plan.occurrences(from: today, through: today.adding(days: 3_660)).prefix(max(0, next)).map(\.on)
                 let made = try await store.occurrences(ofPlan: id).map { row in
@@ -154,12 +155,20 @@ struct PlanCommand: AsyncParsableCommand {
                         day: row.day, taskID: row.task.id, status: row.task.status, superseded: row.superseded,
                         cancelReason: row.reason, kept: !row.superseded && row.task.updatedAt < plan.updatedAt && row.task.version > 1)
                 }
-                return Details(plan: plan, upcoming: Array(upcoming), occurrences: made)
+                return (
+                    Details(plan: plan, upcoming: Array(upcoming), occurrences: made),
+                    output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store),
+                    site
+                )
             }
             if output.json { return try Output.json(details) }
             let p = details.plan
             Output.details([
                 ("id", String(p.id)), ("title", p.title), ("rule", p.rule), ("starts", p.startsOn.description),
+                ("team", p.teamID.map { names.teams[$0] ?? String($0) } ?? "none (personal work)"),
+                ("assignee", p.assigneeID.map { names.people[$0] ?? String($0) } ?? "nobody (free for the team)"),
+                ("site", site.map(TaskCommand.Show.describe) ?? "none"), ("priority", p.priority.rawValue),
+                ("needs", p.requiredSkills.isEmpty ? "no particular skill" : p.requiredSkills.joined(separator: ", ")),
                 ("window", "\(p.windowStart) for \(p.durationMinutes) min, \(p.timeZone)"),
                 ("due", p.dueDays == 0 ? "end of the day" : "end of the day + \(p.dueDays) day(s)"),
                 ("horizon", "\(p.horizonDays) days"),

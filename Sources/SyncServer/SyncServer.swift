@@ -162,6 +162,7 @@ public enum SyncServer {
                     "url": "\(scheme)://\(address)", "replicas": "\(configuration.replicasDirectory.path)",
                     "open_files_limit": "\(files.now)\(files.now > files.before ? " (raised from \(files.before))" : "")",
                     "wait_capacity": "\(FileLimit.waitCapacity)", "backlog": "\(configuration.backlog)",
+                    "board": "\(configuration.board == nil ? "off" : "\(scheme)://\(address)/board")",
                 ])
         }
         do {

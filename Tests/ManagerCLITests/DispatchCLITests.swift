@@ -102,6 +102,8 @@ struct DispatchCLITests {
                     "task", "create", "--title", "Replace breaker", "--team", "red", "--requires", "electrical",
                     "--location", String(w.ids["site"]!), "--json"
                 ).stdout)
+            let people = try await w.tool("person", "list")
+            #expect(people.stdout.contains("SKILLS") && people.stdout.contains("climbing, electrical"), "\(people.stdout)")
             let table = try await w.tool("suggest", String(task.id))
             #expect(table.status == 0, "\(table.stderr)")
             #expect(table.stdout.contains("1.0 km away (position 20 min old), 0 open tasks, has electrical"), "\(table.stdout)")

@@ -118,6 +118,8 @@ struct PlanTests {
             #expect(cancelled.count == 4 && cancelled.allSatisfy { $0.task.status == .cancelled && $0.reason == "plan changed" })
             let shown = try await manager("plan", "show", String(plan.id)).stdout
             #expect(shown.contains("kept (touched before the plan changed)") && shown.contains("plan changed"), "\(shown)")
+            // Whose work it is and where (seen before: plan show omitted team, assignee and site).
+            #expect(shown.contains("team") && shown.contains("red") && shown.contains("nobody (free for the team)"), "\(shown)")
         }
     }
 

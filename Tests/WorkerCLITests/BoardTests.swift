@@ -155,6 +155,8 @@ struct BoardTests {
                 try await scene.signIn(page, token: scene.maxToken)
                 let html = try await page.html()
                 #expect(try await page.url().hasSuffix("/board"))
+                #expect(html.contains("class=\"skip\" href=\"#main\""), "a skip link first")
+                #expect(scene.service.logText.contains("board=\(scene.service.url)/board"), "the start-up log says where the board is")
                 for text in [
                     "Unassigned", "Ann Field", "Bo Berg", "Replace meter", "Inspect transformer", "Switch HV feeder", "09:00–11:00",
                 ] {

@@ -43,6 +43,7 @@ enum BoardAssets {
         .card.late { background: #fff5f4; } .late-flag { color: var(--late); }
         .conflict-mark { color: var(--late); font-weight: 700; } .double-flag { color: #8a4b00; }
         ul.changes { margin: 0; padding-left: 16px; }
+        .skip { position: absolute; left: -9999px; } .skip:focus { left: 8px; top: 8px; z-index: 2000; background: #fff; padding: 6px 10px; }
         .agenda-pick { display: none; margin: 6px 0; }
         @media (max-width: 800px) {
           main { padding: 8px 10px 24px; }

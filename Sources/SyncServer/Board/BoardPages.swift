@@ -64,6 +64,7 @@ enum BoardPages {
             \(session.map { "<meta name=\"csrf-token\" content=\"\($0.csrf)\">" as HTML } ?? .empty)
             </head>
             <body\(data)>
+            <a class="skip" href="#main">Skip to the content</a>
             <header class="top"><a class="brand" href="/board">Teamwork</a>\(nav)\(who)</header>
             <div id="flash" role="status" aria-live="polite">\(notice)\(error)</div>
             <main id="main">
