@@ -263,11 +263,31 @@ struct Status: AsyncParsableCommand {
             guard let why = change.lastError else { continue }
             TeamworkWorker.say("Waiting: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(why)")
         }
+        let me = try? WorkerHome().personID(store)
         for change in summary.rejected {
             TeamworkWorker.say(
                 "\(change.state == "refused" ? "Refused" : "Rejected"): \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")"
+                    + (try Self.outcome(of: change, store: store, me: me))
             )
         }
+    }
+
+    /// What became of the task since, as the device's copy has it: the dispatcher's decision shows there.
+    static func outcome(of change: QueuedChange, store: LocalStore, me: Int64?) throws -> String {
+        guard let id = change.taskID, let task = try store.task(id: id) else { return "" }
+        if task.status == .completed, let by = task.completedBy, by == me {
+            return change.operation == "complete" ? "; your completion stands (the dispatcher accepted it)" : "; now completed by you"
+        }
+        let holder = try task.assigneeID.map { $0 == me ? "yours" : "\(try store.personName($0) ?? "person \($0)")'s" }
+        let status: String =
+            switch task.status {
+            case .open: "open"
+            case .assigned: "assigned"
+            case .inProgress: "in progress"
+            case .completed: "completed"
+            case .cancelled: "cancelled"
+            }
+        return "; the task is now \(status)\(holder.map { ", \($0)" } ?? "")"
     }
 }
 

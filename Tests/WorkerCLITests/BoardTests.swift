@@ -260,6 +260,11 @@ struct BoardTests {
                 #expect(!decided.isEmpty && decided.allSatisfy { $0.resolvedBy == scene.people["max"] }, "\(decided)")
                 #expect(try await page.html().contains("Nothing waits for a decision"))
                 #expect(try await open().isEmpty)
+                // Ann's phone says what became of her refused completion.
+                try await expectEventually("Ann's status says her completion stands", within: .seconds(20)) {
+                    _ = try await WorkerTool.run(home, "sync")
+                    return try await WorkerTool.run(home, "status").stdout.contains("your completion stands")
+                }
             }
         }
     }
