@@ -404,15 +404,19 @@ struct ServiceFailureTests {
                     "--port", String(port), "--sweep", "0.5",
                 ], port: port, log: folder.path + ".log")
             defer { unlink(service.log) }
+            // SIGTERM while the rebuild holds still mid-stream (its first file begun): however busy the machine, it
+            // comes during the rebuild (seen before: polling the folder every 10 ms, a loaded machine let the whole
+            // rebuild pass between two looks, and the test found the checkpoint already written).
+            let hold = folder.path + ".hold"
+            _ = FileManager.default.createFile(atPath: hold, contents: nil)
+            defer { unlink(hold) }
+            service.environment = ["TEAMWORK_TEST_HOLD_REBUILD": hold]
             try await service.start()
-            // SIGTERM as soon as the rebuild is seen writing files (a fixed delay was too long on a fast day).
             let checkpoint = folder.appending(path: "generator-state.json").path
-            func building() -> Bool {
-                ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).contains { $0.contains(".building-") }
-            }
-            for _ in 0..<1_000 where !building() && !FileManager.default.fileExists(atPath: checkpoint) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            #expect(
+                try await eventually(within: .seconds(60), every: .milliseconds(20)) {
+                    FileManager.default.fileExists(atPath: hold + ".reached")
+                }, "the rebuild reached its hold: \(service.logText)")
             #expect(!FileManager.default.fileExists(atPath: checkpoint), "the first rebuild is still running")
             service.signal(SIGTERM)
             let status = try await service.exitStatus(within: .seconds(10))

@@ -90,9 +90,11 @@ struct BlobUploadTests {
             // Until the server has noticed the cut, a new PATCH of the file is told to wait (503), as a
             // device would be; then sending from 0 again is refused (409) with where the server is.
             var wrong: TestResponse?
+            // A 503 may come before the server reads the body, and close the connection under the client: that
+            // is "not yet" too (seen once in a loaded full run: "I/O on closed channel" ended the test).
             try await expectEventually("the server is done with the cut upload") {
-                wrong = try await Self.send(client, digest, token: world.annToken, offset: 0, length: bytes.count, bytes[..<100])
-                return wrong?.status != .serviceUnavailable
+                wrong = try? await Self.send(client, digest, token: world.annToken, offset: 0, length: bytes.count, bytes[..<100])
+                return wrong.map { $0.status != .serviceUnavailable } ?? false
             }
             // What arrived before the cut stays: the device asks where the server is.
             let cut = try await Self.state(client, digest, token: world.annToken)

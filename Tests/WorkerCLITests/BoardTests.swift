@@ -432,10 +432,13 @@ struct BoardTests {
                 #expect(!reopened.status.isClosed && reopened.assigneeID == ann, "back to Ann's work: \(reopened.status)")
                 #expect(try await page.html().contains("Task \(free) reopened"))
 
-                // A new task from the form: the board shows it on its day.
+                // A new task from the form: the team's work by default (seen before: "a personal task"), with a
+                // checklist chosen there; the board shows it on its day.
+                _ = try await scene.manager.ok("checklist", "add", "Pump check", "--item", "pressure:number(bar):Pressure:required")
                 try await page.open(scene.board + "/new")
+                #expect(try await page.evaluate("document.querySelector('#team').value").string == "1", "red, the only team")
                 try await page.fill("#title", with: "Check pump station")
-                try await page.choose("1", in: "#team")
+                try await page.choose("Pump check", in: "#checklist")
                 try await page.fill("input[name=start]", with: "\(scene.today)T16:00")
                 try await page.fill("input[name=end]", with: "\(scene.today)T17:00")
                 try await page.clickAndWaitForNavigation("form[action='/board/tasks'] button[type=submit]")
@@ -444,6 +447,7 @@ struct BoardTests {
                     try await $0.listTasks().first { $0.title == "Check pump station" }
                 }
                 #expect(created?.createdBy == scene.people["max"])
+                #expect(created?.teamID != nil && created?.checklist?.name == "Pump check", "\(String(describing: created))")
             }
         }
     }

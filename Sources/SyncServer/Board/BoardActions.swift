@@ -191,10 +191,11 @@ extension BoardRoutes {
             let zone = try await store.timeZone(location: site?.id, team: team?.id, assignee: assignee?.id)
             let window = try Self.window(form, in: zone)
             let due = try (form["due"].flatMap { $0.isEmpty ? nil : $0 }).map { try zone.endOfDay(LocalDate(parsing: $0, field: "due")) }
-            let new = try NewTask(
+            var new = try NewTask(
                 title: form["title"] ?? "", description: description, priority: priority,
                 assignment: try Assignment(teamID: team?.id, assigneeID: assignee?.id), locationID: site?.id,
                 dueAt: due, requiredSkills: skills, window: window)
+            new.checklist = form["checklist"].flatMap { $0.isEmpty ? nil : $0 }
             let task = try await store.createTask(new, force: form["force"] == "1")
             return "Task \(task.id) created: \(task.title)"
         }

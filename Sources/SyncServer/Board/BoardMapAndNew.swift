@@ -43,17 +43,17 @@ extension BoardRoutes {
 
     func newTaskPage(_ request: Request, _ session: BoardSession, problem: BoardProblem?, form: FormFields?) async throws -> Response {
         let query = try query(request)
-        let (teams, workers, sites) = try await read { store in
+        let (teams, workers, sites, checklists) = try await read { store in
             (
                 try await store.listTeams().map(\.team), try await store.listPeople(role: .worker).filter(\.isActive),
-                try await store.listLocations(kind: .site)
+                try await store.listLocations(kind: .site), try await store.checklists().map(\.name)
             )
         }
         return BoardPages.response(
             BoardPages.layout(
                 title: "New task", session: session, current: "new", problem: problem?.message, bodyData: [("page", "new")],
                 main: BoardPages.newTask(
-                    teams: teams, workers: workers, sites: sites, session: session,
+                    teams: teams, workers: workers, sites: sites, checklists: checklists, session: session,
                     form: form ?? query,
                     back: "/board?"
                         + FormFields.query(query.pairs.filter { $0.name == "day" || $0.name == "team" }.map { ($0.name, $0.value) }))
@@ -94,10 +94,22 @@ extension BoardPages {
             """
     }
 
-    static func newTask(teams: [Team], workers: [Person], sites: [Location], session: BoardSession, form: FormFields, back: String) -> HTML
-    {
+    static func newTask(
+        teams: [Team], workers: [Person], sites: [Location], checklists: [String], session: BoardSession, form: FormFields, back: String
+    ) -> HTML {
         func selected(_ name: String, _ value: String) -> HTML { form[name] == value ? " selected" : .empty }
-        let teamOptions: [HTML] = teams.map { "<option value=\"\($0.id)\"\(selected("team", String($0.id)))>\($0.name)</option>" }
+        // The team the board showed (or the only one), unless the form came back with a choice: a new task
+        // is the team's work by default, not a personal task.
+        let team: String? = {
+            if let given = form["team"], given.isEmpty || Int64(given) != nil { return given }
+            let shown = teams.filter { form.all("team").contains($0.slug) }
+            if shown.count == 1 { return String(shown[0].id) }
+            return teams.count == 1 ? String(teams[0].id) : nil
+        }()
+        let teamOptions: [HTML] = teams.map {
+            "<option value=\"\($0.id)\"\(team == String($0.id) ? HTML(" selected") : .empty)>\($0.name)</option>"
+        }
+        let checklistOptions: [HTML] = checklists.map { "<option value=\"\($0)\"\(selected("checklist", $0))>\($0)</option>" }
         let workerOptions: [HTML] = workers.map {
             "<option value=\"\($0.id)\"\(selected("assignee", String($0.id)))>\($0.displayName)</option>"
         }
@@ -111,7 +123,7 @@ extension BoardPages {
             <input type="hidden" name="csrf" value="\(session.csrf)"><input type="hidden" name="back" value="\(back)">
             <label for="title">Title</label><input id="title" name="title" required maxlength="200" value="\(form["title"] ?? "")">
             <label for="description">Description</label><textarea id="description" name="description" rows="3">\(form["description"] ?? "")</textarea>
-            <label for="team">Team</label><select id="team" name="team"><option value="">none (a personal task)</option>\(teamOptions)</select>
+            <label for="team">Team</label><select id="team" name="team">\(teamOptions)<option value=""\(team == "" ? HTML(" selected") : .empty)>none (a personal task)</option></select>
             <label for="assignee">Assignee</label><select id="assignee" name="assignee"><option value="">nobody yet (free for the team)</option>\(workerOptions)</select>
             <label for="site">Site</label><select id="site" name="site"><option value="">none</option>\(siteOptions)</select>
             <label for="priority">Priority</label><select id="priority" name="priority">\(priorities)</select>
@@ -119,6 +131,7 @@ extension BoardPages {
             <label>From <input type="datetime-local" name="start" value="\(form["start"] ?? "")"></label>
             <label>to <input type="datetime-local" name="end" value="\(form["end"] ?? "")"></label></fieldset>
             <label for="due">Due (end of that day)</label><input id="due" name="due" type="date" value="\(form["due"] ?? "")">
+            <label for="checklist">Checklist</label><select id="checklist" name="checklist"><option value="">none</option>\(checklistOptions)</select>
             <label for="skills">Required skills (comma-separated)</label><input id="skills" name="skills" value="\(form["skills"] ?? "")">
             <label><input type="checkbox" name="force" value="1"> assign even without a required skill</label>
             <button type="submit">Create the task</button>
