@@ -26,7 +26,13 @@ struct ConflictsCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let conflicts = try await connection.withStore { try await $0.conflicts(includeResolved: all, taskID: task) }
+            let (conflicts, zones) = try await connection.withStore { store in
+                let conflicts = try await store.conflicts(includeResolved: all, taskID: task)
+                // Each on its task's clock, as task show has it.
+                var zones: [Int64: Zone] = [:]
+                for id in Set(conflicts.compactMap(\.taskID)) { zones[id] = try? await store.task(id: id).zone }
+                return (conflicts, zones)
+            }
             if output.json { return try Output.json(conflicts) }
             if conflicts.isEmpty {
                 Output.line(all ? "No conflicts." : "No open conflicts.")
@@ -40,7 +46,7 @@ struct ConflictsCommand: AsyncParsableCommand {
                         conflict.applied ? "yes" : "no",
                         conflict.taskID.map { "\($0) \(conflict.taskTitle ?? "(deleted)")" } ?? "-",
                         conflict.personName ?? String(conflict.personID), conflict.operation + (conflict.note.map { ": \($0)" } ?? ""),
-                        Output.date(conflict.madeAt), conflict.detail ?? "",
+                        Output.date(conflict.madeAt, in: conflict.taskID.flatMap { zones[$0] } ?? .utc), conflict.detail ?? "",
                     ]
                 }, maxWidth: 60)
         }
