@@ -386,6 +386,42 @@ struct BoardTests {
         }
     }
 
+    /// Proof of work on the task's page: a reading keeps its unit, and the photo that answers the
+    /// photo item shows once, as a thumbnail in the checklist (seen before: a SHA-256, the unit lost,
+    /// and the photo twice).
+    @Test func aReadingKeepsItsUnitAndTheAnsweringPhotoShowsOnceAsAThumbnail() async throws {
+        try await Self.withBoard { scene in
+            _ = try await scene.manager.ok(
+                "checklist", "add", "Meter", "--item", "reading:number(kWh,0..):Final reading:required", "--item",
+                "photo:photo:The meter:required")
+            let made = try await scene.manager.ok(
+                "task", "create", "--title", "Read meter", "--team", "red", "--assignee", "ann@example.org", "--checklist", "Meter",
+                "--window", "\(scene.today)T15:00/PT1H", "--json")
+            let task = try JSONOutput.decode(FieldTask.self, made).id
+            let home = scene.folder.appending(path: "ann-phone")
+            let photo = scene.folder.appending(path: "meter.jpg")
+            try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 7, count: 4_000)).write(to: photo)
+            try await expectEventually("Ann's phone has the task", within: .seconds(20)) {
+                _ = try await WorkerTool.run(home, "login", "--server", scene.service.url, "--token", scene.annToken)
+                return try await WorkerTool.run(home, "checklist", String(task)).status == 0
+            }
+            #expect(try await WorkerTool.run(home, "check", String(task), "reading", "48213").status == 0)
+            #expect(try await WorkerTool.run(home, "attach", String(task), photo.path).status == 0)
+            #expect(try await WorkerTool.run(home, "sync").status == 0)
+            try await expectEventually("the master has both answers", within: .seconds(30)) {
+                try await scene.task(task).answers.count == 2
+            }
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                try await page.open(scene.board + "/tasks/\(task)")
+                let html = try await page.html()
+                #expect(html.contains("48213 kWh"), "the reading with its unit")
+                #expect(try await page.evaluate("document.querySelectorAll('img.thumb').length").int == 1, "the photo as a thumbnail")
+                #expect(try await page.evaluate("document.querySelectorAll('.attachments figure').length").int == 0, "and only once")
+            }
+        }
+    }
+
     @Test func withJavaScriptOffEveryActionIsAFormThatPostsAndComesBack() async throws {
         try await Self.withBoard { scene in
             try await Self.withPage(javascript: false) { page in

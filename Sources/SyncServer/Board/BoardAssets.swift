@@ -81,6 +81,7 @@ enum BoardAssets {
         form.stacked { display: grid; grid-template-columns: minmax(0, 640px); gap: 6px; }
         .attachments figure { display: inline-block; margin: 0 12px 12px 0; max-width: 260px; }
         .attachments img { max-width: 100%; border: 1px solid var(--line); }
+        img.thumb { max-width: 160px; max-height: 120px; border: 1px solid var(--line); display: block; }
         #map { height: 70vh; min-height: 420px; border: 1px solid var(--line); background: #eef1f3; }
         .legend { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: center; margin: 6px 0; color: var(--muted); }
         .dot { display: inline-block; width: 12px; height: 12px; border-radius: 50%; border: 1px solid #333; }

@@ -167,9 +167,13 @@ extension BoardPages {
             if item.takesAttachment, let answer,
                 let attachment = view.attachments.first(where: { $0.sha256 == answer.value && $0.item == item.key })
             {
-                value = "<a href=\"/board/attachments/\(attachment.id)\">\(item.kind.rawValue) #\(attachment.id)</a>"
+                value =
+                    attachment.mediaType.hasPrefix("image/") && attachment.mediaType != "image/heic"
+                    ? "<a href=\"/board/attachments/\(attachment.id)\"><img class=\"thumb\" src=\"/board/attachments/\(attachment.id)\" alt=\"\(item.label)\" loading=\"lazy\"></a>"
+                    : "<a href=\"/board/attachments/\(attachment.id)\">\(item.kind.rawValue) #\(attachment.id)</a>"
             } else {
-                value = "\(answer?.value ?? "")"
+                // A reading keeps its unit.
+                value = "\(answer.map { $0.value + (item.unit.map { " \($0)" } ?? "") } ?? "")"
             }
             return
                 "<tr class=\"\(state)\"><th scope=\"row\">\(item.label)\(item.required ? " *" : "")</th><td>\(value)</td><td>\(state)</td><td>\(who)</td></tr>"
@@ -182,8 +186,13 @@ extension BoardPages {
     }
 
     static func attachments(_ view: TaskView) -> HTML {
-        guard !view.attachments.isEmpty else { return .empty }
-        let items: [HTML] = view.attachments.map { record in
+        // A file that answers a checklist item shows there (as a thumbnail), not a second time here.
+        let answering = view.attachments.filter { record in
+            record.item.flatMap { view.task.answers[$0]?.value } == record.sha256
+        }.map(\.id)
+        let shown = view.attachments.filter { !answering.contains($0.id) }
+        guard !shown.isEmpty else { return .empty }
+        let items: [HTML] = shown.map { record in
             let caption =
                 "\(record.item.map { "for \($0), " } ?? "")\(record.signer.map { "signed by \($0), " } ?? "")by \(view.names.people[record.personID] ?? String(record.personID)), \(when(record.capturedAt, in: view.task.zone))"
             if record.mediaType.hasPrefix("image/") && record.mediaType != "image/heic" {
