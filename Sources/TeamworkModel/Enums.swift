@@ -54,6 +54,9 @@ extension Priority {
 }
 
 extension TaskStatus {
+    /// The status as people read it: `in progress`.
+    public var words: String { rawValue.replacingOccurrences(of: "_", with: " ") }
+
     public static func parse(_ text: String) throws -> TaskStatus {
         try parseEnum(text.replacingOccurrences(of: "-", with: "_"), field: "status")
     }

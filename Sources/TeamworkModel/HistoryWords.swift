@@ -136,7 +136,7 @@ public struct HistoryWords: Sendable {
         }
     }
 
-    static func status(_ raw: String) -> String { raw.replacingOccurrences(of: "_", with: " ") }
+    static func status(_ raw: String) -> String { TaskStatus(rawValue: raw)?.words ?? raw }
     static func name(_ key: String) -> String {
         [
             "completion_note": "completion note", "location_id": "site", "due_at": "due", "window_start": "window from",

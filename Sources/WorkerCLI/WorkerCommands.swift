@@ -279,15 +279,7 @@ struct Status: AsyncParsableCommand {
             return change.operation == "complete" ? "; your completion stands (the dispatcher accepted it)" : "; now completed by you"
         }
         let holder = try task.assigneeID.map { $0 == me ? "yours" : "\(try store.personName($0) ?? "person \($0)")'s" }
-        let status: String =
-            switch task.status {
-            case .open: "open"
-            case .assigned: "assigned"
-            case .inProgress: "in progress"
-            case .completed: "completed"
-            case .cancelled: "cancelled"
-            }
-        return "; the task is now \(status)\(holder.map { ", \($0)" } ?? "")"
+        return "; the task is now \(task.status.words)\(holder.map { ", \($0)" } ?? "")"
     }
 }
 

@@ -129,13 +129,5 @@ enum BoardPages {
         return [site.name, site.address.singleLine].filter { !$0.isEmpty }.joined(separator: ", ")
     }
 
-    static func label(_ status: TaskStatus) -> String {
-        switch status {
-        case .open: "open"
-        case .assigned: "assigned"
-        case .inProgress: "in progress"
-        case .completed: "completed"
-        case .cancelled: "cancelled"
-        }
-    }
+    static func label(_ status: TaskStatus) -> String { status.words }
 }
