@@ -90,6 +90,13 @@ extension CentralStore {
         return Zone.reading(name)
     }
 
+    /// The tasks with these ids that exist, in one round trip (a deleted one is simply absent).
+    public func tasks(ids: [Int64]) async throws -> [Int64: FieldTask] {
+        guard !ids.isEmpty else { return [:] }
+        let found = try await rows("SELECT \(unescaped: Columns.task) FROM tasks k WHERE k.id = ANY(\(ids))").map(FieldTask.init(row:))
+        return Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0) })
+    }
+
     public func task(id: Int64) async throws -> FieldTask {
         let found = try await rows("SELECT \(unescaped: Columns.task) FROM tasks k WHERE k.id = \(id)")
         guard let row = found.first else { throw TeamworkError.notFound("no task with id \(id)") }

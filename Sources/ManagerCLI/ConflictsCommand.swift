@@ -29,8 +29,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             let (conflicts, zones) = try await connection.withStore { store in
                 let conflicts = try await store.conflicts(includeResolved: all, taskID: task)
                 // Each on its task's clock, as task show has it.
-                var zones: [Int64: Zone] = [:]
-                for id in Set(conflicts.compactMap(\.taskID)) { zones[id] = try? await store.task(id: id).zone }
+                let zones = try await store.tasks(ids: Array(Set(conflicts.compactMap(\.taskID)))).mapValues(\.zone)
                 return (conflicts, zones)
             }
             if output.json { return try Output.json(conflicts) }

@@ -24,14 +24,9 @@ struct ConflictsView: Sendable {
     static func load(_ store: CentralStore) async throws -> ConflictsView {
         let feed = try await store.boardHead()
         let open = try await store.conflicts()
-        var items: [Item] = []
-        for conflict in open.prefix(shown) {
-            var task: FieldTask?
-            if let id = conflict.taskID {
-                do { task = try await store.task(id: id) } catch let error as TeamworkError where error.code == .notFound { task = nil }
-            }
-            items.append(Item(conflict: conflict, task: task))
-        }
+        let listed = open.prefix(shown)
+        let tasks = try await store.tasks(ids: Array(Set(listed.compactMap(\.taskID))))
+        let items = listed.map { Item(conflict: $0, task: $0.taskID.flatMap { tasks[$0] }) }
         return ConflictsView(items: items, open: open.count, names: try await DisplayNames.load(store), feed: feed)
     }
 }
