@@ -92,10 +92,37 @@ let package = Package(
             name: "BlobStore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // What both web surfaces (the sync endpoint and the board) share: one shared connection to the
+        // master, budgets and per-address limits, 405 from the routes as registered, a 503 for a master away.
+        .target(
+            name: "ServerSupport",
+            dependencies: [
+                "TeamworkModel", "CentralStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // The dispatcher's web app (`/board`): pages, actions, the live feed, its stylesheet and scripts.
+        // Mounted by the service on the sync endpoint's router; knows nothing of the workers' sync.
+        .target(
+            name: "Board",
+            dependencies: [
+                "TeamworkModel", "CentralStore", "BlobStore", "HTMLText", "ServerSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.embedInCode("Assets/board.css"), .embedInCode("Assets/board.js"), .embedInCode("Assets/map.js")]
+        ),
+
         .target(
             name: "SyncServer",
             dependencies: [
-                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "HTMLText",
+                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "ServerSupport", "Board",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -156,7 +183,8 @@ let package = Package(
         .target(
             name: "ServiceCLI",
             dependencies: [
-                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "EventListener", "CommandLineSupport", "LocalPostgres",
+                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "Board", "EventListener", "CommandLineSupport",
+                "LocalPostgres",
                 "BlobStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -220,7 +248,7 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: [
                 "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
-                "HTMLText",
+                "HTMLText", "Board", "ServerSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

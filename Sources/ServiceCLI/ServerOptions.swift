@@ -1,4 +1,5 @@
 import ArgumentParser
+import Board
 import CentralStore
 import Foundation
 import SyncServer

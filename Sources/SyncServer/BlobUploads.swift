@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServerSupport
 import TeamworkModel
 
 #if canImport(Glibc)

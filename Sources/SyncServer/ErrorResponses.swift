@@ -1,6 +1,7 @@
 import BlobStore
 import HTTPTypes
 import Hummingbird
+import ServerSupport
 import TeamDatabase
 
 /// The storage errors a request can meet render themselves as HTTP answers (Hummingbird's

@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import Hummingbird
 import Logging
+import ServerSupport
 import SyncProtocol
 import TeamDatabase
 import TeamworkModel

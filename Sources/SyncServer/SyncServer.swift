@@ -1,9 +1,11 @@
 import BlobStore
+import Board
 import CentralStore
 import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServerSupport
 import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel
@@ -106,15 +108,13 @@ public enum SyncServer {
         }
         let cache = AccessCache(url: configuration.databaseURL, logger: logger)
         var parts: [any Service] = [store, cache, watch]
-        var board: BoardRoutes?
+        var board: BoardRoutes<SyncRequestContext>?
         if let boardConfiguration = configuration.board {
             // The board reads and acts through its own role (a manager's), on connections of its own.
-            let boardStore = SharedStore(url: boardConfiguration.databaseURL, logger: logger)
-            let feed = FeedWatch(url: boardConfiguration.databaseURL, logger: logger)
-            board = BoardRoutes(
-                configuration: boardConfiguration, store: boardStore, feed: feed,
-                blobs: try FileBlobStore(root: configuration.blobsFolder), secure: configuration.tls != nil, logger: logger)
-            parts += [boardStore, feed]
+            let routes = try BoardRoutes<SyncRequestContext>(
+                configuration: boardConfiguration, blobsFolder: configuration.blobsFolder, secure: configuration.tls != nil, logger: logger)
+            board = routes
+            parts += routes.services
         }
         let connections = Connections(quiesce: watch.shutDown)
         return Application(
@@ -175,7 +175,7 @@ public enum SyncServer {
     static func makeRouter(
         _ configuration: Configuration, store: SharedStore, cache: AccessCache,
         watch: ReplicaWatch, connections: Connections, stalled: StalledWrites,
-        board: BoardRoutes? = nil
+        board: BoardRoutes<SyncRequestContext>? = nil
     ) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.add(middleware: StreamSetup())

@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import Hummingbird
+import ServerSupport
 import TeamworkModel
 
 /// Checks `Authorization: Bearer <token>` against the central store (through

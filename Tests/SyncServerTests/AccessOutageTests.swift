@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServerSupport
 import TeamworkModel
 import TeamworkTestSupport
 import Testing

@@ -1,9 +1,11 @@
+import Board
 import Foundation
 import HTMLText
+import ServerSupport
 import TeamworkModel
 import Testing
 
-@testable import SyncServer
+@testable import Board
 
 /// The board's small parts whose mistakes would be holes: escaping, form reading,
 /// where a form may send you back to, the tile origin in the page's policy, the
@@ -34,13 +36,13 @@ struct BoardPartsTests {
 
     @Test func aFormSendsYouBackOnlyToTheBoard() {
         for good in ["/board", "/board?day=2026-12-01&team=red", "/board/tasks/12?back=%2Fboard", "/board/map"] {
-            #expect(BoardRoutes.back(good) == good)
+            #expect(FormFields.back(good) == good)
         }
         for bad in [
             "//evil.example/board", "https://evil.example/board", "/boardx", "/board\\@evil", "/board\u{0}",
             "/board\n/x", "javascript:alert(1)", "", nil,
         ] as [String?] {
-            #expect(BoardRoutes.back(bad) == "/board", "\(String(describing: bad))")
+            #expect(FormFields.back(bad) == "/board", "\(String(describing: bad))")
         }
     }
 
@@ -83,17 +85,17 @@ struct BoardPartsTests {
     @Test func aWindowFromTheFormIsTheTasksWallClockAndJunkIsRefused() throws {
         let zone = try Zone("Europe/Stockholm")
         let form = try #require(FormFields("start=2026-12-01T09:00&end=2026-12-01T11:30"))
-        let window = try #require(try BoardRoutes.window(form, in: zone))
+        let window = try #require(try form.window(in: zone))
         #expect(window.start == zone.instant(try LocalDate(parsing: "2026-12-01"), try LocalTime(parsing: "09:00")))
         #expect(window.end.timeIntervalSince(window.start) == 9_000)
         let empty = try #require(FormFields("start=&end="))
-        #expect(try BoardRoutes.window(empty, in: zone) == nil)
+        #expect(try empty.window(in: zone) == nil)
         for junk in [
             "start=2026-12-01T09:00junk&end=2026-12-01T11:00", "start=2026-12-01&end=2026-12-01T11:00",
             "start=2026-12-01T11:00&end=2026-12-01T09:00", "start=2026-13-01T09:00&end=2026-13-01T11:00",
         ] {
             let fields = try #require(FormFields(Substring(junk)))
-            #expect(throws: (any Error).self, "\(junk)") { try BoardRoutes.window(fields, in: zone) }
+            #expect(throws: (any Error).self, "\(junk)") { try fields.window(in: zone) }
         }
     }
 }

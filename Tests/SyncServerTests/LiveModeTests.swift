@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOEmbedded
 import ReplicaGenerator
+import ServerSupport
 import SyncProtocol
 import TeamDatabase
 import TeamworkModel

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import ServerSupport
 import TeamworkModel
 import TeamworkTestSupport
 import Testing

@@ -601,6 +601,53 @@ struct BoardTests {
         }
     }
 
+    /// The stylesheet and scripts are linked under names that carry a hash of their bytes and are
+    /// kept by browsers for a year; a name with another hash is nobody's file.
+    @Test func theBoardsStylesheetAndScriptsAreServedUnderHashedNamesAndKeptForAYear() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                let port = try #require(scene.service.port)
+                try await scene.signIn(page, token: scene.maxToken)
+                let cookies = try await page.send("Network.getCookies", ["urls": [scene.board]])
+                let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
+                let html = try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"]).text
+                let linked = html.matches(of: /\/board\/static\/(board|map)\.([0-9a-f]{10})\.(css|js)/).map { String($0.output.0) }
+                #expect(Set(linked.map { $0.split(separator: ".").last! }) == ["css", "js"], "\(linked)")
+                for path in linked {
+                    let answer = try await LocalHTTP.request(port: port, path)
+                    #expect(answer.status == 200 && answer.header("cache-control") == "public, max-age=31536000, immutable", "\(path)")
+                    #expect(answer.header("content-type")?.hasPrefix(path.hasSuffix(".css") ? "text/css" : "text/javascript") == true)
+                    #expect(answer.body.count > 500)
+                }
+                #expect(try await LocalHTTP.request(port: port, "/board/static/board.0000000000.css").status == 404)
+                #expect(try await LocalHTTP.request(port: port, "/board/static/board.css").status == 404)
+            }
+        }
+    }
+
+    /// A refusal met anywhere under /board answers for itself: the board's page for a browser,
+    /// JSON with the same status and line for the board's script.
+    @Test func aMissingTaskIsTheBoardsPageForABrowserAndJSONForItsScript() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                let port = try #require(scene.service.port)
+                try await scene.signIn(page, token: scene.maxToken)
+                let cookies = try await page.send("Network.getCookies", ["urls": [scene.board]])
+                let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
+                let cookie = "tw_session=\(secret)"
+                let html = try await LocalHTTP.request(
+                    port: port, "/board/tasks/987654", headers: ["Cookie": cookie, "Accept": "text/html"])
+                #expect(html.status == 404 && html.header("content-type")?.hasPrefix("text/html") == true)
+                #expect(html.text.contains("no task with id 987654") && html.text.contains("<!DOCTYPE html>"), "\(html.text)")
+                let json = try await LocalHTTP.request(
+                    port: port, "/board/tasks/987654", headers: ["Cookie": cookie, "Accept": "application/json"])
+                #expect(json.status == 404 && json.header("content-type")?.hasPrefix("application/json") == true)
+                let message = try JSONDecoder().decode([String: [String: String]].self, from: json.body)["error"]?["message"]
+                #expect(message == "no task with id 987654", "\(json.text)")
+            }
+        }
+    }
+
     /// The board's paths asked with a method they do not take are 405 with `Allow`, learnt from the
     /// routes as registered (no second list to keep in step).
     @Test func aBoardPathAskedWithAnotherMethodIs405WithItsAllow() async throws {

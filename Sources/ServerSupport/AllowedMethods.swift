@@ -9,7 +9,9 @@ import TeamworkModel
 /// know: a client (or a generated one) learns what it got wrong. The paths and
 /// their methods are the router's own, learnt once every route is added
 /// (``learn(from:)``): no second list to keep in step.
-struct AllowedMethods<Context: RequestContext>: RouterMiddleware {
+public struct AllowedMethods<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
     /// A path's segments (`*` stands for any one segment) and the methods it takes.
     struct Route: Sendable {
         var segments: [Substring]
@@ -23,7 +25,7 @@ struct AllowedMethods<Context: RequestContext>: RouterMiddleware {
     private let routes = Locked<[Route]>([])
 
     /// Takes the routes `router` has now: call it once all are added.
-    func learn<C>(from router: Router<C>) {
+    public func learn<C>(from router: Router<C>) {
         var learnt: [Route] = []
         for route in router.routes {
             // A captured parameter (`{id}`) or a wildcard stands for any one segment.
@@ -44,7 +46,7 @@ struct AllowedMethods<Context: RequestContext>: RouterMiddleware {
         routes.mutate { $0 = learnt }
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {

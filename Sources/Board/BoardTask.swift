@@ -33,7 +33,7 @@ extension BoardRoutes {
     func taskPage(_ id: Int64, _ request: Request, _ session: BoardSession, problem: BoardProblem?) async throws -> Response {
         let now = Date()
         let view = try await read { try await TaskView.load($0, id: id, now: now) }
-        let back = Self.back(try query(request)["back"])
+        let back = FormFields.back(try query(request)["back"])
         let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
         return BoardPages.response(
             BoardPages.layout(
@@ -45,11 +45,11 @@ extension BoardRoutes {
 
 extension BoardRoutes {
     /// `GET /board/tasks/:id/cancel`: what cancelling will do, and the one form that does it.
-    func cancelPage(_ request: Request, _ context: SyncRequestContext, _ session: BoardSession) async throws -> Response {
+    func cancelPage(_ request: Request, _ context: Context, _ session: BoardSession) async throws -> Response {
         let id = try taskID(context)
         let now = Date()
         let view = try await read { try await TaskView.load($0, id: id, now: now) }
-        let back = Self.back(try query(request)["back"])
+        let back = FormFields.back(try query(request)["back"])
         let task = view.task
         let holder = task.assigneeID.map { view.names.people[$0] ?? String($0) }
         let main: HTML =

@@ -33,8 +33,8 @@ extension BoardRoutes {
     }
 
     /// `GET /board/map.json?day=&team=`: what the live map redraws from (GeoJSON, as `map --geojson`).
-    func mapJSON(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
-        guard try await session(request, context) != nil else { return Self.json(["error": "sign in again"], status: .unauthorized) }
+    func mapJSON(_ request: Request, _ context: Context) async throws -> Response {
+        guard try await session(request, context) != nil else { throw BoardProblem(.unauthorized, "sign in again") }
         let (map, _) = try await mapData(try query(request), now: Date())
         return Response(
             status: .ok, headers: [.contentType: "application/geo+json; charset=utf-8", .cacheControl: "no-store"],

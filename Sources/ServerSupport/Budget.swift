@@ -5,20 +5,20 @@ import TeamworkModel
 /// reserved before the work it pays for starts, and given back by its ``Reservation``: once,
 /// whether the work ends, fails, or is never started (a response built and then dropped gives
 /// its place back when its body goes). A principal at zero is not kept.
-final class Budget<Principal: Hashable & Sendable>: Sendable {
+public final class Budget<Principal: Hashable & Sendable>: Sendable {
     /// Places one principal may hold at once.
-    let perPrincipal: Int
+    public let perPrincipal: Int
     /// Places all principals together may hold at once.
-    let total: Int
+    public let total: Int
     private let state = Locked<(counts: [Principal: Int], all: Int)>(([:], 0))
 
-    init(perPrincipal: Int, total: Int = .max) {
+    public init(perPrincipal: Int, total: Int = .max) {
         self.perPrincipal = perPrincipal
         self.total = total
     }
 
     /// Why a place was not given.
-    enum Refusal: Error, Equatable {
+    public enum Refusal: Error, Equatable {
         /// The principal holds ``perPrincipal`` places already.
         case principalFull
         /// All places are taken.
@@ -26,7 +26,7 @@ final class Budget<Principal: Hashable & Sendable>: Sendable {
     }
 
     /// A place, given back once by ``release()`` or when the reservation goes away.
-    final class Reservation: Sendable {
+    public final class Reservation: Sendable {
         private let budget: Budget
         private let principal: Principal
         private let released = Locked(false)
@@ -36,7 +36,7 @@ final class Budget<Principal: Hashable & Sendable>: Sendable {
             self.principal = principal
         }
 
-        func release() {
+        public func release() {
             guard
                 released.mutate({ done in
                     defer { done = true }
@@ -50,7 +50,7 @@ final class Budget<Principal: Hashable & Sendable>: Sendable {
     }
 
     /// Reserves a place for `principal`, or says why not.
-    func reserve(for principal: Principal) -> Result<Reservation, Refusal> {
+    public func reserve(for principal: Principal) -> Result<Reservation, Refusal> {
         let refusal = state.mutate { state -> Refusal? in
             guard state.all < total else { return .totalFull }
             guard state.counts[principal, default: 0] < perPrincipal else { return .principalFull }
@@ -70,5 +70,5 @@ final class Budget<Principal: Hashable & Sendable>: Sendable {
     }
 
     /// Everything reserved, and the principals holding it.
-    var totals: (all: Int, principals: Int) { state.mutate { ($0.all, $0.counts.count) } }
+    public var totals: (all: Int, principals: Int) { state.mutate { ($0.all, $0.counts.count) } }
 }

@@ -8,14 +8,14 @@ import TeamworkModel
 /// (``attempt(_:now:)``) and given back if it succeeds, or checked for room first (``allows(_:now:)``)
 /// and counted once it failed. An IPv6 address counts by its /64 (one host commonly holds a whole
 /// /64); an IPv4 address arriving on a dual-stack socket (`::ffff:192.0.2.7`) counts as itself.
-struct AddressLimiter: Sendable {
-    let perAddress: Int
+public struct AddressLimiter: Sendable {
+    public let perAddress: Int
     private let state = Locked<(windowStart: ContinuousClock.Instant, failures: [String: Int])>((.now, [:]))
 
-    init(perAddress: Int) { self.perAddress = perAddress }
+    public init(perAddress: Int) { self.perAddress = perAddress }
 
     /// The key an address counts under: IPv4 as it is (mapped into IPv6 or not), IPv6 by its first four groups.
-    static func key(_ address: String?) -> String {
+    public static func key(_ address: String?) -> String {
         guard let address, !address.isEmpty else { return "unknown" }
         guard address.contains(":") else { return address }
         let lowered = address.lowercased()
@@ -41,7 +41,7 @@ struct AddressLimiter: Sendable {
 
     /// Counts an attempt of `address` as failed before it is made; false (nothing counted) when
     /// the address has used its attempts this minute.
-    func attempt(_ address: String, now: ContinuousClock.Instant = .now) -> Bool {
+    public func attempt(_ address: String, now: ContinuousClock.Instant = .now) -> Bool {
         state.mutate { state in
             window(now, &state)
             guard state.failures[address, default: 0] < perAddress else { return false }
@@ -52,7 +52,7 @@ struct AddressLimiter: Sendable {
     }
 
     /// Whether `address` has failures to spare this minute (nothing counted).
-    func allows(_ address: String, now: ContinuousClock.Instant = .now) -> Bool {
+    public func allows(_ address: String, now: ContinuousClock.Instant = .now) -> Bool {
         state.mutate { state in
             window(now, &state)
             return state.failures[address, default: 0] < perAddress
@@ -60,7 +60,7 @@ struct AddressLimiter: Sendable {
     }
 
     /// Counts a failure of `address` found after the fact (an unknown session).
-    func failed(_ address: String, now: ContinuousClock.Instant = .now) {
+    public func failed(_ address: String, now: ContinuousClock.Instant = .now) {
         state.mutate { state in
             window(now, &state)
             if state.failures.count >= 100_000 { state.failures.removeAll() }
@@ -69,7 +69,7 @@ struct AddressLimiter: Sendable {
     }
 
     /// An attempt of `address` signed in: it no longer counts.
-    func succeeded(_ address: String, now: ContinuousClock.Instant = .now) {
+    public func succeeded(_ address: String, now: ContinuousClock.Instant = .now) {
         state.mutate { state in
             window(now, &state)
             if let count = state.failures[address] { state.failures[address] = count > 1 ? count - 1 : nil }

@@ -60,7 +60,7 @@ enum BoardPages {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(title) · Teamwork</title>
-            \(styles.map { "<link rel=\"stylesheet\" href=\"/board/static/\($0)\">\n" as HTML })<link rel="stylesheet" href="/board/static/board.css">
+            \((styles + ["board.css"]).map { "<link rel=\"stylesheet\" href=\"\(BoardAssets.path($0))\">\n" as HTML })
             \(session.map { "<meta name=\"csrf-token\" content=\"\($0.csrf)\">" as HTML } ?? .empty)
             </head>
             <body\(data)>
@@ -70,7 +70,7 @@ enum BoardPages {
             <main id="main">
             \(main)
             </main>
-            \(scripts.map { "<script src=\"/board/static/\($0)\" defer></script>\n" as HTML })</body>
+            \(scripts.map { "<script src=\"\(BoardAssets.path($0))\" defer></script>\n" as HTML })</body>
             </html>
             """
     }
@@ -130,4 +130,11 @@ enum BoardPages {
     }
 
     static func label(_ status: TaskStatus) -> String { status.words }
+
+    static func json(_ fields: [String: String], status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONEncoder().encode(fields)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
 }

@@ -159,7 +159,7 @@ extension BoardRoutes {
 extension BoardRoutes {
     /// `GET /board/day.csv?day=…&team=…`: the day the board shows, one row per task, by worker, for a
     /// spreadsheet (times on each task's own clock, named in its own column).
-    func dayCSV(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func dayCSV(_ request: Request, _ context: Context) async throws -> Response {
         guard try await session(request, context) != nil else { return redirect(to: "/board/sign-in") }
         let query = try query(request)
         let now = Date()

@@ -4,14 +4,15 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServerSupport
 import TeamworkModel
 
 extension BoardRoutes {
     /// `GET /board/changes?after=N`: answers `{"position": "M"}` as soon as the master's change
     /// feed is past (or, after a restore, before) `N`, else after ``BoardConfiguration/longPoll``.
     /// The board's script asks again at once, and redraws when the position moved.
-    func changes(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
-        guard try await session(request, context) != nil else { return Self.json(["error": "sign in again"], status: .unauthorized) }
+    func changes(_ request: Request, _ context: Context) async throws -> Response {
+        guard try await session(request, context) != nil else { throw BoardProblem(.unauthorized, "sign in again") }
         let after = try query(request)["after"]
         let deadline = ContinuousClock.now + configuration.longPoll
         while true {
@@ -19,7 +20,7 @@ extension BoardRoutes {
             let head = try await read { try await $0.boardHead() }
             let now = ContinuousClock.now
             if after == nil || head != after || now >= deadline || feed.isClosed || Task.isCancelled {
-                return Self.json(["position": head])
+                return BoardPages.json(["position": head])
             }
             await feed.pause(for: min(deadline - now, feed.isListening ? .seconds(5) : .seconds(1)), after: generation)
         }
@@ -29,25 +30,25 @@ extension BoardRoutes {
     /// JSON for the board's script, else back to the page the form came from (303) with
     /// a line saying what was done. Refusals: a page with the reason (or JSON), nothing changed.
     func act(
-        _ request: Request, _ context: SyncRequestContext, refused: (BoardProblem, BoardSession) async throws -> Response,
+        _ request: Request, _ context: Context, refused: (BoardProblem, BoardSession) async throws -> Response,
         _ body: @Sendable @escaping (CentralStore, FormFields) async throws -> String
     ) async throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
         guard let session = try await session(request, context) else {
-            if wantsJSON { return Self.json(["error": "your session has ended: sign in again"], status: .unauthorized) }
+            if wantsJSON { throw BoardProblem(.unauthorized, "your session has ended: sign in again") }
             return redirect(to: "/board/sign-in?ended=1")
         }
         let form = try await readForm(request)
         guard checkForgery(request, form, expected: session.csrf) else {
             logger.notice(
                 "board: refused a forged or stale form", metadata: ["person": "\(session.person.id)", "path": "\(request.uri.path)"])
-            return forged(json: wantsJSON)
+            throw forged
         }
         // A transaction as the signed-in person holds a master connection: reserved before it is opened.
         guard case .success(let place) = actions.reserve(for: session.person.id) else {
             let problem = BoardProblem(
                 .serviceUnavailable, "The board is busy with other changes: nothing was changed; try again in a moment.")
-            if wantsJSON { return busy(Self.json(["error": problem.message], status: problem.status), retryAfter: 1) }
+            if wantsJSON { throw problem }
             return busy(try await refused(problem, session), retryAfter: 1)
         }
         defer { place.release() }
@@ -60,26 +61,26 @@ extension BoardRoutes {
                 try await body(store, form)
             }
         } catch {
-            var known = (error as? BoardProblem) ?? BoardProblem.from(error)
-            if known == nil, (error as? TeamworkError)?.code == .unavailable || error is QueryDeadlineExceeded {
+            var known = (error as? any ShownError).map(BoardProblem.init)
+            if known?.status == .serviceUnavailable || error is QueryDeadlineExceeded {
                 known = BoardProblem(
                     .serviceUnavailable, "The master database is not available: nothing was changed; try again in a moment.")
             }
-            guard let problem = known else {
+            guard let problem = known, problem.status.code < 500 || problem.status == .serviceUnavailable else {
                 logger.error("board: an action failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
                 throw error
             }
-            if wantsJSON { return Self.json(["error": problem.message], status: problem.status) }
+            if wantsJSON { throw problem }
             return try await refused(problem, session)
         }
         logger.info("board: \(message)", metadata: ["person": "\(session.person.id)"])
-        if wantsJSON { return Self.json(["message": message]) }
-        var response = redirect(to: Self.back(form["back"]))
+        if wantsJSON { return BoardPages.json(["message": message]) }
+        var response = redirect(to: FormFields.back(form["back"]))
         response.headers[values: .setCookie].append(cookie(Self.flashCookie, FormFields.encode(message), path: "/board", maxAge: 60))
         return response
     }
 
-    func taskAction(_ request: Request, _ context: SyncRequestContext, action named: String? = nil) async throws -> Response {
+    func taskAction(_ request: Request, _ context: Context, action named: String? = nil) async throws -> Response {
         let id = try taskID(context)
         let action = named ?? context.parameters.get("action") ?? ""
         let refused: (BoardProblem, BoardSession) async throws -> Response = { problem, session in
@@ -88,7 +89,7 @@ extension BoardRoutes {
         switch action {
         case "assign":
             return try await act(request, context, refused: refused) { store, form in
-                let version = try Self.version(form)
+                let version = try form.version()
                 let current = try await store.task(id: id)
                 guard let text = form["person"], let personID = Int64(text) else {
                     throw BoardProblem(.unprocessableContent, "choose whom to assign task \(id) to")
@@ -129,7 +130,7 @@ extension BoardRoutes {
                 }
                 let task = try await store.assignTask(
                     id: id, to: try Assignment(teamID: team, assigneeID: nil),
-                    expectedVersion: try Self.version(form))
+                    expectedVersion: try form.version())
                 return "Task \(task.id) is free for its team again"
             }
         case "priority":
@@ -138,24 +139,24 @@ extension BoardRoutes {
                     throw BoardProblem(
                         .unprocessableContent, "priority must be one of \(Priority.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
-                let task = try await store.updateTask(id: id, TaskChanges(priority: priority), expectedVersion: try Self.version(form))
+                let task = try await store.updateTask(id: id, TaskChanges(priority: priority), expectedVersion: try form.version())
                 return "Task \(task.id) is now \(priority.rawValue) priority"
             }
         case "window":
             return try await act(request, context, refused: refused) { store, form in
                 let current = try await store.task(id: id)
-                let window = try Self.window(form, in: current.zone)
-                let task = try await store.updateTask(id: id, TaskChanges(window: .some(window)), expectedVersion: try Self.version(form))
+                let window = try form.window(in: current.zone)
+                let task = try await store.updateTask(id: id, TaskChanges(window: .some(window)), expectedVersion: try form.version())
                 return "Task \(task.id) moved to \(window.map { BoardPages.span($0, in: task.zone, withZone: true) } ?? "no window")"
             }
         case "cancel":
             return try await act(request, context, refused: refused) { store, form in
-                let task = try await store.cancelTask(id: id, expectedVersion: try Self.version(form))
+                let task = try await store.cancelTask(id: id, expectedVersion: try form.version())
                 return "Task \(task.id) cancelled (reopen it from its page to undo)"
             }
         case "reopen":
             return try await act(request, context, refused: refused) { store, form in
-                let task = try await store.reopenTask(id: id, expectedVersion: try Self.version(form))
+                let task = try await store.reopenTask(id: id, expectedVersion: try form.version())
                 return "Task \(task.id) reopened"
             }
         default:
@@ -163,7 +164,7 @@ extension BoardRoutes {
         }
     }
 
-    func createTask(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func createTask(_ request: Request, _ context: Context) async throws -> Response {
         let fields = Locked<FormFields?>(nil)
         return try await act(
             request, context,
@@ -189,7 +190,7 @@ extension BoardRoutes {
                 } ?? .normal
             let skills = try Skills.parse(form["skills"] ?? "", most: Skills.mostPerTask, field: "skills")
             let zone = try await store.timeZone(location: site?.id, team: team?.id, assignee: assignee?.id)
-            let window = try Self.window(form, in: zone)
+            let window = try form.window(in: zone)
             let due = try (form["due"].flatMap { $0.isEmpty ? nil : $0 }).map { try zone.endOfDay(LocalDate(parsing: $0, field: "due")) }
             var new = try NewTask(
                 title: form["title"] ?? "", description: description, priority: priority,
@@ -201,32 +202,9 @@ extension BoardRoutes {
         }
     }
 
-    /// The version a form was made from: a change to a task someone changed since is refused (409).
-    static func version(_ form: FormFields) throws -> Int? {
-        guard let text = form["version"], !text.isEmpty else { return nil }
-        guard let version = Int(text), version > 0 else { throw BoardProblem(.unprocessableContent, "version must be a positive number") }
-        return version
-    }
-
-    /// `start` and `end` as `YYYY-MM-DDTHH:MM` on the task's wall clock (what `<input type=datetime-local>`
-    /// sends); both empty: no window.
-    static func window(_ form: FormFields, in zone: Zone) throws -> TimeWindow? {
-        let start = form["start"] ?? "", end = form["end"] ?? ""
-        if start.isEmpty && end.isEmpty { return nil }
-        func instant(_ text: String, _ field: String) throws -> Date {
-            let parts = text.split(separator: "T", maxSplits: 1)
-            guard parts.count == 2, [5, 8].contains(parts[1].utf8.count), text.utf8.count <= 19 else {
-                throw BoardProblem(.unprocessableContent, "\(field) must be a date and a time, like 2026-12-01T09:00")
-            }
-            let time = String(parts[1])
-            return zone.instant(try LocalDate(parsing: String(parts[0]), field: field), try LocalTime(parsing: time, field: field))
-        }
-        return try TimeWindow(start: try instant(start, "start"), end: try instant(end, "end"))
-    }
-
     /// `GET /board/attachments/{id}`: a photo, signature or PDF of a task, to the signed-in only.
     /// Served as the type it was checked to be, never sniffed, never run (a sandbox CSP); PDFs download.
-    func attachment(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func attachment(_ request: Request, _ context: Context) async throws -> Response {
         guard try await session(request, context) != nil else { throw BoardProblem(.unauthorized, "sign in to see attachments") }
         guard let text = context.parameters.get("id"), let id = Int64(text) else { throw BoardProblem(.notFound, "no such attachment") }
         let record = try await read { store -> AttachmentRecord? in
@@ -255,5 +233,30 @@ extension BoardRoutes {
             headers[.contentDisposition] = "attachment; filename=\"task-\(record.taskID ?? 0)-attachment-\(record.id).pdf\""
         }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension FormFields {
+    /// The version a form was made from: a change to a task someone changed since is refused (409).
+    func version() throws -> Int? {
+        guard let text = self["version"], !text.isEmpty else { return nil }
+        guard let version = Int(text), version > 0 else { throw BoardProblem(.unprocessableContent, "version must be a positive number") }
+        return version
+    }
+
+    /// `start` and `end` as `YYYY-MM-DDTHH:MM` on the task's wall clock (what `<input type=datetime-local>`
+    /// sends); both empty: no window.
+    func window(in zone: Zone) throws -> TimeWindow? {
+        let start = self["start"] ?? "", end = self["end"] ?? ""
+        if start.isEmpty && end.isEmpty { return nil }
+        func instant(_ text: String, _ field: String) throws -> Date {
+            let parts = text.split(separator: "T", maxSplits: 1)
+            guard parts.count == 2, [5, 8].contains(parts[1].utf8.count), text.utf8.count <= 19 else {
+                throw BoardProblem(.unprocessableContent, "\(field) must be a date and a time, like 2026-12-01T09:00")
+            }
+            let time = String(parts[1])
+            return zone.instant(try LocalDate(parsing: String(parts[0]), field: field), try LocalTime(parsing: time, field: field))
+        }
+        return try TimeWindow(start: try instant(start, "start"), end: try instant(end, "end"))
     }
 }

@@ -5,6 +5,8 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServerSupport
+import ServiceLifecycle
 import TeamworkModel
 
 /// The board's routes (docs/security.md, "The board"). Every page and action
@@ -13,7 +15,7 @@ import TeamworkModel
 /// browser says where it comes from (`Origin`, `Sec-Fetch-Site`), comes from
 /// the board itself. Changes are made through the board's database role with
 /// the signed-in person as the actor: the task history names them.
-struct BoardRoutes: Sendable {
+public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     let configuration: BoardConfiguration
     /// Reads, through the board's own role (one shared connection).
     let store: SharedStore
@@ -31,11 +33,24 @@ struct BoardRoutes: Sendable {
     let actions: Budget<Int64>
     let logger: Logger
 
-    static let sessionCookie = "tw_session"
-    static let signInCookie = "tw_signin"
-    static let flashCookie = "tw_flash"
+    static var sessionCookie: String { "tw_session" }
+    static var signInCookie: String { "tw_signin" }
+    static var flashCookie: String { "tw_flash" }
     /// The most a form's body may hold.
-    static let formLimit = 64 * 1024
+    static var formLimit: Int { 64 * 1024 }
+
+    /// The board for `configuration`, on connections of its own (its database role, a manager's), showing
+    /// the proof-of-work files kept in `blobsFolder`. `secure`: the service itself serves HTTPS.
+    /// Run ``services`` beside the server: its shared connection and the feed it waits on.
+    public init(configuration: BoardConfiguration, blobsFolder: URL, secure: Bool, logger: Logger) throws {
+        self.init(
+            configuration: configuration, store: SharedStore(url: configuration.databaseURL, logger: logger),
+            feed: FeedWatch(url: configuration.databaseURL, logger: logger), blobs: try FileBlobStore(root: blobsFolder),
+            secure: secure, logger: logger)
+    }
+
+    /// What runs beside the server for the board.
+    public var services: [any Service] { [store, feed] }
 
     init(configuration: BoardConfiguration, store: SharedStore, feed: FeedWatch, blobs: FileBlobStore, secure: Bool, logger: Logger) {
         self.configuration = configuration
@@ -50,47 +65,43 @@ struct BoardRoutes: Sendable {
         self.logger = logger
     }
 
-    func add(to router: Router<SyncRequestContext>) {
-        router.get("/board") { request, context in try await page(request, context) { session in try await boardPage(request, session) } }
-        router.get("/board/sign-in") { request, _ in signInPage(request, problem: nil) }
-        router.post("/board/sign-in") { request, context in try await signIn(request, context) }
-        router.post("/board/sign-out") { request, context in try await signOut(request, context) }
-        router.get("/board/changes") { request, context in try await changes(request, context) }
-        router.get("/board/map") { request, context in try await page(request, context) { session in try await mapPage(request, session) } }
-        router.get("/board/map.json") { request, context in try await mapJSON(request, context) }
-        router.get("/board/day.csv") { request, context in try await dayCSV(request, context) }
-        router.get("/board/new") { request, context in
+    /// Adds the board's routes, under `/board`.
+    public func add(to router: Router<Context>) {
+        let board = router.group("board").add(middleware: BoardErrorPages<Context>())
+        board.get() { request, context in try await page(request, context) { session in try await boardPage(request, session) } }
+        board.get("sign-in") { request, _ in signInPage(request, problem: nil) }
+        board.post("sign-in") { request, context in try await signIn(request, context) }
+        board.post("sign-out") { request, context in try await signOut(request, context) }
+        board.get("changes") { request, context in try await changes(request, context) }
+        board.get("map") { request, context in try await page(request, context) { session in try await mapPage(request, session) } }
+        board.get("map.json") { request, context in try await mapJSON(request, context) }
+        board.get("day.csv") { request, context in try await dayCSV(request, context) }
+        board.get("new") { request, context in
             try await page(request, context) { session in try await newTaskPage(request, session, problem: nil, form: nil) }
         }
-        router.post("/board/tasks") { request, context in try await createTask(request, context) }
-        router.get("/board/tasks/:id") { request, context in
+        board.post("tasks") { request, context in try await createTask(request, context) }
+        board.get("tasks/:id") { request, context in
             let id = try taskID(context)
             return try await page(request, context) { session in try await taskPage(id, request, session, problem: nil) }
         }
         // The literal path takes every method for itself: its POST is registered with it.
-        router.get("/board/tasks/:id/cancel") { request, context in
+        board.get("tasks/:id/cancel") { request, context in
             try await page(request, context) { session in try await cancelPage(request, context, session) }
         }
-        router.post("/board/tasks/:id/cancel") { request, context in try await taskAction(request, context, action: "cancel") }
-        router.post("/board/tasks/:id/:action") { request, context in try await taskAction(request, context) }
-        router.get("/board/conflicts") { request, context in
+        board.post("tasks/:id/cancel") { request, context in try await taskAction(request, context, action: "cancel") }
+        board.post("tasks/:id/:action") { request, context in try await taskAction(request, context) }
+        board.get("conflicts") { request, context in
             try await page(request, context) { session in try await conflictsPage(request, session) }
         }
-        router.post("/board/conflicts/:id/:action") { request, context in try await conflictAction(request, context) }
-        router.get("/board/attachments/:id") { request, context in try await attachment(request, context) }
-        router.get("/board/static/:file") { _, context in try staticFile(context) }
+        board.post("conflicts/:id/:action") { request, context in try await conflictAction(request, context) }
+        board.get("attachments/:id") { request, context in try await attachment(request, context) }
+        board.get("static/:file") { _, context in try staticFile(context) }
     }
 
-    /// Reads through the board's shared connection; a refusal of the store's (no such task, a
-    /// malformed day) is the board's 404 or 422, not the 503 of a store that is away.
+    /// Reads through the board's shared connection: a refusal of the store's (no such task, a
+    /// malformed day) answers for itself, a store that is away is a 503 (``SharedStore``).
     func read<R: Sendable>(_ body: @escaping @Sendable (CentralStore) async throws -> R) async throws -> R {
-        try await store.run { central in
-            do {
-                return try await body(central)
-            } catch let error as TeamworkError {
-                throw BoardProblem.from(error) ?? error
-            }
-        }
+        try await store.run(body)
     }
 
     // MARK: Sessions
@@ -101,7 +112,7 @@ struct BoardRoutes: Sendable {
     /// their office's address); any other has at most ``sessionLookups``' share going at once per
     /// address (reserved before the master is asked), and an address whose cookies named no session
     /// ten times this minute is refused without asking, as for failed sign-ins.
-    func session(_ request: Request, _ context: SyncRequestContext) async throws -> BoardSession? {
+    func session(_ request: Request, _ context: Context) async throws -> BoardSession? {
         guard let secret = request.cookies[Self.sessionCookie]?.value, secret.utf8.count == 43 else { return nil }
         let digest = TokenDigest(secret: secret)
         let now = ContinuousClock.now
@@ -139,7 +150,7 @@ struct BoardRoutes: Sendable {
     }
 
     /// A page for the signed-in; anyone else goes to the sign-in page (told their session ended, if they had one).
-    func page(_ request: Request, _ context: SyncRequestContext, _ body: (BoardSession) async throws -> Response) async throws -> Response {
+    func page(_ request: Request, _ context: Context, _ body: (BoardSession) async throws -> Response) async throws -> Response {
         guard let session = try await session(request, context) else {
             let had = request.cookies[Self.sessionCookie] != nil
             var response = redirect(to: "/board/sign-in" + (had ? "?ended=1" : ""))
@@ -212,7 +223,7 @@ struct BoardRoutes: Sendable {
         return response
     }
 
-    func signIn(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func signIn(_ request: Request, _ context: Context) async throws -> Response {
         let form: FormFields
         do { form = try await readForm(request) } catch let problem as BoardProblem {
             return signInPage(request, problem: problem.message, status: problem.status)
@@ -273,12 +284,12 @@ struct BoardRoutes: Sendable {
         }
     }
 
-    func signOut(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func signOut(_ request: Request, _ context: Context) async throws -> Response {
         guard let secret = request.cookies[Self.sessionCookie]?.value, let session = try await session(request, context) else {
             return redirect(to: "/board/sign-in")
         }
         let form = try await readForm(request)
-        guard checkForgery(request, form, expected: session.csrf) else { return forged(json: false) }
+        guard checkForgery(request, form, expected: session.csrf) else { throw forged }
         try await store.run { try await $0.closeBoardSession(secret: secret) }
         logger.info("board: signed out", metadata: ["person": "\(session.person.id)"])
         var response = redirect(to: "/board/sign-in")
@@ -293,10 +304,10 @@ struct BoardRoutes: Sendable {
         return response
     }
 
-    func forged(json: Bool) -> Response {
-        let message = "This form did not come from your board session (CSRF token missing or wrong): reload the page and try again."
-        if json { return Self.json(["error": message], status: .forbidden) }
-        return BoardPages.response(BoardPages.problemPage(message), status: .forbidden, configuration: configuration)
+    /// The refusal of a form that did not come from the session (a page, or JSON for the board's script).
+    var forged: BoardProblem {
+        BoardProblem(
+            .forbidden, "This form did not come from your board session (CSRF token missing or wrong): reload the page and try again.")
     }
 
     // MARK: Responses
@@ -305,24 +316,7 @@ struct BoardRoutes: Sendable {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    static func json(_ fields: [String: String], status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? JSONEncoder().encode(fields)) ?? Data("{}".utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    /// Where a form said to go back to, if it is a page of the board; else the board.
-    static func back(_ value: String?) -> String {
-        guard let value, value.hasPrefix("/board"), !value.hasPrefix("//"), value.utf8.count <= 2_000,
-            value.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\\" })
-        else { return "/board" }
-        let rest = value.dropFirst("/board".count)
-        guard rest.isEmpty || rest.hasPrefix("/") || rest.hasPrefix("?") else { return "/board" }
-        return value
-    }
-
-    func taskID(_ context: SyncRequestContext) throws -> Int64 {
+    func taskID(_ context: Context) throws -> Int64 {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
             throw BoardProblem(.notFound, "no such task")
         }
@@ -331,70 +325,71 @@ struct BoardRoutes: Sendable {
 
     // MARK: Static files
 
-    func staticFile(_ context: SyncRequestContext) throws -> Response {
+    func staticFile(_ context: Context) throws -> Response {
         let name = context.parameters.get("file") ?? ""
-        let type: String
-        let bytes: ByteBuffer
-        switch name {
-        case "board.js": (type, bytes) = ("text/javascript; charset=utf-8", ByteBuffer(string: BoardAssets.boardJS))
-        case "map.js": (type, bytes) = ("text/javascript; charset=utf-8", ByteBuffer(string: BoardAssets.mapJS))
-        case "board.css": (type, bytes) = ("text/css; charset=utf-8", ByteBuffer(string: BoardAssets.css))
-        case "leaflet.js", "leaflet.css":
-            // Only these two names, read from the configured folder: no path from the request reaches the disk.
-            let minified = name.replacingOccurrences(of: ".js", with: ".min.js")
-            guard
-                let data = FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: minified).path)
-                    ?? FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: name).path)
-            else {
-                throw BoardProblem(.notFound, "Leaflet is not installed here (apt-get install libjs-leaflet, or --leaflet-dir)")
-            }
-            (type, bytes) = (name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8", ByteBuffer(bytes: data))
-        default:
-            throw BoardProblem(.notFound, "no such file")
+        if let asset = BoardAssets.served[name] {
+            // Its name changes with its bytes: kept for a year, never asked again.
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: asset.contentType, .cacheControl: "public, max-age=31536000, immutable",
+                    HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                ],
+                body: .init(byteBuffer: asset.bytes))
+        }
+        guard name == "leaflet.js" || name == "leaflet.css" else { throw BoardProblem(.notFound, "no such file") }
+        // Only these two names, read from the configured folder: no path from the request reaches the disk.
+        let minified = name.replacingOccurrences(of: ".js", with: ".min.js")
+        guard
+            let data = FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: minified).path)
+                ?? FileManager.default.contents(atPath: configuration.leafletDirectory.appending(path: name).path)
+        else {
+            throw BoardProblem(.notFound, "Leaflet is not installed here (apt-get install libjs-leaflet, or --leaflet-dir)")
         }
         return Response(
             status: .ok,
             headers: [
-                .contentType: type, .cacheControl: "private, max-age=300",
-                HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                .contentType: name.hasSuffix(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8",
+                .cacheControl: "private, max-age=300", HTTPField.Name("X-Content-Type-Options")!: "nosniff",
             ],
-            body: .init(byteBuffer: bytes))
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 
 /// A refusal of the board's, with the status it answers and a line for the person.
-struct BoardProblem: Error, HTTPResponseError {
+struct BoardProblem: ShownError {
     var status: HTTPResponse.Status
     var message: String
+    var shownMessage: String { message }
 
     init(_ status: HTTPResponse.Status, _ message: String) {
         self.status = status
         self.message = message
     }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        let wantsJSON = request.headers[.accept]?.contains("application/json") == true
-        var response =
-            wantsJSON
-            ? BoardRoutes.json(["error": message], status: status)
-            : BoardPages.response(BoardPages.problemPage(message), status: status, configuration: nil)
-        if status == .tooManyRequests || status == .serviceUnavailable {
-            response.headers[.retryAfter] = status == .tooManyRequests ? "60" : "1"
-        }
-        return response
+    /// The board's words for any error that answers for itself: a rule a manager may override
+    /// says where to do so.
+    init(_ error: any ShownError) {
+        let overridable = (error as? TeamworkError)?.overridable == true
+        self.init(
+            error.status,
+            error.shownMessage + (overridable ? ": open the task and tick “even without a required skill” to do it anyway" : ""))
     }
+}
 
-    /// The problem a store error comes to.
-    static func from(_ error: any Error) -> BoardProblem? {
-        guard let error = error as? TeamworkError else { return nil }
-        switch error.code {
-        case .notFound: return BoardProblem(.notFound, error.message)
-        case .conflict:
-            return BoardProblem(
-                .conflict,
-                error.message + (error.overridable ? ": open the task and tick “even without a required skill” to do it anyway" : ""))
-        case .invalidInput, .usage: return BoardProblem(.unprocessableContent, error.message)
-        default: return nil
+/// Every error a board route meets answers for itself (``ShownError``): as JSON to the board's
+/// script, and as the board's page, with the same status and line, to a browser.
+struct BoardErrorPages<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as any ShownError {
+            guard request.headers[.accept]?.contains("application/json") != true else { throw error }
+            let answer = try error.response(from: request, context: context)
+            var response = BoardPages.response(
+                BoardPages.problemPage(BoardProblem(error).message), status: error.status, configuration: nil)
+            response.headers[.retryAfter] = answer.headers[.retryAfter]
+            return response
         }
     }
 }

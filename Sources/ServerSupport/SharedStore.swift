@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import TeamworkModel
 
 /// One connection to the central store, shared by all requests: opening a
 /// PostgreSQL connection per request costs more than the request itself.
@@ -13,9 +14,9 @@ import ServiceLifecycle
 /// Every connection it opens is closed exactly once: requests that arrive
 /// while one is being opened wait for that one instead of opening their own,
 /// and a connection replaced after a failure is closed, not dropped.
-actor SharedStore: Service {
-    let url: DatabaseURL
-    let logger: Logger
+public actor SharedStore: Service {
+    public let url: DatabaseURL
+    public let logger: Logger
     private var current: Connection?
     private var connecting: Task<Connection, any Error>?
     private var shutDown = false
@@ -26,17 +27,20 @@ actor SharedStore: Service {
         init(_ store: CentralStore) { self.store = store }
     }
 
-    init(url: DatabaseURL, logger: Logger) {
+    public init(url: DatabaseURL, logger: Logger) {
         self.url = url
         self.logger = logger
     }
 
     /// Any failure to reach the store comes out as ``StoreUnavailable`` (503),
-    /// logged here once: no route can answer it with a 500.
-    func run<R: Sendable>(_ body: @Sendable (CentralStore) async throws -> R) async throws -> R {
+    /// logged here once: no route can answer it with a 500. A refusal of the store's (no such
+    /// task, a stale version) goes on as it is, to answer for itself (``ShownError``).
+    public func run<R: Sendable>(_ body: @Sendable (CentralStore) async throws -> R) async throws -> R {
         do {
             return try await attempt(body)
-        } catch let error as any HTTPResponseError {
+        } catch let error as TeamworkError where error.status.code < 500 {
+            throw error
+        } catch let error as any HTTPResponseError where !(error is TeamworkError) {
             throw error
         } catch is CancellationError {
             throw StoreUnavailable()
@@ -62,7 +66,7 @@ actor SharedStore: Service {
     }
 
     /// Waits for the application's shutdown, then closes the connection.
-    func run() async throws {
+    public func run() async throws {
         try? await gracefulShutdown()
         shutDown = true
         let open = current

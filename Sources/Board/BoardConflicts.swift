@@ -52,7 +52,7 @@ extension BoardRoutes {
     }
 
     /// `POST /board/conflicts/:id/accept` (the completion as the worker's work) and `…/dismiss` (with a reason).
-    func conflictAction(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func conflictAction(_ request: Request, _ context: Context) async throws -> Response {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
             throw BoardProblem(.notFound, "no such conflict")
         }

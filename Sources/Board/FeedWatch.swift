@@ -1,6 +1,7 @@
 import CentralStore
 import Foundation
 import Logging
+import ServerSupport
 import ServiceLifecycle
 import TeamworkModel
 
