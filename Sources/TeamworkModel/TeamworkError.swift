@@ -1,6 +1,7 @@
-/// The one error type of Teamwork's libraries: a machine-readable code and a
-/// message fit to show a user. Messages never contain secrets or personal data
-/// (no emails, no query values): they name the field or the id instead.
+/// The error a person is told about, from every library: a machine-readable code and a
+/// message fit to show a user (the command-line tools map the code to an exit status; the
+/// HTTP edge to a status, docs/architecture.md "Errors"). Messages never contain secrets or
+/// personal data (no emails, no query values): they name the field or the id instead.
 public struct TeamworkError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is; the CLI maps each code to its own exit status.
     public enum Code: String, Sendable, Equatable, CaseIterable {

@@ -133,6 +133,16 @@ public final class ServiceProcess: @unchecked Sendable {
 
     public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }
 
+    /// What a failed test shows of the log: the crash, if the service crashed (Swift's backtrace
+    /// puts the crashing thread first, then every other thread: a log's tail would show only the
+    /// last ones), else the log's last `characters`.
+    public func logTail(_ characters: Int = 3_000) -> String {
+        let text = logText
+        guard let crash = text.range(of: "💣") ?? text.range(of: "Fatal error") else { return String(text.suffix(characters)) }
+        let before = text[..<crash.lowerBound].suffix(characters / 3)
+        return String(before + text[crash.lowerBound...].prefix(characters * 2))
+    }
+
     public static func freePort() -> Int {
         let (port, fd) = boundLoopbackSocket()
         close(fd)

@@ -204,7 +204,7 @@ struct PlanTests {
                 try await Tool.service.run(["verify", "--database-url", world.url.connectionString, "--replicas", world.replicas.path])
                     .status == 0
             }
-            #expect(service.logText.contains("plan occurrences made"), "\(service.logText.suffix(2000))")
+            #expect(service.logText.contains("plan occurrences made"), "\(service.logTail(2000))")
             #expect(try await service.stop() == 0)
         }
     }

@@ -118,7 +118,7 @@ struct ServiceFailureTests {
                         port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)
                     ).status
                 } catch {
-                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
+                    Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(service.threadStacks())")
                     throw error
                 }
             }
@@ -128,7 +128,7 @@ struct ServiceFailureTests {
             try await expectEventually("the service sees the master gone", within: .seconds(20)) {
                 service.logText.contains("retrying") || service.logText.contains("reconnecting")
             }
-            #expect(try await get(token) == 200, "a known device keeps pulling: \(service.logText.suffix(1500))")
+            #expect(try await get(token) == 200, "a known device keeps pulling: \(service.logTail(1500))")
             let body =
                 #"{"changes": [{"id": "out-1", "operation": "complete", "task_id": \#(task), "note": "done offline-ish", "made_at": "2026-11-21T10:00:00Z"}]}"#
             let pushed: LocalHTTP.Response
@@ -139,7 +139,7 @@ struct ServiceFailureTests {
                     body: Data(body.utf8), timeout: .seconds(10))
             } catch {
                 // Seen once in thirty full runs: no answer within 10 s; the log says where it waited.
-                Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
+                Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(service.threadStacks())")
                 throw error
             }
             #expect(pushed.status == 200, "its push is stored in the replica: \(pushed.text)")
@@ -192,7 +192,7 @@ struct ServiceFailureTests {
             try await expectEventually("the service sees the master gone", within: .seconds(20)) {
                 service.logText.contains("retrying") || service.logText.contains("reconnecting")
             }
-            #expect(try await get(token) == 200, "a known device keeps pulling: \(service.logText.suffix(1500))")
+            #expect(try await get(token) == 200, "a known device keeps pulling: \(service.logTail(1500))")
             #expect(try await get(revoked.secret) != 200, "the revoked token is not let in on its old answer")
             try await own.start()
         }
@@ -261,8 +261,8 @@ struct ServiceFailureTests {
             try await Self.ensureEnded(service)
             // Seen before: postgres-nio trapped (SIGILL) when PostgreSQL closed the connection under a row
             // stream waiting for its reader; the rebuild now reads in batches drained whole.
-            #expect(!service.logText.contains(Self.postgresNIOStreamTrap), "\(service.logText.suffix(3000))")
-            #expect(status == 0, "a clean exit within 10 s of SIGTERM, got \(String(describing: status)): \(service.logText.suffix(3000))")
+            #expect(!service.logText.contains(Self.postgresNIOStreamTrap), "\(service.logTail(3000))")
+            #expect(status == 0, "a clean exit within 10 s of SIGTERM, got \(String(describing: status)): \(service.logTail(3000))")
 
             // Back again: the next run finishes the job.
             try await own.start()

@@ -80,7 +80,7 @@ struct StalledLoopTests {
                 do {
                     answer = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10))
                 } catch {
-                    Issue.record("\(error); the service's log: \(service.logText.suffix(4000))\nits threads:\n\(service.threadStacks())")
+                    Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(service.threadStacks())")
                     throw error
                 }
                 return answer.text.split(separator: "\n")
@@ -120,7 +120,7 @@ struct StalledLoopTests {
             #expect(
                 try await eventually(within: .seconds(15)) {
                     try await health().status == 200 && notify.drain().contains("WATCHDOG=1")
-                }, "\(service.logText.suffix(2000))")
+                }, "\(service.logTail(2000))")
             #expect(try await service.stop() == 0)
             #expect(notify.drain().contains("STOPPING=1"))
         }

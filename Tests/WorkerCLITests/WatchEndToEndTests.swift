@@ -126,8 +126,8 @@ struct WatchEndToEndTests {
 
                 // The service restarts (its open waits end promptly on SIGTERM); the watcher rides it out.
                 let stopping = ContinuousClock.now
-                #expect(try await service.stop() == 0)
-                #expect(ContinuousClock.now - stopping < .seconds(10), "\(service.logText.suffix(3000))")
+                #expect(try await service.stop() == 0, "\(service.logTail(3000))")
+                #expect(ContinuousClock.now - stopping < .seconds(10), "\(service.logTail(3000))")
                 #expect(try await eventually(within: .seconds(5)) { watched().contains("Offline:") }, "\(watched())")
                 let whileDown = try await JSONOutput.decode(
                     FieldTask.self,
@@ -174,7 +174,7 @@ struct WatchEndToEndTests {
                 #expect(
                     try await eventually(within: .seconds(20)) {
                         service.logText.contains("retrying") || service.logText.contains("reconnecting")
-                    }, "the service met the outage: \(service.logText.suffix(2000))")
+                    }, "the service met the outage: \(service.logTail(2000))")
                 try await own.start()
                 #expect(
                     try await eventually(within: .seconds(20)) {
@@ -186,7 +186,7 @@ struct WatchEndToEndTests {
                 #expect(
                     try await eventually(within: .seconds(40)) {
                         try await WorkerTool.run(home, "tasks").stdout.contains("After the restart")
-                    }, "\(watched())\n\(service.logText.suffix(2000))")
+                    }, "\(watched())\n\(service.logTail(2000))")
                 #expect(service.isRunning)
 
                 let master = try await CentralStore.withStore(url) { try await $0.listTasks() }
