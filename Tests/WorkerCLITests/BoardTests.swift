@@ -386,6 +386,39 @@ struct BoardTests {
         }
     }
 
+    /// On a phone there is no drag: "Move" on a card and "Put here" on a worker's column assign it,
+    /// as the signed-in manager, and focus comes back to the moved card; Escape puts it back down.
+    @Test func onAPhoneATapOnMoveAndOneOnPutHereAssignsTheTask() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                _ = try await page.send(
+                    "Emulation.setDeviceMetricsOverride", ["width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true])
+                try await scene.signIn(page, token: scene.maxToken)
+                let free = try #require(scene.ids["free"])
+                let ann = try #require(scene.people["ann"])
+                #expect(try await page.evaluate("getComputedStyle(document.querySelector('.column button.put')).display").string == "none")
+                // Picked up and put down again: nothing changes.
+                try await page.click("#task-\(free) button.move")
+                #expect(try await page.evaluate("document.body.dataset.moving").string == String(free))
+                _ = try await page.send("Input.dispatchKeyEvent", ["type": "keyDown", "key": "Escape", "code": "Escape"])
+                #expect(try await page.evaluate("document.body.dataset.moving === undefined").bool == true)
+                #expect(try await scene.task(free).assigneeID == nil)
+                // Picked up and put in Ann's column.
+                try await page.click("#task-\(free) button.move")
+                #expect(
+                    try await page.evaluate("getComputedStyle(document.querySelector('[data-person=\"\(ann)\"] button.put')).display")
+                        .string
+                        == "block")
+                try await page.click("[data-person=\"\(ann)\"] button.put")
+                #expect(try await eventually(within: .seconds(5)) { try await scene.task(free).assigneeID == ann })
+                #expect(try await scene.lastActor(free) == scene.people["max"])
+                try await page.waitUntil(
+                    "document.querySelector('[data-person=\"\(ann)\"] #task-\(free)') !== null && document.activeElement.closest('#task-\(free)') !== null",
+                    within: .seconds(5))
+            }
+        }
+    }
+
     /// Proof of work on the task's page: a reading keeps its unit, and the photo that answers the
     /// photo item shows once, as a thumbnail in the checklist (seen before: a SHA-256, the unit lost,
     /// and the photo twice).

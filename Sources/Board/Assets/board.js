@@ -62,7 +62,17 @@
       if (r.redirected || r.status === 401) { stopped = true; say('Your session has ended: reload the page to sign in again.', true); return; }
       if (!r.ok) throw new Error('status ' + r.status);
       return r.text().then(function (html) {
+        // A live refresh keeps the person's place: the card that had focus has it again.
+        var active = document.activeElement, had = active && active.closest && active.closest('#live .card');
+        var hadId = had && had.dataset.task;
         live.innerHTML = html; // rendered and escaped by the server, like the page itself
+        var again = hadId && document.querySelector('#task-' + hadId + ' h3 a');
+        if (again) again.focus();
+        var held = moving && moving.dataset.task;
+        addMoveButtons();
+        moving = null;
+        if (held && document.getElementById('task-' + held)) pickUp(document.getElementById('task-' + held));
+        else if (held) pickUp(null);
         applyAgenda();
         refreshes += 1;
         body.dataset.refreshes = String(refreshes);
@@ -96,6 +106,11 @@
     column.classList.remove('over');
     var card = dragged;
     dragged = null;
+    assign(card, column);
+  });
+
+  // Puts `card`'s task in `column`: the worker's (assigned to them) or "Unassigned" (freed for its team).
+  function assign(card, column) {
     var id = card.dataset.task, fields = [['version', card.dataset.version]], url;
     document.querySelectorAll('.columns input[name="team"]').forEach(function (input) { fields.push(['team', input.value]); });
     if (column.dataset.person) {
@@ -109,8 +124,61 @@
     post(url, fields).then(function (r) {
       say(r.body.message || (r.body.error && r.body.error.message) || ('Refused (' + r.status + ')'), !r.ok);
       return refresh();
+    }).then(function () {
+      // Focus goes back where the person was: the moved card, or the column it was put in.
+      var moved = document.getElementById('task-' + id), link = moved && moved.querySelector('h3 a');
+      if (link) { link.focus(); } else if (flash) { flash.setAttribute('tabindex', '-1'); flash.focus(); }
     }).catch(function () { say('The service cannot be reached: nothing was changed.', true); });
+  }
+
+  // Tap to assign (touch screens, where there is no drag, and keyboards): "Move" on a card picks it
+  // up, "Put here" on a column puts it there; Escape or "Move" again puts it back down.
+  var moving = null;
+  function pickUp(card) {
+    if (moving) moving.classList.remove('moving');
+    moving = card;
+    if (card) {
+      card.classList.add('moving');
+      body.dataset.moving = card.dataset.task;
+      say('Moving “' + card.querySelector('h3').textContent + '”: choose “Put here” on a column, or Escape.', false);
+    } else {
+      delete body.dataset.moving;
+    }
+  }
+  function addMoveButtons() {
+    document.querySelectorAll('.columns .card').forEach(function (card) {
+      if (card.querySelector('button.move')) return;
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'move';
+      button.textContent = 'Move';
+      button.setAttribute('aria-label', 'Move ' + card.querySelector('h3').textContent);
+      card.appendChild(button);
+    });
+    document.querySelectorAll('.columns .column').forEach(function (column) {
+      if (column.querySelector('button.put') || !(column.dataset.person || column.dataset.unassigned)) return;
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'put';
+      button.textContent = 'Put here';
+      var heading = column.querySelector('h2');
+      button.setAttribute('aria-label', 'Put the task here: ' + (heading ? heading.firstChild.textContent.trim() : ''));
+      column.insertBefore(button, heading ? heading.nextSibling : column.firstChild);
+    });
+  }
+  document.addEventListener('click', function (e) {
+    var target = e.target;
+    if (!target || !target.closest) return;
+    if (target.closest('button.move')) {
+      var card = target.closest('.card');
+      pickUp(moving === card ? null : card);
+    } else if (target.closest('button.put') && moving) {
+      var card = moving;
+      pickUp(null);
+      assign(card, target.closest('.column'));
+    }
   });
+  document.addEventListener('keydown', function (e) { if (e.key === 'Escape' && moving) { pickUp(null); say('Nothing moved.', false); } });
 
   // On a narrow screen the board is an agenda: one worker's column (or everyone's, stacked), picked
   // here and kept across live refreshes and reloads. A card's title opens the task with every action.
@@ -127,6 +195,7 @@
   document.addEventListener('change', function (e) {
     if (e.target && e.target.id === 'agenda') { sessionStorage.setItem('teamwork.agenda', e.target.value); applyAgenda(); }
   });
+  addMoveButtons();
   applyAgenda();
 
   window.Teamwork = { watch: watch, say: say };
