@@ -4,9 +4,10 @@ import TeamworkModel
 
 extension CentralStore {
     /// The columns a task CSV file may have; `title` is required, and each row
-    /// needs a `team`, an `assignee`, or both.
+    /// needs a `team`, an `assignee`, or both. `location` is a site's id or its name;
+    /// `checklist` a checklist's name (its latest version).
     public static let taskImportColumns = [
-        "title", "description", "priority", "team", "assignee", "location", "due", "requires", "window",
+        "title", "description", "priority", "team", "assignee", "location", "due", "requires", "window", "checklist",
     ]
 
     /// Creates every task in the CSV text, or none: the first bad row stops the
@@ -56,6 +57,8 @@ struct ImportDirectory {
     var personIDs: Set<Int64>
     var memberships: Set<[Int64]>
     var locations: Set<Int64>
+    /// Sites by their name, lowercased: more than one id when several share it.
+    var locationNames: [String: [Int64]] = [:]
     /// The zone each team, site (when it has its own) and person (their default team's) gives a task,
     /// by sql/functions/tasks_time_zone.sql itself: `due` and `window` are read on the task's wall clock.
     var zones: [String: String] = [:]
@@ -92,8 +95,10 @@ struct ImportDirectory {
             let (team, person) = try row.decode((Int64, Int64).self)
             directory.memberships.insert([team, person])
         }
-        for row in try await store.rows("SELECT id FROM locations") {
-            directory.locations.insert(try row.decode(Int64.self))
+        for row in try await store.rows("SELECT id, lower(name) FROM locations") {
+            let (id, name) = try row.decode((Int64, String).self)
+            directory.locations.insert(id)
+            directory.locationNames[name, default: []].append(id)
         }
         return directory
     }
@@ -128,8 +133,17 @@ struct ImportDirectory {
         let assignment = try checked("team") { try Assignment(teamID: teamID, assigneeID: assigneeID) }
         var locationID: Int64?
         if let location = nonEmpty("location") {
-            guard let id = Int64(location), locations.contains(id) else { throw fail("location", "no location '\(location)'") }
-            locationID = id
+            if let id = Int64(location), locations.contains(id) {
+                locationID = id
+            } else {
+                let named = locationNames[location.lowercased()] ?? []
+                guard !named.isEmpty else { throw fail("location", "no site named or numbered '\(TerminalText.inline(location))'") }
+                guard named.count == 1 else {
+                    throw fail(
+                        "location", "\(named.count) sites are named '\(TerminalText.inline(location))': give one's id (location list)")
+                }
+                locationID = named[0]
+            }
         }
         let priority = try checked("priority") { try nonEmpty("priority").map(Priority.parse) ?? .normal }
         let zone = zone(location: locationID, team: teamID, assignee: assigneeID)
@@ -141,7 +155,8 @@ struct ImportDirectory {
         return try checked("title") {
             try NewTask(
                 title: values["title"] ?? "", description: values["description"] ?? "", priority: priority,
-                assignment: assignment, locationID: locationID, dueAt: due, requiredSkills: requires, window: window
+                assignment: assignment, locationID: locationID, dueAt: due, requiredSkills: requires, window: window,
+                checklist: nonEmpty("checklist")
             )
         }
     }

@@ -210,8 +210,9 @@ extension TaskCommand {
             abstract: "Create tasks from a CSV file, all or nothing.",
             discussion: """
                 The header names the columns, in any order: title (required), description, priority, team (slug or id), \
-                assignee (email or id), location (id), due (ISO 8601), requires (skills, separated by commas), \
-                window (an ISO 8601 interval, 2026-12-01T09:00Z/2026-12-01T12:00Z or 2026-12-01T09:00Z/PT3H). \
+                assignee (email or id), location (a site's name or id), due (ISO 8601), requires (skills, separated by commas), \
+                window (an ISO 8601 interval, 2026-12-01T09:00Z/2026-12-01T12:00Z or 2026-12-01T09:00Z/PT3H), \
+                checklist (a checklist's name). \
                 Each row needs a team, an assignee, or both. Any bad row stops the import with its line and column, \
                 and nothing is created.
                 """

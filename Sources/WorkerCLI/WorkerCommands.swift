@@ -56,12 +56,12 @@ struct Tasks: AsyncParsableCommand {
         if tasks.isEmpty { return TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
         let zones = Set(tasks.map(\.timeZone))
         TextOutput.table(
-            ["ID", "WHEN", "PRIORITY", "STATUS", "TITLE"],
+            ["ID", "WHEN", "PRIORITY", "STATUS", "TITLE", "WHERE"],
             tasks.map { task in
                 let zone = task.zone
                 let due = task.dueAt.map { zone.date(of: $0).description } ?? "-"
                 let when = (task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? due) + (task.isLate(at: now) ? " !" : "")
-                return [String(task.id), when, task.priority, task.status.rawValue, task.title]
+                return [String(task.id), when, task.priority, task.status.rawValue, task.title, task.address ?? "-"]
             }, maxWidth: 60)
     }
 }
@@ -134,6 +134,10 @@ struct TaskChange {
             id: "device-check", operation: operation, taskID: id, note: note, madeAt: Date(),
             item: item, value: value, blob: attachment?.blob, size: attachment?.size,
             mediaType: attachment?.mediaType, signer: attachment?.signer)
+        // A value the item cannot take is bad input (65), not a conflict with the task's state (68).
+        if operation == .answer, let item, let value, let problem = task.checklist?.item(item)?.problem(with: value) {
+            throw TeamworkError.invalid("\(item): \(problem)")
+        }
         let worker = FieldWorker(id: me, skills: try store.skills(of: me, in: task.replica))
         if let reason = change.rejection(by: worker, task: task.facts, inTeam: task.replica.hasPrefix("team-"), receivedAt: Date()) {
             throw TeamworkError.conflict(reason + Self.howToAnswer(task, operation: operation))
@@ -232,8 +236,13 @@ struct Checkin: AsyncParsableCommand {
 }
 
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Last sync, queued changes and rejected ones.")
+    static let configuration = CommandConfiguration(
+        abstract: "Last sync, queued changes and rejected ones (the last two weeks'; --all for every one kept).")
+    @Flag(help: "Every rejected change kept on the device, not just the last two weeks'.") var all = false
     @OptionGroup var output: JSONOption
+
+    /// How far back rejections are listed unless --all.
+    static let recent: TimeInterval = 14 * 24 * 3600
 
     struct Summary: Encodable {
         var lastSync: String?
@@ -254,7 +263,10 @@ struct Status: AsyncParsableCommand {
             filesWaiting: files.count, bytesWaiting: files.bytes,
             rejected: outbox.filter { $0.state == "rejected" || $0.state == "refused" })
         if output.json { return try output.print(summary) }
-        TeamworkWorker.say("Last sync: \(summary.lastSync ?? "never")")
+        // Instants on this device's own clock, as the worker reads it.
+        let here = Zone.reading(TimeZone.current.identifier)
+        let lastSync = summary.lastSync.flatMap { try? ISODate.parse($0, field: "last_sync") }.map { here.format($0) } ?? summary.lastSync
+        TeamworkWorker.say("Last sync: \(lastSync ?? "never")")
         TeamworkWorker.say("Queued: \(summary.queued.count) change(s) waiting for the next sync")
         if summary.filesWaiting > 0 {
             TeamworkWorker.say("Files to upload: \(summary.filesWaiting) (\(summary.bytesWaiting) bytes)")
@@ -264,9 +276,14 @@ struct Status: AsyncParsableCommand {
             TeamworkWorker.say("Waiting: \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(why)")
         }
         let me = try? WorkerHome().personID(store)
-        for change in summary.rejected {
+        let since = Date().addingTimeInterval(-Self.recent)
+        let shown = all ? summary.rejected : summary.rejected.filter { $0.madeAt >= since }
+        if shown.count < summary.rejected.count {
+            TeamworkWorker.say("\(summary.rejected.count - shown.count) older rejected change(s) not shown (status --all)")
+        }
+        for change in shown {
             TeamworkWorker.say(
-                "\(change.state == "refused" ? "Refused" : "Rejected"): \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")"
+                "\(change.state == "refused" ? "Refused" : "Rejected") \(here.format(change.madeAt, withZone: false)): \(change.operation) task \(change.taskID.map(String.init) ?? "-"): \(change.reason ?? "no reason given")"
                     + (try Self.outcome(of: change, store: store, me: me))
             )
         }

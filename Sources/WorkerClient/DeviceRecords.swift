@@ -147,7 +147,8 @@ struct OutboxRow: FetchableRecord, Decodable {
 
     var queued: QueuedChange {
         QueuedChange(
-            changeID: changeID, replica: replica, operation: operation, taskID: taskID, state: state, reason: reason,
+            changeID: changeID, replica: replica, operation: operation, taskID: taskID,
+            madeAt: Date(timeIntervalSince1970: Double(madeAt) / 1000), state: state, reason: reason,
             lastError: lastError)
     }
 }

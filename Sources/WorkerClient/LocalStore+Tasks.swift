@@ -36,6 +36,10 @@ public struct LocalTask: Sendable, Codable, Equatable {
 
     /// Its zone (UTC should this device's tz database lack the name).
     public var zone: Zone { Zone.reading(timeZone) }
+    /// Where the task is as a person reads it (the site's name, street, city), without its coordinates.
+    public var address: String? {
+        location.map { text in text.range(of: " (", options: .backwards).map { String(text[..<$0.lowerBound]) } ?? text }
+    }
 
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
     public var facts: TaskFacts {
@@ -67,6 +71,8 @@ public struct QueuedChange: Sendable, Codable, Equatable {
     public var replica: String
     public var operation: String
     public var taskID: Int64?
+    /// When the worker made it, on the device's clock.
+    public var madeAt: Date
     /// `pending` (not sent yet), `rejected` (refused by the server when sent)
     /// or `refused` (taken by the server, then refused by the master).
     public var state: String

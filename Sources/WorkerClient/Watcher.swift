@@ -163,8 +163,14 @@ public struct Watcher: Sendable {
                 var changed: [String] = []
                 if old.title != task.title { changed.append("title") }
                 if old.status != task.status { changed.append("status \(old.status.rawValue) → \(task.status.rawValue)") }
-                if old.dueAt != task.dueAt { changed.append("due \(task.dueAt.map { ISODate.format($0) } ?? "none")") }
+                if old.window != task.window { changed.append("window \(task.window.map { $0.compact(in: task.zone) } ?? "none")") }
+                if old.dueAt != task.dueAt { changed.append("due \(task.dueAt.map { task.zone.format($0) } ?? "none")") }
                 if old.priority != task.priority { changed.append("priority \(task.priority)") }
+                if old.location != task.location { changed.append("site \(task.address ?? "none")") }
+                if old.requiredSkills != task.requiredSkills {
+                    changed.append("needs \(task.requiredSkills.isEmpty ? "no skill" : task.requiredSkills.joined(separator: ", "))")
+                }
+                if old.checklist != task.checklist { changed.append("checklist") }
                 if old.description != task.description { changed.append("description") }
                 if !changed.isEmpty { lines.append("Task \(task.id) changed (\(changed.joined(separator: ", "))): \(task.title)") }
             }
@@ -179,7 +185,8 @@ public struct Watcher: Sendable {
         }
 
         static func due(_ task: LocalTask) -> String {
-            let due = task.dueAt.map { ", due \(ISODate.format($0))" } ?? ""
+            let due =
+                task.window.map { ", \($0.compact(in: task.zone))" } ?? task.dueAt.map { ", due \(task.zone.format($0))" } ?? ""
             return due + (task.priority == "normal" ? "" : ", \(task.priority)")
         }
     }

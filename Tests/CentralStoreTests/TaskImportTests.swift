@@ -45,10 +45,12 @@ struct TaskImportTests {
         ),
         ("title,team\nok,red\n   ,red\n", "line 3, column 'title': title must not be empty"),
         ("title,team,assignee\nok,red,\nnobody,,\n", "line 3, column 'team': a task needs a team, an assignee, or both"),
-        ("title,team,location\nok,red,\nfar,red,999\n", "line 3, column 'location': no location '999'"),
+        ("title,team,location\nok,red,\nfar,red,999\n", "line 3, column 'location': no site named or numbered '999'"),
+        ("title,team,location\nok,red,Depot\nfar,red,Nowhere\n", "line 3, column 'location': no site named or numbered 'Nowhere'"),
+        ("title,team,checklist\nok,red,\nchecked,red,Nope\n", "line 3: no checklist named 'Nope'"),
         (
             "title,team,colour\nok,red,blue\n",
-            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window"
+            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window, checklist"
         ),
         ("team\nred\n", "line 1: the header needs a 'title' column"),
         ("title,team\nok,red\n\"broken,red\n", "line 3: a quoted field is never closed"),
@@ -60,6 +62,27 @@ struct TaskImportTests {
             await #expect(throws: TeamworkError.invalid(message)) { try await store.importTasks(csv: csv) }
             #expect(try await store.listTasks().isEmpty)
             #expect(try await store.feed().count == feedBefore)
+        }
+    }
+
+    /// A site is named as people know it (its id still works); a name two sites share is refused,
+    /// not guessed; a checklist is named and its latest version carried.
+    @Test func aSiteByItsNameAndAChecklistByItsNameAreTaken() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let meter = try await store.publishChecklist(
+                name: "Meter", items: [ChecklistItem(key: "reading", kind: .number, label: "Reading", required: true)], existing: false)
+            let created = try await store.importTasks(
+                csv: "title,team,location,checklist\nBy name,red,depot,Meter\nBy id,red,\(world.site.id),\n")
+            #expect(created.map(\.locationID) == [world.site.id, world.site.id])
+            #expect(created[0].checklist?.name == "Meter" && created[0].checklist?.version == meter.version)
+            #expect(created[1].checklist == nil)
+            _ = try await store.addLocation(try NewLocation(name: "Depot", latitude: 59.3, longitude: 18.1))
+            await #expect(
+                throws: TeamworkError.invalid("line 2, column 'location': 2 sites are named 'Depot': give one's id (location list)")
+            ) {
+                try await store.importTasks(csv: "title,team,location\nAmbiguous,red,Depot\n")
+            }
         }
     }
 

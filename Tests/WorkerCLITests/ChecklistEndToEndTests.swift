@@ -72,7 +72,11 @@ struct ChecklistEndToEndTests {
                 (["check", id, "remarks", "\u{1B}[2J"], "control characters"),
             ] {
                 let refused = try await WorkerTool.run(setup.annHome, arguments)
-                #expect(refused.status != 0 && refused.stderr.contains(message), "\(arguments): \(refused.stderr)")
+                // A value the item cannot take is bad input (65, as the README says), not a conflict (68).
+                let expected = arguments[2] == "voltage" ? TeamworkError.Code.conflict : .invalidInput
+                #expect(
+                    refused.status == expected.exitStatus && refused.stderr.contains(message),
+                    "\(arguments): \(refused.status) \(refused.stderr)")
             }
             #expect(try await worker("check", id, "isolated").status == 0, "a check is yes when no value is given")
             #expect(try await worker("check", id, "reading", "48000").status == 0)

@@ -137,7 +137,8 @@ struct RefusedChangeTests {
             await #expect(try scene.onDevice(scene.ann).assigneeId == nil)
             let status = try await WorkerTool.run(scene.ann, "status")
             #expect(
-                status.stdout.contains("Refused: claim task \(scene.task): refused by the master: task \(scene.task) needs climbing"),
+                status.stdout.contains(": claim task \(scene.task): refused by the master: task \(scene.task) needs climbing")
+                    && status.stdout.contains("Refused 2"),
                 "\(status.stdout)")
             let verify = try await scene.service("verify", once: false)
             #expect(verify.status == 0, "\(verify.log)")
@@ -189,7 +190,7 @@ struct RefusedChangeTests {
             await #expect(try scene.onDevice(scene.ann).status == "cancelled")
             #expect(
                 try await WorkerTool.run(scene.ann, "status").stdout.contains(
-                    "Refused: start task \(scene.task): refused by the master: the task was cancelled"))
+                    ": start task \(scene.task): refused by the master: the task was cancelled"))
             #expect(try await scene.service("verify", once: false).status == 0)
         }
     }

@@ -117,6 +117,23 @@ struct WatchEndToEndTests {
                         watched().contains("New task \(created.id) for you: Burst main on Elm St, urgent")
                     }, "\(watched())")
 
+                // The window moves, the site is set and the priority drops: the line names each, on the task's clock,
+                // and the device's list says where the work is.
+                let site = try JSONOutput.decode(
+                    Location.self,
+                    try await ok(
+                        "location", "add", "--name", "Pump house", "--street", "Elm St 4", "--city", "Solna", "--lat", "59.36", "--lon",
+                        "18.0", "--json"))
+                _ = try await ok(
+                    "task", "update", String(created.id), "--actor", "max@example.org", "--window", "2026-12-01T09:00/PT2H",
+                    "--priority", "high", "--location", String(site.id))
+                #expect(
+                    try await eventually(within: .seconds(5)) {
+                        watched().contains("Task \(created.id) changed (window 2026-12-01 09:00-11:00")
+                            && watched().contains("priority high, site Pump house, Elm St 4, Solna")
+                    }, "\(watched())")
+                #expect(try await WorkerTool.run(home, "tasks").stdout.contains("Pump house, Elm St 4, Solna"))
+
                 // Work done on the device leaves at once; the listener puts it on the master.
                 #expect(try await WorkerTool.run(home, "complete", String(created.id), "--note", "valve replaced").status == 0)
                 #expect(
