@@ -36,60 +36,20 @@ import TeamworkModel
 /// so a revocation racing a lookup is never remembered wrongly.
 ///
 /// Tokens are known by their SHA-256 (``TokenDigest``), as the master stores
-/// them: the secrets themselves are not kept.
+/// them: the secrets themselves are not kept. Every rule for when a remembered answer may be
+/// used is ``AccessMemory``'s, a value without I/O; this class does the asking, loading and listening.
 final class AccessCache: Service, Sendable {
-    /// What a token gives: the person and their teams, by the master.
-    struct Access: Sendable {
-        var person: Person
-        var teams: [Team]
-    }
-
-    private struct Entry {
-        var access: Access
-        var expires: ContinuousClock.Instant
-        /// When the master gave it.
-        var vouched: ContinuousClock.Instant
-    }
+    typealias Access = TokenAccess
 
     private struct State {
-        var entries: [TokenDigest: Entry] = [:]
-        /// The last answer the master gave for each token a request used, kept through a lost
-        /// LISTEN: what a request is answered from while the master is away, if no change of access
-        /// was heard since the question was asked (its `changes` is the current one). A change does
-        /// not wipe them: the load that follows it brings each up to date (or drops it, for a token
-        /// no longer live), an answer asked for before the change included.
-        var lastKnown: [TokenDigest: (access: Access, checkedAt: ContinuousClock.Instant, changes: Int)] = [:]
-        /// Changes of access heard (or possibly missed, while not listening) so far.
-        var changes = 0
+        var memory: AccessMemory
         /// The load of every live token under way, if one is: a request that misses waits for it.
         var load: Task<Void, Never>?
-        /// Tokens answered from memory since their use was last recorded on the master.
-        var used: Set<TokenDigest> = []
-        /// Loads of every live token finished and kept, and the generation the last was kept in.
-        var loads = 0
-        var loadedGeneration: Int?
-        var listening = false
-        /// Until when the master counts as away after a failed lookup: requests of devices with a
-        /// last known answer do not each wait for a connection attempt meanwhile.
-        var masterAwayUntil: ContinuousClock.Instant?
-        var generation = 0
-        /// Checks answered from memory, those that asked the master, and those answered
-        /// from the last known answer because the master was away.
-        var remembered = 0
-        var lookups = 0
-        var duringOutage = 0
     }
 
     let url: DatabaseURL
     let logger: Logger
-    /// The longest an entry is used without asking the master again (each lives half of it at least).
-    let timeToLive: Duration
-    /// Entries kept at most; beyond, everything is forgotten (and refilled by use).
-    let capacity: Int
-    private let state = Locked(State())
-
-    /// How long after the master last vouched for a token it is still taken while the master is away.
-    let outageGrace: Duration
+    private let state: Locked<State>
 
     /// How long a lookup of a token with a last known answer may take before that answer is used.
     let patience: Duration
@@ -113,9 +73,7 @@ final class AccessCache: Service, Sendable {
         self.patience = patience
         self.url = url
         self.logger = logger
-        self.timeToLive = timeToLive
-        self.capacity = capacity
-        self.outageGrace = outageGrace
+        self.state = Locked(State(memory: AccessMemory(timeToLive: timeToLive, capacity: capacity, outageGrace: outageGrace)))
     }
 
     /// The access a token gives, from memory when that is safe, else from the
@@ -123,72 +81,42 @@ final class AccessCache: Service, Sendable {
     func access(secret: String, store: SharedStore, from address: String) async throws -> Access? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let digest = TokenDigest(secret: secret)
-        var memory = remembered(digest, waiting: true)
-        if case .loading(let load) = memory {
+        var (recall, load) = recall(digest, waiting: true)
+        if case .awaitLoad = recall, let load {
             // Every live token is being loaded: this one is most likely in it.
             _ = try? await withDeadline(patience, timeout: { StoreUnavailable() }) { await load.value }
-            memory = remembered(digest, waiting: false)
+            (recall, _) = self.recall(digest, waiting: false)
         }
-        switch memory {
+        switch recall {
         case .known(let access): return access
-        case .missing(let asked):
-            return try await lookUp(digest, secret: secret, store: store, asked: asked, from: address)
-        case .loading: preconditionFailure("not asked to wait")
+        case .missing(let asked): return try await lookUp(digest, secret: secret, store: store, asked: asked, from: address)
+        case .awaitLoad: preconditionFailure("not asked to wait")
         }
     }
 
-    private enum Remembered {
-        case known(Access)
-        /// Not in memory: the master is to be asked.
-        case missing(Asked)
-        /// Not in memory, and every live token is being loaded (with `waiting`).
-        case loading(Task<Void, Never>)
-    }
-
-    /// When the master is asked: the master's answer is kept in memory if `generation` is still the
-    /// current one when it comes, and as the last known answer as of `changes`.
-    private struct Asked {
-        var generation: Int
-        var changes: Int
-        var now: ContinuousClock.Instant
-    }
-
-    /// What memory says of a token (counted as remembered or looked up). Synchronous and out of
-    /// line: it runs in every request's task, whose stack of async frames a connection keeps.
+    /// What memory says of a token. Synchronous and out of line: it runs in every request's
+    /// task, whose stack of async frames a connection keeps.
     @inline(never)
-    private func remembered(_ digest: TokenDigest, waiting: Bool) -> Remembered {
+    private func recall(_ digest: TokenDigest, waiting: Bool) -> (AccessMemory.Recall, Task<Void, Never>?) {
         let now = ContinuousClock.now
-        return state.mutate { state -> Remembered in
-            guard state.listening, let entry = state.entries[digest], entry.expires > now else {
-                if waiting, state.listening, state.entries[digest] == nil, let load = state.load { return .loading(load) }
-                state.lookups += 1
-                return .missing(Asked(generation: state.generation, changes: state.changes, now: now))
-            }
-            state.remembered += 1
-            state.used.insert(digest)
-            // A loaded token counts as checked from its first request on: a device served once
-            // keeps working through an outage; a device never seen is not let in by a load alone.
-            if state.lastKnown[digest]?.changes != state.changes {
-                know(entry.access, for: digest, at: entry.vouched, changes: state.changes, in: &state)
-            }
-            return .known(entry.access)
+        return state.mutate { state in
+            (state.memory.recall(digest, at: now, loadUnderWay: waiting && state.load != nil), state.load)
         }
     }
 
     /// Asks the master (or, while it is away, the last known answer) for a token not in memory.
     @inline(never)
     private func lookUp(
-        _ digest: TokenDigest, secret: String, store: SharedStore, asked: Asked,
-        from address: String
+        _ digest: TokenDigest, secret: String, store: SharedStore, asked: AccessMemory.Asked, from address: String
     ) async throws -> Access? {
         let now = asked.now
-        if let last = lastKnownWhileAway(digest, now: now) { return last }
+        if let last = state.mutate({ $0.memory.answerWhileAway(digest, at: now) }) { return last }
         // A round trip to the master, paid for before it is made, unless the master vouched for this
         // token before (a known device is never held up by junk from its address): an address whose
         // tokens were unknown too often this minute is not heard, and one has at most
         // ``masterChecks``' share going at once.
         var place: Budget<String>.Reservation?
-        if state.mutate({ $0.lastKnown[digest] == nil }) {
+        if !state.mutate({ $0.memory.isKnown(digest) }) {
             guard unknownTokens.allows(address) else {
                 throw HTTPError(.tooManyRequests, message: "too many unknown tokens from this address; wait a minute")
             }
@@ -210,71 +138,28 @@ final class AccessCache: Service, Sendable {
             // answering (a host gone without closing its connections: only the query deadline, 10 s,
             // would end the wait): after `patience` its last known answer is used, as in an outage.
             fetched =
-                state.mutate({ vouchedLately(digest, now: now, in: $0) }) != nil
+                state.mutate({ $0.memory.vouchedLately(digest, at: now) }) != nil
                 ? try await withDeadline(patience, timeout: { StoreUnavailable() }, lookup)
                 : try await lookup()
         } catch let unavailable as StoreUnavailable {
             // The master is away (restarting, failing over): a device it vouched for lately keeps
             // pulling its replicas and pushing its work into them, which the listener brings in
             // later. Nobody else gets in: an unknown token waits for the master (503).
-            let last = state.mutate { state -> Access? in
-                state.masterAwayUntil = ContinuousClock.now + .seconds(2)
-                guard let last = vouchedLately(digest, now: ContinuousClock.now, in: state) else { return nil }
-                state.duringOutage += 1
-                return last
-            }
-            guard let last else { throw unavailable }
+            guard let last = state.mutate({ $0.memory.masterFailed(digest, at: ContinuousClock.now) }) else { throw unavailable }
             return last
         }
-        guard let fetched else {
-            unknownTokens.failed(address)
-            state.mutate { _ = $0.lastKnown.removeValue(forKey: digest) }
-            return nil
-        }
-        state.mutate { state in
-            state.masterAwayUntil = nil
-            // As of when it was asked: if a change was heard meanwhile, the load that follows the
-            // change vouches for it again (or drops it), and until then it is not used.
-            know(fetched, for: digest, at: now, changes: asked.changes, in: &state)
-            guard state.generation == asked.generation else { return }
-            remember(fetched, for: digest, at: now, in: &state)
-        }
+        if fetched == nil { unknownTokens.failed(address) }
+        state.mutate { $0.memory.answered(fetched, for: digest, asked: asked) }
         return fetched
-    }
-
-    /// Keeps the master's answer for a token a request used in memory, while listening. (A
-    /// load's tokens become last known answers when a request uses them.)
-    private func remember(_ access: Access, for digest: TokenDigest, at now: ContinuousClock.Instant, in state: inout State) {
-        guard state.listening else { return }
-        if state.entries.count >= capacity {
-            // Full: the expired go; if that is not enough, this answer is not kept (the rest stay).
-            state.entries = state.entries.filter { $0.value.expires > now }
-            guard state.entries.count < capacity else { return }
-        }
-        state.entries[digest] = entry(access, at: now)
-    }
-
-    /// Each entry lives a random half to whole time to live: answers fetched together (a fleet
-    /// reconnecting after a restart) do not all go back to the master together.
-    private func entry(_ access: Access, at now: ContinuousClock.Instant) -> Entry {
-        Entry(access: access, expires: now + timeToLive * Double.random(in: 0.5...1), vouched: now)
-    }
-
-    private func know(_ access: Access, for digest: TokenDigest, at checked: ContinuousClock.Instant, changes: Int, in state: inout State) {
-        if state.lastKnown.count >= capacity { state.lastKnown.removeAll() }
-        state.lastKnown[digest] = (access, checked, changes)
     }
 
     /// Records on the master the use of the tokens answered from memory since the last time.
     private func recordUse(on store: CentralStore) async throws {
-        let used = state.mutate { state in
-            defer { state.used.removeAll() }
-            return state.used
-        }
+        let used = state.mutate { $0.memory.takeUsed() }
         do {
             try await store.recordUse(ofTokens: used.map(\.hex))
         } catch {
-            state.mutate { $0.used.formUnion(used) }
+            state.mutate { $0.memory.keepUsed(used) }
             throw error
         }
     }
@@ -304,36 +189,18 @@ final class AccessCache: Service, Sendable {
     /// Loads every live token from `store` (the LISTEN's own connection) and keeps what it
     /// loaded unless a notification came meanwhile; requests that miss wait for it.
     private func load(from store: CentralStore) async throws {
-        let generation = state.mutate { $0.generation }
+        let (generation, memory) = state.mutate { ($0.memory.generation, $0.memory) }
         let started = ContinuousClock.now
         let loaded = try await store.liveAccess()
-        // Built outside the lock every request takes, then swapped in. More live tokens than the
-        // cache holds: three quarters of `capacity` are kept (room for tokens looked up), the rest
-        // looked up as they come.
-        var fresh: [TokenDigest: Entry] = [:]
-        fresh.reserveCapacity(min(loaded.count, capacity * 3 / 4))
         var live: [TokenDigest: Access] = [:]
         live.reserveCapacity(loaded.count)
         for (bytes, person, teams) in loaded {
             guard let digest = TokenDigest(bytes: bytes) else { continue }
-            let access = Access(person: person, teams: teams)
-            live[digest] = access
-            if fresh.count < capacity * 3 / 4 { fresh[digest] = entry(access, at: started) }
+            live[digest] = Access(person: person, teams: teams)
         }
-        let kept = state.mutate { state -> Bool in
-            guard state.listening, state.generation == generation else { return false }
-            // Last known answers as the master has them now: a token no longer live is dropped, the
-            // rest (a teammate's change, a revocation of someone else's) keep serving through an outage.
-            state.lastKnown = state.lastKnown.reduce(into: [:]) { kept, known in
-                if let access = live[known.key] { kept[known.key] = (access, started, state.changes) }
-            }
-            // Answers looked up meanwhile are as new as the load's.
-            for (digest, entry) in state.entries { fresh[digest] = entry }
-            swap(&state.entries, &fresh)
-            state.loads += 1
-            state.loadedGeneration = generation
-            return true
-        }
+        // Built outside the lock every request takes, then swapped in.
+        let entries = memory.entries(for: live, at: started)
+        let kept = state.mutate { $0.memory.loaded(live, entries: entries, generation: generation, at: started) }
         logger.debug(
             "access loaded",
             metadata: [
@@ -341,70 +208,41 @@ final class AccessCache: Service, Sendable {
             ])
     }
 
-    /// The last known answer for `secret` when the master failed a lookup within the last
-    /// seconds: answered at once instead of trying the master again for every request.
-    private func lastKnownWhileAway(_ digest: TokenDigest, now: ContinuousClock.Instant) -> Access? {
-        state.mutate { state -> Access? in
-            guard let away = state.masterAwayUntil, now < away, let last = vouchedLately(digest, now: now, in: state) else { return nil }
-            state.duringOutage += 1
-            return last
-        }
-    }
-
-    /// The last known answer for a token, if the master gave it within the outage grace.
-    private func vouchedLately(_ digest: TokenDigest, now: ContinuousClock.Instant, in state: State) -> Access? {
-        guard let last = state.lastKnown[digest], last.changes == state.changes, now - last.checkedAt < outageGrace else { return nil }
-        return last.access
-    }
-
     /// Whether remembered answers are used now (the LISTEN is registered).
-    var isListening: Bool { state.value.listening }
+    var isListening: Bool { state.value.memory.listening }
 
     /// Token checks that asked the master so far (not remembered, expired, or not listening).
-    var lookups: Int { state.value.lookups }
+    var lookups: Int { state.value.memory.lookups }
 
     /// Loads of every live token finished and kept so far.
-    var loads: Int { state.value.loads }
+    var loads: Int { state.value.memory.loads }
 
     /// Whether every live token is in memory as the master has them since its last notification.
-    var isLoaded: Bool { state.mutate { $0.listening && $0.loadedGeneration == $0.generation } }
+    var isLoaded: Bool { state.value.memory.isLoaded }
 
     /// When the remembered answer for `secret` expires, if one is remembered.
-    func expiry(of secret: String) -> ContinuousClock.Instant? { state.value.entries[TokenDigest(secret: secret)]?.expires }
+    func expiry(of secret: String) -> ContinuousClock.Instant? { state.value.memory.entries[TokenDigest(secret: secret)]?.expires }
 
     /// The access lines of `/metrics` (Prometheus text).
     var metrics: String {
-        let (remembered, lookups, entries, outage, loads) = state.mutate {
-            ($0.remembered, $0.lookups, $0.entries.count, $0.duringOutage, $0.loads)
-        }
+        let memory = state.value.memory
         return """
             # HELP teamwork_sync_access_checks_total Token checks of requests, by where the answer came from
             # TYPE teamwork_sync_access_checks_total counter
-            teamwork_sync_access_checks_total{source="memory"} \(remembered)
-            teamwork_sync_access_checks_total{source="master"} \(lookups)
-            teamwork_sync_access_checks_total{source="last_known_during_outage"} \(outage)
+            teamwork_sync_access_checks_total{source="memory"} \(memory.remembered)
+            teamwork_sync_access_checks_total{source="master"} \(memory.lookups)
+            teamwork_sync_access_checks_total{source="last_known_during_outage"} \(memory.duringOutage)
             # HELP teamwork_sync_access_entries Tokens whose access is remembered
             # TYPE teamwork_sync_access_entries gauge
-            teamwork_sync_access_entries \(entries)
+            teamwork_sync_access_entries \(memory.entries.count)
             # HELP teamwork_sync_access_loads_total Loads of every live token (at start and after each change of access)
             # TYPE teamwork_sync_access_loads_total counter
-            teamwork_sync_access_loads_total \(loads)
+            teamwork_sync_access_loads_total \(memory.loads)
 
             """
     }
 
-    /// Forgets what is remembered; with `listening`, says whether the cache may be used from now
-    /// on. A notification (access changed) or a LISTEN registered again (changes may have gone
-    /// unheard meanwhile) sets the last known answers aside until the next load brings them up to
-    /// date; a lost LISTEN keeps them, for the master's absence.
-    private func forget(listening: Bool? = nil) {
-        state.mutate { state in
-            state.entries.removeAll()
-            if listening != false { state.changes += 1 }
-            state.generation += 1
-            if let listening { state.listening = listening }
-        }
-    }
+    private func forget(listening: Bool? = nil) { state.mutate { $0.memory.forget(listening: listening) } }
 
     /// Listens until the server shuts down, reconnecting as ``Retrying`` says.
     func run() async throws {
