@@ -31,6 +31,24 @@ public struct TestWorld: Sendable {
         }
     }
 
+    /// The work most tests start from, one task of each kind a device meets.
+    public struct Work: Sendable {
+        /// Red's, assigned to Ann.
+        public var annTask: FieldTask
+        /// Red's, free-floating: anyone in red may claim it.
+        public var freeTask: FieldTask
+        /// Blue's: assigned to `blueAssignee` when given, else free.
+        public var blueTask: FieldTask
+    }
+
+    /// Creates ``Work`` on the master.
+    public func work(_ store: CentralStore, blueAssignee: Person? = nil) async throws -> Work {
+        let ann = try await store.createTask(try fixtures.task("fix the meter", team: fixtures.red, assignee: fixtures.ann))
+        let free = try await store.createTask(try fixtures.task("anyone in red", team: fixtures.red))
+        let blue = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue, assignee: blueAssignee))
+        return Work(annTask: ann, freeTask: free, blueTask: blue)
+    }
+
     /// A new device token for `person`, as `teamwork-manager person token` issues one.
     public func token(for person: Person, label: String = "phone", _ store: CentralStore) async throws -> String {
         try await store.issueToken(personID: person.id, label: label).secret

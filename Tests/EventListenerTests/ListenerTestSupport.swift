@@ -29,9 +29,7 @@ struct ListenerWorld: Sendable {
     static func with(_ body: @Sendable (ListenerWorld, CentralStore) async throws -> Void) async throws {
         try await TestWorld.with("listener") { base, store in
             let (url, folder, fixtures) = (base.url, base.replicas, base.fixtures)
-            let ann = try await store.createTask(try fixtures.task("fix the meter", team: fixtures.red, assignee: fixtures.ann))
-            let free = try await store.createTask(try fixtures.task("anyone in red", team: fixtures.red))
-            let cy = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue, assignee: fixtures.cy))
+            let work = try await base.work(store, blueAssignee: fixtures.cy)
             let generator = try ReplicaGenerator(.init(databaseURL: url, directory: folder))
             _ = try await generator.catchUp()
             let listener = try EventListener(
@@ -39,8 +37,8 @@ struct ListenerWorld: Sendable {
                     databaseURL: url, directory: folder, batchSize: 50,
                     sweepInterval: .milliseconds(200), busyTimeout: 0.2))
             let world = ListenerWorld(
-                url: url, folder: folder, fixtures: fixtures, annTask: ann.id, freeTask: free.id,
-                cyTask: cy.id, generator: generator, listener: listener)
+                url: url, folder: folder, fixtures: fixtures, annTask: work.annTask.id, freeTask: work.freeTask.id,
+                cyTask: work.blueTask.id, generator: generator, listener: listener)
             try await body(world, store)
         }
     }

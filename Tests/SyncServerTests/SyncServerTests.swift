@@ -30,16 +30,14 @@ struct SyncServerTests {
     ) async throws {
         try await TestWorld.with("sync") { base, store in
             let (url, folder, fixtures) = (base.url, base.replicas, base.fixtures)
-            let red = try await store.createTask(try fixtures.task("red job", team: fixtures.red, assignee: fixtures.ann))
-            _ = try await store.createTask(try fixtures.task("blue job", team: fixtures.blue))
-            let floating = try await store.createTask(try fixtures.task("anyone in red", team: fixtures.red))
+            let work = try await base.work(store)
             let ann = try await base.token(for: fixtures.ann, store)
             let cy = try await base.token(for: fixtures.cy, store)
             let revoked = try await store.issueToken(personID: fixtures.ann.id, label: "old")
             _ = try await store.revokeToken(id: revoked.token.id)
             let world = World(
-                folder: folder, url: url, fixtures: fixtures, floatingTask: floating.id, annToken: ann, cyToken: cy,
-                revokedToken: revoked.secret, redTask: red.id)
+                folder: folder, url: url, fixtures: fixtures, floatingTask: work.freeTask.id, annToken: ann, cyToken: cy,
+                revokedToken: revoked.secret, redTask: work.annTask.id)
             try await ReplicaGenerator(.init(databaseURL: url, directory: folder)).rebuildAll()
             var configuration = SyncServer.Configuration(databaseURL: url, replicasDirectory: folder)
             configuration.metrics = { "" }
