@@ -31,6 +31,10 @@ let package = Package(
         // No network and no database.
         .target(name: "TeamworkModel"),
 
+        // The day planner's route solver: vehicle routing with time windows, skills, hours and
+        // pinned work, and Solomon's benchmark format. Pure Swift, no I/O.
+        .target(name: "DayPlanner"),
+
         // A private PostgreSQL cluster for the zero-setup local default and for tests.
         .target(name: "LocalPostgres"),
 
@@ -200,7 +204,7 @@ let package = Package(
             name: "teamwork-bench",
             dependencies: [
                 "CentralStore", "ReplicaGenerator", "TeamDatabase", "LocalPostgres", "TeamworkModel", "CommandLineSupport",
-                "SyncServer", "WorkerClient", "EventListener", "TeamworkTestSupport", "BlobStore",
+                "SyncServer", "WorkerClient", "EventListener", "TeamworkTestSupport", "BlobStore", "DayPlanner",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -227,6 +231,7 @@ let package = Package(
         ),
 
         .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel", "TeamworkTestSupport"]),
+        .testTarget(name: "DayPlannerTests", dependencies: ["DayPlanner"]),
         .testTarget(
             name: "CentralStoreTests",
             dependencies: [
