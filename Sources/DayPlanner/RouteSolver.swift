@@ -28,7 +28,7 @@ public struct RouteSolver: Sendable {
         let neighbours = Self.neighbours(problem)
         // Temperatures relative to the travel of a first plan, cooling geometrically over the budget.
         let scale = max(1, state.distance / Double(max(1, problem.jobs.count)))
-        let (hot, cold) = (scale * 0.5, scale * 0.005)
+        let (hot, cold) = (scale * 2, scale * 0.01)
         var iteration = 0
         let started = ContinuousClock.now
         while true {

@@ -118,6 +118,19 @@ struct SearchState {
         for (r, route) in routes.enumerated() { for j in route { routeOf[j] = r } }
         let used = routes.filter { !$0.isEmpty }
         guard !used.isEmpty else { return [] }
+        // Now and then a whole route, chosen at random: with few long routes (a wide-window day),
+        // strings alone never empty one, and a plan with a worker fewer can be shorter.
+        if used.count > 1, random.unit() < 0.05 {
+            let candidates = routes.indices.filter { !routes[$0].isEmpty && routes[$0].allSatisfy { problem.jobs[$0].pinnedTo == nil } }
+            if !candidates.isEmpty {
+                let r = candidates[random.below(candidates.count)]
+                let taken = routes[r]
+                routes[r] = []
+                refresh(r)
+                pending += taken
+                return taken
+            }
+        }
         let meanLength = Double(used.reduce(0) { $0 + $1.count }) / Double(used.count)
         let stringMost = min(Double(longest), meanLength)
         let routesMost = 4 * average / (1 + stringMost) - 1
