@@ -33,7 +33,7 @@ let package = Package(
 
         // The day planner's route solver: vehicle routing with time windows, skills, hours and
         // pinned work, and Solomon's benchmark format. Pure Swift, no I/O.
-        .target(name: "DayPlanner"),
+        .target(name: "DayPlanner", dependencies: ["TeamworkModel"]),
 
         // A private PostgreSQL cluster for the zero-setup local default and for tests.
         .target(name: "LocalPostgres"),
@@ -178,6 +178,7 @@ let package = Package(
                 "LocalPostgres",
                 "CommandLineSupport",
                 "HTMLText",
+                "DayPlanner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -281,7 +282,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ManagerCLITests",
-            dependencies: ["TeamworkTestSupport", "CentralStore", "TeamworkModel", "LocalPostgres", "teamwork-manager"]
+            dependencies: ["TeamworkTestSupport", "CentralStore", "TeamworkModel", "LocalPostgres", "teamwork-manager", "DayPlanner"]
         ),
     ],
     swiftLanguageModes: [.v6]

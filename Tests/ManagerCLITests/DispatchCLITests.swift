@@ -1,3 +1,4 @@
+import DayPlanner
 import Foundation
 import PostgresNIO
 import TeamworkModel
@@ -90,6 +91,63 @@ struct DispatchCLITests {
             let bad = try await w.tool("task", "create", "--title", "x", "--team", "red", "--requires", "high voltage")
             #expect(bad.status == 65 && bad.errorLines.count == 1)
             #expect(try JSONOutput.decode([FieldTask].self, try await w.tool("task", "list", "--json").stdout).count == 1)
+        }
+    }
+
+    /// The day plan (a preview): every open task of the day goes to someone who has its skills and
+    /// can start it within its window and their hours, started work stays put, and what cannot be
+    /// planned says why; nothing changes on the master.
+    @Test func theDayPlanKeepsSkillsWindowsHoursAndStartedWorkAndSaysWhyATaskIsLeftOut() async throws {
+        try await TestDatabase.withFresh { url in
+            let w = try await Self.world(url)
+            let day = "2026-12-01"
+            func create(_ title: String, _ extra: [String]) async throws -> FieldTask {
+                try JSONOutput.decode(
+                    FieldTask.self,
+                    try await w.tool.run(
+                        ["task", "create", "--title", title, "--team", "red", "--location", String(w.ids["site"]!), "--json"] + extra
+                    ).stdout)
+            }
+            let pole = try await create("Climb pole 12", ["--requires", "climbing", "--window", "\(day)T09:00/PT2H"])
+            var others: [FieldTask] = []
+            for hour in ["08", "10", "11", "13", "14"] {
+                others.append(try await create("Read meter \(hour)", ["--window", "\(day)T\(hour):00/PT2H"]))
+            }
+            let diving = try await create("Inspect the culvert", ["--requires", "diving", "--window", "\(day)T10:00/PT2H"])
+            let started = try await create("Fix the feeder", ["--assignee", "dan@example.org", "--window", "\(day)T08:00/PT4H"])
+            try await CentralStore.withStore(url) { store in
+                try await store.connection.query(
+                    "UPDATE tasks SET status = 'in_progress', started_at = now() WHERE id = \(started.id)", logger: store.logger)
+            }
+            let before = try await w.tool("task", "list", "--json").stdout
+            let run = try await w.tool("day", "plan", "--team", "red", "--on", day, "--json", "--seconds", "0.3")
+            #expect(run.status == 0, "\(run.stderr)")
+            let plan = try JSONOutput.decode(DayPlan.self, run.stdout)
+            let visits = plan.routes.flatMap { route in route.visits.map { (route.personID, $0) } }
+            let tasks = [pole, started, diving] + others
+            #expect(Set(visits.map(\.1.taskID)) == Set(tasks.map(\.id)).subtracting([diving.id]))
+            #expect(visits.first { $0.1.taskID == pole.id }?.0 == w.ids["Bo"], "only Bo climbs")
+            #expect(visits.first { $0.1.taskID == started.id }?.0 == w.ids["Dan"], "started work stays with Dan")
+            #expect(plan.leftOut.map(\.taskID) == [diving.id])
+            #expect(plan.leftOut.first?.reason == "no one on the team has diving")
+            let zone = try Zone("UTC")
+            for (_, visit) in visits {
+                let task = try #require(tasks.first { $0.id == visit.taskID })
+                let window = try #require(task.window)
+                #expect(visit.starts >= window.start && visit.ends <= window.end, "\(visit.title) within its window")
+                #expect(zone.time(of: visit.starts) >= LocalTime(hour: 7, minute: 0)!)
+                #expect(visit.arrives <= visit.starts)
+            }
+            for route in plan.routes {
+                for (a, b) in zip(route.visits, route.visits.dropFirst()) { #expect(a.ends <= b.arrives, "\(route.name) in order") }
+            }
+            #expect(try await w.tool("task", "list", "--json").stdout == before, "a preview changes nothing")
+            let text = try await w.tool("day", "plan", "--team", "red", "--on", day, "--seconds", "0.2")
+            #expect(
+                text.stdout.contains("Bo Field: ")
+                    && text.stdout.contains("#\(diving.id) Inspect the culvert: no one on the team has diving"), "\(text.stdout)")
+            let bad = try await w.tool("day", "plan", "--team", "red", "--hours", "16:00-07:00")
+            #expect(bad.status == 64 && bad.errorLines.count == 1, "\(bad.stderr)")
         }
     }
 

@@ -209,12 +209,19 @@ struct ChaosTests {
             }
             // Each worker goes through their day, syncing after every step; a sync may fail, but never badly.
             let badExits = Locked<[String]>([])
+            // Steps the device refused (68): allowed (a claim someone else won), and shown when a completion goes missing.
+            let refusedSteps = Locked<[String]>([])
             let workers = plans.enumerated().map { index, plan in
                 Self.thread {
                     var random = SplitMix(seed: UInt64(index + 1))
                     let home = directory.appending(path: plan.person.firstName)
                     for step in plan.steps {
                         let action = try? WorkerTool.runBlocking(home, step)
+                        if let action, action.status == 68 {
+                            refusedSteps.mutate {
+                                $0.append("\(plan.person.firstName) \(step.prefix(2).joined(separator: " ")): \(action.stderr)")
+                            }
+                        }
                         if let action, ![0, 68].contains(action.status) {
                             badExits.mutate { $0.append("\(plan.person.firstName) \(step[0]): \(action.status) \(action.stderr)") }
                         }
@@ -274,7 +281,8 @@ struct ChaosTests {
             let planned = Set(plans.flatMap(\.steps).filter { $0[0] == "complete" }.compactMap { Int64($0[1]) }).subtracting(masts)
             #expect(
                 planned.subtracting([cancelledLater]).isSubset(of: completed),
-                "every completion was accepted in the end (but the one of the task the manager cancelled meanwhile, which may be refused)")
+                "every completion was accepted in the end (but the one of the task the manager cancelled meanwhile, which may be refused); steps the devices refused: \(refusedSteps.value)"
+            )
             let acceptedChanges = accepted
 
             try await CentralStore.withStore(url) { store in
