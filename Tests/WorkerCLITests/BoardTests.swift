@@ -56,6 +56,14 @@ struct BoardTests {
             try await page.clickAndWaitForNavigation("form[action='/board/sign-in'] button")
         }
 
+        /// Signs `page` in as the dispatcher and gives the session's cookie, for requests made beside the browser.
+        func sessionCookie(_ page: BrowserPage) async throws -> String {
+            try await signIn(page, token: maxToken)
+            let cookies = try await page.send("Network.getCookies", ["urls": [board]])
+            let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
+            return "tw_session=\(secret)"
+        }
+
         /// Runs one statement on the master, as its owner (what an operator's psql would do).
         func sql(_ statement: String) async throws {
             let logger = Logger(label: "test")
@@ -640,10 +648,8 @@ struct BoardTests {
         try await Self.withBoard { scene in
             try await Self.withPage { page in
                 let port = try #require(scene.service.port)
-                try await scene.signIn(page, token: scene.maxToken)
-                let cookies = try await page.send("Network.getCookies", ["urls": [scene.board]])
-                let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
-                let html = try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"]).text
+                let cookie = try await scene.sessionCookie(page)
+                let html = try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": cookie]).text
                 let linked = html.matches(of: /\/board\/static\/(board|map)\.([0-9a-f]{10})\.(css|js)/).map { String($0.output.0) }
                 #expect(Set(linked.map { $0.split(separator: ".").last! }) == ["css", "js"], "\(linked)")
                 for path in linked {
@@ -664,10 +670,7 @@ struct BoardTests {
         try await Self.withBoard { scene in
             try await Self.withPage { page in
                 let port = try #require(scene.service.port)
-                try await scene.signIn(page, token: scene.maxToken)
-                let cookies = try await page.send("Network.getCookies", ["urls": [scene.board]])
-                let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
-                let cookie = "tw_session=\(secret)"
+                let cookie = try await scene.sessionCookie(page)
                 let html = try await LocalHTTP.request(
                     port: port, "/board/tasks/987654", headers: ["Cookie": cookie, "Accept": "text/html"])
                 #expect(html.status == 404 && html.header("content-type")?.hasPrefix("text/html") == true)

@@ -175,6 +175,7 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "task assign 12 --team red --assignee bo@example.org")
                 try await walk.run("teamwork-manager", "task update 12 --window")
                 try await walk.run("teamwork-manager", "suggest 12")
+                try await walk.run("teamwork-manager", "day plan --team red --on 2026-12-01")
                 try await walk.run("teamwork-manager", "task assign 12 --suggested")
                 try await walk.run("teamwork-manager", "task assign 12 --assignee ann@example.org")
                 // Recurring work: the README's plan 1 on the README's days.
