@@ -76,12 +76,18 @@ struct DayCommand: AsyncParsableCommand {
             for route in plan.routes {
                 Output.line()
                 Output.line(
-                    "\(route.name): \(route.visits.count) task(s), \(Int(route.drivingMinutes)) min driving"
-                        + (route.visits.isEmpty ? "" : ""))
+                    route.visits.isEmpty
+                        ? "\(route.name): nothing planned"
+                        : "\(route.name): \(route.visits.count) task(s), \(Int(route.drivingMinutes)) min driving")
+                // Minutes are what a worker reads; a wait shorter than one is none.
+                func clock(_ date: Date) -> String {
+                    let time = zone.time(of: date.addingTimeInterval(30))
+                    return String(format: "%02d:%02d", time.hour, time.minute)
+                }
                 for visit in route.visits {
-                    let wait = visit.starts > visit.arrives ? " (waits until \(zone.time(of: visit.starts)))" : ""
+                    let wait = visit.starts.timeIntervalSince(visit.arrives) >= 60 ? " (waits until \(clock(visit.starts)))" : ""
                     Output.line(
-                        "  \(zone.time(of: visit.arrives))–\(zone.time(of: visit.ends))  #\(visit.taskID) \(visit.title)\(wait)"
+                        "  \(clock(visit.arrives))–\(clock(visit.ends))  #\(visit.taskID) \(visit.title)\(wait)"
                             + (visit.moved ? "  [moves here]" : ""))
                 }
             }

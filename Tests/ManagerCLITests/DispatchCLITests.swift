@@ -143,6 +143,7 @@ struct DispatchCLITests {
             }
             #expect(try await w.tool("task", "list", "--json").stdout == before, "a preview changes nothing")
             let text = try await w.tool("day", "plan", "--team", "red", "--on", day, "--seconds", "0.2")
+            #expect(text.stdout.firstMatch(of: /\d\d:\d\d:\d\d/) == nil, "times in minutes: \(text.stdout)")
             #expect(
                 text.stdout.contains("Bo Field: ")
                     && text.stdout.contains("#\(diving.id) Inspect the culvert: no one on the team has diving"), "\(text.stdout)")
