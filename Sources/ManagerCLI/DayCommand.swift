@@ -84,10 +84,13 @@ struct DayCommand: AsyncParsableCommand {
                     let time = zone.time(of: date.addingTimeInterval(30))
                     return String(format: "%02d:%02d", time.hour, time.minute)
                 }
-                for visit in route.visits {
-                    let wait = visit.starts.timeIntervalSince(visit.arrives) >= 60 ? " (waits until \(clock(visit.starts)))" : ""
+                for (index, visit) in route.visits.enumerated() {
+                    // Work starts at its window; an early arrival between two jobs is time to spare (before the
+                    // first job, the worker simply leaves later).
+                    let early = index > 0 && visit.starts.timeIntervalSince(visit.arrives) >= 60
+                    let wait = early ? " (there at \(clock(visit.arrives)))" : ""
                     Output.line(
-                        "  \(clock(visit.arrives))–\(clock(visit.ends))  #\(visit.taskID) \(visit.title)\(wait)"
+                        "  \(clock(visit.starts))–\(clock(visit.ends))  #\(visit.taskID) \(visit.title)\(wait)"
                             + (visit.moved ? "  [moves here]" : ""))
                 }
             }
