@@ -385,10 +385,9 @@ struct BoardErrorPages<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as any ShownError {
             guard request.headers[.accept]?.contains("application/json") != true else { throw error }
-            let answer = try error.response(from: request, context: context)
             var response = BoardPages.response(
                 BoardPages.problemPage(BoardProblem(error).message), status: error.status, configuration: nil)
-            response.headers[.retryAfter] = answer.headers[.retryAfter]
+            response.headers[.retryAfter] = error.retryAfter
             return response
         }
     }

@@ -54,10 +54,11 @@ struct DayCommand: AsyncParsableCommand {
                     TaskFilter(teamID: team.id, statuses: [.open, .assigned, .inProgress], on: day))
                 let members = try await store.members(teamID: team.id).map(\.person).filter { $0.deactivatedAt == nil }
                 let positions = try await store.workerPositions(personIDs: members.map(\.id))
+                // Every site in one query, not one per task's site.
+                let wanted = Set(tasks.compactMap(\.locationID))
                 var sites: [Int64: (latitude: Double, longitude: Double, name: String)] = [:]
-                for id in Set(tasks.compactMap(\.locationID)) {
-                    let site = try await store.location(id: id)
-                    sites[id] = (site.latitude, site.longitude, site.name)
+                for site in try await store.listLocations(kind: .site) where wanted.contains(site.id) {
+                    sites[site.id] = (site.latitude, site.longitude, site.name)
                 }
                 let workers = members.map { person in
                     DayRequest.Worker(

@@ -15,11 +15,19 @@ public protocol ShownError: HTTPResponseError {
 }
 
 extension ShownError {
+    /// When to try again, in seconds, for a 503 or a 429; `nil` for any other status.
+    public var retryAfter: String? {
+        switch status {
+        case .serviceUnavailable: "2"
+        case .tooManyRequests: "60"
+        default: nil
+        }
+    }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = (try? JSONEncoder().encode(["error": ["message": shownMessage]])) ?? Data(#"{"error":{}}"#.utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
-        if status == .serviceUnavailable { headers[.retryAfter] = "2" }
-        if status == .tooManyRequests { headers[.retryAfter] = "60" }
+        headers[.retryAfter] = retryAfter
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
