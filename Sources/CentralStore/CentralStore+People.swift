@@ -48,6 +48,7 @@ extension CentralStore {
     }
 
     public func updatePerson(id: Int64, _ changes: PersonChanges) async throws -> Person {
+        try await requireSite(changes.homeLocationID ?? nil)
         let setAvatar = changes.avatarURL != nil
         let avatar = changes.avatarURL ?? nil
         let setDefault = changes.defaultTeamID != nil
@@ -62,7 +63,9 @@ extension CentralStore {
                     role = coalesce(\(changes.role?.rawValue), role),
                     avatar_url = CASE WHEN \(setAvatar) THEN \(avatar) ELSE avatar_url END,
                     default_team_id = CASE WHEN \(setDefault) THEN \(defaultTeam) ELSE default_team_id END,
-                    skills = coalesce(\(changes.skills)::text[], skills)
+                    skills = coalesce(\(changes.skills)::text[], skills),
+                    home_location_id = CASE WHEN \(changes.homeLocationID != nil) THEN \(changes.homeLocationID ?? nil)
+                                            ELSE home_location_id END
                 WHERE p.id = \(id)
                 RETURNING \(unescaped: Columns.person)
                 """,

@@ -26,10 +26,12 @@ extension CentralStore {
         let rows = try await connection.query(
             """
             INSERT INTO tasks AS k (title, description, priority, team_id, assignee_id, location_id, due_at, created_by,
-                                    required_skills, window_start, window_end, checklist_id, checklist_version)
+                                    required_skills, window_start, window_end, checklist_id, checklist_version,
+                                    duration_minutes)
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID),
                     \(new.assignment.assigneeID), \(new.locationID), \(new.dueAt), \(actorID),
-                    \(new.requiredSkills), \(new.window?.start), \(new.window?.end), \(checklist?.id), \(checklist?.version))
+                    \(new.requiredSkills), \(new.window?.start), \(new.window?.end), \(checklist?.id), \(checklist?.version),
+                    \(new.durationMinutes))
             RETURNING \(unescaped: Columns.task)
             """,
             logger: logger
@@ -141,7 +143,10 @@ extension CentralStore {
                                    THEN '{}'::jsonb ELSE answers END,
                     checklist_version = CASE WHEN NOT \(setChecklist) OR k.checklist_id IS NOT DISTINCT FROM \(checklist?.id)
                                              THEN checklist_version ELSE \(checklist?.version) END,
-                    checklist_id = CASE WHEN \(setChecklist) THEN \(checklist?.id) ELSE checklist_id END
+                    checklist_id = CASE WHEN \(setChecklist) THEN \(checklist?.id) ELSE checklist_id END,
+                    duration_minutes = CASE WHEN \(changes.durationMinutes != nil) THEN \(changes.durationMinutes ?? nil)
+                                            ELSE duration_minutes END,
+                    pinned = coalesce(\(changes.pinned), pinned)
                 WHERE k.id = \(id) AND (\(version)::integer IS NULL OR k.version = \(version))
                 RETURNING \(unescaped: Columns.task)
                 """,

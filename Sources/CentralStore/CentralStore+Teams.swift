@@ -49,6 +49,7 @@ extension CentralStore {
     /// Changes a team. A new time zone moves its plans' clocks too: their untouched occurrences
     /// from today on are cancelled ('time zone changed') and made anew on the new wall clock.
     public func updateTeam(id: Int64, _ changes: TeamChanges) async throws -> Team {
+        try await requireSite(changes.depotLocationID ?? nil)
         let setColor = changes.color != nil
         let color = changes.color ?? nil
         var replanned: [Int64] = []
@@ -83,7 +84,11 @@ extension CentralStore {
                     description = coalesce(\(changes.description), description),
                     color = CASE WHEN \(setColor) THEN \(color) ELSE color END,
                     shares_positions = coalesce(\(changes.sharesPositions), shares_positions),
-                    time_zone = coalesce(\(changes.timeZone), time_zone)
+                    time_zone = coalesce(\(changes.timeZone), time_zone),
+                    depot_location_id = CASE WHEN \(changes.depotLocationID != nil) THEN \(changes.depotLocationID ?? nil)
+                                             ELSE depot_location_id END,
+                    task_minutes = coalesce(\(changes.taskMinutes), task_minutes),
+                    travel_area = coalesce(\(changes.travelArea?.rawValue), travel_area)
                 WHERE t.id = \(id)
                 RETURNING \(unescaped: Columns.team)
                 """,

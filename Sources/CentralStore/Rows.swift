@@ -7,13 +7,13 @@ import TeamworkModel
 /// same columns, and its decoder reads them by name wherever they stand in the row.
 enum Columns {
     static let person =
-        "p.id AS person_id, p.first_name AS person_first_name, p.last_name AS person_last_name, p.email AS person_email, p.role AS person_role, p.avatar_url AS person_avatar_url, p.default_team_id AS person_default_team_id, p.created_at AS person_created_at, p.updated_at AS person_updated_at, p.last_seen_at AS person_last_seen_at, p.skills AS person_skills, p.deactivated_at AS person_deactivated_at"
+        "p.id AS person_id, p.first_name AS person_first_name, p.last_name AS person_last_name, p.email AS person_email, p.role AS person_role, p.avatar_url AS person_avatar_url, p.default_team_id AS person_default_team_id, p.created_at AS person_created_at, p.updated_at AS person_updated_at, p.last_seen_at AS person_last_seen_at, p.skills AS person_skills, p.deactivated_at AS person_deactivated_at, p.home_location_id AS person_home_location_id"
     static let team =
-        "t.id AS team_id, t.slug AS team_slug, t.name AS team_name, t.description AS team_description, t.color AS team_color, t.created_by AS team_created_by, t.created_at AS team_created_at, t.updated_at AS team_updated_at, t.shares_positions AS team_shares_positions, t.time_zone AS team_time_zone"
+        "t.id AS team_id, t.slug AS team_slug, t.name AS team_name, t.description AS team_description, t.color AS team_color, t.created_by AS team_created_by, t.created_at AS team_created_at, t.updated_at AS team_updated_at, t.shares_positions AS team_shares_positions, t.time_zone AS team_time_zone, t.depot_location_id AS team_depot_location_id, t.task_minutes AS team_task_minutes, t.travel_area AS team_travel_area"
     static let location =
         "l.id AS location_id, l.kind AS location_kind, l.person_id AS location_person_id, l.name AS location_name, l.latitude AS location_latitude, l.longitude AS location_longitude, l.elevation AS location_elevation, l.street AS location_street, l.city AS location_city, l.region AS location_region, l.postal_code AS location_postal_code, l.country AS location_country, l.created_at AS location_created_at, l.updated_at AS location_updated_at, l.time_zone AS location_time_zone"
     static let task =
-        "k.id AS task_id, k.title AS task_title, k.description AS task_description, k.priority AS task_priority, k.status AS task_status, k.team_id AS task_team_id, k.assignee_id AS task_assignee_id, k.location_id AS task_location_id, k.due_at AS task_due_at, k.created_by AS task_created_by, k.created_at AS task_created_at, k.updated_at AS task_updated_at, k.started_at AS task_started_at, k.completed_at AS task_completed_at, k.completed_by AS task_completed_by, k.completion_note AS task_completion_note, k.version AS task_version, k.required_skills AS task_required_skills, k.window_start AS task_window_start, k.window_end AS task_window_end, k.time_zone AS task_time_zone, k.plan_id AS task_plan_id, k.plan_date::text AS task_plan_date, \(checklistForm) AS task_checklist, k.answers::text AS task_answers"
+        "k.id AS task_id, k.title AS task_title, k.description AS task_description, k.priority AS task_priority, k.status AS task_status, k.team_id AS task_team_id, k.assignee_id AS task_assignee_id, k.location_id AS task_location_id, k.due_at AS task_due_at, k.created_by AS task_created_by, k.created_at AS task_created_at, k.updated_at AS task_updated_at, k.started_at AS task_started_at, k.completed_at AS task_completed_at, k.completed_by AS task_completed_by, k.completion_note AS task_completion_note, k.version AS task_version, k.required_skills AS task_required_skills, k.window_start AS task_window_start, k.window_end AS task_window_end, k.time_zone AS task_time_zone, k.plan_id AS task_plan_id, k.plan_date::text AS task_plan_date, \(checklistForm) AS task_checklist, k.answers::text AS task_answers, k.duration_minutes AS task_duration_minutes, k.pinned AS task_pinned, k.planned_start AS task_planned_start"
     /// The checklist version task `k` carries, as the JSON of a ``ChecklistForm`` (NULL when none).
     static let checklistForm = """
         CASE WHEN k.checklist_id IS NOT NULL THEN
@@ -53,7 +53,8 @@ extension Person {
             updatedAt: try r["person_updated_at"].decode(Date.self),
             lastSeenAt: try r["person_last_seen_at"].decode(Date?.self),
             skills: try r["person_skills"].decode([String].self),
-            deactivatedAt: try r["person_deactivated_at"].decode(Date?.self)
+            deactivatedAt: try r["person_deactivated_at"].decode(Date?.self),
+            homeLocationID: try r["person_home_location_id"].decode(Int64?.self)
         )
     }
 }
@@ -71,7 +72,10 @@ extension Team {
             createdBy: try r["team_created_by"].decode(Int64?.self),
             createdAt: try r["team_created_at"].decode(Date.self),
             updatedAt: try r["team_updated_at"].decode(Date.self),
-            sharesPositions: try r["team_shares_positions"].decode(Bool.self), timeZone: try r["team_time_zone"].decode(String.self)
+            sharesPositions: try r["team_shares_positions"].decode(Bool.self), timeZone: try r["team_time_zone"].decode(String.self),
+            depotLocationID: try r["team_depot_location_id"].decode(Int64?.self),
+            taskMinutes: Int(try r["team_task_minutes"].decode(Int32.self)),
+            travelArea: try r.enumValue("team_travel_area", TravelArea.self)
         )
     }
 }
@@ -142,7 +146,10 @@ extension FieldTask {
             planID: try r["task_plan_id"].decode(Int64?.self),
             planDate: try r["task_plan_date"].decode(String?.self).map { try LocalDate(parsing: $0) },
             checklist: try FieldTask.checklist(json: r["task_checklist"].decode(String?.self)),
-            answers: try FieldTask.answers(json: r["task_answers"].decode(String?.self))
+            answers: try FieldTask.answers(json: r["task_answers"].decode(String?.self)),
+            durationMinutes: try r["task_duration_minutes"].decode(Int32?.self).map(Int.init),
+            pinned: try r["task_pinned"].decode(Bool.self),
+            plannedStart: try r["task_planned_start"].decode(Date?.self)
         )
     }
 

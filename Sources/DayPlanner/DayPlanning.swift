@@ -1,8 +1,20 @@
 import Foundation
 import TeamworkModel
 
+/// A point on the earth.
+public struct Coordinate: Sendable, Equatable, Codable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
 /// How long a drive takes without a road network: the great-circle distance, times a road
-/// factor (roads are not straight), at an average speed. The defaults are a city's.
+/// factor (roads are not straight), at an average speed. A city's roads wind and are slow; the
+/// country's are longer and faster.
 public struct TravelEstimate: Sendable, Equatable {
     public var roadFactor: Double
     public var kilometresPerHour: Double
@@ -12,71 +24,133 @@ public struct TravelEstimate: Sendable, Equatable {
         self.kilometresPerHour = kilometresPerHour
     }
 
-    /// Minutes from one point to another.
-    public func minutes(from a: (latitude: Double, longitude: Double), to b: (latitude: Double, longitude: Double)) -> Double {
-        let metres = GreatCircle.meters(fromLatitude: a.latitude, longitude: a.longitude, toLatitude: b.latitude, longitude: b.longitude)
-        return metres / 1000 * roadFactor / kilometresPerHour * 60
-    }
-}
-
-/// A team's day as the planner sees it: its open work, who can do it and from where, and the
-/// rules of the day (hours on the team's clock, time on site, how drives are estimated).
-public struct DayRequest: Sendable {
-    public struct Worker: Sendable {
-        public var person: Person
-        /// Where they start and end the day; `nil`: the middle of the day's sites.
-        public var home: (latitude: Double, longitude: Double)?
-
-        public init(person: Person, home: (latitude: Double, longitude: Double)?) {
-            self.person = person
-            self.home = home
+    /// The defaults of a team's area: urban ×1.3 at 30 km/h, rural ×1.4 at 60 km/h.
+    public init(area: TravelArea) {
+        switch area {
+        case .urban: self.init(roadFactor: 1.3, kilometresPerHour: 30)
+        case .rural: self.init(roadFactor: 1.4, kilometresPerHour: 60)
         }
     }
 
-    public var day: LocalDate
-    public var zone: Zone
-    public var tasks: [FieldTask]
-    public var workers: [Worker]
-    /// Each task's site, by location id.
-    public var sites: [Int64: (latitude: Double, longitude: Double, name: String)]
-    public var hours: (start: LocalTime, end: LocalTime)
-    /// Time on site of a task.
-    public var minutesOnSite: Double
-    public var travel: TravelEstimate
+    /// Minutes from one point to another.
+    public func minutes(from a: Coordinate, to b: Coordinate) -> Double {
+        let metres = GreatCircle.meters(fromLatitude: a.latitude, longitude: a.longitude, toLatitude: b.latitude, longitude: b.longitude)
+        return metres / 1000 * roadFactor / kilometresPerHour * 60
+    }
 
-    public init(
-        day: LocalDate, zone: Zone, tasks: [FieldTask], workers: [Worker],
-        sites: [Int64: (latitude: Double, longitude: Double, name: String)],
-        hours: (start: LocalTime, end: LocalTime), minutesOnSite: Double = 45, travel: TravelEstimate = TravelEstimate()
-    ) {
-        self.day = day
-        self.zone = zone
-        self.tasks = tasks
-        self.workers = workers
-        self.sites = sites
-        self.hours = hours
-        self.minutesOnSite = minutesOnSite
-        self.travel = travel
+    /// Minutes between each two of `places`; a place that is nowhere in particular (nil) is no drive from anywhere.
+    public func matrix(_ places: [Coordinate?]) -> [[Double]] {
+        places.map { a in places.map { b in a.flatMap { a in b.map { minutes(from: a, to: $0) } } ?? 0 } }
     }
 }
 
-/// The planner's answer for a day: each worker's visits in order with their times, and the
-/// work left out with the reason.
+/// A team's day as the planner sees it: what the master knows of it (``DayFacts``), the hours of
+/// whoever has no week set, from when to plan (a re-plan keeps what was done before), and how
+/// drives are estimated.
+public struct DayRequest: Sendable {
+    public var facts: DayFacts
+    /// The hours of a member with no working week of their own.
+    public var hours: DayHours
+    /// Re-plan from this instant: nothing is planned to start before it, and workers set out from
+    /// where they were last seen that day.
+    public var from: Date?
+    public var travel: TravelEstimate
+
+    public init(facts: DayFacts, hours: DayHours, from: Date? = nil, travel: TravelEstimate? = nil) {
+        self.facts = facts
+        self.hours = hours
+        self.from = from
+        self.travel = travel ?? TravelEstimate(area: facts.team.travelArea)
+    }
+
+    /// A member who works that day, with the hours left to plan and where they start and end.
+    struct Worker {
+        var member: DayFacts.Member
+        var hours: DateInterval
+        var start: Coordinate?
+        var end: Coordinate?
+    }
+
+    /// The work to plan (open, assigned or started that day) and its minutes on site.
+    var open: [FieldTask] { facts.tasks.filter { !$0.status.isClosed } }
+
+    func minutes(_ task: FieldTask) -> Double { Double(task.durationMinutes ?? facts.team.taskMinutes) }
+
+    func site(_ id: Int64?) -> Coordinate? {
+        id.flatMap { facts.sites[$0] }.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude) }
+    }
+
+    /// Who works and when; and why each of the others does not.
+    func workers() -> (working: [Worker], away: [DayPlan.Away]) {
+        var working: [Worker] = []
+        var away: [DayPlan.Away] = []
+        let placed = open.compactMap { site($0.locationID) }
+        let middle =
+            placed.isEmpty
+            ? nil
+            : Coordinate(
+                latitude: placed.map(\.latitude).reduce(0, +) / Double(placed.count),
+                longitude: placed.map(\.longitude).reduce(0, +) / Double(placed.count))
+        let depot = site(facts.team.depotLocationID)
+        let today = facts.zone.day(facts.day)
+        for member in facts.members {
+            let day = facts.workingDay(member, otherwise: hours)
+            let person = member.person
+            guard var at = day.at else {
+                away.append(
+                    DayPlan.Away(
+                        personID: person.id, name: person.displayName,
+                        why: day.away.map { "away (\($0.rawValue))" } ?? "not working that day"))
+                continue
+            }
+            if let from, from > at.start {
+                guard from < at.end else {
+                    away.append(
+                        DayPlan.Away(
+                            personID: person.id, name: person.displayName,
+                            why: day.away.map { "away (\($0.rawValue))" } ?? "done for the day"))
+                    continue
+                }
+                at = DateInterval(start: from, end: at.end)
+            }
+            let home = site(person.homeLocationID) ?? depot
+            let seenToday = member.position.flatMap {
+                today.contains($0.at) ? Coordinate(latitude: $0.latitude, longitude: $0.longitude) : nil
+            }
+            // A re-plan sets out from where they are; a day from home (or the depot), else from their last check-in.
+            let start =
+                from != nil
+                ? (seenToday ?? home)
+                : (home ?? seenToday ?? member.position.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude) })
+            working.append(Worker(member: member, hours: at, start: start ?? middle, end: home))
+        }
+        return (working, away)
+    }
+}
+
+/// The planner's answer for a day: each worker's visits in order with their times, who is not
+/// working, and the work left out with the reason.
 public struct DayPlan: Sendable, Codable, Equatable {
     public struct Visit: Sendable, Codable, Equatable {
         public var taskID: Int64
         public var title: String
+        /// The task's version the plan was made from: applying refuses a task changed since.
+        public var version: Int
         /// When the worker gets there, and when work starts (later when they wait for the window).
         public var arrives: Date
         public var starts: Date
         public var ends: Date
-        /// Whether the task changes hands (it was someone else's, or the team's).
+        /// Who had it before (nil: the team); it moves when that is not this route's worker.
+        public var from: Int64?
         public var moved: Bool
     }
 
     public struct Route: Sendable, Codable, Equatable {
         public var personID: Int64
         public var name: String
+        /// Their hours that day, as planned (from a re-plan's start).
+        public var starts: Date
+        public var ends: Date
         public var visits: [Visit]
         public var drivingMinutes: Double
     }
@@ -84,51 +158,57 @@ public struct DayPlan: Sendable, Codable, Equatable {
     public struct LeftOut: Sendable, Codable, Equatable {
         public var taskID: Int64
         public var title: String
+        public var version: Int
         public var reason: String
+        /// Who has it now; applying hands it back to the team unless it is started or pinned.
+        public var assigneeID: Int64?
+        public var keeps: Bool
     }
 
+    /// A member who does not work (that day, or any more of it).
+    public struct Away: Sendable, Codable, Equatable {
+        public var personID: Int64
+        public var name: String
+        public var why: String
+    }
+
+    public var teamID: Int64
+    public var day: LocalDate
     public var routes: [Route]
+    public var away: [Away]
     public var leftOut: [LeftOut]
 
-    /// Plans `request` within `timeLimit`: started work stays with whoever started it; urgent and
+    /// The tasks that change hands.
+    public var moves: [Visit] { routes.flatMap(\.visits).filter(\.moved) }
+
+    /// Plans `request` within `timeLimit`: started and pinned work stays with whoever has it;
+    /// windows (arrive early and wait), skills, each worker's hours and places are kept; urgent and
     /// high work is served first (leaving a task out costs by its priority), then the least driving.
-    public static func plan(_ request: DayRequest, seed: UInt64 = 1, timeLimit: Duration = .seconds(1)) -> DayPlan {
-        let midnight = request.zone.instant(request.day, LocalTime(hour: 0, minute: 0)!)
+    /// `travel`: minutes between ``places(_:)`` as a road network says; nil: the request's estimate.
+    public static func plan(
+        _ request: DayRequest, travel: [[Double]]? = nil, seed: UInt64 = 1, timeLimit: Duration = .seconds(1)
+    ) -> DayPlan {
+        let zone = request.facts.zone
+        let midnight = zone.instant(request.facts.day, LocalTime(hour: 0, minute: 0)!)
         func minutes(_ date: Date) -> Double { date.timeIntervalSince(midnight) / 60 }
         func date(_ minutes: Double) -> Date { midnight.addingTimeInterval(minutes * 60) }
-        let open = request.tasks.filter { !$0.status.isClosed }
-        let placed = open.compactMap { $0.locationID.flatMap { request.sites[$0] } }
-        let middle =
-            placed.isEmpty
-            ? (latitude: 0.0, longitude: 0.0)
-            : (
-                latitude: placed.map(\.latitude).reduce(0, +) / Double(placed.count),
-                longitude: placed.map(\.longitude).reduce(0, +) / Double(placed.count)
-            )
-        // Places: each worker's home, then each task's site (a task without one is where the worker is).
-        var points: [(latitude: Double, longitude: Double)?] = request.workers.map { $0.home ?? middle }
-        let taskPlace = open.map { task -> Int in
-            points.append(task.locationID.flatMap { request.sites[$0] }.map { (latitude: $0.latitude, longitude: $0.longitude) })
-            return points.count - 1
-        }
-        let travel = points.map { a in
-            points.map { b -> Double in
-                guard let a, let b else { return 0 }
-                return request.travel.minutes(from: a, to: b)
-            }
-        }
-        let dayStart = minutes(request.zone.instant(request.day, request.hours.start))
-        let dayEnd = minutes(request.zone.instant(request.day, request.hours.end))
-        let workerIndex = Dictionary(uniqueKeysWithValues: request.workers.enumerated().map { ($1.person.id, $0) })
+        let open = request.open
+        let (workers, away) = request.workers()
+        let places = Self.places(request, workers: workers)
+        let travel = travel ?? request.travel.matrix(places)
+        let workerIndex = Dictionary(uniqueKeysWithValues: workers.enumerated().map { ($1.member.person.id, $0) })
+        let taskPlace = 2 * workers.count
+        var pinnedAway: Set<Int> = []
         let jobs = open.enumerated().map { index, task -> RoutingProblem.Job in
+            let service = request.minutes(task)
             var earliest = 0.0
-            var latest = 24 * 60.0
+            var latest = 48 * 60.0
             if let window = task.window {
+                // An arrival window: work starts within it.
                 earliest = minutes(window.start)
-                latest = max(earliest, minutes(window.end) - request.minutesOnSite)
-            } else if let due = task.dueAt {
-                latest = minutes(due) - request.minutesOnSite
+                latest = max(earliest, minutes(window.end))
             }
+            if let due = task.dueAt { latest = min(latest, minutes(due) - service) }
             let penalty: Double =
                 switch task.priority {
                 case .urgent: 1_000_000
@@ -136,22 +216,30 @@ public struct DayPlan: Sendable, Codable, Equatable {
                 case .normal: 10_000
                 case .low: 1_000
                 }
+            var pinned: Int?
+            if task.status == .inProgress || task.pinned, let owner = task.assigneeID {
+                pinned = workerIndex[owner]
+                if pinned == nil { pinnedAway.insert(index) }
+            }
             return RoutingProblem.Job(
-                place: taskPlace[index], earliest: earliest, latest: latest, service: request.minutesOnSite,
+                place: taskPlace + index, earliest: earliest, latest: max(earliest, latest), service: service,
                 skills: Set(task.requiredSkills), penalty: penalty,
-                pinnedTo: task.status == .inProgress ? task.assigneeID.flatMap { workerIndex[$0] } : nil)
+                // Held by someone who is not working: no one else may take it.
+                pinnedTo: pinnedAway.contains(index) ? -1 : pinned)
         }
-        let vehicles = request.workers.enumerated().map { index, worker in
+        let vehicles = workers.enumerated().map { index, worker in
             RoutingProblem.Vehicle(
-                start: index, end: index, earliest: dayStart, latest: dayEnd, skills: Set(worker.person.skills))
+                start: index, end: workers.count + index, earliest: minutes(worker.hours.start), latest: minutes(worker.hours.end),
+                skills: Set(worker.member.person.skills))
         }
         let problem = RoutingProblem(jobs: jobs, vehicles: vehicles, travel: travel)
         let solution = RouteSolver(seed: seed, timeLimit: timeLimit).solve(problem)
         var routes: [Route] = []
         for (v, route) in solution.routes.enumerated() {
+            let worker = workers[v]
             let starts = solution.starts(of: v, in: problem)
-            var at = v
-            var time = dayStart
+            var at = vehicles[v].start
+            var time = vehicles[v].earliest
             var visits: [Visit] = []
             var driving = 0.0
             for (j, start) in zip(route, starts) {
@@ -160,39 +248,91 @@ public struct DayPlan: Sendable, Codable, Equatable {
                 driving += travel[at][jobs[j].place]
                 visits.append(
                     Visit(
-                        taskID: task.id, title: task.title, arrives: date(arrives), starts: date(start),
-                        ends: date(start + request.minutesOnSite), moved: task.assigneeID != request.workers[v].person.id))
-                time = start + request.minutesOnSite
+                        taskID: task.id, title: task.title, version: task.version, arrives: date(arrives), starts: date(start),
+                        ends: date(start + jobs[j].service), from: task.assigneeID,
+                        moved: task.assigneeID != worker.member.person.id))
+                time = start + jobs[j].service
                 at = jobs[j].place
             }
-            if !route.isEmpty { driving += travel[at][v] }
+            if !route.isEmpty { driving += travel[at][vehicles[v].end] }
             routes.append(
                 Route(
-                    personID: request.workers[v].person.id, name: request.workers[v].person.displayName, visits: visits,
-                    drivingMinutes: driving.rounded()))
+                    personID: worker.member.person.id, name: worker.member.person.displayName, starts: worker.hours.start,
+                    ends: worker.hours.end, visits: visits, drivingMinutes: driving.rounded()))
         }
         let leftOut = solution.unassigned.map { j -> LeftOut in
-            LeftOut(taskID: open[j].id, title: open[j].title, reason: reason(j, problem: problem, task: open[j], request: request))
+            let task = open[j]
+            return LeftOut(
+                taskID: task.id, title: task.title, version: task.version,
+                reason: reason(j, problem: problem, task: task, request: request, workers: workers, away: away),
+                assigneeID: task.assigneeID, keeps: task.status == .inProgress || task.pinned || task.assigneeID == nil)
         }
-        return DayPlan(routes: routes, leftOut: leftOut)
+        return DayPlan(teamID: request.facts.team.id, day: request.facts.day, routes: routes, away: away, leftOut: leftOut)
+    }
+
+    /// The places of a plan, in the travel matrix's order: each worker's start, each worker's end,
+    /// then each open task's site (nil: nowhere in particular, no drive).
+    public static func places(_ request: DayRequest) -> [Coordinate?] {
+        places(request, workers: request.workers().working)
+    }
+
+    static func places(_ request: DayRequest, workers: [DayRequest.Worker]) -> [Coordinate?] {
+        workers.map(\.start) + workers.map(\.end) + request.open.map { request.site($0.locationID) }
     }
 
     /// Why job `j` could not be planned, in the dispatcher's words.
-    static func reason(_ j: Int, problem: RoutingProblem, task: FieldTask, request: DayRequest) -> String {
+    static func reason(
+        _ j: Int, problem: RoutingProblem, task: FieldTask, request: DayRequest, workers: [DayRequest.Worker], away: [Away]
+    ) -> String {
+        let zone = request.facts.zone
+        func clock(_ date: Date) -> String { zone.time(of: date).short }
+        let job = problem.jobs[j]
+        if job.pinnedTo == -1, let owner = task.assigneeID {
+            let who = away.first { $0.personID == owner }
+            let held = task.status == .inProgress ? "started by" : "pinned to"
+            return "\(held) \(who?.name ?? "person \(owner)"), who is \(who?.why ?? "not on the team that day")"
+        }
+        let needs = task.requiredSkills.joined(separator: ", ")
         let able = problem.vehicles.indices.filter { problem.allows($0, j) }
         if able.isEmpty {
-            if !task.requiredSkills.isEmpty { return "no one on the team has \(task.requiredSkills.joined(separator: ", "))" }
-            return "no one on the team can take it"
+            if task.requiredSkills.isEmpty { return "no one on the team works that day" }
+            let skilled = request.facts.members.filter { Set(task.requiredSkills).isSubset(of: $0.person.skills) }
+            if skilled.isEmpty { return "no one on the team has \(needs)" }
+            return "everyone with \(needs) is away or off that day (\(skilled.map(\.person.displayName).joined(separator: ", ")))"
         }
-        let job = problem.jobs[j]
         let reachable = able.contains { v in
             let vehicle = problem.vehicles[v]
             let begin = max(vehicle.earliest + problem.travel[vehicle.start][job.place], job.earliest)
             return begin <= job.latest && begin + job.service + problem.travel[job.place][vehicle.end] <= vehicle.latest
         }
         if !reachable {
-            return "its window does not fit anyone's hours (\(request.hours.start)–\(request.hours.end)) with the drive"
+            let who = task.requiredSkills.isEmpty ? "no one" : "no one with \(needs)"
+            let hours = able.map { "\(clock(workers[$0].hours.start))–\(clock(workers[$0].hours.end))" }
+            let worked = Set(hours).sorted().joined(separator: ", ")
+            if let from = request.from, let end = task.window?.end ?? task.dueAt, end <= from {
+                return "its \(task.window == nil ? "due time" : "window") has passed (\(clock(end)))"
+            }
+            if let window = task.window {
+                return
+                    "\(who) works while its window is open (\(clock(window.start))–\(clock(window.end))), with the drive (hours: \(worked))"
+            }
+            return "\(who) can get there and finish before it is due, with the drive (hours: \(worked))"
         }
         return "the day is full: no one who can take it has room in their hours"
+    }
+}
+
+extension DayPlan {
+    /// What applying the plan does to each task: a visit goes to its worker with its start; work
+    /// left out loses its expected start and goes back to the team, unless it is started or pinned.
+    public var assignments: [PlannedAssignment] {
+        routes.flatMap { route in
+            route.visits.map {
+                PlannedAssignment(taskID: $0.taskID, version: $0.version, assigneeID: route.personID, plannedStart: $0.starts)
+            }
+        }
+            + leftOut.map {
+                PlannedAssignment(taskID: $0.taskID, version: $0.version, assigneeID: $0.keeps ? $0.assigneeID : nil, plannedStart: nil)
+            }
     }
 }

@@ -18,7 +18,8 @@ public struct RoutingProblem: Sendable {
         public var skills: Set<String>
         /// What leaving the job out costs, in units of travel (urgent work costs more).
         public var penalty: Double
-        /// The vehicle the job must stay with (started or pinned work), if any.
+        /// The vehicle the job must stay with (started or pinned work), if any; -1: none may take it
+        /// (it is held by someone who is not working).
         public var pinnedTo: Int?
 
         public init(

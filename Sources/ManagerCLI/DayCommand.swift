@@ -4,7 +4,7 @@ import DayPlanner
 import Foundation
 import TeamworkModel
 
-/// `teamwork-manager day plan`: the best day for a team, as a preview.
+/// `teamwork-manager day plan`: the best day for a team, as a preview or applied.
 struct DayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "day",
@@ -14,91 +14,92 @@ struct DayCommand: AsyncParsableCommand {
 
     struct Plan: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Assign and order a team's open work of one day among its members (a preview: nothing changes).",
+            abstract: "Assign and order a team's open work of one day among its members (a preview unless --apply).",
             discussion: """
                 Takes the day's open tasks of the team (window or due date that day, on the team's clock) and its \
-                members. Started work stays with whoever started it; skills and windows are kept; urgent and high \
-                work is served first, then the least driving. Drives are estimated from coordinates (great-circle \
-                distance × 1.3 at 30 km/h); a worker starts from their last check-in, else the middle of the day's \
-                sites. Every task left out says why.
+                active members. Each works their hours that day (`person hours`; --hours for whoever has none set), \
+                less their absences (`person absence`), from their own place or the team's depot and back. Started \
+                and pinned work stays with whoever has it; skills and windows are kept (work starts within the \
+                window: arrive early and wait); urgent and high work is served first, then the least driving. Drives \
+                are estimated from coordinates (the team's travel area). Every task left out says why.
+                --apply makes the plan in one transaction as the acting manager (history: "planned"): each task to \
+                its worker with its expected start, which reaches their device; work left out goes back to the team \
+                unless started or pinned. --from now re-plans the rest of the day (after a sick call): nothing is \
+                planned before then and workers set out from where they were last seen.
                 """
         )
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "Team slug or id.") var team: String
         @Option(help: "The day, like 2026-12-01 (default: today on the team's clock).") var on: String?
-        @Option(help: "Working hours on the team's clock, like 07:00-16:00.") var hours = "07:00-16:00"
-        @Option(help: "Minutes on site for each task.") var minutesOnSite = 45
+        @Option(help: "Working hours on the team's clock of whoever has no week set, like 07:00-16:00.") var hours = "07:00-16:00"
+        @Option(help: "Re-plan from this time on: now, 13:00 (on the team's clock) or an ISO 8601 instant.") var from: String?
         @Option(help: "The planner's time budget in seconds.") var seconds = 1.0
+        @Option(help: "Seed of the planner's search (the same seed and day give the same plan).") var seed: UInt64 = 1
+        @Flag(help: "Make the plan: assign and order the work (else a preview that changes nothing).") var apply = false
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
             guard (0.05...60).contains(seconds) else { throw ValidationError("--seconds must be between 0.05 and 60") }
-            guard (1...600).contains(minutesOnSite) else { throw ValidationError("--minutes-on-site must be 1 to 600") }
-            _ = try Self.hours(hours)
+            do { _ = try DayHours(parsing: hours, field: "--hours") } catch { throw ValidationError("\(error)") }
         }
 
-        static func hours(_ text: String) throws -> (start: LocalTime, end: LocalTime) {
-            let parts = text.split(separator: "-")
-            guard parts.count == 2, let start = try? LocalTime(parsing: String(parts[0]), field: "hours"),
-                let end = try? LocalTime(parsing: String(parts[1]), field: "hours"), start < end
-            else { throw ValidationError("--hours must be a start and an end on one day, like 07:00-16:00") }
-            return (start, end)
+        /// `now`, `13:00` on `day` in `zone`, or an ISO 8601 instant.
+        static func instant(_ text: String, day: LocalDate, zone: Zone) throws -> Date {
+            if text == "now" { return Date() }
+            if let time = try? LocalTime(parsing: text) { return zone.instant(day, time) }
+            return try ISODate.parse(text, field: "--from", in: zone)
         }
 
         func run() async throws {
-            let (request, zone) = try await connection.withStore { store -> (DayRequest, Zone) in
+            let (plan, zone, applied) = try await connection.withStore { store -> (DayPlan, Zone, [FieldTask]?) in
                 let team = try await store.team(reference: team)
-                let zone = try Zone(team.timeZone)
-                let day = try on.map { try LocalDate(parsing: $0, field: "on") } ?? zone.date(of: Date())
-                let tasks = try await store.listTasks(
-                    TaskFilter(teamID: team.id, statuses: [.open, .assigned, .inProgress], on: day))
-                let members = try await store.members(teamID: team.id).map(\.person).filter { $0.deactivatedAt == nil }
-                let positions = try await store.workerPositions(personIDs: members.map(\.id))
-                // Every site in one query, not one per task's site.
-                let wanted = Set(tasks.compactMap(\.locationID))
-                var sites: [Int64: (latitude: Double, longitude: Double, name: String)] = [:]
-                for site in try await store.listLocations(kind: .site) where wanted.contains(site.id) {
-                    sites[site.id] = (site.latitude, site.longitude, site.name)
-                }
-                let workers = members.map { person in
-                    DayRequest.Worker(
-                        person: person,
-                        home: positions.first { $0.person.id == person.id }.map { (latitude: $0.latitude, longitude: $0.longitude) })
-                }
-                return (
-                    DayRequest(
-                        day: day, zone: zone, tasks: tasks, workers: workers, sites: sites, hours: try Self.hours(hours),
-                        minutesOnSite: Double(minutesOnSite)), zone
-                )
+                let zone = Zone.reading(team.timeZone)
+                let day = try on.map { try LocalDate(parsing: $0, field: "--on") } ?? zone.date(of: Date())
+                let start = try from.map { try Self.instant($0, day: day, zone: zone) }
+                let facts = try await store.dayFacts(teamID: team.id, day: day)
+                let request = DayRequest(facts: facts, hours: try DayHours(parsing: hours, field: "--hours"), from: start)
+                let plan = DayPlan.plan(request, seed: seed, timeLimit: .milliseconds(Int(seconds * 1000)))
+                guard apply else { return (plan, zone, nil) }
+                return (plan, zone, try await store.applyDayPlan(teamID: team.id, day: day, plan.assignments))
             }
-            let plan = DayPlan.plan(request, timeLimit: .milliseconds(Int(seconds * 1000)))
             if output.json { return try Output.json(plan) }
-            Output.line("Plan for \(team) on \(request.day) (a preview: nothing is changed)")
+            Self.print(plan, team: team, zone: zone, applied: applied != nil)
+        }
+
+        static func print(_ plan: DayPlanner.DayPlan, team: String, zone: Zone, applied: Bool) {
+            // Minutes are what a worker reads; a wait shorter than one is none.
+            func clock(_ date: Date) -> String { zone.time(of: date.addingTimeInterval(30)).short }
+            let names = Dictionary(plan.routes.map { ($0.personID, $0.name) } + plan.away.map { ($0.personID, $0.name) }) { a, _ in a }
+            Output.line(
+                "Plan for \(team) on \(plan.day): \(plan.moves.count) move(s)"
+                    + (applied ? ", applied" : " (a preview: nothing is changed)"))
             for route in plan.routes {
                 Output.line()
                 Output.line(
                     route.visits.isEmpty
-                        ? "\(route.name): nothing planned"
-                        : "\(route.name): \(route.visits.count) task(s), \(Int(route.drivingMinutes)) min driving")
-                // Minutes are what a worker reads; a wait shorter than one is none.
-                func clock(_ date: Date) -> String {
-                    let time = zone.time(of: date.addingTimeInterval(30))
-                    return String(format: "%02d:%02d", time.hour, time.minute)
-                }
+                        ? "\(route.name) (\(clock(route.starts))–\(clock(route.ends))): nothing planned"
+                        : "\(route.name) (\(clock(route.starts))–\(clock(route.ends))): \(route.visits.count) task(s), \(Int(route.drivingMinutes)) min driving"
+                )
                 for (index, visit) in route.visits.enumerated() {
                     // Work starts at its window; an early arrival between two jobs is time to spare (before the
                     // first job, the worker simply leaves later).
                     let early = index > 0 && visit.starts.timeIntervalSince(visit.arrives) >= 60
                     let wait = early ? " (there at \(clock(visit.arrives)))" : ""
-                    Output.line(
-                        "  \(clock(visit.starts))–\(clock(visit.ends))  #\(visit.taskID) \(visit.title)\(wait)"
-                            + (visit.moved ? "  [moves here]" : ""))
+                    let move = visit.moved ? "  [moves here from \(visit.from.map { names[$0] ?? "person \($0)" } ?? "the team")]" : ""
+                    Output.line("  \(clock(visit.starts))–\(clock(visit.ends))  #\(visit.taskID) \(visit.title)\(wait)\(move)")
                 }
+            }
+            if !plan.away.isEmpty {
+                Output.line()
+                Output.line("Not working: " + plan.away.map { "\($0.name) (\($0.why))" }.joined(separator: ", "))
             }
             if !plan.leftOut.isEmpty {
                 Output.line()
                 Output.line("Left out:")
-                for task in plan.leftOut { Output.line("  #\(task.taskID) \(task.title): \(task.reason)") }
+                for task in plan.leftOut {
+                    let back = !task.keeps ? " [back to the team]" : ""
+                    Output.line("  #\(task.taskID) \(task.title): \(task.reason)\(back)")
+                }
             }
         }
     }

@@ -7,7 +7,10 @@ struct PersonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "person",
         abstract: "Add, list, show, update and remove people.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Deactivate.self, Reactivate.self, Remove.self, Token.self]
+        subcommands: [
+            Add.self, List.self, Show.self, Update.self, Deactivate.self, Reactivate.self, Remove.self, Token.self, Hours.self,
+            AbsenceCommand.self,
+        ]
     )
 
     struct Add: AsyncParsableCommand {
@@ -80,6 +83,7 @@ struct PersonCommand: AsyncParsableCommand {
                 ("id", String(p.id)), ("name", p.displayName), ("email", p.email), ("role", p.role.rawValue),
                 ("status", p.deactivatedAt.map { "inactive since \(Output.date($0))" } ?? "active"),
                 ("avatar", p.avatarURL ?? "-"), ("skills", p.skills.isEmpty ? "-" : p.skills.joined(separator: ", ")),
+                ("home", p.homeLocationID.map { "location \($0)" } ?? "their team's depot"),
                 ("teams", details.teams.map(\.slug).joined(separator: ", ")),
                 ("default team", defaultTeam ?? "-"), ("created", Output.date(p.createdAt)),
                 ("updated", Output.date(p.updatedAt)), ("last seen", Output.date(p.lastSeenAt)),
@@ -100,9 +104,12 @@ struct PersonCommand: AsyncParsableCommand {
         @Option(help: "Default team (slug or id); must be one of the person's teams.") var defaultTeam: String?
         @Flag(help: "Remove the default team.") var clearDefaultTeam = false
         @Option(help: "Replace their skills, comma-separated (\"\" for none): electrical,climbing.") var skills: String?
+        @Option(help: "Where they start and end a working day: a site's location id.") var home: Int64?
+        @Flag(help: "Remove their place (they start from their team's depot).") var clearHome = false
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
+            if home != nil && clearHome { throw ValidationError("use --home or --clear-home, not both") }
             if avatar != nil && clearAvatar { throw ValidationError("use --avatar or --clear-avatar, not both") }
             if defaultTeam != nil && clearDefaultTeam { throw ValidationError("use --default-team or --clear-default-team, not both") }
         }
@@ -116,7 +123,8 @@ struct PersonCommand: AsyncParsableCommand {
                 let changes = try PersonChanges(
                     firstName: firstName, lastName: lastName, email: email, role: role,
                     avatarURL: clearAvatar ? .some(nil) : avatar.map { .some($0) }, defaultTeamID: defaultTeamID,
-                    skills: try skills.map { try Skills.parse($0, most: Skills.mostPerPerson, field: "skills") }
+                    skills: try skills.map { try Skills.parse($0, most: Skills.mostPerPerson, field: "skills") },
+                    homeLocationID: clearHome ? .some(nil) : home.map { .some($0) }
                 )
                 guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
                 return try await store.updatePerson(id: target.id, changes)

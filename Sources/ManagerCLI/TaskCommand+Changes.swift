@@ -12,7 +12,9 @@ struct VersionOption: ParsableArguments {
 extension TaskCommand {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a task's title, description, priority, location, due date, window, required skills or checklist.")
+            abstract:
+                "Change a task's title, description, priority, location, due date, window, required skills, checklist, minutes on site or pin."
+        )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Task id.") var id: Int64
         @Option var title: String?
@@ -29,6 +31,9 @@ extension TaskCommand {
         @Option(help: "A checklist by name (its latest version); another checklist than the task's starts its answers anew.")
         var checklist: String?
         @Flag(help: "Remove the checklist (and its answers).") var clearChecklist = false
+        @Option(help: "Minutes on site (1 to 720).") var duration: Int?
+        @Flag(help: "Use the team's minutes on site.") var clearDuration = false
+        @Flag(inversion: .prefixedNo, help: "Pinned: the day planner leaves it with whoever has it.") var pin: Bool?
         @OptionGroup var version: VersionOption
         @OptionGroup var output: OutputOptions
 
@@ -37,6 +42,7 @@ extension TaskCommand {
             if due != nil && clearDue { throw ValidationError("use --due or --clear-due, not both") }
             if window != nil && clearWindow { throw ValidationError("use --window or --clear-window, not both") }
             if checklist != nil && clearChecklist { throw ValidationError("use --checklist or --clear-checklist, not both") }
+            if duration != nil && clearDuration { throw ValidationError("use --duration or --clear-duration, not both") }
         }
 
         func run() async throws {
@@ -57,7 +63,8 @@ extension TaskCommand {
                     locationID: clearLocation ? .some(nil) : location.map { .some($0) }, dueAt: dueAt,
                     requiredSkills: try requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") },
                     window: clearWindow ? .some(nil) : try window.map { .some(try TimeWindow.parse($0, in: zone)) },
-                    checklist: clearChecklist ? .some(nil) : checklist.map { .some($0) }
+                    checklist: clearChecklist ? .some(nil) : checklist.map { .some($0) },
+                    durationMinutes: clearDuration ? .some(nil) : duration.map { .some($0) }, pinned: pin
                 )
                 guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
                 return try await store.updateTask(id: id, changes, expectedVersion: version.expectVersion)

@@ -63,6 +63,7 @@ struct TaskCommand: AsyncParsableCommand {
         )
         var window: String?
         @Option(help: "A checklist the worker fills in, by name (its latest version; the task keeps it).") var checklist: String?
+        @Option(help: "Minutes on site (1 to 720; default: the team's).") var duration: Int?
         @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var output: OutputOptions
 
@@ -80,7 +81,7 @@ struct TaskCommand: AsyncParsableCommand {
                 let new = try NewTask(
                     title: title, description: description, priority: priority,
                     assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt,
-                    requiredSkills: requiredSkills, window: window, checklist: checklist
+                    requiredSkills: requiredSkills, window: window, checklist: checklist, durationMinutes: duration
                 )
                 return try await store.createTask(new, force: force)
             }
@@ -187,6 +188,12 @@ struct TaskCommand: AsyncParsableCommand {
                 ("due", Output.due(t.dueAt, in: zone)),
                 ("window", t.window.map { $0.compact(in: zone) + (t.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
                 ("requires", t.requiredSkills.isEmpty ? "-" : t.requiredSkills.joined(separator: ", ")),
+                ("on site", t.durationMinutes.map { "\($0) min" } ?? "the team's default"),
+                (
+                    "expected",
+                    t.expectedArrival(at: Date()).map { Output.date($0.at, in: zone) + ($0.runningLate ? " (running late)" : "") } ?? "-"
+                ),
+                ("pinned", t.pinned ? "yes: the day planner leaves it with its assignee" : "no"),
                 ("created", Output.date(t.createdAt, in: zone)),
                 ("updated", Output.date(t.updatedAt, in: zone)), ("started", Output.date(t.startedAt, in: zone)),
                 ("completed", Output.date(t.completedAt, in: zone)),

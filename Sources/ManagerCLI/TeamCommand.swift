@@ -82,6 +82,8 @@ struct TeamCommand: AsyncParsableCommand {
                 ("id", String(t.id)), ("slug", t.slug), ("name", t.name), ("description", t.description),
                 ("color", t.color ?? "-"), ("time zone", t.timeZone),
                 ("positions", t.sharesPositions ? "shared with members" : "managers only"),
+                ("depot", t.depotLocationID.map { "location \($0)" } ?? "-"), ("minutes on site", String(t.taskMinutes)),
+                ("travel", t.travelArea.rawValue),
                 ("created", Output.date(t.createdAt)), ("updated", Output.date(t.updatedAt)),
             ])
             Output.line()
@@ -109,16 +111,24 @@ struct TeamCommand: AsyncParsableCommand {
                 "The IANA time zone the team works in, e.g. Europe/Stockholm. Its tasks keep their instants and read on the new clock; its plans are remade at the same wall-clock time."
         )
         var timeZone: String?
+        @Option(help: "Where its workers start and end the day unless they have a place of their own: a site's location id.")
+        var depot: Int64?
+        @Flag(help: "Remove the depot.") var clearDepot = false
+        @Option(help: "Minutes on site of a task that does not say (1 to 720).") var taskMinutes: Int?
+        @Option(help: "How drives are estimated: urban (×1.3 at 30 km/h) or rural (×1.4 at 60 km/h).") var travel: String?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
             if color != nil && clearColor { throw ValidationError("use --color or --clear-color, not both") }
+            if depot != nil && clearDepot { throw ValidationError("use --depot or --clear-depot, not both") }
+            if let travel, TravelArea(rawValue: travel) == nil { throw ValidationError("--travel must be urban or rural") }
         }
 
         func run() async throws {
             let changes = try TeamChanges(
                 slug: slug, name: name, description: description, color: clearColor ? .some(nil) : color.map { .some($0) },
-                sharesPositions: sharePositions, timeZone: timeZone
+                sharesPositions: sharePositions, timeZone: timeZone, depotLocationID: clearDepot ? .some(nil) : depot.map { .some($0) },
+                taskMinutes: taskMinutes, travelArea: travel.flatMap(TravelArea.init(rawValue:))
             )
             guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
             let updated = try await connection.withStore { store in

@@ -114,6 +114,8 @@ extension ReplicaGenerator {
         var copy = task
         func ms(_ date: Date) -> Date { Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000) }
         copy.createdBy = nil
+        copy.pinned = false  // the planner's, not the field's: not in replicas
+        copy.plannedStart = task.plannedStart.map(ms)
         copy.dueAt = task.dueAt.map(ms)
         copy.createdAt = ms(task.createdAt)
         copy.updatedAt = ms(task.updatedAt)

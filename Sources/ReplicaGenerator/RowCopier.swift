@@ -14,12 +14,12 @@ import TeamworkModel
 struct RowCopier: Sendable {
     /// Microseconds from 1970 to PostgreSQL's epoch, 2000-01-01.
     static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-    static let fieldCount = 24
+    static let fieldCount = 26
 
     private let record: ByteBuffer
     /// Where each field's bytes start in `record`, -1 for NULL; and their length.
-    private let starts: InlineArray<24, Int32>
-    private let lengths: InlineArray<24, Int32>
+    private let starts: InlineArray<26, Int32>
+    private let lengths: InlineArray<26, Int32>
 
     /// Takes the record of `row`, which must hold the replica columns.
     init(_ row: PostgresRow) throws {
@@ -27,7 +27,7 @@ struct RowCopier: Sendable {
         guard let record = cells.next()?.bytes else { throw ReplicaError("a replica row without its record") }
         self.record = record
         let (starts, lengths) = try record.withUnsafeReadableBytes { raw in
-            var starts = InlineArray<24, Int32>(repeating: -1), lengths = InlineArray<24, Int32>(repeating: 0)
+            var starts = InlineArray<26, Int32>(repeating: -1), lengths = InlineArray<26, Int32>(repeating: 0)
             func int32(at offset: Int) throws -> Int32 {
                 guard offset + 4 <= raw.count else { throw ReplicaError("a replica row record is cut short") }
                 return Int32(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self))
@@ -58,7 +58,7 @@ struct RowCopier: Sendable {
                 switch field {
                 case 1, 2, 3, 11, 15, 18, 19, 21, 22: text(field, index, raw, bind)
                 case 23: answers(field, index, raw, bind)
-                case 7, 8, 9, 12, 13, 16, 17: timestamp(field, index, raw, bind)
+                case 7, 8, 9, 12, 13, 16, 17, 24: timestamp(field, index, raw, bind)
                 default: bind(index, int64(field, raw))
                 }
             }

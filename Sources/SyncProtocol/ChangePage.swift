@@ -44,6 +44,10 @@ public struct ChangePage: Sendable, Codable, Equatable {
         /// absent from servers before replica schema 7 (no checklists then).
         public var checklist: ChecklistForm?
         public var answers: [AnsweredItem]?
+        /// When the day planner expects work to start (milliseconds), and its minutes on site; absent
+        /// when not planned or not said, and from servers before replica schema 8.
+        public var plannedStart: Int64?
+        public var durationMinutes: Int?
 
         public init(
             id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
@@ -51,8 +55,10 @@ public struct ChangePage: Sendable, Codable, Equatable {
             status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
             rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil,
             timeZone: String? = nil, planID: Int64? = nil, planDate: String? = nil, checklist: ChecklistForm? = nil,
-            answers: [AnsweredItem]? = nil
+            answers: [AnsweredItem]? = nil, plannedStart: Int64? = nil, durationMinutes: Int? = nil
         ) {
+            self.plannedStart = plannedStart
+            self.durationMinutes = durationMinutes
             self.checklist = checklist
             self.answers = answers
             self.timeZone = timeZone

@@ -50,7 +50,8 @@ public struct ReplicaContents: Sendable {
                            \(meta.schemaVersion < 5 ? "'UTC' AS time_zone" : "time_zone"),
                            \(meta.schemaVersion < 6 ? "NULL AS plan_id, NULL AS plan_date" : "plan_id, plan_date"),
                            \(meta.schemaVersion < 7 ? "NULL AS checklist, '{}' AS master_answers, '{}' AS answers"
-                                                : "checklist, master_answers, answers")
+                                                : "checklist, master_answers, answers"),
+                           \(meta.schemaVersion < 8 ? "NULL AS planned_start, NULL AS duration_minutes" : "planned_start, duration_minutes")
                     FROM tasks ORDER BY id
                     """
             ).map { row -> TaskRow in
@@ -68,7 +69,8 @@ public struct ReplicaContents: Sendable {
                     timeZone: row["time_zone"], planID: row["plan_id"],
                     planDate: (row["plan_date"] as String?).flatMap { try? LocalDate(parsing: $0) },
                     checklist: try? FieldTask.checklist(json: row["checklist"]),
-                    answers: (try? FieldTask.answers(json: row["master_answers"])) ?? [:]
+                    answers: (try? FieldTask.answers(json: row["master_answers"])) ?? [:],
+                    durationMinutes: row["duration_minutes"], plannedStart: date(row["planned_start"])
                 )
                 return TaskRow(
                     master: master, status: TaskStatus(rawValue: row["status"]) ?? .open, startedAt: date(row["started_at"]),

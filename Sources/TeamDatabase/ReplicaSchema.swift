@@ -15,8 +15,9 @@ public enum ReplicaSchema {
     /// appointment window and required skills; version 4 the members' skills
     /// and `refusals`, the master's verdicts on worker changes it did not take;
     /// version 5 the tasks' time zone; 6 their plan and day; 7 their checklist
-    /// and its answers (`checklist`, `answers`, `master_answers`).
-    public static let version = 7
+    /// and its answers (`checklist`, `answers`, `master_answers`); 8 the day planner's expected start
+    /// and the minutes on site (`planned_start`, `duration_minutes`).
+    public static let version = 8
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -88,7 +89,10 @@ public enum ReplicaSchema {
             -- The latest answer per item ({"key": {"value", "by", "at"}}): worker-owned, as status is;
             -- master_answers holds the master's as last applied.
             answers TEXT NOT NULL DEFAULT '{}',
-            master_answers TEXT NOT NULL DEFAULT '{}'
+            master_answers TEXT NOT NULL DEFAULT '{}',
+            -- When the day planner expects work to start (ms), and its minutes on site: manager-owned.
+            planned_start INTEGER,
+            duration_minutes INTEGER
         );
         CREATE INDEX tasks_row_version ON tasks (row_version);
         -- No emails or other contact details: display names and roles only.
@@ -225,13 +229,14 @@ public enum ReplicaSchema {
                     }
                     if try !db.tableExists("refusals") { try db.execute(sql: refusalsTable) }
                 }
-                if found < 7, try db.tableExists("tasks") {
-                    // Schema 5: time zones; 6: plans; 7: checklists and their answers. The values arrive with the full rebuild an older checkpoint asks for.
+                if found < 8, try db.tableExists("tasks") {
+                    // Schema 5: time zones; 6: plans; 7: checklists and their answers; 8: planned starts and
+                    // minutes on site. The values arrive with the full rebuild an older checkpoint asks for.
                     let has = Set(try db.columns(in: "tasks").map(\.name))
                     for (column, type) in [
                         ("time_zone", "TEXT NOT NULL DEFAULT 'UTC'"), ("plan_id", "INTEGER"), ("plan_date", "TEXT"),
                         ("checklist", "TEXT"), ("answers", "TEXT NOT NULL DEFAULT '{}'"),
-                        ("master_answers", "TEXT NOT NULL DEFAULT '{}'"),
+                        ("master_answers", "TEXT NOT NULL DEFAULT '{}'"), ("planned_start", "INTEGER"), ("duration_minutes", "INTEGER"),
                     ]
                     where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")

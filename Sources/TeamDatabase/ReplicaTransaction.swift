@@ -58,9 +58,9 @@ public final class ReplicaTransaction {
             updated_at, master_version, status, started_at, completed_at, completed_by, completion_note,
             master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note,
             window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers, master_answers,
-            row_version)
+            planned_start, duration_minutes, row_version)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16,
-            ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?24, ?25)
+            ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?24, ?25, ?26, ?27)
         """
 
     static let replaceTaskSQL = insertTaskSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO", maxReplacements: 1)
@@ -84,6 +84,7 @@ public final class ReplicaTransaction {
             window_start = excluded.window_start, window_end = excluded.window_end,
             required_skills = excluded.required_skills, time_zone = excluded.time_zone,
             plan_id = excluded.plan_id, plan_date = excluded.plan_date, checklist = excluded.checklist,
+            planned_start = excluded.planned_start, duration_minutes = excluded.duration_minutes,
             row_version = excluded.row_version
         WHERE tasks.master_version IS NOT excluded.master_version
         """
@@ -105,6 +106,7 @@ public final class ReplicaTransaction {
             window_start = excluded.window_start, window_end = excluded.window_end,
             required_skills = excluded.required_skills, time_zone = excluded.time_zone,
             plan_id = excluded.plan_id, plan_date = excluded.plan_date, checklist = excluded.checklist,
+            planned_start = excluded.planned_start, duration_minutes = excluded.duration_minutes,
             row_version = excluded.row_version
         WHERE (tasks.assignee_id, tasks.status, tasks.started_at, tasks.completed_at, tasks.completed_by, tasks.completion_note,
                tasks.answers, tasks.master_version)
@@ -154,20 +156,22 @@ public final class ReplicaTransaction {
         bind(22, task.planDate?.description)
         bind(23, task.checklist.map(FieldTask.json))
         bind(24, FieldTask.json(task.answers))
-        bind(25, nextVersion())
+        bind(25, task.plannedStart.map(Self.millis))
+        bind(26, task.durationMinutes.map(Int64.init))
+        bind(27, nextVersion())
         try bind.step(db)
     }
 
-    /// Inserts or updates a task whose fields `bind` binds as parameters 1...24
+    /// Inserts or updates a task whose fields `bind` binds as parameters 1...26
     /// (the order of ``upsert(_:)-(FieldTask)``: id, title, description, priority,
     /// team, assignee, location, due, created, updated, version, status, started,
     /// completed, completed by, note, window start, window end, required skills, time zone, plan, plan day,
-    /// checklist, answers;
+    /// checklist, answers, planned start, minutes on site;
     /// dates in milliseconds).
     public func upsertTask(_ bind: (Binder) throws -> Void) throws {
         let binder = Binder(upsertTask.sqliteStatement)
         try bind(binder)
-        binder(25, nextVersion())
+        binder(27, nextVersion())
         try binder.step(db)
     }
 

@@ -35,6 +35,12 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     /// The checklist version it carries (it keeps the one it got), and the latest answer to each item.
     public var checklist: ChecklistForm?
     public var answers: [String: ChecklistAnswer]
+    /// Minutes on site it takes; nil: its team's default.
+    public var durationMinutes: Int?
+    /// The day planner leaves pinned work with whoever has it.
+    public var pinned: Bool
+    /// When the day planner expects work to start (see ``ExpectedArrival``).
+    public var plannedStart: Date?
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
@@ -43,8 +49,11 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
         startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int,
         requiredSkills: [String] = [], window: TimeWindow? = nil, timeZone: String = "UTC",
         planID: Int64? = nil, planDate: LocalDate? = nil, checklist: ChecklistForm? = nil,
-        answers: [String: ChecklistAnswer] = [:]
+        answers: [String: ChecklistAnswer] = [:], durationMinutes: Int? = nil, pinned: Bool = false, plannedStart: Date? = nil
     ) {
+        self.durationMinutes = durationMinutes
+        self.pinned = pinned
+        self.plannedStart = plannedStart
         self.checklist = checklist
         self.answers = answers
         self.timeZone = timeZone
@@ -88,7 +97,7 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
 
     /// When it becomes late if still to be done: its due time or its window's end, whichever
     /// comes first (SQL: `teamwork_late_from`).
-    public var lateFrom: Date? { [dueAt, window?.end].compactMap { $0 }.min() }
+    public var lateFrom: Date? { ExpectedArrival.lateFrom(due: dueAt, window: window) }
 
     /// Of one person's tasks, those still to be done whose windows overlap another's: a double booking.
     public static func doubleBooked(_ tasks: [FieldTask]) -> Set<Int64> {
@@ -137,12 +146,15 @@ public struct NewTask: Sendable, Equatable {
     public var window: TimeWindow?
     /// The checklist it carries, by name: its latest version when the task is made.
     public var checklist: String?
+    /// Minutes on site; nil: its team's default.
+    public var durationMinutes: Int?
 
     public init(
         title: String, description: String = "", priority: Priority = .normal,
         assignment: Assignment, locationID: Int64? = nil, dueAt: Date? = nil,
-        requiredSkills: [String] = [], window: TimeWindow? = nil, checklist: String? = nil
+        requiredSkills: [String] = [], window: TimeWindow? = nil, checklist: String? = nil, durationMinutes: Int? = nil
     ) throws {
+        self.durationMinutes = try durationMinutes.map(Validate.durationMinutes)
         self.checklist = checklist
         self.title = try Validate.name(title, field: "title")
         self.description = description
@@ -170,12 +182,19 @@ public struct TaskChanges: Sendable, Equatable {
     public var window: TimeWindow??
     /// A checklist by name (its latest version), `.some(nil)` none; a different one starts the answers anew.
     public var checklist: String??
+    /// Minutes on site, `.some(nil)` its team's default.
+    public var durationMinutes: Int??
+    /// Whether the day planner must leave it with whoever has it.
+    public var pinned: Bool?
 
     public init(
         title: String? = nil, description: String? = nil, priority: Priority? = nil,
         locationID: Int64?? = nil, dueAt: Date?? = nil, requiredSkills: [String]? = nil, window: TimeWindow?? = nil,
-        checklist: String?? = nil
+        checklist: String?? = nil, durationMinutes: Int?? = nil, pinned: Bool? = nil
     ) throws {
+        if case .some(.some(let minutes)) = durationMinutes { _ = try Validate.durationMinutes(minutes) }
+        self.durationMinutes = durationMinutes
+        self.pinned = pinned
         self.checklist = checklist
         self.title = try title.map { try Validate.name($0, field: "title") }
         self.description = description
@@ -188,7 +207,7 @@ public struct TaskChanges: Sendable, Equatable {
 
     public var isEmpty: Bool {
         title == nil && description == nil && priority == nil && locationID == nil && dueAt == nil
-            && requiredSkills == nil && window == nil && checklist == nil
+            && requiredSkills == nil && window == nil && checklist == nil && durationMinutes == nil && pinned == nil
     }
 }
 

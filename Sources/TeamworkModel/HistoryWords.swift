@@ -48,7 +48,7 @@ public struct HistoryWords: Sendable {
             if let detail, !detail.isEmpty { line += (applied == "false" ? ": " : " — ") + detail }
             lines.append(line)
         }
-        let order = ["status", "assignee_id", "team_id", "priority", "window_start", "window_end", "due_at"]
+        let order = ["planned", "status", "assignee_id", "team_id", "priority", "window_start", "window_end", "due_at"]
         let keys = order.filter { changes[$0] != nil } + changes.keys.filter { !order.contains($0) }.sorted()
         for key in keys {
             guard let change = changes[key] else { continue }
@@ -83,6 +83,10 @@ public struct HistoryWords: Sendable {
             return "\(Self.name(key)): " + (old.map { "“\($0)” → " } ?? "") + (new.map { "“\($0)”" } ?? "removed")
         case "required_skills":
             return "needs: \(old.map(Self.list) ?? "nothing") → \(new.map(Self.list) ?? "nothing")"
+        case "planned":
+            return "planned: \(new ?? "by the day planner")"
+        case "planned_start":
+            return "expected at: \(old.map(time) ?? "none") → \(new.map(time) ?? "none")"
         case "forced":
             return "forced: \(new.map(Self.list) ?? "assigned without a required skill")"
         case "answers":

@@ -16,12 +16,16 @@ public struct Person: Sendable, Codable, Equatable, Identifiable {
     public var skills: [String]
     /// When the person left (`person deactivate`); nil while they are active.
     public var deactivatedAt: Date?
+    /// Where they start and end a working day (a site); nil: their team's depot.
+    public var homeLocationID: Int64?
 
     public init(
         id: Int64, firstName: String, lastName: String, email: String, role: Role,
         avatarURL: String? = nil, defaultTeamID: Int64? = nil,
-        createdAt: Date, updatedAt: Date, lastSeenAt: Date? = nil, skills: [String] = [], deactivatedAt: Date? = nil
+        createdAt: Date, updatedAt: Date, lastSeenAt: Date? = nil, skills: [String] = [], deactivatedAt: Date? = nil,
+        homeLocationID: Int64? = nil
     ) {
+        self.homeLocationID = homeLocationID
         self.deactivatedAt = deactivatedAt
         self.id = id
         self.firstName = firstName
@@ -75,11 +79,14 @@ public struct PersonChanges: Sendable, Equatable {
     public var defaultTeamID: Int64??
     /// Replaces the person's skills.
     public var skills: [String]?
+    /// `.some(nil)` clears their place (they start from their team's depot).
+    public var homeLocationID: Int64??
 
     public init(
         firstName: String? = nil, lastName: String? = nil, email: String? = nil, role: Role? = nil,
-        avatarURL: String?? = nil, defaultTeamID: Int64?? = nil, skills: [String]? = nil
+        avatarURL: String?? = nil, defaultTeamID: Int64?? = nil, skills: [String]? = nil, homeLocationID: Int64?? = nil
     ) throws {
+        self.homeLocationID = homeLocationID
         self.firstName = try firstName.map { try Validate.name($0, field: "first name") }
         self.lastName = try lastName.map { try Validate.name($0, field: "last name") }
         self.email = try email.map(Validate.email)
@@ -95,6 +102,6 @@ public struct PersonChanges: Sendable, Equatable {
 
     public var isEmpty: Bool {
         firstName == nil && lastName == nil && email == nil && role == nil && avatarURL == nil && defaultTeamID == nil
-            && skills == nil
+            && skills == nil && homeLocationID == nil
     }
 }

@@ -16,11 +16,21 @@ public struct Team: Sendable, Codable, Equatable, Identifiable {
     public var sharesPositions: Bool
     /// The IANA time zone the team works in (`Europe/Stockholm`): its days, windows and due dates.
     public var timeZone: String
+    /// Where its workers start and end the day unless they have a place of their own (a site).
+    public var depotLocationID: Int64?
+    /// Minutes on site of a task that does not say.
+    public var taskMinutes: Int
+    /// How its drives are estimated without a road network.
+    public var travelArea: TravelArea
 
     public init(
         id: Int64, slug: String, name: String, description: String, color: String?,
-        createdBy: Int64?, createdAt: Date, updatedAt: Date, sharesPositions: Bool = false, timeZone: String = "UTC"
+        createdBy: Int64?, createdAt: Date, updatedAt: Date, sharesPositions: Bool = false, timeZone: String = "UTC",
+        depotLocationID: Int64? = nil, taskMinutes: Int = 45, travelArea: TravelArea = .urban
     ) {
+        self.depotLocationID = depotLocationID
+        self.taskMinutes = taskMinutes
+        self.travelArea = travelArea
         self.timeZone = timeZone
         self.id = id
         self.slug = slug
@@ -65,11 +75,19 @@ public struct TeamChanges: Sendable, Equatable {
     public var color: String??
     public var sharesPositions: Bool?
     public var timeZone: String?
+    /// `.some(nil)` clears the depot.
+    public var depotLocationID: Int64??
+    public var taskMinutes: Int?
+    public var travelArea: TravelArea?
 
     public init(
         slug: String? = nil, name: String? = nil, description: String? = nil, color: String?? = nil,
-        sharesPositions: Bool? = nil, timeZone: String? = nil
+        sharesPositions: Bool? = nil, timeZone: String? = nil, depotLocationID: Int64?? = nil, taskMinutes: Int? = nil,
+        travelArea: TravelArea? = nil
     ) throws {
+        self.depotLocationID = depotLocationID
+        self.taskMinutes = try taskMinutes.map(Validate.durationMinutes)
+        self.travelArea = travelArea
         self.timeZone = try timeZone.map { try Zone($0).name }
         self.sharesPositions = sharesPositions
         self.slug = try slug.map(Validate.slug)
@@ -84,6 +102,7 @@ public struct TeamChanges: Sendable, Equatable {
 
     public var isEmpty: Bool {
         slug == nil && name == nil && description == nil && color == nil && sharesPositions == nil && timeZone == nil
+            && depotLocationID == nil && taskMinutes == nil && travelArea == nil
     }
 }
 
@@ -98,4 +117,10 @@ public struct TeamMember: Sendable, Codable, Equatable {
         self.person = person
         self.joinedAt = joinedAt
     }
+}
+
+/// Where a team works, for estimating drives without a road network: in a city (slow, winding)
+/// or in the country (faster, longer roads).
+public enum TravelArea: String, Sendable, Codable, CaseIterable {
+    case urban, rural
 }

@@ -72,4 +72,10 @@ public enum Validate {
         }
         return value
     }
+
+    /// Minutes on site of one task, or a team's default: 1 to 720 (twelve hours).
+    public static func durationMinutes(_ value: Int) throws -> Int {
+        guard (1...720).contains(value) else { throw TeamworkError.invalid("minutes on site must be 1 to 720") }
+        return value
+    }
 }

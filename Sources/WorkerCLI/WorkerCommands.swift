@@ -18,7 +18,8 @@ struct Teams: AsyncParsableCommand {
 
 struct Tasks: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Your tasks, by window or due date, then priority; '!' marks overdue or past its window.",
+        abstract:
+            "Your tasks, in the planned order (ETA), else by window or due date, then priority; '!' marks overdue or past its window.",
         discussion: "Yours by default; --all for everything on the device, --team for one team's; --today for today's work."
     )
     @Flag(help: "Every task on the device, not just yours.") var all = false
@@ -55,13 +56,18 @@ struct Tasks: AsyncParsableCommand {
         if output.json { return try output.print(tasks) }
         if tasks.isEmpty { return TeamworkWorker.say(day == nil ? "No tasks." : "No tasks that day.") }
         let zones = Set(tasks.map(\.timeZone))
+        // The day planner's expected start, when a plan gave one: the order to go in.
+        let planned = tasks.contains { $0.expectedArrival(at: now) != nil }
         TextOutput.table(
-            ["ID", "WHEN", "PRIORITY", "STATUS", "TITLE", "WHERE"],
+            ["ID", "WHEN"] + (planned ? ["ETA"] : []) + ["PRIORITY", "STATUS", "TITLE", "WHERE"],
             tasks.map { task in
                 let zone = task.zone
                 let due = task.dueAt.map { zone.date(of: $0).description } ?? "-"
                 let when = (task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? due) + (task.isLate(at: now) ? " !" : "")
-                return [String(task.id), when, task.priority, task.status.rawValue, task.title, task.address ?? "-"]
+                let eta = task.expectedArrival(at: now).map { zone.time(of: $0.at).short + ($0.runningLate ? " late" : "") } ?? "-"
+                return [String(task.id), when] + (planned ? [eta] : []) + [
+                    task.priority, task.status.rawValue, task.title, task.address ?? "-",
+                ]
             }, maxWidth: 60)
     }
 }
@@ -81,6 +87,11 @@ struct Show: AsyncParsableCommand {
             ("status", task.status.rawValue + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
             ("due", task.dueAt.map { task.zone.format($0) } ?? "-"),
             ("window", task.window.map { $0.compact(in: task.zone) + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
+            (
+                "expected",
+                task.expectedArrival(at: Date()).map { task.zone.format($0.at) + ($0.runningLate ? " (running late)" : "") } ?? "-"
+            ),
+            ("on site", task.durationMinutes.map { "\($0) min" } ?? "-"),
             ("time zone", task.timeZone),
             ("plan", task.planID.map { "plan \($0), the occurrence of \(task.planDate ?? "-")" } ?? "-"),
             ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),

@@ -33,6 +33,14 @@ public struct LocalTask: Sendable, Codable, Equatable {
     /// included), by item key (a list: JSON key strategies would rename keys of an object).
     public var checklist: ChecklistForm?
     public var answers: [AnsweredItem]
+    /// When the day planner expects work to start, and its minutes on site (nil: not said).
+    public var plannedStart: Date?
+    public var durationMinutes: Int?
+
+    /// The ETA at `now` (see ``ExpectedArrival``).
+    public func expectedArrival(at now: Date) -> ExpectedArrival? {
+        ExpectedArrival(planned: plannedStart, status: status, due: dueAt, window: window, now: now)
+    }
 
     /// Its zone (UTC should this device's tz database lack the name).
     public var zone: Zone { Zone.reading(timeZone) }
@@ -82,7 +90,7 @@ public struct QueuedChange: Sendable, Codable, Equatable {
 }
 
 extension LocalStore {
-    /// Tasks on the device, sorted by window start or else due date (undated
+    /// Tasks on the device, sorted by the day planner's expected start, else window start, else due date (undated
     /// last), then priority (urgent first), then id. With `on`, only the tasks
     /// whose window, or (without one) due date, falls on that day on the task's
     /// own wall clock (``TimeWindow/falls(on:due:window:in:)``): a day's work.
@@ -98,10 +106,12 @@ extension LocalStore {
                            k.started_at, k.completed_at, k.completion_note, k.completed_by,
                            nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
                              || ' (' || l.latitude || ', ' || l.longitude || ')' AS location,
-                           k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date, k.checklist, k.answers
+                           k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date, k.checklist, k.answers,
+                           k.planned_start, k.duration_minutes
                     FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
                     WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
-                    ORDER BY coalesce(k.window_start, k.due_at) IS NULL, coalesce(k.window_start, k.due_at), k.due_at,
+                    ORDER BY coalesce(k.planned_start, k.window_start, k.due_at) IS NULL,
+                             coalesce(k.planned_start, k.window_start, k.due_at), k.due_at,
                              CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, k.id
                     """, arguments: [assignee, replica]
             ).map { r in
@@ -116,7 +126,8 @@ extension LocalStore {
                     window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
                     requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r["time_zone"],
                     planID: r["plan_id"], planDate: r["plan_date"], checklist: try? FieldTask.checklist(json: r["checklist"]),
-                    answers: AnsweredItem.list((try? FieldTask.answers(json: r["answers"])) ?? [:])
+                    answers: AnsweredItem.list((try? FieldTask.answers(json: r["answers"])) ?? [:]),
+                    plannedStart: Self.date(r["planned_start"]), durationMinutes: r["duration_minutes"]
                 )
             }.filter { task in
                 (statuses.isEmpty || statuses.contains(task.status.rawValue))

@@ -140,6 +140,14 @@ public struct LocalStore: Sendable {
                     ALTER TABLE outbox ADD COLUMN signer TEXT;
                     """)
         }
+        migrator.registerMigration("v10: the day planner's expected start and minutes on site") { db in
+            // Older copies get the values with the refetch the server's rebuild for them causes.
+            try db.execute(
+                sql: """
+                    ALTER TABLE tasks ADD COLUMN planned_start INTEGER;
+                    ALTER TABLE tasks ADD COLUMN duration_minutes INTEGER;
+                    """)
+        }
         return migrator
     }
 
@@ -258,9 +266,9 @@ public struct LocalStore: Sendable {
                                 due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
                                 required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
                                 server_completed_by, server_completion_note, time_zone, plan_id, plan_date, checklist, answers,
-                                server_answers)
+                                server_answers, planned_start, duration_minutes)
                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18,
-                                    ?19, ?20, ?21, ?22, ?22)
+                                    ?19, ?20, ?21, ?22, ?22, ?23, ?24)
                             """,
                         arguments: [
                             name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
@@ -268,7 +276,7 @@ public struct LocalStore: Sendable {
                             task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
                             (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC",
                             task.planID, task.planDate, task.checklist.map(FieldTask.json),
-                            FieldTask.json(AnsweredItem.answers(task.answers ?? [])),
+                            FieldTask.json(AnsweredItem.answers(task.answers ?? [])), task.plannedStart, task.durationMinutes,
                         ])
                 }
                 for member in page.members {

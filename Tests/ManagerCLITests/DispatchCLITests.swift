@@ -134,7 +134,8 @@ struct DispatchCLITests {
             for (_, visit) in visits {
                 let task = try #require(tasks.first { $0.id == visit.taskID })
                 let window = try #require(task.window)
-                #expect(visit.starts >= window.start && visit.ends <= window.end, "\(visit.title) within its window")
+                #expect(visit.starts >= window.start && visit.starts <= window.end, "\(visit.title) starts within its window")
+                #expect(visit.ends.timeIntervalSince(visit.starts) == 45 * 60, "the team's minutes on site")
                 #expect(zone.time(of: visit.starts) >= LocalTime(hour: 7, minute: 0)!)
                 #expect(visit.arrives <= visit.starts)
             }
@@ -145,7 +146,7 @@ struct DispatchCLITests {
             let text = try await w.tool("day", "plan", "--team", "red", "--on", day, "--seconds", "0.2")
             #expect(text.stdout.firstMatch(of: /\d\d:\d\d:\d\d/) == nil, "times in minutes: \(text.stdout)")
             #expect(
-                text.stdout.contains("Bo Field: ")
+                text.stdout.contains("Bo Field (07:00–16:00): ")
                     && text.stdout.contains("#\(diving.id) Inspect the culvert: no one on the team has diving"), "\(text.stdout)")
             let bad = try await w.tool("day", "plan", "--team", "red", "--hours", "16:00-07:00")
             #expect(bad.status == 64 && bad.errorLines.count == 1, "\(bad.stderr)")

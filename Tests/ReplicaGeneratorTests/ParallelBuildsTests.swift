@@ -21,7 +21,7 @@ struct ParallelBuildsTests {
                 SELECT ROW(7::bigint, NULL::text, ''::text, 'normal'::text, 1::bigint, NULL::bigint, NULL::bigint,
                        NULL::timestamptz, now(), now(), 1, 'open'::text, NULL::timestamptz, NULL::timestamptz,
                        NULL::bigint, NULL::text, NULL::timestamptz, NULL::timestamptz, ''::text, 'UTC'::text, NULL::bigint, NULL::text,
-                       NULL::text, '{}'::text)
+                       NULL::text, '{}'::text, NULL::timestamptz, NULL::integer)
                 """
             ).map(RowCopier.init)
             let common = CommonData(teams: [], teamsByID: [:], people: [:], membersByTeam: [:])

@@ -32,6 +32,10 @@ struct DocumentedWalkTests {
         "teamwork-worker watch": "runs until Ctrl-C: WatchEndToEndTests",
         "teamwork-service listen": "runs until SIGTERM: ListenerProcessTests",
         "teamwork-service run": "README's `run` line is run above; plain `run`: ServiceCommandTests",
+        "teamwork-manager person absence add bo@example.org --from now --to 2026-12-01 --reason sick":
+            "a sick call on the day: DayPlanCLITests (absence from a time, re-plan from then)",
+        "teamwork-manager day plan --team red --from now": "a re-plan on the day: DayPlanCLITests",
+        "teamwork-manager day plan --team red --from now --apply": "a re-plan on the day, applied: DayPlanCLITests",
     ]
 
     final class Walk: @unchecked Sendable {
@@ -176,6 +180,14 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "task update 12 --window")
                 try await walk.run("teamwork-manager", "suggest 12")
                 try await walk.run("teamwork-manager", "day plan --team red --on 2026-12-01")
+                try await walk.run("teamwork-manager", "person hours ann@example.org")
+                try await walk.run("teamwork-manager", "person absence add bo@example.org")
+                try await walk.run("teamwork-manager", "person absence list")
+                try await walk.run("teamwork-manager", "person absence remove 1")
+                try await walk.run("teamwork-manager", "team update red --depot 1")
+                try await walk.run("teamwork-manager", "person update ann@example.org --home 1")
+                try await walk.run("teamwork-manager", "task update 12 --duration 90")
+                try await walk.run("teamwork-manager", "day plan --team red --on 2026-12-01 --apply")
                 try await walk.run("teamwork-manager", "task assign 12 --suggested")
                 try await walk.run("teamwork-manager", "task assign 12 --assignee ann@example.org")
                 // Recurring work: the README's plan 1 on the README's days.

@@ -4,7 +4,8 @@
 -- applies several workers' changes at once, teamwork.field_changes:
 -- {"<task id>": {"change": ..., "actor": ...}}. A manager's override of a
 -- rule (teamwork.forced, e.g. assigning without a required skill) is written
--- into the entry as the pseudo-field "forced". SECURITY DEFINER: the tools'
+-- into the entry as the pseudo-field "forced"; the day planner's changes
+-- (teamwork.planned) as "planned". SECURITY DEFINER: the tools'
 -- roles cannot write history or feed rows themselves.
 CREATE OR REPLACE FUNCTION tasks_record_changes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -14,7 +15,11 @@ DECLARE
     by_task      jsonb := nullif(current_setting('teamwork.field_changes', true), '')::jsonb;
     forced       jsonb := CASE WHEN coalesce(current_setting('teamwork.forced', true), '') = '' THEN '{}'::jsonb
                         ELSE jsonb_build_object('forced', jsonb_build_object(
-                                 'old', NULL, 'new', current_setting('teamwork.forced', true))) END;
+                                 'old', NULL, 'new', current_setting('teamwork.forced', true))) END
+                    -- The day planner's changes say so (teamwork.planned: "day plan 2026-12-01").
+                    || CASE WHEN coalesce(current_setting('teamwork.planned', true), '') = '' THEN '{}'::jsonb
+                        ELSE jsonb_build_object('planned', jsonb_build_object(
+                                 'old', NULL, 'new', current_setting('teamwork.planned', true))) END;
     written      bigint;
 BEGIN
     IF TG_OP = 'INSERT' THEN

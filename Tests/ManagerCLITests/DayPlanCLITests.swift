@@ -1,0 +1,140 @@
+import DayPlanner
+import Foundation
+import PostgresNIO
+import TeamworkModel
+import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+/// Planning a day with the built `teamwork-manager`: who works when (weeks, days off, absences),
+/// how long each job takes, applying a plan in one audited transaction, and re-planning the rest
+/// of the day after a sick call.
+@Suite("teamwork-manager day plan")
+struct DayPlanCLITests {
+    typealias World = DispatchCLITests.World
+
+    static func create(_ w: World, _ title: String, _ extra: [String]) async throws -> FieldTask {
+        let run = try await w.tool.run(
+            ["task", "create", "--title", title, "--team", "red", "--location", String(w.ids["site"]!), "--json"] + extra)
+        #expect(run.status == 0, "\(run.stderr)")
+        return try JSONOutput.decode(FieldTask.self, run.stdout)
+    }
+
+    /// Ann works afternoons only, Bo is off sick, Dan works the default hours: the plan keeps each
+    /// one's hours, leaves Bo's pinned work with him (saying why), moves his other work, uses each
+    /// task's own minutes on site (else the team's), and every plan passes the routing check.
+    @Test func thePlanKeepsEachWorkersHoursAndAbsencesAndEachTasksMinutesOnSite() async throws {
+        try await TestDatabase.withFresh { url in
+            let w = try await DispatchCLITests.world(url)
+            let day = "2026-12-01"  // a Tuesday
+            #expect(try await w.tool("person", "hours", "ann@example.org", "--week", "mon-fri 12:00-16:00").status == 0)
+            let shown = try await w.tool("person", "hours", "ann@example.org")
+            #expect(shown.stdout.contains("mon-fri 12:00-16:00"), "\(shown.stdout)")
+            let sick = try await w.tool("person", "absence", "add", "bo@example.org", "--from", day, "--to", day, "--reason", "sick")
+            #expect(sick.status == 0, "\(sick.stderr)")
+            #expect(try await w.tool("team", "update", "red", "--task-minutes", "30").status == 0)
+            let morning = try await Self.create(w, "Morning meter", ["--window", "\(day)T08:00/PT1H", "--duration", "90"])
+            let afternoon = try await Self.create(w, "Afternoon meter", ["--window", "\(day)T13:00/PT2H"])
+            let climb = try await Self.create(w, "Climb pole 3", ["--requires", "climbing", "--window", "\(day)T09:00/PT6H"])
+            let pinned = try await Self.create(w, "Bo's own job", ["--assignee", "bo@example.org", "--window", "\(day)T10:00/PT1H"])
+            #expect(try await w.tool("task", "update", String(pinned.id), "--pin").status == 0)
+            let bos = try await Self.create(w, "Bo's other job", ["--assignee", "bo@example.org", "--window", "\(day)T10:00/PT1H"])
+
+            let run = try await w.tool("day", "plan", "--team", "red", "--on", day, "--json", "--seconds", "0.3")
+            #expect(run.status == 0, "\(run.stderr)")
+            let plan = try JSONOutput.decode(DayPlan.self, run.stdout)
+            let owner = Dictionary(uniqueKeysWithValues: plan.routes.flatMap { r in r.visits.map { ($0.taskID, r.personID) } })
+            #expect(owner[morning.id] == w.ids["Dan"], "only Dan works at 08:00")
+            #expect(owner[bos.id] == w.ids["Dan"], "Bo's unpinned work moves to who works at 10:00")
+            #expect(plan.routes.map(\.personID).sorted() == [w.ids["Ann"]!, w.ids["Dan"]!], "Bo is not working")
+            #expect(plan.away.map(\.why) == ["away (sick)"])
+            let visits = plan.routes.flatMap(\.visits)
+            let minutes = Dictionary(uniqueKeysWithValues: visits.map { ($0.taskID, $0.ends.timeIntervalSince($0.starts) / 60) })
+            #expect(minutes[morning.id] == 90 && minutes[afternoon.id] == 30, "\(minutes)")
+            let ann = try #require(plan.routes.first { $0.personID == w.ids["Ann"] })
+            for visit in ann.visits { #expect(Zone.utc.time(of: visit.starts) >= LocalTime(hour: 12, minute: 0)!, "Ann works afternoons") }
+            let reasons = Dictionary(uniqueKeysWithValues: plan.leftOut.map { ($0.taskID, $0.reason) })
+            #expect(reasons[climb.id] == "everyone with climbing is away or off that day (Bo Field)")
+            #expect(reasons[pinned.id] == "pinned to Bo Field, who is away (sick)")
+            #expect(plan.leftOut.first { $0.taskID == pinned.id }?.keeps == true, "pinned work stays with Bo")
+
+            // A day off by exception: Dan has none that day, so the morning cannot be done.
+            #expect(try await w.tool("person", "hours", "dan@example.org", "--day", day, "--day-hours", "off").status == 0)
+            let off = try JSONOutput.decode(
+                DayPlan.self, try await w.tool("day", "plan", "--team", "red", "--on", day, "--json", "--seconds", "0.2").stdout)
+            #expect(off.away.contains { $0.personID == w.ids["Dan"] && $0.why == "not working that day" })
+            #expect(off.leftOut.contains { $0.taskID == morning.id })
+
+            let badWeek = try await w.tool("person", "hours", "ann@example.org", "--week", "mon-fri 16:00-07:00")
+            #expect(badWeek.status != 0 && badWeek.errorLines.count == 1, "\(badWeek.stderr)")
+            let badAbsence = try await w.tool(
+                "person", "absence", "add", "ann@example.org", "--from", day, "--to", "2026-11-30", "--reason", "sick")
+            #expect(badAbsence.status != 0 && badAbsence.errorLines.count == 1, "\(badAbsence.stderr)")
+            let badReason = try await w.tool("person", "absence", "add", "ann@example.org", "--from", day, "--to", day, "--reason", "bored")
+            #expect(badReason.status == 64 && badReason.errorLines.count == 1, "\(badReason.stderr)")
+        }
+    }
+
+    /// `--apply` assigns every task as planned with its expected start in one transaction as the
+    /// acting manager (the history says "planned"); a plan made before a task changed applies
+    /// nothing. After a sick call, `--from` re-plans only what is left and shows the moves.
+    @Test func applyingIsAtomicAndAuditedAndASickCallIsReplannedFromThen() async throws {
+        try await TestDatabase.withFresh { url in
+            let w = try await DispatchCLITests.world(url)
+            let day = "2026-12-01"
+            var tasks: [FieldTask] = []
+            for hour in ["08", "10", "13", "14"] {
+                tasks.append(try await Self.create(w, "Meter \(hour)", ["--window", "\(day)T\(hour):00/PT1H"]))
+            }
+            // A plan made, then one of its tasks changes: applying it changes nothing.
+            let preview = try JSONOutput.decode(
+                DayPlan.self, try await w.tool("day", "plan", "--team", "red", "--on", day, "--json", "--seconds", "0.2").stdout)
+            #expect(try await w.tool("task", "update", String(tasks[3].id), "--priority", "high").status == 0)
+            await #expect(throws: TeamworkError.self) {
+                try await CentralStore.withStore(url) { store in
+                    try await store.applyDayPlan(teamID: preview.teamID, day: preview.day, preview.assignments)
+                }
+            }
+            let untouched = try JSONOutput.decode([FieldTask].self, try await w.tool("task", "list", "--json").stdout)
+            #expect(untouched.allSatisfy { $0.assigneeID == nil && $0.plannedStart == nil }, "a stale plan applies nothing")
+
+            let applied = try await w.tool(
+                "day", "plan", "--team", "red", "--on", day, "--apply", "--actor", "max@example.org", "--seconds", "0.2")
+            #expect(applied.status == 0 && applied.stdout.contains("applied"), "\(applied.stderr)\(applied.stdout)")
+            let after = try JSONOutput.decode([FieldTask].self, try await w.tool("task", "list", "--json").stdout)
+            #expect(after.allSatisfy { $0.assigneeID != nil && $0.plannedStart != nil && $0.status == .assigned }, "every task planned")
+            for task in after {
+                let window = try #require(task.window)
+                #expect(task.plannedStart! >= window.start && task.plannedStart! <= window.end)
+            }
+            let history = try await w.tool("task", "history", String(tasks[0].id))
+            #expect(history.stdout.contains("planned: day plan \(day)") && history.stdout.contains("Max Boss"), "\(history.stdout)")
+
+            // Dan's 08:00 is done; he calls in sick at 12:30: the rest of his day goes to the others.
+            let dan = w.ids["Dan"]!
+            try await CentralStore.withStore(url) { store in
+                try await store.connection.query(
+                    "UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = assignee_id WHERE id = \(tasks[0].id)",
+                    logger: store.logger)
+            }
+            let absence = try await w.tool(
+                "person", "absence", "add", "dan@example.org", "--from", "\(day)T12:30", "--to", day, "--reason", "sick")
+            #expect(absence.status == 0, "\(absence.stderr)")
+            let replan = try await w.tool(
+                "day", "plan", "--team", "red", "--on", day, "--from", "12:30", "--apply", "--actor", "max@example.org", "--seconds", "0.2")
+            #expect(replan.status == 0, "\(replan.stderr)")
+            #expect(replan.stdout.contains("Not working: Dan Field (away (sick))"), "\(replan.stdout)")
+            let final = try JSONOutput.decode([FieldTask].self, try await w.tool("task", "list", "--json").stdout)
+            let byID = Dictionary(uniqueKeysWithValues: final.map { ($0.id, $0) })
+            #expect(byID[tasks[0].id]?.status == .completed && byID[tasks[0].id]?.assigneeID == dan, "done work stays")
+            for task in tasks[2...] {
+                #expect(byID[task.id]?.assigneeID != dan, "\(task.title) left Dan")
+                #expect((byID[task.id]?.plannedStart).map { Zone.utc.time(of: $0) >= LocalTime(hour: 12, minute: 30)! } == true)
+            }
+            if byID[tasks[2].id]?.assigneeID != nil, byID[tasks[2].id]?.assigneeID != dan {
+                #expect(replan.stdout.contains("[moves here from"), "\(replan.stdout)")
+            }
+        }
+    }
+}
