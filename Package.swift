@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "Board",
             dependencies: [
-                "TeamworkModel", "CentralStore", "BlobStore", "HTMLText", "ServerSupport",
+                "TeamworkModel", "CentralStore", "BlobStore", "HTMLText", "ServerSupport", "DayPlanner",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

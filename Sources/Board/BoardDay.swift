@@ -11,6 +11,11 @@ struct DayView: Sendable {
         /// Nil: "Unassigned".
         var person: Person?
         var tasks: [FieldTask]
+        /// Their hours that day when set (`person hours`), or "off"; and why they are away, if they are.
+        var hours: String? = nil
+        var away: String? = nil
+        /// Not working at all that day (a day off, or away all day): the column is shaded.
+        var off = false
     }
 
     var day: LocalDate
@@ -128,8 +133,29 @@ struct DayView: Sendable {
             if let person = byID[id] { crew.append(person) }
         }
         var columns = [Column(person: nil, tasks: tasks.filter { $0.assigneeID == nil })]
+        let times = try await store.workTimes(personIDs: crew.map(\.id), day: day, zone: view.zone)
+        let allDay = try DayHours(start: LocalTime(hour: 0, minute: 0)!, end: LocalTime(hour: 23, minute: 59)!)
         for person in crew {
-            columns.append(Column(person: person, tasks: tasks.filter { $0.assigneeID == person.id }))
+            // A worker's cards in the order the day plan gave them (its expected starts), the rest by window.
+            let theirs = tasks.filter { $0.assigneeID == person.id }.enumerated().sorted { a, b in
+                switch (a.element.plannedStart, b.element.plannedStart) {
+                case (let x?, let y?): x < y
+                default: a.offset < b.offset
+                }
+            }.map(\.element)
+            var column = Column(person: person, tasks: theirs)
+            if let time = times[person.id] {
+                let working = WorkingDay(
+                    day: day, zone: view.zone, week: time.week, exception: time.exception, absences: time.absences, otherwise: allDay)
+                let set: DayHours?? = time.exception ?? (time.week.isEmpty ? nil : .some(time.week.days[day.weekday]))
+                column.hours = set.map { $0?.description ?? "off" }
+                column.away = working.away.map { reason in
+                    let until = time.absences.map(\.endsAt).max().map { view.zone.format($0, withZone: false) } ?? ""
+                    return "away (\(reason.rawValue)) until \(until)"
+                }
+                column.off = working.at == nil
+            }
+            columns.append(column)
         }
         let sites = Dictionary(
             uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
@@ -227,6 +253,7 @@ extension BoardPages {
             <button type="submit">Show</button>\(view.filters.isEmpty ? HTML.empty : " <a href=\"/board?\(FormFields.query([("day", view.day.description)] + view.chosen.map { ("team", $0.slug) }))\">Clear the filters</a>")
             <a href="/board?\(previous)" rel="prev">Previous day</a> <a href="/board?\(today)">Today</a> <a href="/board?\(next)" rel="next">Next day</a>
             </form>
+            \(planButton(view))
             <div id="live">\(live(view, session: session))</div>
             """
     }
@@ -241,16 +268,18 @@ extension BoardPages {
             if let person = column.person {
                 let skills = person.skills.isEmpty ? "" : person.skills.joined(separator: ", ")
                 let skillLine: HTML = skills.isEmpty ? .empty : "<p class=\"skills\">\(skills)</p>"
+                let hours: HTML = column.hours.map { "<p class=\"hours\">hours \($0)</p>" } ?? .empty
+                let away: HTML = column.away.map { "<p class=\"away\">\($0)</p>" } ?? .empty
                 heading =
-                    "<h2 id=\"column-\(index)\">\(person.displayName) <span class=\"count\">\(column.tasks.count)</span></h2>\(skillLine)"
-                target = " data-person=\"\(person.id)\""
+                    "<h2 id=\"column-\(index)\">\(person.displayName) <span class=\"count\">\(column.tasks.count)</span></h2>\(skillLine)\(hours)\(away)"
+                target = column.off ? " data-person=\"\(person.id)\" data-off=\"1\"" : " data-person=\"\(person.id)\""
             } else {
                 heading = "<h2 id=\"column-\(index)\">Unassigned <span class=\"count\">\(column.tasks.count)</span></h2>"
                 target = " data-unassigned=\"1\""
             }
             let cards: [HTML] = column.tasks.map { card($0, view: view, back: back, doubleBooked: booked.contains($0.id)) }
             return """
-                <section class="column" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
+                <section class="column\(column.off ? " off" : "")" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
                 """
         }
         let zoneNote =
@@ -285,6 +314,13 @@ extension BoardPages {
             time = .empty
         }
         let late = task.isLate(at: view.now)
+        let eta: HTML =
+            task.expectedArrival(at: view.now).map { arrival in
+                let text = "ETA " + clock(zone.time(of: arrival.at)) + (otherZone ? " " + zone.abbreviation(at: arrival.at) : "")
+                return arrival.runningLate
+                    ? " <strong class=\"running-late\"><time class=\"eta\" datetime=\"\(ISODate.format(arrival.at))\">\(text)</time>: running late</strong>"
+                    : " <time class=\"eta\" datetime=\"\(ISODate.format(arrival.at))\">\(text)</time>"
+            } ?? .empty
         let site = siteLine(task.locationID.flatMap { view.sites[$0] })
         let team = task.teamID.flatMap { view.names.teams[$0] }
         let skills = task.requiredSkills.isEmpty ? "" : "needs " + task.requiredSkills.joined(separator: ", ")
@@ -292,7 +328,7 @@ extension BoardPages {
         return """
             <li><article class="\(classes)" id="task-\(task.id)" data-task="\(task.id)" data-version="\(task.version)" draggable="true">\
             <h3><a href="/board/tasks/\(task.id)?back=\(FormFields.encode(back))">\(task.title)</a></h3>\
-            <p class="when">\(time)\(late ? HTML(" <strong class=\"late-flag\">late \(duration(minutes: task.minutesLate(at: view.now)))</strong>") : .empty)\
+            <p class="when">\(time)\(eta)\(late ? HTML(" <strong class=\"late-flag\">late \(duration(minutes: task.minutesLate(at: view.now)))</strong>") : .empty)\
             \(doubleBooked ? HTML(" <strong class=\"double-flag\" title=\"another of their tasks overlaps this window\">double-booked</strong>") : .empty)</p>\
             \(site.isEmpty ? HTML.empty : "<p class=\"site\">\(site)</p>")\
             \(view.conflicts[task.id].map { conflictMark(first: $0.first, count: $0.count) } ?? .empty)\

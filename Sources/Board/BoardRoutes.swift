@@ -31,6 +31,8 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     let recentSessions = Locked<[TokenDigest: ContinuousClock.Instant]>([:])
     /// Actions being made, by person: each holds a master connection of its own (a transaction as that person).
     let actions: Budget<Int64>
+    /// Day plans being made: each costs up to a second of one core, so one at a time in all.
+    let planning = Budget<Int64>(perPrincipal: 1, total: 1)
     let logger: Logger
 
     static var sessionCookie: String { "tw_session" }
@@ -90,6 +92,8 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
         }
         board.post("tasks/:id/cancel") { request, context in try await taskAction(request, context, action: "cancel") }
         board.post("tasks/:id/:action") { request, context in try await taskAction(request, context) }
+        board.get("plan") { request, context in try await page(request, context) { session in try await planPage(request, session) } }
+        board.post("plan") { request, context in try await applyPlan(request, context) }
         board.get("conflicts") { request, context in
             try await page(request, context) { session in try await conflictsPage(request, session) }
         }

@@ -90,6 +90,13 @@ extension BoardPages {
             ("Site", siteLine(view.site).isEmpty ? "none" : siteLine(view.site)),
             ("Window", task.window.map { span($0, in: zone, withZone: true) } ?? "none"),
             ("Due", task.dueAt.map { when($0, in: zone) } ?? "none"),
+            (
+                "Expected",
+                task.expectedArrival(at: Date()).map { when($0.at, in: zone) + ($0.runningLate ? ": running late" : "") }
+                    ?? "not planned"
+            ),
+            ("On site", task.durationMinutes.map { "\($0) min" } ?? "the team's default"),
+            ("Pinned", task.pinned ? "yes: the day planner leaves it with whoever has it" : "no"),
             ("Needs", task.requiredSkills.isEmpty ? "no particular skill" : task.requiredSkills.joined(separator: ", ")),
             ("Time zone", zone.name),
         ]

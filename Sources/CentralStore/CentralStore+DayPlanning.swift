@@ -129,6 +129,39 @@ extension CentralStore {
         return Absence(id: id, personID: person, startsAt: starts, endsAt: ends, reason: reason, note: note)
     }
 
+    /// What says when each of `personIDs` works on `day` (on `zone`'s clock): their week, their
+    /// exception that day (`.some(nil)`: a day off) and the absences touching the day. Three queries.
+    public func workTimes(
+        personIDs ids: [Int64], day: LocalDate, zone: Zone
+    ) async throws -> [Int64: (week: WorkingWeek, exception: DayHours??, absences: [Absence])] {
+        let weeks = try await workingWeeks(personIDs: ids)
+        var exceptions: [Int64: DayHours?] = [:]
+        for row in try await rows(
+            """
+            SELECT person_id, starts::text, ends::text FROM working_day_exceptions
+            WHERE person_id = ANY(\(ids)) AND day = \(day.description)::date
+            """)
+        {
+            let (person, starts, ends) = try row.decode((Int64, String?, String?).self)
+            exceptions[person] = .some(try Self.hours(starts, ends))
+        }
+        let span = zone.day(day)
+        var away: [Int64: [Absence]] = [:]
+        for row in try await rows(
+            """
+            SELECT a.id, a.person_id, a.starts_at, a.ends_at, a.reason, a.note FROM absences a
+            WHERE a.person_id = ANY(\(ids)) AND a.ends_at > \(span.start) AND a.starts_at < \(span.end)
+            ORDER BY a.starts_at, a.id
+            """)
+        {
+            let absence = try Self.absence(row)
+            away[absence.personID, default: []].append(absence)
+        }
+        var times: [Int64: (week: WorkingWeek, exception: DayHours??, absences: [Absence])] = [:]
+        for id in ids { times[id] = (weeks[id] ?? WorkingWeek(), exceptions[id], away[id] ?? []) }
+        return times
+    }
+
     /// Refuses a location that is not a site (a depot or a worker's own place must be one).
     func requireSite(_ id: Int64?) async throws {
         guard let id else { return }
@@ -146,31 +179,16 @@ extension CentralStore {
         let tasks = try await listTasks(TaskFilter(teamID: team.id, statuses: [.open, .assigned, .inProgress], on: day))
         let people = try await members(teamID: team.id).map(\.person).filter(\.isActive)
         let ids = people.map(\.id)
-        let weeks = try await workingWeeks(personIDs: ids)
-        var exceptions: [Int64: DayHours?] = [:]
-        for row in try await rows(
-            """
-            SELECT person_id, starts::text, ends::text FROM working_day_exceptions
-            WHERE person_id = ANY(\(ids)) AND day = \(day.description)::date
-            """)
-        {
-            let (person, starts, ends) = try row.decode((Int64, String?, String?).self)
-            exceptions[person] = .some(try Self.hours(starts, ends))
-        }
-        let span = zone.day(day)
-        var away: [Int64: [Absence]] = [:]
-        for absence in try await absences(teamID: team.id, endingAfter: span.start) where absence.startsAt < span.end {
-            away[absence.personID, default: []].append(absence)
-        }
+        let times = try await workTimes(personIDs: ids, day: day, zone: zone)
         let positions = try await workerPositions(personIDs: ids)
         let wanted = Set(tasks.compactMap(\.locationID) + people.compactMap(\.homeLocationID) + [team.depotLocationID].compactMap { $0 })
         let sites = try await rows(
             "SELECT \(unescaped: Columns.location) FROM locations l WHERE l.id = ANY(\(Array(wanted)))"
         ).map(Location.init(row:))
         let members = people.map { person in
-            DayFacts.Member(
-                person: person, week: weeks[person.id] ?? WorkingWeek(), exception: exceptions[person.id],
-                absences: away[person.id] ?? [],
+            let time = times[person.id] ?? (WorkingWeek(), DayHours??.none, [])
+            return DayFacts.Member(
+                person: person, week: time.week, exception: time.exception, absences: time.absences,
                 position: positions.first { $0.person.id == person.id }.map { ($0.latitude, $0.longitude, $0.reportedAt) })
         }
         return DayFacts(

@@ -427,6 +427,71 @@ struct BoardTests {
         }
     }
 
+    /// "Plan the day": the board shows who is away (their column shaded) and each worker's hours;
+    /// the preview lists every move and what is left out with why, and changes nothing; Accept makes
+    /// exactly that plan as the signed-in manager, and the cards then show their ETA. A plan's
+    /// hostile or stale field applies nothing.
+    @Test func planTheDayPreviewsEveryMoveAndAcceptMakesItWithETAsOnTheCards() async throws {
+        try await Self.withBoard { scene in
+            let (free, hv) = (try #require(scene.ids["free"]), try #require(scene.ids["hv"]))
+            let (ann, bo) = (try #require(scene.people["ann"]), try #require(scene.people["bo"]))
+            _ = try await scene.manager.ok("person", "hours", "ann@example.org", "--week", "mon-sun 08:00-17:00")
+            _ = try await scene.manager.ok(
+                "person", "absence", "add", "bo@example.org", "--from", scene.today, "--to", scene.today, "--reason", "sick")
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                #expect(
+                    try await page.evaluate("document.querySelector('[data-person=\"\(ann)\"] .hours').textContent").string
+                        == "hours 08:00-17:00")
+                #expect(
+                    try await page.evaluate("document.querySelector('[data-person=\"\(bo)\"] .away').textContent").string?
+                        .hasPrefix("away (sick) until") == true)
+                #expect(try await page.evaluate("document.querySelector('[data-person=\"\(bo)\"]').classList.contains('off')").bool == true)
+
+                try await page.clickAndWaitForNavigation("form.plan-day button")
+                #expect(try await page.url().contains("/board/plan?"))
+                #expect(
+                    try await page.evaluate(
+                        "document.querySelector('section.route[data-person=\"\(ann)\"] tr.moved[data-task=\"\(free)\"]') !== null"
+                    )
+                    .bool == true, "the free task moves to Ann")
+                let reason = try await page.evaluate("document.querySelector('.left-out li[data-task=\"\(hv)\"]').textContent").string ?? ""
+                #expect(reason.contains("everyone with hv is away or off that day (Bo Berg)"), "\(reason)")
+                #expect(
+                    try await page.evaluate("document.querySelector('ul.away').textContent").string?.contains("Bo Berg: away (sick)")
+                        == true)
+                #expect(try await scene.task(free).assigneeID == nil, "a preview changes nothing")
+
+                // A field that is not a task of the plan, then one whose task changed: nothing is applied.
+                let post = """
+                    (fields) => { const body = new URLSearchParams(); for (const [k, v] of fields) body.append(k, v);
+                      return fetch('/board/plan', {method: 'POST', body, headers: {'Accept': 'application/json'}}).then(r => r.status); }
+                    """
+                let csrf = try #require(try await page.evaluate("document.querySelector('input[name=csrf]').value").string)
+                let team = try #require(
+                    try await page.evaluate("document.querySelector('form[action=\"/board/plan\"] input[name=team]').value").string)
+                let hostile = try await page.evaluate(
+                    "(\(post))([['csrf', '\(csrf)'], ['team', '\(team)'], ['day', '\(scene.today)'], ['a', '\(free):1:\(ann):1e300']])")
+                #expect(hostile.int == 422)
+                let foreign = try await page.evaluate(
+                    "(\(post))([['csrf', '\(csrf)'], ['team', '\(team)'], ['day', '\(scene.today)'], ['a', '\(free):99:\(ann):']])")
+                #expect(foreign.int == 409)
+                #expect(try await scene.task(free).assigneeID == nil)
+
+                try await page.clickAndWaitForNavigation("form[action='/board/plan'] button.accept")
+                let planned = try await scene.task(free)
+                #expect(planned.assigneeID == ann && planned.plannedStart != nil)
+                #expect(try await scene.lastActor(free) == scene.people["max"])
+                let history = try await CentralStore.withStore(scene.url) { try await $0.history(taskID: free) }
+                #expect(history.last?.changes["planned"]?.new == "day plan \(scene.today)")
+                try await page.waitUntil("document.querySelector('#task-\(free) .eta') !== null", within: .seconds(5))
+                #expect(
+                    try await page.evaluate("document.querySelector('#task-\(free) .eta').textContent").string?.hasPrefix("ETA ") == true)
+                #expect(try await scene.task(hv).assigneeID == nil, "left out: still the team's")
+            }
+        }
+    }
+
     /// Proof of work on the task's page: a reading keeps its unit, and the photo that answers the
     /// photo item shows once, as a thumbnail in the checklist (seen before: a SHA-256, the unit lost,
     /// and the photo twice).
