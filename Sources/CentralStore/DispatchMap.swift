@@ -53,6 +53,8 @@ public struct DispatchMap: Encodable, Sendable {
         /// Overdue or past its window, still needing work.
         public var late: Bool?
         public var site: String?
+        /// When the day planner expects work to start: a worker's route is their tasks in this order.
+        public var plannedStart: Date?
         // Workers
         public var personID: Int64?
         public var name: String?
@@ -110,7 +112,8 @@ public struct DispatchMap: Encodable, Sendable {
                     priority: task.priority.rawValue, team: task.teamID.flatMap { teams[$0] }, assigneeID: task.assigneeID,
                     assignee: task.assigneeID.flatMap { names[$0] }, due: task.dueAt, windowStart: task.window?.start,
                     windowEnd: task.window?.end, requires: task.requiredSkills, late: task.isLate(at: now),
-                    site: site.map { [$0.name, $0.address.singleLine].filter { !$0.isEmpty }.joined(separator: ", ") }
+                    site: site.map { [$0.name, $0.address.singleLine].filter { !$0.isEmpty }.joined(separator: ", ") },
+                    plannedStart: task.plannedStart
                 )
             )
         }

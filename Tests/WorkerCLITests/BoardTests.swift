@@ -488,6 +488,37 @@ struct BoardTests {
                 #expect(
                     try await page.evaluate("document.querySelector('#task-\(free) .eta').textContent").string?.hasPrefix("ETA ") == true)
                 #expect(try await scene.task(hv).assigneeID == nil, "left out: still the team's")
+                // Ann's route, in order, on the map.
+                try await page.open(scene.board + "/map?day=\(scene.today)")
+                try await page.waitUntil("document.body.dataset.routes !== undefined", within: .seconds(10))
+                #expect(try await page.evaluate("document.body.dataset.routes").string == "1")
+            }
+        }
+    }
+
+    /// A plan costs a second of a core: six asked at once get one plan at a time; the others are
+    /// told to ask again (503 with Retry-After), and none is lost or half made.
+    @Test func plansAskedAtOnceAreMadeOneAtATimeAndTheRestToldToRetry() async throws {
+        try await Self.withBoard { scene in
+            try await Self.withPage { page in
+                let port = try #require(scene.service.port)
+                let cookie = try await scene.sessionCookie(page)
+                let answers = try await withThrowingTaskGroup(of: LocalHTTP.Response.self) { group in
+                    for _ in 0..<6 {
+                        group.addTask {
+                            try await LocalHTTP.request(
+                                port: port, "/board/plan?team=red&day=\(scene.today)", headers: ["Cookie": cookie], timeout: .seconds(30))
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                let statuses = answers.map(\.status).sorted()
+                #expect(statuses.allSatisfy { $0 == 200 || $0 == 503 }, "\(statuses)")
+                #expect(statuses.contains(200) && statuses.contains(503), "\(statuses)")
+                for answer in answers where answer.status == 503 {
+                    #expect(answer.header("retry-after") != nil && answer.text.contains("The planner is busy"))
+                }
+                #expect(try await LocalHTTP.request(port: port, "/board/plan?team=red", headers: ["Cookie": cookie]).status == 200)
             }
         }
     }

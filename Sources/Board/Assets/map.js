@@ -10,6 +10,7 @@
     return;
   }
   var colors = { open: '#1f77b4', assigned: '#9467bd', in_progress: '#ff7f0e', completed: '#2ca02c', cancelled: '#999999' };
+  var routeColors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22'];
   var map = L.map(el, { keyboard: true, zoomControl: true });
   map.setView([20, 0], 2);
   function text(value) { var span = document.createElement('span'); span.textContent = value; return span.innerHTML; }
@@ -81,6 +82,22 @@
         drawn += 1;
       }
     });
+    // Each worker's planned route: their tasks with a planned start, in that order, as one line.
+    var routes = {}, routeCount = 0;
+    order.forEach(function (key) {
+      sites[key].tasks.forEach(function (t) {
+        if (t.assignee_id == null || !t.planned_start || t.status === 'cancelled') return;
+        (routes[t.assignee_id] = routes[t.assignee_id] || []).push({ at: sites[key].at, start: t.planned_start });
+      });
+    });
+    Object.keys(routes).forEach(function (person, index) {
+      var stops = routes[person].sort(function (a, b) { return a.start < b.start ? -1 : a.start > b.start ? 1 : 0; });
+      if (stops.length < 2) return;
+      L.polyline(stops.map(function (s) { return s.at; }), { color: routeColors[index % routeColors.length], weight: 3, opacity: 0.8, className: 'route' })
+        .addTo(layer);
+      routeCount += 1;
+    });
+    body.dataset.routes = String(routeCount);
     var groups = 0;
     order.forEach(function (key) {
       var site = sites[key], first = site.tasks[0], late = site.tasks.some(function (t) { return t.late; });
