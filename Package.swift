@@ -31,6 +31,15 @@ let package = Package(
         // No network and no database.
         .target(name: "TeamworkModel"),
 
+        // One HTTP request over Foundation's URLSession as Teamwork's clients make it (no cookies,
+        // no cache, no redirects; cancellation safe on Linux).
+        .target(name: "HTTPFetch", dependencies: ["TeamworkModel"]),
+
+        // Drive times from a road network (an OSRM table service), else the day planner's estimate.
+        .target(
+            name: "RoadTravel",
+            dependencies: ["DayPlanner", "HTTPFetch", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
+
         // The day planner's route solver: vehicle routing with time windows, skills, hours and
         // pinned work, and Solomon's benchmark format. Pure Swift, no I/O.
         .target(name: "DayPlanner", dependencies: ["TeamworkModel"]),
@@ -114,7 +123,7 @@ let package = Package(
         .target(
             name: "Board",
             dependencies: [
-                "TeamworkModel", "CentralStore", "BlobStore", "HTMLText", "ServerSupport", "DayPlanner",
+                "TeamworkModel", "CentralStore", "BlobStore", "HTMLText", "ServerSupport", "DayPlanner", "RoadTravel",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -143,7 +152,7 @@ let package = Package(
         .target(
             name: "WorkerClient",
             dependencies: [
-                "TeamworkModel", "SyncProtocol", "BlobStore",
+                "TeamworkModel", "SyncProtocol", "BlobStore", "HTTPFetch",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -179,6 +188,7 @@ let package = Package(
                 "CommandLineSupport",
                 "HTMLText",
                 "DayPlanner",
+                "RoadTravel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -189,7 +199,7 @@ let package = Package(
             name: "ServiceCLI",
             dependencies: [
                 "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "Board", "EventListener", "CommandLineSupport",
-                "LocalPostgres",
+                "LocalPostgres", "RoadTravel",
                 "BlobStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -232,7 +242,9 @@ let package = Package(
         ),
 
         .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel", "TeamworkTestSupport"]),
-        .testTarget(name: "DayPlannerTests", dependencies: ["DayPlanner"]),
+        .testTarget(
+            name: "DayPlannerTests",
+            dependencies: ["DayPlanner", "RoadTravel", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "CentralStoreTests",
             dependencies: [
@@ -274,7 +286,7 @@ let package = Package(
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
                 "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI",
-                "CommandLineSupport",
+                "CommandLineSupport", "HTTPFetch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

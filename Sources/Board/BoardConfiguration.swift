@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import RoadTravel
 
 /// The dispatcher's board (`/board`): what it acts through and what it shows.
 /// docs/operations.md, "The board", says how an operator sets it up.
@@ -9,6 +10,8 @@ public struct BoardConfiguration: Sendable {
     public var databaseURL: DatabaseURL
     /// Map tiles: a URL template with `{z}`, `{x}`, `{y}` (and optionally `{s}`).
     public var tileURL: String
+    /// The road network "Plan the day" asks for drive times (an OSRM table service); nil: estimated from coordinates.
+    public var osrm: OSRMTable?
     /// The credit the tile provider asks for, shown on the map.
     public var tileAttribution: String
     /// Where Leaflet's `leaflet.js` and `leaflet.css` are (Debian's libjs-leaflet).

@@ -3,6 +3,7 @@ import DayPlanner
 import Foundation
 import HTMLText
 import Hummingbird
+import RoadTravel
 import TeamworkModel
 
 extension BoardRoutes {
@@ -30,7 +31,9 @@ extension BoardRoutes {
             return try await store.dayFacts(teamID: team.id, day: day)
         }
         let request = DayRequest(facts: facts, hours: Self.defaultHours, from: replan ? Date() : nil)
-        let plan = try await blockingWork { DayPlan.plan(request, timeLimit: .seconds(1)) }
+        let travel = await TravelTimes.matrix(
+            DayPlan.places(request), estimate: request.travel, osrm: configuration.osrm, logger: logger)
+        let plan = try await blockingWork { DayPlan.plan(request, travel: travel, timeLimit: .seconds(1)) }
         let sites = facts.sites
         let tasks = Dictionary(uniqueKeysWithValues: facts.tasks.map { ($0.id, $0) })
         return BoardPages.response(

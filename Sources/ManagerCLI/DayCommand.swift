@@ -2,6 +2,8 @@ import ArgumentParser
 import CentralStore
 import DayPlanner
 import Foundation
+import Logging
+import RoadTravel
 import TeamworkModel
 
 /// `teamwork-manager day plan`: the best day for a team, as a preview or applied.
@@ -36,11 +38,26 @@ struct DayCommand: AsyncParsableCommand {
         @Option(help: "The planner's time budget in seconds.") var seconds = 1.0
         @Option(help: "Seed of the planner's search (the same seed and day give the same plan).") var seed: UInt64 = 1
         @Flag(help: "Make the plan: assign and order the work (else a preview that changes nothing).") var apply = false
+        @Option(
+            help:
+                "An OSRM server whose table service gives the drives (default: $TEAMWORK_OSRM_URL; none: estimated from coordinates)."
+        )
+        var osrm: String?
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
             guard (0.05...60).contains(seconds) else { throw ValidationError("--seconds must be between 0.05 and 60") }
             do { _ = try DayHours(parsing: hours, field: "--hours") } catch { throw ValidationError("\(error)") }
+            _ = try road()
+        }
+
+        /// The road network to ask, if one is set.
+        func road() throws -> OSRMTable? {
+            let address = osrm ?? ProcessInfo.processInfo.environment["TEAMWORK_OSRM_URL"].flatMap { $0.isEmpty ? nil : $0 }
+            return try address.map { text in
+                guard let url = URL(string: text) else { throw ValidationError("--osrm must be an http(s) URL") }
+                do { return try OSRMTable(base: url) } catch { throw ValidationError("\(error)") }
+            }
         }
 
         /// `now`, `13:00` on `day` in `zone`, or an ISO 8601 instant.
@@ -58,7 +75,9 @@ struct DayCommand: AsyncParsableCommand {
                 let start = try from.map { try Self.instant($0, day: day, zone: zone) }
                 let facts = try await store.dayFacts(teamID: team.id, day: day)
                 let request = DayRequest(facts: facts, hours: try DayHours(parsing: hours, field: "--hours"), from: start)
-                let plan = DayPlan.plan(request, seed: seed, timeLimit: .milliseconds(Int(seconds * 1000)))
+                let travel = await TravelTimes.matrix(
+                    DayPlan.places(request), estimate: request.travel, osrm: try road(), logger: Logger(label: "teamwork-manager"))
+                let plan = DayPlan.plan(request, travel: travel, seed: seed, timeLimit: .milliseconds(Int(seconds * 1000)))
                 guard apply else { return (plan, zone, nil) }
                 return (plan, zone, try await store.applyDayPlan(teamID: team.id, day: day, plan.assignments))
             }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Board
 import CentralStore
 import Foundation
+import RoadTravel
 import SyncServer
 
 /// Where the sync endpoint listens, and over what: `run` and `serve` share them.
@@ -48,8 +49,22 @@ struct ServerOptions: ParsableArguments {
         help: ArgumentHelp(
             "Where leaflet.js and leaflet.css are (default: Debian's libjs-leaflet, /usr/share/javascript/leaflet).", valueName: "dir"))
     var leafletDir: String?
+    @Option(
+        help: ArgumentHelp(
+            "An OSRM server whose table service gives the day planner's drives (or TEAMWORK_OSRM_URL; default: estimated from coordinates).",
+            valueName: "url"))
+    var osrm: String?
+
+    /// The road network the board's planner asks, if one is set.
+    private func road() throws -> OSRMTable? {
+        try setting(osrm, "TEAMWORK_OSRM_URL").map { text in
+            guard let url = URL(string: text) else { throw ValidationError("--osrm must be an http(s) URL") }
+            do { return try OSRMTable(base: url) } catch { throw ValidationError("\(error)") }
+        }
+    }
 
     func validate() throws {
+        _ = try road()
         if !(1...65_535).contains(port) { throw ValidationError("--port must be between 1 and 65535") }
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("give --tls-cert and --tls-key together") }
         // A file larger than a person's allowance of files not yet attached (256 MB) could never be taken.
@@ -106,6 +121,7 @@ struct ServerOptions: ParsableArguments {
             if let credit = setting(mapAttribution, "TEAMWORK_MAP_ATTRIBUTION") { board.tileAttribution = credit }
             if let leafletDir { board.leafletDirectory = URL(fileURLWithPath: leafletDir) }
             board.publicOrigin = originText
+            board.osrm = try? road()
             configuration.board = board
         }
     }

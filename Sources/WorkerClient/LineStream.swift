@@ -36,7 +36,7 @@ final class LineStreams: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let entries = Locked<[Int: Entry]>([:])
     private let session = Locked<URLSession?>(nil)
 
-    /// No cookies and no cache, as ``SyncClient/session`` (its comment says why).
+    /// No cookies and no cache, as ``HTTPFetch/session`` (its comment says why).
     private func currentSession() -> URLSession {
         session.mutate { session in
             if let session { return session }

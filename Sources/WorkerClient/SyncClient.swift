@@ -1,4 +1,5 @@
 import Foundation
+import HTTPFetch
 import SyncProtocol
 import TeamworkModel
 
@@ -131,7 +132,7 @@ public struct SyncClient: Sendable {
                                         "the server at \(server) did not answer within \(limit); your changes stay queued")
                             }
                         ) { [request] in
-                            try await Self.data(for: request)
+                            try await HTTPFetch.data(for: request)
                         }
                     } catch let failure as Failure {
                         throw failure
@@ -279,64 +280,6 @@ public struct SyncClient: Sendable {
     /// in FoundationNetworking ("a task that in not in the registry") when the
     /// session has a URL cache, whose lookup runs on a queue of its own, unordered
     /// against the task leaving the registry (URLSessionCancelTests reproduces it).
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
-    }()
-
-    /// One request on ``session``, cancellable without deadlock or trap.
-    ///
-    /// `URLSessionTask.cancel()` is never called. On Linux it can freeze the
-    /// process (cancelling holds the Swift task's status lock while `cancel()`
-    /// waits for URLSession's queue, which, finishing the transfer, waits for the
-    /// same lock: seen as `teamwork-worker watch` stuck for good, deaf to SIGTERM)
-    /// and it can trap ("Trying to access a behaviour for a task that in not in
-    /// the registry", swift-corelibs-foundation #3296: a cancel landing as the
-    /// request fails; seen in full test runs, reproduced by URLSessionCancelTests
-    /// even without a URL cache). Instead a cancelled call returns at once with
-    /// `CancellationError` and the transfer is left to end by itself, bounded by
-    /// the request's own timeout; whichever comes first resumes the caller, once.
-    static func data(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let waiting = Locked<CheckedContinuation<(Data, URLResponse), any Error>?>(nil)
-        let cancelled = Locked(false)
-        @Sendable func finish(_ outcome: Result<(Data, URLResponse), any Error>) {
-            waiting.mutate { continuation in
-                defer { continuation = nil }
-                return continuation
-            }?.resume(with: outcome)
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                waiting.mutate { $0 = continuation }
-                // Cancelled before the handler could see a continuation to resume.
-                if cancelled.value || Task.isCancelled { return finish(.failure(CancellationError())) }
-                session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        finish(.failure(error))
-                    } else if let data, let response {
-                        finish(.success((data, response)))
-                    } else {
-                        finish(.failure(URLError(.badServerResponse)))
-                    }
-                }.resume()
-            }
-        } onCancel: {
-            cancelled.mutate { $0 = true }
-            finish(.failure(CancellationError()))
-        }
-    }
-
-    final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-        func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-        ) {
-            completionHandler(nil)
-        }
-    }
-
     static func seconds(_ duration: Duration) -> TimeInterval {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPFetch
 import TeamworkTestSupport
 import Testing
 
@@ -15,14 +16,14 @@ import Testing
 /// then reports the failure unordered against the task leaving the registry
 /// (swift-corelibs-foundation #3296). Removing the session's URL cache made it rarer, not gone
 /// (the test process itself trapped once more in a full run): the client no longer calls
-/// `URLSessionTask.cancel()` at all (SyncClient.data(for:)).
+/// `URLSessionTask.cancel()` at all (HTTPFetch.data(for:)).
 @Suite("The device's HTTP requests")
 struct URLSessionCancelTests {
     @Test func requestsCancelledAsTheyFailNeverTrap() async throws {
         let port = ServiceProcess.freePort()  // nothing listens: each request fails at once
         let request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/replicas")!)
         for round in 0..<2_000 {
-            let attempt = Task { _ = try? await SyncClient.data(for: request) }
+            let attempt = Task { _ = try? await HTTPFetch.data(for: request) }
             // Cancelled before it starts, as it starts, or while it fails.
             for _ in 0..<(round % 4) { await Task.yield() }
             attempt.cancel()
@@ -31,7 +32,7 @@ struct URLSessionCancelTests {
     }
 
     @Test func theSessionKeepsNoCache() {
-        #expect(SyncClient.session.configuration.urlCache == nil)
-        #expect(SyncClient.session.configuration.requestCachePolicy == .reloadIgnoringLocalCacheData)
+        #expect(HTTPFetch.session.configuration.urlCache == nil)
+        #expect(HTTPFetch.session.configuration.requestCachePolicy == .reloadIgnoringLocalCacheData)
     }
 }
