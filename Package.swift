@@ -294,7 +294,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ManagerCLITests",
-            dependencies: ["TeamworkTestSupport", "CentralStore", "TeamworkModel", "LocalPostgres", "teamwork-manager", "DayPlanner"]
+            dependencies: [
+                "TeamworkTestSupport", "CentralStore", "TeamworkModel", "LocalPostgres", "teamwork-manager", "teamwork-worker",
+                "teamwork-service", "DayPlanner",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

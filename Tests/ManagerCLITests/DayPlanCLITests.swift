@@ -137,4 +137,62 @@ struct DayPlanCLITests {
             }
         }
     }
+
+    /// An applied plan reaches the worker's phone: their tasks of the day come in the planned
+    /// order, each with its ETA, in `tasks` and in `--json`.
+    @Test func anAppliedPlansOrderAndETAsReachTheWorkersDevice() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "dayplan-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let w = try await DispatchCLITests.world(url)
+            let day = "2031-12-02"
+            // Ann alone works that day; three jobs with wide windows: the plan chooses their order.
+            for name in ["bo", "dan"] {
+                #expect(try await w.tool("person", "hours", "\(name)@example.org", "--day", day, "--day-hours", "off").status == 0)
+            }
+            for (title, lat) in [("North job", "59.36"), ("South job", "59.30"), ("Middle job", "59.33")] {
+                let site = try JSONOutput.decode(
+                    Location.self,
+                    try await w.tool("location", "add", "--name", title, "--lat", lat, "--lon", "18.06", "--json").stdout)
+                let made = try await w.tool.run(
+                    ["task", "create", "--title", title, "--team", "red", "--location", String(site.id), "--window", "\(day)T08:00/PT8H"])
+                #expect(made.status == 0, "\(made.stderr)")
+            }
+            let applied = try await w.tool("day", "plan", "--team", "red", "--on", day, "--apply", "--json", "--seconds", "0.3")
+            #expect(applied.status == 0, "\(applied.stderr)")
+            let plan = try JSONOutput.decode(DayPlan.self, applied.stdout)
+            let route = try #require(plan.routes.first { $0.personID == w.ids["Ann"] })
+            #expect(route.visits.count == 3)
+
+            let token = try await w.tool("person", "token", "issue", "ann@example.org").stdout.trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            try await service.start()
+            defer { service.stopInBackground() }
+            let home = folder.appending(path: "ann")
+            #expect(try await WorkerTool.run(home, "login", "--server", service.url, "--token", token).status == 0)
+            var onDevice: [LocalTaskView] = []
+            _ = try await eventually(within: .seconds(30), every: .milliseconds(200)) {
+                _ = try await WorkerTool.run(home, "sync")
+                onDevice = try JSONOutput.decode(
+                    [LocalTaskView].self, try await WorkerTool.run(home, ["tasks", "--on", day, "--json"]).stdout)
+                return onDevice.count == 3 && onDevice.allSatisfy { $0.plannedStart != nil }
+            }
+            #expect(onDevice.map(\.id) == route.visits.map(\.taskID), "the planned order")
+            for (task, visit) in zip(onDevice, route.visits) {
+                #expect(abs(task.plannedStart!.timeIntervalSince(visit.starts)) < 0.01)
+            }
+            let text = try await WorkerTool.run(home, ["tasks", "--on", day]).stdout
+            let first = Zone.utc.time(of: route.visits[0].starts).short
+            #expect(text.contains("ETA") && text.contains(first), "\(text)")
+        }
+    }
+
+    /// What the test reads of the worker's `tasks --json`.
+    struct LocalTaskView: Decodable {
+        var id: Int64
+        var plannedStart: Date?
+    }
 }
