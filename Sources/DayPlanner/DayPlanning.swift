@@ -74,7 +74,8 @@ public struct DayRequest: Sendable {
     /// The work to plan (open, assigned or started that day) and its minutes on site.
     var open: [FieldTask] { facts.tasks.filter { !$0.status.isClosed } }
 
-    func minutes(_ task: FieldTask) -> Double { Double(task.durationMinutes ?? facts.team.taskMinutes) }
+    /// Minutes on site of `task`: its own, else its team's.
+    public func minutesOnSite(_ task: FieldTask) -> Double { Double(task.durationMinutes ?? facts.team.taskMinutes) }
 
     func site(_ id: Int64?) -> Coordinate? {
         id.flatMap { facts.sites[$0] }.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude) }
@@ -200,7 +201,7 @@ public struct DayPlan: Sendable, Codable, Equatable {
         let taskPlace = 2 * workers.count
         var pinnedAway: Set<Int> = []
         let jobs = open.enumerated().map { index, task -> RoutingProblem.Job in
-            let service = request.minutes(task)
+            let service = request.minutesOnSite(task)
             var earliest = 0.0
             var latest = 48 * 60.0
             if let window = task.window {
@@ -223,7 +224,8 @@ public struct DayPlan: Sendable, Codable, Equatable {
             }
             return RoutingProblem.Job(
                 place: taskPlace + index, earliest: earliest, latest: max(earliest, latest), service: service,
-                skills: Set(task.requiredSkills), penalty: penalty,
+                // Work that stays with its worker comes before anything else of theirs.
+                skills: Set(task.requiredSkills), penalty: pinned != nil ? 100_000_000 : penalty,
                 // Held by someone who is not working: no one else may take it.
                 pinnedTo: pinnedAway.contains(index) ? -1 : pinned)
         }
@@ -334,5 +336,66 @@ extension DayPlan {
             + leftOut.map {
                 PlannedAssignment(taskID: $0.taskID, version: $0.version, assigneeID: $0.keeps ? $0.assigneeID : nil, plannedStart: nil)
             }
+    }
+}
+
+extension DayPlan {
+    /// Every rule the plan breaks for `request`, in words (empty: none), checked from the master's
+    /// facts and apart from the solver: each open task planned or left out exactly once; each route
+    /// a member who works that day, within their hours (less absences, from a re-plan's start);
+    /// work starting within its window and done by its due time, for its minutes on site, in order;
+    /// skills; started and pinned work with whoever has it; nobody away with work.
+    public func problems(for request: DayRequest, tolerance: TimeInterval = 1) -> [String] {
+        var found: [String] = []
+        let open = request.open
+        let tasks = Dictionary(uniqueKeysWithValues: open.map { ($0.id, $0) })
+        var seen: [Int64: Int] = [:]
+        for id in routes.flatMap(\.visits).map(\.taskID) + leftOut.map(\.taskID) { seen[id, default: 0] += 1 }
+        for task in open where seen[task.id] != 1 { found.append("task \(task.id) is planned \(seen[task.id] ?? 0) times") }
+        for id in seen.keys where tasks[id] == nil { found.append("task \(id) is not open work of the day") }
+        let members = Dictionary(uniqueKeysWithValues: request.facts.members.map { ($0.person.id, $0) })
+        for route in routes {
+            guard let member = members[route.personID] else {
+                found.append("person \(route.personID) is not an active member")
+                continue
+            }
+            guard var hours = request.facts.workingDay(member, otherwise: request.hours).at else {
+                if !route.visits.isEmpty { found.append("\(route.name) has work but does not work that day") }
+                continue
+            }
+            if let from = request.from, from > hours.start {
+                guard from < hours.end else {
+                    if !route.visits.isEmpty { found.append("\(route.name) has work after their day is over") }
+                    continue
+                }
+                hours = DateInterval(start: from, end: hours.end)
+            }
+            var previous: Visit?
+            for visit in route.visits {
+                guard let task = tasks[visit.taskID] else { continue }
+                let name = "\(route.name): task \(task.id)"
+                if visit.arrives < hours.start.addingTimeInterval(-tolerance) { found.append("\(name) is reached before their hours") }
+                if visit.ends > hours.end.addingTimeInterval(tolerance) { found.append("\(name) ends after their hours") }
+                if visit.starts < visit.arrives.addingTimeInterval(-tolerance) { found.append("\(name) starts before they arrive") }
+                if let window = task.window,
+                    visit.starts < window.start.addingTimeInterval(-tolerance) || visit.starts > window.end.addingTimeInterval(tolerance)
+                {
+                    found.append("\(name) starts outside its window")
+                }
+                if let due = task.dueAt, visit.ends > due.addingTimeInterval(tolerance) { found.append("\(name) ends after it is due") }
+                if abs(visit.ends.timeIntervalSince(visit.starts) - request.minutesOnSite(task) * 60) > tolerance {
+                    found.append("\(name) does not take its minutes on site")
+                }
+                if !Set(task.requiredSkills).isSubset(of: member.person.skills) { found.append("\(name) needs skills they lack") }
+                if task.status == .inProgress || task.pinned, let owner = task.assigneeID, owner != route.personID {
+                    found.append("\(name) is held by person \(owner) and may not move")
+                }
+                if let previous, previous.ends > visit.arrives.addingTimeInterval(tolerance) {
+                    found.append("\(name) is reached before task \(previous.taskID) is done")
+                }
+                previous = visit
+            }
+        }
+        return found
     }
 }

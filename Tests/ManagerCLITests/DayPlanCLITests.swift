@@ -44,6 +44,8 @@ struct DayPlanCLITests {
             let run = try await w.tool("day", "plan", "--team", "red", "--on", day, "--json", "--seconds", "0.3")
             #expect(run.status == 0, "\(run.stderr)")
             let plan = try JSONOutput.decode(DayPlan.self, run.stdout)
+            let facts = try await CentralStore.withStore(url) { try await $0.dayFacts(teamID: plan.teamID, day: plan.day) }
+            #expect(plan.problems(for: DayRequest(facts: facts, hours: try DayHours(parsing: "07:00-16:00"))) == [])
             let owner = Dictionary(uniqueKeysWithValues: plan.routes.flatMap { r in r.visits.map { ($0.taskID, r.personID) } })
             #expect(owner[morning.id] == w.ids["Dan"], "only Dan works at 08:00")
             #expect(owner[bos.id] == w.ids["Dan"], "Bo's unpinned work moves to who works at 10:00")

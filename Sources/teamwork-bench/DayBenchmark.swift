@@ -1,0 +1,59 @@
+import ArgumentParser
+import DayPlanner
+import Foundation
+import TeamworkModel
+
+/// `teamwork-bench day`: a realistic day (by default 30 workers, 300 tasks with skills, windows,
+/// shifts, two absences and some started work) planned as `day plan` plans it, per seed: how long
+/// it takes in all, what was planned and left out, the driving, and the independent check's verdict.
+struct DayBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "day",
+        abstract: "Plan a realistic synthetic day (workers, tasks, skills, windows, shifts, absences) and print the figures."
+    )
+
+    @Option(help: "Workers on the crew.") var workers = 30
+    @Option(help: "Tasks of the day.") var tasks = 300
+    @Option(help: "Workers away (the first all day, the second from noon).") var absences = 2
+    @Option(help: "The planner's time budget, in seconds (as day plan --seconds).") var seconds = 1.0
+    @Option(help: "Days to plan, one per seed from 1.") var seeds = 3
+
+    func validate() throws {
+        guard (1...500).contains(workers), (1...5000).contains(tasks), (0...workers).contains(absences) else {
+            throw ValidationError("--workers 1 to 500, --tasks 1 to 5000, --absences 0 to --workers")
+        }
+        guard seconds > 0, seconds <= 60, (1...20).contains(seeds) else { throw ValidationError("--seconds 0 to 60, --seeds 1 to 20") }
+    }
+
+    func run() async throws {
+        print(
+            "day: \(workers) workers, \(tasks) tasks, \(absences) absences; budget \(seconds) s; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
+        print("seed  total s  beyond budget s  planned  left out  urgent+high left out  driving min  check")
+        var totals: [Double] = []
+        for seed in 1...UInt64(seeds) {
+            let facts = DayFacts.synthetic(workers: workers, tasks: tasks, absences: absences, seed: seed)
+            let request = DayRequest(facts: facts, hours: try DayHours(parsing: "07:00-16:00"))
+            let clock = ContinuousClock()
+            let started = clock.now
+            let plan = DayPlan.plan(request, seed: seed, timeLimit: .milliseconds(Int(seconds * 1000)))
+            let took = clock.now - started
+            let total = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+            totals.append(total)
+            let priorities = Dictionary(uniqueKeysWithValues: facts.tasks.map { ($0.id, $0.priority) })
+            let important = plan.leftOut.filter { [.urgent, .high].contains(priorities[$0.taskID]) }.count
+            let problems = plan.problems(for: request)
+            if seed == 1 {
+                let onSite = facts.tasks.reduce(0.0) { $0 + request.minutesOnSite($1) } / 60
+                let hours = facts.members.compactMap { facts.workingDay($0, otherwise: request.hours).at?.duration }.reduce(0, +) / 3600
+                print(String(format: "      (on-site work %.0f h; working hours available %.0f h, before any drive)", onSite, hours))
+            }
+            print(
+                String(
+                    format: "%4d  %7.2f  %15.2f  %7d  %8d  %20d  %11.0f  %@", Int(seed), total, total - seconds,
+                    plan.routes.flatMap(\.visits).count, plan.leftOut.count, important, plan.routes.map(\.drivingMinutes).reduce(0, +),
+                    problems.isEmpty ? "feasible" : "\(problems.count) problem(s): \(problems[0])"))
+        }
+        print(String(format: "slowest %.2f s, mean %.2f s", totals.max() ?? 0, totals.reduce(0, +) / Double(totals.count)))
+    }
+}
