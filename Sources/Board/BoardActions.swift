@@ -149,6 +149,22 @@ extension BoardRoutes {
                 let task = try await store.updateTask(id: id, TaskChanges(window: .some(window)), expectedVersion: try form.version())
                 return "Task \(task.id) moved to \(window.map { BoardPages.span($0, in: task.zone, withZone: true) } ?? "no window")"
             }
+        case "planning":
+            return try await act(request, context, refused: refused) { store, form in
+                let text = (form["minutes"] ?? "").trimmingCharacters(in: .whitespaces)
+                var minutes: Int?
+                if !text.isEmpty {
+                    guard text.count <= 4, let value = Int(text) else {
+                        throw BoardProblem(.unprocessableContent, "minutes on site are a whole number, 1 to 720")
+                    }
+                    minutes = value
+                }
+                let task = try await store.updateTask(
+                    id: id, TaskChanges(durationMinutes: .some(minutes), pinned: form["pinned"] == "1"),
+                    expectedVersion: try form.version())
+                return "Task \(task.id): \(task.durationMinutes.map { "\($0) min on site" } ?? "the team's minutes on site")"
+                    + (task.pinned ? ", pinned" : ", not pinned")
+            }
         case "cancel":
             return try await act(request, context, refused: refused) { store, form in
                 let task = try await store.cancelTask(id: id, expectedVersion: try form.version())

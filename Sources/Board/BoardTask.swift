@@ -145,6 +145,10 @@ extension BoardPages {
                 <button type="submit">Move the window</button></fieldset></form>
                 <form method="post" action="/board/tasks/\(task.id)/priority">\(hidden())<label for="priority">Priority</label>
                 <select id="priority" name="priority">\(priorities)</select> <button type="submit">Set priority</button></form>
+                <form method="post" action="/board/tasks/\(task.id)/planning">\(hidden())<fieldset><legend>For the day planner</legend>
+                <label>Minutes on site <input type="number" name="minutes" min="1" max="720" value="\(task.durationMinutes.map(String.init) ?? "")" placeholder="team's"></label>
+                <label><input type="checkbox" name="pinned" value="1"\(task.pinned ? HTML(" checked") : .empty)> pinned: stays with its assignee</label>
+                <button type="submit">Save</button></fieldset></form>
                 <form method="get" action="/board/tasks/\(task.id)/cancel"><input type="hidden" name="back" value="\(back)">\
                 <button type="submit" class="danger">Cancel this task…</button></form>
                 </section>

@@ -5,9 +5,10 @@ import TeamworkModel
 extension CentralStore {
     /// The columns a task CSV file may have; `title` is required, and each row
     /// needs a `team`, an `assignee`, or both. `location` is a site's id or its name;
-    /// `checklist` a checklist's name (its latest version).
+    /// `checklist` a checklist's name (its latest version); `duration` minutes on site (1 to 720).
     public static let taskImportColumns = [
         "title", "description", "priority", "team", "assignee", "location", "due", "requires", "window", "checklist",
+        "duration",
     ]
 
     /// Creates every task in the CSV text, or none: the first bad row stops the
@@ -152,11 +153,17 @@ struct ImportDirectory {
             try Skills.parse(values["requires"] ?? "", most: Skills.mostPerTask, field: "requires")
         }
         let window = try checked("window") { try nonEmpty("window").map { try TimeWindow.parse($0, in: zone) } }
+        let duration = try checked("duration") {
+            try nonEmpty("duration").map { text in
+                guard let minutes = Int(text) else { throw TeamworkError.invalid("duration must be whole minutes, like 45") }
+                return try Validate.durationMinutes(minutes)
+            }
+        }
         return try checked("title") {
             try NewTask(
                 title: values["title"] ?? "", description: values["description"] ?? "", priority: priority,
                 assignment: assignment, locationID: locationID, dueAt: due, requiredSkills: requires, window: window,
-                checklist: nonEmpty("checklist")
+                checklist: nonEmpty("checklist"), durationMinutes: duration
             )
         }
     }

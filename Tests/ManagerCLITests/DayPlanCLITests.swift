@@ -75,6 +75,18 @@ struct DayPlanCLITests {
             #expect(badAbsence.status != 0 && badAbsence.errorLines.count == 1, "\(badAbsence.stderr)")
             let badReason = try await w.tool("person", "absence", "add", "ann@example.org", "--from", day, "--to", day, "--reason", "bored")
             #expect(badReason.status == 64 && badReason.errorLines.count == 1, "\(badReason.stderr)")
+
+            // Minutes on site from a CSV file; a row with none it could take stops the import.
+            let file = FileManager.default.temporaryDirectory.appending(path: "durations-\(UUID().uuidString).csv")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try "title,team,duration\nImported,red,25\n".write(to: file, atomically: true, encoding: .utf8)
+            #expect(try await w.tool("task", "import", file.path).status == 0)
+            let imported = try JSONOutput.decode(
+                [FieldTask].self, try await w.tool("task", "list", "--search", "Imported", "--json").stdout)
+            #expect(imported.map(\.durationMinutes) == [25])
+            try "title,team,duration\nToo long,red,721\n".write(to: file, atomically: true, encoding: .utf8)
+            let refused = try await w.tool("task", "import", file.path)
+            #expect(refused.status != 0 && refused.stderr.contains("line 2, column 'duration'"), "\(refused.stderr)")
         }
     }
 
