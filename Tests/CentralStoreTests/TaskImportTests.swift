@@ -50,7 +50,7 @@ struct TaskImportTests {
         ("title,team,checklist\nok,red,\nchecked,red,Nope\n", "line 3: no checklist named 'Nope'"),
         (
             "title,team,colour\nok,red,blue\n",
-            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window, checklist"
+            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window, checklist, duration"
         ),
         ("team\nred\n", "line 1: the header needs a 'title' column"),
         ("title,team\nok,red\n\"broken,red\n", "line 3: a quoted field is never closed"),
