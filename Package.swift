@@ -40,6 +40,16 @@ let package = Package(
             name: "RoadTravel",
             dependencies: ["DayPlanner", "HTTPFetch", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
 
+        // The outbox's deliveries: Standard Webhooks signatures, the destination rule, the delivering service.
+        .target(
+            name: "Outbox",
+            dependencies: [
+                "CentralStore", "TeamworkModel", "HTTPFetch",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+
         // The day planner's route solver: vehicle routing with time windows, skills, hours and
         // pinned work, and Solomon's benchmark format. Pure Swift, no I/O.
         .target(name: "DayPlanner", dependencies: ["TeamworkModel"]),
@@ -189,6 +199,7 @@ let package = Package(
                 "HTMLText",
                 "DayPlanner",
                 "RoadTravel",
+                "Outbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -199,7 +210,7 @@ let package = Package(
             name: "ServiceCLI",
             dependencies: [
                 "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "Board", "EventListener", "CommandLineSupport",
-                "LocalPostgres", "RoadTravel",
+                "LocalPostgres", "RoadTravel", "Outbox",
                 "BlobStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -286,7 +297,7 @@ let package = Package(
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
                 "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI",
-                "CommandLineSupport", "HTTPFetch",
+                "CommandLineSupport", "HTTPFetch", "Outbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -5,6 +5,7 @@ import EventListener
 import Foundation
 import Hummingbird
 import Logging
+import Outbox
 import Prometheus
 import ReplicaGenerator
 import ServiceLifecycle
@@ -35,8 +36,19 @@ struct RunAll: AsyncParsableCommand {
             "Seconds between passes that make recurring plans' occurrences up to their horizons (the manager's plan commands make them at once too)."
     )
     var planInterval: Double = 3_600
+    @Flag(
+        help:
+            "Send webhooks to addresses on this machine or a private network too (or TEAMWORK_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)."
+    )
+    var webhooksAllowPrivate = false
+    @Option(help: "Seconds before a failed webhook attempt's first retry; each next waits up to twice as long (full jitter).")
+    var webhookRetry: Double = 2
+    @Option(help: "Seconds a webhook's receiver has to answer (1 to 60); a delivery cut off by a crash goes again after 3 times this.")
+    var webhookTimeout: Double = 10
 
     func validate() throws {
+        if !(1...60).contains(webhookTimeout) { throw ValidationError("--webhook-timeout must be 1 to 60 seconds") }
+        if !(0.01...600).contains(webhookRetry) { throw ValidationError("--webhook-retry must be 0.01 to 600 seconds") }
         if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
         if let stallAfter, !(1...86_400).contains(stallAfter) { throw ValidationError("--stall-after must be 1 to 86400 seconds") }
         if !(1...86_400).contains(planInterval) { throw ValidationError("--plan-interval must be 1 to 86400 seconds") }
@@ -106,6 +118,34 @@ struct RunAll: AsyncParsableCommand {
                 interval: .milliseconds(Int(planInterval * 1000))
             ) { _ in status.passed(.plans) },
         ]
+        // The outbox's webhooks, with their progress on /health and /metrics.
+        var webhookSettings = WebhookService.Settings()
+        webhookSettings.allowPrivate =
+            webhooksAllowPrivate || ProcessInfo.processInfo.environment["TEAMWORK_WEBHOOKS_ALLOW_PRIVATE"] == "1"
+        webhookSettings.retryBase = .milliseconds(Int(webhookRetry * 1000))
+        webhookSettings.timeout = .milliseconds(Int(webhookTimeout * 1000))
+        let delivered = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "webhooks", metricName: "delivered", unitName: "total",
+                helpText: "Webhook deliveries the receiver took (2xx)"))
+        let failedAttempts = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "webhooks", metricName: "failed_attempts", unitName: "total",
+                helpText: "Webhook attempts that failed (retried, or failed for good)"))
+        let pending = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "webhooks", metricName: "pending", unitName: "",
+                helpText: "Webhook deliveries waiting to go, of subscriptions not paused"))
+        services.append(
+            WebhookService(
+                databaseURL: generator.configuration.databaseURL, settings: webhookSettings,
+                logger: Logger(label: "teamwork.webhooks")
+            ) { sent, failed, waiting in
+                status.passed(.webhooks)
+                if sent > 0 { delivered.increment(by: Int64(sent)) }
+                if failed > 0 { failedAttempts.increment(by: Int64(failed)) }
+                if waiting >= 0 { pending.set(Double(waiting)) }
+            })
         // The endpoint's blob folder, kept to what attachments need.
         services.append(
             BlobSweep(

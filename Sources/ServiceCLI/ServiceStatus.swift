@@ -18,6 +18,8 @@ final class ServiceStatus: Sendable {
         case watch
         /// Recurring plans' passes (hourly, and when a plan changes).
         case plans
+        /// The outbox's webhook deliveries: each look at what is due.
+        case webhooks
     }
 
     private struct State {

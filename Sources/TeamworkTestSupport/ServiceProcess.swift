@@ -10,7 +10,7 @@ import TeamworkModel
 /// `start()` runs it (and waits for its port when it has one); `stop()` sends
 /// SIGTERM and returns the exit status; the log goes to `log`.
 public final class ServiceProcess: @unchecked Sendable {
-    public let arguments: [String]
+    public var arguments: [String]
     /// The HTTP port, for `serve` and `run`.
     public let port: Int?
     public let log: String

@@ -36,6 +36,15 @@ struct DocumentedWalkTests {
             "a sick call on the day: DayPlanCLITests (absence from a time, re-plan from then)",
         "teamwork-manager day plan --team red --from now": "a re-plan on the day: DayPlanCLITests",
         "teamwork-manager day plan --team red --from now --apply": "a re-plan on the day, applied: DayPlanCLITests",
+        "teamwork-manager webhook add --url https://billing.example/hooks --event task.completed --event task.cancelled":
+            "needs a receiver (and DNS): WebhookTests, with one on this machine",
+        "teamwork-manager webhook list": "WebhookTests",
+        "teamwork-manager webhook rotate 1": "WebhookTests",
+        "teamwork-manager webhook deliveries 1 --failed": "WebhookTests (the log, as JSON)",
+        "teamwork-manager webhook replay 7": "WebhookTests",
+        "teamwork-manager webhook pause 1 --reason billing is down for maintenance": "WebhookTests",
+        "teamwork-manager webhook resume 1": "WebhookTests",
+        "teamwork-manager webhook remove 1": "WebhookTests",
     ]
 
     final class Walk: @unchecked Sendable {

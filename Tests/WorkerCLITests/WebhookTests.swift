@@ -1,0 +1,173 @@
+import Foundation
+import LocalPostgres
+import Outbox
+import TeamworkModel
+import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+/// Webhooks end to end: the built tools, the service, and a receiver built on the standardwebhooks
+/// package (scripts/webhook-receiver) that verifies every signature and drops repeats by id.
+@Suite("Webhooks")
+struct WebhookTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    struct Line: Decodable {
+        var id: String?
+        var type: String?
+        var task: Int64?
+        var verified: Bool
+        var signatures: Int
+        var `repeat`: Bool?
+        var answered: Int
+    }
+
+    /// A receiver on `port` verifying with `secrets`; its lines so far come from `lines()`.
+    final class Receiver: @unchecked Sendable {
+        let pid: pid_t
+        let log: URL
+
+        init(port: Int, secrets: [String], folder: URL, extra: [String] = []) throws {
+            log = folder.appending(path: "hooks-\(port).jsonl")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            pid = try ChildProcess.spawn(
+                [
+                    "/usr/bin/env", "python3", WebhookTests.repository.appending(path: "scripts/webhook-receiver").path, "--port",
+                    String(port),
+                    "--log", log.path,
+                ] + secrets.flatMap { ["--secret", $0] } + extra,
+                standardOutput: folder.appending(path: "receiver-\(port).out").path,
+                standardError: folder.appending(path: "receiver-\(port).out").path)
+        }
+
+        func lines() throws -> [Line] {
+            try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map {
+                try JSONDecoder().decode(Line.self, from: Data($0.utf8))
+            }
+        }
+
+        /// Every line so far, for a failure's message.
+        func shown() -> String { (try? lines()).map { "\($0)" } ?? "no log" }
+
+        /// The events taken, each id once (repeats dropped, as a receiver does).
+        func taken() throws -> [Line] { try lines().filter { $0.answered == 204 && $0.`repeat` == false } }
+
+        func stop() {
+            kill(pid, SIGKILL)
+            _ = try? ChildProcess.wait(pid)
+        }
+    }
+
+    @Test func anAddressOnThisMachineOrAPrivateNetworkIsRefusedUnlessAllowed() {
+        for host in ["127.0.0.1", "10.1.2.3", "192.168.0.9", "172.20.0.1", "169.254.169.254", "::1", "100.64.0.1", "0.0.0.0"] {
+            #expect(WebhookDestination.refusal(host: host) != nil, "\(host)")
+        }
+        for host in ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"] {
+            #expect(WebhookDestination.refusal(host: host) == nil, "\(host)")
+        }
+    }
+
+    /// Events of a task reach the receiver signed as Standard Webhooks says (verified by the
+    /// standardwebhooks package), each id once after the receiver drops repeats; a receiver that
+    /// fails at first gets the same id again after a backoff; a rotated secret signs beside the new
+    /// one; the delivery log says what happened. Then the service is killed while a receiver takes
+    /// its time, and every event still arrives, each id once.
+    @Test func taskEventsReachAReceiverSignedOnceEachThroughFailuresRotationAndAKilledService() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "hooks-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            let port = ServiceProcess.freePort()
+            let hook = "http://127.0.0.1:\(port)/hooks"
+            let refused = try await manager("webhook", "add", "--url", hook, "--event", "task.completed")
+            #expect(
+                refused.status == 65 && refused.errorLines.count == 1 && refused.stderr.contains("private or loopback"), "\(refused.stderr)"
+            )
+            let badEvent = try await manager("webhook", "add", "--url", hook, "--event", "task.exploded", "--allow-private")
+            #expect(badEvent.status == 65 && badEvent.errorLines.count == 1, "\(badEvent.stderr)")
+            let made = try await manager(
+                "webhook", "add", "--url", hook, "--event", "task.created", "--event", "task.assigned", "--event", "task.completed",
+                "--allow-private")
+            #expect(made.status == 0, "\(made.stderr)")
+            let secret = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(secret.hasPrefix("whsec_"))
+            #expect(try await manager.ok("webhook", "list").contains(secret) == false, "the secret is shown once")
+
+            let receiver = try Receiver(port: port, secrets: [secret], folder: folder, extra: ["--fail-first", "2"])
+            defer { receiver.stop() }
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments += ["--webhooks-allow-private", "--webhook-retry", "0.2", "--webhook-timeout", "2"]
+            try await service.start()
+            defer { service.stopInBackground() }
+
+            let task = try JSONOutput.decode(
+                FieldTask.self,
+                try await manager.ok("task", "create", "--title", "Meter", "--team", "red", "--assignee", "ann@example.org", "--json"))
+            try await CentralStore.withStore(url) { store in
+                try await store.connection.query(
+                    "UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = assignee_id WHERE id = \(task.id)",
+                    logger: store.logger)
+            }
+            #expect(
+                try await eventually(within: .seconds(30)) { try receiver.taken().count == 3 },
+                "\(receiver.shown())\n\(service.logTail(20))")
+            let taken = try receiver.taken()
+            #expect(Set(taken.compactMap(\.type)) == ["task.created", "task.assigned", "task.completed"])
+            #expect(taken.allSatisfy { $0.verified && $0.task == task.id && $0.signatures == 1 })
+            #expect(Set(taken.compactMap(\.id)).count == 3)
+            let refusedOnes = try receiver.lines().filter { $0.answered == 500 }
+            #expect(
+                refusedOnes.count == 2 && refusedOnes.allSatisfy { line in taken.contains { $0.id == line.id } }, "retried with the same id"
+            )
+            let log = try JSONOutput.decode([WebhookDelivery].self, try await manager.ok("webhook", "deliveries", "1", "--json"))
+            #expect(log.count == 3 && log.allSatisfy { $0.state == .delivered })
+            #expect(log.map(\.attempts).reduce(0, +) == 5, "three deliveries, two of them tried once more")
+
+            // A rotated secret: both sign while they overlap; the old one still verifies.
+            let rotated = try await manager.ok("webhook", "rotate", "1").trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(rotated.hasPrefix("whsec_") && rotated != secret)
+            _ = try await manager.ok("task", "create", "--title", "Second", "--team", "red", "--json")
+            #expect(try await eventually(within: .seconds(30)) { try receiver.taken().count == 4 })
+            #expect(try receiver.taken().last.map { $0.verified && $0.signatures == 2 && $0.type == "task.created" } == true)
+
+            // A delivery replayed comes with its id: the receiver drops it as a repeat.
+            #expect(try await manager.ok("webhook", "list").contains("active"))
+            #expect(try await manager.ok("webhook", "replay", "1").contains("evt_"))
+            #expect(
+                try await eventually(within: .seconds(30)) { try receiver.lines().contains { $0.`repeat` == true && $0.answered == 204 } })
+            #expect(try receiver.taken().count == 4)
+
+            // The service dies while a slow receiver holds a delivery: after a restart it arrives, once.
+            receiver.stop()
+            let slowPort = ServiceProcess.freePort()
+            _ = try await manager.ok("webhook", "pause", "1")
+            let slowMade = try await manager(
+                "webhook", "add", "--url", "http://127.0.0.1:\(slowPort)/hooks", "--event", "task.created", "--allow-private")
+            let slowSecret = slowMade.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let slow = try Receiver(port: slowPort, secrets: [slowSecret], folder: folder, extra: ["--delay-first", "3"])
+            defer { slow.stop() }
+            for title in ["Third", "Fourth", "Fifth"] { _ = try await manager.ok("task", "create", "--title", title, "--team", "red") }
+            #expect(try await eventually(within: .seconds(10)) { try slow.lines().isEmpty && service.isRunning })
+            try await Task.sleep(for: .milliseconds(800))  // the first delivery is in flight: the receiver waits 3 s to answer
+            #expect(try await service.stop(signal: SIGKILL) == 128 + SIGKILL)
+            try await service.start()
+            #expect(
+                try await eventually(within: .seconds(45)) { try slow.taken().count == 3 }, "\(slow.shown())\n\(service.logTail(20))")
+            #expect(Set(try slow.taken().compactMap(\.id)).count == 3, "each event once after repeats are dropped")
+            #expect(try slow.lines().contains { $0.`repeat` == true }, "the delivery cut off by the kill came again: \(slow.shown())")
+            #expect(try slow.taken().allSatisfy(\.verified))
+            #expect(try await manager.ok("webhook", "list").contains("paused: paused by hand"))
+            _ = try await manager.ok("webhook", "resume", "1")
+            _ = try await manager.ok("webhook", "remove", "1")
+            #expect(try await manager("webhook", "remove", "1").status == 67, "gone")
+        }
+    }
+}
