@@ -95,7 +95,7 @@ public struct WebhookService: Service {
         public var pauseAfter = 50
         public var allowPrivate = false
         /// How often the outbox is looked at when nothing is due.
-        public var poll: Duration = .milliseconds(250)
+        public var poll: Duration = .milliseconds(500)
 
         public init() {}
     }
@@ -123,42 +123,53 @@ public struct WebhookService: Service {
                     logger.error("webhook delivery failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
                 }
             }) { made in
-                try await CentralStore.withStore(url, queryDeadline: .seconds(30), logger: logger) { store in
-                    while !Task.isCancelled {
-                        let lease = settings.timeout * 3 + .seconds(5)
-                        let due = try await store.claimDueDeliveries(limit: settings.concurrency, lease: lease)
-                        let outcomes = await withTaskGroup(of: (CentralStore.DueDelivery, Outcome).self) { group in
-                            for delivery in due { group.addTask { (delivery, await Self.send(delivery, settings: settings)) } }
-                            return await group.reduce(into: []) { $0.append($1) }
-                        }
-                        var (delivered, failed) = (0, 0)
-                        for (delivery, outcome) in outcomes {
-                            var retryIn: Duration?
-                            if !outcome.delivered, delivery.attempts + 1 < settings.attempts, !outcome.final {
-                                var backoff = Backoff(initial: settings.retryBase, maximum: settings.retryMaximum, jitter: .full)
-                                for _ in 0...delivery.attempts { retryIn = backoff.next() }
-                            }
-                            if outcome.delivered { delivered += 1 } else { failed += 1 }
-                            if !outcome.delivered {
-                                logger.notice(
-                                    "webhook attempt failed",
-                                    metadata: [
-                                        "delivery": "\(delivery.id)", "subscription": "\(delivery.subscriptionID)",
-                                        "error": "\(outcome.error ?? outcome.status.map { "HTTP \($0)" } ?? "")",
-                                        "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
-                                    ])
-                            }
-                            try await store.recordAttempt(
-                                deliveryID: delivery.id, status: outcome.status, error: outcome.error, delivered: outcome.delivered,
-                                retryIn: outcome.delivered ? nil : retryIn, pauseAfter: settings.pauseAfter)
-                        }
-                        made.made()
-                        progress(delivered, failed, due.isEmpty ? try await store.pendingDeliveries() : -1)
-                        if due.isEmpty { try await Task.sleep(for: settings.poll) }
+                while !Task.isCancelled {
+                    // A connection per pass, as the plans' service does: none is held across an outage of the master.
+                    let (sent, waiting) = try await CentralStore.withStore(url, queryDeadline: .seconds(30), logger: logger) { store in
+                        try await Self.pass(store, settings: settings, logger: logger)
                     }
+                    made.made()
+                    progress(sent.delivered, sent.failed, waiting ?? -1)
+                    if sent.delivered + sent.failed == 0 { try await Task.sleep(for: settings.poll) }
                 }
             }
         }
+    }
+
+    /// Sends what is due now (at most `concurrency`) and records each attempt; how many went and
+    /// failed, and (when nothing was due) how many wait.
+    static func pass(
+        _ store: CentralStore, settings: Settings, logger: Logger
+    ) async throws -> ((delivered: Int, failed: Int), Int?) {
+        let lease = settings.timeout * 3 + .seconds(5)
+        let due = try await store.claimDueDeliveries(limit: settings.concurrency, lease: lease)
+        guard !due.isEmpty else { return ((0, 0), try await store.pendingDeliveries()) }
+        let outcomes = await withTaskGroup(of: (CentralStore.DueDelivery, Outcome).self) { group in
+            for delivery in due { group.addTask { (delivery, await Self.send(delivery, settings: settings)) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        var (delivered, failed) = (0, 0)
+        for (delivery, outcome) in outcomes {
+            var retryIn: Duration?
+            if !outcome.delivered, delivery.attempts + 1 < settings.attempts, !outcome.final {
+                var backoff = Backoff(initial: settings.retryBase, maximum: settings.retryMaximum, jitter: .full)
+                for _ in 0...delivery.attempts { retryIn = backoff.next() }
+            }
+            if outcome.delivered { delivered += 1 } else { failed += 1 }
+            if !outcome.delivered {
+                logger.notice(
+                    "webhook attempt failed",
+                    metadata: [
+                        "delivery": "\(delivery.id)", "subscription": "\(delivery.subscriptionID)",
+                        "error": "\(outcome.error ?? outcome.status.map { "HTTP \($0)" } ?? "")",
+                        "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
+                    ])
+            }
+            try await store.recordAttempt(
+                deliveryID: delivery.id, status: outcome.status, error: outcome.error, delivered: outcome.delivered,
+                retryIn: outcome.delivered ? nil : retryIn, pauseAfter: settings.pauseAfter)
+        }
+        return ((delivered, failed), nil)
     }
 
     struct Outcome: Sendable {

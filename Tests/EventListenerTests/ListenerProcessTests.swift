@@ -145,7 +145,8 @@ struct ListenerProcessTests {
                 health = text
                 return status == 200 && ["listener", "generator", "lease", "watch"].allSatisfy { text.contains("\"\($0)\":\"ok\"") }
             }
-            #expect(try await service.stop() == 0, "SIGTERM: a clean exit")
+            let stopped = try await service.stop()
+            #expect(stopped == 0, "SIGTERM: a clean exit; the log ends: \(service.logTail(3000))")
             let history = try await CentralStore.withStore(url) { try await $0.historyCountsByFieldChange() }
             #expect(history == ["c-1": 1, "c-2": 1])
         }
