@@ -9,7 +9,7 @@ struct PersonCommand: AsyncParsableCommand {
         abstract: "Add, list, show, update and remove people.",
         subcommands: [
             Add.self, List.self, Show.self, Update.self, Deactivate.self, Reactivate.self, Remove.self, Token.self, Hours.self,
-            AbsenceCommand.self,
+            AbsenceCommand.self, Calendar.self,
         ]
     )
 

@@ -214,6 +214,8 @@ public enum SyncServer {
             }
         }
         board?.add(to: router)
+        let calendars = CalendarFeeds(store: store)
+        router.get("calendar/:file", use: calendars.feed)
         router.group("v1")
             .add(middleware: authenticator)
             .get("replicas", use: pulls.list)

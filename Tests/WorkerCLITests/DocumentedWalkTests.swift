@@ -169,6 +169,8 @@ struct DocumentedWalkTests {
                     issued?.stdout.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("tw_") }.map(String.init),
                     "the token is printed once: \(issued?.stdout ?? "")")
                 try await walk.run("teamwork-manager", "person token list")
+                try await walk.run("teamwork-manager", "person calendar issue ann@example.org")
+                try await walk.run("teamwork-manager", "person calendar revoke ann@example.org")
                 // Locations.
                 try await walk.run("teamwork-manager", "location add --name")
                 try await walk.run("teamwork-manager", "location list")

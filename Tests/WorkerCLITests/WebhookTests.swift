@@ -31,7 +31,7 @@ struct WebhookTests {
 
         init(port: Int, secrets: [String], folder: URL, extra: [String] = []) throws {
             log = folder.appending(path: "hooks-\(port).jsonl")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             pid = try ChildProcess.spawn(
                 [
                     "/usr/bin/env", "python3", WebhookTests.repository.appending(path: "scripts/webhook-receiver").path, "--port",

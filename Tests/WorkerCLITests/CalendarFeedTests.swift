@@ -1,0 +1,146 @@
+import Foundation
+import LocalPostgres
+import TeamworkModel
+import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+/// A worker's calendar feed, read by the `icalendar` package from PyPI (nobody here wrote it):
+/// their work from today on, each task a VEVENT with a stable UID, its version as SEQUENCE, its
+/// planned start, and text kept as written; a revoked, replaced or made-up address finds nothing.
+@Suite("Calendar feeds")
+struct CalendarFeedTests {
+    struct Event: Decodable, Equatable {
+        var uid: String
+        var summary: String
+        var location: String
+        var start: String
+        var end: String
+        var sequence: Int
+    }
+
+    /// The feed as `icalendar` reads it.
+    static func parse(_ text: String, folder: URL) throws -> [Event] {
+        let input = folder.appending(path: "feed-\(UUID().uuidString).ics")
+        let output = folder.appending(path: "feed-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: input)
+        let script = """
+            import icalendar, json, sys
+            calendar = icalendar.Calendar.from_ical(open(sys.argv[1], 'rb').read())
+            assert calendar.get('version') == '2.0', calendar.get('version')
+            events = [{'uid': str(e.get('uid')), 'summary': str(e.get('summary')), 'location': str(e.get('location', '')),
+                       'start': e.decoded('dtstart').isoformat(), 'end': e.decoded('dtend').isoformat(),
+                       'sequence': int(e.get('sequence'))} for e in calendar.walk('VEVENT')]
+            json.dump(events, open(sys.argv[2], 'w'))
+            """
+        let status = try ChildProcess.run(
+            ["/usr/bin/env", "python3", "-c", script, input.path, output.path], standardOutput: "/dev/null",
+            standardError: folder.appending(path: "python.err").path)
+        #expect(status == 0, "\((try? String(contentsOf: folder.appending(path: "python.err"), encoding: .utf8)) ?? "")")
+        return try JSONDecoder().decode([Event].self, from: Data(contentsOf: output))
+    }
+
+    @Test func aWorkersFeedShowsTheirWorkFromTodayAsEventsAndEndsWhenRevoked() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "calendar-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red")
+            for who in ["ann", "bo"] { _ = try await manager.ok("team", "add-member", "red", "\(who)@example.org") }
+            _ = try await manager.ok(
+                "location", "add", "--name", "Substation 7, north", "--lat", "59.33", "--lon", "18.06", "--street", "Kungsgatan 1",
+                "--city", "Stockholm")
+            let zone = Zone.utc
+            let tomorrow = zone.date(of: Date()).adding(days: 1)
+            func create(_ arguments: String...) async throws -> FieldTask {
+                try await {
+                    let run = try await manager.run(["task", "create", "--team", "red", "--json"] + arguments)
+                    #expect(run.status == 0, "\(run.stderr)")
+                    return try JSONOutput.decode(FieldTask.self, run.stdout)
+                }()
+            }
+            let windowed = try await create(
+                "--title", "Meter; swap, \"north\" \\ side", "--assignee", "ann@example.org", "--location", "1",
+                "--window", "\(tomorrow)T09:00/PT2H")
+            let planned = try await create(
+                "--title", "Read meters", "--assignee", "ann@example.org", "--due", "\(tomorrow)T17:00", "--duration", "30")
+            _ = try await create("--title", "Bo's job", "--assignee", "bo@example.org", "--window", "\(tomorrow)T10:00/PT1H")
+            _ = try await create("--title", "Last week", "--assignee", "ann@example.org", "--due", "2020-01-01")
+            let start = zone.instant(tomorrow, LocalTime(hour: 13, minute: 15)!)
+            try await CentralStore.withStore(url) { store in
+                _ = try await store.applyDayPlan(
+                    teamID: planned.teamID!, day: tomorrow,
+                    [PlannedAssignment(taskID: planned.id, version: planned.version, assigneeID: planned.assigneeID, plannedStart: start)])
+            }
+
+            let issued = try await manager.ok("person", "calendar", "issue", "ann@example.org").trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            #expect(issued.hasPrefix("/calendar/twcal_") && issued.hasSuffix(".ics"), "\(issued)")
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            try await service.start()
+            defer { service.stopInBackground() }
+            let port = try #require(service.port)
+            let answer = try await LocalHTTP.request(port: port, issued)
+            #expect(answer.status == 200 && answer.header("content-type") == "text/calendar; charset=utf-8")
+            #expect(answer.text.contains("\r\n") && answer.text.split(separator: "\r\n").allSatisfy { $0.utf8.count <= 75 })
+            let events = try Self.parse(answer.text, folder: folder)
+            #expect(
+                Set(events.map(\.uid)) == ["task-\(planned.id)@teamwork", "task-\(windowed.id)@teamwork"], "only Ann's, from today on")
+            let meter = try #require(events.first { $0.uid == "task-\(windowed.id)@teamwork" })
+            #expect(meter.summary == "Meter; swap, \"north\" \\ side", "text as written")
+            #expect(meter.location.hasPrefix("Substation 7, north, Kungsgatan 1"))
+            #expect(meter.start == "\(tomorrow)T09:00:00+00:00" && meter.end == "\(tomorrow)T11:00:00+00:00")
+            let reading = try #require(events.first { $0.uid == "task-\(planned.id)@teamwork" })
+            #expect(
+                reading.start == "\(tomorrow)T13:15:00+00:00" && reading.end == "\(tomorrow)T13:45:00+00:00", "the plan, for 30 minutes")
+            #expect(reading.sequence == planned.version + 1, "SEQUENCE rises with each change")
+
+            // Replaced, revoked, made up: nothing.
+            let again = try await manager.ok("person", "calendar", "issue", "ann@example.org").trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            #expect(try await LocalHTTP.request(port: port, issued).status == 404, "the old address is gone")
+            #expect(try await LocalHTTP.request(port: port, again).status == 200)
+            _ = try await manager.ok("person", "calendar", "revoke", "ann@example.org")
+            #expect(try await LocalHTTP.request(port: port, again).status == 404)
+            #expect(try await LocalHTTP.request(port: port, "/calendar/twcal_\(String(repeating: "A", count: 43)).ics").status == 404)
+            #expect(try await LocalHTTP.request(port: port, "/calendar/..%2F..%2Fetc%2Fpasswd").status == 404)
+        }
+    }
+
+    /// Unknown addresses are counted per address: after 30 in a minute the next is refused
+    /// before it costs the master a lookup.
+    @Test func guessingFeedAddressesIsCutOffAfterThirtyAMinute() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "calendar-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            try await service.start()
+            defer { service.stopInBackground() }
+            let port = try #require(service.port)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let guess = "twcal_" + String(format: "%043d", index)
+                        return try await LocalHTTP.request(port: port, "/calendar/\(guess).ics").status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == 404 || $0 == 429 || $0 == 503 }, "\(statuses)")
+            #expect(statuses.filter { $0 == 404 }.count <= 30 + 4, "\(statuses)")
+            // One at a time now: within the minute, the address runs out of guesses.
+            var last = 0
+            for _ in 0..<31 where last != 429 {
+                last = try await LocalHTTP.request(port: port, "/calendar/twcal_\(String(repeating: "B", count: 43)).ics").status
+            }
+            #expect(last == 429)
+        }
+    }
+}
