@@ -157,37 +157,37 @@ extension CentralStore {
     /// leaves them alone meanwhile, and should this one die mid-send they are due again after it.
     public func claimDueDeliveries(limit: Int, lease: Duration) async throws -> [DueDelivery] {
         let seconds = Double(lease.components.seconds)
-        return try await transaction { connection in
-            try await connection.query(
-                """
-                WITH due AS (
-                    SELECT DISTINCT ON (d.subscription_id) d.id
-                      FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
-                     WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND s.paused_at IS NULL
-                       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o
-                                        WHERE o.subscription_id = d.subscription_id AND o.state = 'pending' AND o.id < d.id
-                                          AND o.next_attempt_at > now())
-                     ORDER BY d.subscription_id, d.id
-                     LIMIT \(limit)
-                ), held AS (
-                    UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => \(seconds))
-                      FROM (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM due) FOR UPDATE SKIP LOCKED) t
-                     WHERE d.id = t.id
-                    RETURNING d.*
-                )
-                SELECT h.id, h.event_id, h.subscription_id, h.attempts, s.url, e.payload::text AS payload, s.secret,
-                       CASE WHEN s.previous_until > now() THEN s.previous_secret END AS previous_secret
-                  FROM held h JOIN webhook_subscriptions s ON s.id = h.subscription_id JOIN outbox_events e ON e.id = h.event_id
-                 ORDER BY h.id
-                """, logger: logger
-            ).collect().map { row in
-                let r = row.makeRandomAccess()
-                return DueDelivery(
-                    id: try r["id"].decode(Int64.self), eventID: try r["event_id"].decode(Int64.self),
-                    subscriptionID: try r["subscription_id"].decode(Int64.self), url: try r["url"].decode(String.self),
-                    payload: try r["payload"].decode(String.self), attempts: Int(try r["attempts"].decode(Int32.self)),
-                    secrets: [try r["secret"].decode(String.self)] + [try r["previous_secret"].decode(String?.self)].compactMap { $0 })
-            }
+        // One statement through ``rows(_:)``: within the store's query deadline, so a master that goes away
+        // mid-statement ends it with an error instead of holding the sender (and its shutdown) for good.
+        return try await rows(
+            """
+            WITH due AS (
+                SELECT DISTINCT ON (d.subscription_id) d.id
+                  FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+                 WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND s.paused_at IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o
+                                    WHERE o.subscription_id = d.subscription_id AND o.state = 'pending' AND o.id < d.id
+                                      AND o.next_attempt_at > now())
+                 ORDER BY d.subscription_id, d.id
+                 LIMIT \(limit)
+            ), held AS (
+                UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => \(seconds))
+                  FROM (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM due) FOR UPDATE SKIP LOCKED) t
+                 WHERE d.id = t.id
+                RETURNING d.*
+            )
+            SELECT h.id, h.event_id, h.subscription_id, h.attempts, s.url, e.payload::text AS payload, s.secret,
+                   CASE WHEN s.previous_until > now() THEN s.previous_secret END AS previous_secret
+              FROM held h JOIN webhook_subscriptions s ON s.id = h.subscription_id JOIN outbox_events e ON e.id = h.event_id
+             ORDER BY h.id
+            """
+        ).map { row in
+            let r = row.makeRandomAccess()
+            return DueDelivery(
+                id: try r["id"].decode(Int64.self), eventID: try r["event_id"].decode(Int64.self),
+                subscriptionID: try r["subscription_id"].decode(Int64.self), url: try r["url"].decode(String.self),
+                payload: try r["payload"].decode(String.self), attempts: Int(try r["attempts"].decode(Int32.self)),
+                secrets: [try r["secret"].decode(String.self)] + [try r["previous_secret"].decode(String?.self)].compactMap { $0 })
         }
     }
 
@@ -198,30 +198,27 @@ extension CentralStore {
     ) async throws {
         let retry = retryIn.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         let reason = String((error ?? status.map { "HTTP \($0)" } ?? "no answer").prefix(300))
-        try await transaction { connection in
-            let rows = try await connection.query(
-                """
+        // One statement through ``rows(_:)``, within the store's query deadline (see ``claimDueDeliveries``).
+        _ = try await rows(
+            """
+            WITH d AS (
                 UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = \(status.map { Int32($0) }),
                        last_error = CASE WHEN \(delivered) THEN NULL ELSE \(reason) END,
                        state = CASE WHEN \(delivered) THEN 'delivered' WHEN \(retry)::double precision IS NULL THEN 'failed' ELSE 'pending' END,
                        delivered_at = CASE WHEN \(delivered) THEN now() END,
                        next_attempt_at = now() + make_interval(secs => coalesce(\(retry)::double precision, 0))
                 WHERE id = \(deliveryID) AND state = 'pending' RETURNING subscription_id
-                """, logger: logger
-            ).collect()
-            guard let subscription = try rows.first?.decode(Int64.self) else { return }
-            try await connection.query(
-                """
-                UPDATE webhook_subscriptions SET
-                    failures = CASE WHEN \(delivered) THEN 0 ELSE failures + 1 END,
-                    paused_at = CASE WHEN NOT \(delivered) AND failures + 1 >= \(pauseAfter) AND paused_at IS NULL THEN now()
-                                     ELSE paused_at END,
-                    paused_reason = CASE WHEN NOT \(delivered) AND failures + 1 >= \(pauseAfter) AND paused_at IS NULL
-                                         THEN \(pauseAfter) || ' attempts in a row failed; the last: ' || \(reason)
-                                         ELSE paused_reason END
-                WHERE id = \(subscription)
-                """, logger: logger)
-        }
+            )
+            UPDATE webhook_subscriptions s SET
+                failures = CASE WHEN \(delivered) THEN 0 ELSE s.failures + 1 END,
+                paused_at = CASE WHEN NOT \(delivered) AND s.failures + 1 >= \(pauseAfter) AND s.paused_at IS NULL THEN now()
+                                 ELSE s.paused_at END,
+                paused_reason = CASE WHEN NOT \(delivered) AND s.failures + 1 >= \(pauseAfter) AND s.paused_at IS NULL
+                                     THEN \(pauseAfter) || ' attempts in a row failed; the last: ' || \(reason)
+                                     ELSE s.paused_reason END
+            FROM d WHERE s.id = d.subscription_id
+            RETURNING s.id
+            """)
     }
 
     /// Deliveries waiting to go, of unpaused subscriptions (for /health and /metrics).

@@ -125,7 +125,7 @@ public struct WebhookService: Service {
             }) { made in
                 while !Task.isCancelled {
                     // A connection per pass, as the plans' service does: none is held across an outage of the master.
-                    let (sent, waiting) = try await CentralStore.withStore(url, queryDeadline: .seconds(30), logger: logger) { store in
+                    let (sent, waiting) = try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { store in
                         try await Self.pass(store, settings: settings, logger: logger)
                     }
                     made.made()
