@@ -16,7 +16,7 @@ extension CentralStore {
         (SELECT coalesce(jsonb_agg(jsonb_build_object('occurs_on', e.occurs_on::text, 'moved_to', e.moved_to::text)
                                    ORDER BY e.occurs_on), '[]')::text
            FROM plan_exceptions e WHERE e.plan_id = pl.id) AS plan_exceptions,
-        (SELECT c.name FROM checklists c WHERE c.id = pl.checklist_id) AS plan_checklist
+        (SELECT c.name FROM checklists c WHERE c.id = pl.checklist_id) AS plan_checklist, pl.task_minutes AS plan_task_minutes
         """
 
     /// The columns of ``planColumns``, wherever they stand in `row`.
@@ -46,7 +46,8 @@ extension CentralStore {
                     occursOn: try LocalDate(parsing: $0.occurs_on),
                     movedTo: try $0.moved_to.map { try LocalDate(parsing: $0) })
             },
-            checklist: try r["plan_checklist"].decode(String?.self)
+            checklist: try r["plan_checklist"].decode(String?.self),
+            minutesOnSite: try r["plan_task_minutes"].decode(Int32?.self).map(Int.init)
         )
     }
 
@@ -55,11 +56,11 @@ extension CentralStore {
         let rows = try await rows(
             """
             INSERT INTO plans (title, description, priority, team_id, assignee_id, location_id, required_skills, rrule, starts_on,
-                               window_start, duration_minutes, due_days, horizon_days, created_by, checklist_id)
+                               window_start, duration_minutes, due_days, horizon_days, created_by, checklist_id, task_minutes)
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID), \(new.assignment.assigneeID),
                     \(new.locationID), \(new.requiredSkills), \(new.rule), \(new.startsOn.description)::date,
                     \(new.windowStart.description)::time, \(new.durationMinutes), \(new.dueDays), \(new.horizonDays), \(actorID),
-                    (SELECT id FROM checklists WHERE name = \(new.checklist)))
+                    (SELECT id FROM checklists WHERE name = \(new.checklist)), \(new.minutesOnSite))
             RETURNING id
             """)
         return try await plan(id: try rows[0].decode(Int64.self))
@@ -109,7 +110,7 @@ extension CentralStore {
             assignment: try Assignment(teamID: plan.teamID, assigneeID: plan.assigneeID),
             locationID: plan.locationID, requiredSkills: plan.requiredSkills, rule: plan.rule,
             startsOn: plan.startsOn, windowStart: plan.windowStart, durationMinutes: plan.durationMinutes,
-            dueDays: plan.dueDays, horizonDays: plan.horizonDays, checklist: plan.checklist)
+            dueDays: plan.dueDays, horizonDays: plan.horizonDays, checklist: plan.checklist, minutesOnSite: plan.minutesOnSite)
         if let name = checked.checklist, name != before.checklist { _ = try await checklist(named: name) }
         let today = before.zone.date(of: Date())
         let start = from ?? today
@@ -127,6 +128,7 @@ extension CentralStore {
                        duration_minutes = \(checked.durationMinutes), due_days = \(checked.dueDays),
                        horizon_days = \(checked.horizonDays), paused_at = \(plan.pausedAt),
                        checklist_id = (SELECT id FROM checklists WHERE name = \(checked.checklist)),
+                       task_minutes = \(checked.minutesOnSite),
                        version = version + 1, updated_at = now()
                 WHERE id = \(id) AND version = \(before.version)
                 RETURNING id

@@ -40,6 +40,8 @@ struct PlanCommand: AsyncParsableCommand {
         )
         var windowStart: String?
         @Option(help: "How long the window is: PT2H, PT90M, P1D.") var duration: String?
+        @Option(help: "Minutes on site of each occurrence, for the day planner (1 to 720; default: the team's).")
+        var minutesOnSite: Int?
         @Option(help: "Due at 23:59:59 this many days after the occurrence's day (default 0: the same day).") var dueDays: Int?
         @Option(help: "How many days ahead occurrences are made (default 30).") var horizon: Int?
     }
@@ -81,7 +83,7 @@ struct PlanCommand: AsyncParsableCommand {
                     rule: rrule, startsOn: try LocalDate(parsing: start, field: "start"),
                     windowStart: try LocalTime(parsing: windowStart, field: "window-start"),
                     durationMinutes: try NewPlan.minutes(duration), dueDays: when.dueDays ?? 0, horizonDays: when.horizon ?? 30,
-                    checklist: work.checklist.flatMap { $0.isEmpty ? nil : $0 })
+                    checklist: work.checklist.flatMap { $0.isEmpty ? nil : $0 }, minutesOnSite: when.minutesOnSite)
                 let plan = try await store.addPlan(new)
                 return (plan, try await store.generatePlans(only: plan.id).first)
             }
@@ -170,6 +172,7 @@ struct PlanCommand: AsyncParsableCommand {
                 ("site", site.map(TaskCommand.Show.describe) ?? "none"), ("priority", p.priority.rawValue),
                 ("needs", p.requiredSkills.isEmpty ? "no particular skill" : p.requiredSkills.joined(separator: ", ")),
                 ("window", "\(p.windowStart) for \(p.durationMinutes) min, \(p.timeZone)"),
+                ("on site", p.minutesOnSite.map { "\($0) min" } ?? "the team's default"),
                 ("due", p.dueDays == 0 ? "end of the day" : "end of the day + \(p.dueDays) day(s)"),
                 ("horizon", "\(p.horizonDays) days"),
                 ("state", p.pausedAt.map { "paused since \(Output.date($0, in: p.zone))" } ?? "active"),
@@ -230,6 +233,7 @@ struct PlanCommand: AsyncParsableCommand {
                         if let minutes { plan.durationMinutes = minutes }
                         if let dueDays = when.dueDays { plan.dueDays = dueDays }
                         if let horizon = when.horizon { plan.horizonDays = horizon }
+                        if let minutes = when.minutesOnSite { plan.minutesOnSite = minutes }
                         if let checklist = work.checklist { plan.checklist = checklist.isEmpty ? nil : checklist }
                     }, from: try from.map { try LocalDate(parsing: $0, field: "from") })
                 return (plan, cancelled, try await store.generatePlans(only: id).first)

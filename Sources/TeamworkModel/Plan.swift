@@ -31,6 +31,8 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
     public var exceptions: [Exception]
     /// The checklist its occurrences carry, by name (each gets the version published when it is made).
     public var checklist: String?
+    /// Minutes on site of each occurrence, for the day planner (nil: the team's default).
+    public var minutesOnSite: Int?
 
     public struct Exception: Sendable, Codable, Equatable {
         public var occursOn: LocalDate
@@ -46,8 +48,9 @@ public struct Plan: Sendable, Codable, Equatable, Identifiable {
         id: Int64, title: String, description: String, priority: Priority, teamID: Int64?, assigneeID: Int64?,
         locationID: Int64?, requiredSkills: [String], rule: String, startsOn: LocalDate, windowStart: LocalTime,
         durationMinutes: Int, dueDays: Int, horizonDays: Int, pausedAt: Date?, createdAt: Date, updatedAt: Date,
-        version: Int, timeZone: String, exceptions: [Exception], checklist: String? = nil
+        version: Int, timeZone: String, exceptions: [Exception], checklist: String? = nil, minutesOnSite: Int? = nil
     ) {
+        self.minutesOnSite = minutesOnSite
         (self.id, self.title, self.description, self.priority) = (id, title, description, priority)
         (self.teamID, self.assigneeID, self.locationID, self.requiredSkills) = (teamID, assigneeID, locationID, requiredSkills)
         (self.rule, self.startsOn, self.windowStart, self.durationMinutes) = (rule, startsOn, windowStart, durationMinutes)
@@ -111,14 +114,17 @@ public struct NewPlan: Sendable, Equatable {
     public var dueDays: Int
     public var horizonDays: Int
     public var checklist: String?
+    /// Minutes on site of each occurrence (nil: the team's default).
+    public var minutesOnSite: Int?
 
     public init(
         title: String, description: String = "", priority: Priority = .normal, assignment: Assignment,
         locationID: Int64? = nil, requiredSkills: [String] = [], rule: String, startsOn: LocalDate,
         windowStart: LocalTime, durationMinutes: Int, dueDays: Int = 0, horizonDays: Int = 30,
-        checklist: String? = nil
+        checklist: String? = nil, minutesOnSite: Int? = nil
     ) throws {
         self.checklist = checklist
+        self.minutesOnSite = try minutesOnSite.map(Validate.durationMinutes)
         self.title = try Validate.name(title, field: "title")
         self.description = description
         self.priority = priority

@@ -87,6 +87,16 @@ struct DayPlanCLITests {
             try "title,team,duration\nToo long,red,721\n".write(to: file, atomically: true, encoding: .utf8)
             let refused = try await w.tool("task", "import", file.path)
             #expect(refused.status != 0 && refused.stderr.contains("line 2, column 'duration'"), "\(refused.stderr)")
+
+            // A recurring plan's occurrences take its minutes on site.
+            let recurring = try await w.tool(
+                "plan", "add", "--title", "Daily round", "--team", "red", "--rrule", "FREQ=DAILY", "--start",
+                Zone.utc.date(of: Date()).description,
+                "--window-start", "09:00", "--duration", "PT2H", "--minutes-on-site", "25", "--horizon", "3")
+            #expect(recurring.status == 0, "\(recurring.stderr)")
+            let rounds = try JSONOutput.decode(
+                [FieldTask].self, try await w.tool("task", "list", "--search", "Daily round", "--json").stdout)
+            #expect(!rounds.isEmpty && rounds.allSatisfy { $0.durationMinutes == 25 }, "\(rounds.map(\.durationMinutes))")
         }
     }
 

@@ -29,11 +29,13 @@ BEGIN
         RAISE EXCEPTION 'plan %: occurrences that are not the plan''s', p_plan USING ERRCODE = '22023';
     END IF;
     INSERT INTO public.tasks (title, description, priority, team_id, assignee_id, location_id, required_skills,
-                              window_start, window_end, due_at, plan_id, plan_date, checklist_id, checklist_version)
+                              window_start, window_end, due_at, plan_id, plan_date, checklist_id, checklist_version,
+                              duration_minutes)
     SELECT p.title, p.description, p.priority, p.team_id, p.assignee_id, p.location_id, p.required_skills,
            d.starts, d.ends, d.due, p.id, d.day, p.checklist_id,
            -- Each occurrence carries the plan's checklist as published when it is made, and keeps it.
-           (SELECT max(v.version) FROM public.checklist_versions v WHERE v.checklist_id = p.checklist_id)
+           (SELECT max(v.version) FROM public.checklist_versions v WHERE v.checklist_id = p.checklist_id),
+           p.task_minutes
       FROM unnest(p_days, p_starts, p_ends, p_dues) AS d(day, starts, ends, due)
      ORDER BY d.day
     ON CONFLICT (plan_id, plan_date) WHERE plan_id IS NOT NULL AND NOT plan_superseded DO NOTHING;
