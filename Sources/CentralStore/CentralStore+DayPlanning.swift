@@ -12,13 +12,14 @@ extension CentralStore {
         var weeks: [Int64: WorkingWeek] = [:]
         for row in try await rows(
             """
-            SELECT person_id, weekday, starts::text, ends::text FROM working_hours
+            SELECT person_id, weekday, starts::text AS starts, ends::text AS ends FROM working_hours
             WHERE person_id = ANY(\(personIDs)) ORDER BY person_id, weekday
             """)
         {
-            let (person, weekday, starts, ends) = try row.decode((Int64, Int16, String, String).self)
-            weeks[person, default: WorkingWeek()].days[Int(weekday)] = try DayHours(
-                start: LocalTime(parsing: starts), end: LocalTime(parsing: ends))
+            let r = row.makeRandomAccess()
+            weeks[try r["person_id"].decode(Int64.self), default: WorkingWeek()].days[Int(try r["weekday"].decode(Int16.self))] =
+                try DayHours(
+                    start: LocalTime(parsing: r["starts"].decode(String.self)), end: LocalTime(parsing: r["ends"].decode(String.self)))
         }
         return weeks
     }
@@ -89,9 +90,9 @@ extension CentralStore {
         return try await transaction { connection in
             let row = try await connection.query(
                 """
-                INSERT INTO absences (person_id, starts_at, ends_at, reason, note, created_by)
+                INSERT INTO absences AS a (person_id, starts_at, ends_at, reason, note, created_by)
                 VALUES (\(personID), \(from), \(to), \(reason.rawValue), \(note), \(actorID))
-                RETURNING id, person_id, starts_at, ends_at, reason, note
+                RETURNING \(unescaped: Self.absenceColumns)
                 """, logger: logger
             ).collect()
             return try Self.absence(row[0])
@@ -102,7 +103,7 @@ extension CentralStore {
     public func absences(personID: Int64? = nil, teamID: Int64? = nil, endingAfter from: Date) async throws -> [Absence] {
         try await rows(
             """
-            SELECT a.id, a.person_id, a.starts_at, a.ends_at, a.reason, a.note FROM absences a
+            SELECT \(unescaped: Self.absenceColumns) FROM absences a
             WHERE a.ends_at > \(from)
               AND (\(personID)::bigint IS NULL OR a.person_id = \(personID))
               AND (\(teamID)::bigint IS NULL OR EXISTS (
@@ -116,17 +117,23 @@ extension CentralStore {
     public func removeAbsence(id: Int64) async throws -> Absence {
         try await transaction { connection in
             let rows = try await connection.query(
-                "DELETE FROM absences WHERE id = \(id) RETURNING id, person_id, starts_at, ends_at, reason, note", logger: logger
+                "DELETE FROM absences AS a WHERE a.id = \(id) RETURNING \(unescaped: Self.absenceColumns)", logger: logger
             ).collect()
             guard let row = rows.first else { throw TeamworkError.notFound("no absence with id \(id)") }
             return try Self.absence(row)
         }
     }
 
+    /// An absence's columns (of `absences a`), read by name by ``absence(_:)``.
+    static let absenceColumns =
+        "a.id AS absence_id, a.person_id AS absence_person_id, a.starts_at AS absence_starts_at, a.ends_at AS absence_ends_at, a.reason AS absence_reason, a.note AS absence_note"
+
     static func absence(_ row: PostgresRow) throws -> Absence {
-        let (id, person, starts, ends, reason, note) = try row.decode((Int64, Int64, Date, Date, String, String).self)
-        guard let reason = AbsenceReason(rawValue: reason) else { throw TeamworkError.invalid("unknown absence reason \(reason)") }
-        return Absence(id: id, personID: person, startsAt: starts, endsAt: ends, reason: reason, note: note)
+        let r = row.makeRandomAccess()
+        return Absence(
+            id: try r["absence_id"].decode(Int64.self), personID: try r["absence_person_id"].decode(Int64.self),
+            startsAt: try r["absence_starts_at"].decode(Date.self), endsAt: try r["absence_ends_at"].decode(Date.self),
+            reason: try r.enumValue("absence_reason", AbsenceReason.self), note: try r["absence_note"].decode(String.self))
     }
 
     /// What says when each of `personIDs` works on `day` (on `zone`'s clock): their week, their
@@ -149,7 +156,7 @@ extension CentralStore {
         var away: [Int64: [Absence]] = [:]
         for row in try await rows(
             """
-            SELECT a.id, a.person_id, a.starts_at, a.ends_at, a.reason, a.note FROM absences a
+            SELECT \(unescaped: Self.absenceColumns) FROM absences a
             WHERE a.person_id = ANY(\(ids)) AND a.ends_at > \(span.start) AND a.starts_at < \(span.end)
             ORDER BY a.starts_at, a.id
             """)
