@@ -129,7 +129,11 @@ struct WebhookTests {
             )
             let log = try JSONOutput.decode([WebhookDelivery].self, try await manager.ok("webhook", "deliveries", "1", "--json"))
             #expect(log.count == 3 && log.allSatisfy { $0.state == .delivered })
-            #expect(log.map(\.attempts).reduce(0, +) == 5, "three deliveries, two of them tried once more")
+            // Every attempt the log counts reached the receiver: two refused, three taken, and any that outlived the
+            // sender's timeout on a loaded machine (taken late, then sent again as a repeat).
+            let firstThree = Set(taken.compactMap(\.id))
+            let requests = try receiver.lines().filter { $0.id.map(firstThree.contains) == true }.count
+            #expect(log.map(\.attempts).reduce(0, +) == requests && requests >= 5, "attempts \(log.map(\.attempts)), \(receiver.shown())")
 
             // A rotated secret: both sign while they overlap; the old one still verifies.
             let rotated = try await manager.ok("webhook", "rotate", "1").trimmingCharacters(in: .whitespacesAndNewlines)
