@@ -348,7 +348,9 @@ struct LiveModeTests {
     @Test func aTokenRevokedOrAMemberRemovedDuringAWaitGetsNoMoreData() async throws {
         try await SyncServerTests().withServer(.live) { world, client in
             let page = try await current(world, client)
-            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=2"
+            // A wait long enough that the revocation lands during it even on a loaded machine (with 2 s, a full run once
+            // saw the wait end, the token still live, before the revoking connection had done its work: 200, not 401).
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(page.epoch)&since=\(page.upTo)&wait=10"
             async let revokedWait = Self.fetch(client, uri, token: world.annToken)
             #expect(try await waitsOpen(client, 1))
             try await CentralStore.withStore(world.url) { store in
@@ -368,7 +370,7 @@ struct LiveModeTests {
                 try await Pulls.get(
                     client, "/v1/replicas/team-\(world.fixtures.red.id)/changes", token: bo))
             async let removedWait = Self.fetch(
-                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(boPage.epoch)&since=\(boPage.upTo)&wait=2", token: bo)
+                client, "/v1/replicas/team-\(world.fixtures.red.id)/changes?epoch=\(boPage.epoch)&since=\(boPage.upTo)&wait=10", token: bo)
             #expect(try await waitsOpen(client, 1))
             _ = try await CentralStore.withStore(world.url) {
                 try await $0.removeMember(teamID: world.fixtures.red.id, personID: world.fixtures.bo.id)
