@@ -44,8 +44,11 @@ let package = Package(
         .target(
             name: "Outbox",
             dependencies: [
-                "CentralStore", "TeamworkModel", "HTTPFetch",
+                "CentralStore", "TeamworkModel", "HTTPFetch", "DayPlanner",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -133,6 +133,14 @@ extension BoardRoutes {
                     expectedVersion: try form.version())
                 return "Task \(task.id) is free for its team again"
             }
+        case "accept-move":
+            return try await act(request, context, refused: refused) { store, form in
+                guard let asked = try await store.appointments(taskIDs: [id])[id], asked.answer == .move, let window = asked.asked else {
+                    throw BoardProblem(.conflict, "task \(id)'s customer has not asked to move it")
+                }
+                let task = try await store.updateTask(id: id, try TaskChanges(window: .some(window)), expectedVersion: try form.version())
+                return "Task \(task.id) moved to the time its customer asked for; they are sent it"
+            }
         case "priority":
             return try await act(request, context, refused: refused) { store, form in
                 guard let priority = form["priority"].flatMap(Priority.init(rawValue:)) else {

@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import HTMLText
 import Hummingbird
+import ServerSupport
 import TeamworkModel
 
 /// One day of the chosen teams, as the board shows it: a column per worker and
@@ -31,6 +32,8 @@ struct DayView: Sendable {
     var feed: String
     /// Open conflicts per task: the cards that show a mark.
     var conflicts: [Int64: (count: Int, first: Int64)] = [:]
+    /// Each card's appointment with its customer, if it has one: confirmed, asked to move, no answer.
+    var appointments: [Int64: Appointment] = [:]
 
     var taskCount: Int { columns.reduce(0) { $0 + $1.tasks.count } }
     var late: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.isLate(at: now) }.count } }
@@ -161,7 +164,8 @@ struct DayView: Sendable {
             uniqueKeysWithValues: try await store.locations(ids: Array(Set(tasks.compactMap(\.locationID)))).map { ($0.id, $0) })
         return DayView(
             day: day, teams: teams, chosen: chosen, zone: view.zone, columns: columns, sites: sites, names: names,
-            now: now, feed: view.feed, conflicts: try await store.openConflictsByTask(), filters: filters)
+            now: now, feed: view.feed, conflicts: try await store.openConflictsByTask(),
+            appointments: try await store.appointments(taskIDs: tasks.map(\.id)), filters: filters)
     }
 }
 
@@ -298,6 +302,13 @@ extension BoardPages {
             """
     }
 
+    /// What the customer answered: `confirmed`, `asked to move to Tue 2 Dec 10:00–12:00`, `no answer`.
+    static func appointmentMark(_ appointment: Appointment, zone: Zone) -> HTML {
+        var text = "customer: " + appointment.answer.words
+        if appointment.answer == .move, let asked = appointment.asked { text += " to " + asked.compact(in: zone) }
+        return "<p class=\"appointment answer-\(appointment.answer.rawValue)\">\(text)</p>"
+    }
+
     static func card(_ task: FieldTask, view: DayView, back: String, doubleBooked: Bool = false) -> HTML {
         let zone = task.zone
         let otherZone = zone.name != view.zone.name || (view.chosen.isEmpty && Set(view.teams.map(\.timeZone)).count > 1)
@@ -332,6 +343,7 @@ extension BoardPages {
             \(doubleBooked ? HTML(" <strong class=\"double-flag\" title=\"another of their tasks overlaps this window\">double-booked</strong>") : .empty)</p>\
             \(site.isEmpty ? HTML.empty : "<p class=\"site\">\(site)</p>")\
             \(view.conflicts[task.id].map { conflictMark(first: $0.first, count: $0.count) } ?? .empty)\
+            \(view.appointments[task.id].map { appointmentMark($0, zone: zone) } ?? .empty)\
             <p class="meta"><span class="priority">\(task.priority.rawValue)</span> · <span class="status">\(label(task.status))</span>\
             \(team.map { " · \($0)" as HTML } ?? .empty)\(skills.isEmpty ? HTML.empty : " · <span class=\"skills\">\(skills)</span>")</p>\
             </article></li>

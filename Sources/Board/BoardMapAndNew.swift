@@ -3,6 +3,7 @@ import Foundation
 import HTMLText
 import Hummingbird
 import NIOCore
+import ServerSupport
 import TeamworkModel
 
 extension BoardRoutes {

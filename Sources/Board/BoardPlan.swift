@@ -4,6 +4,7 @@ import Foundation
 import HTMLText
 import Hummingbird
 import RoadTravel
+import ServerSupport
 import TeamworkModel
 
 extension BoardRoutes {

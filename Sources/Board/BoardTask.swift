@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import HTMLText
 import Hummingbird
+import ServerSupport
 import TeamworkModel
 
 /// One task as a dispatcher opens it from a card: what it is, who could take it and why,
@@ -15,6 +16,10 @@ struct TaskView: Sendable {
     var history: [TaskHistoryEntry]
     var attachments: [AttachmentRecord]
     var now: Date
+    /// Whom its messages go to, what they answered, and the messages.
+    var customer: Customer? = nil
+    var appointment: Appointment? = nil
+    var messages: [CustomerMessage] = []
 
     static func load(_ store: CentralStore, id: Int64, now: Date) async throws -> TaskView {
         let task = try await store.task(id: id)
@@ -24,7 +29,9 @@ struct TaskView: Sendable {
         let workers = try await store.listPeople(role: .worker).filter(\.isActive)
         return TaskView(
             task: task, site: site, names: names, ranking: ranking, workers: workers,
-            history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now)
+            history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now,
+            customer: try await store.taskCustomer(taskID: id), appointment: try await store.appointments(taskIDs: [id])[id],
+            messages: try await store.customerMessages(taskID: id, limit: 20))
     }
 }
 
@@ -161,9 +168,42 @@ extension BoardPages {
             <dl class="facts">\(factRows)</dl>
             \(actions)
             \(checklist(view))
+            \(customer(view, hidden: hidden()))
             \(attachments(view))
             \(history(view, zone: zone))
             <p class="permalink"><a href="\(here)">Link to this task</a></p>
+            """
+    }
+
+    /// The customer, what they answered (with the time they asked for, to accept), and the messages.
+    static func customer(_ view: TaskView, hidden: HTML) -> HTML {
+        guard let customer = view.customer else { return .empty }
+        let task = view.task
+        let contact = [customer.email, customer.phone].compactMap { $0 }.joined(separator: ", ")
+        var answer: HTML = .empty
+        if let appointment = view.appointment {
+            answer = "<p class=\"appointment answer-\(appointment.answer.rawValue)\">Answer: \(appointment.answer.words)</p>"
+            if appointment.answer == .move, let asked = appointment.asked, !task.status.isClosed {
+                answer = """
+                    <p class="appointment answer-move">Asked to move to \(span(asked, in: task.zone, withZone: true))</p>
+                    <form method="post" action="/board/tasks/\(task.id)/accept-move">\(hidden)\
+                    <button type="submit">Move the visit to that time</button> <span class="reasons">the customer is sent the new time</span></form>
+                    """
+            }
+        }
+        let rows: [HTML] = view.messages.reversed().map { message in
+            """
+            <tr><td>\(message.kind.rawValue.replacingOccurrences(of: "_", with: " "))</td><td>\(message.channel.rawValue)</td>\
+            <td>\(message.state.rawValue)</td><td>\(message.sentAt.map { when($0, in: task.zone) } ?? "")</td><td>\(message.reason ?? "")</td></tr>
+            """
+        }
+        return """
+            <section aria-labelledby="customer-heading"><h2 id="customer-heading">Customer</h2>
+            <p>\(customer.name)\(contact.isEmpty ? "" : " (\(contact))")\(task.customerID == nil ? ", the site's customer" : "")\
+            \(customer.consent ? "" : ": has not agreed to messages, so none is sent")</p>
+            \(answer)
+            \(rows.isEmpty ? HTML.empty : "<table class=\"messages\"><thead><tr><th>Message</th><th>By</th><th>State</th><th>Sent</th><th>Why</th></tr></thead><tbody>\(rows)</tbody></table>")
+            </section>
             """
     }
 

@@ -5,10 +5,11 @@ import TeamworkModel
 extension CentralStore {
     /// The columns a task CSV file may have; `title` is required, and each row
     /// needs a `team`, an `assignee`, or both. `location` is a site's id or its name;
-    /// `checklist` a checklist's name (its latest version); `duration` minutes on site (1 to 720).
+    /// `checklist` a checklist's name (its latest version); `duration` minutes on site (1 to 720);
+    /// `customer` a customer's id or email (else the site's customer hears of it).
     public static let taskImportColumns = [
         "title", "description", "priority", "team", "assignee", "location", "due", "requires", "window", "checklist",
-        "duration",
+        "duration", "customer",
     ]
 
     /// Creates every task in the CSV text, or none: the first bad row stops the
@@ -60,6 +61,8 @@ struct ImportDirectory {
     var locations: Set<Int64>
     /// Sites by their name, lowercased: more than one id when several share it.
     var locationNames: [String: [Int64]] = [:]
+    /// Customers by id, and by email lowercased.
+    var customers: [String: Int64] = [:]
     /// The zone each team, site (when it has its own) and person (their default team's) gives a task,
     /// by sql/functions/tasks_time_zone.sql itself: `due` and `window` are read on the task's wall clock.
     var zones: [String: String] = [:]
@@ -95,6 +98,11 @@ struct ImportDirectory {
         for row in try await store.rows("SELECT team_id, person_id FROM team_memberships") {
             let (team, person) = try row.decode((Int64, Int64).self)
             directory.memberships.insert([team, person])
+        }
+        for row in try await store.rows("SELECT id, lower(email) FROM customers WHERE erased_at IS NULL") {
+            let (id, email) = try row.decode((Int64, String?).self)
+            directory.customers[String(id)] = id
+            if let email { directory.customers[email] = id }
         }
         for row in try await store.rows("SELECT id, lower(name) FROM locations") {
             let (id, name) = try row.decode((Int64, String).self)
@@ -159,11 +167,16 @@ struct ImportDirectory {
                 return try Validate.durationMinutes(minutes)
             }
         }
+        var customerID: Int64?
+        if let customer = nonEmpty("customer") {
+            customerID = customers[customer.lowercased()]
+            if customerID == nil { throw fail("customer", "no customer '\(TerminalText.inline(customer))' (an id or an email)") }
+        }
         return try checked("title") {
             try NewTask(
                 title: values["title"] ?? "", description: values["description"] ?? "", priority: priority,
                 assignment: assignment, locationID: locationID, dueAt: due, requiredSkills: requires, window: window,
-                checklist: nonEmpty("checklist"), durationMinutes: duration
+                checklist: nonEmpty("checklist"), durationMinutes: duration, customerID: customerID
             )
         }
     }

@@ -27,11 +27,11 @@ extension CentralStore {
             """
             INSERT INTO tasks AS k (title, description, priority, team_id, assignee_id, location_id, due_at, created_by,
                                     required_skills, window_start, window_end, checklist_id, checklist_version,
-                                    duration_minutes)
+                                    duration_minutes, customer_id)
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID),
                     \(new.assignment.assigneeID), \(new.locationID), \(new.dueAt), \(actorID),
                     \(new.requiredSkills), \(new.window?.start), \(new.window?.end), \(checklist?.id), \(checklist?.version),
-                    \(new.durationMinutes))
+                    \(new.durationMinutes), \(new.customerID))
             RETURNING \(unescaped: Columns.task)
             """,
             logger: logger
@@ -146,7 +146,8 @@ extension CentralStore {
                     checklist_id = CASE WHEN \(setChecklist) THEN \(checklist?.id) ELSE checklist_id END,
                     duration_minutes = CASE WHEN \(changes.durationMinutes != nil) THEN \(changes.durationMinutes ?? nil)
                                             ELSE duration_minutes END,
-                    pinned = coalesce(\(changes.pinned), pinned)
+                    pinned = coalesce(\(changes.pinned), pinned),
+                    customer_id = CASE WHEN \(changes.customerID != nil) THEN \(changes.customerID ?? nil) ELSE customer_id END
                 WHERE k.id = \(id) AND (\(version)::integer IS NULL OR k.version = \(version))
                 RETURNING \(unescaped: Columns.task)
                 """,

@@ -13,7 +13,7 @@ enum Columns {
     static let location =
         "l.id AS location_id, l.kind AS location_kind, l.person_id AS location_person_id, l.name AS location_name, l.latitude AS location_latitude, l.longitude AS location_longitude, l.elevation AS location_elevation, l.street AS location_street, l.city AS location_city, l.region AS location_region, l.postal_code AS location_postal_code, l.country AS location_country, l.created_at AS location_created_at, l.updated_at AS location_updated_at, l.time_zone AS location_time_zone"
     static let task =
-        "k.id AS task_id, k.title AS task_title, k.description AS task_description, k.priority AS task_priority, k.status AS task_status, k.team_id AS task_team_id, k.assignee_id AS task_assignee_id, k.location_id AS task_location_id, k.due_at AS task_due_at, k.created_by AS task_created_by, k.created_at AS task_created_at, k.updated_at AS task_updated_at, k.started_at AS task_started_at, k.completed_at AS task_completed_at, k.completed_by AS task_completed_by, k.completion_note AS task_completion_note, k.version AS task_version, k.required_skills AS task_required_skills, k.window_start AS task_window_start, k.window_end AS task_window_end, k.time_zone AS task_time_zone, k.plan_id AS task_plan_id, k.plan_date::text AS task_plan_date, \(checklistForm) AS task_checklist, k.answers::text AS task_answers, k.duration_minutes AS task_duration_minutes, k.pinned AS task_pinned, k.planned_start AS task_planned_start"
+        "k.id AS task_id, k.title AS task_title, k.description AS task_description, k.priority AS task_priority, k.status AS task_status, k.team_id AS task_team_id, k.assignee_id AS task_assignee_id, k.location_id AS task_location_id, k.due_at AS task_due_at, k.created_by AS task_created_by, k.created_at AS task_created_at, k.updated_at AS task_updated_at, k.started_at AS task_started_at, k.completed_at AS task_completed_at, k.completed_by AS task_completed_by, k.completion_note AS task_completion_note, k.version AS task_version, k.required_skills AS task_required_skills, k.window_start AS task_window_start, k.window_end AS task_window_end, k.time_zone AS task_time_zone, k.plan_id AS task_plan_id, k.plan_date::text AS task_plan_date, \(checklistForm) AS task_checklist, k.answers::text AS task_answers, k.duration_minutes AS task_duration_minutes, k.pinned AS task_pinned, k.planned_start AS task_planned_start, k.customer_id AS task_customer_id"
     /// The checklist version task `k` carries, as the JSON of a ``ChecklistForm`` (NULL when none).
     static let checklistForm = """
         CASE WHEN k.checklist_id IS NOT NULL THEN
@@ -149,7 +149,8 @@ extension FieldTask {
             answers: try FieldTask.answers(json: r["task_answers"].decode(String?.self)),
             durationMinutes: try r["task_duration_minutes"].decode(Int32?.self).map(Int.init),
             pinned: try r["task_pinned"].decode(Bool.self),
-            plannedStart: try r["task_planned_start"].decode(Date?.self)
+            plannedStart: try r["task_planned_start"].decode(Date?.self),
+            customerID: try r["task_customer_id"].decode(Int64?.self)
         )
     }
 

@@ -6,8 +6,8 @@ import TeamworkModel
 struct LocationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "location",
-        abstract: "Add, list and show locations (task sites and people's last-known positions).",
-        subcommands: [Add.self, List.self, Show.self]
+        abstract: "Add, list and show locations (task sites and people's last-known positions), and name a site's customer.",
+        subcommands: [Add.self, List.self, Show.self, SetCustomer.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -24,6 +24,7 @@ struct LocationCommand: AsyncParsableCommand {
         @Option var country: String = ""
         @Option(help: "The site's IANA time zone when it differs from its tasks' teams' (e.g. America/New_York).")
         var timeZone: String?
+        @Option(help: "The site's customer (id or email): its tasks' messages go to them.") var customer: String?
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
@@ -33,7 +34,12 @@ struct LocationCommand: AsyncParsableCommand {
                 address: Address(street: street, city: city, region: region, postalCode: postalCode, country: country),
                 timeZone: timeZone
             )
-            let location = try await connection.withStore { try await $0.addLocation(new) }
+            let location = try await connection.withStore { store in
+                let customerID = try await customer.asyncMap { try await store.customer(reference: $0).id }
+                let location = try await store.addLocation(new)
+                if let customerID { try await store.setSiteCustomer(locationID: location.id, customerID: customerID) }
+                return location
+            }
             if output.json { try Output.json(location) } else { Output.line("Added location \(location.id)") }
         }
 
@@ -84,14 +90,41 @@ struct LocationCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let l = try await connection.withStore { try await $0.location(id: id) }
+            let (l, customer) = try await connection.withStore { store in
+                (try await store.location(id: id), try await store.siteCustomer(locationID: id))
+            }
+            // The JSON is the location as it always was; its customer is `customer show`'s.
             if output.json { return try Output.json(l) }
             Output.details([
                 ("id", String(l.id)), ("kind", l.kind.rawValue), ("person", l.personID.map(String.init) ?? "-"),
                 ("name", l.name), ("latitude", String(l.latitude)), ("longitude", String(l.longitude)),
                 ("elevation", l.elevation.map { String($0) } ?? "-"), ("address", l.address.singleLine),
+                ("customer", customer.map { "\($0.name) (\($0.id))" } ?? "-"),
                 ("created", Output.date(l.createdAt)), ("updated", Output.date(l.updatedAt)),
             ])
+        }
+    }
+
+    struct SetCustomer: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "customer",
+            abstract: "Name a site's customer (its tasks without one of their own tell them), or none with --none.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Site id.") var id: Int64
+        @Argument(help: "Customer id or email.") var customer: String?
+        @Flag(help: "The site has no customer.") var none = false
+
+        func validate() throws {
+            if (customer == nil) == !none { throw ValidationError("give a customer, or --none") }
+        }
+
+        func run() async throws {
+            let named = try await connection.withStore { store in
+                let found = try await customer.asyncMap { try await store.customer(reference: $0) }
+                try await store.setSiteCustomer(locationID: id, customerID: found?.id)
+                return found
+            }
+            Output.line(named.map { "Site \(id)'s customer is \($0.name) (\($0.id))" } ?? "Site \(id) has no customer")
         }
     }
 }

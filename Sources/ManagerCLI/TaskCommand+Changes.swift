@@ -13,7 +13,7 @@ extension TaskCommand {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Change a task's title, description, priority, location, due date, window, required skills, checklist, minutes on site or pin."
+                "Change a task's title, description, priority, location, due date, window, required skills, checklist, minutes on site, pin or customer."
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Task id.") var id: Int64
@@ -34,6 +34,8 @@ extension TaskCommand {
         @Option(help: "Minutes on site (1 to 720).") var duration: Int?
         @Flag(help: "Use the team's minutes on site.") var clearDuration = false
         @Flag(inversion: .prefixedNo, help: "Pinned: the day planner leaves it with whoever has it.") var pin: Bool?
+        @Option(help: "The customer (id or email) its messages go to, instead of its site's.") var customer: String?
+        @Flag(help: "Its messages go to its site's customer (if any).") var siteCustomer = false
         @OptionGroup var version: VersionOption
         @OptionGroup var output: OutputOptions
 
@@ -43,6 +45,7 @@ extension TaskCommand {
             if window != nil && clearWindow { throw ValidationError("use --window or --clear-window, not both") }
             if checklist != nil && clearChecklist { throw ValidationError("use --checklist or --clear-checklist, not both") }
             if duration != nil && clearDuration { throw ValidationError("use --duration or --clear-duration, not both") }
+            if customer != nil && siteCustomer { throw ValidationError("use --customer or --site-customer, not both") }
         }
 
         func run() async throws {
@@ -64,7 +67,9 @@ extension TaskCommand {
                     requiredSkills: try requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") },
                     window: clearWindow ? .some(nil) : try window.map { .some(try TimeWindow.parse($0, in: zone)) },
                     checklist: clearChecklist ? .some(nil) : checklist.map { .some($0) },
-                    durationMinutes: clearDuration ? .some(nil) : duration.map { .some($0) }, pinned: pin
+                    durationMinutes: clearDuration ? .some(nil) : duration.map { .some($0) }, pinned: pin,
+                    customerID: siteCustomer
+                        ? .some(nil) : try await customer.asyncMap { .some(try await store.customer(reference: $0).id) }
                 )
                 guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
                 return try await store.updateTask(id: id, changes, expectedVersion: version.expectVersion)

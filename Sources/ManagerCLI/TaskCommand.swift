@@ -9,7 +9,7 @@ struct TaskCommand: AsyncParsableCommand {
         abstract: "Create, list, change and follow the master list's tasks.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Assign.self, Cancel.self, Reopen.self, Delete.self,
-            History.self, Import.self, Checklist.self, Attachments.self,
+            History.self, Import.self, Checklist.self, Attachments.self, Messages.self,
         ]
     )
 
@@ -64,6 +64,7 @@ struct TaskCommand: AsyncParsableCommand {
         var window: String?
         @Option(help: "A checklist the worker fills in, by name (its latest version; the task keeps it).") var checklist: String?
         @Option(help: "Minutes on site (1 to 720; default: the team's).") var duration: Int?
+        @Option(help: "The customer (id or email) its messages go to, when not its site's.") var customer: String?
         @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var output: OutputOptions
 
@@ -78,10 +79,12 @@ struct TaskCommand: AsyncParsableCommand {
                 let zone = try await store.timeZone(location: location, team: teamID, assignee: assigneeID)
                 let dueAt = try due.map { try ISODate.parse($0, field: "due", in: zone) }
                 let window = try window.map { try TimeWindow.parse($0, in: zone) }
+                let customerID = try await customer.asyncMap { try await store.customer(reference: $0).id }
                 let new = try NewTask(
                     title: title, description: description, priority: priority,
                     assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt,
-                    requiredSkills: requiredSkills, window: window, checklist: checklist, durationMinutes: duration
+                    requiredSkills: requiredSkills, window: window, checklist: checklist, durationMinutes: duration,
+                    customerID: customerID
                 )
                 return try await store.createTask(new, force: force)
             }
@@ -156,6 +159,9 @@ struct TaskCommand: AsyncParsableCommand {
             var location: Location?
             /// Who answered, by person id (display names).
             var answeredBy: [String: String]?
+            /// Whom its messages go to (its own customer, else its site's), and what they answered.
+            var customer: Customer?
+            var appointment: Appointment?
         }
 
         static func describe(_ location: Location) -> String {
@@ -172,7 +178,9 @@ struct TaskCommand: AsyncParsableCommand {
                     assignee: try await task.assigneeID.asyncMap { try await store.person(id: $0) },
                     completedBy: try await task.completedBy.asyncMap { try await store.person(id: $0) },
                     location: try await task.locationID.asyncMap { try await store.location(id: $0) },
-                    answeredBy: try await Checklist.names(task, store)
+                    answeredBy: try await Checklist.names(task, store),
+                    customer: try await store.taskCustomer(taskID: task.id),
+                    appointment: try await store.appointments(taskIDs: [task.id])[task.id]
                 )
             }
             if output.json { return try Output.json(d) }
@@ -200,6 +208,14 @@ struct TaskCommand: AsyncParsableCommand {
                 ("completed by", d.completedBy.map { "\($0.displayName) (\($0.id))" } ?? "-"),
                 ("note", t.completionNote ?? "-"), ("version", String(t.version)),
                 ("checklist", t.checklist.map { $0.summary(t.answers) } ?? "-"),
+                (
+                    "customer",
+                    d.customer.map {
+                        "\($0.name) (\($0.id))" + (t.customerID == nil ? ", the site's" : "")
+                            + ($0.consent ? "" : ", no consent to messages")
+                    } ?? "-"
+                ),
+                ("appointment", d.appointment.map { "sequence \($0.sequence), " + CustomerCommand.answer($0, zone: zone) } ?? "-"),
             ])
             if let checklist = t.checklist { Checklist.printAnswers(checklist, t.answers, names: d.answeredBy ?? [:], zone: zone) }
         }

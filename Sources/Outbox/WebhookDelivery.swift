@@ -181,28 +181,36 @@ public struct WebhookService: Service {
     }
 
     static func send(_ delivery: CentralStore.DueDelivery, settings: Settings) async -> Outcome {
-        guard let url = URL(string: delivery.url), let host = url.host else {
+        await post(
+            Data(delivery.payload.utf8), to: delivery.url, id: WebhookDelivery.messageID(delivery.eventID), secrets: delivery.secrets,
+            timeout: settings.timeout, allowPrivate: settings.allowPrivate)
+    }
+
+    /// POSTs `body` to `address` signed per Standard Webhooks with `secrets`, within `timeout`;
+    /// an address that resolves to a private or loopback one is refused unless `allowPrivate`.
+    static func post(
+        _ body: Data, to address: String, id: String, secrets: [String], timeout: Duration, allowPrivate: Bool
+    ) async -> Outcome {
+        guard let url = URL(string: address), let host = url.host else {
             return Outcome(delivered: false, error: "not an address", final: true)
         }
-        if !settings.allowPrivate, let refusal = WebhookDestination.refusal(host: host) {
+        if !allowPrivate, let refusal = WebhookDestination.refusal(host: host) {
             return Outcome(delivered: false, error: "refused: \(refusal)", final: true)
         }
-        let body = Data(delivery.payload.utf8)
-        let id = WebhookDelivery.messageID(delivery.eventID)
         let timestamp = Int(Date().timeIntervalSince1970)
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.httpBody = body
-        request.timeoutInterval = Double(settings.timeout.components.seconds) + 1
+        request.timeoutInterval = Double(timeout.components.seconds) + 1
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Teamwork-Webhooks/1", forHTTPHeaderField: "User-Agent")
         request.setValue(id, forHTTPHeaderField: "webhook-id")
         request.setValue(String(timestamp), forHTTPHeaderField: "webhook-timestamp")
         request.setValue(
-            WebhookSignature.sign(id: id, timestamp: timestamp, body: body, secrets: delivery.secrets),
+            WebhookSignature.sign(id: id, timestamp: timestamp, body: body, secrets: secrets),
             forHTTPHeaderField: "webhook-signature")
         do {
-            let limit = settings.timeout
+            let limit = timeout
             let (_, response) = try await withDeadline(limit, timeout: { URLError(.timedOut) }) { [request] in
                 try await HTTPFetch.data(for: request)
             }

@@ -45,11 +45,13 @@ struct RunAll: AsyncParsableCommand {
     var webhookRetry: Double = 2
     @Option(help: "Seconds a webhook's receiver has to answer (1 to 60); a delivery cut off by a crash goes again after 3 times this.")
     var webhookTimeout: Double = 10
+    @OptionGroup var messages: MessageOptions
 
     func validate() throws {
         if !(1...60).contains(webhookTimeout) { throw ValidationError("--webhook-timeout must be 1 to 60 seconds") }
         if !(0.01...600).contains(webhookRetry) { throw ValidationError("--webhook-retry must be 0.01 to 600 seconds") }
         if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
+        try messages.check()
         if let stallAfter, !(1...86_400).contains(stallAfter) { throw ValidationError("--stall-after must be 1 to 86400 seconds") }
         if !(1...86_400).contains(planInterval) { throw ValidationError("--plan-interval must be 1 to 86400 seconds") }
     }
@@ -145,6 +147,34 @@ struct RunAll: AsyncParsableCommand {
                 if sent > 0 { delivered.increment(by: Int64(sent)) }
                 if failed > 0 { failedAttempts.increment(by: Int64(failed)) }
                 if waiting >= 0 { pending.set(Double(waiting)) }
+            })
+        // The customers' messages, with their progress on /health and /metrics.
+        // Listening on every address: links name this machine (--public-url says how customers reach it).
+        let linkHost = ["::", "0.0.0.0"].contains(server.host) ? "localhost" : server.host.contains(":") ? "[\(server.host)]" : server.host
+        var messageSettings = try messages.settings(
+            defaultURL: "\(server.tls == nil ? "http" : "https")://\(linkHost):\(server.port)",
+            boardOrigin: configuration.board?.publicOrigin)
+        messageSettings.allowPrivate = webhookSettings.allowPrivate
+        let messagesSent = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "messages", metricName: "sent", unitName: "total",
+                helpText: "Customer messages sent (email and SMS)"))
+        let messagesFailed = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "messages", metricName: "failed_attempts", unitName: "total",
+                helpText: "Customer message attempts that failed (retried, or failed for good)"))
+        let messagesPending = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "teamwork", subsystem: "messages", metricName: "pending", unitName: "",
+                helpText: "Customer messages waiting to go"))
+        services.append(
+            MessageService(
+                databaseURL: generator.configuration.databaseURL, settings: messageSettings, logger: Logger(label: "teamwork.messages")
+            ) { sent, failed, waiting in
+                status.passed(.messages)
+                if sent > 0 { messagesSent.increment(by: Int64(sent)) }
+                if failed > 0 { messagesFailed.increment(by: Int64(failed)) }
+                if waiting >= 0 { messagesPending.set(Double(waiting)) }
             })
         // The endpoint's blob folder, kept to what attachments need.
         services.append(

@@ -20,6 +20,8 @@ final class ServiceStatus: Sendable {
         case plans
         /// The outbox's webhook deliveries: each look at what is due.
         case webhooks
+        /// The customers' messages: each look at what is due.
+        case messages
     }
 
     private struct State {

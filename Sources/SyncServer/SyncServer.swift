@@ -216,6 +216,7 @@ public enum SyncServer {
         board?.add(to: router)
         let calendars = CalendarFeeds(store: store)
         router.get("calendar/:file", use: calendars.feed)
+        AppointmentPages(store: store, secure: configuration.tls != nil).add(to: router)
         router.group("v1")
             .add(middleware: authenticator)
             .get("replicas", use: pulls.list)

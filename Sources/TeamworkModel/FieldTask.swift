@@ -41,6 +41,8 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     public var pinned: Bool
     /// When the day planner expects work to start (see ``ExpectedArrival``).
     public var plannedStart: Date?
+    /// The customer it names (``Customer``); nil: its site's, if any. Never on the workers' devices.
+    public var customerID: Int64?
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
@@ -49,8 +51,10 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
         startedAt: Date?, completedAt: Date?, completedBy: Int64?, completionNote: String?, version: Int,
         requiredSkills: [String] = [], window: TimeWindow? = nil, timeZone: String = "UTC",
         planID: Int64? = nil, planDate: LocalDate? = nil, checklist: ChecklistForm? = nil,
-        answers: [String: ChecklistAnswer] = [:], durationMinutes: Int? = nil, pinned: Bool = false, plannedStart: Date? = nil
+        answers: [String: ChecklistAnswer] = [:], durationMinutes: Int? = nil, pinned: Bool = false, plannedStart: Date? = nil,
+        customerID: Int64? = nil
     ) {
+        self.customerID = customerID
         self.durationMinutes = durationMinutes
         self.pinned = pinned
         self.plannedStart = plannedStart
@@ -148,12 +152,16 @@ public struct NewTask: Sendable, Equatable {
     public var checklist: String?
     /// Minutes on site; nil: its team's default.
     public var durationMinutes: Int?
+    /// Its own customer; nil: its site's.
+    public var customerID: Int64?
 
     public init(
         title: String, description: String = "", priority: Priority = .normal,
         assignment: Assignment, locationID: Int64? = nil, dueAt: Date? = nil,
-        requiredSkills: [String] = [], window: TimeWindow? = nil, checklist: String? = nil, durationMinutes: Int? = nil
+        requiredSkills: [String] = [], window: TimeWindow? = nil, checklist: String? = nil, durationMinutes: Int? = nil,
+        customerID: Int64? = nil
     ) throws {
+        self.customerID = customerID
         self.durationMinutes = try durationMinutes.map(Validate.durationMinutes)
         self.checklist = checklist
         self.title = try Validate.name(title, field: "title")
@@ -186,12 +194,15 @@ public struct TaskChanges: Sendable, Equatable {
     public var durationMinutes: Int??
     /// Whether the day planner must leave it with whoever has it.
     public var pinned: Bool?
+    /// Its own customer, `.some(nil)` its site's.
+    public var customerID: Int64??
 
     public init(
         title: String? = nil, description: String? = nil, priority: Priority? = nil,
         locationID: Int64?? = nil, dueAt: Date?? = nil, requiredSkills: [String]? = nil, window: TimeWindow?? = nil,
-        checklist: String?? = nil, durationMinutes: Int?? = nil, pinned: Bool? = nil
+        checklist: String?? = nil, durationMinutes: Int?? = nil, pinned: Bool? = nil, customerID: Int64?? = nil
     ) throws {
+        self.customerID = customerID
         if case .some(.some(let minutes)) = durationMinutes { _ = try Validate.durationMinutes(minutes) }
         self.durationMinutes = durationMinutes
         self.pinned = pinned
@@ -208,6 +219,7 @@ public struct TaskChanges: Sendable, Equatable {
     public var isEmpty: Bool {
         title == nil && description == nil && priority == nil && locationID == nil && dueAt == nil
             && requiredSkills == nil && window == nil && checklist == nil && durationMinutes == nil && pinned == nil
+            && customerID == nil
     }
 }
 

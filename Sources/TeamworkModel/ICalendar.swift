@@ -13,6 +13,9 @@ public struct ICalendar: Sendable {
         public var description: String
         public var status: String
         public var lastModified: Date
+        /// Who sends an invitation (METHOD:REQUEST or CANCEL), and to whom: mail addresses.
+        public var organizer: String?
+        public var attendee: (name: String, email: String)?
 
         public init(
             uid: String, sequence: Int, start: Date, end: Date, summary: String, location: String, description: String,
@@ -32,30 +35,93 @@ public struct ICalendar: Sendable {
 
     public var name: String
     public var events: [Event]
+    /// PUBLISH (a feed), REQUEST (an invitation) or CANCEL (RFC 5546).
+    public var method: String
+    /// When set, times are written on this zone's clock (`TZID=`) with its VTIMEZONE; else in UTC.
+    public var zone: Zone?
 
-    public init(name: String, events: [Event]) {
+    public init(name: String, events: [Event], method: String = "PUBLISH", zone: Zone? = nil) {
         self.name = name
         self.events = events
+        self.method = method
+        self.zone = zone.flatMap { $0 == .utc ? nil : $0 }
     }
 
     /// The calendar as text, stamped `now`.
     public func text(now: Date = Date()) -> String {
         var lines = [
-            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Teamwork//Field work//EN", "CALSCALE:GREGORIAN", "METHOD:PUBLISH",
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Teamwork//Field work//EN", "CALSCALE:GREGORIAN", "METHOD:" + method,
             "X-WR-CALNAME:" + Self.escape(name),
         ]
+        if let zone, let first = events.map(\.start).min(), let last = events.map(\.end).max() {
+            lines += Self.timeZone(zone, from: first, to: last)
+        }
+        func time(_ name: String, _ date: Date) -> String {
+            guard let zone else { return name + ":" + Self.utc(date) }
+            return name + ";TZID=" + zone.name + ":" + Self.local(date, in: zone)
+        }
         for event in events {
             lines += [
                 "BEGIN:VEVENT", "UID:" + Self.escape(event.uid), "DTSTAMP:" + Self.utc(now), "SEQUENCE:\(event.sequence)",
-                "LAST-MODIFIED:" + Self.utc(event.lastModified), "DTSTART:" + Self.utc(event.start), "DTEND:" + Self.utc(event.end),
+                "LAST-MODIFIED:" + Self.utc(event.lastModified), time("DTSTART", event.start), time("DTEND", event.end),
                 "SUMMARY:" + Self.escape(event.summary), "STATUS:" + event.status,
             ]
+            if let organizer = event.organizer { lines.append("ORGANIZER:mailto:" + organizer) }
+            if let attendee = event.attendee {
+                lines.append("ATTENDEE;CN=\"\(Self.parameter(attendee.name))\";ROLE=REQ-PARTICIPANT;RSVP=FALSE:mailto:" + attendee.email)
+            }
             if !event.location.isEmpty { lines.append("LOCATION:" + Self.escape(event.location)) }
             if !event.description.isEmpty { lines.append("DESCRIPTION:" + Self.escape(event.description)) }
             lines.append("END:VEVENT")
         }
         lines.append("END:VCALENDAR")
         return lines.map(Self.fold).joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// `20261201T100000`: the wall-clock time in `zone`.
+    static func local(_ date: Date, in zone: Zone) -> String {
+        let (day, time) = (zone.date(of: date), zone.time(of: date))
+        return String(format: "%04d%02d%02dT%02d%02d%02d", day.year, day.month, day.day, time.hour, time.minute, time.second)
+    }
+
+    /// A quoted parameter value (RFC 5545 3.2): no double quotes or control characters in it.
+    static func parameter(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\"" && $0.value >= 0x20 && $0.value != 0x7f }))
+    }
+
+    /// The zone's VTIMEZONE: each change of its offset from a year before `from` to a year after
+    /// `to` as a STANDARD or DAYLIGHT observance (a zone that never changes: one STANDARD).
+    static func timeZone(_ zone: Zone, from: Date, to: Date) -> [String] {
+        let tz = zone.timeZone
+        let year: TimeInterval = 366 * 86_400
+        func offset(_ seconds: Int) -> String {
+            let sign = seconds < 0 ? "-" : "+"
+            let magnitude = abs(seconds)
+            let text = String(format: "%@%02d%02d", sign, magnitude / 3600, magnitude % 3600 / 60)
+            return magnitude % 60 == 0 ? text : text + String(format: "%02d", magnitude % 60)
+        }
+        var lines = ["BEGIN:VTIMEZONE", "TZID:" + zone.name]
+        var at = from.addingTimeInterval(-year)
+        var previous = tz.secondsFromGMT(for: at)
+        var changes = 0
+        while let next = tz.nextDaylightSavingTimeTransition(after: at), next < to.addingTimeInterval(year), changes < 8 {
+            let after = tz.secondsFromGMT(for: next)
+            let kind = tz.isDaylightSavingTime(for: next) ? "DAYLIGHT" : "STANDARD"
+            // Its onset as the clock read before it (RFC 5545 3.6.5).
+            let onset = Self.local(next.addingTimeInterval(Double(previous)), in: .utc)
+            lines += [
+                "BEGIN:" + kind, "DTSTART:" + onset, "TZOFFSETFROM:" + offset(previous), "TZOFFSETTO:" + offset(after),
+                "TZNAME:" + Self.escape(zone.abbreviation(at: next)), "END:" + kind,
+            ]
+            (previous, at, changes) = (after, next, changes + 1)
+        }
+        if changes == 0 {
+            lines += [
+                "BEGIN:STANDARD", "DTSTART:19700101T000000", "TZOFFSETFROM:" + offset(previous), "TZOFFSETTO:" + offset(previous),
+                "TZNAME:" + Self.escape(zone.abbreviation(at: from)), "END:STANDARD",
+            ]
+        }
+        return lines + ["END:VTIMEZONE"]
     }
 
     /// `20261201T090000Z`.

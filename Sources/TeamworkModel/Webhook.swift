@@ -8,6 +8,11 @@ public enum WebhookEvent: String, Sendable, Codable, CaseIterable {
     case taskCompleted = "task.completed"
     case taskCancelled = "task.cancelled"
     case taskRescheduled = "task.rescheduled"
+    case attachmentAdded = "attachment.added"
+    case checklistCompleted = "checklist.completed"
+    case appointmentConfirmed = "appointment.confirmed"
+    case appointmentMoved = "appointment.moved"
+    case appointmentCancelled = "appointment.cancelled"
 
     public static func parse(_ text: String) throws -> WebhookEvent {
         guard let event = WebhookEvent(rawValue: text) else {

@@ -39,6 +39,15 @@ struct DocumentedWalkTests {
         "teamwork-manager webhook add --url https://billing.example/hooks --event task.completed --event task.cancelled":
             "needs a receiver (and DNS): WebhookTests, with one on this machine",
         "teamwork-manager webhook list": "WebhookTests",
+        "teamwork-manager customer add --name Åsa Öberg --email asa@example.se --phone +46 70 123 45 67 --language sv --consent":
+            "CustomerCLITests, as written",
+        "teamwork-manager location customer 4 asa@example.se": "CustomerCLITests, as written",
+        "teamwork-manager task create --title Replace heat pump --team red --location 4 --window 2026-12-03T10:00/PT2H":
+            "CustomerCLITests, as written (its messages: CustomerMessagesEndToEndTests)",
+        "teamwork-manager task messages 12": "CustomerCLITests, CustomerMessagesEndToEndTests",
+        "teamwork-manager customer show asa@example.se": "CustomerCLITests",
+        "teamwork-manager customer export asa@example.se": "CustomerCLITests",
+        "teamwork-manager customer erase asa@example.se --yes": "CustomerCLITests",
         "teamwork-manager webhook rotate 1": "WebhookTests",
         "teamwork-manager webhook deliveries 1 --failed": "WebhookTests (the log, as JSON)",
         "teamwork-manager webhook replay 7": "WebhookTests",

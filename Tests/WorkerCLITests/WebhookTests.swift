@@ -18,6 +18,9 @@ struct WebhookTests {
         var id: String?
         var type: String?
         var task: Int64?
+        /// An SMS provider's request: to whom, and what.
+        var to: String?
+        var text: String?
         var verified: Bool
         var signatures: Int
         var `repeat`: Bool?

@@ -1,7 +1,8 @@
 -- The outbox's task events (docs/integrations.md), once per statement, in the
 -- same transaction as the change: task.created (and task.assigned when made
 -- with an assignee), task.assigned, task.started,
--- task.completed, task.cancelled, task.rescheduled (window or due time moved).
+-- task.completed (and checklist.completed when it has a checklist), task.cancelled,
+-- task.rescheduled (window or due time moved).
 -- Each event gets one delivery per subscription that wants it (a paused one's
 -- wait for it to resume). Nothing is written while there is no subscription at
 -- all, so the listener's bulk paths pay one probe. SECURITY DEFINER: the tools'
@@ -31,6 +32,8 @@ BEGIN
                        ('task.assigned', n.assignee_id IS NOT NULL AND n.assignee_id IS DISTINCT FROM o.assignee_id),
                        ('task.started', n.status = 'in_progress' AND o.status <> 'in_progress'),
                        ('task.completed', n.status = 'completed' AND o.status <> 'completed'),
+                       ('checklist.completed',
+                        n.status = 'completed' AND o.status <> 'completed' AND n.checklist_id IS NOT NULL),
                        ('task.cancelled', n.status = 'cancelled' AND o.status <> 'cancelled'),
                        ('task.rescheduled', (n.window_start, n.window_end, n.due_at)
                                             IS DISTINCT FROM (o.window_start, o.window_end, o.due_at))

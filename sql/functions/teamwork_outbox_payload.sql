@@ -1,5 +1,6 @@
 -- An event's body as receivers get it (Standard Webhooks' shape): its type,
--- when it happened (UTC, to the millisecond) and the task as it now stands.
+-- when it happened (UTC, to the millisecond) and the task as it now stands
+-- (with its checklist's answers for checklist.completed).
 CREATE OR REPLACE FUNCTION teamwork_outbox_payload(p_event text, p_task jsonb) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT jsonb_build_object(
@@ -12,5 +13,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
             'window_start', p_task -> 'window_start', 'window_end', p_task -> 'window_end',
             'time_zone', p_task -> 'time_zone', 'planned_start', p_task -> 'planned_start',
             'completed_at', p_task -> 'completed_at', 'completed_by', p_task -> 'completed_by',
-            'completion_note', p_task -> 'completion_note', 'version', p_task -> 'version'))
+            'completion_note', p_task -> 'completion_note', 'version', p_task -> 'version')
+            || CASE WHEN p_event = 'checklist.completed'
+                    THEN jsonb_build_object('checklist_id', p_task -> 'checklist_id',
+                                            'checklist_version', p_task -> 'checklist_version', 'answers', p_task -> 'answers')
+                    ELSE '{}'::jsonb END)
 $$;

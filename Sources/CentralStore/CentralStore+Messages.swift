@@ -1,0 +1,173 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+/// The customers' messages as the service's sender takes them (docs/integrations.md).
+extension CentralStore {
+    /// A message due to go, with what decides whether it still should.
+    public struct DueMessage: Sendable {
+        public var message: CustomerMessage
+        /// A newer booked, changed or cancelled message for the same task and channel exists: this one is stale.
+        public var superseded: Bool
+        /// Messages sent to the same customer in the last 24 hours.
+        public var sentToday: Int
+    }
+
+    /// Takes up to `limit` due messages, the oldest first, and holds them for `lease` (should the
+    /// sender die mid-send, they are due again after it, as at-least-once delivery wants).
+    public func claimDueMessages(limit: Int, lease: Duration) async throws -> [DueMessage] {
+        let seconds = Double(lease.components.seconds)
+        // One statement through ``rows(_:)``: within the store's query deadline.
+        return try await rows(
+            """
+            WITH due AS (
+                SELECT id FROM customer_messages
+                 WHERE state = 'pending' AND next_attempt_at <= now()
+                 ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            ), held AS (
+                UPDATE customer_messages m SET next_attempt_at = now() + make_interval(secs => \(seconds))
+                  FROM due WHERE m.id = due.id RETURNING m.*
+            )
+            SELECT \(unescaped: Self.messageColumns),
+                   m.kind IN ('booked', 'changed', 'reminder', 'on_my_way') AND EXISTS (
+                       SELECT 1 FROM customer_messages n
+                        WHERE n.task_id = m.task_id AND n.channel = m.channel AND n.customer_id = m.customer_id
+                          AND n.kind IN ('booked', 'changed', 'cancelled') AND n.sequence > m.sequence) AS superseded,
+                   (SELECT count(*) FROM customer_messages s
+                     WHERE s.customer_id = m.customer_id AND s.state = 'sent' AND s.sent_at > now() - interval '1 day') AS sent_today
+              FROM held m ORDER BY m.id
+            """
+        ).map { row in
+            let r = row.makeRandomAccess()
+            return DueMessage(
+                message: try Self.message(row), superseded: try r["superseded"].decode(Bool.self),
+                sentToday: Int(try r["sent_today"].decode(Int64.self)))
+        }
+    }
+
+    /// Records what became of a message: sent; skipped or failed for good (with why); or tried
+    /// and due again in `retryIn` (with what the attempt met).
+    public func recordMessage(id: Int64, state: CustomerMessage.State, reason: String?, retryIn: Duration? = nil) async throws {
+        let retry = retryIn.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        _ = try await rows(
+            """
+            UPDATE customer_messages SET state = \(state.rawValue), reason = \(reason.map { String($0.prefix(500)) }),
+                   attempts = attempts + CASE WHEN \(state.rawValue) = 'skipped' THEN 0 ELSE 1 END,
+                   sent_at = CASE WHEN \(state.rawValue) = 'sent' THEN now() END,
+                   next_attempt_at = now() + make_interval(secs => coalesce(\(retry)::double precision, 0))
+            WHERE id = \(id) AND state = 'pending' RETURNING id
+            """)
+    }
+
+    /// Queues the day-before reminders due now (on each task's clock, from `from` on); how many.
+    public func queueReminders(from: LocalTime) async throws -> Int {
+        Int(try await rows("SELECT teamwork_queue_reminders(\(from.description)::time)")[0].decode(Int32.self))
+    }
+
+    /// A new link for the customer's page about task `taskID`'s appointment at `sequence`; nil when
+    /// that is no longer its appointment or its window has begun.
+    public func issueAppointmentLink(taskID: Int64, sequence: Int) async throws -> String? {
+        try await rows("SELECT teamwork_issue_appointment_link(\(taskID), \(Int32(sequence)))")[0].decode(String?.self)
+    }
+
+    /// Messages waiting to go (for /health and /metrics).
+    public func pendingMessages() async throws -> Int {
+        Int(try await rows("SELECT count(*) FROM customer_messages WHERE state = 'pending'")[0].decode(Int64.self))
+    }
+
+    /// Who signed for a task (its signatures' names), oldest first.
+    public func signers(taskID: Int64) async throws -> [String] {
+        try await rows(
+            "SELECT DISTINCT ON (signer) signer, id FROM attachments WHERE task_id = \(taskID) AND signer IS NOT NULL ORDER BY signer, id"
+        ).map { try $0.decode((String, Int64).self).0 }
+    }
+
+    /// What a link opens (``teamwork_appointment_link``); nil for an unknown secret.
+    public struct AppointmentLink: Sendable {
+        public var taskID: Int64
+        public var sequence: Int
+        public var currentSequence: Int
+        public var answer: AppointmentAnswer
+        public var expiresAt: Date
+        public var usedAt: Date?
+        public var asked: TimeWindow?
+    }
+
+    public func appointmentLink(secret: String) async throws -> AppointmentLink? {
+        guard let row = try await rows("SELECT * FROM teamwork_appointment_link(\(secret))").first else { return nil }
+        let r = row.makeRandomAccess()
+        return AppointmentLink(
+            taskID: try r["task_id"].decode(Int64.self), sequence: Int(try r["sequence"].decode(Int32.self)),
+            currentSequence: Int(try r["current_sequence"].decode(Int32.self)),
+            answer: AppointmentAnswer(rawValue: try r["answer"].decode(String.self)) ?? .none,
+            expiresAt: try r["expires_at"].decode(Date.self), usedAt: try r["used_at"].decode(Date?.self),
+            asked: try FieldTask.window(start: r["asked_start"].decode(Date?.self), end: r["asked_end"].decode(Date?.self)))
+    }
+
+    /// The customer's answer through a link: "done", or why not (see ``teamwork_appointment_answer``).
+    public func answerAppointment(secret: String, answer: AppointmentAnswer, moveTo: TimeWindow? = nil) async throws -> String {
+        try await rows(
+            "SELECT teamwork_appointment_answer(\(secret), \(answer.rawValue), \(moveTo?.start), \(moveTo?.end))"
+        )[0].decode(String.self)
+    }
+}
+
+extension CentralStore {
+    /// Other windows a customer may pick for task `taskID` (docs/integrations.md): the same hours
+    /// on each of the next `days` days (from tomorrow, on the task's clock), where whoever has it
+    /// (else someone of its team) works the whole window, counting their hours and absences
+    /// (``WorkingDay``; without a week set, `otherwise`), and has no other open work in it. At most `limit`.
+    public func appointmentOffers(
+        taskID: Int64, days: Int = 14, limit: Int = 6, otherwise: DayHours, now: Date = Date()
+    ) async throws -> [TimeWindow] {
+        let task = try await task(id: taskID)
+        guard let window = task.window else { return [] }
+        let zone = task.zone
+        let people: [Int64]
+        if let assignee = task.assigneeID {
+            people = [assignee]
+        } else if let team = task.teamID {
+            people = try await listPeople(teamID: team).filter { $0.deactivatedAt == nil }.map(\.id)
+        } else {
+            people = []
+        }
+        guard !people.isEmpty else { return [] }
+        let (startDay, startTime) = (zone.date(of: window.start), zone.time(of: window.start))
+        let length = window.end.timeIntervalSince(window.start)
+        let today = zone.date(of: now)
+        // Open work of those people over the days in question, as windows.
+        let first = zone.day(today.adding(days: 1)).start
+        let last = zone.day(today.adding(days: days)).end
+        var busy: [Int64: [DateInterval]] = [:]
+        for row in try await rows(
+            """
+            SELECT k.assignee_id, coalesce(k.planned_start, k.window_start) AS starts,
+                   coalesce(k.planned_start + make_interval(mins => coalesce(k.duration_minutes, 45)), k.window_end) AS ends
+              FROM tasks k
+             WHERE k.assignee_id = ANY(\(people)) AND k.id <> \(taskID) AND k.status IN ('open', 'assigned', 'in_progress')
+               AND k.window_start IS NOT NULL AND k.window_start < \(last) AND k.window_end > \(first)
+            """)
+        {
+            let (person, starts, ends) = try row.decode((Int64, Date, Date).self)
+            if ends > starts { busy[person, default: []].append(DateInterval(start: starts, end: ends)) }
+        }
+        var offers: [TimeWindow] = []
+        for offset in 1...days where offers.count < limit {
+            let day = today.adding(days: offset)
+            guard day != startDay else { continue }
+            let start = zone.instant(day, startTime)
+            let candidate = DateInterval(start: start, end: start.addingTimeInterval(length))
+            let times = try await workTimes(personIDs: people, day: day, zone: zone)
+            let free = people.contains { person in
+                guard let time = times[person],
+                    let at = WorkingDay(
+                        day: day, zone: zone, week: time.week, exception: time.exception, absences: time.absences, otherwise: otherwise
+                    ).at, at.start <= candidate.start, at.end >= candidate.end
+                else { return false }
+                return !(busy[person] ?? []).contains { $0.start < candidate.end && $0.end > candidate.start }
+            }
+            if free { offers.append(try TimeWindow(start: candidate.start, end: candidate.end)) }
+        }
+        return offers
+    }
+}

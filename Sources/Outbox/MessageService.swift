@@ -1,0 +1,262 @@
+import CentralStore
+import DayPlanner
+import Foundation
+import Logging
+import ServiceLifecycle
+import TeamworkModel
+
+/// Sends the customers' messages from the outbox (docs/integrations.md): email over SMTP with an
+/// iCalendar invitation for booked, changed and cancelled visits, and a text through an SMS
+/// provider's HTTP endpoint. At least once: a message is held while it is sent and goes again
+/// after the hold should the service die mid-send, with the same Message-ID (email) or id (SMS).
+/// What cannot go says why on its row: no consent, no channel configured, superseded by a newer
+/// change, or the customer's budget for the day spent.
+public struct MessageService: Service {
+    public struct SMSTarget: Sendable {
+        public var url: String
+        /// The Standard Webhooks secret (`whsec_...`) its requests are signed with.
+        public var secret: String
+
+        public init(url: String, secret: String) throws {
+            _ = try WebhookSubscription.validURL(url)
+            guard secret.hasPrefix("whsec_"), Data(base64Encoded: String(secret.dropFirst(6))).map({ $0.count >= 24 }) == true else {
+                throw TeamworkError(.configuration, "the SMS secret (TEAMWORK_SMS_SECRET) is whsec_ and at least 24 bytes in base64")
+            }
+            self.url = url
+            self.secret = secret
+        }
+    }
+
+    public struct Settings: Sendable {
+        public var smtp: SMTPSettings?
+        public var sms: SMSTarget?
+        /// Where customers open their links: `https://visits.example.com` (links are `/appointment/SECRET`).
+        public var publicURL: String
+        public var company: String = "Teamwork"
+        public var templates = MessageTemplates.builtIn
+        /// From when on the day before a visit its reminder goes, on the site's clock.
+        public var reminderTime = LocalTime(hour: 9, minute: 0)!
+        /// Messages to one customer in 24 hours, at most.
+        public var dailyLimit = 10
+        public var concurrency = 4
+        public var attempts = 8
+        public var retryBase: Duration = .seconds(30)
+        public var retryMaximum: Duration = .seconds(3600)
+        public var allowPrivate = false
+        public var poll: Duration = .milliseconds(500)
+
+        public init(publicURL: String) { self.publicURL = publicURL }
+    }
+
+    let databaseURL: DatabaseURL
+    let settings: Settings
+    let logger: Logger
+    let progress: @Sendable (_ sent: Int, _ failed: Int, _ pending: Int) -> Void
+
+    public init(
+        databaseURL: DatabaseURL, settings: Settings, logger: Logger,
+        progress: @escaping @Sendable (_ sent: Int, _ failed: Int, _ pending: Int) -> Void = { _, _, _ in }
+    ) {
+        self.databaseURL = databaseURL
+        self.settings = settings
+        self.logger = logger
+        self.progress = progress
+    }
+
+    public func run() async throws {
+        let (url, settings, logger, progress) = (databaseURL, settings, logger, progress)
+        logger.info(
+            "customer messages",
+            metadata: [
+                "email": "\(settings.smtp?.redacted ?? "none (TEAMWORK_SMTP_URL)")",
+                "sms": "\(settings.sms?.url ?? "none (TEAMWORK_SMS_URL)")", "links": "\(settings.publicURL)/appointment/…",
+            ])
+        await cancelWhenGracefulShutdown {
+            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
+                if case .failed(let error) = ending {
+                    logger.error("customer messages failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                }
+            }) { made in
+                while !Task.isCancelled {
+                    let (sent, failed, waiting) = try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) {
+                        store in
+                        try await Self.pass(store, settings: settings, logger: logger)
+                    }
+                    made.made()
+                    progress(sent, failed, waiting ?? -1)
+                    if sent + failed == 0 { try await Task.sleep(for: settings.poll) }
+                }
+            }
+        }
+    }
+
+    /// One look: queues due reminders, then takes what is due and sends it.
+    static func pass(_ store: CentralStore, settings: Settings, logger: Logger) async throws -> (Int, Int, Int?) {
+        _ = try await store.queueReminders(from: settings.reminderTime)
+        let lease = (settings.smtp?.totalTimeout ?? .seconds(120)) + .seconds(30)
+        let due = try await store.claimDueMessages(limit: settings.concurrency, lease: lease)
+        guard !due.isEmpty else { return (0, 0, try await store.pendingMessages()) }
+        var ready: [(CentralStore.DueMessage, Outgoing)] = []
+        for item in due {
+            if let skip = Self.reasonToSkip(item, settings: settings) {
+                try await store.recordMessage(id: item.message.id, state: .skipped, reason: skip)
+                continue
+            }
+            do {
+                guard let outgoing = try await Self.compose(item.message, store: store, settings: settings) else {
+                    try await store.recordMessage(id: item.message.id, state: .skipped, reason: "the task or its customer is gone")
+                    continue
+                }
+                ready.append((item, outgoing))
+            } catch let error as TeamworkError {
+                try await store.recordMessage(id: item.message.id, state: .failed, reason: error.message)
+            }
+        }
+        let outcomes = await withTaskGroup(of: (CentralStore.DueMessage, SendOutcome).self) { group in
+            for (item, outgoing) in ready { group.addTask { (item, await Self.send(outgoing, settings: settings)) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        var (sent, failed) = (0, 0)
+        for (item, outcome) in outcomes {
+            let message = item.message
+            if outcome.sent {
+                sent += 1
+                try await store.recordMessage(id: message.id, state: .sent, reason: nil)
+                continue
+            }
+            failed += 1
+            var retryIn: Duration?
+            if !outcome.permanent, message.attempts + 1 < settings.attempts {
+                var backoff = Backoff(initial: settings.retryBase, maximum: settings.retryMaximum, jitter: .full)
+                for _ in 0...message.attempts { retryIn = backoff.next() }
+            }
+            logger.notice(
+                "customer message failed",
+                metadata: [
+                    "message": "\(message.id)", "channel": "\(message.channel.rawValue)", "error": "\(outcome.error)",
+                    "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
+                ])
+            try await store.recordMessage(
+                id: message.id, state: retryIn == nil ? .failed : .pending, reason: outcome.error, retryIn: retryIn)
+        }
+        return (sent, failed, nil)
+    }
+
+    /// Why a due message should not go at all, or nil.
+    static func reasonToSkip(_ item: CentralStore.DueMessage, settings: Settings) -> String? {
+        if item.superseded { return "superseded by a newer change" }
+        if item.message.channel == .email, settings.smtp == nil { return "no email channel is configured (TEAMWORK_SMTP_URL)" }
+        if item.message.channel == .sms, settings.sms == nil { return "no SMS channel is configured (TEAMWORK_SMS_URL)" }
+        if item.sentToday >= settings.dailyLimit {
+            return "the budget of \(settings.dailyLimit) messages a day to this customer is spent"
+        }
+        return nil
+    }
+
+    /// A message ready to go.
+    enum Outgoing: Sendable {
+        case email(MailMessage)
+        case sms(id: String, to: String, text: String)
+    }
+
+    struct SendOutcome: Sendable {
+        var sent: Bool
+        var error: String = ""
+        var permanent = false
+    }
+
+    static func send(_ outgoing: Outgoing, settings: Settings) async -> SendOutcome {
+        switch outgoing {
+        case .email(let mail):
+            guard let smtp = settings.smtp else { return SendOutcome(sent: false, error: "no email channel", permanent: true) }
+            do {
+                try await SMTPClient.send(mail, settings: smtp)
+                return SendOutcome(sent: true)
+            } catch let failure as SMTPFailure {
+                return SendOutcome(sent: false, error: failure.description, permanent: failure.permanent)
+            } catch {
+                return SendOutcome(sent: false, error: "\(error)")
+            }
+        case .sms(let id, let to, let text):
+            guard let sms = settings.sms else { return SendOutcome(sent: false, error: "no SMS channel", permanent: true) }
+            let body = (try? JSONEncoder().encode(["id": id, "to": to, "text": text])) ?? Data()
+            let outcome = await WebhookService.post(
+                body, to: sms.url, id: id, secrets: [sms.secret], timeout: .seconds(10), allowPrivate: settings.allowPrivate)
+            return SendOutcome(
+                sent: outcome.delivered, error: outcome.error ?? outcome.status.map { "HTTP \($0)" } ?? "", permanent: outcome.final)
+        }
+    }
+
+    /// The message's words (and for an appointment, its invitation and link), from the task as it stands.
+    static func compose(_ message: CustomerMessage, store: CentralStore, settings: Settings) async throws -> Outgoing? {
+        let customer = try await store.customer(id: message.customerID)
+        guard customer.erasedAt == nil else { return nil }
+        guard let task = try? await store.task(id: message.taskID) else { return nil }
+        let site = try await task.locationID.asyncMap { try await store.location(id: $0) }
+        let zone = task.zone
+        let worker = try await (message.kind == .done ? task.completedBy : task.assigneeID).asyncMap { try await store.person(id: $0) }
+        var values: [String: String] = [
+            "name": customer.name, "task": task.title, "company": settings.company,
+            "site": site.map { [$0.name, $0.address.singleLine].filter { !$0.isEmpty }.joined(separator: ", ") } ?? "",
+            "window": task.window.map { MessageWindow.text($0, zone: zone, language: customer.language) } ?? "",
+            "worker": worker?.firstName ?? (customer.language == .sv ? "Vår tekniker" : "Our technician"),
+            "link": customer.language == .sv ? "svara på det här meddelandet" : "reply to this message",
+            "eta": "", "summary": "",
+        ]
+        if [.booked, .changed].contains(message.kind),
+            let secret = try await store.issueAppointmentLink(taskID: task.id, sequence: message.sequence)
+        {
+            values["link"] = settings.publicURL + "/appointment/" + secret
+        }
+        if message.kind == .onMyWay {
+            var eta = task.plannedStart ?? task.window?.start ?? Date()
+            if let after = await message.afterTaskID.asyncMap({ try? await store.task(id: $0) }) ?? nil,
+                let from = try await after.locationID.asyncMap({ try await store.location(id: $0) }), let site
+            {
+                let area = try await task.teamID.asyncMap { try await store.team(id: $0).travelArea } ?? .urban
+                let minutes = TravelEstimate(area: area).minutes(
+                    from: Coordinate(latitude: from.latitude, longitude: from.longitude),
+                    to: Coordinate(latitude: site.latitude, longitude: site.longitude))
+                eta = Date().addingTimeInterval((minutes / 5).rounded(.up) * 300)
+            }
+            values["eta"] = MessageTemplates.clock(eta, in: zone)
+        }
+        if message.kind == .done {
+            var summary: [String] = []
+            if let checklist = task.checklist { summary.append(checklist.summary(task.answers)) }
+            let signers = try await store.signers(taskID: task.id)
+            if !signers.isEmpty {
+                summary.append((customer.language == .sv ? "Signerat av " : "Signed by ") + signers.joined(separator: ", "))
+            }
+            if let note = task.completionNote, !note.isEmpty { summary.append(note) }
+            values["summary"] = summary.joined(separator: "\n")
+        }
+        let words = settings.templates.render(message.kind, customer.language, values)
+        switch message.channel {
+        case .sms:
+            guard let phone = customer.phone, customer.consent else { return nil }
+            let link = values["link"].flatMap { $0.hasPrefix("http") ? $0 : nil }
+            return .sms(id: "msg_\(message.id)", to: phone, text: words.subject + (link.map { " " + $0 } ?? ""))
+        case .email:
+            guard let email = customer.email, customer.consent, let smtp = settings.smtp else { return nil }
+            var calendar: (method: String, text: String)?
+            if [.booked, .changed, .cancelled].contains(message.kind), let window = task.window {
+                let cancelled = message.kind == .cancelled
+                var event = ICalendar.Event(
+                    uid: "task-\(task.id)@teamwork", sequence: message.sequence, start: window.start, end: window.end,
+                    summary: task.title, location: values["site"] ?? "", description: values["link"] ?? "",
+                    status: cancelled ? "CANCELLED" : "CONFIRMED", lastModified: task.updatedAt)
+                event.organizer = smtp.from
+                event.attendee = (customer.name, email)
+                let method = cancelled ? "CANCEL" : "REQUEST"
+                calendar = (method, ICalendar(name: settings.company, events: [event], method: method, zone: zone).text())
+            }
+            let host = smtp.from.split(separator: "@").last.map(String.init) ?? "teamwork.invalid"
+            return .email(
+                MailMessage(
+                    from: smtp.from, fromName: smtp.fromName.isEmpty ? settings.company : smtp.fromName, to: email,
+                    toName: customer.name, subject: words.subject, text: words.body, calendar: calendar,
+                    messageID: "<msg-\(message.id)@\(host)>"))
+        }
+    }
+}

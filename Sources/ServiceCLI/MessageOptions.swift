@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Outbox
+import TeamworkModel
+
+/// How `run` reaches customers (docs/integrations.md): email over SMTP, texts through an SMS
+/// provider's HTTP endpoint, the address of their appointment page, and the words.
+struct MessageOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The SMTP relay customers' email goes through (or TEAMWORK_SMTP_URL): smtp://user:password@mail.example:587?from=visits@example.com (STARTTLS).",
+            valueName: "url"))
+    var smtpUrl: String?
+    @Option(help: ArgumentHelp("Certificates to trust for the SMTP relay, PEM (or TEAMWORK_SMTP_CA_FILE).", valueName: "file"))
+    var smtpCaFile: String?
+    @Option(
+        help: ArgumentHelp(
+            "An SMS provider's endpoint for customers' texts, POSTed signed JSON {id, to, text} (or TEAMWORK_SMS_URL; the secret in TEAMWORK_SMS_SECRET).",
+            valueName: "url"))
+    var smsUrl: String?
+    @Option(
+        help: ArgumentHelp(
+            "The address customers open their appointment page at (or TEAMWORK_PUBLIC_URL; default: --board-origin, else this server's).",
+            valueName: "url"))
+    var publicUrl: String?
+    @Option(help: ArgumentHelp("The sender's name in customers' messages (or TEAMWORK_COMPANY).", valueName: "name"))
+    var company: String?
+    @Option(help: ArgumentHelp("A folder of KIND.LANGUAGE.txt files with the company's own words.", valueName: "dir"))
+    var messageTemplates: String?
+    @Option(help: ArgumentHelp("From when on the day before a visit its reminder goes, on the site's clock.", valueName: "HH:MM"))
+    var reminderTime = "09:00"
+    @Option(help: "At most this many messages to one customer in 24 hours.") var messagesPerDay = 10
+    @Option(help: "Seconds before a failed message's first retry; each next waits up to twice as long (full jitter).")
+    var messageRetry: Double = 30
+
+    private var environment: [String: String] { ProcessInfo.processInfo.environment }
+    private func setting(_ option: String?, _ variable: String) -> String? {
+        option ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func check() throws {
+        if !(1...1000).contains(messagesPerDay) { throw ValidationError("--messages-per-day must be 1 to 1000") }
+        if !(0.01...3600).contains(messageRetry) { throw ValidationError("--message-retry must be 0.01 to 3600 seconds") }
+        _ = try settings(defaultURL: "http://localhost", boardOrigin: nil)
+    }
+
+    func settings(defaultURL: String, boardOrigin: String?) throws -> MessageService.Settings {
+        do {
+            let base = setting(publicUrl, "TEAMWORK_PUBLIC_URL") ?? boardOrigin ?? defaultURL
+            guard let url = URL(string: base), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
+                url.query == nil
+            else { throw ValidationError("--public-url must be an http(s) address, like https://visits.example.com") }
+            var settings = MessageService.Settings(publicURL: base.hasSuffix("/") ? String(base.dropLast()) : base)
+            settings.smtp = try setting(smtpUrl, "TEAMWORK_SMTP_URL").map {
+                try SMTPSettings.parse($0, caFile: setting(smtpCaFile, "TEAMWORK_SMTP_CA_FILE"))
+            }
+            if let sms = setting(smsUrl, "TEAMWORK_SMS_URL") {
+                settings.sms = try MessageService.SMSTarget(url: sms, secret: environment["TEAMWORK_SMS_SECRET"] ?? "")
+            }
+            if let company = setting(company, "TEAMWORK_COMPANY") {
+                guard (1...100).contains(company.count), !company.contains(where: \.isNewline) else {
+                    throw ValidationError("--company is 1 to 100 characters on one line")
+                }
+                settings.company = company
+            }
+            if let folder = messageTemplates { settings.templates = try MessageTemplates.load(folder: folder) }
+            settings.reminderTime = try LocalTime(parsing: reminderTime, field: "--reminder-time")
+            settings.dailyLimit = messagesPerDay
+            settings.retryBase = .milliseconds(Int(messageRetry * 1000))
+            return settings
+        } catch let error as TeamworkError {
+            throw ValidationError(error.message)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+import LocalPostgres
+import TeamworkModel
+import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+/// The customer in the loop, end to end with parts nobody here wrote: the service sends email
+/// through a real SMTP server (aiosmtpd, scripts/smtp-catcher) over STARTTLS with a password,
+/// each invitation is read by the `icalendar` package, the customer answers on their page in a
+/// real browser with JavaScript off, and texts go to an SMS endpoint that verifies them with the
+/// `standardwebhooks` package (scripts/webhook-receiver).
+@Suite("Customers' messages end to end", .serialized)
+struct CustomerMessagesEndToEndTests {
+    static let repository = WebhookTests.repository
+
+    /// scripts/smtp-catcher on a free port, writing each message to a folder.
+    final class Catcher: @unchecked Sendable {
+        let pid: pid_t
+        let port: Int
+        let folder: URL
+        let log: URL
+
+        init(in parent: URL, extra: [String] = []) throws {
+            port = ServiceProcess.freePort()
+            folder = parent.appending(path: "mail")
+            log = parent.appending(path: "catcher.out")
+            pid = try ChildProcess.spawn(
+                [
+                    "/usr/bin/env", "python3", CustomerMessagesEndToEndTests.repository.appending(path: "scripts/smtp-catcher").path,
+                    "--port", String(port), "--folder", folder.path,
+                ] + extra, standardOutput: log.path, standardError: log.path)
+        }
+
+        /// The messages taken so far, oldest first, as `icalendar` and Python's email package read them.
+        func mails() throws -> [Mail] {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".eml") }.sorted()
+            return try names.map { try Mail.read(folder.appending(path: $0)) }
+        }
+
+        func shown() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "no log" }
+
+        func waitUntilListening() async throws {
+            #expect(try await eventually(within: .seconds(20)) { self.shown().contains("listening on") }, "\(shown())")
+        }
+
+        func stop() {
+            kill(pid, SIGKILL)
+            _ = try? ChildProcess.wait(pid)
+        }
+    }
+
+    /// One message as the reader sees it: headers decoded, the text, and the invitation if any.
+    struct Mail: Decodable {
+        struct Invitation: Decodable {
+            var method: String
+            var uid: String
+            var sequence: Int
+            var status: String
+            var start: String
+            var end: String
+            var tzid: String?
+            var timezones: [String]
+            var attendee: String
+            var organizer: String
+        }
+
+        var to: String
+        var subject: String
+        var messageID: String
+        var text: String
+        var invitation: Invitation?
+
+        static let script = """
+            import email, email.policy, icalendar, json, sys
+            message = email.message_from_bytes(open(sys.argv[1], 'rb').read(), policy=email.policy.default)
+            out = {'to': str(message['to']), 'subject': str(message['subject']), 'messageID': str(message['message-id'])}
+            out['text'] = message.get_body(('plain',)).get_content()
+            out['invitation'] = None
+            for part in message.iter_attachments():
+                if part.get_content_type() != 'text/calendar':
+                    continue
+                calendar = icalendar.Calendar.from_ical(part.get_content())
+                event = next(iter(calendar.walk('VEVENT')))
+                out['invitation'] = {
+                    'method': str(calendar.get('method')), 'uid': str(event.get('uid')), 'sequence': int(event.get('sequence')),
+                    'status': str(event.get('status')), 'start': event.decoded('dtstart').isoformat(),
+                    'end': event.decoded('dtend').isoformat(), 'tzid': event['dtstart'].params.get('TZID'),
+                    'timezones': [str(z.get('tzid')) for z in calendar.walk('VTIMEZONE')],
+                    'attendee': str(event.get('attendee')), 'organizer': str(event.get('organizer'))}
+            json.dump(out, open(sys.argv[2], 'w'))
+            """
+
+        static func read(_ file: URL) throws -> Mail {
+            let output = file.deletingPathExtension().appendingPathExtension("json")
+            let errors = file.deletingPathExtension().appendingPathExtension("err")
+            let status = try ChildProcess.run(
+                ["/usr/bin/env", "python3", "-c", script, file.path, output.path], standardOutput: "/dev/null",
+                standardError: errors.path)
+            #expect(status == 0, "\((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
+            return try JSONDecoder().decode(Mail.self, from: Data(contentsOf: output))
+        }
+
+        /// The link to the customer's page in the text.
+        var link: String? {
+            text.split(whereSeparator: \.isWhitespace).first { $0.contains("/appointment/twa_") }.map(String.init)
+        }
+    }
+
+    /// An ISO 8601 instant with an offset, as icalendar writes it, as a Date.
+    static func instant(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+
+    @Test func aCustomerIsInvitedOverSTARTTLSMovesTheVisitOnTheirPageWithoutJavaScriptAndHearsOfEachChange() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "customer-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await manager.ok(
+                "customer", "add", "--name", "Åsa Öberg", "--email", "asa@example.se", "--language", "sv", "--consent")
+            _ = try await manager.ok(
+                "location", "add", "--name", "Villa Öberg", "--lat", "59.33", "--lon", "18.06", "--street", "Storgatan 1", "--city",
+                "Stockholm", "--customer", "asa@example.se")
+            let (certificate, key) = try await TLSTests.selfSigned(in: folder)
+            let catcher = try Catcher(
+                in: folder,
+                extra: ["--tls-cert", certificate, "--tls-key", key, "--user", "visits", "--password", "s3cret", "--fail-first", "1"])
+            defer { catcher.stop() }
+            try await catcher.waitUntilListening()
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments += [
+                "--smtp-url", "smtp://visits:s3cret@localhost:\(catcher.port)?from=visits@example.com&starttls=required",
+                "--smtp-ca-file", certificate, "--public-url", service.url, "--message-retry", "0.2", "--company", "Röda Teamet",
+            ]
+            try await service.start()
+            defer { service.stopInBackground() }
+
+            // Booked: an invitation on the site's clock, and a link to answer.
+            let zone = try Zone("Europe/Stockholm")
+            let tomorrow = zone.date(of: Date()).adding(days: 1)
+            let task = try JSONOutput.decode(
+                FieldTask.self,
+                try await manager.ok(
+                    "task", "create", "--title", "Byt värmepump", "--team", "red", "--location", "1", "--window",
+                    "\(tomorrow)T10:00/PT2H", "--json"))
+            #expect(
+                try await eventually(within: .seconds(30)) { try catcher.mails().count == 1 },
+                "\(catcher.shown())\n\(service.logTail(20))")
+            let booked = try catcher.mails()[0]
+            #expect(booked.to.contains("asa@example.se") && booked.subject.hasPrefix("Ert besök: Byt värmepump"), "\(booked.subject)")
+            #expect(booked.text.contains("Hej Åsa Öberg") && booked.text.contains("Villa Öberg") && booked.text.contains("Röda Teamet"))
+            let invitation = try #require(booked.invitation)
+            #expect(invitation.method == "REQUEST" && invitation.uid == "task-\(task.id)@teamwork" && invitation.sequence == 0)
+            #expect(invitation.tzid == "Europe/Stockholm" && invitation.timezones == ["Europe/Stockholm"])
+            #expect(Self.instant(invitation.start) == task.window?.start && Self.instant(invitation.end) == task.window?.end)
+            #expect(invitation.attendee == "mailto:asa@example.se" && invitation.organizer == "mailto:visits@example.com")
+            let firstLink = try #require(booked.link)
+            #expect(firstLink.hasPrefix(service.url + "/appointment/twa_"))
+            let log = try await manager.ok("task", "messages", String(task.id))
+            #expect(log.contains("booked") && log.contains("sent"), "\(log)")
+
+            // Changed: the same UID, the next SEQUENCE, a new link; the old one is superseded.
+            _ = try await manager.ok("task", "update", String(task.id), "--window", "\(tomorrow)T13:00/PT2H")
+            #expect(try await eventually(within: .seconds(30)) { try catcher.mails().count == 2 }, "\(catcher.shown())")
+            let changed = try catcher.mails()[1]
+            #expect(changed.subject.hasPrefix("Ert besök är flyttat") && changed.invitation?.sequence == 1)
+            #expect(changed.invitation?.uid == invitation.uid && changed.messageID != booked.messageID)
+            let link = try #require(changed.link)
+
+            var asked: TimeWindow?
+            try await BoardTests.withPage(javascript: false) { page in
+                try await page.open(firstLink)
+                let stale = try await page.html()
+                #expect(stale.contains("Besöket har ändrats") && !stale.contains("<form"), "an older message's link answers nothing")
+                try await page.open(link)
+                let html = try await page.html()
+                #expect(html.contains("Byt värmepump") && html.contains("Bekräfta besöket") && html.contains("Avboka besöket"))
+                #expect(!html.contains("<script"), "no script on the customer's page")
+                // The crew's free times: the same hours on other days, tomorrow's own day left out.
+                let offered = try await page.evaluate("document.querySelectorAll('input[name=window]').length").int ?? 0
+                #expect(offered == 6, "\(html)")
+                let chosen = try await page.evaluate("document.querySelector('#offer-1').value").string ?? ""
+                try await page.click("#offer-1")
+                try await page.clickAndWaitForNavigation("#move button")
+                let answered = try await page.html()
+                #expect(answered.contains("Ni har bett att få flytta besöket till"), "\(answered)")
+                let appointment = try await CentralStore.withStore(url) { try await $0.appointments(taskIDs: [task.id])[task.id] }
+                #expect(appointment?.answer == .move && appointment?.asked?.start == Self.instant(chosen), "\(chosen)")
+                asked = appointment?.asked
+
+                // Used: the same link again is refused, with or without its form's token; a forged one is unknown.
+                let cookies = try await page.send("Network.getCookies", ["urls": [link]])
+                let csrf = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_appointment" }?["value"].string)
+                let path = String(link.dropFirst(service.url.count))
+                let again = try await LocalHTTP.request(
+                    .post, port: service.port!, path,
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "tw_appointment=\(csrf)"],
+                    body: Data("csrf=\(csrf)&answer=confirmed".utf8))
+                #expect(again.status == 409 && again.text.contains("redan besvarat"), "\(again.status) \(again.text)")
+                let forged = try await LocalHTTP.request(
+                    .post, port: service.port!, path,
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "tw_appointment=\(csrf)"],
+                    body: Data("answer=confirmed".utf8))
+                #expect(forged.status == 403, "no token: refused before anything is asked of the master")
+                let unknown = try await LocalHTTP.request(port: service.port!, "/appointment/twa_" + String(repeating: "x", count: 43))
+                #expect(unknown.status == 404)
+            }
+            let shown = try await manager.ok("task", "show", String(task.id))
+            #expect(shown.contains("asked to move to"), "\(shown)")
+
+            // The dispatcher accepts on the board: the customer is sent the new time.
+            let token = try await manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
+            try await BoardTests.withPage(javascript: false) { page in
+                try await page.open(service.url + "/board")
+                try await page.fill("#token", with: token)
+                try await page.clickAndWaitForNavigation("form[action='/board/sign-in'] button")
+                try await page.open(service.url + "/board?day=\(tomorrow)")
+                let board = try await page.html()
+                #expect(board.contains("customer: asked to move to"), "the card says so")
+                try await page.open(service.url + "/board/tasks/\(task.id)")
+                #expect(try await page.html().contains("Asked to move to"))
+                try await page.clickAndWaitForNavigation("form[action='/board/tasks/\(task.id)/accept-move'] button")
+            }
+            #expect(try await CentralStore.withStore(url) { try await $0.task(id: task.id).window } == asked)
+            #expect(try await eventually(within: .seconds(30)) { try catcher.mails().count == 3 }, "\(catcher.shown())")
+            let moved = try catcher.mails()[2]
+            #expect(moved.invitation?.sequence == 2 && moved.invitation.flatMap { Self.instant($0.start) } == asked?.start)
+
+            // Cancelled: METHOD:CANCEL at the next sequence, and no link.
+            _ = try await manager.ok("task", "cancel", String(task.id))
+            #expect(try await eventually(within: .seconds(30)) { try catcher.mails().count == 4 }, "\(catcher.shown())")
+            let cancelled = try catcher.mails()[3]
+            #expect(cancelled.invitation?.method == "CANCEL" && cancelled.invitation?.status == "CANCELLED")
+            #expect(cancelled.invitation?.sequence == 3 && cancelled.link == nil)
+            #expect(Set(try catcher.mails().map(\.messageID)).count == 4, "each message once")
+            let messages = try JSONOutput.decode(
+                [CustomerMessage].self, try await manager.ok("task", "messages", String(task.id), "--json"))
+            #expect(messages.map(\.state) == [.sent, .sent, .sent, .sent])
+            #expect(messages.first?.attempts == 2, "the first went again after the relay's 451")
+        }
+    }
+
+    @Test func textsGoSignedToTheSMSEndpointAndWithoutAnEmailChannelTheDispatcherSeesWhyNothingWent() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "sms-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await manager.ok("customer", "add", "--name", "First", "--email", "first@example.org", "--consent")
+            _ = try await manager.ok("customer", "add", "--name", "Next", "--phone", "+46 70 111 22 33", "--consent")
+            _ = try await manager.ok("customer", "add", "--name", "Quiet", "--phone", "+46 70 999 88 77")
+            _ = try await manager.ok("location", "add", "--name", "A", "--lat", "59.33", "--lon", "18.06")
+            _ = try await manager.ok("location", "add", "--name", "B", "--lat", "59.35", "--lon", "18.10")
+            let secret = "whsec_" + Data((0..<24).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            let smsPort = ServiceProcess.freePort()
+            let receiver = try WebhookTests.Receiver(port: smsPort, secrets: [secret], folder: folder)
+            defer { receiver.stop() }
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments += [
+                "--sms-url", "http://127.0.0.1:\(smsPort)/sms", "--webhooks-allow-private", "--reminder-time", "00:00",
+            ]
+            service.environment["TEAMWORK_SMS_SECRET"] = secret
+            try await service.start()
+            defer { service.stopInBackground() }
+
+            let zone = try Zone("Europe/Stockholm")
+            func window(_ start: Date, minutes: Int) -> String {
+                ISODate.format(start) + "/" + ISODate.format(start.addingTimeInterval(Double(minutes) * 60))
+            }
+            func create(_ arguments: [String]) async throws -> FieldTask {
+                let made = try await manager.run(["task", "create", "--team", "red"] + arguments + ["--json"])
+                #expect(made.status == 0, "\(made.stderr)")
+                return try JSONOutput.decode(FieldTask.self, made.stdout)
+            }
+            let soon = Date().addingTimeInterval(1800)
+            let first = try await create([
+                "--title", "First job", "--assignee", "ann@example.org", "--location", "1", "--customer", "first@example.org",
+                "--window", window(soon, minutes: 60),
+            ])
+            let next = try await create([
+                "--title", "Next job", "--assignee", "ann@example.org", "--location", "2", "--customer", "2",
+                "--window", window(soon.addingTimeInterval(7200), minutes: 60),
+            ])
+            let tomorrow = zone.date(of: Date()).adding(days: 1)
+            let quiet = try await create(["--title", "Quiet job", "--customer", "3", "--window", "\(tomorrow)T10:00/PT1H"])
+            try await CentralStore.withStore(url) { store in
+                try await store.connection.query(
+                    "UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = assignee_id WHERE id = \(first.id)",
+                    logger: store.logger)
+            }
+            // Next's customer: booked, and Ann on her way once First is done; each text verified, each id once.
+            // (A reminder may come too, when the run is late enough in the evening for the visit to be tomorrow.)
+            func texted(_ prefix: String) throws -> Bool { try receiver.taken().contains { $0.text?.hasPrefix(prefix) == true } }
+            #expect(
+                try await eventually(within: .seconds(30)) {
+                    try texted("Your visit: Next job") && texted("Ann is on the way, there about ")
+                }, "\(receiver.shown())\n\(service.logTail(20))")
+            let texts = try receiver.taken()
+            #expect(texts.allSatisfy { $0.verified && $0.to == "+46701112233" }, "\(receiver.shown())")
+            #expect(texts.contains { $0.text?.hasPrefix("Your visit: Next job") == true && $0.text?.contains("/appointment/twa_") == true })
+            #expect(Set(texts.compactMap(\.id)).count == texts.count)
+            // First's customer has only email, and no email channel is set: the dispatcher sees why.
+            let firsts = try JSONOutput.decode([CustomerMessage].self, try await manager.ok("task", "messages", String(first.id), "--json"))
+            #expect(firsts.map(\.kind) == [.booked, .done])
+            #expect(firsts.allSatisfy { $0.state == .skipped && $0.reason == "no email channel is configured (TEAMWORK_SMTP_URL)" })
+            // Quiet never agreed: nothing, and the reason; the reminder for tomorrow is queued and skipped alike.
+            #expect(
+                try await eventually(within: .seconds(20)) {
+                    try JSONOutput.decode([CustomerMessage].self, try await manager.ok("task", "messages", String(quiet.id), "--json"))
+                        .map(\.kind) == [.booked, .reminder]
+                })
+            let quiets = try await manager.ok("customer", "messages", "3")
+            #expect(quiets.contains("the customer has not agreed to messages"), "\(quiets)")
+            #expect(try receiver.lines().allSatisfy { $0.to != "+46709998877" })
+            _ = next
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Outbox
+import TeamworkModel
+import Testing
+
+/// The pieces of a customer's message on their own: the SMTP address an operator gives, the
+/// headers no customer's or task's text can break, a company's own words, and the time zone an
+/// invitation carries.
+@Suite("Message parts")
+struct MessagePartsTests {
+    @Test func anSMTPAddressSaysHowToReachTheRelayAndABadOneIsRefusedInOneLine() throws {
+        let relay = try SMTPSettings.parse("smtp://visits:p%40ss@mail.example.com?from=visits@example.com&name=Red")
+        #expect(relay.host == "mail.example.com" && relay.port == 587 && relay.security == .startTLS)
+        #expect(relay.username == "visits" && relay.password == "p@ss" && relay.from == "visits@example.com")
+        #expect(relay.redacted == "smtp://visits:***@mail.example.com:587")
+        #expect(try SMTPSettings.parse("smtps://mail.example.com?from=a@example.com").port == 465)
+        #expect(try SMTPSettings.parse("smtp://localhost:2525?from=a@example.com").security == .startTLSIfOffered)
+        #expect(try SMTPSettings.parse("smtp://127.0.0.1:2525?from=a@example.com&starttls=never").security == .none)
+        for bad in [
+            "http://mail.example.com?from=a@example.com", "smtp://mail.example.com", "smtp://mail.example.com?from=nobody",
+            "smtp://mail.example.com?from=a@example.com&starttls=never", "smtp://user@mail.example.com?from=a@example.com",
+            "smtp://mail.example.com?from=a@example.com&starttls=maybe",
+        ] {
+            #expect(throws: TeamworkError.self, "\(bad)") { try SMTPSettings.parse(bad) }
+        }
+    }
+
+    @Test func noTextOfACustomersOrATasksCanAddAHeaderToAnEmail() {
+        let mail = MailMessage(
+            from: "visits@example.com", fromName: "Red \"crew\"", to: "asa@example.se", toName: "Åsa\r\nBcc: evil@example.com",
+            subject: "Fix it\r\nBcc: evil@example.com", text: "Hello\n.\nStill the body", messageID: "<msg-1@example.com>",
+            date: Date(timeIntervalSince1970: 0))
+        let text = mail.rendered()
+        let headers = text.components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n")
+        #expect(!headers.contains { $0.lowercased().hasPrefix("bcc:") }, "\(headers)")
+        #expect(headers.contains("Subject: Fix it  Bcc: evil@example.com"))
+        #expect(headers.contains("Date: Thu, 01 Jan 1970 00:00:00 +0000") && headers.contains("Message-ID: <msg-1@example.com>"))
+        #expect(headers.contains { $0.hasPrefix("To: =?utf-8?B?") && $0.hasSuffix("<asa@example.se>") })
+        #expect(headers.contains("From: \"Red crew\" <visits@example.com>"))
+    }
+
+    @Test func aCompanysOwnWordsReplaceTheBuiltInOnesAndAFileTeamworkDoesNotKnowIsRefused() throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "templates-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("Subject: Vi ses {window}\n\nHej {name}, {link}\n".utf8).write(to: folder.appending(path: "booked.sv.txt"))
+        let templates = try MessageTemplates.load(folder: folder.path)
+        let words = templates.render(.booked, .sv, ["window": "fredag", "name": "Åsa", "link": "https://x.example/a"])
+        #expect(words.subject == "Vi ses fredag" && words.body == "Hej Åsa, https://x.example/a\n")
+        #expect(templates.render(.booked, .en, ["task": "Fix"]).subject.hasPrefix("Your visit: Fix"), "English stays built in")
+        try Data("Subject: {secret}\n\nbody".utf8).write(to: folder.appending(path: "done.en.txt"))
+        #expect(throws: TeamworkError.self) { try MessageTemplates.load(folder: folder.path) }
+        try FileManager.default.removeItem(at: folder.appending(path: "done.en.txt"))
+        try Data("Subject: x\n\nbody".utf8).write(to: folder.appending(path: "invoice.en.txt"))
+        #expect(throws: TeamworkError.self) { try MessageTemplates.load(folder: folder.path) }
+    }
+
+    @Test func anInvitationCarriesItsZonesChangesAroundTheVisitAndTimesOnThatClock() throws {
+        let zone = try Zone("Europe/Stockholm")
+        let start = zone.instant(try LocalDate(parsing: "2026-12-03"), try LocalTime(parsing: "10:00"))
+        var event = ICalendar.Event(
+            uid: "task-1@teamwork", sequence: 2, start: start, end: start.addingTimeInterval(7200), summary: "Fix", location: "",
+            description: "", lastModified: start)
+        event.attendee = ("Åsa \"Ö\"", "asa@example.se")
+        let text = ICalendar(name: "Red", events: [event], method: "REQUEST", zone: zone).text(now: start)
+        #expect(text.contains("METHOD:REQUEST\r\n") && text.contains("DTSTART;TZID=Europe/Stockholm:20261203T100000\r\n"))
+        #expect(text.contains("BEGIN:VTIMEZONE\r\nTZID:Europe/Stockholm\r\n"))
+        // The spring change of 2026: 02:00 CET to 03:00 CEST, its onset as the clock read before it.
+        #expect(text.contains("BEGIN:DAYLIGHT\r\nDTSTART:20260329T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\n"))
+        #expect(text.contains("ATTENDEE;CN=\"Åsa Ö\";ROLE=REQ-PARTICIPANT;RSVP=FALSE:mailto:asa@example.se"))
+        let utc = ICalendar(name: "Red", events: [event], method: "REQUEST", zone: .utc).text(now: start)
+        #expect(utc.contains("DTSTART:20261203T090000Z") && !utc.contains("VTIMEZONE"))
+    }
+}

@@ -1,0 +1,24 @@
+-- A new link secret for task p_task's appointment at p_sequence (NULL when that
+-- is no longer its appointment, or its window has begun): 32 random bytes
+-- (two v4 UUIDs' worth, from pg_strong_random), made, hashed and kept here so
+-- no role can write a link of its own. It expires when the window starts, or
+-- in 30 days.
+CREATE OR REPLACE FUNCTION teamwork_issue_appointment_link(p_task bigint, p_sequence integer) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    v_expires timestamptz;
+    v_secret  text;
+BEGIN
+    SELECT least(t.window_start, now() + interval '30 days') INTO v_expires
+      FROM public.tasks t JOIN public.appointments a ON a.task_id = t.id AND a.sequence = p_sequence
+     WHERE t.id = p_task AND t.status NOT IN ('completed', 'cancelled');
+    IF v_expires IS NULL OR v_expires <= now() THEN
+        RETURN NULL;
+    END IF;
+    v_secret := 'twa_' || translate(encode(decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'),
+                                           'base64'), '+/=', '-_');
+    INSERT INTO public.appointment_links (secret_hash, task_id, sequence, expires_at)
+    VALUES (sha256(convert_to(v_secret, 'UTF8')), p_task, p_sequence, v_expires);
+    RETURN v_secret;
+END
+$$;

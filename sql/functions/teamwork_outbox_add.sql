@@ -1,0 +1,23 @@
+-- One outbox event (docs/integrations.md) and a delivery for each subscription
+-- that wants it, in the caller's transaction; nothing when none does. Called by
+-- the attachment and appointment paths (the task triggers write theirs set-wise,
+-- tasks_outbox.sql).
+CREATE OR REPLACE FUNCTION teamwork_outbox_add(p_event text, p_task_id bigint, p_data jsonb) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM public.webhook_subscriptions s WHERE p_event = ANY (s.events)) THEN
+        RETURN;
+    END IF;
+    INSERT INTO public.outbox_events (event, task_id, payload)
+    VALUES (p_event, p_task_id, jsonb_build_object(
+        'type', p_event,
+        'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        'data', p_data))
+    RETURNING id INTO v_id;
+    INSERT INTO public.webhook_deliveries (event_id, subscription_id)
+    SELECT v_id, s.id FROM public.webhook_subscriptions s WHERE p_event = ANY (s.events);
+    PERFORM pg_notify('teamwork_outbox', '');
+END
+$$;
