@@ -37,6 +37,8 @@ CREATE TABLE appointments (
     updated_at   timestamptz NOT NULL DEFAULT now(),
     CHECK ((answer = 'move') = (asked_start IS NOT NULL AND asked_end IS NOT NULL))
 );
+-- The live boards' head reads the newest answer.
+CREATE INDEX appointments_answered_idx ON appointments (answered_at) WHERE answered_at IS NOT NULL;
 
 -- The customers' messages: written in the same transaction as the change that
 -- caused them, at most once per task, kind, appointment sequence, channel and

@@ -83,17 +83,21 @@ extension CentralStore {
     }
 
     /// What a live board compares to know whether to show itself again: the change feed's last
-    /// position, and the open conflicts (how many, and the newest recorded), which change without
-    /// the feed moving (a change the sync endpoint refused, a conflict decided).
+    /// position, the open conflicts (how many, and the newest recorded) and the newest customer's
+    /// answer, which change without the feed moving (a change the sync endpoint refused, a conflict
+    /// decided, a visit confirmed on the customer's page).
     public func boardHead() async throws -> String {
         let r = PostgresRandomAccessRow(
             try await rows(
                 """
                 SELECT (SELECT coalesce(max(position), 0) FROM change_feed) AS feed,
                        (SELECT count(*) FROM field_changes WHERE conflict IS NOT NULL AND resolved_at IS NULL) AS open,
-                       (SELECT coalesce(max(id), 0) FROM field_changes WHERE conflict IS NOT NULL AND resolved_at IS NULL) AS newest
+                       (SELECT coalesce(max(id), 0) FROM field_changes WHERE conflict IS NOT NULL AND resolved_at IS NULL) AS newest,
+                       (SELECT coalesce((extract(epoch FROM max(answered_at)) * 1000000)::bigint, 0) FROM appointments
+                         WHERE answered_at IS NOT NULL) AS answered
                 """)[0])
         return "\(try r["feed"].decode(Int64.self)).\(try r["open"].decode(Int64.self)).\(try r["newest"].decode(Int64.self))"
+            + ".\(try r["answered"].decode(Int64.self))"
     }
 
     /// The last position of the master's change feed (0 when empty).

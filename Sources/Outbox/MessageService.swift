@@ -93,7 +93,8 @@ public struct MessageService: Service {
     /// One look: queues due reminders, then takes what is due and sends it.
     static func pass(_ store: CentralStore, settings: Settings, logger: Logger) async throws -> (Int, Int, Int?) {
         _ = try await store.queueReminders(from: settings.reminderTime)
-        let lease = (settings.smtp?.totalTimeout ?? .seconds(120)) + .seconds(30)
+        // Held for as long as one conversation may take (the relay is cut off then) and a margin; a text: its 10 s.
+        let lease = max(settings.smtp?.totalTimeout ?? .seconds(10), .seconds(10)) + .seconds(5)
         let due = try await store.claimDueMessages(limit: settings.concurrency, lease: lease)
         guard !due.isEmpty else { return (0, 0, try await store.pendingMessages()) }
         var ready: [(CentralStore.DueMessage, Outgoing)] = []
@@ -112,34 +113,34 @@ public struct MessageService: Service {
                 try await store.recordMessage(id: item.message.id, state: .failed, reason: error.message)
             }
         }
-        let outcomes = await withTaskGroup(of: (CentralStore.DueMessage, SendOutcome).self) { group in
+        // Each outcome is recorded as soon as it is known: a crash while one is held leaves only that one to go again.
+        return try await withThrowingTaskGroup(of: (CentralStore.DueMessage, SendOutcome).self) { group in
             for (item, outgoing) in ready { group.addTask { (item, await Self.send(outgoing, settings: settings)) } }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        var (sent, failed) = (0, 0)
-        for (item, outcome) in outcomes {
-            let message = item.message
-            if outcome.sent {
-                sent += 1
-                try await store.recordMessage(id: message.id, state: .sent, reason: nil)
-                continue
+            var (sent, failed) = (0, 0)
+            for try await (item, outcome) in group {
+                try await Self.record(item.message, outcome, store: store, settings: settings, logger: logger)
+                if outcome.sent { sent += 1 } else { failed += 1 }
             }
-            failed += 1
-            var retryIn: Duration?
-            if !outcome.permanent, message.attempts + 1 < settings.attempts {
-                var backoff = Backoff(initial: settings.retryBase, maximum: settings.retryMaximum, jitter: .full)
-                for _ in 0...message.attempts { retryIn = backoff.next() }
-            }
-            logger.notice(
-                "customer message failed",
-                metadata: [
-                    "message": "\(message.id)", "channel": "\(message.channel.rawValue)", "error": "\(outcome.error)",
-                    "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
-                ])
-            try await store.recordMessage(
-                id: message.id, state: retryIn == nil ? .failed : .pending, reason: outcome.error, retryIn: retryIn)
+            return (sent, failed, nil)
         }
-        return (sent, failed, nil)
+    }
+
+    static func record(
+        _ message: CustomerMessage, _ outcome: SendOutcome, store: CentralStore, settings: Settings, logger: Logger
+    ) async throws {
+        if outcome.sent { return try await store.recordMessage(id: message.id, state: .sent, reason: nil) }
+        var retryIn: Duration?
+        if !outcome.permanent, message.attempts + 1 < settings.attempts {
+            var backoff = Backoff(initial: settings.retryBase, maximum: settings.retryMaximum, jitter: .full)
+            for _ in 0...message.attempts { retryIn = backoff.next() }
+        }
+        logger.notice(
+            "customer message failed",
+            metadata: [
+                "message": "\(message.id)", "channel": "\(message.channel.rawValue)", "error": "\(outcome.error)",
+                "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
+            ])
+        try await store.recordMessage(id: message.id, state: retryIn == nil ? .failed : .pending, reason: outcome.error, retryIn: retryIn)
     }
 
     /// Why a due message should not go at all, or nil.

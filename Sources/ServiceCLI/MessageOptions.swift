@@ -29,6 +29,9 @@ struct MessageOptions: ParsableArguments {
     var messageTemplates: String?
     @Option(help: ArgumentHelp("From when on the day before a visit its reminder goes, on the site's clock.", valueName: "HH:MM"))
     var reminderTime = "09:00"
+    @Option(
+        help: "Seconds one email's whole SMTP conversation may take (2 to 600); one cut off by a crash goes again after this and 5 more.")
+    var smtpTimeout: Double = 120
     @Option(help: "At most this many messages to one customer in 24 hours.") var messagesPerDay = 10
     @Option(help: "Seconds before a failed message's first retry; each next waits up to twice as long (full jitter).")
     var messageRetry: Double = 30
@@ -40,6 +43,7 @@ struct MessageOptions: ParsableArguments {
 
     func check() throws {
         if !(1...1000).contains(messagesPerDay) { throw ValidationError("--messages-per-day must be 1 to 1000") }
+        if !(2...600).contains(smtpTimeout) { throw ValidationError("--smtp-timeout must be 2 to 600 seconds") }
         if !(0.01...3600).contains(messageRetry) { throw ValidationError("--message-retry must be 0.01 to 3600 seconds") }
         _ = try settings(defaultURL: "http://localhost", boardOrigin: nil)
     }
@@ -52,7 +56,10 @@ struct MessageOptions: ParsableArguments {
             else { throw ValidationError("--public-url must be an http(s) address, like https://visits.example.com") }
             var settings = MessageService.Settings(publicURL: base.hasSuffix("/") ? String(base.dropLast()) : base)
             settings.smtp = try setting(smtpUrl, "TEAMWORK_SMTP_URL").map {
-                try SMTPSettings.parse($0, caFile: setting(smtpCaFile, "TEAMWORK_SMTP_CA_FILE"))
+                var smtp = try SMTPSettings.parse($0, caFile: setting(smtpCaFile, "TEAMWORK_SMTP_CA_FILE"))
+                smtp.totalTimeout = .milliseconds(Int(smtpTimeout * 1000))
+                smtp.stepTimeout = min(smtp.stepTimeout, smtp.totalTimeout)
+                return smtp
             }
             if let sms = setting(smsUrl, "TEAMWORK_SMS_URL") {
                 settings.sms = try MessageService.SMSTarget(url: sms, secret: environment["TEAMWORK_SMS_SECRET"] ?? "")

@@ -49,8 +49,12 @@ struct TaskImportTests {
         ("title,team,location\nok,red,Depot\nfar,red,Nowhere\n", "line 3, column 'location': no site named or numbered 'Nowhere'"),
         ("title,team,checklist\nok,red,\nchecked,red,Nope\n", "line 3: no checklist named 'Nope'"),
         (
+            "title,team,customer\nok,red,\nfor whom,red,nobody@example.org\n",
+            "line 3, column 'customer': no customer 'nobody@example.org' (an id or an email)"
+        ),
+        (
             "title,team,colour\nok,red,blue\n",
-            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window, checklist, duration"
+            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window, checklist, duration, customer"
         ),
         ("team\nred\n", "line 1: the header needs a 'title' column"),
         ("title,team\nok,red\n\"broken,red\n", "line 3: a quoted field is never closed"),

@@ -40,6 +40,17 @@ struct CustomerCLITests {
             #expect((export?["customer"] as? [String: Any])?["email"] as? String == "asa@example.se")
             #expect((export?["tasks"] as? [[String: Any]])?.count == 1 && (export?["messages"] as? [[String: Any]])?.count == 2)
 
+            // A CSV import names a task's own customer by email (or id).
+            _ = try await tool.ok("customer", "add", "--name", "Bo Ek", "--email", "bo.ek@example.org")
+            let csv = FileManager.default.temporaryDirectory.appending(path: "customers-\(UUID().uuidString).csv")
+            defer { try? FileManager.default.removeItem(at: csv) }
+            try Data("title,team,location,customer\nFor Bo,red,4,BO.EK@example.org\nFor the site's,red,4,\n".utf8).write(to: csv)
+            _ = try await tool.ok("task", "import", csv.path)
+            let imported = try JSONOutput.decode([FieldTask].self, try await tool.ok("task", "list", "--json"))
+            #expect(
+                imported.first { $0.title == "For Bo" }?.customerID == 2
+                    && imported.first { $0.title == "For the site's" }?.customerID == nil)
+
             let unsure = try await tool("customer", "erase", "asa@example.se")
             #expect(unsure.status == 64 && unsure.errorLines.count == 1 && unsure.stderr.contains("--yes"))
             #expect(try await tool.ok("customer", "erase", "asa@example.se", "--yes").contains("Erased customer 1"))

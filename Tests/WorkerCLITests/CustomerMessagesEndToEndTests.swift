@@ -177,6 +177,17 @@ struct CustomerMessagesEndToEndTests {
             #expect(changed.invitation?.uid == invitation.uid && changed.messageID != booked.messageID)
             let link = try #require(changed.link)
 
+            // The dispatcher watches tomorrow on the live board while the customer answers.
+            let token = try await manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
+            let board = try await BrowserPage.launch()
+            defer { Task { await board.close() } }
+            try await board.open(service.url + "/board")
+            try await board.fill("#token", with: token)
+            try await board.clickAndWaitForNavigation("form[action='/board/sign-in'] button")
+            try await board.open(service.url + "/board?day=\(tomorrow)")
+            #expect(try await board.html().contains("customer: no answer"), "the card says nobody has answered yet")
+            _ = try await board.evaluate("window.sameDocument = 'yes'")
+
             var asked: TimeWindow?
             try await BoardTests.withPage(javascript: false) { page in
                 try await page.open(firstLink)
@@ -218,19 +229,13 @@ struct CustomerMessagesEndToEndTests {
             let shown = try await manager.ok("task", "show", String(task.id))
             #expect(shown.contains("asked to move to"), "\(shown)")
 
-            // The dispatcher accepts on the board: the customer is sent the new time.
-            let token = try await manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
-            try await BoardTests.withPage(javascript: false) { page in
-                try await page.open(service.url + "/board")
-                try await page.fill("#token", with: token)
-                try await page.clickAndWaitForNavigation("form[action='/board/sign-in'] button")
-                try await page.open(service.url + "/board?day=\(tomorrow)")
-                let board = try await page.html()
-                #expect(board.contains("customer: asked to move to"), "the card says so")
-                try await page.open(service.url + "/board/tasks/\(task.id)")
-                #expect(try await page.html().contains("Asked to move to"))
-                try await page.clickAndWaitForNavigation("form[action='/board/tasks/\(task.id)/accept-move'] button")
-            }
+            // The live board shows the answer without a reload; the dispatcher accepts: the customer is sent the new time.
+            try await board.waitUntil("document.querySelector('#task-\(task.id) .answer-move')", within: .seconds(10))
+            #expect(try await board.evaluate("window.sameDocument").string == "yes", "the board updated in place")
+            #expect(try await board.html().contains("customer: asked to move to"), "the card says so")
+            try await board.open(service.url + "/board/tasks/\(task.id)")
+            #expect(try await board.html().contains("Asked to move to"))
+            try await board.clickAndWaitForNavigation("form[action='/board/tasks/\(task.id)/accept-move'] button")
             #expect(try await CentralStore.withStore(url) { try await $0.task(id: task.id).window } == asked)
             #expect(try await eventually(within: .seconds(30)) { try catcher.mails().count == 3 }, "\(catcher.shown())")
             let moved = try catcher.mails()[2]
@@ -327,6 +332,57 @@ struct CustomerMessagesEndToEndTests {
             #expect(quiets.contains("the customer has not agreed to messages"), "\(quiets)")
             #expect(try receiver.lines().allSatisfy { $0.to != "+46709998877" })
             _ = next
+        }
+    }
+
+    @Test func emailCutOffByAKilledServiceGoesAgainWithTheSameMessageIDAndEveryMessageArrivesOnce() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "mail-chaos-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
+            _ = try await manager.ok("customer", "add", "--name", "Ola", "--email", "ola@example.org", "--consent")
+            let catcher = try Catcher(in: folder, extra: ["--delay-first", "30"])
+            defer { catcher.stop() }
+            try await catcher.waitUntilListening()
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments += [
+                "--smtp-url", "smtp://127.0.0.1:\(catcher.port)?from=visits@example.com&starttls=never", "--smtp-timeout", "3",
+                "--message-retry", "0.2",
+            ]
+            try await service.start()
+            defer { service.stopInBackground() }
+            let tomorrow = try Zone("Europe/Stockholm").date(of: Date()).adding(days: 1)
+            var tasks: [Int64] = []
+            for hour in [10, 12, 14] {
+                let made = try await manager.run([
+                    "task", "create", "--title", "Visit \(hour)", "--team", "red", "--customer", "ola@example.org", "--window",
+                    "\(tomorrow)T\(hour):00/PT1H", "--json",
+                ])
+                #expect(made.status == 0, "\(made.stderr)")
+                tasks.append(try JSONOutput.decode(FieldTask.self, made.stdout).id)
+            }
+            // The service dies while the relay holds the first message (taken, not yet answered).
+            #expect(try await eventually(within: .seconds(30)) { catcher.shown().contains("holding mail 1") }, "\(catcher.shown())")
+            #expect(try await service.stop(signal: SIGKILL) == 128 + SIGKILL)
+            try await service.start()
+            #expect(
+                try await eventually(within: .seconds(40)) {
+                    let mails = try catcher.mails()
+                    return Set(mails.map(\.messageID)).count == 3 && mails.count >= 4
+                },
+                "\(catcher.shown())\n\(service.logTail(20))")
+            let mails = try catcher.mails()
+            #expect(mails.count == 4, "the one cut off came again, once: \(catcher.shown())")
+            let first = mails[0].messageID
+            #expect(mails.filter { $0.messageID == first }.count == 2, "with the same Message-ID, for the mail system to drop")
+            for task in tasks {
+                let messages = try JSONOutput.decode(
+                    [CustomerMessage].self, try await manager.ok("task", "messages", String(task), "--json"))
+                #expect(messages.map(\.state) == [.sent], "task \(task): \(messages)")
+            }
         }
     }
 }

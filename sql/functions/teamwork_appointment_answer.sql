@@ -47,7 +47,7 @@ BEGIN
         jsonb_build_object('task_id', k.task_id, 'sequence', k.sequence, 'answer', p_answer,
                            'asked_start', CASE WHEN p_answer = 'move' THEN p_start END,
                            'asked_end', CASE WHEN p_answer = 'move' THEN p_end END));
-    PERFORM pg_notify('teamwork_appointments', k.task_id::text);
+    PERFORM pg_notify('teamwork_feed', '');
     RETURN 'done';
 END
 $$;
