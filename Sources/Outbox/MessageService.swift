@@ -104,11 +104,9 @@ public struct MessageService: Service {
                 continue
             }
             do {
-                guard let outgoing = try await Self.compose(item.message, store: store, settings: settings) else {
-                    try await store.recordMessage(id: item.message.id, state: .skipped, reason: "the task or its customer is gone")
-                    continue
-                }
-                ready.append((item, outgoing))
+                ready.append((item, try await Self.compose(item.message, store: store, settings: settings)))
+            } catch let skip as Skip {
+                try await store.recordMessage(id: item.message.id, state: .skipped, reason: skip.reason)
             } catch let error as TeamworkError {
                 try await store.recordMessage(id: item.message.id, state: .failed, reason: error.message)
             }
@@ -188,11 +186,19 @@ public struct MessageService: Service {
         }
     }
 
-    /// The message's words (and for an appointment, its invitation and link), from the task as it stands.
-    static func compose(_ message: CustomerMessage, store: CentralStore, settings: Settings) async throws -> Outgoing? {
-        let customer = try await store.customer(id: message.customerID)
-        guard customer.erasedAt == nil else { return nil }
-        guard let task = try? await store.task(id: message.taskID) else { return nil }
+    /// Why a message that was due no longer goes: what changed since it was written.
+    struct Skip: Error {
+        var reason: String
+    }
+
+    /// The message's words (and for an appointment, its invitation and link), from the task and the
+    /// customer as they stand now: one who was erased, withdrew consent or lost the address gets nothing.
+    static func compose(_ message: CustomerMessage, store: CentralStore, settings: Settings) async throws -> Outgoing {
+        guard let customer = try? await store.customer(id: message.customerID), customer.erasedAt == nil else {
+            throw Skip(reason: "the customer was erased")
+        }
+        guard customer.consent else { throw Skip(reason: "the customer no longer agrees to messages") }
+        guard let task = try? await store.task(id: message.taskID) else { throw Skip(reason: "the task was deleted") }
         let site = try await task.locationID.asyncMap { try await store.location(id: $0) }
         let zone = task.zone
         let worker = try await (message.kind == .done ? task.completedBy : task.assigneeID).asyncMap { try await store.person(id: $0) }
@@ -235,11 +241,12 @@ public struct MessageService: Service {
         let words = settings.templates.render(message.kind, customer.language, values)
         switch message.channel {
         case .sms:
-            guard let phone = customer.phone, customer.consent else { return nil }
+            guard let phone = customer.phone else { throw Skip(reason: "the customer has no phone number now") }
             let link = values["link"].flatMap { $0.hasPrefix("http") ? $0 : nil }
             return .sms(id: "msg_\(message.id)", to: phone, text: words.subject + (link.map { " " + $0 } ?? ""))
         case .email:
-            guard let email = customer.email, customer.consent, let smtp = settings.smtp else { return nil }
+            guard let email = customer.email else { throw Skip(reason: "the customer has no email address now") }
+            guard let smtp = settings.smtp else { throw Skip(reason: "no email channel is configured (TEAMWORK_SMTP_URL)") }
             var calendar: (method: String, text: String)?
             if [.booked, .changed, .cancelled].contains(message.kind), let window = task.window {
                 let cancelled = message.kind == .cancelled

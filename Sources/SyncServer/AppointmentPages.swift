@@ -14,12 +14,15 @@ import TeamworkModel
 /// or cancels; a link answers once, for its own message, until the window begins. Every decision
 /// is the master's (teamwork_appointment_answer, SECURITY DEFINER); every form carries a CSRF
 /// token that must match the page's cookie; every unknown secret is a 404 counted against its
-/// address (30 a minute); at most 4 pages in the works per address and 16 in all, each on the
-/// shared connection.
+/// address (30 a minute); one link is looked at 20 times a minute at most; at most 4 pages in the
+/// works per address and 16 in all, each on the shared connection.
 struct AppointmentPages: Sendable {
     let store: SharedStore
     let pages = Budget<String>(perPrincipal: 4, total: 16)
     let limiter = AddressLimiter(perAddress: 30)
+    /// Looks at one link, known or not: 20 a minute (a page that can still be answered costs the
+    /// master a few dozen reads for its free times, on the connection every device's token check shares).
+    let views = AddressLimiter(perAddress: 20)
     let secure: Bool
     static let cookie = "tw_appointment"
     /// Hours for people without a week set, as the day planner takes them.
@@ -54,7 +57,8 @@ struct AppointmentPages: Sendable {
     /// Looks the secret up within the budgets; nil for an unknown one (counted against the address).
     func facts(_ secret: String, _ context: SyncRequestContext) async throws -> Facts? {
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
-        guard limiter.allows(address) else { throw CalendarFeeds.TooManyLookups() }
+        guard limiter.allows(address), views.allows(secret) else { throw TooMany() }
+        views.failed(secret)
         guard case .success(let place) = pages.reserve(for: address) else { throw CalendarFeeds.StoreBusy() }
         defer { place.release() }
         let found = try await store.run { store -> Facts? in
@@ -134,6 +138,11 @@ struct AppointmentPages: Sendable {
         }
         // Back to the page, which now says what they answered (a reload does not send it again).
         return Response(status: .seeOther, headers: [.location: "/appointment/\(secret)", .cacheControl: "no-store"])
+    }
+
+    struct TooMany: ShownError {
+        var status: HTTPResponse.Status { .tooManyRequests }
+        var shownMessage: String { "too many looks at this page: try again in a minute" }
     }
 
     static func equalInConstantTime(_ a: String, _ b: String) -> Bool {

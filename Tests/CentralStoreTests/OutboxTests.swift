@@ -57,4 +57,72 @@ struct OutboxTests {
             #expect(try await store.webhook(id: hook.id).failures == 0)
         }
     }
+
+    @Test func attachmentsChecklistsAndCustomersAnswersAreEventsOnlyForTheirSubscribers() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let (hook, _) = try await store.addWebhook(
+                url: "https://warehouse.example/in",
+                events: [.attachmentAdded, .checklistCompleted, .appointmentConfirmed, .appointmentMoved], description: "")
+            _ = try await store.publishChecklist(
+                name: "visit", items: [ChecklistItem(key: "done", kind: .check, label: "Done", required: true)], existing: false)
+            var new = try world.task("checked", team: world.red, assignee: world.ann)
+            new.checklist = "visit"
+            let checked = try await store.createTask(new)
+            let plain = try await store.createTask(try world.task("plain", team: world.red, assignee: world.ann))
+            // A signature from the field, as the sync endpoint records it.
+            try await store.connection.query(
+                """
+                INSERT INTO attachments (task_id, person_id, change_id, item, sha256, size, media_type, signer, captured_at, received_at)
+                VALUES (\(checked.id), \(world.ann.id), 'c-1', NULL, \(String(repeating: "a", count: 64)), 1234, 'image/png',
+                        'Åsa Öberg', now(), now())
+                """, logger: store.logger)
+            let answered = "{\"done\": {\"value\": \"yes\", \"by\": \(world.ann.id), \"at\": 0}}"
+            for task in [checked, plain] {
+                try await store.connection.query(
+                    """
+                    UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = assignee_id,
+                           answers = CASE WHEN checklist_id IS NULL THEN answers
+                                          ELSE \(answered)::jsonb END
+                    WHERE id = \(task.id)
+                    """, logger: store.logger)
+            }
+            let events = try await store.rows(
+                """
+                SELECT e.event, e.task_id, e.payload::text FROM webhook_deliveries d JOIN outbox_events e ON e.id = d.event_id
+                WHERE d.subscription_id = \(hook.id) ORDER BY e.id
+                """
+            ).map { try $0.decode((String, Int64?, String).self) }
+            #expect(events.map(\.0) == ["attachment.added", "checklist.completed"], "not the plain task's completion: \(events)")
+            #expect(
+                events[0].1 == checked.id && events[0].2.contains("\"signer\": \"Åsa Öberg\"") && events[0].2.contains("\"size\": 1234"))
+            #expect(events[1].2.contains("\"answers\": {\"done\"") && events[1].2.contains("\"type\": \"checklist.completed\""))
+
+            // The customer's answers: confirmed, and (after a change of window) asked to move.
+            let asa = try await store.addCustomer(try NewCustomer(name: "Åsa", email: "asa@example.se", consent: true))
+            var visit = try world.task("visit", team: world.red)
+            let start = Date().addingTimeInterval(86_400 * 2)
+            visit.window = try TimeWindow(start: start, end: start.addingTimeInterval(3600))
+            visit.customerID = asa.id
+            let booked = try await store.createTask(visit)
+            let link = try #require(try await store.issueAppointmentLink(taskID: booked.id, sequence: 0))
+            #expect(try await store.answerAppointment(secret: link, answer: .confirmed) == "done")
+            _ = try await store.updateTask(
+                id: booked.id,
+                try TaskChanges(window: .some(try TimeWindow(start: start.addingTimeInterval(7200), end: start.addingTimeInterval(10_800))))
+            )
+            let again = try #require(try await store.issueAppointmentLink(taskID: booked.id, sequence: 1))
+            let later = try TimeWindow(start: start.addingTimeInterval(86_400), end: start.addingTimeInterval(90_000))
+            #expect(try await store.answerAppointment(secret: again, answer: .move, moveTo: later) == "done")
+            let answers = try await store.rows(
+                """
+                SELECT e.event, e.payload::text FROM webhook_deliveries d JOIN outbox_events e ON e.id = d.event_id
+                WHERE d.subscription_id = \(hook.id) AND e.event LIKE 'appointment.%' ORDER BY e.id
+                """
+            ).map { try $0.decode((String, String).self) }
+            #expect(answers.map(\.0) == ["appointment.confirmed", "appointment.moved"])
+            #expect(answers[1].1.contains("\"sequence\": 1") && answers[1].1.contains("\"asked_start\""))
+            #expect(!answers.contains { $0.1.contains("asa@example.se") }, "no contact details in an event")
+        }
+    }
 }

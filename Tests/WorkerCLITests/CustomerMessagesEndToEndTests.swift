@@ -385,4 +385,53 @@ struct CustomerMessagesEndToEndTests {
             }
         }
     }
+
+    @Test func aFloodOfMadeUpLinksIsCutOffPerAddressAndARealCustomerElsewhereStillAnswers() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "links-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await manager.ok("customer", "add", "--name", "Ola", "--email", "ola@example.org", "--consent")
+            let tomorrow = try Zone("Europe/Stockholm").date(of: Date()).adding(days: 1)
+            let task = try JSONOutput.decode(
+                FieldTask.self,
+                try await manager.ok(
+                    "task", "create", "--title", "Visit", "--team", "red", "--customer", "1", "--window", "\(tomorrow)T10:00/PT1H", "--json"
+                ))
+            let secret = try #require(
+                try await CentralStore.withStore(url) { try await $0.issueAppointmentLink(taskID: task.id, sequence: 0) })
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                    "--host", "::", "--port", String(port), "--sweep", "0.5",
+                ], port: port, log: folder.path + "/service.log")
+            try await service.start()
+            defer { service.stopInBackground() }
+            // 200 made-up links at once from one address: refused (404), then cut off (429) or turned away (503).
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        try await LocalHTTP.request(port: port, "/appointment/twa_" + String(format: "%043d", index)).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { [404, 429, 503].contains($0) }, "\(statuses)")
+            #expect(statuses.filter { $0 == 404 }.count <= 30 + 4, "at most a minute's worth reach the master: \(statuses)")
+            // The customer, at another address, opens their page and answers.
+            let page = try await LocalHTTP.request(port: port, "/appointment/\(secret)", host: "::1")
+            #expect(page.status == 200 && page.text.contains("Confirm the visit"), "\(page.status)")
+            // One link looked at over and over: 20 a minute.
+            var last = 0
+            for _ in 0..<25 where last != 429 {
+                last = try await LocalHTTP.request(port: port, "/appointment/\(secret)", host: "::1").status
+            }
+            #expect(last == 429)
+        }
+    }
 }
