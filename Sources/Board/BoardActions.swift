@@ -133,6 +133,19 @@ extension BoardRoutes {
                     expectedVersion: try form.version())
                 return "Task \(task.id) is free for its team again"
             }
+        case "customer":
+            return try await act(request, context, refused: refused) { store, form in
+                let text = (form["customer"] ?? "").trimmingCharacters(in: .whitespaces)
+                var customer: Customer?
+                if !text.isEmpty {
+                    guard text.count <= 19, let id = Int64(text) else { throw BoardProblem(.unprocessableContent, "choose a customer") }
+                    customer = try await store.customer(id: id)
+                    guard customer?.erasedAt == nil else { throw BoardProblem(.unprocessableContent, "that customer was erased") }
+                }
+                let task = try await store.updateTask(
+                    id: id, try TaskChanges(customerID: .some(customer?.id)), expectedVersion: try form.version())
+                return customer.map { "Task \(task.id)'s customer is \($0.name)" } ?? "Task \(task.id) has its site's customer"
+            }
         case "accept-move":
             return try await act(request, context, refused: refused) { store, form in
                 guard let asked = try await store.appointments(taskIDs: [id])[id], asked.answer == .move, let window = asked.asked else {

@@ -20,6 +20,8 @@ struct TaskView: Sendable {
     var customer: Customer? = nil
     var appointment: Appointment? = nil
     var messages: [CustomerMessage] = []
+    /// Whom the task may name as its customer (the first 500 by name).
+    var customers: [Customer] = []
 
     static func load(_ store: CentralStore, id: Int64, now: Date) async throws -> TaskView {
         let task = try await store.task(id: id)
@@ -31,7 +33,8 @@ struct TaskView: Sendable {
             task: task, site: site, names: names, ranking: ranking, workers: workers,
             history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now,
             customer: try await store.taskCustomer(taskID: id), appointment: try await store.appointments(taskIDs: [id])[id],
-            messages: try await store.customerMessages(taskID: id, limit: 20))
+            messages: try await store.customerMessages(taskID: id, limit: 20),
+            customers: try await store.customers().filter { $0.erasedAt == nil })
     }
 }
 
@@ -177,8 +180,24 @@ extension BoardPages {
 
     /// The customer, what they answered (with the time they asked for, to accept), and the messages.
     static func customer(_ view: TaskView, hidden: HTML) -> HTML {
-        guard let customer = view.customer else { return .empty }
         let task = view.task
+        let choices: [HTML] = view.customers.map { customer in
+            "<option value=\"\(customer.id)\"\(customer.id == task.customerID ? HTML(" selected") : .empty)>\(customer.name)</option>"
+        }
+        let choose: HTML =
+            task.status.isClosed || view.customers.isEmpty
+            ? .empty
+            : """
+            <form method="post" action="/board/tasks/\(task.id)/customer" id="customer-form">\(hidden)\
+            <label for="customer">Its own customer</label> <select id="customer" name="customer">\
+            <option value=""\(task.customerID == nil ? HTML(" selected") : .empty)>the site's</option>\(choices)</select> \
+            <button type="submit">Set</button></form>
+            """
+        guard let customer = view.customer else {
+            return choose.text.isEmpty
+                ? .empty
+                : "<section aria-labelledby=\"customer-heading\"><h2 id=\"customer-heading\">Customer</h2><p>None.</p>\(choose)</section>"
+        }
         let contact = [customer.email, customer.phone].compactMap { $0 }.joined(separator: ", ")
         var answer: HTML = .empty
         if let appointment = view.appointment {
@@ -201,7 +220,7 @@ extension BoardPages {
             <section aria-labelledby="customer-heading"><h2 id="customer-heading">Customer</h2>
             <p>\(customer.name)\(contact.isEmpty ? "" : " (\(contact))")\(task.customerID == nil ? ", the site's customer" : "")\
             \(customer.consent ? "" : ": has not agreed to messages, so none is sent")</p>
-            \(answer)
+            \(answer)\(choose)
             \(rows.isEmpty ? HTML.empty : "<table class=\"messages\"><thead><tr><th>Message</th><th>By</th><th>State</th><th>Sent</th><th>Why</th></tr></thead><tbody>\(rows)</tbody></table>")
             </section>
             """

@@ -241,16 +241,26 @@ struct CustomerMessagesEndToEndTests {
             let moved = try catcher.mails()[2]
             #expect(moved.invitation?.sequence == 2 && moved.invitation.flatMap { Self.instant($0.start) } == asked?.start)
 
-            // Cancelled: METHOD:CANCEL at the next sequence, and no link.
-            _ = try await manager.ok("task", "cancel", String(task.id))
+            // The dispatcher names the task a customer of its own on the board: they are sent the booking.
+            _ = try await manager.ok("customer", "add", "--name", "Per Holm", "--email", "per@example.se", "--consent")
+            try await board.open(service.url + "/board/tasks/\(task.id)")
+            try await board.choose("2", in: "#customer")
+            try await board.clickAndWaitForNavigation("#customer-form button")
+            #expect(try await CentralStore.withStore(url) { try await $0.task(id: task.id).customerID } == 2)
             #expect(try await eventually(within: .seconds(30)) { try catcher.mails().count == 4 }, "\(catcher.shown())")
-            let cancelled = try catcher.mails()[3]
+            let forPer = try catcher.mails()[3]
+            #expect(forPer.to.contains("per@example.se") && forPer.invitation?.sequence == 3 && forPer.subject.hasPrefix("Your visit"))
+
+            // Cancelled: METHOD:CANCEL at the next sequence, to whom the visit is now for, and no link.
+            _ = try await manager.ok("task", "cancel", String(task.id))
+            #expect(try await eventually(within: .seconds(30)) { try catcher.mails().count == 5 }, "\(catcher.shown())")
+            let cancelled = try catcher.mails()[4]
             #expect(cancelled.invitation?.method == "CANCEL" && cancelled.invitation?.status == "CANCELLED")
-            #expect(cancelled.invitation?.sequence == 3 && cancelled.link == nil)
-            #expect(Set(try catcher.mails().map(\.messageID)).count == 4, "each message once")
+            #expect(cancelled.invitation?.sequence == 4 && cancelled.link == nil && cancelled.to.contains("per@example.se"))
+            #expect(Set(try catcher.mails().map(\.messageID)).count == 5, "each message once")
             let messages = try JSONOutput.decode(
                 [CustomerMessage].self, try await manager.ok("task", "messages", String(task.id), "--json"))
-            #expect(messages.map(\.state) == [.sent, .sent, .sent, .sent])
+            #expect(messages.map(\.state) == [.sent, .sent, .sent, .sent, .sent])
             #expect(messages.first?.attempts == 2, "the first went again after the relay's 451")
         }
     }
