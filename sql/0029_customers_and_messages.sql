@@ -99,6 +99,9 @@ CREATE TRIGGER tasks_customer_messages_inserted AFTER INSERT ON tasks REFERENCIN
     FOR EACH STATEMENT EXECUTE FUNCTION tasks_customer_messages();
 CREATE TRIGGER tasks_customer_messages_updated AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION tasks_customer_messages();
+CREATE FUNCTION locations_customer_messages() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER locations_customer_changed AFTER UPDATE OF customer_id ON locations
+    FOR EACH ROW WHEN (OLD.customer_id IS DISTINCT FROM NEW.customer_id) EXECUTE FUNCTION locations_customer_messages();
 CREATE FUNCTION teamwork_queue_reminders(time) RETURNS integer LANGUAGE sql AS $$ SELECT 0 $$;
 CREATE FUNCTION teamwork_issue_appointment_link(bigint, integer) RETURNS text LANGUAGE sql AS $$ SELECT NULL::text $$;
 CREATE FUNCTION teamwork_appointment_link(text)
@@ -117,6 +120,7 @@ GRANT EXECUTE ON FUNCTION teamwork_appointment_link(text) TO teamwork_manager;
 GRANT SELECT, INSERT, UPDATE, DELETE ON customers TO teamwork_manager;
 GRANT SELECT ON customers, appointments, customer_messages TO teamwork_service;
 GRANT SELECT ON appointments, customer_messages TO teamwork_manager;
-GRANT DELETE ON customer_messages TO teamwork_manager;
+GRANT DELETE ON customer_messages, appointments, appointment_links TO teamwork_manager;
+GRANT SELECT (task_id, sequence, expires_at, used_at, created_at) ON appointment_links TO teamwork_manager;
 GRANT UPDATE (state, reason, attempts, next_attempt_at) ON customer_messages TO teamwork_manager;
 GRANT UPDATE (state, reason, attempts, next_attempt_at, sent_at) ON customer_messages TO teamwork_service;

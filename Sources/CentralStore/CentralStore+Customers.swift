@@ -112,11 +112,17 @@ extension CentralStore {
     }
 
     /// Erases a customer on their request: name, email and phone gone, consent withdrawn, their
-    /// messages deleted. Sites and tasks keep pointing at the erased row, so the work's history stands.
+    /// messages, appointments and links deleted. Sites and tasks keep pointing at the erased row, so
+    /// the work's history stands.
     public func eraseCustomer(id: Int64) async throws -> Customer {
         _ = try await customer(id: id)
         return try await transaction { connection in
             try await connection.query("DELETE FROM customer_messages WHERE customer_id = \(id)", logger: logger)
+            // Their links stop answering and their appointments go: nothing opens a page about their visits.
+            try await connection.query(
+                "DELETE FROM appointment_links WHERE task_id IN (SELECT task_id FROM appointments WHERE customer_id = \(id))",
+                logger: logger)
+            try await connection.query("DELETE FROM appointments WHERE customer_id = \(id)", logger: logger)
             return try Self.customer(
                 try await connection.query(
                     """

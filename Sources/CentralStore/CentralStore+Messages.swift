@@ -15,14 +15,19 @@ extension CentralStore {
 
     /// Takes up to `limit` due messages, the oldest first, and holds them for `lease` (should the
     /// sender die mid-send, they are due again after it, as at-least-once delivery wants).
-    public func claimDueMessages(limit: Int, lease: Duration) async throws -> [DueMessage] {
+    /// Only those of `channels` (the ones this service can send by) are taken: another instance
+    /// with more may send the rest, which wait meanwhile, saying why (``noteWaitingMessages``).
+    public func claimDueMessages(
+        limit: Int, lease: Duration, channels: [CustomerMessage.Channel] = [.email, .sms]
+    ) async throws -> [DueMessage] {
         let seconds = Double(lease.components.seconds)
+        let names = channels.map(\.rawValue)
         // One statement through ``rows(_:)``: within the store's query deadline.
         return try await rows(
             """
             WITH due AS (
                 SELECT id FROM customer_messages
-                 WHERE state = 'pending' AND next_attempt_at <= now()
+                 WHERE state = 'pending' AND next_attempt_at <= now() AND channel = ANY(\(names))
                  ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
             ), held AS (
                 UPDATE customer_messages m SET next_attempt_at = now() + make_interval(secs => \(seconds))
@@ -45,14 +50,37 @@ extension CentralStore {
         }
     }
 
+    /// Says on each waiting message of a channel not in `channels` that it waits for one.
+    public func noteWaitingMessages(channels: [CustomerMessage.Channel]) async throws {
+        let names = channels.map(\.rawValue)
+        _ = try await rows(
+            """
+            UPDATE customer_messages SET reason = CASE channel WHEN 'email' THEN 'waiting for an email channel (TEAMWORK_SMTP_URL)'
+                                                               ELSE 'waiting for an SMS channel (TEAMWORK_SMS_URL)' END
+            WHERE state = 'pending' AND NOT channel = ANY(\(names)) AND reason IS NULL RETURNING id
+            """)
+    }
+
+    /// Holds `ids` for `lease` from now: taken again just before they are sent, so the hold covers the send whatever composing took.
+    public func holdMessages(ids: [Int64], lease: Duration) async throws {
+        guard !ids.isEmpty else { return }
+        _ = try await rows(
+            """
+            UPDATE customer_messages SET next_attempt_at = now() + make_interval(secs => \(Double(lease.components.seconds)))
+            WHERE id = ANY(\(ids)) AND state = 'pending' RETURNING id
+            """)
+    }
+
     /// Records what became of a message: sent; skipped or failed for good (with why); or tried
-    /// and due again in `retryIn` (with what the attempt met).
-    public func recordMessage(id: Int64, state: CustomerMessage.State, reason: String?, retryIn: Duration? = nil) async throws {
+    /// and due again in `retryIn` (with what the attempt met); `attempted` false: not tried (it waits for its budget).
+    public func recordMessage(
+        id: Int64, state: CustomerMessage.State, reason: String?, retryIn: Duration? = nil, attempted: Bool = true
+    ) async throws {
         let retry = retryIn.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         _ = try await rows(
             """
             UPDATE customer_messages SET state = \(state.rawValue), reason = \(reason.map { String($0.prefix(500)) }),
-                   attempts = attempts + CASE WHEN \(state.rawValue) = 'skipped' THEN 0 ELSE 1 END,
+                   attempts = attempts + CASE WHEN \(state.rawValue) = 'skipped' OR NOT \(attempted) THEN 0 ELSE 1 END,
                    sent_at = CASE WHEN \(state.rawValue) = 'sent' THEN now() END,
                    next_attempt_at = now() + make_interval(secs => coalesce(\(retry)::double precision, 0))
             WHERE id = \(id) AND state = 'pending' RETURNING id

@@ -170,7 +170,7 @@ struct ImportDirectory {
         var customerID: Int64?
         if let customer = nonEmpty("customer") {
             customerID = customers[customer.lowercased()]
-            if customerID == nil { throw fail("customer", "no customer '\(TerminalText.inline(customer))' (an id or an email)") }
+            if customerID == nil { throw fail("customer", "no such customer (an id or an email)") }
         }
         return try checked("title") {
             try NewTask(

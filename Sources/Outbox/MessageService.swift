@@ -90,27 +90,50 @@ public struct MessageService: Service {
         }
     }
 
-    /// One look: queues due reminders, then takes what is due and sends it.
+    /// The channels this service can send by.
+    static func channels(_ settings: Settings) -> [CustomerMessage.Channel] {
+        (settings.smtp == nil ? [] : [.email]) + (settings.sms == nil ? [] : [.sms])
+    }
+
+    /// When reminders were last queued: every 10 seconds is plenty for "from 09:00 the day before".
+    static let remindersQueued = Locked<ContinuousClock.Instant?>(nil)
+
+    /// One look: queues due reminders (every 10 s), then takes what is due by the channels
+    /// this service has and sends it; messages for a channel it lacks wait, saying why.
     static func pass(_ store: CentralStore, settings: Settings, logger: Logger) async throws -> (Int, Int, Int?) {
-        _ = try await store.queueReminders(from: settings.reminderTime)
+        let now = ContinuousClock.now
+        if remindersQueued.value.map({ now - $0 >= .seconds(10) }) ?? true {
+            _ = try await store.queueReminders(from: settings.reminderTime)
+            remindersQueued.mutate { $0 = now }
+        }
+        let channels = Self.channels(settings)
+        if channels.count < 2 { try await store.noteWaitingMessages(channels: channels) }
         // Held for as long as one conversation may take (the relay is cut off then) and a margin; a text: its 10 s.
+        // Taken again just before sending, so composing does not eat into it.
         let lease = max(settings.smtp?.totalTimeout ?? .seconds(10), .seconds(10)) + .seconds(5)
-        let due = try await store.claimDueMessages(limit: settings.concurrency, lease: lease)
+        let due = channels.isEmpty ? [] : try await store.claimDueMessages(limit: settings.concurrency, lease: lease, channels: channels)
         guard !due.isEmpty else { return (0, 0, try await store.pendingMessages()) }
         var ready: [(CentralStore.DueMessage, Outgoing)] = []
         for item in due {
-            if let skip = Self.reasonToSkip(item, settings: settings) {
-                try await store.recordMessage(id: item.message.id, state: .skipped, reason: skip)
+            if item.superseded {
+                try await store.recordMessage(id: item.message.id, state: .skipped, reason: "superseded by a newer change")
+                continue
+            }
+            // Over the customer's budget: it waits an hour (a cancellation always goes).
+            if item.sentToday >= settings.dailyLimit, item.message.kind != .cancelled {
+                try await store.recordMessage(
+                    id: item.message.id, state: .pending,
+                    reason: "waiting: \(settings.dailyLimit) messages went to this customer in the last 24 hours",
+                    retryIn: .seconds(3600), attempted: false)
                 continue
             }
             do {
                 ready.append((item, try await Self.compose(item.message, store: store, settings: settings)))
             } catch let skip as Skip {
                 try await store.recordMessage(id: item.message.id, state: .skipped, reason: skip.reason)
-            } catch let error as TeamworkError {
-                try await store.recordMessage(id: item.message.id, state: .failed, reason: error.message)
             }
         }
+        try await store.holdMessages(ids: ready.map(\.0.message.id), lease: lease)
         // Each outcome is recorded as soon as it is known: a crash while one is held leaves only that one to go again.
         return try await withThrowingTaskGroup(of: (CentralStore.DueMessage, SendOutcome).self) { group in
             for (item, outgoing) in ready { group.addTask { (item, await Self.send(outgoing, settings: settings)) } }
@@ -139,17 +162,6 @@ public struct MessageService: Service {
                 "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
             ])
         try await store.recordMessage(id: message.id, state: retryIn == nil ? .failed : .pending, reason: outcome.error, retryIn: retryIn)
-    }
-
-    /// Why a due message should not go at all, or nil.
-    static func reasonToSkip(_ item: CentralStore.DueMessage, settings: Settings) -> String? {
-        if item.superseded { return "superseded by a newer change" }
-        if item.message.channel == .email, settings.smtp == nil { return "no email channel is configured (TEAMWORK_SMTP_URL)" }
-        if item.message.channel == .sms, settings.sms == nil { return "no SMS channel is configured (TEAMWORK_SMS_URL)" }
-        if item.sentToday >= settings.dailyLimit {
-            return "the budget of \(settings.dailyLimit) messages a day to this customer is spent"
-        }
-        return nil
     }
 
     /// A message ready to go.
@@ -194,11 +206,16 @@ public struct MessageService: Service {
     /// The message's words (and for an appointment, its invitation and link), from the task and the
     /// customer as they stand now: one who was erased, withdrew consent or lost the address gets nothing.
     static func compose(_ message: CustomerMessage, store: CentralStore, settings: Settings) async throws -> Outgoing {
-        guard let customer = try? await store.customer(id: message.customerID), customer.erasedAt == nil else {
+        // Only "no such row" means gone; any other failure (the master away) ends the pass, and the held
+        // messages go again after their hold.
+        func found<T>(_ read: () async throws -> T) async throws -> T? {
+            do { return try await read() } catch let error as TeamworkError where error.code == .notFound { return nil }
+        }
+        guard let customer = try await found({ try await store.customer(id: message.customerID) }), customer.erasedAt == nil else {
             throw Skip(reason: "the customer was erased")
         }
         guard customer.consent else { throw Skip(reason: "the customer no longer agrees to messages") }
-        guard let task = try? await store.task(id: message.taskID) else { throw Skip(reason: "the task was deleted") }
+        guard let task = try await found({ try await store.task(id: message.taskID) }) else { throw Skip(reason: "the task was deleted") }
         let site = try await task.locationID.asyncMap { try await store.location(id: $0) }
         let zone = task.zone
         let worker = try await (message.kind == .done ? task.completedBy : task.assigneeID).asyncMap { try await store.person(id: $0) }
@@ -251,7 +268,8 @@ public struct MessageService: Service {
             if [.booked, .changed, .cancelled].contains(message.kind), let window = task.window {
                 let cancelled = message.kind == .cancelled
                 var event = ICalendar.Event(
-                    uid: "task-\(task.id)@teamwork", sequence: message.sequence, start: window.start, end: window.end,
+                    uid: "task-\(task.id)@" + (smtp.from.split(separator: "@").last.map(String.init) ?? "teamwork"),
+                    sequence: message.sequence, start: window.start, end: window.end,
                     summary: task.title, location: values["site"] ?? "", description: values["link"] ?? "",
                     status: cancelled ? "CANCELLED" : "CONFIRMED", lastModified: task.updatedAt)
                 event.organizer = smtp.from

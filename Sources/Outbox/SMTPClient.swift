@@ -87,7 +87,16 @@ public struct SMTPFailure: Error, CustomStringConvertible, Sendable {
 /// One SMTP conversation per message (RFC 5321): EHLO, STARTTLS, AUTH PLAIN or LOGIN, MAIL, RCPT,
 /// DATA, QUIT, each reply awaited within the step's limit and the whole within the total.
 public enum SMTPClient {
+    /// Sends `message`, the whole conversation (connecting included) within `settings.totalTimeout`.
     public static func send(_ message: MailMessage, settings: SMTPSettings) async throws {
+        try await withDeadline(
+            settings.totalTimeout, timeout: { SMTPFailure(description: "the SMTP conversation took too long", permanent: false) }
+        ) {
+            try await converse(message, settings: settings)
+        }
+    }
+
+    static func converse(_ message: MailMessage, settings: SMTPSettings) async throws {
         let replies = ReplyStream()
         let channel: any Channel
         do {
@@ -192,10 +201,12 @@ public enum SMTPClient {
             }
             guard let reply else { throw SMTPFailure(description: "the SMTP relay closed the connection", permanent: false) }
             guard codes.contains(reply.code) else {
-                let said = secret ? "AUTH" : String(command?.prefix(40) ?? "the greeting")
+                // The command's verb only (MAIL, RCPT, DATA…): no address, password or message text in a log.
+                let said =
+                    command.map { $0.hasSuffix(".") && $0.contains("\r\n") ? "the message" : String($0.prefix { $0 != " " && $0 != ":" }) }
+                    ?? "the greeting"
                 throw SMTPFailure(
-                    description: "the SMTP relay answered \(said.contains("\r\n") ? "the message" : said) with \(reply.code) "
-                        + (reply.lines.last ?? ""),
+                    description: "the SMTP relay answered \(secret ? "AUTH" : said) with \(reply.code)",
                     permanent: (500..<600).contains(reply.code))
             }
             return reply

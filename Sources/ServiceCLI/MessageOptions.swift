@@ -41,6 +41,13 @@ struct MessageOptions: ParsableArguments {
         option ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    static func isLoopback(_ host: String) -> Bool {
+        ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+    }
+
+    /// Whether customers' links fall back to this server's own address (no --public-url, no --board-origin).
+    func linksFallBack(boardOrigin: String?) -> Bool { setting(publicUrl, "TEAMWORK_PUBLIC_URL") == nil && boardOrigin == nil }
+
     func check() throws {
         if !(1...1000).contains(messagesPerDay) { throw ValidationError("--messages-per-day must be 1 to 1000") }
         if !(2...600).contains(smtpTimeout) { throw ValidationError("--smtp-timeout must be 2 to 600 seconds") }
@@ -50,10 +57,16 @@ struct MessageOptions: ParsableArguments {
 
     func settings(defaultURL: String, boardOrigin: String?) throws -> MessageService.Settings {
         do {
-            let base = setting(publicUrl, "TEAMWORK_PUBLIC_URL") ?? boardOrigin ?? defaultURL
-            guard let url = URL(string: base), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
-                url.query == nil
-            else { throw ValidationError("--public-url must be an http(s) address, like https://visits.example.com") }
+            let given = setting(publicUrl, "TEAMWORK_PUBLIC_URL")
+            let base = given ?? boardOrigin ?? defaultURL
+            // One given for customers is https (http only on this machine); the fallbacks are as they are (with a warning).
+            guard let url = URL(string: base), let host = url.host, url.query == nil,
+                url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && (given == nil || Self.isLoopback(host)))
+            else {
+                throw ValidationError(
+                    "--public-url must be an https address, like https://visits.example.com (http only on this machine): links carry secrets"
+                )
+            }
             var settings = MessageService.Settings(publicURL: base.hasSuffix("/") ? String(base.dropLast()) : base)
             settings.smtp = try setting(smtpUrl, "TEAMWORK_SMTP_URL").map {
                 var smtp = try SMTPSettings.parse($0, caFile: setting(smtpCaFile, "TEAMWORK_SMTP_CA_FILE"))
@@ -62,6 +75,9 @@ struct MessageOptions: ParsableArguments {
                 return smtp
             }
             if let sms = setting(smsUrl, "TEAMWORK_SMS_URL") {
+                guard let url = URL(string: sms), let host = url.host, url.scheme?.lowercased() == "https" || Self.isLoopback(host) else {
+                    throw ValidationError("--sms-url must be an https address (http only on this machine): texts carry phone numbers")
+                }
                 settings.sms = try MessageService.SMSTarget(url: sms, secret: environment["TEAMWORK_SMS_SECRET"] ?? "")
             }
             if let company = setting(company, "TEAMWORK_COMPANY") {

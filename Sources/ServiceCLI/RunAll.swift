@@ -155,6 +155,12 @@ struct RunAll: AsyncParsableCommand {
             defaultURL: "\(server.tls == nil ? "http" : "https")://\(linkHost):\(server.port)",
             boardOrigin: configuration.board?.publicOrigin)
         messageSettings.allowPrivate = webhookSettings.allowPrivate
+        if messageSettings.smtp != nil || messageSettings.sms != nil, messages.linksFallBack(boardOrigin: configuration.board?.publicOrigin)
+        {
+            logger.warning(
+                "customers' links point at this server's own address; set --public-url (or TEAMWORK_PUBLIC_URL) to how customers reach it",
+                metadata: ["links": "\(messageSettings.publicURL)"])
+        }
         let messagesSent = registry.makeCounter(
             descriptor: MetricNameDescriptor(
                 namespace: "teamwork", subsystem: "messages", metricName: "sent", unitName: "total",

@@ -54,8 +54,25 @@ struct AppointmentPages: Sendable {
         var offers: [TimeWindow]
     }
 
+    /// The free times offered for an appointment (task and sequence), for a minute: each costs the
+    /// shared connection a few dozen reads, so a page looked at again does not pay them again.
+    let offered = Locked<[String: (at: ContinuousClock.Instant, offers: [TimeWindow])]>([:])
+
+    func offers(_ link: CentralStore.AppointmentLink, _ store: CentralStore) async throws -> [TimeWindow] {
+        let key = "\(link.taskID).\(link.currentSequence)"
+        let now = ContinuousClock.now
+        if let kept = offered.value[key], now - kept.at < .seconds(60) { return kept.offers }
+        let offers = try await store.appointmentOffers(taskID: link.taskID, otherwise: Self.otherwise)
+        offered.mutate { cache in
+            if cache.count >= 10_000 { cache = cache.filter { now - $0.value.at < .seconds(60) } }
+            if cache.count < 10_000 { cache[key] = (now, offers) }
+        }
+        return offers
+    }
+
     /// Looks the secret up within the budgets; nil for an unknown one (counted against the address).
-    func facts(_ secret: String, _ context: SyncRequestContext) async throws -> Facts? {
+    /// The free times are read only when `withOffers` and the link can still answer.
+    func facts(_ secret: String, _ context: SyncRequestContext, withOffers: Bool = true) async throws -> Facts? {
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         guard limiter.allows(address), views.allows(secret) else { throw TooMany() }
         views.failed(secret)
@@ -68,7 +85,7 @@ struct AppointmentPages: Sendable {
             return Facts(
                 link: link, task: task, site: try await task.locationID.asyncMap { try await store.location(id: $0) },
                 language: try await store.taskCustomer(taskID: task.id)?.language ?? .en,
-                offers: open ? try await store.appointmentOffers(taskID: task.id, otherwise: Self.otherwise) : [])
+                offers: open && withOffers ? try await offers(link, store) : [])
         }
         if found == nil { limiter.failed(address) }
         return found
@@ -99,18 +116,19 @@ struct AppointmentPages: Sendable {
         guard let form = FormFields(Substring(String(buffer: buffer))) else {
             return respond(AppointmentHTML.problem("The form could not be read.", language: .en), status: .badRequest)
         }
-        guard let facts = try await facts(secret, context) else { return notFound() }
-        let language = facts.language
-        // The page's own form: its token matches its cookie, and a browser that says where it comes from says here.
+        // The page's own form, before anything is asked of the master: its token matches its cookie, and a
+        // browser that says where it comes from says here.
         let cookie = request.cookies[Self.cookie].map { String($0.value) } ?? ""
         let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
         guard site == nil || site == "same-origin" || site == "none", !cookie.isEmpty,
             Self.equalInConstantTime(form["csrf"] ?? "", cookie)
         else {
             return respond(
-                AppointmentHTML.problem(AppointmentHTML.words(language).forged, language: language, back: "/appointment/\(secret)"),
+                AppointmentHTML.problem(AppointmentHTML.words(.en).forged, language: .en, back: "/appointment/\(secret)"),
                 status: .forbidden)
         }
+        guard let facts = try await facts(secret, context, withOffers: form["answer"] == "move") else { return notFound() }
+        let language = facts.language
         let answer: AppointmentAnswer
         var moveTo: TimeWindow?
         switch form["answer"] {
@@ -236,6 +254,10 @@ enum AppointmentHTML {
 
     static func page(_ facts: AppointmentPages.Facts, secret: String, csrf: String, said: String?) -> HTML {
         let w = words(facts.language)
+        // A link that no longer answers shows nothing of the visit: it may be for someone else now.
+        if let why = AppointmentPages.refusal(facts.link, facts.task), why != "used" {
+            return problem(w.refused(why), language: facts.language)
+        }
         let zone = facts.task.zone
         let when = facts.task.window.map { MessageWindow.text($0, zone: zone, language: facts.language) } ?? ""
         let place = facts.site.map { [$0.name, $0.address.singleLine].filter { !$0.isEmpty }.joined(separator: ", ") } ?? ""
@@ -256,8 +278,8 @@ enum AppointmentHTML {
             case .none: answered = w.used
             }
             body = "\(body)<p class=\"said\" role=\"status\">\(answered)</p>"
-        case .some(let why):
-            body = "\(body)<p class=\"problem\" role=\"alert\">\(w.refused(why))</p>"
+        case .some:
+            break
         case nil:
             let token: HTML = "<input type=\"hidden\" name=\"csrf\" value=\"\(csrf)\">"
             let offers: HTML

@@ -59,7 +59,7 @@ public struct Customer: Sendable, Codable, Equatable, Identifiable {
         guard !email.contains(where: { "<>,;:\"()[]\\".contains($0) }),
             parts[1].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }),
             let top = parts[1].split(separator: ".").last, top.count >= 2, top.allSatisfy(\.isLetter)
-        else { throw TeamworkError.invalid("email is not an address mail can go to: \(TerminalText.inline(text))") }
+        else { throw TeamworkError.invalid("email is not an address mail can go to") }
         return email
     }
 
@@ -69,7 +69,7 @@ public struct Customer: Sendable, Codable, Equatable, Identifiable {
         guard kept.hasPrefix("+"), (8...16).contains(kept.count), kept.dropFirst().allSatisfy(\.isASCII),
             kept.dropFirst().allSatisfy(\.isNumber), kept.dropFirst().first != "0"
         else {
-            throw TeamworkError.invalid("a phone number is + and the country code, like +46 70 123 45 67: \(TerminalText.inline(text))")
+            throw TeamworkError.invalid("a phone number is + and the country code, like +46 70 123 45 67")
         }
         return kept
     }

@@ -144,4 +144,31 @@ struct CustomerMessagesTests {
             await #expect(throws: TeamworkError.self) { try await store.updateCustomer(id: asa.id, try CustomerChanges(consent: true)) }
         }
     }
+
+    @Test func aSiteThatNamesAnotherCustomerBooksTheNewOneCancelsForTheOldAndTheOldLinkStopsAnswering() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let seller = try await store.addCustomer(try NewCustomer(name: "Seller", email: "seller@example.org", consent: true))
+            let buyer = try await store.addCustomer(try NewCustomer(name: "Buyer", email: "buyer@example.org", consent: true))
+            try await store.setSiteCustomer(locationID: world.site.id, customerID: seller.id)
+            var new = try world.task("inspect", team: world.red)
+            new.window = try Self.window(hoursFromNow: 30)
+            let task = try await store.createTask(new)
+            let sellersLink = try #require(try await store.issueAppointmentLink(taskID: task.id, sequence: 0))
+            // The house is sold: the site names the buyer.
+            try await store.setSiteCustomer(locationID: world.site.id, customerID: buyer.id)
+            let after = try await store.customerMessages(taskID: task.id).map { "\($0.customerID):\($0.kind.rawValue)#\($0.sequence)" }
+            #expect(after == ["\(seller.id):booked#0", "\(buyer.id):booked#1", "\(seller.id):cancelled#1"], "\(after)")
+            #expect(try await store.answerAppointment(secret: sellersLink, answer: .cancel) == "superseded", "the seller's link is dead")
+            #expect(try await store.appointments(taskIDs: [task.id])[task.id]?.customerID == buyer.id)
+            // No customer at all: the buyer is told it is off.
+            try await store.setSiteCustomer(locationID: world.site.id, customerID: nil)
+            let last = try await store.customerMessages(taskID: task.id).last
+            #expect(last?.customerID == buyer.id && last?.kind == .cancelled && last?.sequence == 2)
+            // Later changes to the task tell no one again.
+            _ = try await store.updateTask(id: task.id, try TaskChanges(title: "inspect again"))
+            _ = try await store.assignTask(id: task.id, to: try Assignment(teamID: world.red.id, assigneeID: world.ann.id))
+            #expect(try await store.customerMessages(taskID: task.id).count == 4)
+        }
+    }
 }

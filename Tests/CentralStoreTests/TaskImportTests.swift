@@ -50,7 +50,7 @@ struct TaskImportTests {
         ("title,team,checklist\nok,red,\nchecked,red,Nope\n", "line 3: no checklist named 'Nope'"),
         (
             "title,team,customer\nok,red,\nfor whom,red,nobody@example.org\n",
-            "line 3, column 'customer': no customer 'nobody@example.org' (an id or an email)"
+            "line 3, column 'customer': no such customer (an id or an email)"
         ),
         (
             "title,team,colour\nok,red,blue\n",

@@ -1,7 +1,10 @@
 import Foundation
-import Outbox
 import TeamworkModel
+import TeamworkTestSupport
 import Testing
+
+@testable import CentralStore
+@testable import Outbox
 
 /// The pieces of a customer's message on their own: the SMTP address an operator gives, the
 /// headers no customer's or task's text can break, a company's own words, and the time zone an
@@ -70,5 +73,34 @@ struct MessagePartsTests {
         #expect(text.contains("ATTENDEE;CN=\"Åsa Ö\";ROLE=REQ-PARTICIPANT;RSVP=FALSE:mailto:asa@example.se"))
         let utc = ICalendar(name: "Red", events: [event], method: "REQUEST", zone: .utc).text(now: start)
         #expect(utc.contains("DTSTART:20261203T090000Z") && !utc.contains("VTIMEZONE"))
+    }
+
+    @Test func overItsDailyBudgetACustomersMessageWaitsUntriedButACancellationStillGoes() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let busy = try await store.addCustomer(try NewCustomer(name: "Busy", email: "busy@example.org", consent: true))
+            var tasks: [FieldTask] = []
+            for day in 0..<11 {
+                var new = try world.task("visit \(day)", team: world.red)
+                let start = Date().addingTimeInterval(Double(day + 2) * 86_400)
+                new.window = try TimeWindow(start: start, end: start.addingTimeInterval(3600))
+                new.customerID = busy.id
+                tasks.append(try await store.createTask(new))
+            }
+            // Ten went today already.
+            try await store.connection.query(
+                "UPDATE customer_messages SET state = 'sent', sent_at = now() WHERE task_id <> \(tasks[10].id)", logger: store.logger)
+            _ = try await store.cancelTask(id: tasks[0].id)
+            var settings = MessageService.Settings(publicURL: "http://127.0.0.1:9")
+            // A relay that is not there: whatever is tried fails, and is kept for a retry.
+            settings.smtp = try SMTPSettings.parse("smtp://127.0.0.1:9?from=visits@example.com&starttls=never")
+            _ = try await MessageService.pass(store, settings: settings, logger: store.logger)
+            let waiting = try #require(try await store.customerMessages(taskID: tasks[10].id).first)
+            #expect(waiting.state == .pending && waiting.attempts == 0, "not tried")
+            #expect(waiting.reason == "waiting: 10 messages went to this customer in the last 24 hours")
+            let cancelled = try #require(try await store.customerMessages(taskID: tasks[0].id).last)
+            #expect(cancelled.kind == .cancelled && cancelled.attempts == 1, "tried, whatever the budget: \(cancelled)")
+            #expect(cancelled.reason?.contains("cannot reach the SMTP relay") == true && cancelled.reason?.contains("busy@") == false)
+        }
     }
 }

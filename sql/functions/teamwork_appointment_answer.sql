@@ -20,11 +20,17 @@ BEGIN
                               OR p_end - p_start > interval '1 day') THEN
         RAISE EXCEPTION 'a move needs a window from now on, at most a day long' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT * INTO k FROM public.appointment_links WHERE secret_hash = sha256(convert_to(p_secret, 'UTF8')) FOR UPDATE;
+    -- The appointment is locked first, then its link: two answers at once (the email's link and the
+    -- text's) take their locks in the same order, and the second finds the first's answer.
+    SELECT * INTO k FROM public.appointment_links WHERE secret_hash = sha256(convert_to(p_secret, 'UTF8'));
     IF NOT FOUND THEN
         RETURN 'unknown';
     END IF;
     SELECT * INTO a FROM public.appointments WHERE task_id = k.task_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'superseded';
+    END IF;
+    SELECT * INTO k FROM public.appointment_links WHERE secret_hash = k.secret_hash FOR UPDATE;
     SELECT t.status INTO v_status FROM public.tasks t WHERE t.id = k.task_id;
     IF a.sequence <> k.sequence THEN
         RETURN 'superseded';

@@ -1,6 +1,7 @@
 -- Queues the day-before reminders that are due: for each appointment still open
 -- whose window starts tomorrow on the task's clock, once it is p_from there
--- today (once per appointment sequence; a customer who cancelled gets none).
+-- today (once per appointment sequence; a customer who cancelled, or whom the
+-- visit is no longer for, gets none). Links that expired a week ago go too.
 -- Called by the service's message sender on each pass; returns how many.
 CREATE OR REPLACE FUNCTION teamwork_queue_reminders(p_from time) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -11,7 +12,9 @@ BEGIN
     FOR r IN
         SELECT a.task_id, a.customer_id, a.sequence
           FROM public.appointments a JOIN public.tasks t ON t.id = a.task_id
-         WHERE t.status IN ('open', 'assigned') AND t.window_start > now() AND a.answer <> 'cancel'
+          LEFT JOIN public.locations l ON l.id = t.location_id
+         WHERE t.status IN ('open', 'assigned') AND t.window_start > now() AND t.window_start < now() + interval '2 days'
+           AND a.answer <> 'cancel' AND COALESCE(t.customer_id, l.customer_id) = a.customer_id
            AND (t.window_start AT TIME ZONE t.time_zone)::date = (now() AT TIME ZONE t.time_zone)::date + 1
            AND (now() AT TIME ZONE t.time_zone)::time >= p_from
            AND NOT EXISTS (SELECT 1 FROM public.customer_messages m
@@ -21,6 +24,7 @@ BEGIN
         PERFORM public.teamwork_queue_customer_message(r.task_id, r.customer_id, 'reminder', r.sequence, NULL);
         v_count := v_count + 1;
     END LOOP;
+    DELETE FROM public.appointment_links WHERE expires_at < now() - interval '7 days';
     RETURN v_count;
 END
 $$;
