@@ -60,11 +60,7 @@ extension CentralStore {
 
     /// Customers by name; `search` narrows to those whose name, email or phone holds it.
     public func customers(search: String? = nil, limit: Int = 500) async throws -> [Customer] {
-        let pattern = search.map {
-            "%"
-                + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                .replacingOccurrences(of: "_", with: "\\_") + "%"
-        }
+        let pattern = search.map(Self.containing)
         return try await rows(
             """
             SELECT \(unescaped: Self.customerColumns) FROM customers c

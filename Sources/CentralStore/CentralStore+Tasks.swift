@@ -49,12 +49,7 @@ extension CentralStore {
         if let search, search.count > TaskFilter.maximumSearchLength {
             throw TeamworkError.invalid("a search has at most \(TaskFilter.maximumSearchLength) characters")
         }
-        // Matched as text: %, _ and \ in it are themselves.
-        let pattern = search.map {
-            "%"
-                + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                .replacingOccurrences(of: "_", with: "\\_") + "%"
-        }
+        let pattern = search.map(Self.containing)
         return try await rows(
             """
             SELECT \(unescaped: Columns.task) FROM tasks k

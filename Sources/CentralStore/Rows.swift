@@ -160,3 +160,12 @@ extension FieldTask {
         return try TimeWindow(start: start, end: end)
     }
 }
+
+extension CentralStore {
+    /// An ILIKE pattern for text that holds `text`, matched as text: %, _ and a backslash in it are themselves.
+    static func containing(_ text: String) -> String {
+        "%"
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+    }
+}

@@ -71,22 +71,10 @@ public struct MessageService: Service {
                 "email": "\(settings.smtp?.redacted ?? "none (TEAMWORK_SMTP_URL)")",
                 "sms": "\(settings.sms?.url ?? "none (TEAMWORK_SMS_URL)")", "links": "\(settings.publicURL)/appointment/…",
             ])
-        await cancelWhenGracefulShutdown {
-            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
-                if case .failed(let error) = ending {
-                    logger.error("customer messages failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
-                }
-            }) { made in
-                while !Task.isCancelled {
-                    let (sent, failed, waiting) = try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) {
-                        store in
-                        try await Self.pass(store, settings: settings, logger: logger)
-                    }
-                    made.made()
-                    progress(sent, failed, waiting ?? -1)
-                    if sent + failed == 0 { try await Task.sleep(for: settings.poll) }
-                }
-            }
+        await OutboxPasses.run(url: url, poll: settings.poll, what: "customer messages", logger: logger) { store in
+            let (sent, failed, waiting) = try await Self.pass(store, settings: settings, logger: logger)
+            progress(sent, failed, waiting ?? -1)
+            return sent + failed > 0
         }
     }
 

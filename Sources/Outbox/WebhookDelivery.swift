@@ -117,22 +117,10 @@ public struct WebhookService: Service {
 
     public func run() async throws {
         let (url, settings, logger, progress) = (databaseURL, settings, logger, progress)
-        await cancelWhenGracefulShutdown {
-            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
-                if case .failed(let error) = ending {
-                    logger.error("webhook delivery failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
-                }
-            }) { made in
-                while !Task.isCancelled {
-                    // A connection per pass, as the plans' service does: none is held across an outage of the master.
-                    let (sent, waiting) = try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { store in
-                        try await Self.pass(store, settings: settings, logger: logger)
-                    }
-                    made.made()
-                    progress(sent.delivered, sent.failed, waiting ?? -1)
-                    if sent.delivered + sent.failed == 0 { try await Task.sleep(for: settings.poll) }
-                }
-            }
+        await OutboxPasses.run(url: url, poll: settings.poll, what: "webhook delivery", logger: logger) { store in
+            let (sent, waiting) = try await Self.pass(store, settings: settings, logger: logger)
+            progress(sent.delivered, sent.failed, waiting ?? -1)
+            return sent.delivered + sent.failed > 0
         }
     }
 
@@ -218,6 +206,31 @@ public struct WebhookService: Service {
             return Outcome(delivered: status.map { (200..<300).contains($0) } ?? false, status: status)
         } catch {
             return Outcome(delivered: false, error: (error as? URLError).map { "no answer (\($0.code.rawValue))" } ?? "no answer")
+        }
+    }
+}
+
+/// How the outbox's senders (webhooks, customers' messages) run: a pass at a time, each on a
+/// connection of its own (none is held across an outage of the master) within a query deadline,
+/// again at once while a pass had work and after `poll` when it had none; a pass that fails is
+/// retried with backoff and said in one log line; all of it ends at shutdown.
+enum OutboxPasses {
+    static func run(
+        url: DatabaseURL, poll: Duration, what: String, logger: Logger,
+        pass: @escaping @Sendable (CentralStore) async throws -> Bool
+    ) async {
+        await cancelWhenGracefulShutdown {
+            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
+                if case .failed(let error) = ending {
+                    logger.error("\(what) failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
+                }
+            }) { made in
+                while !Task.isCancelled {
+                    let busy = try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { try await pass($0) }
+                    made.made()
+                    if !busy { try await Task.sleep(for: poll) }
+                }
+            }
         }
     }
 }

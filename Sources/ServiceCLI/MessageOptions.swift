@@ -37,9 +37,7 @@ struct MessageOptions: ParsableArguments {
     var messageRetry: Double = 30
 
     private var environment: [String: String] { ProcessInfo.processInfo.environment }
-    private func setting(_ option: String?, _ variable: String) -> String? {
-        option ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
-    }
+    private func setting(_ option: String?, _ variable: String) -> String? { optionOrEnvironment(option, variable) }
 
     static func isLoopback(_ host: String) -> Bool {
         ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")

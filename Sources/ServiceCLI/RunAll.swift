@@ -123,31 +123,18 @@ struct RunAll: AsyncParsableCommand {
         // The outbox's webhooks, with their progress on /health and /metrics.
         var webhookSettings = WebhookService.Settings()
         webhookSettings.allowPrivate =
-            webhooksAllowPrivate || ProcessInfo.processInfo.environment["TEAMWORK_WEBHOOKS_ALLOW_PRIVATE"] == "1"
+            webhooksAllowPrivate || optionOrEnvironment(nil, "TEAMWORK_WEBHOOKS_ALLOW_PRIVATE") == "1"
         webhookSettings.retryBase = .milliseconds(Int(webhookRetry * 1000))
         webhookSettings.timeout = .milliseconds(Int(webhookTimeout * 1000))
-        let delivered = registry.makeCounter(
-            descriptor: MetricNameDescriptor(
-                namespace: "teamwork", subsystem: "webhooks", metricName: "delivered", unitName: "total",
-                helpText: "Webhook deliveries the receiver took (2xx)"))
-        let failedAttempts = registry.makeCounter(
-            descriptor: MetricNameDescriptor(
-                namespace: "teamwork", subsystem: "webhooks", metricName: "failed_attempts", unitName: "total",
-                helpText: "Webhook attempts that failed (retried, or failed for good)"))
-        let pending = registry.makeGauge(
-            descriptor: MetricNameDescriptor(
-                namespace: "teamwork", subsystem: "webhooks", metricName: "pending", unitName: "",
-                helpText: "Webhook deliveries waiting to go, of subscriptions not paused"))
+        let webhookProgress = Self.senderProgress(
+            registry, subsystem: "webhooks", sent: ("delivered", "Webhook deliveries the receiver took (2xx)"),
+            failed: "Webhook attempts that failed (retried, or failed for good)",
+            pending: "Webhook deliveries waiting to go, of subscriptions not paused"
+        ) { status.passed(.webhooks) }
         services.append(
             WebhookService(
                 databaseURL: generator.configuration.databaseURL, settings: webhookSettings,
-                logger: Logger(label: "teamwork.webhooks")
-            ) { sent, failed, waiting in
-                status.passed(.webhooks)
-                if sent > 0 { delivered.increment(by: Int64(sent)) }
-                if failed > 0 { failedAttempts.increment(by: Int64(failed)) }
-                if waiting >= 0 { pending.set(Double(waiting)) }
-            })
+                logger: Logger(label: "teamwork.webhooks"), progress: webhookProgress))
         // The customers' messages, with their progress on /health and /metrics.
         // Listening on every address: links name this machine (--public-url says how customers reach it).
         let linkHost = ["::", "0.0.0.0"].contains(server.host) ? "localhost" : server.host.contains(":") ? "[\(server.host)]" : server.host
@@ -161,27 +148,14 @@ struct RunAll: AsyncParsableCommand {
                 "customers' links point at this server's own address; set --public-url (or TEAMWORK_PUBLIC_URL) to how customers reach it",
                 metadata: ["links": "\(messageSettings.publicURL)"])
         }
-        let messagesSent = registry.makeCounter(
-            descriptor: MetricNameDescriptor(
-                namespace: "teamwork", subsystem: "messages", metricName: "sent", unitName: "total",
-                helpText: "Customer messages sent (email and SMS)"))
-        let messagesFailed = registry.makeCounter(
-            descriptor: MetricNameDescriptor(
-                namespace: "teamwork", subsystem: "messages", metricName: "failed_attempts", unitName: "total",
-                helpText: "Customer message attempts that failed (retried, or failed for good)"))
-        let messagesPending = registry.makeGauge(
-            descriptor: MetricNameDescriptor(
-                namespace: "teamwork", subsystem: "messages", metricName: "pending", unitName: "",
-                helpText: "Customer messages waiting to go"))
+        let messageProgress = Self.senderProgress(
+            registry, subsystem: "messages", sent: ("sent", "Customer messages sent (email and SMS)"),
+            failed: "Customer message attempts that failed (retried, or failed for good)", pending: "Customer messages waiting to go"
+        ) { status.passed(.messages) }
         services.append(
             MessageService(
-                databaseURL: generator.configuration.databaseURL, settings: messageSettings, logger: Logger(label: "teamwork.messages")
-            ) { sent, failed, waiting in
-                status.passed(.messages)
-                if sent > 0 { messagesSent.increment(by: Int64(sent)) }
-                if failed > 0 { messagesFailed.increment(by: Int64(failed)) }
-                if waiting >= 0 { messagesPending.set(Double(waiting)) }
-            })
+                databaseURL: generator.configuration.databaseURL, settings: messageSettings, logger: Logger(label: "teamwork.messages"),
+                progress: messageProgress))
         // The endpoint's blob folder, kept to what attachments need.
         services.append(
             BlobSweep(
@@ -194,5 +168,25 @@ struct RunAll: AsyncParsableCommand {
         }
         try await SyncServer.run(configuration, services: services, logger: Logger(label: "teamwork.sync"))
         logger.info("stopped")
+    }
+
+    /// An outbox sender's progress on /metrics (what went, attempts that failed, what waits) and
+    /// /health (`passed`, on every pass).
+    static func senderProgress(
+        _ registry: PrometheusCollectorRegistry, subsystem: String, sent: (name: String, help: String), failed: String, pending: String,
+        passed: @escaping @Sendable () -> Void
+    ) -> @Sendable (_ sent: Int, _ failed: Int, _ pending: Int) -> Void {
+        func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "teamwork", subsystem: subsystem, metricName: metric, unitName: unit, helpText: help)
+        }
+        let went = registry.makeCounter(descriptor: name(sent.name, "total", sent.help))
+        let failures = registry.makeCounter(descriptor: name("failed_attempts", "total", failed))
+        let waiting = registry.makeGauge(descriptor: name("pending", "", pending))
+        return { sent, failed, pending in
+            passed()
+            if sent > 0 { went.increment(by: Int64(sent)) }
+            if failed > 0 { failures.increment(by: Int64(failed)) }
+            if pending >= 0 { waiting.set(Double(pending)) }
+        }
     }
 }

@@ -96,10 +96,7 @@ struct ServerOptions: ParsableArguments {
     private var tilesTemplate: String? { setting(mapTiles, "TEAMWORK_MAP_TILES") }
     private var boardURLText: String? { setting(boardDatabaseUrl, "TEAMWORK_BOARD_DATABASE_URL") }
 
-    /// An option's value, else its environment variable's when that is set and not empty.
-    private func setting(_ option: String?, _ variable: String) -> String? {
-        option ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
-    }
+    private func setting(_ option: String?, _ variable: String) -> String? { optionOrEnvironment(option, variable) }
 
     var tls: SyncServer.TLSFiles? {
         guard let tlsCert, let tlsKey else { return nil }

@@ -108,6 +108,16 @@ struct CustomerMessagesEndToEndTests {
         }
     }
 
+    /// A fresh database, a scratch folder (removed after) and the manager's tool on that database.
+    static func withScratch(_ name: String, _ body: (DatabaseURL, URL, ManagerTool) async throws -> Void) async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "\(name)-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await body(url, folder, ManagerTool(url))
+        }
+    }
+
     /// An ISO 8601 instant with an offset, as icalendar writes it, as a Date.
     static func instant(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
@@ -116,11 +126,7 @@ struct CustomerMessagesEndToEndTests {
     }
 
     @Test func aCustomerIsInvitedOverSTARTTLSMovesTheVisitOnTheirPageWithoutJavaScriptAndHearsOfEachChange() async throws {
-        try await TestDatabase.withFresh { url in
-            let folder = FileManager.default.temporaryDirectory.appending(path: "customer-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let manager = ManagerTool(url)
+        try await Self.withScratch("customer") { url, folder, manager in
             _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
             _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
@@ -270,11 +276,7 @@ struct CustomerMessagesEndToEndTests {
     }
 
     @Test func textsGoSignedToTheSMSEndpointAndWithoutAnEmailChannelTheDispatcherSeesWhyNothingWent() async throws {
-        try await TestDatabase.withFresh { url in
-            let folder = FileManager.default.temporaryDirectory.appending(path: "sms-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let manager = ManagerTool(url)
+        try await Self.withScratch("sms") { url, folder, manager in
             _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
             _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
@@ -354,11 +356,7 @@ struct CustomerMessagesEndToEndTests {
     }
 
     @Test func emailCutOffByAKilledServiceGoesAgainWithTheSameMessageIDAndEveryMessageArrivesOnce() async throws {
-        try await TestDatabase.withFresh { url in
-            let folder = FileManager.default.temporaryDirectory.appending(path: "mail-chaos-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let manager = ManagerTool(url)
+        try await Self.withScratch("mail-chaos") { url, folder, manager in
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
             _ = try await manager.ok("customer", "add", "--name", "Ola", "--email", "ola@example.org", "--consent")
             let catcher = try Catcher(in: folder, extra: ["--delay-first", "30"])
@@ -405,11 +403,7 @@ struct CustomerMessagesEndToEndTests {
     }
 
     @Test func aFloodOfMadeUpLinksIsCutOffPerAddressAndARealCustomerElsewhereStillAnswers() async throws {
-        try await TestDatabase.withFresh { url in
-            let folder = FileManager.default.temporaryDirectory.appending(path: "links-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let manager = ManagerTool(url)
+        try await Self.withScratch("links") { url, folder, manager in
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
             _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
             _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
@@ -450,6 +444,20 @@ struct CustomerMessagesEndToEndTests {
                 last = try await LocalHTTP.request(port: port, "/appointment/\(secret)", host: "::1").status
             }
             #expect(last == 429)
+            // An expired link (another visit's) says so and shows nothing of the visit.
+            let other = try await manager.ok(
+                "task", "create", "--title", "Other visit", "--team", "red", "--customer", "1", "--window", "\(tomorrow)T14:00/PT1H")
+            #expect(other.contains("Created task"))
+            let expired = try #require(
+                try await CentralStore.withStore(url) { store in
+                    let link = try await store.issueAppointmentLink(taskID: task.id + 1, sequence: 0)
+                    try await store.connection.query(
+                        "UPDATE appointment_links SET expires_at = now() - interval '1 minute' WHERE task_id = \(task.id + 1)",
+                        logger: store.logger)
+                    return link
+                })
+            let stale = try await LocalHTTP.request(port: port, "/appointment/\(expired)", host: "::1")
+            #expect(stale.status == 200 && stale.text.contains("This link has expired.") && !stale.text.contains("Other visit"))
         }
     }
 }

@@ -103,4 +103,41 @@ struct MessagePartsTests {
             #expect(cancelled.reason?.contains("cannot reach the SMTP relay") == true && cancelled.reason?.contains("busy@") == false)
         }
     }
+
+    @Test func aDoneMessageSaysWhoDidTheWorkTheChecklistAndWhoSignedInTheCustomersLanguage() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let asa = try await store.addCustomer(try NewCustomer(name: "Åsa", email: "asa@example.se", language: .sv, consent: true))
+            _ = try await store.publishChecklist(
+                name: "besok", items: [ChecklistItem(key: "done", kind: .check, label: "Klart", required: true)], existing: false)
+            var new = try world.task("Byt mätare", team: world.red, assignee: world.ann)
+            new.checklist = "besok"
+            new.customerID = asa.id
+            let task = try await store.createTask(new)
+            try await store.connection.query(
+                """
+                INSERT INTO attachments (task_id, person_id, change_id, item, sha256, size, media_type, signer, captured_at, received_at)
+                VALUES (\(task.id), \(world.ann.id), 'c-1', NULL, \(String(repeating: "b", count: 64)), 10, 'image/png', 'Åsa Öberg',
+                        now(), now())
+                """, logger: store.logger)
+            let answered = "{\"done\": {\"value\": \"yes\", \"by\": \(world.ann.id), \"at\": 0}}"
+            try await store.connection.query(
+                """
+                UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = assignee_id, answers = \(answered)::jsonb,
+                       completion_note = 'Mätaren bytt' WHERE id = \(task.id)
+                """, logger: store.logger)
+            let done = try #require(try await store.customerMessages(taskID: task.id).first { $0.kind == .done })
+            var settings = MessageService.Settings(publicURL: "https://visits.example.com")
+            settings.company = "Röda Teamet"
+            settings.smtp = try SMTPSettings.parse("smtp://127.0.0.1:9?from=visits@example.com&starttls=never")
+            guard case .email(let mail) = try await MessageService.compose(done, store: store, settings: settings) else {
+                Issue.record("an email, for a customer with an address")
+                return
+            }
+            #expect(mail.subject == "Klart: Byt mätare" && mail.to == "asa@example.se" && mail.calendar == nil)
+            #expect(mail.text.contains("ann har gjort klart Byt mätare"), "\(mail.text)")
+            #expect(mail.text.contains("besok v1: 1 of 1 answered") && mail.text.contains("Signerat av Åsa Öberg"), "\(mail.text)")
+            #expect(mail.text.contains("Mätaren bytt") && mail.text.hasSuffix("Röda Teamet"))
+        }
+    }
 }
