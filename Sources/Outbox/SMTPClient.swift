@@ -98,6 +98,7 @@ public enum SMTPClient {
 
     static func converse(_ message: MailMessage, settings: SMTPSettings) async throws {
         let replies = ReplyStream()
+        let handler = ReplyHandler(replies: replies)
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -107,7 +108,7 @@ public enum SMTPClient {
                         if settings.security == .tls { try channel.pipeline.syncOperations.addHandler(try tls(settings)) }
                         try channel.pipeline.syncOperations.addHandlers([
                             IdleStateHandler(readTimeout: .init(settings.stepTimeout)), ByteToMessageHandler(LineDecoder()),
-                            ReplyHandler(replies: replies),
+                            handler,
                         ])
                     }
                 }
@@ -127,9 +128,13 @@ public enum SMTPClient {
         var encrypted = settings.security == .tls
         if settings.security != .none && settings.security != .tls {
             if capabilities.contains(where: { $0.uppercased().hasPrefix("STARTTLS") }) {
+                // Nothing the relay (or anyone between) says in clear after its 220 may pass for an answer over TLS.
+                try await channel.eventLoop.submit { handler.awaitingTLS = true }.get()
                 try await session.expect([220], after: "STARTTLS")
                 try await channel.eventLoop.submit {
+                    if handler.injected { throw SMTPClient.injection }
                     try channel.pipeline.syncOperations.addHandler(try tls(settings), position: .first)
+                    handler.sealed = false
                 }.get()
                 encrypted = true
                 capabilities = try await session.expect([250], after: helo).lines
@@ -163,6 +168,8 @@ public enum SMTPClient {
         try await session.expect([250], after: body + ".")
         _ = try? await session.expect([221], after: "QUIT")
     }
+
+    static let injection = SMTPFailure(description: "the SMTP relay said more in clear after agreeing to STARTTLS", permanent: false)
 
     static func tls(_ settings: SMTPSettings) throws -> NIOSSLClientHandler {
         var configuration = TLSConfiguration.makeClientConfiguration()
@@ -236,14 +243,26 @@ public enum SMTPClient {
     }
 
     /// Gathers a reply's lines (`250-...` continues, `250 ...` ends) and hands each reply on.
+    /// Used on its channel's event loop only.
     final class ReplyHandler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = ByteBuffer
         let replies: ReplyStream
         var lines: [String] = []
+        /// STARTTLS is sent: its reply is the last in clear.
+        var awaitingTLS = false
+        /// Its reply came, TLS is not yet in place: anything more in clear is an injection.
+        var sealed = false
+        var injected = false
 
         init(replies: ReplyStream) { self.replies = replies }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !sealed else {
+                injected = true
+                replies.continuation.finish(throwing: SMTPClient.injection)
+                context.close(promise: nil)
+                return
+            }
             var buffer = Self.unwrapInboundIn(data)
             let line = (buffer.readString(length: buffer.readableBytes) ?? "").trimmingCharacters(in: .newlines)
             guard line.count >= 3, let code = Int(line.prefix(3)) else {
@@ -258,6 +277,7 @@ public enum SMTPClient {
             guard line.count == 3 || line[line.index(line.startIndex, offsetBy: 3)] != "-" else { return }
             replies.continuation.yield(Reply(code: code, lines: lines))
             lines = []
+            if awaitingTLS { (awaitingTLS, sealed) = (false, true) }
         }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

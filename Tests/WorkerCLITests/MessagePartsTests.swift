@@ -1,4 +1,5 @@
 import Foundation
+import LocalPostgres
 import TeamworkModel
 import TeamworkTestSupport
 import Testing
@@ -138,6 +139,42 @@ struct MessagePartsTests {
             #expect(mail.text.contains("ann har gjort klart Byt mätare"), "\(mail.text)")
             #expect(mail.text.contains("besok v1: 1 of 1 answered") && mail.text.contains("Signerat av Åsa Öberg"), "\(mail.text)")
             #expect(mail.text.contains("Mätaren bytt") && mail.text.hasSuffix("Röda Teamet"))
+        }
+    }
+
+    @Test func aReplyInjectedInClearAfterTheRelayAgreesToSTARTTLSIsRefused() async throws {
+        let port = ServiceProcess.freePort()
+        // Someone between us and the relay answers STARTTLS and, in the same breath, what comes next.
+        let script = """
+            import socket, sys
+            server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", int(sys.argv[1]))); server.listen(1)
+            print("listening", flush=True)
+            client, _ = server.accept(); reader = client.makefile("rb")
+            client.sendall(b"220 relay\\r\\n"); reader.readline()
+            client.sendall(b"250-relay\\r\\n250 STARTTLS\\r\\n"); reader.readline()
+            client.sendall(b"220 go ahead\\r\\n250-relay\\r\\n250 AUTH PLAIN\\r\\n235 welcome\\r\\n")
+            reader.read(1)
+            """
+        let log = FileManager.default.temporaryDirectory.appending(path: "relay-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let pid = try ChildProcess.spawn(
+            ["/usr/bin/env", "python3", "-c", script, String(port)], standardOutput: log.path, standardError: log.path)
+        defer {
+            kill(pid, SIGKILL)
+            _ = try? ChildProcess.wait(pid)
+        }
+        #expect(
+            try await eventually(within: .seconds(10)) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("listening") })
+        var settings = try SMTPSettings.parse("smtp://u:p@127.0.0.1:\(port)?from=visits@example.com&starttls=required")
+        settings.totalTimeout = .seconds(10)
+        let mail = MailMessage(
+            from: "visits@example.com", fromName: "", to: "a@example.org", toName: "", subject: "x", text: "x", messageID: "<m@x>")
+        do {
+            try await SMTPClient.send(mail, settings: settings)
+            Issue.record("sent through a relay that spoke in clear after STARTTLS")
+        } catch let failure as SMTPFailure {
+            #expect(failure.description == "the SMTP relay said more in clear after agreeing to STARTTLS", "\(failure)")
         }
     }
 }
