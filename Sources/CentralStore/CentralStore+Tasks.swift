@@ -221,6 +221,16 @@ extension CentralStore {
     }
 
     public func deleteTask(id: Int64, expectedVersion: Int? = nil) async throws {
+        // A visit booked with a customer is cancelled first, so they are told (the message is made from the task).
+        let booked = try await rows(
+            """
+            SELECT 1 FROM tasks k JOIN appointments a ON a.task_id = k.id
+            WHERE k.id = \(id) AND k.status IN ('open', 'assigned', 'in_progress')
+            """)
+        if !booked.isEmpty {
+            throw TeamworkError.conflict(
+                "task \(id) has a visit booked with its customer: cancel it first (`task cancel \(id)`; they are told), then delete it")
+        }
         _ = try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
             try await connection.query(
                 """

@@ -44,9 +44,17 @@ struct CustomerMessagesTests {
                 }
             }
             #expect(try await store.customerMessages(taskID: task.id).count == 4)
+            // Deleting it while booked is refused (its customer would never hear); cancelled first, they do.
+            await #expect(
+                throws: TeamworkError.conflict(
+                    "task \(task.id) has a visit booked with its customer: cancel it first (`task cancel \(task.id)`; they are told), then delete it"
+                )
+            ) { try await store.deleteTask(id: task.id) }
             _ = try await store.cancelTask(id: task.id)
             #expect(try await Self.kinds(store, task: task.id).suffix(2) == ["cancelled#2/email/pending", "cancelled#2/sms/pending"])
             #expect(try await store.appointments(taskIDs: [task.id])[task.id]?.sequence == 2)
+            try await store.deleteTask(id: task.id)
+            #expect(try await store.customerMessages(taskID: task.id).count == 6, "its messages are kept to be sent")
         }
     }
 
