@@ -115,12 +115,10 @@ REVOKE ALL ON FUNCTION teamwork_outbox_add(text, bigint, jsonb), teamwork_queue_
     teamwork_appointment_answer(text, text, timestamptz, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION teamwork_queue_reminders(time), teamwork_issue_appointment_link(bigint, integer),
     teamwork_appointment_link(text), teamwork_appointment_answer(text, text, timestamptz, timestamptz) TO teamwork_service;
-GRANT EXECUTE ON FUNCTION teamwork_appointment_link(text) TO teamwork_manager;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON customers TO teamwork_manager;
 GRANT SELECT ON customers, appointments, customer_messages TO teamwork_service;
 GRANT SELECT ON appointments, customer_messages TO teamwork_manager;
 GRANT DELETE ON customer_messages, appointments, appointment_links TO teamwork_manager;
 GRANT SELECT (task_id, sequence, expires_at, used_at, created_at) ON appointment_links TO teamwork_manager;
-GRANT UPDATE (state, reason, attempts, next_attempt_at) ON customer_messages TO teamwork_manager;
 GRANT UPDATE (state, reason, attempts, next_attempt_at, sent_at) ON customer_messages TO teamwork_service;

@@ -19,11 +19,25 @@ struct LeastPrivilegeTests {
             }
             var asService = setup.url
             asService.username = role
+            // A customer for Ann's task: the service sends their messages and serves their page with its role only.
+            let link = try await CentralStore.withStore(setup.url) { store -> String? in
+                let customer = try await store.addCustomer(try NewCustomer(name: "Ola", email: "ola@example.org", consent: true))
+                let start = Date().addingTimeInterval(86_400 * 2)
+                _ = try await store.updateTask(
+                    id: setup.annTask,
+                    try TaskChanges(
+                        window: .some(try TimeWindow(start: start, end: start.addingTimeInterval(3600))), customerID: .some(customer.id)))
+                return try await store.issueAppointmentLink(taskID: setup.annTask, sequence: 0)
+            }
+            let catcher = try CustomerMessagesEndToEndTests.Catcher(in: setup.folder.deletingLastPathComponent())
+            defer { catcher.stop() }
+            try await catcher.waitUntilListening()
             let port = ServiceProcess.freePort()
             let service = ServiceProcess(
                 [
                     "run", "--database-url", asService.connectionString, "--replicas", setup.folder.path,
                     "--port", String(port), "--sweep", "0.5",
+                    "--smtp-url", "smtp://127.0.0.1:\(catcher.port)?from=visits@example.com&starttls=never",
                 ], port: port, log: setup.folder.path + ".svc.log")
             do {
                 try await service.start()
@@ -32,6 +46,9 @@ struct LeastPrivilegeTests {
                 throw error
             }
             defer { service.stopInBackground() }
+            // The customer's page, with the crew's free times, read through the service's role.
+            let page = try await LocalHTTP.request(port: port, "/appointment/\(try #require(link))")
+            #expect(page.status == 200 && page.text.contains("Confirm the visit"), "\(page.status) \(page.text)\n\(service.logText)")
             let home = setup.annHome
             #expect(
                 try await WorkerTool.run(home, ["login", "--server", service.url, "--token", setup.annToken]).status == 0,
@@ -45,6 +62,10 @@ struct LeastPrivilegeTests {
                 return task.status == .completed
             }
             #expect(task.status == .completed && task.completionNote == "least privilege", "\(service.logText)")
+            // The booking and the done message went.
+            #expect(
+                try await eventually(within: .seconds(20)) { try catcher.mails().count == 2 }, "\(catcher.shown())\n\(service.logText)")
+
             #expect(!service.logText.contains("permission denied"), "\(service.logText)")
             #expect(try await service.stop() == 0)
             try await CentralStore.withStore(setup.url) { store in
