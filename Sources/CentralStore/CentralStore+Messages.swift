@@ -9,7 +9,7 @@ extension CentralStore {
         public var message: CustomerMessage
         /// A newer booked, changed or cancelled message for the same task and channel exists: this one is stale.
         public var superseded: Bool
-        /// Messages sent to the same customer in the last 24 hours.
+        /// Messages sent to the same customer in the last 24 hours (an email and a text of the same news count once).
         public var sentToday: Int
     }
 
@@ -38,7 +38,7 @@ extension CentralStore {
                        SELECT 1 FROM customer_messages n
                         WHERE n.task_id = m.task_id AND n.channel = m.channel AND n.customer_id = m.customer_id
                           AND n.kind IN ('booked', 'changed', 'cancelled') AND n.sequence > m.sequence) AS superseded,
-                   (SELECT count(*) FROM customer_messages s
+                   (SELECT count(DISTINCT (s.task_id, s.kind, s.sequence)) FROM customer_messages s
                      WHERE s.customer_id = m.customer_id AND s.state = 'sent' AND s.sent_at > now() - interval '1 day') AS sent_today
               FROM held m ORDER BY m.id
             """

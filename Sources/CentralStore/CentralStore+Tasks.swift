@@ -224,8 +224,9 @@ extension CentralStore {
         // A visit booked with a customer is cancelled first, so they are told (the message is made from the task).
         let booked = try await rows(
             """
-            SELECT 1 FROM tasks k JOIN appointments a ON a.task_id = k.id
-            WHERE k.id = \(id) AND k.status IN ('open', 'assigned', 'in_progress')
+            SELECT 1 FROM tasks k JOIN appointments a ON a.task_id = k.id LEFT JOIN locations l ON l.id = k.location_id
+            WHERE k.id = \(id) AND k.status IN ('open', 'assigned', 'in_progress') AND k.window_start IS NOT NULL
+              AND coalesce(k.customer_id, l.customer_id) = a.customer_id
             """)
         if !booked.isEmpty {
             throw TeamworkError.conflict(

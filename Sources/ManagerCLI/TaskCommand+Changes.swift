@@ -224,7 +224,8 @@ extension TaskCommand {
                 The header names the columns, in any order: title (required), description, priority, team (slug or id), \
                 assignee (email or id), location (a site's name or id), due (ISO 8601), requires (skills, separated by commas), \
                 window (an ISO 8601 interval, 2026-12-01T09:00Z/2026-12-01T12:00Z or 2026-12-01T09:00Z/PT3H), \
-                checklist (a checklist's name). \
+                checklist (a checklist's name), duration (minutes on site), customer (a customer's email or id; else the \
+                site's customer). \
                 Each row needs a team, an assignee, or both. Any bad row stops the import with its line and column, \
                 and nothing is created.
                 """

@@ -204,6 +204,10 @@ public struct MessageService: Service {
         }
         guard customer.consent else { throw Skip(reason: "the customer no longer agrees to messages") }
         guard let task = try await found({ try await store.task(id: message.taskID) }) else { throw Skip(reason: "the task was deleted") }
+        // News of a visit that is over by now (a message that waited for a channel) is not news.
+        if [.booked, .changed, .reminder, .onMyWay].contains(message.kind), let window = task.window, window.end < Date() {
+            throw Skip(reason: "the visit is over")
+        }
         let site = try await task.locationID.asyncMap { try await store.location(id: $0) }
         let zone = task.zone
         let worker = try await (message.kind == .done ? task.completedBy : task.assigneeID).asyncMap { try await store.person(id: $0) }
