@@ -210,10 +210,12 @@ public struct WebhookService: Service {
     }
 }
 
-/// How the outbox's senders (webhooks, customers' messages) run: a pass at a time, each on a
-/// connection of its own (none is held across an outage of the master) within a query deadline,
-/// again at once while a pass had work and after `poll` when it had none; a pass that fails is
-/// retried with backoff and said in one log line; all of it ends at shutdown.
+/// How the outbox's senders (webhooks, customers' messages) run: a pass at a time on one
+/// connection of the sender's own, each statement within a query deadline, again at once while a
+/// pass had work and after `poll` when it had none. A pass that fails (the master away: the
+/// deadline ends a statement on a dead connection) drops the connection, is said in one log line
+/// and retried with backoff on a new one; all of it ends at shutdown. (A connection per pass, as
+/// before, forked a backend twice a second per sender: the flood tests saw them as extra connections.)
 enum OutboxPasses {
     static func run(
         url: DatabaseURL, poll: Duration, what: String, logger: Logger,
@@ -225,10 +227,12 @@ enum OutboxPasses {
                     logger.error("\(what) failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
                 }
             }) { made in
-                while !Task.isCancelled {
-                    let busy = try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { try await pass($0) }
-                    made.made()
-                    if !busy { try await Task.sleep(for: poll) }
+                try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { store in
+                    while !Task.isCancelled {
+                        let busy = try await pass(store)
+                        made.made()
+                        if !busy { try await Task.sleep(for: poll) }
+                    }
                 }
             }
         }
