@@ -35,16 +35,28 @@ let package = Package(
         // no cache, no redirects; cancellation safe on Linux).
         .target(name: "HTTPFetch", dependencies: ["TeamworkModel"]),
 
+        // Everything the service sends out (webhooks, texts, the road network): one address resolved once and
+        // vetted, an answer read to a bound, one deadline, a budget of open connections.
+        .target(
+            name: "Egress",
+            dependencies: [
+                "TeamworkModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+
         // Drive times from a road network (an OSRM table service), else the day planner's estimate.
         .target(
             name: "RoadTravel",
-            dependencies: ["DayPlanner", "HTTPFetch", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["DayPlanner", "Egress", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
 
         // The outbox's deliveries: Standard Webhooks signatures, the destination rule, the delivering service.
         .target(
             name: "Outbox",
             dependencies: [
-                "CentralStore", "TeamworkModel", "HTTPFetch", "DayPlanner",
+                "CentralStore", "TeamworkModel", "Egress", "DayPlanner",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -203,6 +215,7 @@ let package = Package(
                 "DayPlanner",
                 "RoadTravel",
                 "Outbox",
+                "Egress",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -213,7 +226,7 @@ let package = Package(
             name: "ServiceCLI",
             dependencies: [
                 "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "Board", "EventListener", "CommandLineSupport",
-                "LocalPostgres", "RoadTravel", "Outbox",
+                "LocalPostgres", "RoadTravel", "Outbox", "Egress",
                 "BlobStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -255,6 +268,12 @@ let package = Package(
             ]
         ),
 
+        .testTarget(
+            name: "EgressTests",
+            dependencies: [
+                "Egress", "TeamworkModel", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel", "TeamworkTestSupport"]),
         .testTarget(
             name: "DayPlannerTests",
@@ -262,7 +281,7 @@ let package = Package(
         .testTarget(
             name: "CentralStoreTests",
             dependencies: [
-                "CentralStore", "TeamworkTestSupport", "TeamworkModel",
+                "CentralStore", "TeamworkTestSupport", "TeamworkModel", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
@@ -300,7 +319,7 @@ let package = Package(
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
                 "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI",
-                "CommandLineSupport", "HTTPFetch", "Outbox",
+                "CommandLineSupport", "HTTPFetch", "Outbox", "Egress",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

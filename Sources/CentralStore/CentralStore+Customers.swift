@@ -113,20 +113,11 @@ extension CentralStore {
     public func eraseCustomer(id: Int64) async throws -> Customer {
         _ = try await customer(id: id)
         return try await transaction { connection in
-            try await connection.query("DELETE FROM customer_messages WHERE customer_id = \(id)", logger: logger)
-            // Their links stop answering and their appointments go: nothing opens a page about their visits.
-            try await connection.query(
-                "DELETE FROM appointment_links WHERE task_id IN (SELECT task_id FROM appointments WHERE customer_id = \(id))",
-                logger: logger)
-            try await connection.query("DELETE FROM appointments WHERE customer_id = \(id)", logger: logger)
+            // What is removed is recorded (customer_erasures), by the one function allowed to remove it.
+            try await connection.query("SELECT teamwork_erase_customer(\(id))", logger: logger)
             return try Self.customer(
-                try await connection.query(
-                    """
-                    UPDATE customers AS c SET name = 'erased customer ' || c.id, email = NULL, phone = NULL, consent = false,
-                        erased_at = coalesce(erased_at, now()), updated_at = now()
-                    WHERE c.id = \(id) RETURNING \(unescaped: Self.customerColumns)
-                    """, logger: logger
-                ).collect()[0])
+                try await connection.query("SELECT \(unescaped: Self.customerColumns) FROM customers c WHERE c.id = \(id)", logger: logger)
+                    .collect()[0])
         }
     }
 

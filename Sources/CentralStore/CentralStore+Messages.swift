@@ -87,9 +87,9 @@ extension CentralStore {
             """)
     }
 
-    /// Queues the day-before reminders due now (on each task's clock, from `from` on); how many.
-    public func queueReminders(from: LocalTime) async throws -> Int {
-        Int(try await rows("SELECT teamwork_queue_reminders(\(from.description)::time)")[0].decode(Int32.self))
+    /// Queues the day-before reminders due at `now` (on each task's clock, from `from` on); how many.
+    public func queueReminders(from: LocalTime, now: Date = Date()) async throws -> Int {
+        Int(try await rows("SELECT teamwork_queue_reminders(\(from.description)::time, \(now))")[0].decode(Int32.self))
     }
 
     /// A new link for the customer's page about task `taskID`'s appointment at `sequence`; nil when

@@ -4,7 +4,7 @@ import TeamworkModel
 
 extension CentralStore {
     static let subscriptionColumns =
-        "s.id, s.url, s.events, s.description, s.previous_until, s.failures, s.paused_at, s.paused_reason, s.created_at"
+        "s.id, s.url, s.events, s.description, s.secret_fingerprint, s.previous_until, s.failures, s.paused_at, s.paused_reason, s.created_at"
     static let deliveryColumns = """
         d.id, d.event_id, d.subscription_id, e.event, e.task_id, d.state, d.attempts, d.next_attempt_at, d.last_status,
         d.last_error, d.delivered_at, e.created_at
@@ -15,7 +15,8 @@ extension CentralStore {
         return WebhookSubscription(
             id: try r["id"].decode(Int64.self), url: try r["url"].decode(String.self),
             events: try r["events"].decode([String].self).compactMap(WebhookEvent.init(rawValue:)),
-            description: try r["description"].decode(String.self), previousUntil: try r["previous_until"].decode(Date?.self),
+            description: try r["description"].decode(String.self),
+            secretFingerprint: try r["secret_fingerprint"].decode(String.self), previousUntil: try r["previous_until"].decode(Date?.self),
             failures: Int(try r["failures"].decode(Int32.self)), pausedAt: try r["paused_at"].decode(Date?.self),
             pausedReason: try r["paused_reason"].decode(String?.self), createdAt: try r["created_at"].decode(Date.self))
     }
@@ -32,12 +33,6 @@ extension CentralStore {
             deliveredAt: try r["delivered_at"].decode(Date?.self), createdAt: try r["created_at"].decode(Date.self))
     }
 
-    /// A new secret: `whsec_` and 24 random bytes in base64 (Standard Webhooks' form).
-    static func newWebhookSecret() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return "whsec_" + Data((0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
-    }
-
     /// Subscribes `url` to `events`; the secret is returned here and never again.
     public func addWebhook(url: String, events: [WebhookEvent], description: String) async throws -> (WebhookSubscription, String) {
         _ = try WebhookSubscription.validURL(url)
@@ -46,19 +41,15 @@ extension CentralStore {
         guard try await rows("SELECT count(*) FROM webhook_subscriptions")[0].decode(Int64.self) < 100 else {
             throw TeamworkError.conflict("there are 100 webhooks already: remove one first")
         }
-        let secret = Self.newWebhookSecret()
         let names = Array(Set(events.map(\.rawValue))).sorted()
-        let subscription = try await transaction { connection in
-            try Self.subscription(
-                try await connection.query(
-                    """
-                    INSERT INTO webhook_subscriptions AS s (url, events, description, secret, created_by)
-                    VALUES (\(url), \(names), \(description), \(secret), \(actorID))
-                    RETURNING \(unescaped: Self.subscriptionColumns)
-                    """, logger: logger
-                ).collect()[0])
+        // The secret is made inside the database, returned this once, and read again only by the service.
+        let (id, secret) = try await transaction { connection in
+            let made = try await connection.query(
+                "SELECT id, secret FROM teamwork_webhook_add(\(url), \(names), \(description))", logger: logger
+            ).collect()[0].makeRandomAccess()
+            return (try made["id"].decode(Int64.self), try made["secret"].decode(String.self))
         }
-        return (subscription, secret)
+        return (try await webhook(id: id), secret)
     }
 
     public func webhooks() async throws -> [WebhookSubscription] {
@@ -74,18 +65,13 @@ extension CentralStore {
 
     /// A new secret for `id`, returned once; the old one is still signed with, beside it, for `overlap`.
     public func rotateWebhookSecret(id: Int64, overlap: Duration = .seconds(86_400)) async throws -> String {
-        let secret = Self.newWebhookSecret()
         let seconds = Double(overlap.components.seconds)
-        let rows = try await transaction { connection in
+        let secret = try await transaction { connection in
             try await connection.query(
-                """
-                UPDATE webhook_subscriptions SET previous_secret = secret, secret = \(secret),
-                       previous_until = now() + make_interval(secs => \(seconds))
-                WHERE id = \(id) RETURNING id
-                """, logger: logger
-            ).collect()
+                "SELECT teamwork_webhook_rotate(\(id), make_interval(secs => \(seconds))) AS secret", logger: logger
+            ).collect()[0].makeRandomAccess()["secret"].decode(String?.self)
         }
-        guard !rows.isEmpty else { throw TeamworkError.notFound("no webhook with id \(id)") }
+        guard let secret else { throw TeamworkError.notFound("no webhook with id \(id)") }
         return secret
     }
 

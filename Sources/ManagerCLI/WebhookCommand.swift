@@ -1,5 +1,6 @@
 import ArgumentParser
 import CentralStore
+import Egress
 import Foundation
 import Outbox
 import TeamworkModel
@@ -26,7 +27,7 @@ struct WebhookCommand: AsyncParsableCommand {
         func run() async throws {
             let events = try event.map(WebhookEvent.parse)
             let address = try WebhookSubscription.validURL(url)
-            if !allowPrivate, let refusal = WebhookDestination.refusal(host: address.host ?? "") {
+            if let refusal = await WebhookDestination.refusal(host: address.host ?? "", policy: EgressPolicy(allowPrivate: allowPrivate)) {
                 throw TeamworkError.invalid("the webhook's address is refused: \(refusal) (--allow-private to accept it)")
             }
             let (subscription, secret) = try await connection.withStore {
@@ -45,7 +46,8 @@ struct WebhookCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List webhooks: address, events, state.")
+        static let configuration = CommandConfiguration(
+            abstract: "List webhooks: address, events, their secret's fingerprint (the start of its SHA-256), state.")
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var output: OutputOptions
 
@@ -53,10 +55,10 @@ struct WebhookCommand: AsyncParsableCommand {
             let hooks = try await connection.withStore { try await $0.webhooks() }
             if output.json { return try Output.json(hooks) }
             Output.table(
-                ["ID", "URL", "EVENTS", "STATE"],
+                ["ID", "URL", "EVENTS", "SECRET", "STATE"],
                 hooks.map {
                     [
-                        String($0.id), $0.url, $0.events.map(\.rawValue).joined(separator: ","),
+                        String($0.id), $0.url, $0.events.map(\.rawValue).joined(separator: ","), "sha256:\($0.secretFingerprint)…",
                         $0.pausedAt == nil ? "active" : "paused: \($0.pausedReason ?? "by hand")",
                     ]
                 }, maxWidth: 60)

@@ -1,5 +1,6 @@
 import CentralStore
 import DayPlanner
+import Egress
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -42,8 +43,11 @@ public struct MessageService: Service {
         public var attempts = 8
         public var retryBase: Duration = .seconds(30)
         public var retryMaximum: Duration = .seconds(3600)
-        public var allowPrivate = false
+        /// Which addresses the SMS endpoint may be at.
+        public var egress = EgressPolicy()
         public var poll: Duration = .milliseconds(500)
+        /// What time it is for reminders and for a visit being over.
+        public var clock = WallClock.system
 
         public init(publicURL: String) { self.publicURL = publicURL }
     }
@@ -91,7 +95,7 @@ public struct MessageService: Service {
     static func pass(_ store: CentralStore, settings: Settings, logger: Logger) async throws -> (Int, Int, Int?) {
         let now = ContinuousClock.now
         if remindersQueued.value.map({ now - $0 >= .seconds(10) }) ?? true {
-            _ = try await store.queueReminders(from: settings.reminderTime)
+            _ = try await store.queueReminders(from: settings.reminderTime, now: settings.clock.now())
             remindersQueued.mutate { $0 = now }
         }
         let channels = Self.channels(settings)
@@ -180,7 +184,7 @@ public struct MessageService: Service {
             guard let sms = settings.sms else { return SendOutcome(sent: false, error: "no SMS channel", permanent: true) }
             let body = (try? JSONEncoder().encode(["id": id, "to": to, "text": text])) ?? Data()
             let outcome = await WebhookService.post(
-                body, to: sms.url, id: id, secrets: [sms.secret], timeout: .seconds(10), allowPrivate: settings.allowPrivate)
+                body, to: sms.url, id: id, secrets: [sms.secret], timeout: .seconds(10), egress: settings.egress)
             return SendOutcome(
                 sent: outcome.delivered, error: outcome.error ?? outcome.status.map { "HTTP \($0)" } ?? "", permanent: outcome.final)
         }
@@ -205,7 +209,7 @@ public struct MessageService: Service {
         guard customer.consent else { throw Skip(reason: "the customer no longer agrees to messages") }
         guard let task = try await found({ try await store.task(id: message.taskID) }) else { throw Skip(reason: "the task was deleted") }
         // News of a visit that is over by now (a message that waited for a channel) is not news.
-        if [.booked, .changed, .reminder, .onMyWay].contains(message.kind), let window = task.window, window.end < Date() {
+        if [.booked, .changed, .reminder, .onMyWay].contains(message.kind), let window = task.window, window.end < settings.clock.now() {
             throw Skip(reason: "the visit is over")
         }
         let site = try await task.locationID.asyncMap { try await store.location(id: $0) }
@@ -225,7 +229,7 @@ public struct MessageService: Service {
             values["link"] = settings.publicURL + "/appointment/" + secret
         }
         if message.kind == .onMyWay {
-            var eta = task.plannedStart ?? task.window?.start ?? Date()
+            var eta = task.plannedStart ?? task.window?.start ?? settings.clock.now()
             if let after = await message.afterTaskID.asyncMap({ try? await store.task(id: $0) }) ?? nil,
                 let from = try await after.locationID.asyncMap({ try await store.location(id: $0) }), let site
             {
@@ -233,7 +237,7 @@ public struct MessageService: Service {
                 let minutes = TravelEstimate(area: area).minutes(
                     from: Coordinate(latitude: from.latitude, longitude: from.longitude),
                     to: Coordinate(latitude: site.latitude, longitude: site.longitude))
-                eta = Date().addingTimeInterval((minutes / 5).rounded(.up) * 300)
+                eta = settings.clock.now().addingTimeInterval((minutes / 5).rounded(.up) * 300)
             }
             values["eta"] = MessageTemplates.clock(eta, in: zone)
         }

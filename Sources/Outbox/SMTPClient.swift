@@ -33,7 +33,8 @@ public struct SMTPSettings: Sendable, Equatable {
 
     var isLoopback: Bool { ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) }
 
-    public static func parse(_ text: String, caFile: String? = nil) throws -> SMTPSettings {
+    /// `password`, when given, is the relay's password from elsewhere than the URL (a file, the environment).
+    public static func parse(_ text: String, caFile: String? = nil, password: String? = nil) throws -> SMTPSettings {
         func bad(_ why: String) -> TeamworkError {
             TeamworkError(.configuration, "the SMTP url \(why); like smtp://user:password@mail.example:587?from=visits@example.com")
         }
@@ -46,7 +47,7 @@ public struct SMTPSettings: Sendable, Equatable {
         }
         var settings = SMTPSettings(
             host: host, port: parts.port ?? (scheme == "smtps" ? 465 : 587), username: parts.user?.removingPercentEncoding,
-            password: parts.password?.removingPercentEncoding, security: scheme == "smtps" ? .tls : .startTLS, from: from,
+            password: password ?? parts.password?.removingPercentEncoding, security: scheme == "smtps" ? .tls : .startTLS, from: from,
             fromName: query["name"] ?? "", caFile: caFile)
         if !(1...65_535).contains(settings.port) { throw bad("has no port from 1 to 65535") }
         if scheme == "smtp" {
@@ -99,6 +100,7 @@ public enum SMTPClient {
     static func converse(_ message: MailMessage, settings: SMTPSettings) async throws {
         let replies = ReplyStream()
         let handler = ReplyHandler(replies: replies)
+        let unread = UnreadBytes()
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -107,7 +109,7 @@ public enum SMTPClient {
                     channel.eventLoop.makeCompletedFuture {
                         if settings.security == .tls { try channel.pipeline.syncOperations.addHandler(try tls(settings)) }
                         try channel.pipeline.syncOperations.addHandlers([
-                            IdleStateHandler(readTimeout: .init(settings.stepTimeout)), ByteToMessageHandler(LineDecoder()),
+                            IdleStateHandler(readTimeout: .init(settings.stepTimeout)), ByteToMessageHandler(LineDecoder(unread: unread)),
                             handler,
                         ])
                     }
@@ -132,7 +134,8 @@ public enum SMTPClient {
                 try await channel.eventLoop.submit { handler.awaitingTLS = true }.get()
                 try await session.expect([220], after: "STARTTLS")
                 try await channel.eventLoop.submit {
-                    if handler.injected { throw SMTPClient.injection }
+                    // Whole lines said after the 220 reached the handler; a part of one waits in the decoder.
+                    if handler.injected || unread.count > 0 { throw SMTPClient.injection }
                     try channel.pipeline.syncOperations.addHandler(try tls(settings), position: .first)
                     handler.sealed = false
                 }.get()
@@ -227,16 +230,24 @@ public enum SMTPClient {
         init() { (stream, continuation) = AsyncThrowingStream.makeStream(bufferingPolicy: .bufferingNewest(16)) }
     }
 
+    /// How many bytes the line decoder holds that are not yet a whole line. On the channel's event loop only.
+    final class UnreadBytes: @unchecked Sendable {
+        var count = 0
+    }
+
     /// Lines ending in LF (CRLF on the wire), at most 4 KiB each.
     struct LineDecoder: ByteToMessageDecoder {
         typealias InboundOut = ByteBuffer
+        let unread: UnreadBytes
 
         mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+            unread.count = buffer.readableBytes
             guard let end = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else {
                 if buffer.readableBytes > 4096 { throw SMTPFailure(description: "an SMTP reply line over 4 KiB", permanent: false) }
                 return .needMoreData
             }
             let line = buffer.readSlice(length: end - buffer.readerIndex + 1)!
+            unread.count = buffer.readableBytes
             context.fireChannelRead(Self.wrapInboundOut(line))
             return .continue
         }

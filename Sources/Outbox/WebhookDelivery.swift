@@ -1,17 +1,10 @@
 import CentralStore
 import Crypto
+import Egress
 import Foundation
-import HTTPFetch
 import Logging
 import ServiceLifecycle
 import TeamworkModel
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// Standard Webhooks' signature (https://www.standardwebhooks.com): `v1,` and the base64 of
 /// HMAC-SHA256 over `id.timestamp.body`, keyed with the secret's bytes (after `whsec_`). Several
@@ -28,54 +21,18 @@ public enum WebhookSignature {
     }
 }
 
-/// Whether an address may be a webhook's destination: one that resolves to a loopback, private,
-/// link-local or otherwise internal address is refused unless the operator allows them (a webhook
-/// must not become a way into the service's own network).
+/// Whether an address may be a webhook's destination under `policy` (``EgressPolicy``): its host
+/// resolved once and every address vetted. The same rule runs again at each delivery, on the address
+/// the delivery then connects to.
 public enum WebhookDestination {
     /// Why `host` may not be sent to, or nil when it may.
-    public static func refusal(host: String) -> String? {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var found: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, nil, &hints, &found) == 0, let first = found else { return "its host does not resolve" }
-        defer { freeaddrinfo(first) }
-        var next: UnsafeMutablePointer<addrinfo>? = first
-        while let info = next {
-            if let address = info.pointee.ai_addr, isInternal(address) {
-                return "its host resolves to a private or loopback address"
-            }
-            next = info.pointee.ai_next
+    public static func refusal(host: String, policy: EgressPolicy = EgressPolicy()) async -> String? {
+        do {
+            _ = try await EgressClient.vettedAddress(host, policy: policy)
+            return nil
+        } catch {
+            return "\(error)"
         }
-        return nil
-    }
-
-    static func isInternal(_ address: UnsafeMutablePointer<sockaddr>) -> Bool {
-        switch Int32(address.pointee.sa_family) {
-        case AF_INET:
-            let ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
-            return internalIPv4(ip)
-        case AF_INET6:
-            let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-            }
-            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
-                return internalIPv4(UInt32(bytes[12]) << 24 | UInt32(bytes[13]) << 16 | UInt32(bytes[14]) << 8 | UInt32(bytes[15]))
-            }
-            if bytes[0..<15].allSatisfy({ $0 == 0 }) { return true }  // :: and ::1
-            if bytes[0] & 0xfe == 0xfc { return true }  // fc00::/7, unique local
-            if bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80 { return true }  // fe80::/10, link-local
-            return false
-        default:
-            return true
-        }
-    }
-
-    static func internalIPv4(_ ip: UInt32) -> Bool {
-        let ranges: [(UInt32, UInt32)] = [
-            (0x0000_0000, 8), (0x0A00_0000, 8), (0x6440_0000, 10), (0x7F00_0000, 8), (0xA9FE_0000, 16), (0xAC10_0000, 12),
-            (0xC000_0000, 24), (0xC0A8_0000, 16), (0xC612_0000, 15), (0xE000_0000, 3),
-        ]
-        return ranges.contains { base, bits in ip >> (32 - bits) == base >> (32 - bits) }
     }
 }
 
@@ -93,7 +50,8 @@ public struct WebhookService: Service {
         public var retryBase: Duration = .seconds(2)
         public var retryMaximum: Duration = .seconds(1800)
         public var pauseAfter = 50
-        public var allowPrivate = false
+        /// Which addresses deliveries may go to.
+        public var egress = EgressPolicy()
         /// How often the outbox is looked at when nothing is due.
         public var poll: Duration = .milliseconds(500)
 
@@ -171,41 +129,33 @@ public struct WebhookService: Service {
     static func send(_ delivery: CentralStore.DueDelivery, settings: Settings) async -> Outcome {
         await post(
             Data(delivery.payload.utf8), to: delivery.url, id: WebhookDelivery.messageID(delivery.eventID), secrets: delivery.secrets,
-            timeout: settings.timeout, allowPrivate: settings.allowPrivate)
+            timeout: settings.timeout, egress: settings.egress)
     }
 
-    /// POSTs `body` to `address` signed per Standard Webhooks with `secrets`, within `timeout`;
-    /// an address that resolves to a private or loopback one is refused unless `allowPrivate`.
+    /// The most of a receiver's answer read: its status is what counts.
+    static let answerLimit = 4096
+
+    /// POSTs `body` to `address` signed per Standard Webhooks with `secrets`, within `timeout`, through
+    /// ``EgressClient`` (an address the policy refuses is final: no retry helps).
     static func post(
-        _ body: Data, to address: String, id: String, secrets: [String], timeout: Duration, allowPrivate: Bool
+        _ body: Data, to address: String, id: String, secrets: [String], timeout: Duration, egress: EgressPolicy
     ) async -> Outcome {
-        guard let url = URL(string: address), let host = url.host else {
-            return Outcome(delivered: false, error: "not an address", final: true)
-        }
-        if !allowPrivate, let refusal = WebhookDestination.refusal(host: host) {
-            return Outcome(delivered: false, error: "refused: \(refusal)", final: true)
-        }
+        guard let url = URL(string: address) else { return Outcome(delivered: false, error: "not an address", final: true) }
         let timestamp = Int(Date().timeIntervalSince1970)
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.timeoutInterval = Double(timeout.components.seconds) + 1
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("Teamwork-Webhooks/1", forHTTPHeaderField: "User-Agent")
-        request.setValue(id, forHTTPHeaderField: "webhook-id")
-        request.setValue(String(timestamp), forHTTPHeaderField: "webhook-timestamp")
-        request.setValue(
-            WebhookSignature.sign(id: id, timestamp: timestamp, body: body, secrets: secrets),
-            forHTTPHeaderField: "webhook-signature")
+        let request = EgressClient.Request(
+            method: .POST, url: url,
+            headers: [
+                ("Content-Type", "application/json"), ("User-Agent", "Teamwork-Webhooks/1"), ("webhook-id", id),
+                ("webhook-timestamp", String(timestamp)),
+                ("webhook-signature", WebhookSignature.sign(id: id, timestamp: timestamp, body: body, secrets: secrets)),
+            ], body: body)
         do {
-            let limit = timeout
-            let (_, response) = try await withDeadline(limit, timeout: { URLError(.timedOut) }) { [request] in
-                try await HTTPFetch.data(for: request)
-            }
-            let status = (response as? HTTPURLResponse)?.statusCode
-            return Outcome(delivered: status.map { (200..<300).contains($0) } ?? false, status: status)
+            let answer = try await EgressClient.send(request, policy: egress, timeout: timeout, bodyLimit: answerLimit)
+            return Outcome(delivered: (200..<300).contains(answer.status), status: answer.status)
+        } catch let failure as EgressFailure {
+            return Outcome(delivered: false, error: failure.description, final: failure.final)
         } catch {
-            return Outcome(delivered: false, error: (error as? URLError).map { "no answer (\($0.code.rawValue))" } ?? "no answer")
+            return Outcome(delivered: false, error: "no answer")
         }
     }
 }

@@ -1,12 +1,8 @@
 import DayPlanner
+import Egress
 import Foundation
-import HTTPFetch
 import Logging
 import TeamworkModel
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// Drive times from an OSRM server's `table` service (http://project-osrm.org/docs/v5.24.0/api/#table-service):
 /// `GET {base}/table/v1/{profile}/{lon},{lat};…?sources=…&destinations=…&annotations=duration`,
@@ -19,6 +15,8 @@ public struct OSRMTable: Sendable {
     public var blockSize: Int
     /// For each request's whole answer.
     public var timeout: Duration
+    /// The most of an answer read: a 100 × 100 block of durations is about 100 KB.
+    static let answerLimit = 4 << 20
 
     public init(base: URL, profile: String = "driving", blockSize: Int = 100, timeout: Duration = .seconds(10)) throws {
         guard let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https", base.host != nil else {
@@ -79,17 +77,16 @@ public struct OSRMTable: Sendable {
                 try Task.checkCancellation()
                 let rows = rowStart..<min(places.count, rowStart + blockSize)
                 let columns = columnStart..<min(places.count, columnStart + blockSize)
-                var request = URLRequest(url: url(places, sources: rows, destinations: columns))
-                request.timeoutInterval = Double(timeout.components.seconds) + 1
-                let limit = timeout
-                let (data, response) = try await withDeadline(
-                    limit, timeout: { Failure(description: "OSRM did not answer within \(limit)") }
-                ) { [request] in
-                    try await HTTPFetch.data(for: request)
+                let answer: EgressAnswer
+                do {
+                    answer = try await EgressClient.send(
+                        EgressClient.Request(url: url(places, sources: rows, destinations: columns)), policy: .operatorNamed,
+                        timeout: timeout, bodyLimit: Self.answerLimit)
+                } catch let failure as EgressFailure {
+                    throw Failure(description: "OSRM: \(failure)")
                 }
-                guard let status = (response as? HTTPURLResponse)?.statusCode else {
-                    throw Failure(description: "no HTTP answer from OSRM")
-                }
+                guard !answer.truncated else { throw Failure(description: "the OSRM answer is over \(Self.answerLimit) bytes") }
+                let (data, status) = (answer.body, answer.status)
                 // OSRM answers its own errors (InvalidQuery, TooBig, NoTable) as 400 with a code and a message.
                 guard status == 200 || status == 400 else { throw Failure(description: "OSRM answered HTTP \(status)") }
                 let block = try Self.minutes(parsing: data, sources: rows.count, destinations: columns.count)

@@ -8,9 +8,11 @@ import TeamworkModel
 struct MessageOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The SMTP relay customers' email goes through (or TEAMWORK_SMTP_URL): smtp://user:password@mail.example:587?from=visits@example.com (STARTTLS).",
+            "The SMTP relay customers' email goes through (or TEAMWORK_SMTP_URL): smtp://user@mail.example:587?from=visits@example.com (STARTTLS); its password from --smtp-password-file or TEAMWORK_SMTP_PASSWORD, never on the command line.",
             valueName: "url"))
     var smtpUrl: String?
+    @Option(help: ArgumentHelp("A file holding the SMTP relay's password (or TEAMWORK_SMTP_PASSWORD).", valueName: "file"))
+    var smtpPasswordFile: String?
     @Option(help: ArgumentHelp("Certificates to trust for the SMTP relay, PEM (or TEAMWORK_SMTP_CA_FILE).", valueName: "file"))
     var smtpCaFile: String?
     @Option(
@@ -32,6 +34,11 @@ struct MessageOptions: ParsableArguments {
     @Option(
         help: "Seconds one email's whole SMTP conversation may take (2 to 600); one cut off by a crash goes again after this and 5 more.")
     var smtpTimeout: Double = 120
+    @Option(
+        help: ArgumentHelp(
+            "Run the customers' clock from this instant (ISO 8601, e.g. 2026-12-01T08:55:00+01:00) to rehearse a day or test one; reminders and visits being over are judged by it (default: the system's time).",
+            valueName: "instant"))
+    var clock: String?
     @Option(help: "At most this many messages to one customer in 24 hours.") var messagesPerDay = 10
     @Option(help: "Seconds before a failed message's first retry; each next waits up to twice as long (full jitter).")
     var messageRetry: Double = 30
@@ -53,6 +60,17 @@ struct MessageOptions: ParsableArguments {
         _ = try settings(defaultURL: "http://localhost", boardOrigin: nil)
     }
 
+    /// The SMTP password from `--smtp-password-file` (its first line) or TEAMWORK_SMTP_PASSWORD, if given.
+    func smtpPassword() throws -> String? {
+        if let smtpPasswordFile {
+            guard let text = try? String(contentsOfFile: smtpPasswordFile, encoding: .utf8),
+                let line = text.split(separator: "\n", omittingEmptySubsequences: false).first, !line.isEmpty
+            else { throw ValidationError("--smtp-password-file: cannot read a password from \(smtpPasswordFile)") }
+            return String(line.hasSuffix("\r") ? line.dropLast() : line)
+        }
+        return environment["TEAMWORK_SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     func settings(defaultURL: String, boardOrigin: String?) throws -> MessageService.Settings {
         do {
             let given = setting(publicUrl, "TEAMWORK_PUBLIC_URL")
@@ -66,8 +84,15 @@ struct MessageOptions: ParsableArguments {
                 )
             }
             var settings = MessageService.Settings(publicURL: base.hasSuffix("/") ? String(base.dropLast()) : base)
+            // Anyone on the machine reads a command line (ps); a file or the environment is the owner's alone.
+            if let smtpUrl, URLComponents(string: smtpUrl)?.password != nil {
+                throw ValidationError(
+                    "--smtp-url carries a password, which ps shows to everyone on this machine: give it in --smtp-password-file or TEAMWORK_SMTP_PASSWORD"
+                )
+            }
+            let password = try smtpPassword()
             settings.smtp = try setting(smtpUrl, "TEAMWORK_SMTP_URL").map {
-                var smtp = try SMTPSettings.parse($0, caFile: setting(smtpCaFile, "TEAMWORK_SMTP_CA_FILE"))
+                var smtp = try SMTPSettings.parse($0, caFile: setting(smtpCaFile, "TEAMWORK_SMTP_CA_FILE"), password: password)
                 smtp.totalTimeout = .milliseconds(Int(smtpTimeout * 1000))
                 smtp.stepTimeout = min(smtp.stepTimeout, smtp.totalTimeout)
                 return smtp
@@ -86,6 +111,12 @@ struct MessageOptions: ParsableArguments {
             }
             if let folder = messageTemplates { settings.templates = try MessageTemplates.load(folder: folder) }
             settings.reminderTime = try LocalTime(parsing: reminderTime, field: "--reminder-time")
+            if let clock {
+                guard let start = ISO8601DateFormatter().date(from: clock) else {
+                    throw ValidationError("--clock takes an instant with its offset, like 2026-12-01T08:55:00+01:00")
+                }
+                settings.clock = WallClock(startingAt: start)
+            }
             settings.dailyLimit = messagesPerDay
             settings.retryBase = .milliseconds(Int(messageRetry * 1000))
             return settings

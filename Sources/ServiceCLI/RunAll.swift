@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlobStore
 import CentralStore
+import Egress
 import EventListener
 import Foundation
 import Hummingbird
@@ -41,6 +42,12 @@ struct RunAll: AsyncParsableCommand {
             "Send webhooks to addresses on this machine or a private network too (or TEAMWORK_WEBHOOKS_ALLOW_PRIVATE=1; default: refused)."
     )
     var webhooksAllowPrivate = false
+    @Option(
+        name: .customLong("egress-allow"),
+        help: ArgumentHelp(
+            "An address or CIDR range on this machine or a private network that webhooks and texts may go to (repeatable; or TEAMWORK_EGRESS_ALLOW, comma-separated).",
+            valueName: "cidr"))
+    var egressAllow: [String] = []
     @Option(help: "Seconds before a failed webhook attempt's first retry; each next waits up to twice as long (full jitter).")
     var webhookRetry: Double = 2
     @Option(help: "Seconds a webhook's receiver has to answer (1 to 60); a delivery cut off by a crash goes again after 3 times this.")
@@ -48,6 +55,7 @@ struct RunAll: AsyncParsableCommand {
     @OptionGroup var messages: MessageOptions
 
     func validate() throws {
+        _ = try egressAllowed()
         if !(1...60).contains(webhookTimeout) { throw ValidationError("--webhook-timeout must be 1 to 60 seconds") }
         if !(0.01...600).contains(webhookRetry) { throw ValidationError("--webhook-retry must be 0.01 to 600 seconds") }
         if !(sweep > 0) { throw ValidationError("--sweep must be positive") }
@@ -122,8 +130,9 @@ struct RunAll: AsyncParsableCommand {
         ]
         // The outbox's webhooks, with their progress on /health and /metrics.
         var webhookSettings = WebhookService.Settings()
-        webhookSettings.allowPrivate =
-            webhooksAllowPrivate || optionOrEnvironment(nil, "TEAMWORK_WEBHOOKS_ALLOW_PRIVATE") == "1"
+        webhookSettings.egress = EgressPolicy(
+            allowPrivate: webhooksAllowPrivate || optionOrEnvironment(nil, "TEAMWORK_WEBHOOKS_ALLOW_PRIVATE") == "1",
+            allowed: try egressAllowed())
         webhookSettings.retryBase = .milliseconds(Int(webhookRetry * 1000))
         webhookSettings.timeout = .milliseconds(Int(webhookTimeout * 1000))
         let webhookProgress = Self.senderProgress(
@@ -141,7 +150,7 @@ struct RunAll: AsyncParsableCommand {
         var messageSettings = try messages.settings(
             defaultURL: "\(server.tls == nil ? "http" : "https")://\(linkHost):\(server.port)",
             boardOrigin: configuration.board?.publicOrigin)
-        messageSettings.allowPrivate = webhookSettings.allowPrivate
+        messageSettings.egress = webhookSettings.egress
         if messageSettings.smtp != nil || messageSettings.sms != nil, messages.linksFallBack(boardOrigin: configuration.board?.publicOrigin)
         {
             logger.warning(
@@ -168,6 +177,20 @@ struct RunAll: AsyncParsableCommand {
         }
         try await SyncServer.run(configuration, services: services, logger: Logger(label: "teamwork.sync"))
         logger.info("stopped")
+    }
+
+    /// The ranges `--egress-allow` (or TEAMWORK_EGRESS_ALLOW) lets webhooks and texts reach.
+    func egressAllowed() throws -> [AddressRange] {
+        let given =
+            egressAllow.isEmpty
+            ? (optionOrEnvironment(nil, "TEAMWORK_EGRESS_ALLOW") ?? "").split(separator: ",").map(String.init) : egressAllow
+        return try given.map { text in
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard let range = AddressRange(trimmed) else {
+                throw ValidationError("--egress-allow takes an IP address or a CIDR range such as 10.0.5.0/24, not \(trimmed)")
+            }
+            return range
+        }
     }
 
     /// An outbox sender's progress on /metrics (what went, attempts that failed, what waits) and

@@ -29,6 +29,9 @@ public struct WebhookSubscription: Sendable, Codable, Equatable, Identifiable {
     public var url: String
     public var events: [WebhookEvent]
     public var description: String
+    /// The start of the hex SHA-256 of its secret: how a receiver's operator checks they hold the
+    /// current one (`printf %s "$SECRET" | sha256sum | cut -c1-16`); the secret itself is shown once.
+    public var secretFingerprint: String
     /// Until when the secret before the last rotation is still signed with, beside the new one.
     public var previousUntil: Date?
     /// Attempts in a row that failed; a delivery that succeeds sets it back to 0.
@@ -38,13 +41,14 @@ public struct WebhookSubscription: Sendable, Codable, Equatable, Identifiable {
     public var createdAt: Date
 
     public init(
-        id: Int64, url: String, events: [WebhookEvent], description: String, previousUntil: Date?, failures: Int,
-        pausedAt: Date?, pausedReason: String?, createdAt: Date
+        id: Int64, url: String, events: [WebhookEvent], description: String, secretFingerprint: String, previousUntil: Date?,
+        failures: Int, pausedAt: Date?, pausedReason: String?, createdAt: Date
     ) {
         self.id = id
         self.url = url
         self.events = events
         self.description = description
+        self.secretFingerprint = secretFingerprint
         self.previousUntil = previousUntil
         self.failures = failures
         self.pausedAt = pausedAt

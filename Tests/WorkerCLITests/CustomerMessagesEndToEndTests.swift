@@ -118,6 +118,14 @@ struct CustomerMessagesEndToEndTests {
         }
     }
 
+    /// The service's clock (`--clock`) for a test whose visits are tomorrow: 00:05 today on `zone`'s
+    /// clock, so no day-before reminder is due, whatever the hour the test runs at.
+    static func clockBeforeReminders(_ zone: Zone) -> [String] {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return ["--clock", formatter.string(from: zone.instant(zone.date(of: Date()), LocalTime(hour: 0, minute: 5)!))]
+    }
+
     /// An ISO 8601 instant with an offset, as icalendar writes it, as a Date.
     static func instant(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
@@ -144,10 +152,14 @@ struct CustomerMessagesEndToEndTests {
             try await catcher.waitUntilListening()
             let service = ServiceProcess.run(
                 databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
-            service.arguments += [
-                "--smtp-url", "smtp://visits:s3cret@localhost:\(catcher.port)?from=visits@example.com&starttls=required",
-                "--smtp-ca-file", certificate, "--public-url", service.url, "--message-retry", "0.2", "--company", "Röda Teamet",
-            ]
+            let passwordFile = folder.appending(path: "smtp-password").path
+            try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+            service.arguments +=
+                [
+                    "--smtp-url", "smtp://visits@localhost:\(catcher.port)?from=visits@example.com&starttls=required",
+                    "--smtp-password-file", passwordFile,
+                    "--smtp-ca-file", certificate, "--public-url", service.url, "--message-retry", "0.2", "--company", "Röda Teamet",
+                ] + Self.clockBeforeReminders(try Zone("Europe/Stockholm"))
             try await service.start()
             defer { service.stopInBackground() }
 
@@ -364,10 +376,11 @@ struct CustomerMessagesEndToEndTests {
             try await catcher.waitUntilListening()
             let service = ServiceProcess.run(
                 databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
-            service.arguments += [
-                "--smtp-url", "smtp://127.0.0.1:\(catcher.port)?from=visits@example.com&starttls=never", "--smtp-timeout", "10",
-                "--message-retry", "0.2",
-            ]
+            service.arguments +=
+                [
+                    "--smtp-url", "smtp://127.0.0.1:\(catcher.port)?from=visits@example.com&starttls=never", "--smtp-timeout", "10",
+                    "--message-retry", "0.2",
+                ] + Self.clockBeforeReminders(try Zone("Europe/Stockholm"))
             try await service.start()
             defer { service.stopInBackground() }
             let tomorrow = try Zone("Europe/Stockholm").date(of: Date()).adding(days: 1)

@@ -142,7 +142,9 @@ struct MessagePartsTests {
         }
     }
 
-    @Test func aReplyInjectedInClearAfterTheRelayAgreesToSTARTTLSIsRefused() async throws {
+    /// Whole lines, or (seen passing for the first answer over TLS on main) a part of a line with no line end.
+    @Test(arguments: ["220 go ahead\\r\\n250-relay\\r\\n250 AUTH PLAIN\\r\\n235 welcome\\r\\n", "220 go ahead\\r\\n250 AUTH"])
+    func aReplyInjectedInClearAfterTheRelayAgreesToSTARTTLSIsRefused(injected: String) async throws {
         let port = ServiceProcess.freePort()
         // Someone between us and the relay answers STARTTLS and, in the same breath, what comes next.
         let script = """
@@ -153,7 +155,7 @@ struct MessagePartsTests {
             client, _ = server.accept(); reader = client.makefile("rb")
             client.sendall(b"220 relay\\r\\n"); reader.readline()
             client.sendall(b"250-relay\\r\\n250 STARTTLS\\r\\n"); reader.readline()
-            client.sendall(b"220 go ahead\\r\\n250-relay\\r\\n250 AUTH PLAIN\\r\\n235 welcome\\r\\n")
+            client.sendall(b"\(injected)")
             reader.read(1)
             """
         let log = FileManager.default.temporaryDirectory.appending(path: "relay-\(UUID().uuidString).log")

@@ -63,15 +63,6 @@ struct WebhookTests {
         }
     }
 
-    @Test func anAddressOnThisMachineOrAPrivateNetworkIsRefusedUnlessAllowed() {
-        for host in ["127.0.0.1", "10.1.2.3", "192.168.0.9", "172.20.0.1", "169.254.169.254", "::1", "100.64.0.1", "0.0.0.0"] {
-            #expect(WebhookDestination.refusal(host: host) != nil, "\(host)")
-        }
-        for host in ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"] {
-            #expect(WebhookDestination.refusal(host: host) == nil, "\(host)")
-        }
-    }
-
     /// Events of a task reach the receiver signed as Standard Webhooks says (verified by the
     /// standardwebhooks package), each id once after the receiver drops repeats; a receiver that
     /// fails at first gets the same id again after a backoff; a rotated secret signs beside the new
@@ -91,7 +82,7 @@ struct WebhookTests {
             let hook = "http://127.0.0.1:\(port)/hooks"
             let refused = try await manager("webhook", "add", "--url", hook, "--event", "task.completed")
             #expect(
-                refused.status == 65 && refused.errorLines.count == 1 && refused.stderr.contains("private or loopback"), "\(refused.stderr)"
+                refused.status == 65 && refused.errorLines.count == 1 && refused.stderr.contains("(loopback)"), "\(refused.stderr)"
             )
             let badEvent = try await manager("webhook", "add", "--url", hook, "--event", "task.exploded", "--allow-private")
             #expect(badEvent.status == 65 && badEvent.errorLines.count == 1, "\(badEvent.stderr)")

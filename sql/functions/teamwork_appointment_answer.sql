@@ -26,7 +26,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 'unknown';
     END IF;
-    SELECT * INTO a FROM public.appointments WHERE task_id = k.task_id FOR UPDATE;
+    SELECT * INTO a FROM public.appointments WHERE booking = k.booking FOR UPDATE;
     IF NOT FOUND THEN
         RETURN 'superseded';
     END IF;
@@ -42,11 +42,11 @@ BEGIN
         RETURN 'closed';
     END IF;
     UPDATE public.appointment_links SET used_at = now()
-     WHERE task_id = k.task_id AND sequence = k.sequence AND used_at IS NULL;
+     WHERE booking = k.booking AND sequence = k.sequence AND used_at IS NULL;
     UPDATE public.appointments
        SET answer = p_answer, asked_start = CASE WHEN p_answer = 'move' THEN p_start END,
            asked_end = CASE WHEN p_answer = 'move' THEN p_end END, answered_at = now(), updated_at = now()
-     WHERE task_id = k.task_id;
+     WHERE booking = k.booking;
     PERFORM public.teamwork_outbox_add(
         'appointment.' || CASE p_answer WHEN 'confirmed' THEN 'confirmed' WHEN 'move' THEN 'moved' ELSE 'cancelled' END,
         k.task_id,

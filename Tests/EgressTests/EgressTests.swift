@@ -1,0 +1,146 @@
+import Foundation
+import TeamworkModel
+import Testing
+
+@testable import Egress
+
+/// What the service sends out is bounded and goes only where it may (docs/security.md, "Egress"),
+/// tried against receivers on this machine that answer as hostile ones do.
+@Suite("Egress")
+struct EgressTests {
+    /// Loopback let through by name, as an operator's `--egress-allow` does.
+    static let loopback = EgressPolicy(allowed: [AddressRange("127.0.0.1/32")!])
+
+    static func post(_ port: Int, host: String = "127.0.0.1") -> EgressClient.Request {
+        EgressClient.Request(method: .POST, url: URL(string: "http://\(host):\(port)/hooks")!, body: Data("{}".utf8))
+    }
+
+    @Test func specialPurposeAddressesAndThisMachinesOwnAreRefusedAndOrdinaryPublicOnesAreNot() throws {
+        let refused = [
+            "127.0.0.1", "10.1.2.3", "192.168.0.9", "172.20.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+            "192.0.2.10", "198.51.100.7", "203.0.113.9", "198.18.0.1", "192.0.0.170", "224.0.0.1", "240.0.0.1",
+            "255.255.255.255", "::1", "::", "::7f00:1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::7f00:1",
+            "64:ff9b:1::1", "2002:7f00:1::1", "2001:db8::1", "2001::1", "3fff::1", "fc00::1", "fd12::1", "fe80::1",
+            "ff02::1", "100::1", "5f00::1", "4000::1",
+        ]
+        let policy = EgressPolicy()
+        for text in refused {
+            let address = try #require(IPAddress(text), "\(text)")
+            #expect(policy.refusal(address) != nil, "\(text) should be refused")
+        }
+        for own in SpecialAddresses.ownAddresses() {
+            #expect(policy.refusal(own) != nil, "this machine's own \(own) should be refused")
+        }
+        for text in ["93.184.216.34", "8.8.8.8", "1.1.1.1", "2606:2800:220:1:248:1893:25c8:1946", "2a00:1450:4001::1"] {
+            let address = try #require(IPAddress(text))
+            #expect(policy.refusal(address) == nil, "\(text) should go")
+        }
+    }
+
+    @Test func anOperatorsAllowListLetsThroughItsRangesOnly() throws {
+        let policy = EgressPolicy(allowed: [AddressRange("10.0.5.0/24")!, AddressRange("fd00:5::/32")!])
+        #expect(policy.refusal(IPAddress("10.0.5.77")!) == nil)
+        #expect(policy.refusal(IPAddress("fd00:5:1::2")!) == nil)
+        #expect(policy.refusal(IPAddress("10.0.6.1")!) != nil)
+        #expect(policy.refusal(IPAddress("127.0.0.1")!) != nil)
+        #expect(AddressRange("10.0.5.0/33") == nil && AddressRange("not-an-address") == nil)
+    }
+
+    /// Seen on main: a receiver's endless answer grew the service to 1.1 GB; only an idle timeout ended it.
+    @Test func anEndlessAnswerIsReadToItsLimitAndItsConnectionClosedAtOnce() async throws {
+        let receiver = try await HostileReceiver(.endless)
+        defer { Task { await receiver.stop() } }
+        let answer = try await EgressClient.send(Self.post(receiver.port), policy: Self.loopback, timeout: .seconds(10), bodyLimit: 4096)
+        #expect(answer.status == 200)
+        #expect(answer.body.count == 4096 && answer.truncated)
+        #expect(await receiver.drained(within: 5), "the connection is closed once the limit is read")
+    }
+
+    @Test func anAnswerThatNeverEndsEndsAtTheDeadlineWithItsConnection() async throws {
+        let receiver = try await HostileReceiver(.dribble(every: .milliseconds(50)))
+        defer { Task { await receiver.stop() } }
+        let started = ContinuousClock.now
+        await #expect(throws: EgressFailure.self) {
+            _ = try await EgressClient.send(Self.post(receiver.port), policy: Self.loopback, timeout: .seconds(1), bodyLimit: 1 << 20)
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(await receiver.drained(within: 5), "the deadline closes the connection, not only the wait")
+    }
+
+    /// Seen on main: a name vetted by one lookup and connected to by another (curl's) reached loopback.
+    /// Here the name answers the allowed 127.0.0.1 first and 127.0.0.2 afterwards: the request goes to
+    /// the address that was vetted, after one lookup.
+    @Test func aNameIsLookedUpOnceAndConnectedToAsVettedSoItCannotRebind() async throws {
+        let vetted = try await HostileReceiver(.short, host: "127.0.0.1")
+        defer { Task { await vetted.stop() } }
+        let rebound = try await HostileReceiver(.short, host: "127.0.0.2", port: vetted.port)
+        defer { Task { await rebound.stop() } }
+        let lookups = Locked(0)
+        let resolver: EgressClient.Resolver = { host in
+            #expect(host == "rebind.test")
+            let count = lookups.mutate { count -> Int in
+                count += 1
+                return count
+            }
+            return [IPAddress(count == 1 ? "127.0.0.1" : "127.0.0.2")!]
+        }
+        for _ in 0..<3 {
+            lookups.mutate { $0 = 0 }
+            let answer = try await EgressClient.send(
+                Self.post(vetted.port, host: "rebind.test"), policy: Self.loopback, timeout: .seconds(5), bodyLimit: 4096,
+                resolver: resolver)
+            #expect(answer.status == 204)
+            #expect(lookups.value == 1)
+        }
+        #expect(vetted.accepted == 3 && rebound.accepted == 0)
+    }
+
+    @Test func aNameThatAlsoPointsInsideIsRefusedWholeWithoutConnecting() async throws {
+        let receiver = try await HostileReceiver(.short)
+        defer { Task { await receiver.stop() } }
+        let resolver: EgressClient.Resolver = { _ in [IPAddress("93.184.216.34")!, IPAddress("127.0.0.1")!] }
+        do {
+            _ = try await EgressClient.send(
+                Self.post(receiver.port, host: "mixed.test"), policy: EgressPolicy(), timeout: .seconds(5), bodyLimit: 4096,
+                resolver: resolver)
+            Issue.record("a name that resolves to loopback too was sent to")
+        } catch let failure as EgressFailure {
+            #expect(failure.final && failure.description.contains("loopback"), "\(failure)")
+        }
+        #expect(receiver.accepted == 0)
+    }
+
+    /// A flood of 40 requests at once to receivers that never end their answers: the connections
+    /// open at once never pass the budget (a request waits for room within its deadline), every
+    /// request ends by its deadline, and none is left open.
+    @Test func aFloodAgainstEndlessReceiversHoldsNoMoreConnectionsThanTheBudget() async throws {
+        let both = HostileReceiver.Counts((0, 0, 0))
+        let endless = try await HostileReceiver(.endless, counts: both)
+        let dribbling = try await HostileReceiver(.dribble(every: .milliseconds(100)), counts: both)
+        defer {
+            Task {
+                await endless.stop()
+                await dribbling.stop()
+            }
+        }
+        let budget = EgressBudget(limit: 4)
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let port = index.isMultiple(of: 2) ? endless.port : dribbling.port
+                    let answer = try? await EgressClient.send(
+                        Self.post(port), policy: Self.loopback, timeout: .milliseconds(800), bodyLimit: 4096, budget: budget)
+                    return answer?.truncated == true
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.count == 40)
+        // The receivers see a connection end a moment after the client has closed it: the client's count is the truth.
+        #expect(budget.most == 4 && both.value.accepted >= 4, "\(budget.most), \(both.value)")
+        let endlessDrained = await endless.drained(within: 5)
+        let dribblingDrained = await dribbling.drained(within: 5)
+        #expect(endlessDrained && dribblingDrained)
+        #expect(budget.open == 0)
+    }
+}
