@@ -54,3 +54,20 @@ DROP FUNCTION teamwork_queue_reminders(time);
 CREATE FUNCTION teamwork_queue_reminders(time, timestamptz) RETURNS integer LANGUAGE sql AS $$ SELECT 0 $$;
 REVOKE ALL ON FUNCTION teamwork_queue_reminders(time, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION teamwork_queue_reminders(time, timestamptz) TO teamwork_service;
+
+-- What history says of a change beyond who made it (a manager's override of a rule, "forced"; the
+-- day planner's changes, "planned") was a session setting any SQL session could set. It is now a
+-- mark on the transaction, written only through teamwork_mark (managers) into a table no role
+-- writes, and read by the definer triggers through teamwork_marked.
+CREATE UNLOGGED TABLE transaction_marks (
+    txid  bigint NOT NULL,
+    name  text NOT NULL CHECK (name IN ('forced', 'planned')),
+    value text NOT NULL CHECK (octet_length(value) BETWEEN 1 AND 500),
+    PRIMARY KEY (txid, name)
+);
+REVOKE ALL ON transaction_marks FROM PUBLIC;
+CREATE FUNCTION teamwork_mark(text, text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION teamwork_marked(text) RETURNS text LANGUAGE sql AS $$ SELECT NULL::text $$;
+REVOKE ALL ON FUNCTION teamwork_mark(text, text), teamwork_marked(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION teamwork_mark(text, text) TO teamwork_manager;
+GRANT EXECUTE ON FUNCTION teamwork_marked(text) TO teamwork_manager, teamwork_service;

@@ -96,6 +96,14 @@ public enum BlobState: Sendable, Equatable {
 /// An upload's owner: the person whose device sent it (people's ids on the master).
 public typealias Uploader = Int64
 
+/// One person's upload of one blob.
+public struct UploadKey: Sendable, Hashable {
+    public var digest: BlobDigest
+    public var person: Uploader
+
+    public init(digest: BlobDigest, person: Uploader) { (self.digest, self.person) = (digest, person) }
+}
+
 /// Where the service keeps blobs (photos, signatures, PDFs): one small
 /// interface, so a store other than the service's disk (an S3-compatible one,
 /// docs/operations.md) can take its place. Uploads are resumable and each
@@ -137,9 +145,47 @@ public protocol BlobStore: Sendable {
     func discardSent(_ entry: BlobInventory.Upload) throws
     /// The first `count` bytes of a complete blob.
     func head(_ digest: BlobDigest, count: Int) throws -> [UInt8]
+    /// Frees at least `bytes` (when there is that much) by removing files no attachment has claimed:
+    /// whole files every holder still has pending, and unfinished uploads other than those under way
+    /// (`sparing`, as person and digest). Taken from whoever holds the most such bytes first, their
+    /// oldest first (``JunkEviction``). How many bytes it freed.
+    func evictUnclaimed(atLeast bytes: Int64, sparing: Set<UploadKey>) throws -> Int64
 }
 
-/// What a store holds, with the times the sweep judges by: when each upload last grew, and when
+/// Which unclaimed files go first when an upload needs room on a full disk: the person holding the
+/// most unclaimed bytes loses their oldest file, then again, until enough is free. A worker who
+/// fills the disk with files no attachment names pays for it before a colleague's photo does.
+public enum JunkEviction {
+    public struct Candidate: Sendable, Equatable {
+        public var person: Uploader
+        public var time: Date
+        public var bytes: Int64
+        public var key: String
+
+        public init(person: Uploader, time: Date, bytes: Int64, key: String) {
+            (self.person, self.time, self.bytes, self.key) = (person, time, bytes, key)
+        }
+    }
+
+    /// The candidates to remove, in order, to free at least `bytes` (all of them if they hold less).
+    public static func choose(_ candidates: [Candidate], atLeast bytes: Int64) -> [Candidate] {
+        var byPerson = Dictionary(grouping: candidates, by: \.person).mapValues { $0.sorted { ($0.time, $0.key) < ($1.time, $1.key) } }
+        var chosen: [Candidate] = []
+        var freed: Int64 = 0
+        while freed < bytes {
+            let held = byPerson.mapValues { $0.reduce(0) { $0 + $1.bytes } }
+            guard let (person, _) = held.filter({ $0.value > 0 }).max(by: { ($0.value, -$0.key) < ($1.value, -$1.key) }),
+                let oldest = byPerson[person]?.first
+            else { break }
+            byPerson[person]?.removeFirst()
+            chosen.append(oldest)
+            freed += oldest.bytes
+        }
+        return chosen
+    }
+}
+
+/// What a store holds, with the times the sweep judges by: when each upload began, and when
 /// each holder sent a blob (never moved by anyone looking at it).
 public struct BlobInventory: Sendable {
     /// An unfinished upload or a pending mark: whose, of what, since when.
@@ -248,6 +294,11 @@ public struct FileBlobStore: BlobStore {
             }
             guard count > 0 else { throw BlobError.cannotWrite("\(path): \(String(cString: strerror(errno)))") }
             written += count
+        }
+        // An unfinished upload's day counts from its start: adding to it keeps the time it began.
+        if offset > 0 {
+            let times = [held.st_atim, held.st_mtim]
+            futimens(descriptor, times)
         }
     }
 
@@ -395,6 +446,41 @@ public struct FileBlobStore: BlobStore {
 
     public func discardSent(_ entry: BlobInventory.Upload) throws {
         if let person = entry.person { unlink(sentPath(of: entry.digest, by: person)) }
+    }
+
+    public func evictUnclaimed(atLeast bytes: Int64, sparing: Set<UploadKey>) throws -> Int64 {
+        let inventory = try inventory()
+        var candidates: [JunkEviction.Candidate] = []
+        for upload in inventory.partial {
+            guard let person = upload.person, !sparing.contains(UploadKey(digest: upload.digest, person: person)),
+                let size = Self.size(partialPath(of: upload.digest, by: person))
+            else { continue }
+            candidates.append(.init(person: person, time: upload.time, bytes: size, key: "partial/\(person)/\(upload.digest.hex)"))
+        }
+        // A whole file is junk only while every holder still has it pending (no attachment of anyone's names it).
+        let pendingBy = Dictionary(grouping: inventory.pending, by: \.digest)
+        for blob in inventory.complete {
+            guard let marks = pendingBy[blob.digest], let size = Self.size(path(of: blob.digest)) else { continue }
+            let holders = Set(
+                ((try? FileManager.default.contentsOfDirectory(atPath: root.appending(path: "holders/\(blob.digest.hex)").path)) ?? []))
+            let pending = Set(marks.compactMap { $0.person.map(String.init) })
+            guard holders.isSubset(of: pending), let first = marks.min(by: { $0.time < $1.time }), let person = first.person else {
+                continue
+            }
+            candidates.append(.init(person: person, time: first.time, bytes: size, key: "complete/\(blob.digest.hex)"))
+        }
+        var freed: Int64 = 0
+        for chosen in JunkEviction.choose(candidates, atLeast: bytes) {
+            let parts = chosen.key.split(separator: "/").map(String.init)
+            if parts[0] == "partial", let digest = BlobDigest(hex: parts[2]) {
+                unlink(partialPath(of: digest, by: chosen.person))
+            } else if let digest = BlobDigest(hex: parts[1]) {
+                for mark in pendingBy[digest] ?? [] { try discard(mark) }
+                try remove(digest)
+            }
+            freed += chosen.bytes
+        }
+        return freed
     }
 
     public func head(_ digest: BlobDigest, count: Int) throws -> [UInt8] {

@@ -5,7 +5,7 @@ import Logging
 import ServiceLifecycle
 import TeamworkModel
 
-/// Keeps the blob folder to what is needed: uploads left unfinished for a day
+/// Keeps the blob folder to what is needed: uploads unfinished a day after they began
 /// are removed, and so are files no attachment on the master names once a week
 /// has passed since anyone last sent them (an attachment's record reaches the
 /// master after its file: the grace covers a device that uploaded and then

@@ -37,6 +37,8 @@ struct BlobUploads: Sendable {
     let allowance: (files: Int, bytes: Int64)
     /// Bytes one person may send whole in a day, attached or not.
     let dailyBytes: Int64
+    /// Bytes kept free on the blob folder's disk (the replicas may share it).
+    let reserveBytes: Int64
     private let active = Locked(Set<ActiveUpload>())
     /// Bytes the uploads under way may still add, by person and in all: reserved before a byte is
     /// kept, so two uploads at once cannot both pass a check that only one fits.
@@ -49,8 +51,10 @@ struct BlobUploads: Sendable {
 
     init(
         store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2,
-        allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024), dailyBytes: Int64 = 1024 * 1024 * 1024
+        allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024), dailyBytes: Int64 = 1024 * 1024 * 1024,
+        reserveBytes: Int64 = 256 * 1024 * 1024
     ) {
+        self.reserveBytes = reserveBytes
         self.store = store
         self.maximumBytes = maximumBytes
         uploads = Budget(perPrincipal: maximumPerPerson)
@@ -141,8 +145,16 @@ struct BlobUploads: Sendable {
                     + "(at most \(dailyBytes / 1_048_576) MB): the rest waits on your device")
         }
         // Room for every upload under way and some to spare: a full disk would break the replicas beside the blobs.
-        guard Self.freeBytes(at: Self.folderOf(store)) > everyone + Self.reserveBytes else {
-            throw HTTPError(Self.insufficientStorage, message: "the server is short of disk space; try again later")
+        // Short of it, files no attachment has claimed make room, the biggest holder's oldest first (JunkEviction).
+        let folder = Self.folderOf(store)
+        let short = everyone + reserveBytes - Self.freeBytes(at: folder)
+        if short >= 0 {
+            let underWay = Set(active.value.map { UploadKey(digest: $0.digest, person: $0.person) })
+            let freed = try await blockingWork { try store.evictUnclaimed(atLeast: short + 1, sparing: underWay) }
+            if freed > 0 { context.logger.notice("made room for an upload: removed unclaimed files", metadata: ["bytes": "\(freed)"]) }
+            guard Self.freeBytes(at: folder) > everyone + reserveBytes else {
+                throw HTTPError(Self.insufficientStorage, message: "the server is short of disk space; try again later")
+            }
         }
         var kept = offset
         var head: [UInt8] = []
@@ -206,9 +218,6 @@ struct BlobUploads: Sendable {
         }
         return Self.answer(.complete(length), status: .created)
     }
-
-    /// Bytes kept free on the blob folder's disk.
-    static let reserveBytes: Int64 = 256 * 1024 * 1024
 
     static func folderOf(_ store: any BlobStore) -> String { (store as? FileBlobStore)?.root.path ?? "/" }
 

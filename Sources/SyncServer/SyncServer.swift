@@ -59,6 +59,9 @@ public enum SyncServer {
         public var blobsDirectory: URL?
         /// The largest file a worker may upload, in bytes.
         public var maximumBlobBytes: Int64 = 25 * 1024 * 1024
+        /// Bytes kept free on the blob folder's disk: an upload that would eat into them makes room by
+        /// removing files no attachment has claimed, or is refused (507).
+        public var blobReserveBytes: Int64 = 256 * 1024 * 1024
         /// ``blobsDirectory``, or its default.
         public var blobsFolder: URL { blobsDirectory ?? FileBlobStore.defaultRoot(replicas: replicasDirectory) }
         /// Called after worker changes are stored in a replica (by name, `team-12`):
@@ -202,7 +205,8 @@ public enum SyncServer {
         let blobStore = try FileBlobStore(root: configuration.blobsFolder)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue, blobs: blobStore)
         let authenticator = TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson)
-        let blobs = BlobUploads(store: blobStore, maximumBytes: configuration.maximumBlobBytes)
+        let blobs = BlobUploads(
+            store: blobStore, maximumBytes: configuration.maximumBlobBytes, reserveBytes: configuration.blobReserveBytes)
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(

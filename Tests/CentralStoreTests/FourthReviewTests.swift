@@ -167,4 +167,40 @@ struct FourthReviewTests {
             #expect(try await store.queueReminders(from: LocalTime(hour: 9, minute: 0)!, now: now) == 0)
         }
     }
+
+    /// Seen on main: any SQL session set `teamwork.planned` (or `teamwork.forced`) and wrote a fake
+    /// "planned" entry into a task's history, or skipped the skills rule. Marks now come only from
+    /// teamwork_mark, which checks what it is told.
+    @Test func aSessionSettingNeitherWritesPlannedIntoHistoryNorSkipsTheSkillsRule() async throws {
+        try await Self.withManagerLogin { asManager, owner, world in
+            let task = try await owner.createTask(try world.task("meter", team: world.red, assignee: nil))
+            try await CentralStore.withStore(asManager) { store in
+                try await store.transaction { connection in
+                    try await connection.query("SELECT set_config('teamwork.planned', 'day plan 2026-12-01', true)", logger: store.logger)
+                    try await connection.query("SELECT set_config('teamwork.forced', 'because', true)", logger: store.logger)
+                    try await connection.query("UPDATE tasks SET priority = 'high' WHERE id = \(task.id)", logger: store.logger)
+                }
+            }
+            let entries = try await owner.history(taskID: task.id)
+            #expect(entries.count >= 2)
+            #expect(entries.allSatisfy { $0.changes["planned"] == nil && $0.changes["forced"] == nil }, "\(entries.map(\.changes))")
+            for statement in [
+                "SELECT teamwork_mark('planned', 'the boss said so')", "SELECT teamwork_mark('owner', 'x')",
+                "INSERT INTO transaction_marks VALUES (txid_current(), 'planned', 'day plan 2026-12-01')",
+            ] {
+                #expect(await Self.refused(asManager, statement), "a manager's login may not: \(statement)")
+            }
+            // The rule a setting used to skip: a task needing a skill goes to no one without it.
+            _ = try await owner.rows("UPDATE tasks SET required_skills = '{electrical}' WHERE id = \(task.id)")
+            await #expect(throws: (any Error).self) {
+                try await CentralStore.withStore(asManager) { store in
+                    try await store.transaction { connection in
+                        try await connection.query("SELECT set_config('teamwork.forced', 'because', true)", logger: store.logger)
+                        try await connection.query(
+                            "UPDATE tasks SET assignee_id = \(world.ann.id) WHERE id = \(task.id)", logger: store.logger)
+                    }
+                }
+            }
+        }
+    }
 }

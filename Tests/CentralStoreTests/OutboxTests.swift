@@ -15,7 +15,7 @@ struct OutboxTests {
             _ = try await store.createTask(try world.task("before anyone listens", team: world.red, assignee: nil))
             #expect(try await store.rows("SELECT count(*) FROM outbox_events")[0].decode(Int64.self) == 0, "nobody subscribes: nothing")
             let (hook, secret) = try await store.addWebhook(url: "https://billing.example/hooks", events: [.taskCompleted], description: "")
-            #expect(secret.hasPrefix("whsec_") && Data(base64Encoded: String(secret.dropFirst(6)))?.count == 24)
+            #expect(secret.hasPrefix("whsec_") && Data(base64Encoded: String(secret.dropFirst(6)))?.count == 32)
             let task = try await store.createTask(try world.task("heard of", team: world.red, assignee: world.ann))
             #expect(try await store.webhookDeliveries(subscriptionID: hook.id).isEmpty, "created and assigned: not asked for")
             // A completion that rolls back leaves no event behind.

@@ -117,4 +117,97 @@ struct BlobOwnershipTests {
             #expect(try store.state(of: digest) == .absent)
         }
     }
+
+    /// A small disk of its own (tmpfs; the tests run as root, as CI does), unmounted after `body`.
+    static func withSmallDisk(megabytes: Int, _ body: (URL) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "small-disk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        func run(_ arguments: [String]) throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        let mounted = try run(["mount", "-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", folder.path])
+        try #require(mounted == 0, "a small disk for the test needs mount (root)")
+        defer {
+            _ = try? run(["umount", "-l", folder.path])
+            try? FileManager.default.removeItem(at: folder)
+        }
+        try await body(folder)
+    }
+
+    /// Seen on main: one worker's unattached uploads filled the disk's headroom above the reserve,
+    /// and a teammate's real photo was refused with 507 (the allowance of 256 MB a person is no help
+    /// on a disk with less free). Here a 40 MB disk keeps 8 MB free: Cy's junk fills the rest (each
+    /// new file pushing out his oldest), and Ann's photo still goes in, at the cost of his oldest.
+    @Test func junkOnAFullDiskMakesRoomForAColleaguesPhotoTheBiggestHoldersOldestFirst() async throws {
+        try await Self.withSmallDisk(megabytes: 40) { disk in
+            try await SyncServerTests().withServer(
+                configure: {
+                    $0.blobsDirectory = disk
+                    $0.blobReserveBytes = 8 * 1024 * 1024
+                }
+            ) { world, client in
+                // Twenty files of 4 MB: each goes in, making room from Cy's own oldest junk once the disk is full.
+                var junk: [String] = []
+                for seed in 0..<20 {
+                    let bytes = BlobUploadTests.photo(4 * 1024 * 1024, seed: UInt64(300 + seed))
+                    let digest = BlobDigest(of: bytes).hex
+                    let sent = try await BlobUploadTests.send(client, digest, token: world.cyToken, offset: 0, length: bytes.count, bytes)
+                    #expect(sent.status == .created, "junk \(seed): \(sent.status)")
+                    junk.append(digest)
+                }
+                let store = try FileBlobStore(root: disk)
+                let kept = try junk.filter { try store.state(of: BlobDigest(hex: $0)!) != .absent }
+                #expect((6...8).contains(kept.count), "32 MB above the reserve holds 7 files of 4 MB or so: \(kept.count)")
+                #expect(kept == Array(junk.suffix(kept.count)), "the oldest went first")
+                let photo = BlobUploadTests.photo(10 * 1024 * 1024, seed: 8)
+                let hers = try await BlobUploadTests.send(
+                    client, BlobDigest(of: photo).hex, token: world.annToken, offset: 0, length: photo.count, photo)
+                #expect(hers.status == .created, "Ann's photo goes in on a disk Cy filled")
+                #expect(try store.state(of: BlobDigest(hex: kept[0])!) == .absent, "Cy's oldest junk made the room")
+                #expect(try store.state(of: BlobDigest(hex: kept.last!)!) != .absent, "only as much as needed went")
+            }
+        }
+    }
+
+    @Test func theBiggestHolderOfUnclaimedFilesLosesTheirOldestFirst() {
+        let day = Date(timeIntervalSince1970: 1_800_000_000)
+        let candidates: [JunkEviction.Candidate] = [
+            .init(person: 1, time: day, bytes: 3, key: "ann-old"),
+            .init(person: 2, time: day.addingTimeInterval(10), bytes: 4, key: "cy-1"),
+            .init(person: 2, time: day.addingTimeInterval(5), bytes: 4, key: "cy-0"),
+            .init(person: 2, time: day.addingTimeInterval(20), bytes: 4, key: "cy-2"),
+        ]
+        #expect(JunkEviction.choose(candidates, atLeast: 5).map(\.key) == ["cy-0", "cy-1"])
+        // Cy down to 4 bytes, Ann at 3: Cy still holds the most.
+        #expect(JunkEviction.choose(candidates, atLeast: 9).map(\.key) == ["cy-0", "cy-1", "cy-2"])
+        #expect(JunkEviction.choose(candidates, atLeast: 100).map(\.key) == ["cy-0", "cy-1", "cy-2", "ann-old"])
+        #expect(JunkEviction.choose(candidates, atLeast: 0).isEmpty)
+    }
+
+    /// An unfinished upload's day counts from when it began: adding a piece a day never keeps it
+    /// (on main, each piece renewed its time).
+    @Test func anUnfinishedUploadsDayCountsFromItsStartNotItsLastPiece() async throws {
+        try await SyncServerTests().withServer { world, client in
+            let bytes = BlobUploadTests.photo(40_000, seed: 31)
+            let digest = BlobDigest(of: bytes)
+            let first = try await BlobUploadTests.send(
+                client, digest.hex, token: world.cyToken, offset: 0, length: bytes.count, bytes.prefix(10_000))
+            #expect(first.status == .ok || first.status == .created, "\(first.status)")
+            let root = world.folder.appending(path: "blobs")
+            let partial = root.appending(path: "partial/\(world.fixtures.cy.id)/\(digest.hex)").path
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-23 * 3600)], ofItemAtPath: partial)
+            let more = try await BlobUploadTests.send(
+                client, digest.hex, token: world.cyToken, offset: 10_000, length: bytes.count, bytes.dropFirst(10_000).prefix(10_000))
+            #expect(more.status == .ok || more.status == .created, "\(more.status)")
+            let store = try FileBlobStore(root: root)
+            let sweep = BlobSweep(databaseURL: world.url, store: store, logger: .init(label: "test"))
+            #expect(try await sweep.sweep(now: Date().addingTimeInterval(2 * 3600)) == 1, "begun 25 hours before: gone")
+            #expect(try store.state(of: digest, for: world.fixtures.cy.id) == .absent)
+        }
+    }
 }

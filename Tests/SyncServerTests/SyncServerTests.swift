@@ -26,6 +26,7 @@ struct SyncServerTests {
     /// A master with tasks in both teams, generated replicas, tokens for Ann (red) and Cy (blue).
     func withServer(
         _ mode: TestingSetup = .router, waitLookInterval: Duration = .milliseconds(100),
+        configure: (inout SyncServer.Configuration) -> Void = { _ in },
         _ body: @escaping @Sendable (World, any TestClientProtocol) async throws -> Void
     ) async throws {
         try await TestWorld.with("sync") { base, store in
@@ -42,6 +43,7 @@ struct SyncServerTests {
             var configuration = SyncServer.Configuration(databaseURL: url, replicasDirectory: folder)
             configuration.metrics = { "" }
             configuration.waitLookInterval = waitLookInterval
+            configure(&configuration)
             let app = try SyncServer.makeApplication(configuration, logger: Logger(label: "test"))
             try await app.test(mode) { client in try await body(world, client) }
         }

@@ -168,4 +168,55 @@ struct WebhookTests {
             #expect(try await manager("webhook", "remove", "1").status == 67, "gone")
         }
     }
+
+    /// The service's resident memory now, in MB (from /proc).
+    static func residentMB(_ pid: pid_t) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes / 1024
+    }
+
+    /// Seen on main: a receiver that answered with a body that never ends grew `run` from 50 MB to
+    /// 1.1 GB in 25 s and held 6 connections open for one subscription. Here three subscriptions
+    /// hear of 30 events from such a receiver: the service stays under 150 MB, the receiver never
+    /// holds more connections than one per subscription, and every event is delivered (its 200 is read).
+    @Test func aReceiverWhoseAnswerNeverEndsCostsTheServiceLittleMemoryAndOneConnectionPerSubscription() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "endless-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("team", "add", "red", "--name", "Red")
+            let port = ServiceProcess.freePort()
+            var secrets: [String] = []
+            for _ in 0..<3 {
+                let made = try await manager.ok(
+                    "webhook", "add", "--url", "http://127.0.0.1:\(port)/hooks", "--event", "task.created", "--allow-private")
+                secrets.append(made.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            let receiver = try Receiver(port: port, secrets: secrets, folder: folder, extra: ["--endless"])
+            defer { receiver.stop() }
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments += ["--egress-allow", "127.0.0.1", "--webhook-retry", "0.2", "--webhook-timeout", "2"]
+            try await service.start()
+            defer { service.stopInBackground() }
+            for index in 0..<10 { _ = try await manager.ok("task", "create", "--title", "Job \(index)", "--team", "red") }
+            var most = 0.0
+            let delivered = try await eventually(within: .seconds(90), every: .milliseconds(200)) {
+                most = max(most, Self.residentMB(service.pid) ?? 0)
+                return try receiver.lines().filter { $0.answered == 200 }.count >= 30
+            }
+            #expect(delivered, "\(receiver.shown())\n\(service.logTail(20))")
+            for _ in 0..<10 {
+                most = max(most, Self.residentMB(service.pid) ?? 0)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(most > 0 && most < 150, "the service's resident memory reached \(most) MB")
+            let connections = Int((try? String(contentsOf: receiver.log.appendingPathExtension("connections"), encoding: .utf8)) ?? "") ?? 0
+            #expect((1...3).contains(connections), "the receiver held \(connections) connections at once")
+        }
+    }
 }

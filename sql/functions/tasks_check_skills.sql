@@ -1,6 +1,6 @@
 -- A task goes only to someone who has every skill it requires. A manager may
--- override that for one statement by setting teamwork.forced to the reason
--- (`task assign --force`); tasks_record_changes writes the reason into the
+-- override that for one transaction by marking it forced with the reason
+-- (teamwork_mark; `task assign --force`); tasks_record_changes writes the reason into the
 -- history entry. SQLSTATE TWS01 tells the tools it is this refusal.
 CREATE OR REPLACE FUNCTION tasks_check_skills() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, public, pg_temp AS $$
@@ -20,7 +20,7 @@ BEGIN
       FROM unnest(NEW.required_skills) s
       JOIN public.people p ON p.id = NEW.assignee_id
      WHERE NOT s = ANY (p.skills);
-    IF missing IS NOT NULL AND coalesce(current_setting('teamwork.forced', true), '') = '' THEN
+    IF missing IS NOT NULL AND public.teamwork_marked('forced') IS NULL THEN
         -- A new task's id is not named: the rolled-back insert consumed it, and no task has it.
         -- The hint marks a rule a manager may override (each tool says how: --force, "assign anyway").
         RAISE EXCEPTION '% needs % which % does not have',

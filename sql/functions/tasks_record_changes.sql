@@ -3,9 +3,10 @@
 -- teamwork.field_change for the whole statement, or, for a statement that
 -- applies several workers' changes at once, teamwork.field_changes:
 -- {"<task id>": {"change": ..., "actor": ...}}. A manager's override of a
--- rule (teamwork.forced, e.g. assigning without a required skill) is written
--- into the entry as the pseudo-field "forced"; the day planner's changes
--- (teamwork.planned) as "planned". SECURITY DEFINER: the tools'
+-- rule (the transaction's mark 'forced', e.g. assigning without a required
+-- skill) is written into the entry as the pseudo-field "forced"; the day
+-- planner's changes (mark 'planned') as "planned". Marks are made only by
+-- teamwork_mark: a session setting cannot fake them. SECURITY DEFINER: the tools'
 -- roles cannot write history or feed rows themselves.
 CREATE OR REPLACE FUNCTION tasks_record_changes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -13,13 +14,13 @@ DECLARE
     actor        bigint := public.teamwork_actor_id();
     field_change text := nullif(current_setting('teamwork.field_change', true), '');
     by_task      jsonb := nullif(current_setting('teamwork.field_changes', true), '')::jsonb;
-    forced       jsonb := CASE WHEN coalesce(current_setting('teamwork.forced', true), '') = '' THEN '{}'::jsonb
+    forced       jsonb := CASE WHEN public.teamwork_marked('forced') IS NULL THEN '{}'::jsonb
                         ELSE jsonb_build_object('forced', jsonb_build_object(
-                                 'old', NULL, 'new', current_setting('teamwork.forced', true))) END
-                    -- The day planner's changes say so (teamwork.planned: "day plan 2026-12-01").
-                    || CASE WHEN coalesce(current_setting('teamwork.planned', true), '') = '' THEN '{}'::jsonb
+                                 'old', NULL, 'new', public.teamwork_marked('forced'))) END
+                    -- The day planner's changes say so ("day plan 2026-12-01").
+                    || CASE WHEN public.teamwork_marked('planned') IS NULL THEN '{}'::jsonb
                         ELSE jsonb_build_object('planned', jsonb_build_object(
-                                 'old', NULL, 'new', current_setting('teamwork.planned', true))) END;
+                                 'old', NULL, 'new', public.teamwork_marked('planned'))) END;
     written      bigint;
 BEGIN
     IF TG_OP = 'INSERT' THEN
