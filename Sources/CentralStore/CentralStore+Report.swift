@@ -3,9 +3,10 @@ import PostgresNIO
 import TeamworkModel
 
 extension CentralStore {
-    /// Counts by status and team, overdue tasks (most overdue first, at most
-    /// `overdueLimit`), and the completion rate, read in one snapshot.
-    public func report(now: Date = Date(), overdueLimit: Int = 50) async throws -> Report {
+    /// Counts by status and team, overdue tasks (most overdue first) and tasks due soon (soonest
+    /// first), each list at most `limit` long and counted in full, and the completion rate, read in
+    /// one snapshot.
+    public func report(now: Date = Date(), limit: Int = 50) async throws -> Report {
         try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             let lines = try await connection.query(
@@ -37,7 +38,7 @@ extension CentralStore {
                 """
                 SELECT \(unescaped: Columns.task) FROM tasks k
                 WHERE teamwork_late_from(k.due_at, k.window_end) < \(now) AND k.status NOT IN ('completed', 'cancelled')
-                ORDER BY teamwork_late_from(k.due_at, k.window_end), k.id LIMIT \(overdueLimit)
+                ORDER BY teamwork_late_from(k.due_at, k.window_end), k.id LIMIT \(limit)
                 """,
                 logger: logger
             ).collect().map(FieldTask.init(row:))
@@ -59,10 +60,19 @@ extension CentralStore {
                 SELECT \(unescaped: Columns.task) FROM tasks k
                 WHERE NOT coalesce(teamwork_late_from(k.due_at, k.window_end) < \(now), false)
                   AND least(k.due_at, k.window_start) < \(soon) AND k.status NOT IN ('completed', 'cancelled')
-                ORDER BY least(k.due_at, k.window_start), k.id LIMIT \(overdueLimit)
+                ORDER BY least(k.due_at, k.window_start), k.id LIMIT \(limit)
                 """,
                 logger: logger
             ).collect().map(FieldTask.init(row:))
+            (report.overdueCount, report.dueSoonCount) = try await connection.query(
+                """
+                SELECT count(*) FILTER (WHERE teamwork_late_from(k.due_at, k.window_end) < \(now))::int,
+                       count(*) FILTER (WHERE NOT coalesce(teamwork_late_from(k.due_at, k.window_end) < \(now), false)
+                                          AND least(k.due_at, k.window_start) < \(soon))::int
+                FROM tasks k WHERE k.status NOT IN ('completed', 'cancelled')
+                """,
+                logger: logger
+            ).collect()[0].decode((Int, Int).self)
             report.workload = try await connection.query(
                 """
                 SELECT p.id, p.first_name || ' ' || p.last_name,

@@ -9,17 +9,20 @@ struct ReportCommand: AsyncParsableCommand {
         abstract: "Where the work stands: counts by team, overdue and due soon, workloads, turnaround, conflicts."
     )
     @OptionGroup var connection: ConnectionOptions
-    @Option(help: "Show at most this many overdue tasks.") var overdueLimit: Int = 20
+    @Option(
+        name: [.customLong("limit"), .customLong("overdue-limit")],
+        help: "Show at most this many tasks in each list (overdue, due soon); the rest are counted.")
+    var limit: Int = 20
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        if overdueLimit < 0 { throw ValidationError("--overdue-limit must not be negative") }
+        if limit < 0 { throw ValidationError("--limit must not be negative") }
     }
 
     func run() async throws {
         let (report, names) = try await connection.withStore { store in
             (
-                try await store.report(overdueLimit: overdueLimit),
+                try await store.report(limit: limit),
                 output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store)
             )
         }
@@ -41,18 +44,20 @@ struct ReportCommand: AsyncParsableCommand {
                 ]
             ])
         Output.line()
-        for (tasks, title, none) in [
-            (report.overdueTasks, "Overdue:", "No overdue tasks."),
+        for (tasks, count, title, none) in [
+            (report.overdueTasks, report.overdueCount, "Overdue", "No overdue tasks."),
             (
-                report.dueSoon, "Due in the next \(report.dueSoonHours) h:",
+                report.dueSoon, report.dueSoonCount, "Due in the next \(report.dueSoonHours) h",
                 "Nothing due in the next \(report.dueSoonHours) h."
             ),
         ] {
-            if tasks.isEmpty {
+            if count == 0 && tasks.isEmpty {
                 Output.line(none)
             } else {
-                Output.line(title)
+                Output.line("\(title) (\(count)):")
                 TaskCommand.printTable(tasks, names: names, now: report.generatedAt)
+                // Never hidden silently: a list cut at the limit says how many more there are.
+                if count > tasks.count { Output.line("and \(count - tasks.count) more (--limit \(count) shows them all)") }
             }
             Output.line()
         }

@@ -109,12 +109,13 @@ extension ReplicaGenerator {
         return drift
     }
 
-    /// The master's task as a replica stores it: dates to the millisecond, no creator.
+    /// The master's task as a replica stores it: dates to the millisecond, no creator, no customer.
     static func comparable(_ task: FieldTask) -> FieldTask {
         var copy = task
         func ms(_ date: Date) -> Date { Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000) }
         copy.createdBy = nil
         copy.pinned = false  // the planner's, not the field's: not in replicas
+        copy.customerID = nil  // customers never go to devices
         copy.plannedStart = task.plannedStart.map(ms)
         copy.dueAt = task.dueAt.map(ms)
         copy.createdAt = ms(task.createdAt)

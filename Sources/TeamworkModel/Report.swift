@@ -64,6 +64,9 @@ public struct Report: Sendable, Codable, Equatable {
     /// Tasks still needing work that are due within ``dueSoonHours`` of ``generatedAt``, soonest first.
     public var dueSoon: [FieldTask] = []
     public var dueSoonHours = 24
+    /// How many tasks are overdue, and due soon, in all: the lists above stop at the report's limit.
+    public var overdueCount = 0
+    public var dueSoonCount = 0
     /// Everyone holding open work, most first.
     public var workload: [Workload] = []
     /// Per team, over tasks completed in the last ``turnaroundDays`` days.

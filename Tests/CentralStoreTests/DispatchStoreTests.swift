@@ -222,4 +222,24 @@ struct DispatchStoreTests {
             #expect(report.teams.first { $0.teamSlug == "red" }?.overdue == 1)
         }
     }
+
+    /// Seen on main (issue 50): "due in the next 24 h" stopped at 20 rows with no word of the rest,
+    /// and both urgent jobs were among the hidden. Each list is counted in full.
+    @Test func theReportsListsStopAtTheirLimitAndCountTheRest() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let now = Date()
+            for index in 0..<25 {
+                _ = try await store.createTask(
+                    try world.task("soon \(index)", team: world.red, due: now.addingTimeInterval(Double(index + 1) * 600)))
+            }
+            for index in 0..<3 {
+                _ = try await store.createTask(
+                    try world.task("late \(index)", team: world.red, due: now.addingTimeInterval(-Double(index + 1) * 600)))
+            }
+            let report = try await store.report(now: now, limit: 20)
+            #expect(report.dueSoon.count == 20 && report.dueSoonCount == 25)
+            #expect(report.overdueTasks.count == 3 && report.overdueCount == 3)
+        }
+    }
 }

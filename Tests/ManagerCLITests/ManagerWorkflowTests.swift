@@ -170,7 +170,10 @@ struct ManagerWorkflowTests {
             #expect(shown.stdout.contains("(overdue)") && shown.stdout.contains("1 Main St, Town (10.5, -20.25)"))
 
             let report = try await tool("report")
-            #expect(report.stdout.contains("Overdue:") && report.stdout.contains("Overdue") && report.stdout.contains("red"))
+            #expect(report.stdout.contains("Overdue (1):") && report.stdout.contains("red"), "\(report.stdout)")
+            // A list cut at its limit says how many more there are.
+            let cut = try await tool("report", "--limit", "0")
+            #expect(cut.stdout.contains("Overdue (1):") && cut.stdout.contains("and 1 more (--limit 1 shows them all)"), "\(cut.stdout)")
             let status = try await tool("db", "status")
             #expect(status.stdout.contains("0001") && status.stdout.contains("core_schema"))
             #expect(status.stdout.contains("teamwork_apply_field_changes"))

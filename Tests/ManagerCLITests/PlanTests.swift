@@ -192,11 +192,13 @@ struct PlanTests {
             try await expectEventually("the service listens for plan changes", within: .seconds(30)) {
                 service.logText.contains("listening for plan changes")
             }
-            let today = Zone.utc.date(of: Date())
+            // From tomorrow: every occurrence is ahead whatever the hour now (today's 23:00 is past after 23:00).
+            let tomorrow = Zone.utc.date(of: Date()).adding(days: 1)
             let plan = try await store.addPlan(
                 try NewPlan(
                     title: "Daily check", assignment: try Assignment(teamID: world.fixtures.red.id, assigneeID: nil),
-                    rule: "FREQ=DAILY", startsOn: today, windowStart: LocalTime(hour: 23, minute: 0)!, durationMinutes: 30, horizonDays: 3))
+                    rule: "FREQ=DAILY", startsOn: tomorrow, windowStart: LocalTime(hour: 23, minute: 0)!, durationMinutes: 30,
+                    horizonDays: 4))
             try await expectEventually("four days made by the service within seconds, not at its next hourly pass", within: .seconds(20)) {
                 try await Self.standing(store, plan.id).count == 4
             }
