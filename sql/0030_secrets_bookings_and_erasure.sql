@@ -27,7 +27,10 @@ GRANT EXECUTE ON FUNCTION teamwork_webhook_add(text, text[], text), teamwork_web
 -- Bookings that never repeat.
 ALTER TABLE appointments ADD COLUMN booking bigint GENERATED ALWAYS AS IDENTITY UNIQUE;
 ALTER TABLE appointment_links ADD COLUMN booking bigint REFERENCES appointments (booking) ON DELETE CASCADE;
-UPDATE appointment_links k SET booking = a.booking FROM appointments a WHERE a.task_id = k.task_id;
+-- A link issued before its task's current booking row was last changed may be a former booking's
+-- (made anew at sequence 0): only links issued since, for the current sequence, carry over.
+UPDATE appointment_links k SET booking = a.booking FROM appointments a
+ WHERE a.task_id = k.task_id AND a.sequence = k.sequence AND k.created_at >= a.updated_at;
 DELETE FROM appointment_links WHERE booking IS NULL;
 ALTER TABLE appointment_links ALTER COLUMN booking SET NOT NULL;
 CREATE INDEX appointment_links_booking_idx ON appointment_links (booking, sequence);

@@ -145,11 +145,12 @@ public protocol BlobStore: Sendable {
     func discardSent(_ entry: BlobInventory.Upload) throws
     /// The first `count` bytes of a complete blob.
     func head(_ digest: BlobDigest, count: Int) throws -> [UInt8]
-    /// Frees at least `bytes` (when there is that much) by removing files no attachment has claimed:
-    /// whole files every holder still has pending, and unfinished uploads other than those under way
-    /// (`sparing`, as person and digest). Taken from whoever holds the most such bytes first, their
-    /// oldest first (``JunkEviction``). How many bytes it freed.
-    func evictUnclaimed(atLeast bytes: Int64, sparing: Set<UploadKey>) throws -> Int64
+    /// Frees at least `bytes` by removing files no attachment has claimed: whole files every holder
+    /// still has pending, sent before `before`, and unfinished uploads begun before `before` other than
+    /// those under way (`sparing`). Taken from whoever holds the most such bytes first, their oldest
+    /// first (``JunkEviction``); nothing at all when they hold less than `bytes`. Each file's marks
+    /// are read again just before it goes. How many bytes it freed.
+    func evictUnclaimed(atLeast bytes: Int64, before: Date, sparing: Set<UploadKey>) throws -> Int64
 }
 
 /// Which unclaimed files go first when an upload needs room on a full disk: the person holding the
@@ -448,10 +449,10 @@ public struct FileBlobStore: BlobStore {
         if let person = entry.person { unlink(sentPath(of: entry.digest, by: person)) }
     }
 
-    public func evictUnclaimed(atLeast bytes: Int64, sparing: Set<UploadKey>) throws -> Int64 {
+    public func evictUnclaimed(atLeast bytes: Int64, before: Date, sparing: Set<UploadKey>) throws -> Int64 {
         let inventory = try inventory()
         var candidates: [JunkEviction.Candidate] = []
-        for upload in inventory.partial {
+        for upload in inventory.partial where upload.time < before {
             guard let person = upload.person, !sparing.contains(UploadKey(digest: upload.digest, person: person)),
                 let size = Self.size(partialPath(of: upload.digest, by: person))
             else { continue }
@@ -459,28 +460,33 @@ public struct FileBlobStore: BlobStore {
         }
         // A whole file is junk only while every holder still has it pending (no attachment of anyone's names it).
         let pendingBy = Dictionary(grouping: inventory.pending, by: \.digest)
-        for blob in inventory.complete {
-            guard let marks = pendingBy[blob.digest], let size = Self.size(path(of: blob.digest)) else { continue }
-            let holders = Set(
-                ((try? FileManager.default.contentsOfDirectory(atPath: root.appending(path: "holders/\(blob.digest.hex)").path)) ?? []))
-            let pending = Set(marks.compactMap { $0.person.map(String.init) })
-            guard holders.isSubset(of: pending), let first = marks.min(by: { $0.time < $1.time }), let person = first.person else {
-                continue
-            }
+        for blob in inventory.complete where blob.sent < before {
+            guard let marks = pendingBy[blob.digest], let size = Self.size(path(of: blob.digest)), unclaimed(blob.digest),
+                let first = marks.min(by: { $0.time < $1.time }), let person = first.person
+            else { continue }
             candidates.append(.init(person: person, time: first.time, bytes: size, key: "complete/\(blob.digest.hex)"))
         }
+        guard candidates.reduce(0, { $0 + $1.bytes }) >= bytes else { return 0 }
         var freed: Int64 = 0
         for chosen in JunkEviction.choose(candidates, atLeast: bytes) {
             let parts = chosen.key.split(separator: "/").map(String.init)
             if parts[0] == "partial", let digest = BlobDigest(hex: parts[2]) {
                 unlink(partialPath(of: digest, by: chosen.person))
             } else if let digest = BlobDigest(hex: parts[1]) {
+                // Claimed, or sent again, since the inventory was taken: it stays.
+                guard unclaimed(digest), let sent = lastSent(digest), sent < before else { continue }
                 for mark in pendingBy[digest] ?? [] { try discard(mark) }
                 try remove(digest)
             }
             freed += chosen.bytes
         }
         return freed
+    }
+
+    /// Every holder of the blob still has it pending: no attachment of anyone's has claimed it.
+    func unclaimed(_ digest: BlobDigest) -> Bool {
+        let holders = (try? FileManager.default.contentsOfDirectory(atPath: root.appending(path: "holders/\(digest.hex)").path)) ?? []
+        return holders.allSatisfy { Self.size(root.appending(path: "pending/\($0)/\(digest.hex)").path) != nil }
     }
 
     public func head(_ digest: BlobDigest, count: Int) throws -> [UInt8] {

@@ -39,7 +39,7 @@ public struct EgressAnswer: Sendable {
 /// - one deadline covers looking up, connecting, TLS, sending and reading, and closes the connection
 ///   when it passes;
 /// - at most ``EgressBudget/limit`` connections are open at once in the process, counted from
-///   connecting until closed (not per request), waited for within the deadline.
+///   looking up until closed (not per request), waited for within the deadline.
 public enum EgressClient {
     public struct Request: Sendable {
         public var method: HTTPMethod
@@ -87,7 +87,10 @@ public enum EgressClient {
         }
         guard let first = addresses.first else { throw EgressFailure("\(host) does not resolve") }
         for address in addresses {
-            if let refusal = policy.refusal(address) { throw EgressFailure("refused: \(host): \(refusal)", final: true) }
+            if let refusal = policy.refusal(address) {
+                throw EgressFailure(
+                    "refused: " + (addresses.count == 1 && IPAddress(host) != nil ? "" : "\(host): ") + refusal, final: true)
+            }
         }
         return first
     }
@@ -103,10 +106,11 @@ public enum EgressClient {
         let deadline = ContinuousClock.now + timeout
         let timedOut: @Sendable () -> EgressFailure = { EgressFailure("\(host): no whole answer within \(timeout)") }
         return try await withDeadline(timeout, timeout: timedOut) {
-            let address = try await vettedAddress(host, policy: policy, resolver: resolver)
-            try await budget.acquire(until: deadline)
+            // The lookup counts in the budget too: a slow resolver holds a slot, not an unbounded thread each.
+            try await budget.acquire()
             var released = false
             defer { if !released { budget.release() } }
+            let address = try await vettedAddress(host, policy: policy, resolver: resolver)
             let port = request.url.port ?? (scheme == "https" ? 443 : 80)
             let socket = try SocketAddress(packedIPAddress: ByteBuffer(bytes: address.bytes), port: port)
             let promise = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: EgressAnswer.self)
@@ -238,12 +242,18 @@ public enum EgressClient {
 }
 
 /// How many connections out of the service may be open at once (``limit``), counted from before
-/// connecting until the connection is closed. A caller waits for room within its own deadline.
+/// looking the host up until the connection is closed. A caller waits for room, first come first
+/// served, until its own deadline cancels the wait.
 public final class EgressBudget: Sendable {
     public static let shared = EgressBudget(limit: 16)
 
     public let limit: Int
-    let state = Locked<(open: Int, most: Int, waiting: [UUID: CheckedContinuation<Void, any Error>])>((0, 0, [:]))
+    struct State {
+        var open = 0
+        var most = 0
+        var waiting: [(id: UUID, continuation: CheckedContinuation<Void, any Error>)] = []
+    }
+    let state = Locked(State())
 
     public init(limit: Int) { self.limit = limit }
 
@@ -252,32 +262,39 @@ public final class EgressBudget: Sendable {
     /// The most ever open at once.
     public var most: Int { state.value.most }
 
-    func acquire(until deadline: ContinuousClock.Instant) async throws {
+    func acquire() async throws {
         let id = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let granted = state.mutate { state -> Bool in
+                enum Verdict { case granted, cancelled, queued }
+                let verdict = state.mutate { state -> Verdict in
+                    // Cancelled before waiting (the handler ran first and found no waiter): never queued.
+                    if Task.isCancelled { return .cancelled }
                     if state.open < limit {
                         state.open += 1
                         state.most = max(state.most, state.open)
-                        return true
+                        return .granted
                     }
-                    state.waiting[id] = continuation
-                    return false
+                    state.waiting.append((id, continuation))
+                    return .queued
                 }
-                if granted { continuation.resume() }
+                switch verdict {
+                case .granted: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .queued: break
+                }
             }
         } onCancel: {
-            state.mutate { $0.waiting.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+            state.mutate { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiting.remove(at: index).continuation
+            }?.resume(throwing: CancellationError())
         }
     }
 
     func release() {
         let next = state.mutate { state -> CheckedContinuation<Void, any Error>? in
-            if let (id, waiter) = state.waiting.first {
-                state.waiting.removeValue(forKey: id)
-                return waiter
-            }
+            if !state.waiting.isEmpty { return state.waiting.removeFirst().continuation }
             state.open -= 1
             return nil
         }

@@ -26,13 +26,20 @@ public struct EgressPolicy: Sendable {
     public static let operatorNamed = EgressPolicy(trusted: true)
 
     /// Why `address` may not be connected to, or nil when it may.
+    /// This machine's own addresses are refused even inside an allowed range (allowing the local
+    /// subnet is not allowing the service to call itself): only an allowed range of that one address
+    /// (`127.0.0.1`, `/32`, `/128`), or `allowPrivate`, lets one through.
     public func refusal(_ address: IPAddress) -> String? {
-        if trusted || allowPrivate || allowed.contains(where: { $0.contains(address) }) { return nil }
+        if trusted || allowPrivate { return nil }
+        let own = SpecialAddresses.ownAddresses()
+        let plain = address.mappedIPv4 ?? address
+        if own.contains(plain) || own.contains(address) || SpecialAddresses.loopback.contains(where: { $0.contains(plain) }) {
+            let named = allowed.contains { $0.prefix == $0.network.bytes.count * 8 && $0.contains(address) }
+            return named ? nil : "\(address) is an address of this machine"
+        }
+        if allowed.contains(where: { $0.contains(address) }) { return nil }
         if let (range, name) = SpecialAddresses.entry(containing: address) {
             return "\(address) is in \(range) (\(name))"
-        }
-        if SpecialAddresses.ownAddresses().contains(address) || address.mappedIPv4.map(SpecialAddresses.ownAddresses().contains) == true {
-            return "\(address) is an address of this machine"
         }
         return nil
     }
@@ -82,6 +89,9 @@ public enum SpecialAddresses {
     ].map { (AddressRange($0.0)!, $0.1) }
 
     static let globalUnicast = AddressRange("2000::/3")!
+
+    /// Every loopback address is this machine's, whether an interface lists it or not.
+    static let loopback = [AddressRange("127.0.0.0/8")!, AddressRange("::1/128")!]
 
     /// The registry entry `address` falls in, or nil for an ordinary public address.
     public static func entry(containing address: IPAddress) -> (AddressRange, String)? {

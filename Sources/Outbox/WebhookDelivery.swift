@@ -30,6 +30,8 @@ public enum WebhookDestination {
         do {
             _ = try await EgressClient.vettedAddress(host, policy: policy)
             return nil
+        } catch let failure as EgressFailure {
+            return failure.description.hasPrefix("refused: ") ? String(failure.description.dropFirst(9)) : failure.description
         } catch {
             return "\(error)"
         }

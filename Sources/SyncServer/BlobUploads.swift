@@ -150,7 +150,10 @@ struct BlobUploads: Sendable {
         let short = everyone + reserveBytes - Self.freeBytes(at: folder)
         if short >= 0 {
             let underWay = Set(active.value.map { UploadKey(digest: $0.digest, person: $0.person) })
-            let freed = try await blockingWork { try store.evictUnclaimed(atLeast: short + 1, sparing: underWay) }
+            // Not a file sent in the last ten minutes: its attachment may be on its way (a push claims it
+            // after it is stored).
+            let before = Date().addingTimeInterval(-Self.evictionGrace)
+            let freed = try await blockingWork { try store.evictUnclaimed(atLeast: short + 1, before: before, sparing: underWay) }
             if freed > 0 { context.logger.notice("made room for an upload: removed unclaimed files", metadata: ["bytes": "\(freed)"]) }
             guard Self.freeBytes(at: folder) > everyone + reserveBytes else {
                 throw HTTPError(Self.insufficientStorage, message: "the server is short of disk space; try again later")
@@ -218,6 +221,9 @@ struct BlobUploads: Sendable {
         }
         return Self.answer(.complete(length), status: .created)
     }
+
+    /// How long a file is safe from eviction after it was sent (or its upload began).
+    static let evictionGrace: TimeInterval = 600
 
     static func folderOf(_ store: any BlobStore) -> String { (store as? FileBlobStore)?.root.path ?? "/" }
 

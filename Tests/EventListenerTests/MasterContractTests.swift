@@ -25,7 +25,9 @@ struct MasterContractTests {
                     func id(_ who: FieldChangeCase.Who?) -> Int64? { who?.id(me: me, other: other) }
                     // The task as the case has it: set up by hand, past the rules a manager's tools enforce.
                     _ = try await sql("UPDATE people SET skills = \(item.skills) WHERE id = \(me)")
-                    _ = try await sql("SELECT set_config('teamwork.forced', 'contract test', false)")
+                    // Past the skills rule as a manager's --force is: a transaction marked forced.
+                    _ = try await sql("BEGIN")
+                    _ = try await sql("SELECT teamwork_mark('forced', 'contract test')")
                     let teamID: Int64? = item.inTeam ? world.red.id : nil
                     // The case's checklist as a checklist of its own, version 1.
                     var checklistID: Int64?
@@ -47,7 +49,7 @@ struct MasterContractTests {
                         RETURNING id
                         """
                     ).first!.decode(Int64.self)
-                    _ = try await sql("SELECT set_config('teamwork.forced', '', false)")
+                    _ = try await sql("COMMIT")
 
                     let made = Int64((item.change.madeAt.timeIntervalSince1970 * 1000).rounded())
                     let change = RecordedWorkerChange(

@@ -11,7 +11,10 @@ BEGIN
     IF p_name = 'planned' AND coalesce(p_value, '') <> '' AND p_value !~ '^day plan [0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN
         RAISE EXCEPTION 'a planned mark says day plan YYYY-MM-DD' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    DELETE FROM public.transaction_marks WHERE txid < txid_snapshot_xmin(txid_current_snapshot());
+    -- Rows another transaction is clearing are left to it: no one waits on another's clean-up.
+    DELETE FROM public.transaction_marks WHERE ctid IN (
+        SELECT ctid FROM public.transaction_marks WHERE txid < txid_snapshot_xmin(txid_current_snapshot())
+           FOR UPDATE SKIP LOCKED);
     IF coalesce(p_value, '') = '' THEN
         DELETE FROM public.transaction_marks WHERE txid = txid_current() AND name = p_name;
         RETURN;
