@@ -48,11 +48,13 @@ struct BlobUploadTests {
         return try await client.execute(uri: "/v1/blobs/\(digest)", method: .patch, headers: headers, body: ByteBuffer(bytes: bytes))
     }
 
-    /// Sends the headers of a PATCH of `length` bytes and only `sent` of them, then drops the connection: a phone losing signal.
-    /// A PATCH of `piece` at `offset` on a connection of its own: the answer's status and Upload-Offset.
-    static func patchOnItsOwnConnection(
-        port: Int, _ digest: String, token: String, offset: Int, length: Int, _ piece: ArraySlice<UInt8>
-    ) throws -> (status: Int, offset: String?) {
+    /// A PATCH on a connection of its own, written by hand: its head says `Content-Length: declared`, and
+    /// `body` is what is sent of it. With `answered`, the answer's status and Upload-Offset are read
+    /// (the connection closes after it); without, the connection is dropped once `body` is sent.
+    static func rawPatch(
+        port: Int, _ digest: String, token: String, offset: Int, length: Int, declared: Int, _ body: ArraySlice<UInt8>,
+        answered: Bool
+    ) throws -> (status: Int, offset: String?)? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
@@ -72,29 +74,28 @@ struct BlobUploadTests {
             Content-Type: application/offset+octet-stream\r
             Upload-Offset: \(offset)\r
             Upload-Length: \(length)\r
-            Content-Length: \(piece.count)\r
+            Content-Length: \(declared)\r
             Connection: close\r
             \r
 
             """
-        for chunk in [Array(head.utf8), Array(piece)] {
+        sending: for chunk in [Array(head.utf8), Array(body)] {
             var written = 0
             while written < chunk.count {
                 let count = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + written, chunk.count - written, Int32(MSG_NOSIGNAL)) }
-                guard count > 0 else { break }
+                guard count > 0 else { break sending }
                 written += count
             }
         }
+        guard answered else { return nil }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
+        while !String(decoding: answer, as: UTF8.self).contains("\r\n\r\n") {
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { break }
             answer += buffer[..<count]
-            if String(decoding: answer, as: UTF8.self).contains("\r\n\r\n") { break }
         }
-        let text = String(decoding: answer, as: UTF8.self)
-        let lines = text.components(separatedBy: "\r\n")
+        let lines = String(decoding: answer, as: UTF8.self).components(separatedBy: "\r\n")
         guard let status = lines.first?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
             throw BlobError.unreadable("no answer")
         }
@@ -102,36 +103,16 @@ struct BlobUploadTests {
         return (status, offsetLine.map { String($0.dropFirst("upload-offset:".count)).trimmingCharacters(in: .whitespaces) })
     }
 
-    static func cut(port: Int, _ digest: String, token: String, length: Int, _ sent: ArraySlice<UInt8>) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        #expect(connected == 0)
-        let head = """
-            PATCH /v1/blobs/\(digest) HTTP/1.1\r
-            Host: 127.0.0.1:\(port)\r
-            Authorization: Bearer \(token)\r
-            Content-Type: application/offset+octet-stream\r
-            Upload-Offset: 0\r
-            Upload-Length: \(length)\r
-            Content-Length: \(length)\r
-            \r
+    /// A PATCH of `piece` at `offset` on a connection of its own: the answer's status and Upload-Offset.
+    static func patchOnItsOwnConnection(
+        port: Int, _ digest: String, token: String, offset: Int, length: Int, _ piece: ArraySlice<UInt8>
+    ) throws -> (status: Int, offset: String?) {
+        try rawPatch(port: port, digest, token: token, offset: offset, length: length, declared: piece.count, piece, answered: true)!
+    }
 
-            """
-        for chunk in [Array(head.utf8), Array(sent)] {
-            var written = 0
-            while written < chunk.count {
-                let count = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + written, chunk.count - written, Int32(MSG_NOSIGNAL)) }
-                guard count > 0 else { return }
-                written += count
-            }
-        }
+    /// Sends the headers of a PATCH of `length` bytes and only `sent` of them, then drops the connection: a phone losing signal.
+    static func cut(port: Int, _ digest: String, token: String, length: Int, _ sent: ArraySlice<UInt8>) throws {
+        _ = try rawPatch(port: port, digest, token: token, offset: 0, length: length, declared: length, sent, answered: false)
     }
 
     @Test func anUploadCutHalfwayResumesFromTheCutAndEndsWithTheSameDigest() async throws {

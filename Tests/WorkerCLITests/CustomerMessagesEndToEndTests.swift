@@ -371,14 +371,14 @@ struct CustomerMessagesEndToEndTests {
         try await Self.withScratch("mail-chaos") { url, folder, manager in
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
             _ = try await manager.ok("customer", "add", "--name", "Ola", "--email", "ola@example.org", "--consent")
-            let catcher = try Catcher(in: folder, extra: ["--delay-first", "30"])
+            let catcher = try Catcher(in: folder, extra: ["--delay-first", "90"])
             defer { catcher.stop() }
             try await catcher.waitUntilListening()
             let service = ServiceProcess.run(
                 databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
             service.arguments +=
                 [
-                    "--smtp-url", "smtp://127.0.0.1:\(catcher.port)?from=visits@example.com&starttls=never", "--smtp-timeout", "10",
+                    "--smtp-url", "smtp://127.0.0.1:\(catcher.port)?from=visits@example.com&starttls=never", "--smtp-timeout", "30",
                     "--message-retry", "0.2",
                 ] + Self.clockBeforeReminders(try Zone("Europe/Stockholm"))
             try await service.start()
@@ -394,7 +394,8 @@ struct CustomerMessagesEndToEndTests {
                 tasks.append(try JSONOutput.decode(FieldTask.self, made.stdout).id)
             }
             // The service dies while the relay holds the first message it took (taken, not yet answered), once the
-            // other two went and were recorded: only the held one is in flight. (Killed while another's answer was on
+            // other two went and were recorded: only the held one is in flight. (Its conversation may take 30 s: with
+            // 10, a loaded full run saw it time out and go again before the other two were recorded, 5 mails for 4.) (Killed while another's answer was on
             // its way, that one would go again too: at least once, as it should.)
             func sent() async throws -> Int {
                 var count = 0
@@ -414,7 +415,7 @@ struct CustomerMessagesEndToEndTests {
             #expect(try await service.stop(signal: SIGKILL) == 128 + SIGKILL)
             try await service.start()
             #expect(
-                try await eventually(within: .seconds(60)) {
+                try await eventually(within: .seconds(90)) {
                     let mails = try catcher.mails()
                     return Set(mails.map(\.messageID)).count == 3 && mails.count >= 4
                 },
