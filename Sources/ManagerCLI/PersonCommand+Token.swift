@@ -27,15 +27,18 @@ extension PersonCommand.Token {
         }
 
         func run() async throws {
-            let issued = try await connection.withStore { store in
+            let (issued, role) = try await connection.withStore { store in
                 let person = try await store.person(reference: person)
                 let (token, secret) = try await store.issueToken(personID: person.id, label: label)
-                return Issued(token: token, secret: secret)
+                return (Issued(token: token, secret: secret), person.role)
             }
             if output.json { return try Output.json(issued) }
             Output.line(issued.secret)
-            Output.announce(
-                "token \(issued.token.id) issued; this is the only time it is shown — give it to the worker for `teamwork-worker login`")
+            // What the one who gets it does with it: a worker signs in a device, a manager the board.
+            let use =
+                role == .worker
+                ? "give it to the worker for `teamwork-worker login`" : "it signs them in to the dispatcher's board (/board)"
+            Output.announce("token \(issued.token.id) issued; this is the only time it is shown — \(use)")
         }
     }
 

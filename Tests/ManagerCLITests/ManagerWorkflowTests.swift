@@ -199,7 +199,7 @@ struct ManagerWorkflowTests {
             #expect(issued.status == 0)
             let secret = issued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(TokenSecret.isWellFormed(secret))
-            #expect(issued.stderr.contains("only time it is shown"))
+            #expect(issued.stderr.contains("only time it is shown") && issued.stderr.contains("teamwork-worker login"))
 
             let listed = try await tool("person", "token", "list", "ann@example.org")
             #expect(listed.stdout.contains("phone") && !listed.stdout.contains(secret))
@@ -213,6 +213,10 @@ struct ManagerWorkflowTests {
             #expect(try Self.decode([AccessToken].self, try await tool("person", "token", "list", "--json"))[0].revokedAt != nil)
             let signedIn = try await CentralStore.withStore(url) { try await $0.authenticate(secret: secret) }
             #expect(signedIn == nil)
+            // A manager's token is for the board, not a worker's device (issue 50).
+            try await tool("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            let managers = try await tool("person", "token", "issue", "max@example.org", "--label", "laptop")
+            #expect(managers.stderr.contains("dispatcher's board") && !managers.stderr.contains("worker"), "\(managers.stderr)")
         }
     }
 
