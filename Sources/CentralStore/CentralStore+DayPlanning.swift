@@ -88,6 +88,16 @@ extension CentralStore {
         guard note.count <= 200 else { throw TeamworkError.invalid("an absence's note has at most 200 characters") }
         _ = try await person(id: personID)
         return try await transaction { connection in
+            // A second absence the first already covers says nothing new: refused, naming the first.
+            let covering = try await connection.query(
+                """
+                SELECT a.id FROM absences a WHERE a.person_id = \(personID) AND a.starts_at <= \(from) AND a.ends_at >= \(to)
+                ORDER BY a.id LIMIT 1
+                """, logger: logger
+            ).collect()
+            if let first = covering.first {
+                throw TeamworkError.conflict("they are away then already (absence \(try first.decode(Int64.self))): nothing added")
+            }
             let row = try await connection.query(
                 """
                 INSERT INTO absences AS a (person_id, starts_at, ends_at, reason, note, created_by)

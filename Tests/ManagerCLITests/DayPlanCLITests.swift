@@ -33,6 +33,10 @@ struct DayPlanCLITests {
             #expect(shown.stdout.contains("mon-fri 12:00-16:00"), "\(shown.stdout)")
             let sick = try await w.tool("person", "absence", "add", "bo@example.org", "--from", day, "--to", day, "--reason", "sick")
             #expect(sick.status == 0, "\(sick.stderr)")
+            // The same absence again says so and adds nothing (issue 50: it was taken silently).
+            let again = try await w.tool("person", "absence", "add", "bo@example.org", "--from", day, "--to", day, "--reason", "sick")
+            #expect(again.status == TeamworkError.Code.conflict.exitStatus && again.errorLines.count == 1, "\(again.stderr)")
+            #expect(again.stderr.contains("away then already"), "\(again.stderr)")
             #expect(try await w.tool("team", "update", "red", "--task-minutes", "30").status == 0)
             let morning = try await Self.create(w, "Morning meter", ["--window", "\(day)T08:00/PT1H", "--duration", "90"])
             let afternoon = try await Self.create(w, "Afternoon meter", ["--window", "\(day)T13:00/PT2H"])
