@@ -161,16 +161,32 @@ public enum JunkEviction {
         public var person: Uploader
         public var time: Date
         public var bytes: Int64
-        public var key: String
+        public var item: Item
 
-        public init(person: Uploader, time: Date, bytes: Int64, key: String) {
-            (self.person, self.time, self.bytes, self.key) = (person, time, bytes, key)
+        /// What would go: an unfinished upload, or a whole file with every mark of it.
+        public enum Item: Sendable, Equatable {
+            case partial(UploadKey)
+            case complete(BlobDigest)
+
+            /// Orders candidates of the same time.
+            var tiebreak: String {
+                switch self {
+                case .partial(let key): "\(key.digest.hex)/\(key.person)"
+                case .complete(let digest): digest.hex
+                }
+            }
+        }
+
+        public init(person: Uploader, time: Date, bytes: Int64, item: Item) {
+            (self.person, self.time, self.bytes, self.item) = (person, time, bytes, item)
         }
     }
 
     /// The candidates to remove, in order, to free at least `bytes` (all of them if they hold less).
     public static func choose(_ candidates: [Candidate], atLeast bytes: Int64) -> [Candidate] {
-        var byPerson = Dictionary(grouping: candidates, by: \.person).mapValues { $0.sorted { ($0.time, $0.key) < ($1.time, $1.key) } }
+        var byPerson = Dictionary(grouping: candidates, by: \.person).mapValues {
+            $0.sorted { ($0.time, $0.item.tiebreak) < ($1.time, $1.item.tiebreak) }
+        }
         var chosen: [Candidate] = []
         var freed: Int64 = 0
         while freed < bytes {
@@ -456,7 +472,8 @@ public struct FileBlobStore: BlobStore {
             guard let person = upload.person, !sparing.contains(UploadKey(digest: upload.digest, person: person)),
                 let size = Self.size(partialPath(of: upload.digest, by: person))
             else { continue }
-            candidates.append(.init(person: person, time: upload.time, bytes: size, key: "partial/\(person)/\(upload.digest.hex)"))
+            candidates.append(
+                .init(person: person, time: upload.time, bytes: size, item: .partial(UploadKey(digest: upload.digest, person: person))))
         }
         // A whole file is junk only while every holder still has it pending (no attachment of anyone's names it).
         let pendingBy = Dictionary(grouping: inventory.pending, by: \.digest)
@@ -464,15 +481,15 @@ public struct FileBlobStore: BlobStore {
             guard let marks = pendingBy[blob.digest], let size = Self.size(path(of: blob.digest)), unclaimed(blob.digest),
                 let first = marks.min(by: { $0.time < $1.time }), let person = first.person
             else { continue }
-            candidates.append(.init(person: person, time: first.time, bytes: size, key: "complete/\(blob.digest.hex)"))
+            candidates.append(.init(person: person, time: first.time, bytes: size, item: .complete(blob.digest)))
         }
         guard candidates.reduce(0, { $0 + $1.bytes }) >= bytes else { return 0 }
         var freed: Int64 = 0
         for chosen in JunkEviction.choose(candidates, atLeast: bytes) {
-            let parts = chosen.key.split(separator: "/").map(String.init)
-            if parts[0] == "partial", let digest = BlobDigest(hex: parts[2]) {
-                unlink(partialPath(of: digest, by: chosen.person))
-            } else if let digest = BlobDigest(hex: parts[1]) {
+            switch chosen.item {
+            case .partial(let upload):
+                unlink(partialPath(of: upload.digest, by: upload.person))
+            case .complete(let digest):
                 // Claimed, or sent again, since the inventory was taken: it stays.
                 guard unclaimed(digest), let sent = lastSent(digest), sent < before else { continue }
                 for mark in pendingBy[digest] ?? [] { try discard(mark) }

@@ -15,8 +15,17 @@ public struct EgressFailure: Error, CustomStringConvertible, Sendable {
     public var description: String
     /// No retry helps: the destination is refused by the policy or is not an address.
     public var final: Bool
+    /// Why the policy refused the destination, when it did (`description` is then `refused: ` and this).
+    public var refusal: String?
 
     public init(_ description: String, final: Bool = false) { (self.description, self.final) = (description, final) }
+
+    /// The policy refused the destination: no retry helps.
+    static func refused(_ why: String) -> EgressFailure {
+        var failure = EgressFailure("refused: " + why, final: true)
+        failure.refusal = why
+        return failure
+    }
 }
 
 /// An answer: its status, its headers and at most the request's `bodyLimit` bytes of its body.
@@ -88,8 +97,7 @@ public enum EgressClient {
         guard let first = addresses.first else { throw EgressFailure("\(host) does not resolve") }
         for address in addresses {
             if let refusal = policy.refusal(address) {
-                throw EgressFailure(
-                    "refused: " + (addresses.count == 1 && IPAddress(host) != nil ? "" : "\(host): ") + refusal, final: true)
+                throw EgressFailure.refused((addresses.count == 1 && IPAddress(host) != nil ? "" : "\(host): ") + refusal)
             }
         }
         return first
@@ -111,6 +119,8 @@ public enum EgressClient {
             var released = false
             defer { if !released { budget.release() } }
             let address = try await vettedAddress(host, policy: policy, resolver: resolver)
+            // A slot or an answer that came after the deadline (the caller has its timeout): no connection.
+            try Task.checkCancellation()
             let port = request.url.port ?? (scheme == "https" ? 443 : 80)
             let socket = try SocketAddress(packedIPAddress: ByteBuffer(bytes: address.bytes), port: port)
             let promise = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: EgressAnswer.self)

@@ -31,7 +31,7 @@ public enum WebhookDestination {
             _ = try await EgressClient.vettedAddress(host, policy: policy)
             return nil
         } catch let failure as EgressFailure {
-            return failure.description.hasPrefix("refused: ") ? String(failure.description.dropFirst(9)) : failure.description
+            return failure.refusal ?? failure.description
         } catch {
             return "\(error)"
         }

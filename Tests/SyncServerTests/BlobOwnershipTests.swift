@@ -184,16 +184,18 @@ struct BlobOwnershipTests {
 
     @Test func theBiggestHolderOfUnclaimedFilesLosesTheirOldestFirst() {
         let day = Date(timeIntervalSince1970: 1_800_000_000)
+        func file(_ seed: UInt8) -> JunkEviction.Candidate.Item { .complete(BlobDigest(of: [seed])) }
         let candidates: [JunkEviction.Candidate] = [
-            .init(person: 1, time: day, bytes: 3, key: "ann-old"),
-            .init(person: 2, time: day.addingTimeInterval(10), bytes: 4, key: "cy-1"),
-            .init(person: 2, time: day.addingTimeInterval(5), bytes: 4, key: "cy-0"),
-            .init(person: 2, time: day.addingTimeInterval(20), bytes: 4, key: "cy-2"),
+            .init(person: 1, time: day, bytes: 3, item: file(0)),
+            .init(person: 2, time: day.addingTimeInterval(10), bytes: 4, item: file(2)),
+            .init(person: 2, time: day.addingTimeInterval(5), bytes: 4, item: file(1)),
+            .init(person: 2, time: day.addingTimeInterval(20), bytes: 4, item: file(3)),
         ]
-        #expect(JunkEviction.choose(candidates, atLeast: 5).map(\.key) == ["cy-0", "cy-1"])
+        let (annOld, cy0, cy1, cy2) = (file(0), file(1), file(2), file(3))
+        #expect(JunkEviction.choose(candidates, atLeast: 5).map(\.item) == [cy0, cy1])
         // Cy down to 4 bytes, Ann at 3: Cy still holds the most.
-        #expect(JunkEviction.choose(candidates, atLeast: 9).map(\.key) == ["cy-0", "cy-1", "cy-2"])
-        #expect(JunkEviction.choose(candidates, atLeast: 100).map(\.key) == ["cy-0", "cy-1", "cy-2", "ann-old"])
+        #expect(JunkEviction.choose(candidates, atLeast: 9).map(\.item) == [cy0, cy1, cy2])
+        #expect(JunkEviction.choose(candidates, atLeast: 100).map(\.item) == [cy0, cy1, cy2, annOld])
         #expect(JunkEviction.choose(candidates, atLeast: 0).isEmpty)
     }
 
