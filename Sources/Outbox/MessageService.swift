@@ -68,18 +68,15 @@ public struct MessageService: Service {
     }
 
     public func run() async throws {
-        let (url, settings, logger, progress) = (databaseURL, settings, logger, progress)
+        let (settings, logger) = (settings, logger)
         logger.info(
             "customer messages",
             metadata: [
                 "email": "\(settings.smtp?.redacted ?? "none (TEAMWORK_SMTP_URL)")",
                 "sms": "\(settings.sms?.url ?? "none (TEAMWORK_SMS_URL)")", "links": "\(settings.publicURL)/appointment/…",
             ])
-        await OutboxPasses.run(url: url, poll: settings.poll, what: "customer messages", logger: logger) { store in
-            let (sent, failed, waiting) = try await Self.pass(store, settings: settings, logger: logger)
-            progress(sent, failed, waiting ?? -1)
-            return sent + failed > 0
-        }
+        await Self.sender(settings: settings, logger: logger).run(
+            url: databaseURL, poll: settings.poll, what: "customer messages", logger: logger, progress: progress)
     }
 
     /// The channels this service can send by.
@@ -90,52 +87,59 @@ public struct MessageService: Service {
     /// When reminders were last queued: every 10 seconds is plenty for "from 09:00 the day before".
     static let remindersQueued = Locked<ContinuousClock.Instant?>(nil)
 
-    /// One look: queues due reminders (every 10 s), then takes what is due by the channels
-    /// this service has and sends it; messages for a channel it lacks wait, saying why.
+    /// One claim, sent and recorded (for the tests): how many went and failed, and (when nothing was due) how many wait.
     static func pass(_ store: CentralStore, settings: Settings, logger: Logger) async throws -> (Int, Int, Int?) {
-        let now = ContinuousClock.now
-        if remindersQueued.value.map({ now - $0 >= .seconds(10) }) ?? true {
-            _ = try await store.queueReminders(from: settings.reminderTime, now: settings.clock.now())
-            remindersQueued.mutate { $0 = now }
-        }
-        let channels = Self.channels(settings)
-        if channels.count < 2 { try await store.noteWaitingMessages(channels: channels) }
+        try await sender(settings: settings, logger: logger).once(store)
+    }
+
+    /// The outbox's messages as an ``OutboxSender``: a claim queues due reminders (every 10 s), then
+    /// takes what is due by the channels this service has and composes it (messages for a channel it
+    /// lacks wait, saying why); each outcome is recorded as soon as it is known, so a crash while one
+    /// is held leaves only that one to go again.
+    static func sender(settings: Settings, logger: Logger) -> OutboxSender<(CentralStore.DueMessage, Outgoing), SendOutcome> {
         // Held for as long as one conversation may take (the relay is cut off then) and a margin; a text: its 10 s.
         // Taken again just before sending, so composing does not eat into it.
         let lease = max(settings.smtp?.totalTimeout ?? .seconds(10), .seconds(10)) + .seconds(5)
-        let due = channels.isEmpty ? [] : try await store.claimDueMessages(limit: settings.concurrency, lease: lease, channels: channels)
-        guard !due.isEmpty else { return (0, 0, try await store.pendingMessages()) }
-        var ready: [(CentralStore.DueMessage, Outgoing)] = []
-        for item in due {
-            if item.superseded {
-                try await store.recordMessage(id: item.message.id, state: .skipped, reason: "superseded by a newer change")
-                continue
-            }
-            // Over the customer's budget: it waits an hour (a cancellation always goes).
-            if item.sentToday >= settings.dailyLimit, item.message.kind != .cancelled {
-                try await store.recordMessage(
-                    id: item.message.id, state: .pending,
-                    reason: "waiting: \(settings.dailyLimit) messages went to this customer in the last 24 hours",
-                    retryIn: .seconds(3600), attempted: false)
-                continue
-            }
-            do {
-                ready.append((item, try await Self.compose(item.message, store: store, settings: settings)))
-            } catch let skip as Skip {
-                try await store.recordMessage(id: item.message.id, state: .skipped, reason: skip.reason)
-            }
-        }
-        try await store.holdMessages(ids: ready.map(\.0.message.id), lease: lease)
-        // Each outcome is recorded as soon as it is known: a crash while one is held leaves only that one to go again.
-        return try await withThrowingTaskGroup(of: (CentralStore.DueMessage, SendOutcome).self) { group in
-            for (item, outgoing) in ready { group.addTask { (item, await Self.send(outgoing, settings: settings)) } }
-            var (sent, failed) = (0, 0)
-            for try await (item, outcome) in group {
-                try await Self.record(item.message, outcome, store: store, settings: settings, logger: logger)
-                if outcome.sent { sent += 1 } else { failed += 1 }
-            }
-            return (sent, failed, nil)
-        }
+        return OutboxSender(
+            concurrency: settings.concurrency,
+            claim: { store, limit in
+                let now = ContinuousClock.now
+                if remindersQueued.value.map({ now - $0 >= .seconds(10) }) ?? true {
+                    _ = try await store.queueReminders(from: settings.reminderTime, now: settings.clock.now())
+                    remindersQueued.mutate { $0 = now }
+                }
+                let channels = Self.channels(settings)
+                if channels.count < 2 { try await store.noteWaitingMessages(channels: channels) }
+                let due = channels.isEmpty ? [] : try await store.claimDueMessages(limit: limit, lease: lease, channels: channels)
+                var ready: [(CentralStore.DueMessage, Outgoing)] = []
+                for item in due {
+                    if item.superseded {
+                        try await store.recordMessage(id: item.message.id, state: .skipped, reason: "superseded by a newer change")
+                        continue
+                    }
+                    // Over the customer's budget: it waits an hour (a cancellation always goes).
+                    if item.sentToday >= settings.dailyLimit, item.message.kind != .cancelled {
+                        try await store.recordMessage(
+                            id: item.message.id, state: .pending,
+                            reason: "waiting: \(settings.dailyLimit) messages went to this customer in the last 24 hours",
+                            retryIn: .seconds(3600), attempted: false)
+                        continue
+                    }
+                    do {
+                        ready.append((item, try await Self.compose(item.message, store: store, settings: settings)))
+                    } catch let skip as Skip {
+                        try await store.recordMessage(id: item.message.id, state: .skipped, reason: skip.reason)
+                    }
+                }
+                try await store.holdMessages(ids: ready.map(\.0.message.id), lease: lease)
+                return .init(ready: ready, full: due.count >= limit)
+            },
+            send: { await Self.send($0.1, settings: settings) },
+            record: { store, item, outcome in
+                try await Self.record(item.0.message, outcome, store: store, settings: settings, logger: logger)
+                return outcome.sent
+            },
+            pending: { try await $0.pendingMessages() })
     }
 
     static func record(

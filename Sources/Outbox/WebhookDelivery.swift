@@ -76,48 +76,43 @@ public struct WebhookService: Service {
     }
 
     public func run() async throws {
-        let (url, settings, logger, progress) = (databaseURL, settings, logger, progress)
-        await OutboxPasses.run(url: url, poll: settings.poll, what: "webhook delivery", logger: logger) { store in
-            let (sent, waiting) = try await Self.pass(store, settings: settings, logger: logger)
-            progress(sent.delivered, sent.failed, waiting ?? -1)
-            return sent.delivered + sent.failed > 0
-        }
+        await Self.sender(settings: settings, logger: logger).run(
+            url: databaseURL, poll: settings.poll, what: "webhook delivery", logger: logger, progress: progress)
     }
 
-    /// Sends what is due now (at most `concurrency`) and records each attempt; how many went and
-    /// failed, and (when nothing was due) how many wait.
-    static func pass(
-        _ store: CentralStore, settings: Settings, logger: Logger
-    ) async throws -> ((delivered: Int, failed: Int), Int?) {
+    /// The outbox's deliveries as an ``OutboxSender``: at most one in flight per subscription (the
+    /// claim skips a subscription whose earlier delivery is held), `concurrency` in all, each
+    /// attempt recorded as soon as it is known.
+    static func sender(settings: Settings, logger: Logger) -> OutboxSender<CentralStore.DueDelivery, Outcome> {
         let lease = settings.timeout * 3 + .seconds(5)
-        let due = try await store.claimDueDeliveries(limit: settings.concurrency, lease: lease)
-        guard !due.isEmpty else { return ((0, 0), try await store.pendingDeliveries()) }
-        let outcomes = await withTaskGroup(of: (CentralStore.DueDelivery, Outcome).self) { group in
-            for delivery in due { group.addTask { (delivery, await Self.send(delivery, settings: settings)) } }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        var (delivered, failed) = (0, 0)
-        for (delivery, outcome) in outcomes {
-            var retryIn: Duration?
-            if !outcome.delivered, delivery.attempts + 1 < settings.attempts, !outcome.final {
-                var backoff = Backoff(initial: settings.retryBase, maximum: settings.retryMaximum, jitter: .full)
-                for _ in 0...delivery.attempts { retryIn = backoff.next() }
-            }
-            if outcome.delivered { delivered += 1 } else { failed += 1 }
-            if !outcome.delivered {
-                logger.notice(
-                    "webhook attempt failed",
-                    metadata: [
-                        "delivery": "\(delivery.id)", "subscription": "\(delivery.subscriptionID)",
-                        "error": "\(outcome.error ?? outcome.status.map { "HTTP \($0)" } ?? "")",
-                        "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
-                    ])
-            }
-            try await store.recordAttempt(
-                deliveryID: delivery.id, status: outcome.status, error: outcome.error, delivered: outcome.delivered,
-                retryIn: outcome.delivered ? nil : retryIn, pauseAfter: settings.pauseAfter)
-        }
-        return ((delivered, failed), nil)
+        return OutboxSender(
+            concurrency: settings.concurrency,
+            claim: { store, limit in
+                let due = try await store.claimDueDeliveries(limit: limit, lease: lease)
+                return .init(ready: due, full: due.count >= limit)
+            },
+            send: { await Self.send($0, settings: settings) },
+            record: { store, delivery, outcome in
+                var retryIn: Duration?
+                if !outcome.delivered, delivery.attempts + 1 < settings.attempts, !outcome.final {
+                    var backoff = Backoff(initial: settings.retryBase, maximum: settings.retryMaximum, jitter: .full)
+                    for _ in 0...delivery.attempts { retryIn = backoff.next() }
+                }
+                if !outcome.delivered {
+                    logger.notice(
+                        "webhook attempt failed",
+                        metadata: [
+                            "delivery": "\(delivery.id)", "subscription": "\(delivery.subscriptionID)",
+                            "error": "\(outcome.error ?? outcome.status.map { "HTTP \($0)" } ?? "")",
+                            "retry_in": "\(retryIn.map { "\($0)" } ?? "no more")",
+                        ])
+                }
+                try await store.recordAttempt(
+                    deliveryID: delivery.id, status: outcome.status, error: outcome.error, delivered: outcome.delivered,
+                    retryIn: outcome.delivered ? nil : retryIn, pauseAfter: settings.pauseAfter)
+                return outcome.delivered
+            },
+            pending: { try await $0.pendingDeliveries() })
     }
 
     struct Outcome: Sendable {
@@ -158,35 +153,6 @@ public struct WebhookService: Service {
             return Outcome(delivered: false, error: failure.description, final: failure.final)
         } catch {
             return Outcome(delivered: false, error: "no answer")
-        }
-    }
-}
-
-/// How the outbox's senders (webhooks, customers' messages) run: a pass at a time on one
-/// connection of the sender's own, each statement within a query deadline, again at once while a
-/// pass had work and after `poll` when it had none. A pass that fails (the master away: the
-/// deadline ends a statement on a dead connection) drops the connection, is said in one log line
-/// and retried with backoff on a new one; all of it ends at shutdown. (A connection per pass, as
-/// before, forked a backend twice a second per sender: the flood tests saw them as extra connections.)
-enum OutboxPasses {
-    static func run(
-        url: DatabaseURL, poll: Duration, what: String, logger: Logger,
-        pass: @escaping @Sendable (CentralStore) async throws -> Bool
-    ) async {
-        await cancelWhenGracefulShutdown {
-            await Retrying(Backoff(initial: .milliseconds(200), maximum: .seconds(5))).forever(failed: { ending, delay in
-                if case .failed(let error) = ending {
-                    logger.error("\(what) failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
-                }
-            }) { made in
-                try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { store in
-                    while !Task.isCancelled {
-                        let busy = try await pass(store)
-                        made.made()
-                        if !busy { try await Task.sleep(for: poll) }
-                    }
-                }
-            }
         }
     }
 }

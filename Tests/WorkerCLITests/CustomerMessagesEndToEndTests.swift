@@ -367,7 +367,11 @@ struct CustomerMessagesEndToEndTests {
         }
     }
 
-    @Test func emailCutOffByAKilledServiceGoesAgainWithTheSameMessageIDAndEveryMessageArrivesOnce() async throws {
+    /// The relay holds the first mail (its conversation may take 30 s); the visits booked meanwhile
+    /// go at once beside it (seen on main: they waited for the held one's deadline, and a loaded CI run
+    /// failed). Then the service dies while only the held one is in flight: it goes again, once, with
+    /// the same Message-ID.
+    @Test func aMailTheRelayHoldsHoldsBackNoOtherAndCutOffByAKilledServiceGoesAgainWithTheSameMessageID() async throws {
         try await Self.withScratch("mail-chaos") { url, folder, manager in
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
             _ = try await manager.ok("customer", "add", "--name", "Ola", "--email", "ola@example.org", "--consent")
@@ -385,7 +389,7 @@ struct CustomerMessagesEndToEndTests {
             defer { service.stopInBackground() }
             let tomorrow = try Zone("Europe/Stockholm").date(of: Date()).adding(days: 1)
             var tasks: [Int64] = []
-            for hour in [10, 12, 14] {
+            func book(_ hour: Int) async throws {
                 let made = try await manager.run([
                     "task", "create", "--title", "Visit \(hour)", "--team", "red", "--customer", "ola@example.org", "--window",
                     "\(tomorrow)T\(hour):00/PT1H", "--json",
@@ -393,10 +397,6 @@ struct CustomerMessagesEndToEndTests {
                 #expect(made.status == 0, "\(made.stderr)")
                 tasks.append(try JSONOutput.decode(FieldTask.self, made.stdout).id)
             }
-            // The service dies while the relay holds the first message it took (taken, not yet answered), once the
-            // other two went and were recorded: only the held one is in flight. (Its conversation may take 30 s: with
-            // 10, a loaded full run saw it time out and go again before the other two were recorded, 5 mails for 4.) (Killed while another's answer was on
-            // its way, that one would go again too: at least once, as it should.)
             func sent() async throws -> Int {
                 var count = 0
                 for task in tasks {
@@ -406,12 +406,13 @@ struct CustomerMessagesEndToEndTests {
                 }
                 return count
             }
-            #expect(
-                try await eventually(within: .seconds(30)) {
-                    let others = try await sent()
-                    return catcher.shown().contains("holding mail 1") && others == 2
-                },
-                "\(catcher.shown())")
+            try await book(10)
+            #expect(try await eventually(within: .seconds(20)) { catcher.shown().contains("holding mail 1") }, "\(catcher.shown())")
+            try await book(12)
+            try await book(14)
+            // Well within the held conversation's 30 s.
+            #expect(try await eventually(within: .seconds(15)) { try await sent() == 2 }, "\(catcher.shown())")
+            #expect(try catcher.mails().count == 3, "the held one (on file before its hold) and the two others: \(catcher.shown())")
             #expect(try await service.stop(signal: SIGKILL) == 128 + SIGKILL)
             try await service.start()
             #expect(

@@ -220,4 +220,42 @@ struct WebhookTests {
             #expect((1...3).contains(connections), "the receiver held \(connections) connections at once")
         }
     }
+
+    /// Seen on main: deliveries went in passes that each waited for their slowest, so a receiver
+    /// taking its time (up to the 30 s deadline) held back every other subscription's events. Here
+    /// one receiver holds its first delivery for a minute; another subscription hears of four
+    /// tasks made meanwhile within a few seconds.
+    @Test func aReceiverThatTakesItsTimeHoldsBackNoOtherSubscription() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "slow-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("team", "add", "red", "--name", "Red")
+            let (slowPort, quickPort) = (ServiceProcess.freePort(), ServiceProcess.freePort())
+            func subscribe(_ port: Int) async throws -> String {
+                try await manager.ok(
+                    "webhook", "add", "--url", "http://127.0.0.1:\(port)/hooks", "--event", "task.created", "--allow-private"
+                ).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            let slow = try Receiver(
+                port: slowPort, secrets: [try await subscribe(slowPort)], folder: folder, extra: ["--delay-first", "60"])
+            defer { slow.stop() }
+            let quick = try Receiver(port: quickPort, secrets: [try await subscribe(quickPort)], folder: folder)
+            defer { quick.stop() }
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments += ["--egress-allow", "127.0.0.1", "--webhook-retry", "0.2", "--webhook-timeout", "30"]
+            try await service.start()
+            defer { service.stopInBackground() }
+            _ = try await manager.ok("task", "create", "--title", "Job 0", "--team", "red")
+            #expect(
+                try await eventually(within: .seconds(20)) { try slow.lines().contains { $0.answered == 0 } && quick.taken().count == 1 },
+                "\(slow.shown())\n\(quick.shown())")
+            for index in 1...3 { _ = try await manager.ok("task", "create", "--title", "Job \(index)", "--team", "red") }
+            // Well within the held delivery's 30 s.
+            #expect(try await eventually(within: .seconds(10)) { try quick.taken().count == 4 }, "\(quick.shown())\n\(service.logTail(20))")
+            #expect(try slow.lines().count == 1, "one at a time to the slow one: \(slow.shown())")
+        }
+    }
 }
