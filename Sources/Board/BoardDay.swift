@@ -137,7 +137,6 @@ struct DayView: Sendable {
         }
         var columns = [Column(person: nil, tasks: tasks.filter { $0.assigneeID == nil })]
         let times = try await store.workTimes(personIDs: crew.map(\.id), day: day, zone: view.zone)
-        let allDay = try DayHours(start: LocalTime(hour: 0, minute: 0)!, end: LocalTime(hour: 23, minute: 59)!)
         for person in crew {
             // A worker's cards in the order the day plan gave them (its expected starts), the rest by window.
             let theirs = tasks.filter { $0.assigneeID == person.id }.enumerated().sorted { a, b in
@@ -149,7 +148,7 @@ struct DayView: Sendable {
             var column = Column(person: person, tasks: theirs)
             if let time = times[person.id] {
                 let working = WorkingDay(
-                    day: day, zone: view.zone, week: time.week, exception: time.exception, absences: time.absences, otherwise: allDay)
+                    day: day, zone: view.zone, week: time.week, exception: time.exception, absences: time.absences, otherwise: .allDay)
                 let set: DayHours?? = time.exception ?? (time.week.isEmpty ? nil : .some(time.week.days[day.weekday]))
                 column.hours = set.map { $0?.description ?? "off" }
                 column.away = working.away.map { reason in

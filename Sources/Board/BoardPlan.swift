@@ -31,7 +31,7 @@ extension BoardRoutes {
                 try query["day"].flatMap { $0.isEmpty ? nil : $0 }.map { try LocalDate(parsing: $0, field: "day") } ?? zone.date(of: Date())
             return try await store.dayFacts(teamID: team.id, day: day)
         }
-        let request = DayRequest(facts: facts, hours: Self.defaultHours, from: replan ? Date() : nil)
+        let request = DayRequest(facts: facts, hours: .usual, from: replan ? Date() : nil)
         let travel = await TravelTimes.matrix(
             DayPlan.places(request), estimate: request.travel, osrm: configuration.osrm, logger: logger)
         let plan = try await blockingWork { DayPlan.plan(request, travel: travel, timeLimit: .seconds(1)) }
@@ -43,9 +43,6 @@ extension BoardRoutes {
                 main: BoardPages.plan(plan, team: facts.team, tasks: tasks, sites: sites, replan: replan, session: session)),
             configuration: configuration)
     }
-
-    /// The hours of whoever has no week set, on the board as on the command line's default.
-    static var defaultHours: DayHours { try! DayHours(parsing: "07:00-16:00") }
 
     /// `POST /board/plan`: makes the plan the preview showed, in one transaction as the signed-in
     /// manager. Each `a` field is one task as the plan leaves it (`task:version:person:start`, an

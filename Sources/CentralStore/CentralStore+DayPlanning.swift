@@ -151,31 +151,40 @@ extension CentralStore {
     public func workTimes(
         personIDs ids: [Int64], day: LocalDate, zone: Zone
     ) async throws -> [Int64: (week: WorkingWeek, exception: DayHours??, absences: [Absence])] {
+        try await workTimes(personIDs: ids, days: [day], zone: zone).mapValues { ($0.week, $0.exceptions[day], $0.absences) }
+    }
+
+    /// What says when each of `personIDs` works on `days` (on `zone`'s clock): their week, their
+    /// exceptions on those days and the absences touching them. Three queries.
+    public func workTimes(personIDs ids: [Int64], days: [LocalDate], zone: Zone) async throws -> [Int64: WorkTime] {
+        guard let first = days.min(), let last = days.max() else { return [:] }
         let weeks = try await workingWeeks(personIDs: ids)
-        var exceptions: [Int64: DayHours?] = [:]
+        var exceptions: [Int64: [LocalDate: DayHours?]] = [:]
         for row in try await rows(
             """
-            SELECT person_id, starts::text, ends::text FROM working_day_exceptions
-            WHERE person_id = ANY(\(ids)) AND day = \(day.description)::date
+            SELECT person_id, day::text, starts::text, ends::text FROM working_day_exceptions
+            WHERE person_id = ANY(\(ids)) AND day BETWEEN \(first.description)::date AND \(last.description)::date
             """)
         {
-            let (person, starts, ends) = try row.decode((Int64, String?, String?).self)
-            exceptions[person] = .some(try Self.hours(starts, ends))
+            let (person, day, starts, ends) = try row.decode((Int64, String, String?, String?).self)
+            exceptions[person, default: [:]][try LocalDate(parsing: day)] = .some(try Self.hours(starts, ends))
         }
-        let span = zone.day(day)
+        let (start, end) = (zone.day(first).start, zone.day(last).end)
         var away: [Int64: [Absence]] = [:]
         for row in try await rows(
             """
             SELECT \(unescaped: Self.absenceColumns) FROM absences a
-            WHERE a.person_id = ANY(\(ids)) AND a.ends_at > \(span.start) AND a.starts_at < \(span.end)
+            WHERE a.person_id = ANY(\(ids)) AND a.ends_at > \(start) AND a.starts_at < \(end)
             ORDER BY a.starts_at, a.id
             """)
         {
             let absence = try Self.absence(row)
             away[absence.personID, default: []].append(absence)
         }
-        var times: [Int64: (week: WorkingWeek, exception: DayHours??, absences: [Absence])] = [:]
-        for id in ids { times[id] = (weeks[id] ?? WorkingWeek(), exceptions[id], away[id] ?? []) }
+        var times: [Int64: WorkTime] = [:]
+        for id in ids {
+            times[id] = WorkTime(week: weeks[id] ?? WorkingWeek(), exceptions: exceptions[id] ?? [:], absences: away[id] ?? [])
+        }
         return times
     }
 

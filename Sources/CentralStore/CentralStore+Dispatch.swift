@@ -46,12 +46,21 @@ extension CentralStore {
             open[person, default: []].append(Priority(rawValue: priority) ?? .normal)
             if clash == true { clashes[person, default: 0] += 1 }
         }
+        // Who works when it is to be done: the planner's rule, each day of the span on the task's clock
+        // (someone with no week set works any hour; only absences and day-offs count).
+        let span = Availability.span(of: task, now: now)
+        let days = Availability.days(of: span, zone: task.zone)
+        let times = try await workTimes(personIDs: ids, days: days, zone: task.zone)
         var ranking = Ranking(
             task: task, site: site.map { ($0.latitude, $0.longitude) },
             people: people.map { person in
-                Ranking.Input(
+                let time = times[person.id] ?? WorkTime(week: WorkingWeek(), exceptions: [:], absences: [])
+                return Ranking.Input(
                     person: person, position: positions[person.id], openPriorities: open[person.id] ?? [],
-                    windowClashes: clashes[person.id] ?? 0)
+                    windowClashes: clashes[person.id] ?? 0,
+                    unavailable: Availability.unavailable(
+                        days.map { time.day($0, zone: task.zone, otherwise: .allDay) }, absences: time.absences, span: span,
+                        zone: task.zone))
             },
             now: now
         )

@@ -33,7 +33,8 @@ struct DayCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "Team slug or id.") var team: String
         @Option(help: "The day, like 2026-12-01 (default: today on the team's clock).") var on: String?
-        @Option(help: "Working hours on the team's clock of whoever has no week set, like 07:00-16:00.") var hours = "07:00-16:00"
+        @Option(help: "Working hours on the team's clock of whoever has no week set, like 07:00-16:00.") var hours = DayHours.usual
+            .description
         @Option(help: "Re-plan from this time on: now, 13:00 (on the team's clock) or an ISO 8601 instant.") var from: String?
         @Option(help: "The planner's time budget in seconds.") var seconds = 1.0
         @Option(help: "Seed of the planner's search (the same seed and day give the same plan).") var seed: UInt64 = 1

@@ -26,7 +26,7 @@ struct AppointmentPages: Sendable {
     let secure: Bool
     static let cookie = "tw_appointment"
     /// Hours for people without a week set, as the day planner takes them.
-    static let otherwise = try! DayHours(parsing: "07:00-16:00")
+    static let otherwise = DayHours.usual
 
     func add(to router: Router<SyncRequestContext>) {
         router.get("appointment/:secret") { request, context in try await page(request, context) }

@@ -5,12 +5,14 @@ import Foundation
 /// The rules, in order:
 /// 1. Someone without every required skill is not a candidate (listed in
 ///    ``Ranking/excluded`` with what they lack).
-/// 2. Someone without a last-known position is counted as
+/// 2. Someone who does not work when the task is to be done (``Availability``: away, a day off,
+///    outside their hours) is not a candidate either (listed with why).
+/// 3. Someone without a last-known position is counted as
 ///    ``Ranking/kilometresForUnknownPosition`` away (a crew's usual reach): an idle
 ///    worker whose phone has not checked in still beats a nearby one who holds a
 ///    full day. When the task has no location, nobody's distance is known and
 ///    position does not matter.
-/// 3. Within each group, the lowest cost wins. The cost is in kilometres: the
+/// 4. Within each group, the lowest cost wins. The cost is in kilometres: the
 ///    great-circle distance from the position to the task, plus
 ///    ``Ranking/kilometresPerLoad`` for each unit of open workload (an urgent task
 ///    held counts 2, high 1.5, normal 1, low 0.5) and
@@ -18,7 +20,7 @@ import Foundation
 ///    this task's window. So at equal load the nearer person wins, at equal
 ///    distance the lighter load wins, and 5 km of road weigh as much as one more
 ///    normal task.
-/// 4. Equal costs: the fresher position first, then the lower person id, so the
+/// 5. Equal costs: the fresher position first, then the lower person id, so the
 ///    order is the same on every run.
 public struct Ranking: Sendable, Codable, Equatable {
     public static let kilometresPerLoad = 5.0
@@ -43,21 +45,24 @@ public struct Ranking: Sendable, Codable, Equatable {
         public var openPriorities: [Priority]
         /// How many of those overlap the task's window.
         public var windowClashes: Int
+        /// Why they do not work when the task is to be done (``Availability``); nil: they do.
+        public var unavailable: String?
 
         public init(
             person: Person, position: (latitude: Double, longitude: Double, reportedAt: Date)?,
-            openPriorities: [Priority], windowClashes: Int
+            openPriorities: [Priority], windowClashes: Int, unavailable: String? = nil
         ) {
             self.person = person
             self.position = position
             self.openPriorities = openPriorities
             self.windowClashes = windowClashes
+            self.unavailable = unavailable
         }
 
         public static func == (a: Input, b: Input) -> Bool {
             a.person == b.person && a.position?.latitude == b.position?.latitude
                 && a.position?.longitude == b.position?.longitude && a.position?.reportedAt == b.position?.reportedAt
-                && a.openPriorities == b.openPriorities && a.windowClashes == b.windowClashes
+                && a.openPriorities == b.openPriorities && a.windowClashes == b.windowClashes && a.unavailable == b.unavailable
         }
     }
 
@@ -85,6 +90,10 @@ public struct Ranking: Sendable, Codable, Equatable {
                     Excluded(
                         personID: input.person.id, name: input.person.displayName,
                         reason: "lacks \(missing.joined(separator: ", "))"))
+                continue
+            }
+            if let unavailable = input.unavailable {
+                excluded.append(Excluded(personID: input.person.id, name: input.person.displayName, reason: unavailable))
                 continue
             }
             candidates.append(Candidate(input, task: task, site: site, now: now))

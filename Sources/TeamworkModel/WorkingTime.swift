@@ -22,6 +22,11 @@ public struct DayHours: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     public var description: String { "\(start.short)-\(end.short)" }
+
+    /// The hours of someone with no working week of their own, unless a planner is told otherwise.
+    public static let usual = try! DayHours(start: LocalTime(hour: 7, minute: 0)!, end: LocalTime(hour: 16, minute: 0)!)
+    /// The whole day: someone with no week set who is asked about a time, not planned.
+    public static let allDay = try! DayHours(start: LocalTime(hour: 0, minute: 0)!, end: LocalTime(hour: 23, minute: 59)!)
 }
 
 extension LocalTime {
@@ -128,6 +133,8 @@ public struct WorkingDay: Sendable, Equatable {
     public var at: DateInterval?
     /// Why they are away for some or all of the day, when an absence touches it.
     public var away: AbsenceReason?
+    /// Every stretch of the day they work: their hours less every absence (``at`` is one of them, to plan).
+    public var free: [DateInterval] = []
 
     /// `exception`: `.some(nil)` is a day off; `nil` means there is none for the day.
     public init(
@@ -144,6 +151,13 @@ public struct WorkingDay: Sendable, Equatable {
         }
         var start = zone.instant(day, hours.start)
         var end = zone.instant(day, hours.end)
+        free = touching.reduce([DateInterval(start: start, end: end)]) { stretches, absence in
+            stretches.flatMap { stretch -> [DateInterval] in
+                guard absence.startsAt < stretch.end, absence.endsAt > stretch.start else { return [stretch] }
+                return [(stretch.start, min(stretch.end, absence.startsAt)), (max(stretch.start, absence.endsAt), stretch.end)]
+                    .filter { $0.0 < $0.1 }.map { DateInterval(start: $0.0, end: $0.1) }
+            }
+        }
         // What is left of the hours after each absence: the longer stretch (an absence in the middle
         // of a day leaves the longer part of it to plan).
         for absence in touching where absence.startsAt < end && absence.endsAt > start {
@@ -156,6 +170,57 @@ public struct WorkingDay: Sendable, Equatable {
             if before >= after { end = absence.startsAt } else { start = absence.endsAt }
         }
         at = DateInterval(start: start, end: end)
+    }
+}
+
+/// What says when one person works over some days: their week, their dated exceptions
+/// (`nil` hours: a day off) and their absences touching those days.
+public struct WorkTime: Sendable, Equatable {
+    public var week: WorkingWeek
+    public var exceptions: [LocalDate: DayHours?]
+    public var absences: [Absence]
+
+    public init(week: WorkingWeek, exceptions: [LocalDate: DayHours?], absences: [Absence]) {
+        self.week = week
+        self.exceptions = exceptions
+        self.absences = absences
+    }
+
+    /// Their ``WorkingDay`` on `day`, `otherwise` being the hours of someone with no week set.
+    public func day(_ day: LocalDate, zone: Zone, otherwise: DayHours) -> WorkingDay {
+        WorkingDay(day: day, zone: zone, week: week, exception: exceptions[day], absences: absences, otherwise: otherwise)
+    }
+}
+
+/// Whether someone can take work to be done within a span of time: they work at some moment of
+/// it (their ``WorkingDay``s' free stretches meet it). The rule suggestions follow, beside the
+/// planner's; a task's span is ``span(of:zone:now:)``.
+public enum Availability {
+    /// When a task is to be done: its window; without one (or with one already over), from now
+    /// until it is due, at least the next 24 hours and at most 7 days.
+    public static func span(of task: FieldTask, now: Date) -> DateInterval {
+        if let window = task.window, window.end > now { return DateInterval(start: window.start, end: window.end) }
+        let until = min(max(task.dueAt ?? now, now.addingTimeInterval(86_400)), now.addingTimeInterval(7 * 86_400))
+        return DateInterval(start: now, end: until)
+    }
+
+    /// The days (on `zone`'s clock) `span` touches.
+    public static func days(of span: DateInterval, zone: Zone) -> [LocalDate] {
+        var days = [zone.date(of: span.start)]
+        let last = zone.date(of: span.end.addingTimeInterval(-1))
+        while let day = days.last, day < last, days.count < 9 { days.append(day.adding(days: 1)) }
+        return days
+    }
+
+    /// Why someone whose days in `span` are `days` (with the absences touching them) cannot take
+    /// the work, or nil when they work at some moment of it: "is away (vacation) until 2026-12-04
+    /// 17:00", "does not work then".
+    public static func unavailable(_ days: [WorkingDay], absences: [Absence], span: DateInterval, zone: Zone) -> String? {
+        if days.flatMap(\.free).contains(where: { $0.start < span.end && $0.end > span.start }) { return nil }
+        if let absence = absences.filter({ $0.startsAt < span.end && $0.endsAt > span.start }).max(by: { $0.endsAt < $1.endsAt }) {
+            return "is away (\(absence.reason.rawValue)) until \(zone.format(absence.endsAt, withZone: false))"
+        }
+        return "does not work then"
     }
 }
 

@@ -33,7 +33,7 @@ struct DayBenchmark: AsyncParsableCommand {
         var totals: [Double] = []
         for seed in 1...UInt64(seeds) {
             let facts = DayFacts.synthetic(workers: workers, tasks: tasks, absences: absences, seed: seed)
-            let request = DayRequest(facts: facts, hours: try DayHours(parsing: "07:00-16:00"))
+            let request = DayRequest(facts: facts, hours: .usual)
             let clock = ContinuousClock()
             let started = clock.now
             let plan = DayPlan.plan(request, seed: seed, timeLimit: .milliseconds(Int(seconds * 1000)))

@@ -162,6 +162,46 @@ struct DispatchStoreTests {
         }
     }
 
+    /// Seen on main: a worker on vacation came first for a task and was assigned with no warning.
+    /// Suggestions follow the planner's rule (``WorkingDay``): who is away, off that day or outside
+    /// their hours when the task is to be done is no candidate, and is listed with why; when nobody
+    /// works then, the ranking says so. The clock is set: Monday 30 November 2026, 08:00 UTC.
+    @Test func suggestionsLeaveOutWhoIsAwayOffOrOutsideTheirHoursWhenTheTaskIsToBeDone() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let now = try ISODate.parse("2026-11-30T08:00:00Z")
+            let tuesday = try #require(LocalDate(year: 2026, month: 12, day: 1))
+            // Ann is on vacation all week; Bo works mon-fri 07:00-16:00 (the team's clock is UTC) and is off on Tuesday.
+            _ = try await store.addAbsence(
+                personID: world.ann.id, from: now.addingTimeInterval(-3600), to: now.addingTimeInterval(5 * 86_400), reason: .vacation,
+                note: "")
+            try await store.setWorkingWeek(personID: world.bo.id, try WorkingWeek(parsing: ["mon-fri 07:00-16:00"]))
+            try await store.setWorkingDay(personID: world.bo.id, day: tuesday, hours: nil)
+            func ranked(_ window: String?, due: Date? = nil) async throws -> Ranking {
+                var new = try world.task(team: world.red, due: due)
+                if let window { new.window = try TimeWindow.parse(window) }
+                return try await store.suggest(taskID: try await store.createTask(new).id, now: now)
+            }
+            // Monday 10:00-12:00: Bo works then; Ann is left out, and why.
+            var ranking = try await ranked("2026-11-30T10:00:00Z/PT2H")
+            #expect(ranking.candidates.map(\.personID) == [world.bo.id])
+            #expect(ranking.excluded.map(\.reason) == ["is away (vacation) until 2026-12-05 08:00"])
+            // Monday evening: outside Bo's hours; nobody works then, and the ranking says so.
+            ranking = try await ranked("2026-11-30T18:00:00Z/PT2H")
+            #expect(ranking.candidates.isEmpty)
+            #expect(ranking.noneBecause.contains("bo Test does not work then"), "\(ranking.noneBecause)")
+            // Tuesday, Bo's day off: nobody.
+            ranking = try await ranked("2026-12-01T10:00:00Z/PT2H")
+            #expect(ranking.candidates.isEmpty && ranking.excluded.count == 2)
+            // No window, due Wednesday noon: Bo works Monday (from now) and Wednesday: a candidate.
+            ranking = try await ranked(nil, due: try ISODate.parse("2026-12-02T12:00:00Z"))
+            #expect(ranking.candidates.map(\.personID) == [world.bo.id])
+            // Once Ann's vacation ends, a window on Monday next week has both.
+            ranking = try await ranked("2026-12-07T10:00:00Z/PT2H")
+            #expect(Set(ranking.candidates.map(\.personID)) == [world.ann.id, world.bo.id])
+        }
+    }
+
     @Test func theReportGivesDueSoonWorkloadsAndTheMedianTurnaroundOfEachTeamOnAConstructedHistory() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)
