@@ -37,10 +37,14 @@ struct DayView: Sendable {
 
     var taskCount: Int { columns.reduce(0) { $0 + $1.tasks.count } }
     var late: Int { columns.reduce(0) { $0 + $1.tasks.filter { $0.isLate(at: now) }.count } }
-    /// Cards whose worker holds another task in an overlapping window.
+    /// Cards whose worker cannot keep them all (``FieldTask/clash(_:_:minutes:)``): planned visits
+    /// that overlap, or overlapping windows of work not yet planned.
     var doubleBooked: Set<Int64> {
-        columns.reduce(into: Set<Int64>()) { booked, column in
-            if column.person != nil { booked.formUnion(FieldTask.doubleBooked(column.tasks)) }
+        let byID = Dictionary(teams.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        return columns.reduce(into: Set<Int64>()) { booked, column in
+            if column.person != nil {
+                booked.formUnion(FieldTask.doubleBooked(column.tasks) { $0.minutesOnSite(team: $0.teamID.flatMap { byID[$0] }) })
+            }
         }
     }
     /// Minutes late, all late cards together.
@@ -339,7 +343,7 @@ extension BoardPages {
             <li><article class="\(classes)" id="task-\(task.id)" data-task="\(task.id)" data-version="\(task.version)" draggable="true">\
             <h3><a href="/board/tasks/\(task.id)?back=\(FormFields.encode(back))">\(task.title)</a></h3>\
             <p class="when">\(time)\(eta)\(late ? HTML(" <strong class=\"late-flag\">late \(duration(minutes: task.minutesLate(at: view.now)))</strong>") : .empty)\
-            \(doubleBooked ? HTML(" <strong class=\"double-flag\" title=\"another of their tasks overlaps this window\">double-booked</strong>") : .empty)</p>\
+            \(doubleBooked ? HTML(" <strong class=\"double-flag\" title=\"they cannot keep this and another of their tasks: the visits or windows overlap\">double-booked</strong>") : .empty)</p>\
             \(site.isEmpty ? HTML.empty : "<p class=\"site\">\(site)</p>")\
             \(view.conflicts[task.id].map { conflictMark(first: $0.first, count: $0.count) } ?? .empty)\
             \(view.appointments[task.id].map { appointmentMark($0, zone: zone) } ?? .empty)\

@@ -68,16 +68,24 @@ extension CentralStore {
         return ranking
     }
 
-    /// The other tasks still to be done of the task's assignee whose windows overlap its window: a double booking.
+    /// The other tasks still to be done of the task's assignee that it cannot be kept beside
+    /// (``FieldTask/clash(_:_:minutes:)``): a double booking.
     public func doubleBookings(of taskID: Int64) async throws -> [FieldTask] {
-        try await rows(
+        let task = try await task(id: taskID)
+        guard task.assigneeID != nil, task.window != nil || task.plannedStart != nil else { return [] }
+        // Those near enough in time to clash (a visit lasts at most 12 hours), read once; the rule decides.
+        let others = try await rows(
             """
             SELECT \(unescaped: Columns.task) FROM tasks k JOIN tasks t ON t.id = \(taskID)
             WHERE k.assignee_id = t.assignee_id AND k.id <> t.id AND k.status IN ('assigned', 'in_progress')
-              AND k.window_start < t.window_end AND k.window_end > t.window_start
-            ORDER BY k.window_start, k.id
+              AND coalesce(k.planned_start, k.window_start) < coalesce(t.window_end, t.planned_start) + interval '12 hours'
+              AND coalesce(k.window_end, k.planned_start) + interval '12 hours' > coalesce(t.planned_start, t.window_start)
+            ORDER BY coalesce(k.planned_start, k.window_start), k.id
             """
         ).map(FieldTask.init(row:))
+        var teams: [Int64: Team] = [:]
+        for id in Set(([task] + others).compactMap(\.teamID)) { teams[id] = try await team(id: id) }
+        return others.filter { FieldTask.clash(task, $0) { $0.minutesOnSite(team: $0.teamID.flatMap { teams[$0] }) } }
     }
 
     /// Last-known positions of people, with their teams; all people when `personIDs` is nil.

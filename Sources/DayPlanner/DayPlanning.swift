@@ -75,7 +75,7 @@ public struct DayRequest: Sendable {
     var open: [FieldTask] { facts.tasks.filter { !$0.status.isClosed } }
 
     /// Minutes on site of `task`: its own, else its team's.
-    public func minutesOnSite(_ task: FieldTask) -> Double { Double(task.durationMinutes ?? facts.team.taskMinutes) }
+    public func minutesOnSite(_ task: FieldTask) -> Double { task.minutesOnSite(team: facts.team) }
 
     func site(_ id: Int64?) -> Coordinate? {
         id.flatMap { facts.sites[$0] }.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude) }

@@ -103,18 +103,49 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     /// comes first (SQL: `teamwork_late_from`).
     public var lateFrom: Date? { ExpectedArrival.lateFrom(due: dueAt, window: window) }
 
-    /// Of one person's tasks, those still to be done whose windows overlap another's: a double booking.
-    public static func doubleBooked(_ tasks: [FieldTask]) -> Set<Int64> {
-        let timed = tasks.filter { !$0.status.isClosed && $0.window != nil }.sorted { $0.window!.start < $1.window!.start }
+    /// Its minutes on site: its own, else its team's (`team`), else a new team's.
+    public func minutesOnSite(team: Team?) -> Double { Double(durationMinutes ?? team?.taskMinutes ?? Team.defaultTaskMinutes) }
+
+    /// Of one person's tasks, those still to be done that cannot all be kept (``clash(_:_:minutes:)``):
+    /// a double booking. `minutes` is each task's minutes on site (its own, else its team's).
+    public static func doubleBooked(_ tasks: [FieldTask], minutes: (FieldTask) -> Double) -> Set<Int64> {
+        let open = tasks.filter { !$0.status.isClosed && ($0.window != nil || $0.plannedStart != nil) }
         var booked = Set<Int64>()
-        for (index, task) in timed.enumerated() {
-            for later in timed[(index + 1)...] {
-                guard later.window!.start < task.window!.end else { break }
+        for (index, task) in open.enumerated() {
+            for other in open[(index + 1)...] where clash(task, other, minutes: minutes) {
                 booked.insert(task.id)
-                booked.insert(later.id)
+                booked.insert(other.id)
             }
         }
         return booked
+    }
+
+    /// Whether one person cannot keep both: two planned visits that overlap (each from its expected
+    /// start for its minutes on site); two windows of work not yet planned that overlap; or a planned
+    /// visit that leaves no room in an unplanned one's window for its minutes. Touching is not overlapping.
+    /// (Windows that overlap but were planned one after the other are no double booking.)
+    public static func clash(_ a: FieldTask, _ b: FieldTask, minutes: (FieldTask) -> Double) -> Bool {
+        func visit(_ task: FieldTask) -> DateInterval? {
+            task.plannedStart.map { DateInterval(start: $0, duration: max(0, minutes(task)) * 60) }
+        }
+        switch (visit(a), visit(b)) {
+        case (let x?, let y?):
+            return x.start < y.end && y.start < x.end
+        case (let planned?, nil):
+            return b.window.map { fits(minutes(b), in: $0, around: planned) == false } ?? false
+        case (nil, let planned?):
+            return a.window.map { fits(minutes(a), in: $0, around: planned) == false } ?? false
+        case (nil, nil):
+            guard let x = a.window, let y = b.window else { return false }
+            return x.start < y.end && y.start < x.end
+        }
+    }
+
+    /// Whether `minutes` of work fit in `window` before or after `visit` (nil: they do not overlap at all).
+    static func fits(_ minutes: Double, in window: TimeWindow, around visit: DateInterval) -> Bool? {
+        guard visit.start < window.end, window.start < visit.end else { return nil }
+        let room = max(visit.start.timeIntervalSince(window.start), window.end.timeIntervalSince(visit.end))
+        return room >= minutes * 60
     }
 
     /// Whole minutes it is late at `now` (0 when it is not late).

@@ -20,13 +20,15 @@ public struct Team: Sendable, Codable, Equatable, Identifiable {
     public var depotLocationID: Int64?
     /// Minutes on site of a task that does not say.
     public var taskMinutes: Int
+    /// A new team's ``taskMinutes`` (the column's default), and those of a task of no team.
+    public static let defaultTaskMinutes = 45
     /// How its drives are estimated without a road network.
     public var travelArea: TravelArea
 
     public init(
         id: Int64, slug: String, name: String, description: String, color: String?,
         createdBy: Int64?, createdAt: Date, updatedAt: Date, sharesPositions: Bool = false, timeZone: String = "UTC",
-        depotLocationID: Int64? = nil, taskMinutes: Int = 45, travelArea: TravelArea = .urban
+        depotLocationID: Int64? = nil, taskMinutes: Int = Team.defaultTaskMinutes, travelArea: TravelArea = .urban
     ) {
         self.depotLocationID = depotLocationID
         self.taskMinutes = taskMinutes

@@ -141,10 +141,40 @@ struct DispatchRulesTests {
             task.window = try TimeWindow(start: Self.now.addingTimeInterval(from * 3600), end: Self.now.addingTimeInterval(to * 3600))
             return task
         }
-        #expect(
-            FieldTask.doubleBooked([try task(1, 0, 2), try task(2, 1, 3), try task(3, 3, 4)]) == [1, 2], "touching is not overlapping")
-        #expect(FieldTask.doubleBooked([try task(1, 0, 5), try task(2, 1, 2), try task(3, 3, 4)]) == [1, 2, 3])
-        #expect(FieldTask.doubleBooked([try task(1, 0, 2), try task(2, 1, 3, .completed)]).isEmpty, "done work books nothing")
+        func booked(_ tasks: [FieldTask]) -> Set<Int64> { FieldTask.doubleBooked(tasks) { _ in 45 } }
+        #expect(booked([try task(1, 0, 2), try task(2, 1, 3), try task(3, 3, 4)]) == [1, 2], "touching is not overlapping")
+        #expect(booked([try task(1, 0, 5), try task(2, 1, 2), try task(3, 3, 4)]) == [1, 2, 3])
+        #expect(booked([try task(1, 0, 2), try task(2, 1, 3, .completed)]).isEmpty, "done work books nothing")
+    }
+
+    /// Seen on main: once a plan was applied, consecutive visits whose windows overlap were all
+    /// flagged "double-booked", though the plan put them one after the other. A double booking is
+    /// two planned visits that overlap (expected start plus minutes on site), overlapping windows of
+    /// work not yet planned, or a planned visit that leaves no room in an unplanned one's window.
+    @Test func visitsPlannedOneAfterTheOtherInOverlappingWindowsAreNotDoubleBooked() throws {
+        func task(_ id: Int64, window: (Double, Double)?, planned: Double? = nil) throws -> FieldTask {
+            var task = Self.task()
+            task.id = id
+            task.status = .assigned
+            task.window = try window.map {
+                try TimeWindow(start: Self.now.addingTimeInterval($0.0 * 3600), end: Self.now.addingTimeInterval($0.1 * 3600))
+            }
+            task.plannedStart = planned.map { Self.now.addingTimeInterval($0 * 3600) }
+            return task
+        }
+        func booked(_ tasks: [FieldTask]) -> Set<Int64> { FieldTask.doubleBooked(tasks) { _ in 45 } }
+        // Three visits in one 08:00-12:00 window, planned at 8:00, 9:00 and 10:00 (45 minutes each).
+        let planned = [
+            try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 4), planned: 1), try task(3, window: (0, 4), planned: 2),
+        ]
+        #expect(booked(planned).isEmpty)
+        // Planned 30 minutes apart, 45 minutes each: they overlap.
+        #expect(booked([try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 4), planned: 0.5)]) == [1, 2])
+        // An unplanned task whose window still has room beside a planned visit is not; one whose window the visit fills is.
+        #expect(booked([try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 2))]).isEmpty)
+        #expect(booked([try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 1))]) == [1, 2])
+        // A planned task with no window beside an unplanned one far away: nothing.
+        #expect(booked([try task(1, window: nil, planned: 0), try task(2, window: (3, 4))]).isEmpty)
     }
 
     @Test func aTaskWithoutASiteIsRankedByLoadAlone() {
