@@ -67,10 +67,7 @@ extension BoardRoutes {
             }
         case "dismiss":
             return try await act(request, context, refused: refused) { store, form in
-                let reason = (form["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !reason.isEmpty else { throw BoardProblem(.unprocessableContent, "say why you dismiss it: nothing was changed") }
-                guard reason.count <= 500 else { throw BoardProblem(.unprocessableContent, "a reason has at most 500 characters") }
-                let conflict = try await store.resolveConflict(id: id, resolution: "dismissed: " + reason)
+                let conflict = try await store.dismissConflict(id: id, reason: form["reason"] ?? "")
                 return "Dismissed what \(conflict.personName ?? "the worker") did\(conflict.taskID.map { " on task \($0)" } ?? "")"
             }
         default:

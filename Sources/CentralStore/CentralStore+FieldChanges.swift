@@ -187,6 +187,16 @@ extension CentralStore {
         }
     }
 
+    /// Sets aside what the worker did, as the acting manager, saying why (1 to 500 characters):
+    /// the conflict is decided as `dismissed: REASON`, and the decision reaches the worker's device
+    /// beside the refusal they already read (sql/0031).
+    public func dismissConflict(id: Int64, reason: String) async throws -> FieldConflict {
+        let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty else { throw TeamworkError.invalid("say why you dismiss it: nothing was changed") }
+        guard reason.count <= 500 else { throw TeamworkError.invalid("a reason has at most 500 characters") }
+        return try await resolveConflict(id: id, resolution: "dismissed: " + reason)
+    }
+
     /// Marks a conflict resolved by the acting manager, with an optional note.
     public func resolveConflict(id: Int64, resolution: String) async throws -> FieldConflict {
         try await transaction { connection in

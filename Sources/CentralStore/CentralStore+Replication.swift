@@ -33,9 +33,12 @@ extension CentralStore {
         guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
         return try await rows(
             """
-            SELECT id, replica, person_id, change_id, task_id, operation, coalesce(conflict, 'invalid') AS rule,
-                   coalesce(detail, 'the master did not take it') AS reason, recorded_at
-            FROM field_changes WHERE id = ANY(\(ids)) ORDER BY id
+            SELECT f.id, f.replica, f.person_id, f.change_id, f.task_id, f.operation, coalesce(f.conflict, 'invalid') AS rule,
+                   coalesce(f.detail, 'the master did not take it') AS reason, f.recorded_at,
+                   CASE WHEN f.resolved_at IS NOT NULL
+                        THEN coalesce(nullif(f.resolution, ''), 'decided')
+                             || coalesce(' (' || p.first_name || ' ' || p.last_name || ')', '') END AS decision
+            FROM field_changes f LEFT JOIN people p ON p.id = f.resolved_by WHERE f.id = ANY(\(ids)) ORDER BY f.id
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)
@@ -44,7 +47,7 @@ extension CentralStore {
                 personID: try r["person_id"].decode(Int64.self), changeID: try r["change_id"].decode(String.self),
                 taskID: try r["task_id"].decode(Int64?.self), operation: try r["operation"].decode(String.self),
                 rule: try r["rule"].decode(String.self), reason: try r["reason"].decode(String.self),
-                decidedAt: try r["recorded_at"].decode(Date.self))
+                decidedAt: try r["recorded_at"].decode(Date.self), decision: try r["decision"].decode(String?.self))
         }
     }
 

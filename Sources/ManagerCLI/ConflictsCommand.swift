@@ -14,7 +14,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             reassigned meanwhile is applied but listed; a claim of a task assigned meanwhile is not applied; \
             changes the sync endpoint refused are listed with its reason.
             """,
-        subcommands: [List.self, Accept.self, Resolve.self],
+        subcommands: [List.self, Accept.self, Dismiss.self, Resolve.self],
         defaultSubcommand: List.self
     )
 
@@ -68,6 +68,21 @@ struct ConflictsCommand: AsyncParsableCommand {
             if output.json { return try Output.json(task) }
             Output.line(
                 "Task \(task.id) completed as done by \(conflict.personName ?? String(conflict.personID)) (conflict \(conflict.id))")
+        }
+    }
+
+    struct Dismiss: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set aside what the worker did, saying why: the worker's device shows the reason beside the refusal.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Conflict id (from `conflicts`).") var id: Int64
+        @Option(help: "Why (1 to 500 characters); the worker reads it.") var reason: String
+
+        func run() async throws {
+            let conflict = try await connection.withStore { try await $0.dismissConflict(id: id, reason: reason) }
+            Output.line(
+                "Dismissed conflict \(conflict.id) (\(conflict.rule), task \(conflict.taskID.map(String.init) ?? "-")): "
+                    + "\(conflict.personName ?? "the worker") reads why on their next sync")
         }
     }
 

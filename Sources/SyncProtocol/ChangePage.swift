@@ -119,13 +119,15 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var reason: String
         public var decidedAt: Int64
         public var rowVersion: Int64
+        /// What the dispatcher decided once they looked at it ("dismissed: ... (Max Boss)"); absent until then.
+        public var decision: String?
 
         public init(
             personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String, reason: String,
-            decidedAt: Int64, rowVersion: Int64
+            decidedAt: Int64, rowVersion: Int64, decision: String? = nil
         ) {
             (self.personID, self.changeID, self.taskID, self.operation) = (personID, changeID, taskID, operation)
-            (self.rule, self.reason, self.decidedAt, self.rowVersion) = (rule, reason, decidedAt, rowVersion)
+            (self.rule, self.reason, self.decidedAt, self.rowVersion, self.decision) = (rule, reason, decidedAt, rowVersion, decision)
         }
     }
 

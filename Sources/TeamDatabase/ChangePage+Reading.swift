@@ -53,14 +53,14 @@ extension ChangePage {
             let refused = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT person_id, change_id, task_id, operation, rule, reason, decided_at, row_version FROM refusals
+                    SELECT person_id, change_id, task_id, operation, rule, reason, decided_at, row_version, decision FROM refusals
                     WHERE row_version > ? AND row_version <= ? ORDER BY row_version
                     """, arguments: range
             ).map {
                 Refusal(
                     personID: $0["person_id"], changeID: $0["change_id"], taskID: $0["task_id"], operation: $0["operation"],
                     rule: $0["rule"], reason: $0["reason"],
-                    decidedAt: $0["decided_at"], rowVersion: $0["row_version"])
+                    decidedAt: $0["decided_at"], rowVersion: $0["row_version"], decision: $0["decision"])
             }
             let locations = try Row.fetchAll(
                 db,

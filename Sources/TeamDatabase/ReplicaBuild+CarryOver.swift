@@ -49,8 +49,9 @@ extension ReplicaBuild {
                 try db.execute(
                     sql: """
                         INSERT OR IGNORE INTO main.refusals
-                            (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
+                            (person_id, change_id, task_id, operation, rule, reason, decided_at, decision, row_version)
                         SELECT person_id, change_id, task_id, operation, rule, reason, decided_at,
+                               \(previousVersion >= 9 ? "decision" : "NULL"),
                                (SELECT row_counter FROM main.meta) + row_number() OVER (ORDER BY row_version)
                         FROM previous.refusals
                         WHERE decided_at > (CAST(strftime('%s', 'now') AS INTEGER) - \(Self.refusedChangesKeptFor)) * 1000

@@ -17,7 +17,7 @@ public enum ReplicaSchema {
     /// version 5 the tasks' time zone; 6 their plan and day; 7 their checklist
     /// and its answers (`checklist`, `answers`, `master_answers`); 8 the day planner's expected start
     /// and the minutes on site (`planned_start`, `duration_minutes`).
-    public static let version = 8
+    public static let version = 9
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -152,6 +152,8 @@ public enum ReplicaSchema {
             reason TEXT NOT NULL,
             decided_at INTEGER NOT NULL,
             row_version INTEGER NOT NULL,
+            -- What the dispatcher decided once they looked at it; NULL until then (schema 9).
+            decision TEXT,
             PRIMARY KEY (person_id, change_id)
         );
         CREATE INDEX refusals_row_version ON refusals (row_version);
@@ -241,6 +243,10 @@ public enum ReplicaSchema {
                     where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
                     }
+                }
+                if found < 9, try db.tableExists("refusals"), try !db.columns(in: "refusals").contains(where: { $0.name == "decision" }) {
+                    // Schema 9: the dispatcher's decision on a refusal.
+                    try db.execute(sql: "ALTER TABLE refusals ADD COLUMN decision TEXT")
                 }
                 try db.execute(sql: "UPDATE meta SET schema_version = \(version)")
                 try db.execute(sql: "PRAGMA user_version = \(version)")

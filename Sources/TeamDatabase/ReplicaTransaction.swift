@@ -176,16 +176,19 @@ public final class ReplicaTransaction {
     }
 
     /// Records the master's refusal of a change this replica accepted, for the
-    /// devices to pull; once per change.
+    /// devices to pull: once per change, and again (a new row version) when the
+    /// dispatcher's decision on it comes.
     public func recordRefusal(_ refusal: FieldRefusal) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO refusals (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (person_id, change_id) DO NOTHING
+                INSERT INTO refusals (person_id, change_id, task_id, operation, rule, reason, decided_at, row_version, decision)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (person_id, change_id) DO UPDATE SET decision = excluded.decision, row_version = excluded.row_version
+                WHERE excluded.decision IS NOT NULL AND refusals.decision IS NOT excluded.decision
                 """
         ).execute(arguments: [
             refusal.personID, refusal.changeID, refusal.taskID, refusal.operation, refusal.rule,
-            refusal.reason, Self.millis(refusal.decidedAt), nextVersion(),
+            refusal.reason, Self.millis(refusal.decidedAt), nextVersion(), refusal.decision,
         ])
     }
 

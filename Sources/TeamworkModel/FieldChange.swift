@@ -83,13 +83,15 @@ public struct FieldRefusal: Sendable, Equatable {
     /// Why, in words for the worker.
     public var reason: String
     public var decidedAt: Date
+    /// What the dispatcher decided once they looked at it ("dismissed: ... (Max Boss)"); nil until then.
+    public var decision: String?
 
     public init(
         id: Int64, replica: String, personID: Int64, changeID: String, taskID: Int64?, operation: String, rule: String,
-        reason: String, decidedAt: Date
+        reason: String, decidedAt: Date, decision: String? = nil
     ) {
         (self.id, self.replica, self.personID, self.changeID, self.taskID) = (id, replica, personID, changeID, taskID)
-        (self.operation, self.rule, self.reason, self.decidedAt) = (operation, rule, reason, decidedAt)
+        (self.operation, self.rule, self.reason, self.decidedAt, self.decision) = (operation, rule, reason, decidedAt, decision)
     }
 }
 

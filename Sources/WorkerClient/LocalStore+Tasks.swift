@@ -270,11 +270,13 @@ extension LocalStore {
             let me = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'person_id'").flatMap({ Int64($0) })
         else { return }
         for refusal in refusals where refusal.personID == me {
+            // The dispatcher's decision, once it comes, beside the refusal: the worker learns their work was set aside, and why.
+            let reason = "refused by the master: " + refusal.reason + (refusal.decision.map { "; the dispatcher decided: " + $0 } ?? "")
             try db.execute(
                 sql: """
                     UPDATE outbox SET state = 'refused', reason = ?, last_error = NULL
-                    WHERE change_id = ? AND state IN ('accepted', 'pending')
-                    """, arguments: ["refused by the master: " + refusal.reason, refusal.changeID])
+                    WHERE change_id = ? AND state IN ('accepted', 'pending', 'refused', 'rejected')
+                    """, arguments: [reason, refusal.changeID])
         }
     }
 
