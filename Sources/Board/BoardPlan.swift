@@ -119,7 +119,8 @@ extension BoardPages {
         _ plan: DayPlan, team: Team, tasks: [Int64: FieldTask], sites: [Int64: Location], replan: Bool, session: BoardSession
     ) -> HTML {
         let zone = Zone.reading(team.timeZone)
-        func time(_ date: Date) -> String { clock(zone.time(of: date.addingTimeInterval(30))) }
+        // Plans' times are whole minutes: read as the cards read an ETA.
+        func time(_ date: Date) -> String { clock(zone.time(of: date)) }
         let names = Dictionary(plan.routes.map { ($0.personID, $0.name) } + plan.away.map { ($0.personID, $0.name) }) { a, _ in a }
         let routes: [HTML] = plan.routes.map { route in
             let rows: [HTML] = route.visits.map { visit in

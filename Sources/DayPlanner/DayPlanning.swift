@@ -104,7 +104,8 @@ public struct DayRequest: Sendable {
                         why: day.away.map { "away (\($0.rawValue))" } ?? "not working that day"))
                 continue
             }
-            if let from, from > at.start {
+            // Whole minutes, as every plan's times are (a re-plan asked at 10:03:27 starts at 10:04).
+            if let from = from.map({ Date(timeIntervalSince1970: ($0.timeIntervalSince1970 / 60).rounded(.up) * 60) }), from > at.start {
                 guard from < at.end else {
                     away.append(
                         DayPlan.Away(
@@ -196,7 +197,10 @@ public struct DayPlan: Sendable, Codable, Equatable {
         let open = request.open
         let (workers, away) = request.workers()
         let places = Self.places(request, workers: workers)
-        let travel = travel ?? request.travel.matrix(places)
+        // The plan counts in whole minutes (drives rounded up, bounds inward), so every visit starts and
+        // ends on one: the preview, the card, the phone and the customer read one time. (The preview
+        // rounded where the card cut the seconds: a minute apart, seen on main.)
+        let travel = (travel ?? request.travel.matrix(places)).map { $0.map { $0.rounded(.up) } }
         let workerIndex = Dictionary(uniqueKeysWithValues: workers.enumerated().map { ($1.member.person.id, $0) })
         let taskPlace = 2 * workers.count
         var pinnedAway: Set<Int> = []
@@ -206,10 +210,10 @@ public struct DayPlan: Sendable, Codable, Equatable {
             var latest = 48 * 60.0
             if let window = task.window {
                 // An arrival window: work starts within it.
-                earliest = minutes(window.start)
-                latest = max(earliest, minutes(window.end))
+                earliest = minutes(window.start).rounded(.up)
+                latest = max(earliest, minutes(window.end).rounded(.down))
             }
-            if let due = task.dueAt { latest = min(latest, minutes(due) - service) }
+            if let due = task.dueAt { latest = min(latest, (minutes(due) - service).rounded(.down)) }
             let penalty: Double =
                 switch task.priority {
                 case .urgent: 1_000_000
@@ -231,7 +235,8 @@ public struct DayPlan: Sendable, Codable, Equatable {
         }
         let vehicles = workers.enumerated().map { index, worker in
             RoutingProblem.Vehicle(
-                start: index, end: workers.count + index, earliest: minutes(worker.hours.start), latest: minutes(worker.hours.end),
+                start: index, end: workers.count + index, earliest: minutes(worker.hours.start).rounded(.up),
+                latest: minutes(worker.hours.end).rounded(.down),
                 skills: Set(worker.member.person.skills))
         }
         let problem = RoutingProblem(jobs: jobs, vehicles: vehicles, travel: travel)

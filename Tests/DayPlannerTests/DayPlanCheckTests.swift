@@ -24,6 +24,25 @@ struct DayPlanCheckTests {
         }
     }
 
+    /// Seen on main: the preview said 11:40 where the card said ETA 11:39 (the preview rounded, the
+    /// card cut the seconds). Every visit starts and ends on a whole minute, also in a re-plan asked
+    /// at an odd second, so every reader of the time reads the same one.
+    @Test func everyVisitStartsOnAWholeMinuteAlsoInAReplanAskedAtAnOddSecond() throws {
+        let facts = DayFacts.synthetic(workers: 6, tasks: 40, absences: 1, seed: 4)
+        let from = facts.zone.instant(facts.day, LocalTime(hour: 10, minute: 3, second: 27)!)
+        for request in [
+            DayRequest(facts: facts, hours: .usual), DayRequest(facts: facts, hours: .usual, from: from),
+        ] {
+            let plan = DayPlan.plan(request, seed: 4, timeLimit: .milliseconds(200))
+            let visits = plan.routes.flatMap(\.visits)
+            #expect(visits.count > 10)
+            #expect(visits.allSatisfy { $0.starts.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) == 0 })
+            #expect(visits.allSatisfy { $0.ends.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) == 0 })
+            #expect(plan.problems(for: request) == [])
+            if request.from != nil { #expect(visits.allSatisfy { $0.starts >= from.addingTimeInterval(33) }) }
+        }
+    }
+
     @Test func theCheckCatchesAVisitOutOfItsWindowAndATaskPlannedTwice() throws {
         let facts = DayFacts.synthetic(workers: 4, tasks: 20, absences: 0, seed: 9)
         let request = DayRequest(facts: facts, hours: try DayHours(parsing: "07:00-16:00"))

@@ -461,6 +461,8 @@ struct BoardTests {
                     try await page.evaluate("document.querySelector('ul.away').textContent").string?.contains("Bo Berg: away (sick)")
                         == true)
                 #expect(try await scene.task(free).assigneeID == nil, "a preview changes nothing")
+                let previewed = try #require(
+                    try await page.evaluate("document.querySelector('section.route tr[data-task=\"\(free)\"] td').textContent").string)
 
                 // A field that is not a task of the plan, then one whose task changed: nothing is applied.
                 let post = """
@@ -481,6 +483,10 @@ struct BoardTests {
                 try await page.clickAndWaitForNavigation("form[action='/board/plan'] button.accept")
                 let planned = try await scene.task(free)
                 #expect(planned.assigneeID == ann && planned.plannedStart != nil)
+                // The preview's time is the one made (seen on main: a minute apart), on a whole minute.
+                let start = try #require(planned.plannedStart)
+                #expect(previewed.hasPrefix(planned.zone.time(of: start).short + "–"), "\(previewed) for \(start)")
+                #expect(start.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) == 0)
                 #expect(try await scene.lastActor(free) == scene.people["max"])
                 let history = try await CentralStore.withStore(scene.url) { try await $0.history(taskID: free) }
                 #expect(history.last?.changes["planned"]?.new == "day plan \(scene.today)")
