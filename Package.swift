@@ -154,7 +154,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            resources: [.embedInCode("Assets/board.css"), .embedInCode("Assets/board.js"), .embedInCode("Assets/map.js")]
+            resources: [
+                .embedInCode("Assets/board.css"), .embedInCode("Assets/board.js"), .embedInCode("Assets/map.js"),
+                .embedInCode("Assets/icon.svg"),
+            ]
         ),
 
         .target(

@@ -21,6 +21,7 @@ enum BoardAssets {
             asset("board.css", PackageResources.board_css),
             asset("board.js", PackageResources.board_js),
             asset("map.js", PackageResources.map_js),
+            asset("icon.svg", PackageResources.icon_svg),
         ].map { ($0.name, $0) })
 
     /// The served names, by file name.
@@ -37,7 +38,12 @@ enum BoardAssets {
     private static func asset(_ file: String, _ bytes: [UInt8]) -> Asset {
         let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined().prefix(10)
         let parts = file.split(separator: ".")
-        let type = parts[1] == "css" ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8"
+        let type =
+            switch parts[1] {
+            case "css": "text/css; charset=utf-8"
+            case "svg": "image/svg+xml"
+            default: "text/javascript; charset=utf-8"
+            }
         return Asset(name: "\(parts[0]).\(digest).\(parts[1])", contentType: type, bytes: ByteBuffer(bytes: bytes))
     }
 }

@@ -81,7 +81,7 @@ extension BoardPages {
     static func conflictMark(first: Int64, count: Int) -> HTML {
         """
         <p class="conflict-line"><a class="conflict-mark" href="/board/conflicts#conflict-\(first)">\
-        ⚠ \(count) field \(count == 1 ? "change" : "changes") to decide</a></p>
+        ⚠ \(quantity(count, "field change")) to decide</a></p>
         """
     }
 

@@ -295,7 +295,7 @@ extension BoardPages {
             : "times in \(view.zone.name) (\(view.zone.abbreviation(at: view.zone.day(view.day).start)))"
         let teamFields: [HTML] = view.chosen.map { "<input type=\"hidden\" name=\"team\" value=\"\($0.id)\">" }
         return """
-            <p class="summary" data-feed="\(view.feed)"><strong>\(view.taskCount)</strong> tasks on \(view.day.description), \
+            <p class="summary" data-feed="\(view.feed)"><strong>\(view.taskCount)</strong> \(view.taskCount == 1 ? "task" : "tasks") on \(view.day.description), \
             <strong>\(view.late)</strong> late\(view.late > 0 ? HTML(" (\(BoardPages.duration(minutes: view.minutesLate)) in all)") : .empty), \
             <strong>\(view.done)</strong> completed; \(zoneNote). <a class="export" href="/board/day.csv?\(view.query)" download>The day as CSV</a></p>
             <p class="agenda-pick"><label for="agenda">Show</label> <select id="agenda"><option value="">Everyone</option>\

@@ -60,6 +60,7 @@ enum BoardPages {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(title) · Teamwork</title>
+            <link rel="icon" type="image/svg+xml" href="\(BoardAssets.path("icon.svg"))">
             \((styles + ["board.css"]).map { "<link rel=\"stylesheet\" href=\"\(BoardAssets.path($0))\">\n" as HTML })
             \(session.map { "<meta name=\"csrf-token\" content=\"\($0.csrf)\">" as HTML } ?? .empty)
             </head>

@@ -71,7 +71,7 @@ extension BoardRoutes {
             }
             let assignments = try fields.map { try Self.assignment($0, within: span) }
             let applied = try await store.applyDayPlan(teamID: teamID, day: day, assignments)
-            return "Planned \(applied.count) task(s) of \(team.name) on \(day)"
+            return "Planned \(quantity(applied.count, "task")) of \(team.name) on \(day)"
         }
     }
 
@@ -133,7 +133,8 @@ extension BoardPages {
                     """
             }
             let summary =
-                route.visits.isEmpty ? "nothing planned" : "\(route.visits.count) task(s), \(Int(route.drivingMinutes)) min driving"
+                route.visits.isEmpty
+                ? "nothing planned" : "\(quantity(route.visits.count, "task")), \(Int(route.drivingMinutes)) min driving"
             return """
                 <section class="route" data-person="\(route.personID)"><h2>\(route.name) <small>\(time(route.starts))–\(time(route.ends)): \(summary)</small></h2>\
                 \(rows.isEmpty ? HTML.empty : "<table><tbody>\(rows)</tbody></table>")</section>
@@ -158,11 +159,11 @@ extension BoardPages {
             <form method="post" action="/board/plan"><input type="hidden" name="csrf" value="\(session.csrf)">\
             <input type="hidden" name="team" value="\(team.id)"><input type="hidden" name="day" value="\(plan.day.description)">\
             <input type="hidden" name="back" value="\(back)">\(fields)\
-            <button type="submit" class="accept">Accept this plan (\(plan.moves.count) move(s))</button></form>
+            <button type="submit" class="accept">Accept this plan (\(quantity(plan.moves.count, "move")))</button></form>
             """
         return """
             <h1>Plan for \(team.name) on \(plan.day.description)\(replan ? " from now" : "")</h1>
-            <div class="plan"><p class="summary"><strong>\(plan.moves.count)</strong> move(s), <strong>\(plan.leftOut.count)</strong> left out; \
+            <div class="plan"><p class="summary"><strong>\(plan.moves.count)</strong> \(plan.moves.count == 1 ? "move" : "moves"), <strong>\(plan.leftOut.count)</strong> left out; \
             nothing changes until you accept. Times in \(zone.name).</p>\(routes)\
             \(away.isEmpty ? HTML.empty : "<h2>Not working</h2><ul class=\"away\">\(away)</ul>")\
             \(left.isEmpty ? HTML.empty : "<h2>Left out</h2><ul class=\"left-out\">\(left)</ul>")\

@@ -69,6 +69,13 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
 
     /// Adds the board's routes, under `/board`.
     public func add(to router: Router<Context>) {
+        // Browsers ask for /favicon.ico whatever a page links: the board's icon, kept for a day.
+        router.get("favicon.ico") { _, _ in
+            let icon = BoardAssets.served.values.first { $0.name.hasPrefix("icon.") }!
+            return Response(
+                status: .ok, headers: [.contentType: icon.contentType, .cacheControl: "public, max-age=86400"],
+                body: .init(byteBuffer: icon.bytes))
+        }
         let board = router.group("board").add(middleware: BoardErrorPages<Context>())
         board.get() { request, context in try await page(request, context) { session in try await boardPage(request, session) } }
         board.get("sign-in") { request, _ in signInPage(request, problem: nil) }

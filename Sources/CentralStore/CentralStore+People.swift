@@ -95,7 +95,7 @@ extension CentralStore {
             if !unfinished.isEmpty {
                 let shown = unfinished.prefix(20).map(String.init).joined(separator: ", ") + (unfinished.count > 20 ? ", …" : "")
                 throw TeamworkError.conflict(
-                    "person \(id) still has \(unfinished.count) unfinished task(s): \(shown); "
+                    "person \(id) still has \(quantity(unfinished.count, "unfinished task")): \(shown); "
                         + "give them to someone else first (`teamwork-manager task assign ID --assignee ...`)")
             }
             // The person's row is locked: no token is issued until this commits (teamwork_issue_token).
@@ -132,7 +132,7 @@ extension CentralStore {
             let count = try open.first?.decode(Int.self) ?? 0
             if count > 0 {
                 throw TeamworkError.conflict(
-                    "person \(id) still has \(count) task(s) assigned; someone who has worked here is "
+                    "person \(id) still has \(quantity(count, "task")) assigned; someone who has worked here is "
                         + "deactivated, not removed (`teamwork-manager person deactivate`)")
             }
             let deleted = try await connection.query("DELETE FROM people WHERE id = \(id) RETURNING id", logger: logger).collect()

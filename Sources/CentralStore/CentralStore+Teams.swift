@@ -108,7 +108,7 @@ extension CentralStore {
             let counted = try await connection.query("SELECT count(*) FROM tasks WHERE team_id = \(id)", logger: logger).collect()
             let count = try counted.first?.decode(Int.self) ?? 0
             if count > 0 {
-                throw TeamworkError.conflict("team \(id) still has \(count) task(s); move or delete them first")
+                throw TeamworkError.conflict("team \(id) still has \(quantity(count, "task")); move or delete them first")
             }
             let deleted = try await connection.query("DELETE FROM teams WHERE id = \(id) RETURNING id", logger: logger).collect()
             if deleted.isEmpty { throw TeamworkError.notFound("no team with id \(id)") }

@@ -147,7 +147,7 @@ public struct Migrator: Sendable {
         if !pending.isEmpty {
             throw TeamworkError(
                 .configuration,
-                "the database schema is not up to date (\(pending.count) pending migration(s)): run `teamwork-manager db migrate`"
+                "the database schema is not up to date (\(quantity(pending.count, "pending migration"))): run `teamwork-manager db migrate`"
             )
         }
         guard !entries.contains(where: \.unknown) else { return }
@@ -155,7 +155,7 @@ public struct Migrator: Sendable {
         if !stale.isEmpty {
             throw TeamworkError(
                 .configuration,
-                "the database schema is not up to date (\(stale.count) stored function(s) to replace): run `teamwork-manager db migrate`"
+                "the database schema is not up to date (\(quantity(stale.count, "stored function")) to replace): run `teamwork-manager db migrate`"
             )
         }
     }

@@ -78,7 +78,7 @@ struct DatabaseCommand: AsyncParsableCommand {
             if pending > 0 || modified > 0 || stale > 0 {
                 throw TeamworkError(
                     .configuration,
-                    "\(pending) pending and \(modified) modified migration(s), \(stale) stored function(s) to replace; "
+                    "\(pending) pending and \(quantity(modified, "modified migration")), \(quantity(stale, "stored function")) to replace; "
                         + (modified > 0
                             ? "a migration applied here was changed since: restore its text (see `git log sql/`)"
                             : "run `teamwork-manager db migrate` as the schema's owner")

@@ -91,14 +91,14 @@ struct DayCommand: AsyncParsableCommand {
             func clock(_ date: Date) -> String { zone.time(of: date.addingTimeInterval(30)).short }
             let names = Dictionary(plan.routes.map { ($0.personID, $0.name) } + plan.away.map { ($0.personID, $0.name) }) { a, _ in a }
             Output.line(
-                "Plan for \(team) on \(plan.day): \(plan.moves.count) move(s)"
+                "Plan for \(team) on \(plan.day): \(quantity(plan.moves.count, "move"))"
                     + (applied ? ", applied" : " (a preview: nothing is changed)"))
             for route in plan.routes {
                 Output.line()
                 Output.line(
                     route.visits.isEmpty
                         ? "\(route.name) (\(clock(route.starts))–\(clock(route.ends))): nothing planned"
-                        : "\(route.name) (\(clock(route.starts))–\(clock(route.ends))): \(route.visits.count) task(s), \(Int(route.drivingMinutes)) min driving"
+                        : "\(route.name) (\(clock(route.starts))–\(clock(route.ends))): \(quantity(route.visits.count, "task")), \(Int(route.drivingMinutes)) min driving"
                 )
                 for (index, visit) in route.visits.enumerated() {
                     // Work starts at its window; an early arrival between two jobs is time to spare (before the

@@ -148,7 +148,7 @@ struct PersonCommand: AsyncParsableCommand {
             let (left, revoked) = try await connection.withStore { store in
                 try await store.deactivatePerson(id: try await store.person(reference: person).id)
             }
-            Output.line("Deactivated person \(left.id): \(left.displayName); \(revoked) token(s) revoked")
+            Output.line("Deactivated person \(left.id): \(left.displayName); \(quantity(revoked, "token")) revoked")
         }
     }
 

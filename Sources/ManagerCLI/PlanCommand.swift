@@ -98,7 +98,7 @@ struct PlanCommand: AsyncParsableCommand {
             if let error = result.error {
                 Output.line("plan \(result.planID) (\(TerminalText.inline(result.title))): nothing made: \(error)")
             } else {
-                Output.line("plan \(result.planID) (\(TerminalText.inline(result.title))): \(result.made) task(s) made")
+                Output.line("plan \(result.planID) (\(TerminalText.inline(result.title))): \(quantity(result.made, "task")) made")
             }
         }
     }
@@ -173,7 +173,7 @@ struct PlanCommand: AsyncParsableCommand {
                 ("needs", p.requiredSkills.isEmpty ? "no particular skill" : p.requiredSkills.joined(separator: ", ")),
                 ("window", "\(p.windowStart) for \(p.durationMinutes) min, \(p.timeZone)"),
                 ("on site", p.minutesOnSite.map { "\($0) min" } ?? "the team's default"),
-                ("due", p.dueDays == 0 ? "end of the day" : "end of the day + \(p.dueDays) day(s)"),
+                ("due", p.dueDays == 0 ? "end of the day" : "end of the day + \(quantity(p.dueDays, "day"))"),
                 ("horizon", "\(p.horizonDays) days"),
                 ("state", p.pausedAt.map { "paused since \(Output.date($0, in: p.zone))" } ?? "active"),
                 ("skipped", p.exceptions.filter { $0.movedTo == nil }.map(\.occursOn.description).joined(separator: ", ").nonEmpty ?? "-"),
@@ -239,7 +239,7 @@ struct PlanCommand: AsyncParsableCommand {
                 return (plan, cancelled, try await store.generatePlans(only: id).first)
             }
             if output.json { return try Output.json(plan) }
-            Output.line("Updated plan \(plan.id) (version \(plan.version)): \(cancelled) untouched occurrence(s) cancelled")
+            Output.line("Updated plan \(plan.id) (version \(plan.version)): \(quantity(cancelled, "untouched occurrence")) cancelled")
             if let generated { PlanCommand.report([generated]) }
         }
     }
@@ -256,7 +256,7 @@ struct PlanCommand: AsyncParsableCommand {
                 try await store.updatePlan(id: id, { $0.pausedAt = $0.pausedAt ?? Date() }, reason: "plan paused")
             }
             if output.json { return try Output.json(plan) }
-            Output.line("Paused plan \(id): \(cancelled) untouched occurrence(s) cancelled")
+            Output.line("Paused plan \(id): \(quantity(cancelled, "untouched occurrence")) cancelled")
         }
     }
 
@@ -353,7 +353,7 @@ struct PlanCommand: AsyncParsableCommand {
         func run() async throws {
             let cancelled = try await connection.withStore { try await $0.removePlan(id: id) }
             if output.json { return try Output.json(Removed(planID: id, cancelled: cancelled)) }
-            Output.line("Removed plan \(id): \(cancelled) untouched occurrence(s) cancelled")
+            Output.line("Removed plan \(id): \(quantity(cancelled, "untouched occurrence")) cancelled")
         }
     }
 }

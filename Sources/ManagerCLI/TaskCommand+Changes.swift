@@ -245,7 +245,7 @@ extension TaskCommand {
             }
             text = decoded
             let created = try await connection.withStore { try await $0.importTasks(csv: text) }
-            if output.json { try Output.json(created) } else { Output.line("Imported \(created.count) task(s)") }
+            if output.json { try Output.json(created) } else { Output.line("Imported \(quantity(created.count, "task"))") }
         }
     }
 }

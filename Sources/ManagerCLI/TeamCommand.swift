@@ -185,7 +185,7 @@ struct TeamCommand: AsyncParsableCommand {
                 let member = try await store.person(reference: person)
                 return (found, member, try await store.removeMember(teamID: found.id, personID: member.id))
             }
-            let tail = released > 0 ? "; \(released) open task(s) returned to the team" : ""
+            let tail = released > 0 ? "; \(quantity(released, "open task")) returned to the team" : ""
             Output.line("Removed \(member.displayName) from \(found.slug)\(tail)")
         }
     }

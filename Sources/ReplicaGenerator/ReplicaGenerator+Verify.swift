@@ -73,7 +73,7 @@ extension ReplicaGenerator {
         var drift: [Drift] = []
         func note(_ message: String) { drift.append(Drift(replica: replica, message: message)) }
         guard replicas.exists(replica) else {
-            if !rows.isEmpty || replica.isTeam { note("missing (\(rows.count) task(s) expected)") }
+            if !rows.isEmpty || replica.isTeam { note("missing (\(quantity(rows.count, "task")) expected)") }
             return drift
         }
         let contents: ReplicaContents

@@ -142,7 +142,7 @@ public enum TravelTimes {
             }
         }
         if missing > 0 {
-            logger.notice("day plan: the road network has no route for \(missing) pair(s); those drives are estimated")
+            logger.notice("day plan: the road network has no route for \(quantity(missing, "pair")); those drives are estimated")
         }
         return matrix
     }

@@ -40,8 +40,8 @@ struct Listen: AsyncParsableCommand {
         if once {
             let report = try await listener.once()
             print(
-                "Took in \(report.recorded) worker change(s) from \(report.files) replica file(s): "
-                    + "\(report.applied) applied, \(report.conflicts) conflict(s)")
+                "Took in \(quantity(report.recorded, "worker change")) from \(quantity(report.files, "replica file")): "
+                    + "\(report.applied) applied, \(quantity(report.conflicts, "conflict"))")
             for replica in report.busy.sorted() {
                 TeamworkService.say("\(replica): another instance is working on it; left to it")
             }

@@ -59,7 +59,7 @@ struct Replicate: AsyncParsableCommand {
                         afterPass: { report in
                             if report.entries > 0 {
                                 TeamworkService.say(
-                                    "applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)"
+                                    "applied \(quantity(report.entries, "change")) to \(quantity(report.replicaWrites, "replica")); feed position \(report.feedPosition)"
                                 )
                             }
                         })
@@ -88,7 +88,9 @@ struct Replicate: AsyncParsableCommand {
         if report.rebuilt {
             print("No earlier run: rebuilt every replica in \(directory) (feed position \(report.feedPosition))")
         } else {
-            print("Applied \(report.entries) change(s) to \(report.replicaWrites) replica(s); feed position \(report.feedPosition)")
+            print(
+                "Applied \(quantity(report.entries, "change")) to \(quantity(report.replicaWrites, "replica")); feed position \(report.feedPosition)"
+            )
         }
     }
 
@@ -148,7 +150,8 @@ struct Verify: AsyncParsableCommand {
             if !json { print("No drift: every replica matches the master, and every attachment's file is whole.") }
         } else {
             TeamworkService.say(
-                "\(drift.count) difference(s) between the replicas and the master, \(blobProblems.count) missing or damaged file(s)")
+                "\(quantity(drift.count, "difference")) between the replicas and the master, \(quantity(blobProblems.count, "missing or damaged file"))"
+            )
             throw ExitCode(2)
         }
     }

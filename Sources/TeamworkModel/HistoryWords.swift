@@ -50,15 +50,25 @@ public struct HistoryWords: Sendable {
         }
         let order = ["planned", "status", "assignee_id", "team_id", "priority", "window_start", "window_end", "due_at"]
         let keys = order.filter { changes[$0] != nil } + changes.keys.filter { !order.contains($0) }.sorted()
+        let created = entry.action == "created"
         for key in keys {
             guard let change = changes[key] else { continue }
-            lines.append(line(key, change))
+            // At creation, what was left empty or off says nothing ("needs: nothing", "plan superseded: false").
+            if created, [nil, "", "false", "[]", "{}"].contains(change.new) { continue }
+            guard let line = line(key, change, created: created) else { continue }
+            lines.append(line)
         }
         return lines
     }
 
-    func line(_ key: String, _ change: FieldChange) -> String {
+    /// One change in words; nil when it reads the same before and after (nothing to say). At
+    /// creation (`created`), only the value it was made with.
+    func line(_ key: String, _ change: FieldChange, created: Bool = false) -> String? {
         let (old, new) = (change.old.flatMap { $0.isEmpty ? nil : $0 }, change.new.flatMap { $0.isEmpty ? nil : $0 })
+        func from(_ before: String, to after: String) -> String? {
+            if created { return after }
+            return before == after ? nil : "\(before) → \(after)"
+        }
         switch key {
         case "assignee_id":
             switch (old.flatMap(Int64.init), new.flatMap(Int64.init)) {
@@ -75,27 +85,27 @@ public struct HistoryWords: Sendable {
             default: return "team unchanged"
             }
         case "completed_by", "created_by", "claimed_by":
-            return
-                "\(Self.name(key)): \(old.flatMap(Int64.init).map(person) ?? "nobody") → \(new.flatMap(Int64.init).map(person) ?? "nobody")"
+            return from(old.flatMap(Int64.init).map(person) ?? "nobody", to: new.flatMap(Int64.init).map(person) ?? "nobody")
+                .map { "\(Self.name(key)): \($0)" }
         case "status":
-            return "status: \(old.map(Self.status) ?? "none") → \(new.map(Self.status) ?? "none")"
+            return from(old.map(Self.status) ?? "none", to: new.map(Self.status) ?? "none").map { "status: \($0)" }
         case "completion_note", "note", "description", "title":
             return "\(Self.name(key)): " + (old.map { "“\($0)” → " } ?? "") + (new.map { "“\($0)”" } ?? "removed")
         case "required_skills":
-            return "needs: \(old.map(Self.list) ?? "nothing") → \(new.map(Self.list) ?? "nothing")"
+            return from(old.map(Self.list) ?? "nothing", to: new.map(Self.list) ?? "nothing").map { "needs: \($0)" }
         case "planned":
             return "planned: \(new ?? "by the day planner")"
         case "planned_start":
-            return "expected at: \(old.map(time) ?? "none") → \(new.map(time) ?? "none")"
+            return from(old.map(time) ?? "none", to: new.map(time) ?? "none").map { "expected at: \($0)" }
         case "forced":
             return "forced: \(new.map(Self.list) ?? "assigned without a required skill")"
         case "answers":
             return "answers: " + (new.map(answers) ?? "none")
         default:
             if key.hasSuffix("_at") || key.hasPrefix("window_") {
-                return "\(Self.name(key)): \(old.map(time) ?? "none") → \(new.map(time) ?? "none")"
+                return from(old.map(time) ?? "none", to: new.map(time) ?? "none").map { "\(Self.name(key)): \($0)" }
             }
-            return "\(Self.name(key)): \(old ?? "none") → \(new ?? "none")"
+            return from(old ?? "none", to: new ?? "none").map { "\(Self.name(key)): \($0)" }
         }
     }
 

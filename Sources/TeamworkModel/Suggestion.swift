@@ -161,7 +161,7 @@ public struct Candidate: Sendable, Codable, Equatable {
             reasons.append("position unknown (counted as \(Int(Ranking.kilometresForUnknownPosition)) km)")
         }
         let urgent = input.openPriorities.filter { $0 == .urgent }.count
-        reasons.append("\(openTasks) open task\(openTasks == 1 ? "" : "s")" + (urgent > 0 ? " (\(urgent) urgent)" : ""))
+        reasons.append(quantity(openTasks, "open task") + (urgent > 0 ? " (\(urgent) urgent)" : ""))
         if windowClashes > 0 {
             reasons.append("\(windowClashes) in the same window")
         }

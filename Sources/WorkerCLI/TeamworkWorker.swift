@@ -170,7 +170,8 @@ struct Login: AsyncParsableCommand {
             let report = try await Synchronizer(client: client, store: store).sync()
             try home.save(.init(server: url.absoluteString, token: token))
             TeamworkWorker.say(
-                "Signed in; pulled \(report.pulledRows) change(s) for \(try store.replicas().map(\.title).joined(separator: ", ")).")
+                "Signed in; pulled \(quantity(report.pulledRows, "change")) for \(try store.replicas().map(\.title).joined(separator: ", "))."
+            )
         } catch let failure as SyncClient.Failure {
             if firstTime, (try? home.config()) == nil {
                 for suffix in ["", "-wal", "-shm", "-journal"] { unlink(home.localURL.path + suffix) }
@@ -188,11 +189,11 @@ struct Login: AsyncParsableCommand {
         guard others > 0 else { return }
         guard discard else {
             throw TeamworkError.conflict(
-                "\(others) change(s) made by someone else wait on this device: let them sync first "
+                "\(quantity(others, "change")) made by someone else wait on this device: let them sync first "
                     + "(sign in as them and run sync), or sign in with --discard-queue to drop them")
         }
         let dropped = try store.discardQueue(madeByOtherThan: person)
-        TeamworkWorker.say("Dropped \(dropped) queued change(s) made by someone else.")
+        TeamworkWorker.say("Dropped \(quantity(dropped, "queued change")) made by someone else.")
     }
 
     /// This machine, written as a literal: `localhost`, an IPv4 address in
@@ -230,7 +231,7 @@ struct Sync: AsyncParsableCommand {
             }
             for problem in report.problems { CommandRunner.say(problem, tool: "teamwork-worker") }
             var line = "Synced: pulled \(report.pulledRows), pushed \(report.pushed), \(report.rejected) rejected"
-            if report.uploadedFiles > 0 { line += ", uploaded \(report.uploadedFiles) file(s) (\(report.uploadedBytes) bytes)" }
+            if report.uploadedFiles > 0 { line += ", uploaded \(quantity(report.uploadedFiles, "file")) (\(report.uploadedBytes) bytes)" }
             if report.waiting > 0 { line += ", \(report.waiting) still queued" }
             if !report.removed.isEmpty { line += "; removed \(report.removed.joined(separator: ", ")) (no longer yours)" }
             TeamworkWorker.say(line + (report.rejected > 0 || report.waiting > 0 ? ". See `teamwork-worker status`." : "."))

@@ -278,7 +278,7 @@ struct Status: AsyncParsableCommand {
         let here = Zone.reading(TimeZone.current.identifier)
         let lastSync = summary.lastSync.flatMap { try? ISODate.parse($0, field: "last_sync") }.map { here.format($0) } ?? summary.lastSync
         TeamworkWorker.say("Last sync: \(lastSync ?? "never")")
-        TeamworkWorker.say("Queued: \(summary.queued.count) change(s) waiting for the next sync")
+        TeamworkWorker.say("Queued: \(quantity(summary.queued.count, "change")) waiting for the next sync")
         if summary.filesWaiting > 0 {
             TeamworkWorker.say("Files to upload: \(summary.filesWaiting) (\(summary.bytesWaiting) bytes)")
         }
@@ -290,7 +290,7 @@ struct Status: AsyncParsableCommand {
         let since = Date().addingTimeInterval(-Self.recent)
         let shown = all ? summary.rejected : summary.rejected.filter { $0.madeAt >= since }
         if shown.count < summary.rejected.count {
-            TeamworkWorker.say("\(summary.rejected.count - shown.count) older rejected change(s) not shown (status --all)")
+            TeamworkWorker.say("\(quantity(summary.rejected.count - shown.count, "older rejected change")) not shown (status --all)")
         }
         for change in shown {
             TeamworkWorker.say(

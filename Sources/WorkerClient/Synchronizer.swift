@@ -83,8 +83,8 @@ public struct Synchronizer: Sendable {
         if let serverTrouble {
             throw SyncClient.Failure(
                 kind: .unreachable,
-                message: "pulled \(report.pulledRows) change(s), but \(report.waiting) "
-                    + "change(s) stay queued: \(serverTrouble.message)", status: serverTrouble.status)
+                message: "pulled \(quantity(report.pulledRows, "change")), but \(quantity(report.waiting, "change")) "
+                    + "\(report.waiting == 1 ? "stays" : "stay") queued: \(serverTrouble.message)", status: serverTrouble.status)
         }
         return report
     }

@@ -25,7 +25,7 @@ struct ManagerErrorTests {
         (["person", "add", "--first", "A", "--last", "X", "--email", "ANN@example.org"], 68, "a person with this email already exists"),
         (["team", "add", "red", "--name", "Again"], 68, "a team with this slug already exists"),
         (["team", "add", "Bad Slug", "--name", "X"], 65, "slug must be"),
-        (["team", "remove", "red"], 68, "still has 1 task(s)"),
+        (["team", "remove", "red"], 68, "still has 1 task;"),
         (["task", "import", "/nonexistent/tasks.csv"], 66, "no file /nonexistent/tasks.csv"),
         (
             ["map", "--html", "/nonexistent-folder/map.html"], 73,

@@ -258,7 +258,7 @@ struct ManagerWorkflowTests {
 
             try "title,team,due\nOne,red,2026-12-01\nTwo,red,2026-12-02\n".write(to: file, atomically: true, encoding: .utf8)
             let good = try await tool("task", "import", file.path)
-            #expect(good.status == 0 && good.stdout == "Imported 2 task(s)\n")
+            #expect(good.status == 0 && good.stdout == "Imported 2 tasks\n")
             #expect(try Self.decode([FieldTask].self, try await tool("task", "list", "--json")).map(\.title) == ["One", "Two"])
         }
     }

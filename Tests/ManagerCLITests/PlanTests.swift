@@ -101,7 +101,7 @@ struct PlanTests {
 
             let updated = try await manager("plan", "update", String(plan.id), "--window-start", "09:00", "--from", "2031-03-01")
             #expect(
-                updated.status == 0 && updated.stdout.contains("4 untouched occurrence(s) cancelled"), "\(updated.stdout) \(updated.stderr)"
+                updated.status == 0 && updated.stdout.contains("4 untouched occurrences cancelled"), "\(updated.stdout) \(updated.stderr)"
             )
             #expect(try await manager("plan", "generate", "--until", "2031-03-31").status == 0)
             let after = try await Self.standing(store, plan.id)

@@ -84,7 +84,7 @@ struct ServiceCommandTests {
 
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task(team: world.blue)) }
             let second = try await Self.service(["replicate", "--once"] + common)
-            #expect(second.stdout.contains("Applied 1 change(s) to 1 replica(s)"))
+            #expect(second.stdout.contains("Applied 1 change to 1 replica"))
             await #expect(try Self.service(["verify"] + common).status == 0)
 
             try FileManager.default.removeItem(at: folder.appending(path: ReplicaID.team(world.blue.id).fileName))

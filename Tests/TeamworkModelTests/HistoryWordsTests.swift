@@ -47,4 +47,27 @@ struct HistoryWordsTests {
             historyEntry(["answers": FieldChange(old: nil, new: #"{"reading": {"value": "48213", "by": 3, "at": 1764230400000}}"#)]))
         #expect(line == ["answers: reading = 48213 (Ann Field, 09:00)"])
     }
+
+    /// Seen on main: at creation the history listed "needs: nothing → nothing" and "plan
+    /// superseded: none → false". A creation says only what the task was made with; a change that
+    /// reads the same before and after says nothing.
+    @Test func aCreationSaysWhatItWasMadeWithAndNothingReadsTheSameBeforeAndAfter() {
+        let created = words.lines(
+            historyEntry(
+                [
+                    "required_skills": FieldChange(old: nil, new: "[]"), "plan_superseded": FieldChange(old: nil, new: "false"),
+                    "status": FieldChange(old: nil, new: "open"), "title": FieldChange(old: nil, new: "Fix the pump"),
+                    "due_at": FieldChange(old: nil, new: "2026-11-27T08:00:00+00:00"), "description": FieldChange(old: nil, new: ""),
+                ], action: "created"))
+        #expect(created == ["status: open", "due: 2026-11-27 09:00 CET", "title: “Fix the pump”"])
+        let same = words.lines(
+            historyEntry(["required_skills": FieldChange(old: "[]", new: nil), "priority": FieldChange(old: "high", new: "urgent")]))
+        #expect(same == ["priority: high → urgent"])
+    }
+
+    /// Seen on main: "1 tasks" on the board, "1 change(s)" from the tools.
+    @Test func aCountIsSaidWithItsNounInTheRightNumber() {
+        #expect(quantity(1, "task") == "1 task" && quantity(0, "task") == "0 tasks" && quantity(3, "open task") == "3 open tasks")
+        #expect(quantity(2, "change waits", "changes wait") == "2 changes wait")
+    }
 }

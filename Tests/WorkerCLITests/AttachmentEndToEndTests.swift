@@ -78,7 +78,7 @@ struct AttachmentEndToEndTests {
             try await setup.server.start()
             let synced = try await worker("sync")
             #expect(
-                synced.status == 0 && synced.stdout.contains("uploaded 2 file(s) (\(photo.bytes.count + signature.bytes.count) bytes)")
+                synced.status == 0 && synced.stdout.contains("uploaded 2 files (\(photo.bytes.count + signature.bytes.count) bytes)")
                     && synced.stdout.contains("0 rejected"), "\(synced.stdout) \(synced.stderr)")
             let again = try await worker("sync")
             #expect(again.stdout.contains("pushed 0") && !again.stdout.contains("uploaded"), "nothing is sent twice: \(again.stdout)")

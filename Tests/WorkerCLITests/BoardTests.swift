@@ -768,6 +768,11 @@ struct BoardTests {
                 }
                 #expect(try await LocalHTTP.request(port: port, "/board/static/board.0000000000.css").status == 404)
                 #expect(try await LocalHTTP.request(port: port, "/board/static/board.css").status == 404)
+                // The icon: linked under its hashed name, and at /favicon.ico, which browsers ask for anyway (seen on main: 404).
+                let icon = try #require(html.firstMatch(of: /\/board\/static\/icon\.[0-9a-f]{10}\.svg/)).output
+                #expect(try await LocalHTTP.request(port: port, String(icon)).header("content-type") == "image/svg+xml")
+                let favicon = try await LocalHTTP.request(port: port, "/favicon.ico")
+                #expect(favicon.status == 200 && favicon.header("content-type") == "image/svg+xml" && favicon.text.hasPrefix("<svg"))
             }
         }
     }

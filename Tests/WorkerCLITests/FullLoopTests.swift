@@ -78,7 +78,7 @@ struct FullLoopTests {
 
             // The master's completion flows back: Ann's next sync shows it as the master's.
             #expect(try await WorkerTool.run(home, "sync").status == 0)
-            #expect(try await WorkerTool.run(home, "status").stdout.contains("Queued: 0 change(s)"), "the queue is empty")
+            #expect(try await WorkerTool.run(home, "status").stdout.contains("Queued: 0 changes"), "the queue is empty")
         }
     }
 

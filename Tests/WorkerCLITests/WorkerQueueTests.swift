@@ -90,11 +90,11 @@ struct WorkerQueueTests {
             let boToken = try await scene.ok("person", "token", "issue", "bo@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
             // Bo picks up Ann's phone.
             let refused = try await WorkerTool.run(scene.ann, "login", "--server", scene.server.url, "--token", boToken)
-            #expect(refused.status == 68 && refused.stderr.contains("2 change(s) made by someone else"), "\(refused.stderr)")
+            #expect(refused.status == 68 && refused.stderr.contains("2 changes made by someone else"), "\(refused.stderr)")
             #expect(try await WorkerTool.run(scene.ann, "status").stdout.contains("Queued: 2 "))
             let discarded = try await WorkerTool.run(
                 scene.ann, "login", "--server", scene.server.url, "--token", boToken, "--discard-queue")
-            #expect(discarded.status == 0 && discarded.stdout.contains("Dropped 2 queued change(s)"), "\(discarded.stderr)")
+            #expect(discarded.status == 0 && discarded.stdout.contains("Dropped 2 queued changes"), "\(discarded.stderr)")
             await #expect(try scene.onDevice(scene.ann).assigneeId == nil)
             try await scene.settle()
             // Nothing of Ann's went out under Bo's token: no claim, no check-in.
