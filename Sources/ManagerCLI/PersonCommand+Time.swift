@@ -90,15 +90,18 @@ extension PersonCommand {
                 guard let reason = AbsenceReason(rawValue: reason) else {
                     throw ValidationError("--reason must be vacation, sick, training or other")
                 }
-                let absence = try await connection.withStore { store in
+                let (absence, target, zone) = try await connection.withStore { store in
                     let target = try await store.person(reference: person)
                     let zone = try await Self.zone(of: target, store)
-                    return try await store.addAbsence(
+                    let absence = try await store.addAbsence(
                         personID: target.id, from: try Self.instant(from, zone: zone, end: false, field: "--from"),
                         to: try Self.instant(to, zone: zone, end: true, field: "--to"), reason: reason, note: note)
+                    return (absence, target, zone)
                 }
                 if output.json { return try Output.json(absence) }
-                Output.line("Recorded absence \(absence.id)")
+                Output.line(
+                    "Recorded absence \(absence.id): \(target.displayName) away (\(absence.reason.rawValue)) "
+                        + "from \(zone.format(absence.startsAt)) to \(zone.format(absence.endsAt))")
             }
 
             /// The clock of the person's default team, else their first team's, else UTC.
@@ -122,21 +125,26 @@ extension PersonCommand {
             @OptionGroup var output: OutputOptions
 
             func run() async throws {
-                let (absences, names) = try await connection.withStore { store in
+                let (absences, people) = try await connection.withStore { store in
                     let personID = try await person.asyncMap { try await store.person(reference: $0).id }
                     let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
                     let found = try await store.absences(personID: personID, teamID: teamID, endingAfter: Date())
-                    var names: [Int64: String] = [:]
-                    for id in Set(found.map(\.personID)) { names[id] = try await store.person(id: id).displayName }
-                    return (found, names)
+                    // Each on the clock of the person's team, as they were entered (seen on main: UTC).
+                    var people: [Int64: (name: String, zone: Zone)] = [:]
+                    for id in Set(found.map(\.personID)) {
+                        let someone = try await store.person(id: id)
+                        people[id] = (someone.displayName, try await Add.zone(of: someone, store))
+                    }
+                    return (found, people)
                 }
                 if output.json { return try Output.json(absences) }
                 Output.table(
                     ["ID", "PERSON", "FROM", "TO", "REASON", "NOTE"],
                     absences.map {
-                        [
-                            String($0.id), names[$0.personID] ?? "", Output.date($0.startsAt), Output.date($0.endsAt), $0.reason.rawValue,
-                            $0.note,
+                        let zone = people[$0.personID]?.zone ?? .utc
+                        return [
+                            String($0.id), people[$0.personID]?.name ?? "", zone.format($0.startsAt), zone.format($0.endsAt),
+                            $0.reason.rawValue, $0.note,
                         ]
                     })
             }

@@ -21,6 +21,28 @@ struct DayPlanCLITests {
         return try JSONOutput.decode(FieldTask.self, run.stdout)
     }
 
+    /// Seen on main: `person absence list` printed UTC instants for an absence entered on the team's
+    /// clock. Both the answer to `add` and the list read on the person's team's clock.
+    @Test func anAbsenceIsSaidAndListedOnThePersonsTeamClock() async throws {
+        try await TestDatabase.withFresh { url in
+            let w = try await DispatchCLITests.world(url)
+            #expect(try await w.tool("team", "update", "red", "--time-zone", "Europe/Stockholm").status == 0)
+            // Ten days from now (an absence over is not listed), on Stockholm's clock.
+            let zone = try Zone("Europe/Stockholm")
+            let first = zone.date(of: Date()).adding(days: 10)
+            let added = try await w.tool(
+                "person", "absence", "add", "ann@example.org", "--from", first.description, "--to", first.adding(days: 1).description,
+                "--reason", "vacation")
+            let (from, to) = (zone.format(zone.day(first).start), zone.format(zone.day(first.adding(days: 1)).end))
+            #expect(from.hasSuffix(":00 CET") || from.hasSuffix(":00 CEST"))
+            #expect(
+                added.stdout == "Recorded absence 1: Ann Field away (vacation) from \(from) to \(to)\n", "\(added.stdout)\(added.stderr)")
+            let listed = try await w.tool("person", "absence", "list").stdout
+            #expect(listed.contains(from) && listed.contains(to), "\(listed)")
+            #expect(from.hasPrefix("\(first) 00:00"), "midnight on the team's clock, not UTC: \(from)")
+        }
+    }
+
     /// Ann works afternoons only, Bo is off sick, Dan works the default hours: the plan keeps each
     /// one's hours, leaves Bo's pinned work with him (saying why), moves his other work, uses each
     /// task's own minutes on site (else the team's), and every plan passes the routing check.
