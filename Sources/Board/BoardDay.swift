@@ -305,11 +305,11 @@ extension BoardPages {
             """
     }
 
-    /// What the customer answered: `confirmed`, `asked to move to Tue 2 Dec 10:00–12:00`, `no answer`.
+    /// What the customer answered: `confirmed`, `asked to move to Tue 2 Dec 10:00–12:00`, `no answer`;
+    /// or, when no message can reach them, why they were not told (`not told: no consent`).
     static func appointmentMark(_ appointment: Appointment, zone: Zone) -> HTML {
-        var text = "customer: " + appointment.answer.words
-        if appointment.answer == .move, let asked = appointment.asked { text += " to " + asked.compact(in: zone) }
-        return "<p class=\"appointment answer-\(appointment.answer.rawValue)\">\(text)</p>"
+        let kind = appointment.answer == .none && appointment.notTold != nil ? "not-told" : appointment.answer.rawValue
+        return "<p class=\"appointment answer-\(kind)\">customer: \(appointment.words(in: zone))</p>"
     }
 
     static func card(_ task: FieldTask, view: DayView, back: String, doubleBooked: Bool = false) -> HTML {

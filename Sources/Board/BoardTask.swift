@@ -201,7 +201,7 @@ extension BoardPages {
         let contact = [customer.email, customer.phone].compactMap { $0 }.joined(separator: ", ")
         var answer: HTML = .empty
         if let appointment = view.appointment {
-            answer = "<p class=\"appointment answer-\(appointment.answer.rawValue)\">Answer: \(appointment.answer.words)</p>"
+            answer = "<p class=\"appointment answer-\(appointment.answer.rawValue)\">Answer: \(appointment.words(in: task.zone))</p>"
             if appointment.answer == .move, let asked = appointment.asked, !task.status.isClosed {
                 answer = """
                     <p class="appointment answer-move">Asked to move to \(span(asked, in: task.zone, withZone: true))</p>

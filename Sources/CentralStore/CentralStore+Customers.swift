@@ -9,7 +9,12 @@ extension CentralStore {
         m.id, m.task_id, m.customer_id, m.kind, m.sequence, m.channel, m.after_task_id, m.state, m.reason, m.attempts, m.sent_at,
         m.created_at
         """
-    static let appointmentColumns = "a.task_id, a.customer_id, a.sequence, a.answer, a.asked_start, a.asked_end, a.answered_at"
+    static let appointmentColumns = """
+        a.task_id, a.customer_id, a.sequence, a.answer, a.asked_start, a.asked_end, a.answered_at,
+        (SELECT CASE WHEN c.erased_at IS NOT NULL THEN 'erased' WHEN NOT c.consent THEN 'no consent'
+                     WHEN c.email IS NULL AND c.phone IS NULL THEN 'no email or phone' END
+           FROM customers c WHERE c.id = a.customer_id) AS not_told
+        """
 
     static func customer(_ row: PostgresRow) throws -> Customer {
         let r = row.makeRandomAccess()
@@ -42,7 +47,7 @@ extension CentralStore {
             sequence: Int(try r["sequence"].decode(Int32.self)),
             answer: AppointmentAnswer(rawValue: try r["answer"].decode(String.self)) ?? .none,
             asked: try FieldTask.window(start: r["asked_start"].decode(Date?.self), end: r["asked_end"].decode(Date?.self)),
-            answeredAt: try r["answered_at"].decode(Date?.self))
+            answeredAt: try r["answered_at"].decode(Date?.self), notTold: try r["not_told"].decode(String?.self))
     }
 
     public func addCustomer(_ new: NewCustomer) async throws -> Customer {

@@ -124,9 +124,7 @@ struct CustomerCommand: AsyncParsableCommand {
 
     /// An appointment's answer as words: `asked to move to Tue 2 Dec 10:00–12:00`.
     static func answer(_ appointment: Appointment?, zone: Zone) -> String {
-        guard let appointment else { return "-" }
-        if appointment.answer == .move, let asked = appointment.asked { return "asked to move to \(asked.compact(in: zone))" }
-        return appointment.answer.words
+        appointment?.words(in: zone) ?? "-"
     }
 
     struct Messages: AsyncParsableCommand {

@@ -33,6 +33,8 @@ public struct MessageService: Service {
         public var sms: SMSTarget?
         /// Where customers open their links: `https://visits.example.com` (links are `/appointment/SECRET`).
         public var publicURL: String
+        /// The company's name: the sender of email and texts, their words ({company}), the
+        /// invitation's organizer and the customer's page.
         public var company: String = "Teamwork"
         public var templates = MessageTemplates.builtIn
         /// From when on the day before a visit its reminder goes, on the site's clock.
@@ -270,9 +272,10 @@ public struct MessageService: Service {
                 var event = ICalendar.Event(
                     uid: "task-\(task.id)@" + (smtp.from.split(separator: "@").last.map(String.init) ?? "teamwork"),
                     sequence: message.sequence, start: window.start, end: window.end,
-                    summary: task.title, location: values["site"] ?? "", description: values["link"] ?? "",
+                    // A cancelled visit's update carries no link: there is nothing left to answer.
+                    summary: task.title, location: values["site"] ?? "", description: cancelled ? "" : values["link"] ?? "",
                     status: cancelled ? "CANCELLED" : "CONFIRMED", lastModified: task.updatedAt)
-                event.organizer = smtp.from
+                event.organizer = (settings.company, smtp.from)
                 event.attendee = (customer.name, email)
                 let method = cancelled ? "CANCEL" : "REQUEST"
                 calendar = (method, ICalendar(name: settings.company, events: [event], method: method, zone: zone).text())
@@ -280,7 +283,7 @@ public struct MessageService: Service {
             let host = smtp.from.split(separator: "@").last.map(String.init) ?? "teamwork.invalid"
             return .email(
                 MailMessage(
-                    from: smtp.from, fromName: smtp.fromName.isEmpty ? settings.company : smtp.fromName, to: email,
+                    from: smtp.from, fromName: settings.company, to: email,
                     toName: customer.name, subject: words.subject, text: words.body, calendar: calendar,
                     messageID: "<msg-\(message.id)@\(host)>"))
         }

@@ -25,7 +25,10 @@ struct MessageOptions: ParsableArguments {
             "The address customers open their appointment page at (or TEAMWORK_PUBLIC_URL; default: --board-origin, else this server's).",
             valueName: "url"))
     var publicUrl: String?
-    @Option(help: ArgumentHelp("The sender's name in customers' messages (or TEAMWORK_COMPANY).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "The company's name (or TEAMWORK_COMPANY): the sender of customers' email and texts, their words, the invitation's organizer and the customer's page.",
+            valueName: "name"))
     var company: String?
     @Option(help: ArgumentHelp("A folder of KIND.LANGUAGE.txt files with the company's own words.", valueName: "dir"))
     var messageTemplates: String?
@@ -103,9 +106,15 @@ struct MessageOptions: ParsableArguments {
                 }
                 settings.sms = try MessageService.SMSTarget(url: sms, secret: environment["TEAMWORK_SMS_SECRET"] ?? "")
             }
-            if let company = setting(company, "TEAMWORK_COMPANY") {
+            // One name for the company: --company, else the SMTP url's older name= (not both, unless they agree).
+            let named = settings.smtp.flatMap { $0.fromName.isEmpty ? nil : $0.fromName }
+            if let company = setting(company, "TEAMWORK_COMPANY") ?? named {
                 guard (1...100).contains(company.count), !company.contains(where: \.isNewline) else {
                     throw ValidationError("--company is 1 to 100 characters on one line")
+                }
+                if let named, named != company {
+                    throw ValidationError(
+                        "the SMTP url's name=\(named) and --company \(company) differ: give the company's name once, in --company")
                 }
                 settings.company = company
             }

@@ -151,6 +151,7 @@ struct RunAll: AsyncParsableCommand {
             defaultURL: "\(server.tls == nil ? "http" : "https")://\(linkHost):\(server.port)",
             boardOrigin: configuration.board?.publicOrigin)
         messageSettings.egress = webhookSettings.egress
+        configuration.company = messageSettings.company
         if messageSettings.smtp != nil || messageSettings.sms != nil, messages.linksFallBack(boardOrigin: configuration.board?.publicOrigin)
         {
             logger.warning(

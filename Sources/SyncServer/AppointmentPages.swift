@@ -24,6 +24,8 @@ struct AppointmentPages: Sendable {
     /// master a few dozen reads for its free times, on the connection every device's token check shares).
     let views = AddressLimiter(perAddress: 20)
     let secure: Bool
+    /// The company's name, on every page (`--company`).
+    let company: String
     static let cookie = "tw_appointment"
     /// Hours for people without a week set, as the day planner takes them.
     static let otherwise = DayHours.usual
@@ -104,17 +106,19 @@ struct AppointmentPages: Sendable {
         guard let secret = secret(context), let facts = try await facts(secret, context) else { return notFound() }
         let kept = request.cookies[Self.cookie].map { String($0.value) }
         let csrf = kept.flatMap { $0.utf8.count == 43 ? $0 : nil } ?? TokenSecret.randomBase64URL()
-        return respond(AppointmentHTML.page(facts, secret: secret, csrf: csrf, said: nil), csrf: csrf)
+        // "Cancel the visit" is a link to this question; only its own form cancels.
+        let sure = request.uri.queryParameters.get("cancel") != nil
+        return respond(AppointmentHTML.page(facts, secret: secret, csrf: csrf, said: nil, company: company, askCancel: sure), csrf: csrf)
     }
 
     func answer(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
         guard let secret = secret(context) else { return notFound() }
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: 8 * 1024) } catch {
-            return respond(AppointmentHTML.problem("A form holds at most 8 KB.", language: .en), status: .contentTooLarge)
+            return respond(AppointmentHTML.problem("A form holds at most 8 KB.", language: .en, company: company), status: .contentTooLarge)
         }
         guard let form = FormFields(Substring(String(buffer: buffer))) else {
-            return respond(AppointmentHTML.problem("The form could not be read.", language: .en), status: .badRequest)
+            return respond(AppointmentHTML.problem("The form could not be read.", language: .en, company: company), status: .badRequest)
         }
         // The page's own form, before anything is asked of the master: its token matches its cookie, and a
         // browser that says where it comes from says here.
@@ -124,7 +128,7 @@ struct AppointmentPages: Sendable {
             Self.equalInConstantTime(form["csrf"] ?? "", cookie)
         else {
             return respond(
-                AppointmentHTML.problem(AppointmentHTML.words(.en).forged, language: .en, back: "/appointment/\(secret)"),
+                AppointmentHTML.problem(AppointmentHTML.words(.en).forged, language: .en, back: "/appointment/\(secret)", company: company),
                 status: .forbidden)
         }
         guard let facts = try await facts(secret, context, withOffers: form["answer"] == "move") else { return notFound() }
@@ -133,7 +137,14 @@ struct AppointmentPages: Sendable {
         var moveTo: TimeWindow?
         switch form["answer"] {
         case "confirmed": answer = .confirmed
-        case "cancel": answer = .cancel
+        case "cancel":
+            // Only once asked and answered "yes" (a cancellation is not undone from here).
+            guard form["sure"] == "yes" else {
+                return respond(
+                    AppointmentHTML.page(facts, secret: secret, csrf: cookie, said: nil, company: company, askCancel: true),
+                    csrf: cookie, status: .unprocessableContent)
+            }
+            answer = .cancel
         case "move":
             answer = .move
             // Only a window the page offers: the crew's free ones, as they are now.
@@ -141,18 +152,21 @@ struct AppointmentPages: Sendable {
                 let offered = facts.offers.first(where: { $0.start == start })
             else {
                 return respond(
-                    AppointmentHTML.page(facts, secret: secret, csrf: cookie, said: AppointmentHTML.words(language).pickOne),
+                    AppointmentHTML.page(
+                        facts, secret: secret, csrf: cookie, said: AppointmentHTML.words(language).pickOne, company: company),
                     csrf: cookie, status: .unprocessableContent)
             }
             moveTo = offered
         default:
-            return respond(AppointmentHTML.problem("No such answer.", language: language), status: .badRequest)
+            return respond(AppointmentHTML.problem("No such answer.", language: language, company: company), status: .badRequest)
         }
         let window = moveTo
         let result = try await store.run { try await $0.answerAppointment(secret: secret, answer: answer, moveTo: window) }
         guard result == "done" else {
             let status: HTTPResponse.Status = result == "unknown" ? .notFound : result == "used" ? .conflict : .gone
-            return respond(AppointmentHTML.problem(AppointmentHTML.words(language).refused(result), language: language), status: status)
+            return respond(
+                AppointmentHTML.problem(AppointmentHTML.words(language).refused(result), language: language, company: company),
+                status: status)
         }
         // Back to the page, which now says what they answered (a reload does not send it again).
         return Response(status: .seeOther, headers: [.location: "/appointment/\(secret)", .cacheControl: "no-store"])
@@ -171,7 +185,8 @@ struct AppointmentPages: Sendable {
 
     func notFound() -> Response {
         respond(
-            AppointmentHTML.problem("This link is not known. Please use the newest message about your visit.", language: .en),
+            AppointmentHTML.problem(
+                "This link is not known. Please use the newest message about your visit.", language: .en, company: company),
             status: .notFound)
     }
 
@@ -194,6 +209,7 @@ enum AppointmentHTML {
     struct Words {
         var title, when, place, confirm, cancel, move, moveButton, noOffers, confirmed, cancelled, asked, forged, pickOne: String
         var superseded, used, expired, closed: String
+        var sureCancel, yesCancel, keep: String
 
         func refused(_ why: String) -> String {
             switch why {
@@ -217,7 +233,9 @@ enum AppointmentHTML {
                 pickOne: "Pick one of the times shown.",
                 superseded: "The visit has changed since this message: please use the newest one.",
                 used: "This visit has been answered already.", expired: "This link has expired.",
-                closed: "This visit can no longer be changed here.")
+                closed: "This visit can no longer be changed here.",
+                sureCancel: "Cancel this visit? We will not come, and you will need to book again.",
+                yesCancel: "Yes, cancel the visit", keep: "No, keep it")
         case .sv:
             Words(
                 title: "Ert besök", when: "När", place: "Var", confirm: "Bekräfta besöket", cancel: "Avboka besöket",
@@ -227,36 +245,42 @@ enum AppointmentHTML {
                 asked: "Ni har bett att få flytta besöket till", forged: "Formuläret har gått ut: öppna sidan igen och svara där.",
                 pickOne: "Välj en av tiderna som visas.",
                 superseded: "Besöket har ändrats sedan det här meddelandet: använd det senaste.",
-                used: "Besöket är redan besvarat.", expired: "Länken har gått ut.", closed: "Besöket kan inte längre ändras här.")
+                used: "Besöket är redan besvarat.", expired: "Länken har gått ut.", closed: "Besöket kan inte längre ändras här.",
+                sureCancel: "Avboka besöket? Vi kommer inte, och ni behöver boka igen.",
+                yesCancel: "Ja, avboka besöket", keep: "Nej, behåll det")
         }
     }
 
-    static func shell(_ title: String, language: CustomerLanguage, _ body: HTML) -> HTML {
+    static func shell(_ title: String, language: CustomerLanguage, company: String, _ body: HTML) -> HTML {
         """
         <!doctype html>
         <html lang="\(language.rawValue)"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(title)</title>
+        <title>\(title) · \(company)</title>
         <style>body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#222}
         form{margin:1rem 0}button{font:inherit;padding:.5rem 1rem}fieldset{border:1px solid #ccc;border-radius:4px}
-        .said{padding:.75rem;background:#eef6ee;border-left:4px solid #2a7a2a}.problem{padding:.75rem;background:#fbeaea;border-left:4px solid #a33}</style>
-        </head><body><main>\(body)</main></body></html>
+        .said{padding:.75rem;background:#eef6ee;border-left:4px solid #2a7a2a}.problem{padding:.75rem;background:#fbeaea;border-left:4px solid #a33}
+        .company{font-weight:600;color:#1f4e79;margin:0}.keep{margin-left:1rem}</style>
+        </head><body><header><p class="company">\(company)</p></header><main>\(body)</main></body></html>
         """
     }
 
-    static func problem(_ text: String, language: CustomerLanguage, back: String? = nil) -> HTML {
+    static func problem(_ text: String, language: CustomerLanguage, back: String? = nil, company: String) -> HTML {
         shell(
-            words(language).title, language: language,
+            words(language).title, language: language, company: company,
             """
             <h1>\(words(language).title)</h1><p class="problem" role="alert">\(text)</p>\(back.map { "<p><a href=\"\($0)\">↩</a></p>" as HTML } ?? .empty)
             """)
     }
 
-    static func page(_ facts: AppointmentPages.Facts, secret: String, csrf: String, said: String?) -> HTML {
+    /// The page; `askCancel`: the question a tap on "Cancel the visit" leads to, with the only form that cancels.
+    static func page(
+        _ facts: AppointmentPages.Facts, secret: String, csrf: String, said: String?, company: String, askCancel: Bool = false
+    ) -> HTML {
         let w = words(facts.language)
         // A link that no longer answers shows nothing of the visit: it may be for someone else now.
         if let why = AppointmentPages.refusal(facts.link, facts.task), why != "used" {
-            return problem(w.refused(why), language: facts.language)
+            return problem(w.refused(why), language: facts.language, company: company)
         }
         let zone = facts.task.zone
         let when = facts.task.window.map { MessageWindow.text($0, zone: zone, language: facts.language) } ?? ""
@@ -280,6 +304,14 @@ enum AppointmentHTML {
             body = "\(body)<p class=\"said\" role=\"status\">\(answered)</p>"
         case .some:
             break
+        case nil where askCancel:
+            body = """
+                \(body)
+                <form method="post" action="\(action)" id="cancel"><input type="hidden" name="csrf" value="\(csrf)">\
+                <input type="hidden" name="answer" value="cancel"><input type="hidden" name="sure" value="yes">
+                <p><strong>\(w.sureCancel)</strong></p>
+                <p><button type="submit">\(w.yesCancel)</button><a class="keep" href="\(action)">\(w.keep)</a></p></form>
+                """
         case nil:
             let token: HTML = "<input type=\"hidden\" name=\"csrf\" value=\"\(csrf)\">"
             let offers: HTML
@@ -305,10 +337,9 @@ enum AppointmentHTML {
                 <form method="post" action="\(action)" id="confirm">\(token)<input type="hidden" name="answer" value="confirmed">
                 <button type="submit">\(w.confirm)</button></form>
                 \(offers)
-                <form method="post" action="\(action)" id="cancel">\(token)<input type="hidden" name="answer" value="cancel">
-                <button type="submit">\(w.cancel)</button></form>
+                <p><a id="cancel" href="\(action)?cancel">\(w.cancel)</a></p>
                 """
         }
-        return shell(w.title, language: facts.language, body)
+        return shell(w.title, language: facts.language, company: company, body)
     }
 }

@@ -76,6 +76,8 @@ public enum SyncServer {
         public var backlog = 4_096
         /// The dispatcher's board at `/board` (``BoardConfiguration``); no board when `nil`.
         public var board: BoardConfiguration?
+        /// The company's name on the customers' pages (`--company`, as in their messages).
+        public var company = "Teamwork"
         /// What `GET /health` says: 200 with the details when healthy, else 503.
         public var health: (@Sendable () async -> (healthy: Bool, details: [String: String]))?
 
@@ -220,7 +222,7 @@ public enum SyncServer {
         board?.add(to: router)
         let calendars = CalendarFeeds(store: store)
         router.get("calendar/:file", use: calendars.feed)
-        AppointmentPages(store: store, secure: configuration.tls != nil).add(to: router)
+        AppointmentPages(store: store, secure: configuration.tls != nil, company: configuration.company).add(to: router)
         router.group("v1")
             .add(middleware: authenticator)
             .get("replicas", use: pulls.list)

@@ -141,14 +141,21 @@ public struct Appointment: Sendable, Codable, Equatable {
     /// The window the customer asked to move to.
     public var asked: TimeWindow?
     public var answeredAt: Date?
+    /// Why the customer is not told of the visit at all, when they are not: `no consent`,
+    /// `no email or phone`, `erased`. Nil when messages may reach them.
+    public var notTold: String?
 
-    public init(taskID: Int64, customerID: Int64, sequence: Int, answer: AppointmentAnswer, asked: TimeWindow?, answeredAt: Date?) {
+    public init(
+        taskID: Int64, customerID: Int64, sequence: Int, answer: AppointmentAnswer, asked: TimeWindow?, answeredAt: Date?,
+        notTold: String? = nil
+    ) {
         self.taskID = taskID
         self.customerID = customerID
         self.sequence = sequence
         self.answer = answer
         self.asked = asked
         self.answeredAt = answeredAt
+        self.notTold = notTold
     }
 }
 
@@ -212,5 +219,16 @@ public enum MessageWindow {
         let day = formatter.string(from: window.start)
         formatter.dateFormat = "HH:mm"
         return "\(day), " + formatter.string(from: window.start) + "–" + formatter.string(from: window.end)
+    }
+}
+
+extension Appointment {
+    /// Where the visit stands with the customer, in words (the board, the task page, the tools):
+    /// `confirmed`, `asked to move to Tue 2 Dec 10:00–12:00`, `no answer`, or `not told: no consent`
+    /// when no message can reach them (rather than "no answer" to a question never asked).
+    public func words(in zone: Zone) -> String {
+        if answer == .none, let notTold { return "not told: " + notTold }
+        if answer == .move, let asked { return "asked to move to " + asked.compact(in: zone) }
+        return answer.words
     }
 }

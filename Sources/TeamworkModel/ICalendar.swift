@@ -14,7 +14,7 @@ public struct ICalendar: Sendable {
         public var status: String
         public var lastModified: Date
         /// Who sends an invitation (METHOD:REQUEST or CANCEL), and to whom: mail addresses.
-        public var organizer: String?
+        public var organizer: (name: String, email: String)?
         public var attendee: (name: String, email: String)?
 
         public init(
@@ -66,7 +66,9 @@ public struct ICalendar: Sendable {
                 "LAST-MODIFIED:" + Self.utc(event.lastModified), time("DTSTART", event.start), time("DTEND", event.end),
                 "SUMMARY:" + Self.escape(event.summary), "STATUS:" + event.status,
             ]
-            if let organizer = event.organizer { lines.append("ORGANIZER:mailto:" + organizer) }
+            if let organizer = event.organizer {
+                lines.append("ORGANIZER;CN=\"\(Self.parameter(organizer.name))\":mailto:" + organizer.email)
+            }
             if let attendee = event.attendee {
                 lines.append("ATTENDEE;CN=\"\(Self.parameter(attendee.name))\";ROLE=REQ-PARTICIPANT;RSVP=FALSE:mailto:" + attendee.email)
             }

@@ -123,6 +123,17 @@ struct OutboxTests {
             #expect(answers.map(\.0) == ["appointment.confirmed", "appointment.moved"])
             #expect(answers[1].1.contains("\"sequence\": 1") && answers[1].1.contains("\"asked_start\""))
             #expect(!answers.contains { $0.1.contains("asa@example.se") }, "no contact details in an event")
+
+            // A customer who never agreed to messages is not told, and the board says so rather than "no answer".
+            let quiet = try await store.addCustomer(try NewCustomer(name: "Quiet", email: "quiet@example.se", consent: false))
+            var unannounced = try world.task("quiet visit", team: world.red)
+            unannounced.window = visit.window
+            unannounced.customerID = quiet.id
+            let made = try await store.createTask(unannounced)
+            _ = try await store.issueAppointmentLink(taskID: made.id, sequence: 0)
+            let appointment = try #require(try await store.appointments(taskIDs: [made.id])[made.id])
+            #expect(appointment.notTold == "no consent" && appointment.words(in: .utc) == "not told: no consent")
+            #expect(try await store.appointments(taskIDs: [booked.id])[booked.id]?.notTold == nil)
         }
     }
 }

@@ -64,8 +64,10 @@ struct CustomerMessagesEndToEndTests {
             var timezones: [String]
             var attendee: String
             var organizer: String
+            var organizerName: String?
         }
 
+        var from: String
         var to: String
         var subject: String
         var messageID: String
@@ -75,7 +77,7 @@ struct CustomerMessagesEndToEndTests {
         static let script = """
             import email, email.policy, icalendar, json, sys
             message = email.message_from_bytes(open(sys.argv[1], 'rb').read(), policy=email.policy.default)
-            out = {'to': str(message['to']), 'subject': str(message['subject']), 'messageID': str(message['message-id'])}
+            out = {'from': str(message['from']), 'to': str(message['to']), 'subject': str(message['subject']), 'messageID': str(message['message-id'])}
             out['text'] = message.get_body(('plain',)).get_content()
             out['invitation'] = None
             for part in message.iter_attachments():
@@ -88,7 +90,8 @@ struct CustomerMessagesEndToEndTests {
                     'status': str(event.get('status')), 'start': event.decoded('dtstart').isoformat(),
                     'end': event.decoded('dtend').isoformat(), 'tzid': event['dtstart'].params.get('TZID'),
                     'timezones': [str(z.get('tzid')) for z in calendar.walk('VTIMEZONE')],
-                    'attendee': str(event.get('attendee')), 'organizer': str(event.get('organizer'))}
+                    'attendee': str(event.get('attendee')), 'organizer': str(event.get('organizer')),
+                    'organizerName': event.get('organizer').params.get('CN') if event.get('organizer') is not None else None}
             json.dump(out, open(sys.argv[2], 'w'))
             """
 
@@ -182,6 +185,8 @@ struct CustomerMessagesEndToEndTests {
             #expect(invitation.tzid == "Europe/Stockholm" && invitation.timezones == ["Europe/Stockholm"])
             #expect(Self.instant(invitation.start) == task.window?.start && Self.instant(invitation.end) == task.window?.end)
             #expect(invitation.attendee == "mailto:asa@example.se" && invitation.organizer == "mailto:visits@example.com")
+            // One name for the company (--company): the sender, the words, the organizer (seen on main: signed "Teamwork").
+            #expect(invitation.organizerName == "Röda Teamet" && booked.from.contains("Röda Teamet"), "\(booked.from)")
             let firstLink = try #require(booked.link)
             #expect(firstLink.hasPrefix(service.url + "/appointment/twa_"))
             let log = try await manager.ok("task", "messages", String(task.id))
@@ -214,6 +219,23 @@ struct CustomerMessagesEndToEndTests {
                 try await page.open(link)
                 let html = try await page.html()
                 #expect(html.contains("Byt värmepump") && html.contains("Bekräfta besöket") && html.contains("Avboka besöket"))
+                #expect(html.contains("Röda Teamet"), "the page names the company")
+                // "Cancel" asks first (seen on main: one tap cancelled); "keep it" leads back, nothing changed.
+                try await page.clickAndWaitForNavigation("a#cancel")
+                let question = try await page.html()
+                #expect(question.contains("Ja, avboka besöket") && question.contains("Nej, behåll det"), "\(question)")
+                try await page.clickAndWaitForNavigation("a.keep")
+                #expect(try await page.html().contains("Bekräfta besöket"))
+                let pageCookies = try await page.send("Network.getCookies", ["urls": [link]])
+                let pageToken = try #require(pageCookies["cookies"].array.first { $0["name"].string == "tw_appointment" }?["value"].string)
+                let unasked = try await LocalHTTP.request(
+                    .post, port: service.port!, String(link.dropFirst(service.url.count)),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "tw_appointment=\(pageToken)"],
+                    body: Data("csrf=\(pageToken)&answer=cancel".utf8))
+                #expect(unasked.status == 422 && unasked.text.contains("Ja, avboka besöket"), "a cancel not asked first is the question")
+                #expect(
+                    try await CentralStore.withStore(url) { try await $0.appointments(taskIDs: [task.id])[task.id]?.answer }
+                        == AppointmentAnswer.none)
                 #expect(!html.contains("<script"), "no script on the customer's page")
                 // The crew's free times: the same hours on other days, tomorrow's own day left out.
                 let offered = try await page.evaluate("document.querySelectorAll('input[name=window]').length").int ?? 0
@@ -241,6 +263,7 @@ struct CustomerMessagesEndToEndTests {
                     headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "tw_appointment=\(csrf)"],
                     body: Data("answer=confirmed".utf8))
                 #expect(forged.status == 403, "no token: refused before anything is asked of the master")
+
                 let unknown = try await LocalHTTP.request(port: service.port!, "/appointment/twa_" + String(repeating: "x", count: 43))
                 #expect(unknown.status == 404)
             }
