@@ -1,10 +1,11 @@
 # Teamwork's tools in an image: teamwork-manager and teamwork-service.
 #   docker build -t teamwork .
 # docker-compose.yml uses it for the migration step and the service.
-FROM swift:6.1-noble AS build
+# The toolchain the code needs (6.2 or later: InlineArray), as CI builds it; the versions pinned in Package.resolved.
+FROM swift:6.3-noble AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY Package.swift ./
+COPY Package.swift Package.resolved ./
 COPY Plugins ./Plugins
 COPY Sources ./Sources
 COPY Tests ./Tests

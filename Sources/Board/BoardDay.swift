@@ -200,7 +200,7 @@ extension BoardRoutes {
         var rows = [
             [
                 "worker", "task", "title", "start", "end", "due", "time_zone", "site", "priority", "status", "team",
-                "minutes_late",
+                "minutes_late", "eta", "started", "completed", "completed_by", "note",
             ]
         ]
         for column in view.columns {
@@ -212,7 +212,9 @@ extension BoardRoutes {
                     local(task.window?.end), local(task.dueAt), zone.name,
                     BoardPages.siteLine(task.locationID.flatMap { view.sites[$0] }), task.priority.rawValue,
                     BoardPages.label(task.status), task.teamID.flatMap { view.names.teams[$0] } ?? "",
-                    String(task.minutesLate(at: now)),
+                    String(task.minutesLate(at: now)), local(task.expectedArrival(at: now)?.at), local(task.startedAt),
+                    local(task.completedAt), task.completedBy.map { view.names.people[$0] ?? "person \($0)" } ?? "",
+                    task.completionNote ?? "",
                 ])
             }
         }
@@ -251,12 +253,14 @@ extension BoardPages {
             <h1>Day board</h1>
             <form class="filters" method="get" action="/board">
             <label>Day <input type="date" name="day" value="\(view.day.description)" required></label>
+            <details class="filter-fold"\(view.filters.isEmpty && view.chosen.isEmpty ? HTML.empty : " open")><summary>Filters\(view.filters.isEmpty && view.chosen.isEmpty ? HTML.empty : " (set)")</summary><div class="filter-fields">
             <fieldset><legend>Teams (none ticked: all)</legend>\(teamBoxes)</fieldset>
             <label>Search <input type="search" name="q" value="\(view.filters.search)" maxlength="200" placeholder="title, site, address, person, id"></label>
             <fieldset><legend>Status</legend>\(statusBoxes)</fieldset>
             <fieldset><legend>Priority</legend>\(priorityBoxes)</fieldset>
             <label>Skill <input name="skill" value="\(view.filters.skill)" maxlength="100" size="10"></label>
             <label><input type="checkbox" name="late" value="1"\(view.filters.lateOnly ? HTML(" checked") : .empty)> late only</label>
+            </div></details>
             <button type="submit">Show</button>\(view.filters.isEmpty ? HTML.empty : " <a href=\"/board?\(FormFields.query([("day", view.day.description)] + view.chosen.map { ("team", $0.slug) }))\">Clear the filters</a>")
             <a href="/board?\(previous)" rel="prev">Previous day</a> <a href="/board?\(today)">Today</a> <a href="/board?\(next)" rel="next">Next day</a>
             </form>
@@ -286,7 +290,7 @@ extension BoardPages {
             }
             let cards: [HTML] = column.tasks.map { card($0, view: view, back: back, doubleBooked: booked.contains($0.id)) }
             return """
-                <section class="column\(column.off ? " off" : "")" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
+                <section class="column\(column.off ? " off" : "")\(column.tasks.isEmpty ? " empty" : "")" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
                 """
         }
         let zoneNote =

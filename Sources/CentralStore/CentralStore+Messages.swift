@@ -199,3 +199,61 @@ extension CentralStore {
         return offers
     }
 }
+
+/// A day whose customers' messages wait for the dispatcher (sql/0032).
+public struct MessageHold: Sendable, Codable, Equatable {
+    public var id: Int64
+    public var day: LocalDate
+    /// Nil: every team.
+    public var teamID: Int64?
+    public var note: String
+    /// How many messages it holds now.
+    public var held: Int
+}
+
+extension CentralStore {
+    /// Holds customers' messages about tasks on `day` (each on its own clock) of team `teamID`, or
+    /// of every team, as the acting manager: what is queued from now on waits, and so does what
+    /// waits to go already. The hold's id.
+    @discardableResult
+    public func holdMessages(day: LocalDate, teamID: Int64?, note: String = "") async throws -> Int64 {
+        guard note.utf8.count <= 500 else { throw TeamworkError.invalid("a hold's note has at most 500 bytes") }
+        return try await transaction { connection in
+            try await connection.query(
+                "SELECT teamwork_hold_messages(\(day.description)::date, \(teamID), \(note))", logger: logger
+            ).collect()[0].decode(Int64.self)
+        }
+    }
+
+    /// Releases the hold on `day` of `teamID` (nil: the one of every team): its messages go now,
+    /// but those another hold still covers. How many were released; not found when there is no such hold.
+    public func releaseMessages(day: LocalDate, teamID: Int64?) async throws -> Int {
+        let released = try await transaction { connection in
+            try await connection.query("SELECT teamwork_release_messages(\(day.description)::date, \(teamID))", logger: logger)
+                .collect()[0].decode(Int32.self)
+        }
+        guard released >= 0 else {
+            throw TeamworkError.notFound("no hold on \(day)\(teamID.map { " for team \($0)" } ?? " for every team")")
+        }
+        return Int(released)
+    }
+
+    /// The holds there are, by day, with how many messages each holds now.
+    public func messageHolds() async throws -> [MessageHold] {
+        try await rows(
+            """
+            SELECT h.id, h.day::text AS day, h.team_id, h.note,
+                   (SELECT count(*) FROM customer_messages m JOIN tasks t ON t.id = m.task_id
+                     WHERE m.state = 'held' AND teamwork_message_day(t.id) = h.day
+                       AND (h.team_id IS NULL OR t.team_id = h.team_id))::int AS held
+              FROM message_holds h ORDER BY h.day, h.team_id NULLS FIRST
+            """
+        ).map { row in
+            let r = row.makeRandomAccess()
+            return MessageHold(
+                id: try r["id"].decode(Int64.self), day: try LocalDate(parsing: try r["day"].decode(String.self)),
+                teamID: try r["team_id"].decode(Int64?.self), note: try r["note"].decode(String.self),
+                held: try r["held"].decode(Int.self))
+        }
+    }
+}

@@ -14,7 +14,9 @@ extension CentralStore {
 
     /// Creates every task in the CSV text, or none: the first bad row stops the
     /// import with an error that names its line and column, and nothing is written.
-    public func importTasks(csv text: String) async throws -> [FieldTask] {
+    /// `holdMessages`: the customers' messages of the imported tasks wait, each day and team the
+    /// import touches held (sql/0032), until the dispatcher releases them (``releaseMessages(day:teamID:)``).
+    public func importTasks(csv text: String, holdMessages: Bool = false) async throws -> [FieldTask] {
         let table: CSVTable
         do {
             table = try CSVTable(parsing: text)
@@ -34,6 +36,7 @@ extension CentralStore {
             tasks.append((record.line, try directory.task(from: record, header: table.header)))
         }
         return try await transaction { connection in
+            if holdMessages { try await connection.query("SELECT teamwork_mark('hold_messages', 'held by an import')", logger: logger) }
             var created: [FieldTask] = []
             created.reserveCapacity(tasks.count)
             for (line, task) in tasks {

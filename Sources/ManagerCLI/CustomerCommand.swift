@@ -12,7 +12,9 @@ struct CustomerCommand: AsyncParsableCommand {
             A site names its customer (`location customer SITE CUSTOMER`); a task inherits its site's or names its \
             own (`task create/update --customer`). Messages go only to a customer who agreed to them (--consent).
             """,
-        subcommands: [Add.self, Update.self, List.self, Show.self, Messages.self, Export.self, Erase.self]
+        subcommands: [
+            Add.self, Update.self, List.self, Show.self, Messages.self, Hold.self, Release.self, Holds.self, Export.self, Erase.self,
+        ]
     )
 
     struct ContactOptions: ParsableArguments {
@@ -140,6 +142,66 @@ struct CustomerCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(messages) }
             MessageTable.print(messages)
+        }
+    }
+
+    struct Hold: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Hold customers' messages about a day's visits until you release it (prepare the day first).",
+            discussion: "The day is each task's own (its window, else its due time, on its clock). Without --team: every team.")
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "The day, like 2026-12-01.") var on: String
+        @Option(help: "Only this team's tasks (slug or id).") var team: String?
+        @Option(help: "Why, for the other dispatchers (at most 500 bytes).") var note = ""
+
+        func run() async throws {
+            let day = try LocalDate(parsing: on, field: "--on")
+            try await connection.withStore { store in
+                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                try await store.holdMessages(day: day, teamID: teamID, note: note)
+            }
+            Output.line(
+                "Customers' messages about \(day)\(team.map { " (team \($0))" } ?? "") are held: "
+                    + "teamwork-manager customer release --on \(day)\(team.map { " --team \($0)" } ?? "") sends them")
+        }
+    }
+
+    struct Release: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Release a held day: its customers' messages go now (only the newest news of each visit).")
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "The held day, like 2026-12-01.") var on: String
+        @Option(help: "The team it was held for (slug or id); without: the hold of every team.") var team: String?
+
+        func run() async throws {
+            let day = try LocalDate(parsing: on, field: "--on")
+            let released = try await connection.withStore { store in
+                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                return try await store.releaseMessages(day: day, teamID: teamID)
+            }
+            Output.line("Released \(day): \(quantity(released, "message")) to customers go now")
+        }
+    }
+
+    struct Holds: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The days whose customers' messages are held, and how many wait.")
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let (holds, teams) = try await connection.withStore { store in
+                (try await store.messageHolds(), try await store.listTeams().map(\.team))
+            }
+            if output.json { return try Output.json(holds) }
+            guard !holds.isEmpty else { return Output.line("No day is held.") }
+            Output.table(
+                ["DAY", "TEAM", "HELD", "NOTE"],
+                holds.map { hold in
+                    [
+                        hold.day.description, hold.teamID.map { id in teams.first { $0.id == id }?.slug ?? String(id) } ?? "every team",
+                        String(hold.held), hold.note,
+                    ]
+                })
         }
     }
 

@@ -232,6 +232,11 @@ extension TaskCommand {
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "The CSV file.") var file: String
+        @Flag(
+            help:
+                "Hold the customers' messages of these tasks (each day and team they fall on) until released with `customer release`: prepare the day first."
+        )
+        var holdMessages = false
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
@@ -244,8 +249,18 @@ extension TaskCommand {
                 throw TeamworkError(.unreadableFile, "cannot read \(file) as UTF-8 text")
             }
             text = decoded
-            let created = try await connection.withStore { try await $0.importTasks(csv: text) }
-            if output.json { try Output.json(created) } else { Output.line("Imported \(quantity(created.count, "task"))") }
+            let (created, holds) = try await connection.withStore { store in
+                let created = try await store.importTasks(csv: text, holdMessages: holdMessages)
+                return (created, holdMessages ? try await store.messageHolds() : [])
+            }
+            if output.json { return try Output.json(created) }
+            Output.line("Imported \(quantity(created.count, "task"))")
+            let held = holds.filter { $0.held > 0 }
+            if !held.isEmpty {
+                Output.line(
+                    "Customers' messages held for " + Set(held.map(\.day.description)).sorted().joined(separator: ", ")
+                        + ": teamwork-manager customer holds lists them, customer release --on DAY [--team T] sends them")
+            }
         }
     }
 }

@@ -172,7 +172,8 @@ public struct CustomerMessage: Sendable, Codable, Equatable, Identifiable {
     }
 
     public enum State: String, Sendable, Codable {
-        case pending, sent, failed, skipped
+        /// `held`: waiting for the dispatcher to release its day (`customer release`).
+        case pending, held, sent, failed, skipped
     }
 
     public var id: Int64

@@ -36,6 +36,102 @@ struct OutboxTests {
         }
     }
 
+    /// Seen on main: `task.completed` carried only ids, so billing had to ask back for everything.
+    /// It now says who did the work, the site and its address, the customer (no contact details),
+    /// when work started and ended, the minutes on site between, and the checklist with its answers.
+    @Test func aCompletionEventSaysWhatBillingNeedsWithoutAskingBack() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let (hook, _) = try await store.addWebhook(url: "https://billing.example/in", events: [.taskCompleted], description: "")
+            _ = try await store.publishChecklist(
+                name: "visit", items: [ChecklistItem(key: "done", kind: .check, label: "Done", required: true)], existing: false)
+            let asa = try await store.addCustomer(try NewCustomer(name: "Åsa Öberg", email: "asa@example.se", consent: true))
+            try await store.connection.query(
+                "UPDATE locations SET customer_id = \(asa.id), street = 'Storgatan 1', city = 'Stockholm' WHERE id = \(world.site.id)",
+                logger: store.logger)
+            var new = try world.task("checked", team: world.red, assignee: world.ann)
+            new.checklist = "visit"
+            let task = try await store.createTask(new)
+            try await store.connection.query(
+                """
+                UPDATE tasks SET status = 'completed', started_at = '2026-12-01T08:00:00Z', completed_at = '2026-12-01T09:29:40Z',
+                       completed_by = assignee_id, completion_note = 'Meter swapped',
+                       answers = \("{\"done\": {\"value\": \"yes\", \"by\": \(world.ann.id), \"at\": 0}}")::jsonb
+                WHERE id = \(task.id)
+                """, logger: store.logger)
+            let payload = try #require(
+                try await store.rows(
+                    """
+                    SELECT e.payload::text FROM webhook_deliveries d JOIN outbox_events e ON e.id = d.event_id
+                    WHERE d.subscription_id = \(hook.id)
+                    """
+                ).first?.decode(String.self))
+            let data = try #require(
+                (try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])?["data"] as? [String: Any])
+            #expect((data["worker"] as? [String: Any])?["name"] as? String == "ann Test", "\(payload)")
+            let site = try #require(data["site"] as? [String: Any])
+            #expect(site["name"] as? String == "Depot" && site["address"] as? String == "Storgatan 1, Stockholm", "\(site)")
+            #expect((data["customer"] as? [String: Any])?["name"] as? String == "Åsa Öberg")
+            #expect(!payload.contains("asa@example.se"), "no contact details")
+            #expect(data["minutes_on_site"] as? Int == 90 && data["started_at"] != nil)
+            let checklist = try #require(data["checklist"] as? [String: Any])
+            #expect(checklist["name"] as? String == "visit" && checklist["items"] as? Int == 1 && checklist["answered"] as? Int == 1)
+            #expect(data["completion_note"] as? String == "Meter swapped")
+        }
+    }
+
+    /// Seen on main: twelve booking emails went out the moment the service started after a CSV
+    /// import, with no way to prepare the day first. A held day's messages wait, saying so, until
+    /// the dispatcher releases it; an import can hold its own days.
+    @Test func aHeldDaysMessagesWaitUntilReleasedAndAnImportCanHoldItsOwn() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let asa = try await store.addCustomer(try NewCustomer(name: "Åsa", email: "asa@example.se", consent: true))
+            let day = LocalDate(year: 2030, month: 6, day: 3)!
+            func visit(_ title: String, on day: LocalDate, team: Team) async throws -> FieldTask {
+                var new = try world.task(title, team: team)
+                let start = Zone.utc.instant(day, LocalTime(hour: 10, minute: 0)!)
+                new.window = try TimeWindow(start: start, end: start.addingTimeInterval(3600))
+                new.customerID = asa.id
+                return try await store.createTask(new)
+            }
+            func states(_ task: FieldTask) async throws -> [CustomerMessage.State] {
+                try await store.customerMessages(taskID: task.id).map(\.state)
+            }
+            let before = try await visit("queued before the hold", on: day, team: world.red)
+            try await store.holdMessages(day: day, teamID: world.red.id, note: "preparing")
+            let during = try await visit("booked while held", on: day, team: world.red)
+            let otherTeam = try await visit("blue's", on: day, team: world.blue)
+            let otherDay = try await visit("the next day", on: day.adding(days: 1), team: world.red)
+            let (beforeStates, duringStates) = (try await states(before), try await states(during))
+            #expect(beforeStates == [.held] && duringStates == [.held], "both wait")
+            #expect(
+                try await store.customerMessages(taskID: during.id).first?.reason == "held for 2030-06-03: the dispatcher releases the day")
+            let (otherTeamStates, otherDayStates) = (try await states(otherTeam), try await states(otherDay))
+            #expect(otherTeamStates == [.pending] && otherDayStates == [.pending], "another team's, another day's go")
+            #expect(
+                try await store.claimDueMessages(limit: 10, lease: .seconds(30), channels: [.email]).allSatisfy {
+                    ![before.id, during.id].contains($0.message.taskID)
+                })
+            #expect(try await store.messageHolds().map(\.held) == [2])
+            #expect(try await store.releaseMessages(day: day, teamID: world.red.id) == 2)
+            #expect(try await states(during) == [.pending])
+            await #expect(throws: TeamworkError.self) { try await store.releaseMessages(day: day, teamID: world.red.id) }
+
+            // An import that holds its messages holds each day and team it touches, and nothing else.
+            let csv =
+                "title,team,window,customer\nMeter A,red,2030-07-01T09:00Z/PT1H,asa@example.se\nMeter B,blue,2030-07-02T09:00Z/PT1H,asa@example.se\n"
+            let imported = try await store.importTasks(csv: csv, holdMessages: true)
+            for task in imported { #expect(try await states(task) == [.held], "\(task.title)") }
+            #expect(
+                Set(try await store.messageHolds().map { "\($0.day) \($0.teamID ?? 0)" }) == [
+                    "2030-07-01 \(world.red.id)", "2030-07-02 \(world.blue.id)",
+                ])
+            let plain = try await store.importTasks(csv: "title,team,window,customer\nMeter C,red,2030-08-01T09:00Z/PT1H,asa@example.se\n")
+            #expect(try await states(plain[0]) == [.pending], "an import that does not hold sends")
+        }
+    }
+
     @Test func aDeliveryFailsForGoodWhenNoRetryIsLeftAndASubscriptionFailingOverAndOverIsPausedWithTheReason() async throws {
         try await TestDatabase.withStore { store in
             let world = try await Fixtures.seed(store)

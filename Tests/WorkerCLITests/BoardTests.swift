@@ -332,12 +332,16 @@ struct BoardTests {
                     #expect(try await cards() == Set(expected), "search '\(text)'")
                 }
                 try await page.open(scene.board)
+                // The filters fold behind one control until one is set (issue 50: at 390 px they filled the first screen).
+                #expect(try await page.evaluate("document.querySelector('details.filter-fold').open").bool == false)
+                try await page.click("details.filter-fold summary")
                 try await page.fill("input[name=q]", with: "")
                 try await page.click("input[name=priority][value=high]")
                 try await page.clickAndWaitForNavigation("form.filters button[type=submit]")
                 #expect(try await cards() == [hv], "high priority only")
                 let next = try await page.evaluate("document.querySelector('a[rel=next]').getAttribute('href')").string ?? ""
                 #expect(next.contains("priority=high"), "the next day keeps the filter: \(next)")
+                #expect(try await page.evaluate("document.querySelector('details.filter-fold').open").bool == true, "set: shown open")
                 try await page.clickAndWaitForNavigation("form.filters a[href^='/board?day=']")
                 #expect(try await cards() == [free, ann, hv], "cleared")
                 try await page.open(scene.board + "?status=bogus")
@@ -371,6 +375,20 @@ struct BoardTests {
                 } else {
                     #expect(picker == "block", "the agenda picker shows at \(width) px")
                     #expect(columnWidths.allSatisfy { $0 >= width * 85 / 100 }, "a column is the screen's width: \(columnWidths)")
+                    // Seen on main at 390 px: the filters filled the first screen, an empty column took a screen of
+                    // its own, and a task's history scrolled sideways.
+                    #expect(try await page.evaluate("document.querySelector('details.filter-fold').open").bool == false)
+                    let firstCard = try await page.evaluate("Math.round(document.querySelector('.card').getBoundingClientRect().top)").int
+                    #expect((firstCard ?? 9999) < 600, "work on the first screen: the first card at \(firstCard ?? -1) px")
+                    let bo = try #require(scene.people["bo"])
+                    let empty = try await page.evaluate(
+                        "Math.round(document.querySelector('[data-person=\"\(bo)\"]').getBoundingClientRect().height)"
+                    ).int
+                    #expect((empty ?? 9999) < 120, "a worker with nothing that day is one line: \(empty ?? -1) px")
+                    try await page.open(scene.board + "/tasks/\(scene.ids["ann"]!)")
+                    let taskOverflow = try await page.evaluate("document.documentElement.scrollWidth - window.innerWidth").int ?? -1
+                    #expect(taskOverflow <= 0, "the task page does not scroll sideways at \(width) px (\(taskOverflow) px)")
+                    try await page.open(scene.board)
                     let ann = try #require(scene.people["ann"])
                     let index = try await page.evaluate("document.querySelector('[data-person=\"\(ann)\"]').dataset.index").string ?? ""
                     _ = try await page.evaluate(

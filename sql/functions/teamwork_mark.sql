@@ -1,12 +1,13 @@
 -- Marks this transaction's changes to tasks for their history: p_name 'forced'
 -- (a manager overrides a rule; p_value says why, at most 500 bytes) or 'planned'
--- (the day planner; p_value is 'day plan YYYY-MM-DD'). An empty or NULL p_value
+-- (the day planner; p_value is 'day plan YYYY-MM-DD') or 'hold_messages' (an import
+-- holds its customers' messages; p_value is the hold's note). An empty or NULL p_value
 -- takes the mark away. Marks of finished transactions are cleared as new ones come.
 CREATE OR REPLACE FUNCTION teamwork_mark(p_name text, p_value text) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN
-    IF p_name IS NULL OR p_name NOT IN ('forced', 'planned') THEN
-        RAISE EXCEPTION 'a mark is forced or planned' USING ERRCODE = 'invalid_parameter_value';
+    IF p_name IS NULL OR p_name NOT IN ('forced', 'planned', 'hold_messages') THEN
+        RAISE EXCEPTION 'a mark is forced, planned or hold_messages' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF p_name = 'planned' AND coalesce(p_value, '') <> '' AND p_value !~ '^day plan [0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN
         RAISE EXCEPTION 'a planned mark says day plan YYYY-MM-DD' USING ERRCODE = 'invalid_parameter_value';

@@ -1,6 +1,9 @@
 -- An event's body as receivers get it (Standard Webhooks' shape): its type,
 -- when it happened (UTC, to the millisecond) and the task as it now stands
--- (with its checklist's answers for checklist.completed).
+-- (with its checklist's answers for checklist.completed). A completion says
+-- what billing needs without asking back (issue 50): who did it, the site, the
+-- customer (id and name; never their contact details), when work started and
+-- ended, the minutes on site between, and the checklist with its answers.
 CREATE OR REPLACE FUNCTION teamwork_outbox_payload(p_event text, p_task jsonb) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT jsonb_build_object(
@@ -17,5 +20,28 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
             || CASE WHEN p_event = 'checklist.completed'
                     THEN jsonb_build_object('checklist_id', p_task -> 'checklist_id',
                                             'checklist_version', p_task -> 'checklist_version', 'answers', p_task -> 'answers')
-                    ELSE '{}'::jsonb END)
+                    ELSE '{}'::jsonb END
+            || CASE WHEN p_event = 'task.completed' THEN jsonb_build_object(
+                    'started_at', p_task -> 'started_at',
+                    'minutes_on_site', CASE WHEN p_task ->> 'started_at' IS NOT NULL AND p_task ->> 'completed_at' IS NOT NULL
+                        THEN greatest(0, round(extract(epoch FROM (p_task ->> 'completed_at')::timestamptz
+                                                                  - (p_task ->> 'started_at')::timestamptz) / 60))::integer END,
+                    'worker', (SELECT jsonb_build_object('id', p.id, 'name', p.first_name || ' ' || p.last_name)
+                                 FROM people p WHERE p.id = (p_task ->> 'completed_by')::bigint),
+                    'site', (SELECT jsonb_build_object(
+                                 'id', l.id, 'name', l.name, 'latitude', l.latitude, 'longitude', l.longitude,
+                                 'address', concat_ws(', ', nullif(l.street, ''), nullif(trim(l.postal_code || ' ' || l.city), ''),
+                                                      nullif(l.region, ''), nullif(l.country, '')))
+                               FROM locations l WHERE l.id = (p_task ->> 'location_id')::bigint),
+                    'customer', (SELECT jsonb_build_object('id', c.id, 'name', c.name) FROM customers c
+                                  WHERE c.erased_at IS NULL AND c.id = coalesce((p_task ->> 'customer_id')::bigint,
+                                        (SELECT l.customer_id FROM locations l WHERE l.id = (p_task ->> 'location_id')::bigint))),
+                    'checklist', (SELECT jsonb_build_object(
+                                      'name', k.name, 'version', v.version, 'items', jsonb_array_length(v.items),
+                                      'answered', (SELECT count(*) FROM jsonb_object_keys(coalesce(p_task -> 'answers', '{}'::jsonb))),
+                                      'answers', coalesce(p_task -> 'answers', '{}'::jsonb))
+                                    FROM checklists k JOIN checklist_versions v ON v.checklist_id = k.id
+                                   WHERE k.id = (p_task ->> 'checklist_id')::bigint
+                                     AND v.version = (p_task ->> 'checklist_version')::integer))
+                ELSE '{}'::jsonb END)
 $$;
