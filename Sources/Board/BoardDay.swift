@@ -272,6 +272,8 @@ extension BoardPages {
     /// The part of the board a live refresh replaces: the summary and the columns.
     static func live(_ view: DayView, session: BoardSession) -> HTML {
         let back = "/board?" + view.query
+        // On paper each column is a page of its own: each says its day.
+        let printedDay = "\(view.day.weekdayName) \(view.day)"
         let booked = view.doubleBooked
         let columns: [HTML] = view.columns.enumerated().map { index, column in
             let heading: HTML
@@ -290,7 +292,7 @@ extension BoardPages {
             }
             let cards: [HTML] = column.tasks.map { card($0, view: view, back: back, doubleBooked: booked.contains($0.id)) }
             return """
-                <section class="column\(column.off ? " off" : "")\(column.tasks.isEmpty ? " empty" : "")" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<ol class="cards">\(cards)</ol></section>
+                <section class="column\(column.off ? " off" : "")\(column.tasks.isEmpty ? " empty" : "")" data-index="\(index)" aria-labelledby="column-\(index)"\(target)>\(heading)<p class="print-only">\(printedDay)</p><ol class="cards">\(cards)</ol></section>
                 """
         }
         let zoneNote =

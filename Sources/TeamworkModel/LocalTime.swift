@@ -80,6 +80,11 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     public func adding(days: Int) -> LocalDate { LocalDate(dayNumber: dayNumber + days) }
 
+    /// `Monday` … `Sunday`, in English.
+    public var weekdayName: String {
+        ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"][weekday - 1]
+    }
+
     /// 1 = Monday … 7 = Sunday (ISO 8601).
     public var weekday: Int {
         // 1970-01-01 was a Thursday (4).

@@ -295,12 +295,22 @@ struct BoardTests {
                 let pages = text.components(separatedBy: "/Type /Page").count - 1 - (text.components(separatedBy: "/Type /Pages").count - 1)
                 #expect(pages == columns, "one A4 page per column: \(pages) pages for \(columns) columns")
                 try data.write(to: scene.folder.appending(path: "day.pdf"))
+                // On paper (seen on main: no date, and page 1 printed the plan form): each page says its day, no form.
+                _ = try await page.send("Emulation.setEmulatedMedia", ["media": "print"])
+                let printed =
+                    try await page.evaluate(
+                        "Array.from(document.querySelectorAll('.print-only')).filter(e => e.offsetParent !== null).map(e => e.textContent).join('|')"
+                    ).string ?? ""
+                #expect(printed.split(separator: "|").count == columns && printed.contains(scene.today), "\(printed)")
+                #expect(try await page.evaluate("getComputedStyle(document.querySelector('form.plan-day')).display").string == "none")
+                _ = try await page.send("Emulation.setEmulatedMedia", ["media": ""])
 
                 let fetched = try await page.evaluate("fetch('/board/day.csv', {credentials: 'same-origin'}).then(r => r.text())")
                 let csv = try #require(fetched.string)
                 let table = try CSVTable(parsing: csv)
                 let header = table.header
                 #expect(header.prefix(3) == ["worker", "task", "title"])
+                #expect(["eta", "started", "completed", "completed_by", "note"].allSatisfy(header.contains), "\(header)")
                 let records = table.records.map { Dictionary(uniqueKeysWithValues: zip(header, $0.fields)) }
                 #expect(Set(records.compactMap { $0["task"].flatMap(Int64.init) }) == Set(scene.ids.values), "every card")
                 #expect(records.first { $0["task"] == String(scene.ids["ann"]!) }?["worker"] == "Ann Field")
