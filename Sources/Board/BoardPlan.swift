@@ -125,10 +125,10 @@ extension BoardPages {
         let routes: [HTML] = plan.routes.map { route in
             let rows: [HTML] = route.visits.map { visit in
                 let site = siteLine(tasks[visit.taskID]?.locationID.flatMap { sites[$0] })
-                let move: HTML =
-                    visit.moved ? "moves here from \(visit.from.map { names[$0] ?? "person \($0)" } ?? "the team")" : "stays"
+                let move = visit.words(names: names, clock: time)
+                let when = visit.started ? "under way" : "\(time(visit.starts))–\(time(visit.ends))"
                 return """
-                    <tr class="\(visit.moved ? "moved" : "kept")" data-task="\(visit.taskID)"><td>\(time(visit.starts))–\(time(visit.ends))</td>\
+                    <tr class="\(visit.moved ? "moved" : visit.retimed ? "retimed" : "kept")" data-task="\(visit.taskID)"><td>\(when)</td>\
                     <td><a href="/board/tasks/\(visit.taskID)">#\(visit.taskID) \(visit.title)</a></td><td>\(site)</td><td>\(move)</td></tr>
                     """
             }
@@ -159,11 +159,11 @@ extension BoardPages {
             <form method="post" action="/board/plan"><input type="hidden" name="csrf" value="\(session.csrf)">\
             <input type="hidden" name="team" value="\(team.id)"><input type="hidden" name="day" value="\(plan.day.description)">\
             <input type="hidden" name="back" value="\(back)">\(fields)\
-            <button type="submit" class="accept">Accept this plan (\(quantity(plan.moves.count, "move")))</button></form>
+            <button type="submit" class="accept">Accept this plan (\(plan.changeSummary))</button></form>
             """
         return """
             <h1>Plan for \(team.name) on \(plan.day.description)\(replan ? " from now" : "")</h1>
-            <div class="plan"><p class="summary"><strong>\(plan.moves.count)</strong> \(plan.moves.count == 1 ? "move" : "moves"), <strong>\(plan.leftOut.count)</strong> left out; \
+            <div class="plan"><p class="summary">\(plan.changeSummary), <strong>\(plan.leftOut.count)</strong> left out; \
             nothing changes until you accept. Times in \(zone.name).</p>\(routes)\
             \(away.isEmpty ? HTML.empty : "<h2>Not working</h2><ul class=\"away\">\(away)</ul>")\
             \(left.isEmpty ? HTML.empty : "<h2>Left out</h2><ul class=\"left-out\">\(left)</ul>")\

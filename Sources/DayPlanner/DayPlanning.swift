@@ -55,6 +55,9 @@ public struct DayRequest: Sendable {
     /// where they were last seen that day.
     public var from: Date?
     public var travel: TravelEstimate
+    /// What giving a task to someone other than who has it costs, in minutes of driving: a re-plan
+    /// changes only what it must (a task moves when that saves more than this). 0: no preference.
+    public var moveMinutes: Double = 20
 
     public init(facts: DayFacts, hours: DayHours, from: Date? = nil, travel: TravelEstimate? = nil) {
         self.facts = facts
@@ -145,6 +148,25 @@ public struct DayPlan: Sendable, Codable, Equatable {
         /// Who had it before (nil: the team); it moves when that is not this route's worker.
         public var from: Int64?
         public var moved: Bool
+        /// The expected start it had before (nil: none).
+        public var was: Date?
+        /// Work under way: it stays, and has no planned time to show.
+        public var started: Bool
+
+        /// Its expected start changes (by a minute or more).
+        public var retimed: Bool { !started && was.map { abs($0.timeIntervalSince(starts)) >= 60 } ?? false }
+        /// It changes hands or time: what a preview lists, and what a worker and a customer hear of.
+        public var changes: Bool { moved || retimed }
+
+        /// What happens to it, in words, for a preview: `started: stays`, `moves here from Nils Berg;
+        /// was 10:40`, `was 10:40`, `stays`.
+        public func words(names: [Int64: String], clock: (Date) -> String) -> String {
+            if started { return "started: stays" }
+            var parts: [String] = []
+            if moved { parts.append("moves here from \(from.map { names[$0] ?? "person \($0)" } ?? "the team")") }
+            if retimed, let was { parts.append("was \(clock(was))") }
+            return parts.isEmpty ? "stays" : parts.joined(separator: "; ")
+        }
     }
 
     public struct Route: Sendable, Codable, Equatable {
@@ -182,13 +204,26 @@ public struct DayPlan: Sendable, Codable, Equatable {
 
     /// The tasks that change hands.
     public var moves: [Visit] { routes.flatMap(\.visits).filter(\.moved) }
+    /// The tasks that change hands or time.
+    public var changes: [Visit] { routes.flatMap(\.visits).filter(\.changes) }
+
+    /// `3 changes (1 to another person, 2 at another time)`, `no change`: what a preview says of itself.
+    public var changeSummary: String {
+        let (all, people) = (changes.count, moves.count)
+        guard all > 0 else { return "no change" }
+        let times = changes.filter { !$0.moved }.count
+        var parts: [String] = []
+        if people > 0 { parts.append("\(people) to another person") }
+        if times > 0 { parts.append("\(times) at another time") }
+        return quantity(all, "change") + " (" + parts.joined(separator: ", ") + ")"
+    }
 
     /// Plans `request` within `timeLimit`: started and pinned work stays with whoever has it;
     /// windows (arrive early and wait), skills, each worker's hours and places are kept; urgent and
     /// high work is served first (leaving a task out costs by its priority), then the least driving.
     /// `travel`: minutes between ``places(_:)`` as a road network says; nil: the request's estimate.
     public static func plan(
-        _ request: DayRequest, travel: [[Double]]? = nil, seed: UInt64 = 1, timeLimit: Duration = .seconds(1)
+        _ request: DayRequest, travel: [[Double]]? = nil, seed: UInt64 = 1, timeLimit: Duration = .seconds(1), iterations: Int? = nil
     ) -> DayPlan {
         let zone = request.facts.zone
         let midnight = zone.instant(request.facts.day, LocalTime(hour: 0, minute: 0)!)
@@ -231,7 +266,9 @@ public struct DayPlan: Sendable, Codable, Equatable {
                 // Work that stays with its worker comes before anything else of theirs.
                 skills: Set(task.requiredSkills), penalty: pinned != nil ? 100_000_000 : penalty,
                 // Held by someone who is not working: no one else may take it.
-                pinnedTo: pinnedAway.contains(index) ? -1 : pinned)
+                pinnedTo: pinnedAway.contains(index) ? -1 : pinned,
+                // Whoever has it keeps it unless giving it away saves more than moveMinutes of driving.
+                stays: task.assigneeID.flatMap { workerIndex[$0] }, moveCost: request.moveMinutes)
         }
         let vehicles = workers.enumerated().map { index, worker in
             RoutingProblem.Vehicle(
@@ -240,7 +277,7 @@ public struct DayPlan: Sendable, Codable, Equatable {
                 skills: Set(worker.member.person.skills))
         }
         let problem = RoutingProblem(jobs: jobs, vehicles: vehicles, travel: travel)
-        let solution = RouteSolver(seed: seed, timeLimit: timeLimit).solve(problem)
+        let solution = RouteSolver(seed: seed, timeLimit: timeLimit, iterations: iterations).solve(problem)
         var routes: [Route] = []
         for (v, route) in solution.routes.enumerated() {
             let worker = workers[v]
@@ -257,7 +294,8 @@ public struct DayPlan: Sendable, Codable, Equatable {
                     Visit(
                         taskID: task.id, title: task.title, version: task.version, arrives: date(arrives), starts: date(start),
                         ends: date(start + jobs[j].service), from: task.assigneeID,
-                        moved: task.assigneeID != worker.member.person.id))
+                        moved: task.assigneeID != worker.member.person.id, was: task.plannedStart,
+                        started: task.status == .inProgress))
                 time = start + jobs[j].service
                 at = jobs[j].place
             }
@@ -341,6 +379,39 @@ extension DayPlan {
             + leftOut.map {
                 PlannedAssignment(taskID: $0.taskID, version: $0.version, assigneeID: $0.keeps ? $0.assigneeID : nil, plannedStart: nil)
             }
+    }
+
+    /// The day as it stands once this plan is applied (as the master applies it): each task with its
+    /// worker and expected start, left-out work back to the team unless it keeps its holder.
+    public func applied(to facts: DayFacts) -> DayFacts {
+        var facts = facts
+        let made = Dictionary(assignments.map { ($0.taskID, $0) }) { a, _ in a }
+        for index in facts.tasks.indices {
+            guard let a = made[facts.tasks[index].id] else { continue }
+            if facts.tasks[index].assigneeID != a.assigneeID, facts.tasks[index].status != .inProgress {
+                facts.tasks[index].status = a.assigneeID == nil ? .open : .assigned
+            }
+            facts.tasks[index].assigneeID = a.assigneeID
+            facts.tasks[index].plannedStart = a.plannedStart
+        }
+        return facts
+    }
+
+    /// Of the tasks both plans hold, the share whose person or time changed from `before` to this
+    /// plan, leaving out `except` (those a change of the day had to move): how much a re-plan unsettles.
+    public func changedShare(from before: DayPlan, except: Set<Int64> = []) -> (person: Double, time: Double) {
+        func index(_ plan: DayPlan) -> [Int64: (Int64?, Date?)] {
+            Dictionary(
+                plan.routes.flatMap { r in r.visits.map { ($0.taskID, (Optional(r.personID), Optional($0.starts))) } }
+                    + plan.leftOut.map { ($0.taskID, (nil, nil)) }
+            ) { a, _ in a }
+        }
+        let (old, new) = (index(before), index(self))
+        let common = old.keys.filter { new[$0] != nil && !except.contains($0) }
+        guard !common.isEmpty else { return (0, 0) }
+        let person = common.filter { old[$0]!.0 != new[$0]!.0 }.count
+        let time = common.filter { old[$0]!.1 != new[$0]!.1 }.count
+        return (Double(person) / Double(common.count), Double(time) / Double(common.count))
     }
 }
 

@@ -21,11 +21,17 @@ public struct RoutingProblem: Sendable {
         /// The vehicle the job must stay with (started or pinned work), if any; -1: none may take it
         /// (it is held by someone who is not working).
         public var pinnedTo: Int?
+        /// The vehicle that has the job now, if any, and what giving it to another costs, in units of
+        /// travel: a re-plan changes only what it must.
+        public var stays: Int?
+        public var moveCost: Double = 0
 
         public init(
             place: Int, earliest: Double, latest: Double, service: Double, load: Double = 0, skills: Set<String> = [],
-            penalty: Double = 1_000_000, pinnedTo: Int? = nil
+            penalty: Double = 1_000_000, pinnedTo: Int? = nil, stays: Int? = nil, moveCost: Double = 0
         ) {
+            self.stays = stays
+            self.moveCost = moveCost
             self.place = place
             self.earliest = earliest
             self.latest = latest

@@ -10,6 +10,8 @@ struct SearchState {
     var begins: [[Double]]
     var latest: [[Double]]
     var distances: [Double]
+    /// Per route, what its jobs that another vehicle has now cost for moving (``RoutingProblem/Job/moveCost``).
+    var moves: [Double]
     /// Jobs in no route.
     var pending: [Int] = []
 
@@ -28,10 +30,18 @@ struct SearchState {
         begins = Array(repeating: [], count: count)
         latest = Array(repeating: [], count: count)
         distances = Array(repeating: 0, count: count)
+        moves = Array(repeating: 0, count: count)
     }
 
     var distance: Double { distances.reduce(0, +) }
-    var cost: Double { distance + pending.reduce(0) { $0 + problem.jobs[$1].penalty } }
+    var cost: Double { distance + moves.reduce(0, +) + pending.reduce(0) { $0 + problem.jobs[$1].penalty } }
+
+    /// What job `u` costs on route `r` for leaving the vehicle that has it now.
+    func moveCost(_ u: Int, route r: Int) -> Double {
+        let job = problem.jobs[u]
+        guard let stays = job.stays, stays != r else { return 0 }
+        return job.moveCost
+    }
     var plan: RoutingPlan { RoutingPlan(routes: routes, unassigned: pending.sorted()) }
 
     /// Recomputes route `r`'s load, distance, begins and latest starts.
@@ -40,6 +50,7 @@ struct SearchState {
         let route = routes[r]
         var load = 0.0
         var distance = 0.0
+        moves[r] = route.reduce(0) { $0 + moveCost($1, route: r) }
         var begin = [Double](repeating: 0, count: route.count)
         var at = vehicle.start
         var time = vehicle.earliest
@@ -80,8 +91,9 @@ struct SearchState {
         let next = p == route.count ? vehicle.end : problem.jobs[route[p]].place
         let nextLatest = p == route.count ? vehicle.latest : latest[r][p]
         guard begin + job.service + problem.travel[job.place][next] <= nextLatest else { return nil }
-        if route.isEmpty { return problem.travel[vehicle.start][job.place] + problem.travel[job.place][vehicle.end] }
-        return problem.travel[previous][job.place] + problem.travel[job.place][next] - problem.travel[previous][next]
+        let moved = moveCost(u, route: r)
+        if route.isEmpty { return moved + problem.travel[vehicle.start][job.place] + problem.travel[job.place][vehicle.end] }
+        return moved + problem.travel[previous][job.place] + problem.travel[job.place][next] - problem.travel[previous][next]
     }
 
     /// Puts each of `jobs`, in order, where it adds least travel (a place skipped with probability
@@ -94,7 +106,8 @@ struct SearchState {
             for r in routes.indices where problem.allows(r, u) {
                 guard loads[r] + problem.jobs[u].load <= problem.vehicles[r].capacity else { continue }
                 if routes[r].isEmpty {
-                    guard emptyKindsTried.insert(kinds[r]).inserted || problem.jobs[u].pinnedTo == r else { continue }
+                    guard emptyKindsTried.insert(kinds[r]).inserted || problem.jobs[u].pinnedTo == r || problem.jobs[u].stays == r
+                    else { continue }
                 }
                 for p in 0...routes[r].count {
                     if blink > 0, random.unit() < blink { continue }

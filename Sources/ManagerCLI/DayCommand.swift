@@ -87,11 +87,11 @@ struct DayCommand: AsyncParsableCommand {
         }
 
         static func print(_ plan: DayPlanner.DayPlan, team: String, zone: Zone, applied: Bool) {
-            // Minutes are what a worker reads; a wait shorter than one is none.
-            func clock(_ date: Date) -> String { zone.time(of: date.addingTimeInterval(30)).short }
+            // A plan's times are whole minutes, read as the cards and the phones read them.
+            func clock(_ date: Date) -> String { zone.time(of: date).short }
             let names = Dictionary(plan.routes.map { ($0.personID, $0.name) } + plan.away.map { ($0.personID, $0.name) }) { a, _ in a }
             Output.line(
-                "Plan for \(team) on \(plan.day): \(quantity(plan.moves.count, "move"))"
+                "Plan for \(team) on \(plan.day): \(plan.changeSummary)"
                     + (applied ? ", applied" : " (a preview: nothing is changed)"))
             for route in plan.routes {
                 Output.line()
@@ -105,8 +105,10 @@ struct DayCommand: AsyncParsableCommand {
                     // first job, the worker simply leaves later).
                     let early = index > 0 && visit.starts.timeIntervalSince(visit.arrives) >= 60
                     let wait = early ? " (there at \(clock(visit.arrives)))" : ""
-                    let move = visit.moved ? "  [moves here from \(visit.from.map { names[$0] ?? "person \($0)" } ?? "the team")]" : ""
-                    Output.line("  \(clock(visit.starts))–\(clock(visit.ends))  #\(visit.taskID) \(visit.title)\(wait)\(move)")
+                    let words = visit.words(names: names, clock: clock)
+                    let move = words == "stays" ? "" : "  [\(words)]"
+                    let when = visit.started ? "under way  " : "\(clock(visit.starts))–\(clock(visit.ends))"
+                    Output.line("  \(when)  #\(visit.taskID) \(visit.title)\(wait)\(move)")
                 }
             }
             if !plan.away.isEmpty {

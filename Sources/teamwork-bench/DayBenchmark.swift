@@ -55,5 +55,49 @@ struct DayBenchmark: AsyncParsableCommand {
                     problems.isEmpty ? "feasible" : "\(problems.count) problem(s): \(problems[0])"))
         }
         print(String(format: "slowest %.2f s, mean %.2f s", totals.max() ?? 0, totals.reduce(0, +) / Double(totals.count)))
+        stability()
+    }
+
+    /// How much a re-plan unsettles: the day planned and applied, then one change (the busiest worker
+    /// off sick all day; one new urgent task) and planned again, with the cost for moving a task
+    /// from who has it (20 min of driving, as `day plan`) and without (0): the share of the other
+    /// tasks whose person, and whose time, changed. Ratios from the same run.
+    func stability() {
+        print("re-plan after one change: share of the other tasks that change person / time")
+        print("seed  change                 with 20 min per move     without (0)")
+        for seed in 1...UInt64(seeds) {
+            let facts = DayFacts.synthetic(workers: workers, tasks: tasks, absences: absences, seed: seed)
+            let budget = Duration.milliseconds(Int(seconds * 1000))
+            let first = DayPlan.plan(DayRequest(facts: facts, hours: .usual), seed: seed, timeLimit: budget)
+            let day = first.applied(to: facts)
+            // The busiest worker goes home sick; a new urgent task comes in.
+            let busiest = first.routes.max { $0.visits.count < $1.visits.count }
+            var sick = day
+            if let busiest, let index = sick.members.firstIndex(where: { $0.person.id == busiest.personID }) {
+                let span = sick.zone.day(sick.day)
+                sick.members[index].absences.append(
+                    Absence(id: 999_999, personID: busiest.personID, startsAt: span.start, endsAt: span.end, reason: .sick, note: ""))
+            }
+            var urgent = day
+            if var call = day.tasks.first(where: { $0.status == .open || $0.status == .assigned }) {
+                call.id = 999_999
+                (call.priority, call.assigneeID, call.plannedStart, call.status, call.pinned) = (.urgent, nil, nil, .open, false)
+                urgent.tasks.append(call)
+            }
+            for (name, changed, except) in [
+                ("busiest worker sick", sick, Set(busiest?.visits.map(\.taskID) ?? [])), ("one new urgent task", urgent, [999_999]),
+            ] as [(String, DayFacts, Set<Int64>)] {
+                var shares: [(person: Double, time: Double)] = []
+                for minutes in [20.0, 0] {
+                    var request = DayRequest(facts: changed, hours: .usual)
+                    request.moveMinutes = minutes
+                    shares.append(DayPlan.plan(request, seed: seed + 100, timeLimit: budget).changedShare(from: first, except: except))
+                }
+                print(
+                    String(
+                        format: "%4d  %-21@  %5.1f%% / %5.1f%%          %5.1f%% / %5.1f%%", Int(seed), name as NSString,
+                        shares[0].person * 100, shares[0].time * 100, shares[1].person * 100, shares[1].time * 100))
+            }
+        }
     }
 }
