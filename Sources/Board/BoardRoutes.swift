@@ -182,7 +182,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     /// Whether a POST may act: its CSRF token is the session's and, when the browser says
     /// where the request comes from, it comes from this site.
     func checkForgery(_ request: Request, _ form: FormFields, expected: String) -> Bool {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" { return false }
+        if FormGuard.crossSite(request) { return false }
         if let origin = request.headers[HTTPField.Name("Origin")!] {
             if let expected = configuration.publicOrigin {
                 guard origin.lowercased() == expected.lowercased() else { return false }
@@ -191,13 +191,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
             }
         }
         let given = form["csrf"] ?? request.headers[HTTPField.Name("X-CSRF-Token")!] ?? ""
-        return Self.equalInConstantTime(given, expected)
-    }
-
-    static func equalInConstantTime(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count, !x.isEmpty else { return false }
-        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return FormGuard.matches(given, expected)
     }
 
     func readForm(_ request: Request) async throws -> FormFields {

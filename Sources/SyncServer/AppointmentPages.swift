@@ -123,10 +123,7 @@ struct AppointmentPages: Sendable {
         // The page's own form, before anything is asked of the master: its token matches its cookie, and a
         // browser that says where it comes from says here.
         let cookie = request.cookies[Self.cookie].map { String($0.value) } ?? ""
-        let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!]
-        guard site == nil || site == "same-origin" || site == "none", !cookie.isEmpty,
-            Self.equalInConstantTime(form["csrf"] ?? "", cookie)
-        else {
+        guard !FormGuard.crossSite(request), !cookie.isEmpty, FormGuard.matches(form["csrf"] ?? "", cookie) else {
             return respond(
                 AppointmentHTML.problem(AppointmentHTML.words(.en).forged, language: .en, back: "/appointment/\(secret)", company: company),
                 status: .forbidden)
@@ -175,12 +172,6 @@ struct AppointmentPages: Sendable {
     struct TooMany: ShownError {
         var status: HTTPResponse.Status { .tooManyRequests }
         var shownMessage: String { "too many looks at this page: try again in a minute" }
-    }
-
-    static func equalInConstantTime(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count, !x.isEmpty else { return false }
-        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     func notFound() -> Response {
