@@ -35,10 +35,9 @@ extension CentralStore {
             """
             SELECT f.id, f.replica, f.person_id, f.change_id, f.task_id, f.operation, coalesce(f.conflict, 'invalid') AS rule,
                    coalesce(f.detail, 'the master did not take it') AS reason, f.recorded_at,
-                   CASE WHEN f.resolved_at IS NOT NULL
-                        THEN coalesce(nullif(f.resolution, ''), 'decided')
-                             || coalesce(' (' || p.first_name || ' ' || p.last_name || ')', '') END AS decision
-            FROM field_changes f LEFT JOIN people p ON p.id = f.resolved_by WHERE f.id = ANY(\(ids)) ORDER BY f.id
+                   -- A dismissal's reason alone (written for the worker; a team's file holds it): never a manager's own note.
+                   CASE WHEN f.resolved_at IS NOT NULL AND f.resolution LIKE 'dismissed: %' THEN f.resolution END AS decision
+            FROM field_changes f WHERE f.id = ANY(\(ids)) ORDER BY f.id
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)

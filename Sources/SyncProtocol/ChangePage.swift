@@ -119,7 +119,7 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var reason: String
         public var decidedAt: Int64
         public var rowVersion: Int64
-        /// What the dispatcher decided once they looked at it ("dismissed: ... (Max Boss)"); absent until then.
+        /// The dispatcher's dismissal, with the reason written for the worker ("dismissed: ..."); absent until then.
         public var decision: String?
 
         public init(

@@ -83,7 +83,7 @@ public struct FieldRefusal: Sendable, Equatable {
     /// Why, in words for the worker.
     public var reason: String
     public var decidedAt: Date
-    /// What the dispatcher decided once they looked at it ("dismissed: ... (Max Boss)"); nil until then.
+    /// The dispatcher's dismissal, with the reason written for the worker ("dismissed: ..."); nil until then.
     public var decision: String?
 
     public init(

@@ -141,11 +141,12 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
         }
     }
 
-    /// Whether `minutes` of work fit in `window` before or after `visit` (nil: they do not overlap at all).
+    /// Whether `minutes` of work fit around `visit` with their start in `window` (a window is when
+    /// work starts): done before the visit, or begun after it within the window (nil: they do not
+    /// overlap at all).
     static func fits(_ minutes: Double, in window: TimeWindow, around visit: DateInterval) -> Bool? {
         guard visit.start < window.end, window.start < visit.end else { return nil }
-        let room = max(visit.start.timeIntervalSince(window.start), window.end.timeIntervalSince(visit.end))
-        return room >= minutes * 60
+        return visit.start.timeIntervalSince(window.start) >= minutes * 60 || visit.end < window.end
     }
 
     /// Whole minutes it is late at `now` (0 when it is not late).

@@ -196,11 +196,11 @@ public struct WorkTime: Sendable, Equatable {
 /// it (their ``WorkingDay``s' free stretches meet it). The rule suggestions follow, beside the
 /// planner's; a task's span is ``span(of:zone:now:)``.
 public enum Availability {
-    /// When a task is to be done: its window; without one (or with one already over), from now
-    /// until it is due, at least the next 24 hours and at most 7 days.
+    /// When a task is to be done: what is left of its window; without one (or with one already
+    /// over), from now until it is due, at most 7 days (the next 24 hours when it is not due or due already).
     public static func span(of task: FieldTask, now: Date) -> DateInterval {
-        if let window = task.window, window.end > now { return DateInterval(start: window.start, end: window.end) }
-        let until = min(max(task.dueAt ?? now, now.addingTimeInterval(86_400)), now.addingTimeInterval(7 * 86_400))
+        if let window = task.window, window.end > now { return DateInterval(start: max(window.start, now), end: window.end) }
+        let until = task.dueAt.flatMap { $0 > now ? min($0, now.addingTimeInterval(7 * 86_400)) : nil } ?? now.addingTimeInterval(86_400)
         return DateInterval(start: now, end: until)
     }
 

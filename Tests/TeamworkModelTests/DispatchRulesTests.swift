@@ -172,7 +172,9 @@ struct DispatchRulesTests {
         #expect(booked([try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 4), planned: 0.5)]) == [1, 2])
         // An unplanned task whose window still has room beside a planned visit is not; one whose window the visit fills is.
         #expect(booked([try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 2))]).isEmpty)
-        #expect(booked([try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 1))]) == [1, 2])
+        #expect(booked([try task(1, window: (0, 4), planned: 0), try task(2, window: (0, 0.75))]) == [1, 2])
+        // A window is when work starts: a visit until 00:15 leaves a 00:00-00:30 window room to begin after it (review).
+        #expect(booked([try task(1, window: nil, planned: -0.5), try task(2, window: (0, 0.5))]).isEmpty)
         // A planned task with no window beside an unplanned one far away: nothing.
         #expect(booked([try task(1, window: nil, planned: 0), try task(2, window: (3, 4))]).isEmpty)
     }

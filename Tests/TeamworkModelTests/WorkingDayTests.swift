@@ -42,16 +42,24 @@ struct WorkingDayTests {
         #expect(sunday.free.isEmpty && sunday.away == nil)
     }
 
-    @Test func aTaskWithoutAWindowIsToBeDoneFromNowUntilDueAtLeastADayAtMostAWeek() throws {
+    @Test func aTaskIsToBeDoneInWhatIsLeftOfItsWindowElseFromNowUntilDueAtMostAWeek() throws {
         let now = try ISODate.parse("2026-11-30T08:00:00Z")
         var task = DispatchRulesTests.task()
-        #expect(Availability.span(of: task, now: now).duration == 86_400)
+        #expect(Availability.span(of: task, now: now).duration == 86_400, "not due: the next 24 hours")
+        task.dueAt = now.addingTimeInterval(2 * 3600)
+        #expect(Availability.span(of: task, now: now).duration == 2 * 3600, "due in two hours: until then (review)")
+        task.dueAt = now.addingTimeInterval(-3600)
+        #expect(Availability.span(of: task, now: now).duration == 86_400, "overdue: the next 24 hours")
         task.dueAt = now.addingTimeInterval(3 * 86_400)
         #expect(Availability.span(of: task, now: now).duration == 3 * 86_400)
         task.dueAt = now.addingTimeInterval(30 * 86_400)
         #expect(Availability.span(of: task, now: now).duration == 7 * 86_400)
         task.window = try TimeWindow.parse("2026-12-02T10:00:00Z/PT2H")
         #expect(Availability.span(of: task, now: now) == DateInterval(start: task.window!.start, end: task.window!.end))
+        let begun = try TimeWindow.parse("2026-11-30T06:00:00Z/PT4H")
+        task.window = begun
+        #expect(Availability.span(of: task, now: now) == DateInterval(start: now, end: begun.end), "a window begun: from now")
+        task.window = try TimeWindow.parse("2026-12-02T10:00:00Z/PT2H")
         #expect(Availability.days(of: Availability.span(of: task, now: now), zone: .utc).map(\.description) == ["2026-12-02"])
     }
 }

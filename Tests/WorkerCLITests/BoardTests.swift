@@ -273,6 +273,9 @@ struct BoardTests {
                     _ = try await WorkerTool.run(home, "sync")
                     return try await WorkerTool.run(home, "status").stdout.contains("your completion stands")
                 }
+                // An acceptance is no refusal: nothing marks her completion set aside (review of sql/0031).
+                let status = try await WorkerTool.run(home, "status").stdout
+                #expect(!status.contains("the dispatcher decided") && !status.contains("Refused"), "\(status)")
             }
         }
     }

@@ -135,7 +135,7 @@ struct FullLoopTests {
             #expect(
                 try await eventually(within: .seconds(30)) {
                     _ = try await WorkerTool.run(home, "sync")
-                    return try await status().contains("the dispatcher decided: dismissed: the customer cancelled; no charge (Max Boss)")
+                    return try await status().contains("the dispatcher decided: dismissed: the customer cancelled; no charge")
                 }, "\(shown)\n\(service.logTail(20))")
             // A reason is required, and nothing changes without one.
             let bare = try await manager.run(["conflicts", "dismiss", String(conflict.id), "--reason", "  "])

@@ -1,5 +1,5 @@
--- Sends a decided conflict (a change the master did not take) to the replica the
--- change came from (migration 0031): a 'refusal' feed entry for its ledger row,
+-- Sends a dismissed conflict (a change the master did not take, set aside with a
+-- reason for the worker) to the replica the change came from (migration 0031): a 'refusal' feed entry for its ledger row,
 -- routed as teamwork_set_aside_field_change routes one. Definer: the manager who
 -- decides may not append to the feed.
 CREATE OR REPLACE FUNCTION teamwork_field_change_decided() RETURNS trigger

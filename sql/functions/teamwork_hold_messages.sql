@@ -1,6 +1,8 @@
 -- Holds customers' messages about tasks on p_day (each on its own clock) of team
 -- p_team, or of every team when NULL (migration 0032), as the signed-in manager:
--- what is queued from now on waits, and what waits to go already is held too.
+-- what is queued from now on waits, and so does what is due to go and not being
+-- sent now (a message the sender holds is leased into the future: it finishes as
+-- it is, and its record is kept).
 -- Returns the hold's id (the same hold again: the one there is).
 CREATE OR REPLACE FUNCTION teamwork_hold_messages(p_day date, p_team bigint, p_note text) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -22,7 +24,7 @@ BEGIN
     UPDATE public.customer_messages m
        SET state = 'held', reason = 'held for ' || p_day || ': the dispatcher releases the day'
       FROM public.tasks t
-     WHERE m.task_id = t.id AND m.state = 'pending' AND m.attempts = 0
+     WHERE m.task_id = t.id AND m.state = 'pending' AND m.next_attempt_at <= now()
        AND public.teamwork_message_day(t.id) = p_day AND (p_team IS NULL OR t.team_id = p_team);
     RETURN v_id;
 END

@@ -20,7 +20,8 @@ BEGIN
     IF NOT FOUND OR c.erased_at IS NOT NULL THEN
         RETURN;
     END IF;
-    IF v_day IS NOT NULL AND public.teamwork_marked('hold_messages') IS NOT NULL THEN
+    -- (A personal task's day is not held by an import: a hold without a team holds every team's.)
+    IF v_day IS NOT NULL AND v_team IS NOT NULL AND public.teamwork_marked('hold_messages') IS NOT NULL THEN
         INSERT INTO public.message_holds (day, team_id, note, created_by)
         VALUES (v_day, v_team, public.teamwork_marked('hold_messages'), public.teamwork_actor_id()) ON CONFLICT DO NOTHING;
     END IF;
