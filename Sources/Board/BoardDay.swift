@@ -53,6 +53,8 @@ struct DayView: Sendable {
 
     /// What narrows the cards: a search, statuses, priorities, a skill, late only.
     var filters = Filters()
+    /// The holds on this day's customer messages (`customer hold`, or an import that holds its own).
+    var holds: [MessageHold] = []
 
     struct Filters: Sendable {
         var search = ""
@@ -168,7 +170,8 @@ struct DayView: Sendable {
         return DayView(
             day: day, teams: teams, chosen: chosen, zone: view.zone, columns: columns, sites: sites, names: names,
             now: now, feed: view.feed, conflicts: try await store.openConflictsByTask(),
-            appointments: try await store.appointments(taskIDs: tasks.map(\.id)), filters: filters)
+            appointments: try await store.appointments(taskIDs: tasks.map(\.id)), filters: filters,
+            holds: try await store.messageHolds().filter { $0.day == day })
     }
 }
 
@@ -229,6 +232,21 @@ extension BoardRoutes {
 }
 
 extension BoardPages {
+    /// A line per hold on the day's customer messages, with the button that sends them.
+    static func held(_ view: DayView, session: BoardSession) -> HTML {
+        let lines: [HTML] = view.holds.map { hold in
+            let team = hold.teamID.map { id in view.teams.first { $0.id == id }?.name ?? "team \(id)" }
+            return """
+                <form class="held" method="post" action="/board/messages/release"><input type="hidden" name="csrf" value="\(session.csrf)">\
+                <input type="hidden" name="day" value="\(hold.day.description)"><input type="hidden" name="team" value="\(hold.teamID.map(String.init) ?? "")">\
+                <input type="hidden" name="back" value="/board?\(view.query)">\
+                <p>Customers' messages about \(hold.day.description)\(team.map { " (\($0))" } ?? "") are held: \(quantity(hold.held, "message")) waiting\
+                \(hold.note.isEmpty ? HTML.empty : " — \(hold.note)"). <button type="submit">Release them</button></p></form>
+                """
+        }
+        return lines.isEmpty ? .empty : "\(lines)"
+    }
+
     static func day(_ view: DayView, session: BoardSession) -> HTML {
         let kept = view.chosen.map { ("team", $0.slug) } + view.filters.fields
         let previous = FormFields.query([("day", view.day.adding(days: -1).description)] + kept)
@@ -264,7 +282,7 @@ extension BoardPages {
             <button type="submit">Show</button>\(view.filters.isEmpty ? HTML.empty : " <a href=\"/board?\(FormFields.query([("day", view.day.description)] + view.chosen.map { ("team", $0.slug) }))\">Clear the filters</a>")
             <a href="/board?\(previous)" rel="prev">Previous day</a> <a href="/board?\(today)">Today</a> <a href="/board?\(next)" rel="next">Next day</a>
             </form>
-            \(planButton(view))
+            \(planButton(view))\(held(view, session: session))
             <div id="live">\(live(view, session: session))</div>
             """
     }

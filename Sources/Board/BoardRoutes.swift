@@ -101,6 +101,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
         board.post("tasks/:id/:action") { request, context in try await taskAction(request, context) }
         board.get("plan") { request, context in try await page(request, context) { session in try await planPage(request, session) } }
         board.post("plan") { request, context in try await applyPlan(request, context) }
+        board.post("messages/release") { request, context in try await releaseMessages(request, context) }
         board.get("conflicts") { request, context in
             try await page(request, context) { session in try await conflictsPage(request, session) }
         }

@@ -280,6 +280,27 @@ struct BoardTests {
         }
     }
 
+    /// A held day says so on the board, with how many messages wait, and one button sends them
+    /// (issue 50: the CLI alone could release a day).
+    @Test func aHeldDayIsSaidOnTheBoardAndReleasedWithOneButton() async throws {
+        try await Self.withBoard { scene in
+            _ = try await scene.manager.ok("customer", "add", "--name", "Ola", "--email", "ola@example.org", "--consent")
+            _ = try await scene.manager.ok("customer", "hold", "--on", scene.today, "--team", "red", "--note", "preparing")
+            _ = try await scene.manager.ok(
+                "task", "create", "--title", "Visit Ola", "--team", "red", "--customer", "ola@example.org", "--window",
+                "\(scene.today)T23:00/PT30M")
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                let line = try await page.evaluate("document.querySelector('form.held p').textContent").string ?? ""
+                #expect(line.contains("are held: 1 message waiting") && line.contains("preparing"), "\(line)")
+                try await page.clickAndWaitForNavigation("form.held button")
+                #expect(try await page.html().contains("Released \(scene.today): 1 message to customers goes now"))
+                #expect(try await page.evaluate("document.querySelector('form.held') === null").bool == true)
+            }
+            #expect(try await scene.manager.ok("customer", "holds").contains("No day is held."))
+        }
+    }
+
     /// The day on paper and in a spreadsheet: printed (A4, through the browser's own PDF) each
     /// worker's column is a page of its own; the CSV export has every card of the board, by worker,
     /// with its minutes late as the card says them.
