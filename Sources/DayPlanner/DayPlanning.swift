@@ -58,6 +58,10 @@ public struct DayRequest: Sendable {
     /// What giving a task to someone other than who has it costs, in minutes of driving: a re-plan
     /// changes only what it must (a task moves when that saves more than this). 0: no preference.
     public var moveMinutes: Double = 20
+    /// What each minute an urgent task starts later costs, in minutes of driving: urgent work is
+    /// served early when that costs little. 0: only windows and due times.
+    public var urgentLateness: Double = Self.defaultUrgentLateness
+    public static let defaultUrgentLateness = 0.1
 
     public init(facts: DayFacts, hours: DayHours, from: Date? = nil, travel: TravelEstimate? = nil) {
         self.facts = facts
@@ -268,7 +272,9 @@ public struct DayPlan: Sendable, Codable, Equatable {
                 // Held by someone who is not working: no one else may take it.
                 pinnedTo: pinnedAway.contains(index) ? -1 : pinned,
                 // Whoever has it keeps it unless giving it away saves more than moveMinutes of driving.
-                stays: task.assigneeID.flatMap { workerIndex[$0] }, moveCost: request.moveMinutes)
+                stays: task.assigneeID.flatMap { workerIndex[$0] }, moveCost: request.moveMinutes,
+                // Urgent work early: a minute later costs a fraction of a minute's drive.
+                lateness: task.priority == .urgent ? request.urgentLateness : 0)
         }
         let vehicles = workers.enumerated().map { index, worker in
             RoutingProblem.Vehicle(

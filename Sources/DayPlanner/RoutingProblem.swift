@@ -25,13 +25,17 @@ public struct RoutingProblem: Sendable {
         /// travel: a re-plan changes only what it must.
         public var stays: Int?
         public var moveCost: Double = 0
+        /// What each minute its service begins later costs, in units of travel: urgent work is served
+        /// early when that costs little driving. 0: only its window and due time matter.
+        public var lateness: Double = 0
 
         public init(
             place: Int, earliest: Double, latest: Double, service: Double, load: Double = 0, skills: Set<String> = [],
-            penalty: Double = 1_000_000, pinnedTo: Int? = nil, stays: Int? = nil, moveCost: Double = 0
+            penalty: Double = 1_000_000, pinnedTo: Int? = nil, stays: Int? = nil, moveCost: Double = 0, lateness: Double = 0
         ) {
             self.stays = stays
             self.moveCost = moveCost
+            self.lateness = lateness
             self.place = place
             self.earliest = earliest
             self.latest = latest

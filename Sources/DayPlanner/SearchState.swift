@@ -10,8 +10,10 @@ struct SearchState {
     var begins: [[Double]]
     var latest: [[Double]]
     var distances: [Double]
-    /// Per route, what its jobs that another vehicle has now cost for moving (``RoutingProblem/Job/moveCost``).
+    /// Per route, what its jobs that another vehicle has now cost for moving (``RoutingProblem/Job/moveCost``),
+    /// and what its jobs' begins cost (``RoutingProblem/Job/lateness``).
     var moves: [Double]
+    var waits: [Double]
     /// Jobs in no route.
     var pending: [Int] = []
 
@@ -31,10 +33,13 @@ struct SearchState {
         latest = Array(repeating: [], count: count)
         distances = Array(repeating: 0, count: count)
         moves = Array(repeating: 0, count: count)
+        waits = Array(repeating: 0, count: count)
     }
 
     var distance: Double { distances.reduce(0, +) }
-    var cost: Double { distance + moves.reduce(0, +) + pending.reduce(0) { $0 + problem.jobs[$1].penalty } }
+    var cost: Double {
+        distance + moves.reduce(0, +) + waits.reduce(0, +) + pending.reduce(0) { $0 + problem.jobs[$1].penalty }
+    }
 
     /// What job `u` costs on route `r` for leaving the vehicle that has it now.
     func moveCost(_ u: Int, route r: Int) -> Double {
@@ -64,6 +69,7 @@ struct SearchState {
             at = job.place
         }
         distance += route.isEmpty ? 0 : problem.travel[at][vehicle.end]
+        waits[r] = zip(route, begin).reduce(0) { $0 + problem.jobs[$1.0].lateness * $1.1 }
         var late = [Double](repeating: 0, count: route.count)
         var next = vehicle.end
         var nextLatest = vehicle.latest
@@ -91,7 +97,8 @@ struct SearchState {
         let next = p == route.count ? vehicle.end : problem.jobs[route[p]].place
         let nextLatest = p == route.count ? vehicle.latest : latest[r][p]
         guard begin + job.service + problem.travel[job.place][next] <= nextLatest else { return nil }
-        let moved = moveCost(u, route: r)
+        // Its own begin's cost (the later jobs' shift is left to the route's total).
+        let moved = moveCost(u, route: r) + job.lateness * begin
         if route.isEmpty { return moved + problem.travel[vehicle.start][job.place] + problem.travel[job.place][vehicle.end] }
         return moved + problem.travel[previous][job.place] + problem.travel[job.place][next] - problem.travel[previous][next]
     }

@@ -17,6 +17,8 @@ struct DayBenchmark: AsyncParsableCommand {
     @Option(help: "Workers away (the first all day, the second from noon).") var absences = 2
     @Option(help: "The planner's time budget, in seconds (as day plan --seconds).") var seconds = 1.0
     @Option(help: "Days to plan, one per seed from 1.") var seeds = 3
+    @Option(help: "What each minute an urgent task starts later costs, in minutes of driving (as day plan).")
+    var urgentLateness = DayRequest.defaultUrgentLateness
 
     func validate() throws {
         guard (1...500).contains(workers), (1...5000).contains(tasks), (0...workers).contains(absences) else {
@@ -29,11 +31,12 @@ struct DayBenchmark: AsyncParsableCommand {
         print(
             "day: \(workers) workers, \(tasks) tasks, \(absences) absences; budget \(seconds) s; \(ProcessInfo.processInfo.activeProcessorCount) cores"
         )
-        print("seed  total s  beyond budget s  planned  left out  urgent+high left out  driving min  check")
+        print("seed  total s  beyond budget s  planned  left out  urgent+high left out  driving min  urgent start  check")
         var totals: [Double] = []
         for seed in 1...UInt64(seeds) {
             let facts = DayFacts.synthetic(workers: workers, tasks: tasks, absences: absences, seed: seed)
-            let request = DayRequest(facts: facts, hours: .usual)
+            var request = DayRequest(facts: facts, hours: .usual)
+            request.urgentLateness = urgentLateness
             let clock = ContinuousClock()
             let started = clock.now
             let plan = DayPlan.plan(request, seed: seed, timeLimit: .milliseconds(Int(seconds * 1000)))
@@ -43,6 +46,11 @@ struct DayBenchmark: AsyncParsableCommand {
             let priorities = Dictionary(uniqueKeysWithValues: facts.tasks.map { ($0.id, $0.priority) })
             let important = plan.leftOut.filter { [.urgent, .high].contains(priorities[$0.taskID]) }.count
             let problems = plan.problems(for: request)
+            // When urgent work starts, on average: minutes after 07:00 on the crew's clock.
+            let seven = facts.zone.instant(facts.day, LocalTime(hour: 7, minute: 0)!)
+            let urgentStarts = plan.routes.flatMap(\.visits).filter { priorities[$0.taskID] == .urgent }
+                .map { $0.starts.timeIntervalSince(seven) / 60 }
+            let urgentStart = urgentStarts.isEmpty ? 0 : urgentStarts.reduce(0, +) / Double(urgentStarts.count)
             if seed == 1 {
                 let onSite = facts.tasks.reduce(0.0) { $0 + request.minutesOnSite($1) } / 60
                 let hours = facts.members.compactMap { facts.workingDay($0, otherwise: request.hours).at?.duration }.reduce(0, +) / 3600
@@ -50,9 +58,9 @@ struct DayBenchmark: AsyncParsableCommand {
             }
             print(
                 String(
-                    format: "%4d  %7.2f  %15.2f  %7d  %8d  %20d  %11.0f  %@", Int(seed), total, total - seconds,
+                    format: "%4d  %7.2f  %15.2f  %7d  %8d  %20d  %11.0f  %8.0f min  %@", Int(seed), total, total - seconds,
                     plan.routes.flatMap(\.visits).count, plan.leftOut.count, important, plan.routes.map(\.drivingMinutes).reduce(0, +),
-                    problems.isEmpty ? "feasible" : "\(problems.count) problem(s): \(problems[0])"))
+                    urgentStart, problems.isEmpty ? "feasible" : "\(quantity(problems.count, "problem")): \(problems[0])"))
         }
         print(String(format: "slowest %.2f s, mean %.2f s", totals.max() ?? 0, totals.reduce(0, +) / Double(totals.count)))
         stability()

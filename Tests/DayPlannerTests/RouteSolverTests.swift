@@ -31,6 +31,30 @@ struct RouteSolverTests {
         return RoutingProblem(jobs: jobs, vehicles: fleet, travel: travel)
     }
 
+    /// Seen on main (issue 50): urgent work was left late when serving it early cost little driving.
+    /// On a road from the depot (0) to the worker's home (15), jobs at 5, 10 and an urgent one at 15,
+    /// an hour on site each: taking the urgent one first costs 20 minutes more driving and starts it
+    /// two hours earlier. With a quarter of a driving minute per minute late, it goes first; with no
+    /// lateness cost, last (the shortest drive).
+    @Test func urgentWorkIsServedEarlyWhenThatCostsLittleDriving() {
+        let places = [0.0, 15, 5, 10, 15]
+        let travel = places.map { a in places.map { b in abs(a - b) } }
+        func plan(lateness: Double) -> [Int] {
+            let jobs = [
+                RoutingProblem.Job(place: 2, earliest: 0, latest: 480, service: 60),
+                RoutingProblem.Job(place: 3, earliest: 0, latest: 480, service: 60),
+                RoutingProblem.Job(place: 4, earliest: 0, latest: 480, service: 60, lateness: lateness),
+            ]
+            let problem = RoutingProblem(
+                jobs: jobs, vehicles: [RoutingProblem.Vehicle(start: 0, end: 1, earliest: 0, latest: 480)], travel: travel)
+            let solution = RouteSolver(seed: 1, iterations: 500).solve(problem)
+            #expect(solution.problems(in: problem).isEmpty)
+            return solution.routes[0]
+        }
+        #expect(plan(lateness: 0.25).first == 2, "urgent first: \(plan(lateness: 0.25))")
+        #expect(plan(lateness: 0) == [0, 1, 2], "no lateness cost: the shortest drive")
+    }
+
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func everyPlanKeepsWindowsHoursCapacityAndSkillsAndHoldsEachJobOnce(seed: UInt64) {
         let problem = Self.day(jobs: 60, vehicles: 8, seed: seed)
