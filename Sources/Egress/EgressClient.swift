@@ -153,9 +153,12 @@ public enum EgressClient {
                 promise.fail(timedOut())
                 channel.close(promise: nil)
             }
-            defer {
+            // Closed, and its close waited for, before the caller hears of the answer: the next request
+            // for the same receiver (one in flight per subscription) never overlaps this connection.
+            func closed() async {
                 closer.cancel()
                 channel.close(promise: nil)
+                _ = try? await channel.closeFuture.get()
             }
             var head = HTTPRequestHead(version: .http1_1, method: request.method, uri: Self.target(request.url))
             let defaultPort = (scheme == "https" && port == 443) || (scheme == "http" && port == 80)
@@ -171,10 +174,14 @@ public enum EgressClient {
             }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             do {
-                return try await promise.futureResult.get()
+                let answer = try await promise.futureResult.get()
+                await closed()
+                return answer
             } catch let failure as EgressFailure {
+                await closed()
                 throw failure
             } catch {
+                await closed()
                 throw EgressFailure("\(host): \(Self.describe(error))")
             }
         }

@@ -135,11 +135,28 @@ struct RunAll: AsyncParsableCommand {
             allowed: try egressAllowed())
         webhookSettings.retryBase = .milliseconds(Int(webhookRetry * 1000))
         webhookSettings.timeout = .milliseconds(Int(webhookTimeout * 1000))
+        // Connections out of the service (webhooks, texts, OSRM), now and at most: the egress budget's own count.
+        func egressGauge(_ metric: String, _ help: String) -> Gauge {
+            registry.makeGauge(
+                descriptor: MetricNameDescriptor(
+                    namespace: "teamwork", subsystem: "egress", metricName: metric, unitName: "", helpText: help))
+        }
+        let (egressOpen, egressMost) = (
+            egressGauge("connections", "Connections out of the service open now (webhooks, texts, OSRM)"),
+            egressGauge("connections_most", "The most connections out of the service open at once since it started")
+        )
+        let egressSeen: @Sendable () -> Void = {
+            egressOpen.set(Double(EgressBudget.shared.open))
+            egressMost.set(Double(EgressBudget.shared.most))
+        }
         let webhookProgress = Self.senderProgress(
             registry, subsystem: "webhooks", sent: ("delivered", "Webhook deliveries the receiver took (2xx)"),
             failed: "Webhook attempts that failed (retried, or failed for good)",
             pending: "Webhook deliveries waiting to go, of subscriptions not paused"
-        ) { status.passed(.webhooks) }
+        ) {
+            status.passed(.webhooks)
+            egressSeen()
+        }
         services.append(
             WebhookService(
                 databaseURL: generator.configuration.databaseURL, settings: webhookSettings,
@@ -161,7 +178,10 @@ struct RunAll: AsyncParsableCommand {
         let messageProgress = Self.senderProgress(
             registry, subsystem: "messages", sent: ("sent", "Customer messages sent (email and SMS)"),
             failed: "Customer message attempts that failed (retried, or failed for good)", pending: "Customer messages waiting to go"
-        ) { status.passed(.messages) }
+        ) {
+            status.passed(.messages)
+            egressSeen()
+        }
         services.append(
             MessageService(
                 databaseURL: generator.configuration.databaseURL, settings: messageSettings, logger: Logger(label: "teamwork.messages"),
