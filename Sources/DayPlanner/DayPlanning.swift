@@ -61,6 +61,9 @@ public struct DayRequest: Sendable {
     /// What each minute an urgent task starts later costs, in minutes of driving: urgent work is
     /// served early when that costs little. 0: only windows and due times.
     public var urgentLateness: Double = Self.defaultUrgentLateness
+    /// What each minute a task's expected start moves from the plan before costs, in minutes of
+    /// driving: a re-plan keeps times where it can (a worker and a customer were told them). 0: free.
+    public var retimeMinutes: Double = 0.05
     public static let defaultUrgentLateness = 0.1
 
     public init(facts: DayFacts, hours: DayHours, from: Date? = nil, travel: TravelEstimate? = nil) {
@@ -274,7 +277,9 @@ public struct DayPlan: Sendable, Codable, Equatable {
                 // Whoever has it keeps it unless giving it away saves more than moveMinutes of driving.
                 stays: task.assigneeID.flatMap { workerIndex[$0] }, moveCost: request.moveMinutes,
                 // Urgent work early: a minute later costs a fraction of a minute's drive.
-                lateness: task.priority == .urgent ? request.urgentLateness : 0)
+                lateness: task.priority == .urgent ? request.urgentLateness : 0,
+                // Its time in the plan before: kept where it can be (started work has none to keep).
+                was: task.status == .inProgress ? nil : task.plannedStart.map(minutes), retimeCost: request.retimeMinutes)
         }
         let vehicles = workers.enumerated().map { index, worker in
             RoutingProblem.Vehicle(

@@ -28,11 +28,18 @@ public struct RoutingProblem: Sendable {
         /// What each minute its service begins later costs, in units of travel: urgent work is served
         /// early when that costs little driving. 0: only its window and due time matter.
         public var lateness: Double = 0
+        /// When its service was to begin in the plan before (nil: none), and what each minute of
+        /// change from it costs, in units of travel: a re-plan keeps times where it can.
+        public var was: Double?
+        public var retimeCost: Double = 0
 
         public init(
             place: Int, earliest: Double, latest: Double, service: Double, load: Double = 0, skills: Set<String> = [],
-            penalty: Double = 1_000_000, pinnedTo: Int? = nil, stays: Int? = nil, moveCost: Double = 0, lateness: Double = 0
+            penalty: Double = 1_000_000, pinnedTo: Int? = nil, stays: Int? = nil, moveCost: Double = 0, lateness: Double = 0,
+            was: Double? = nil, retimeCost: Double = 0
         ) {
+            self.was = was
+            self.retimeCost = retimeCost
             self.stays = stays
             self.moveCost = moveCost
             self.lateness = lateness

@@ -41,6 +41,12 @@ struct SearchState {
         distance + moves.reduce(0, +) + waits.reduce(0, +) + pending.reduce(0) { $0 + problem.jobs[$1].penalty }
     }
 
+    /// What job `u`'s service beginning at `begin` costs: its lateness, and its change from the time it had.
+    func timeCost(_ u: Int, begin: Double) -> Double {
+        let job = problem.jobs[u]
+        return job.lateness * begin + (job.was.map { abs(begin - $0) * job.retimeCost } ?? 0)
+    }
+
     /// What job `u` costs on route `r` for leaving the vehicle that has it now.
     func moveCost(_ u: Int, route r: Int) -> Double {
         let job = problem.jobs[u]
@@ -69,7 +75,7 @@ struct SearchState {
             at = job.place
         }
         distance += route.isEmpty ? 0 : problem.travel[at][vehicle.end]
-        waits[r] = zip(route, begin).reduce(0) { $0 + problem.jobs[$1.0].lateness * $1.1 }
+        waits[r] = zip(route, begin).reduce(0) { $0 + timeCost($1.0, begin: $1.1) }
         var late = [Double](repeating: 0, count: route.count)
         var next = vehicle.end
         var nextLatest = vehicle.latest
@@ -98,7 +104,7 @@ struct SearchState {
         let nextLatest = p == route.count ? vehicle.latest : latest[r][p]
         guard begin + job.service + problem.travel[job.place][next] <= nextLatest else { return nil }
         // Its own begin's cost (the later jobs' shift is left to the route's total).
-        let moved = moveCost(u, route: r) + job.lateness * begin
+        let moved = moveCost(u, route: r) + timeCost(u, begin: begin)
         if route.isEmpty { return moved + problem.travel[vehicle.start][job.place] + problem.travel[job.place][vehicle.end] }
         return moved + problem.travel[previous][job.place] + problem.travel[job.place][next] - problem.travel[previous][next]
     }

@@ -67,12 +67,12 @@ struct DayBenchmark: AsyncParsableCommand {
     }
 
     /// How much a re-plan unsettles: the day planned and applied, then one change (the busiest worker
-    /// off sick all day; one new urgent task) and planned again, with the cost for moving a task
-    /// from who has it (20 min of driving, as `day plan`) and without (0): the share of the other
-    /// tasks whose person, and whose time, changed. Ratios from the same run.
+    /// off sick all day; one new urgent task) and planned again, with the costs for moving a task
+    /// from who has it and from its time (as `day plan`) and without them (0): the share of the
+    /// other tasks whose person, and whose time, changed. Ratios from the same run.
     func stability() {
         print("re-plan after one change: share of the other tasks that change person / time")
-        print("seed  change                 with 20 min per move     without (0)")
+        print("seed  change                 with the costs           without (0)")
         for seed in 1...UInt64(seeds) {
             let facts = DayFacts.synthetic(workers: workers, tasks: tasks, absences: absences, seed: seed)
             let budget = Duration.milliseconds(Int(seconds * 1000))
@@ -96,9 +96,9 @@ struct DayBenchmark: AsyncParsableCommand {
                 ("busiest worker sick", sick, Set(busiest?.visits.map(\.taskID) ?? [])), ("one new urgent task", urgent, [999_999]),
             ] as [(String, DayFacts, Set<Int64>)] {
                 var shares: [(person: Double, time: Double)] = []
-                for minutes in [20.0, 0] {
+                for keep in [true, false] {
                     var request = DayRequest(facts: changed, hours: .usual)
-                    request.moveMinutes = minutes
+                    if !keep { (request.moveMinutes, request.retimeMinutes) = (0, 0) }
                     shares.append(DayPlan.plan(request, seed: seed + 100, timeLimit: budget).changedShare(from: first, except: except))
                 }
                 print(
