@@ -60,14 +60,21 @@ struct EgressTests {
         #expect(await receiver.drained(within: 5), "the connection is closed once the limit is read")
     }
 
+    /// A body dribbled forever never reaches the 1 MB limit: the 1 s deadline ends it, says so, and
+    /// closes the connection. (No wall-clock bound tighter than "it ends": the suite's start loads the
+    /// machine, and a CI run saw 8.8 s from the call to its end.)
     @Test func anAnswerThatNeverEndsEndsAtTheDeadlineWithItsConnection() async throws {
         let receiver = try await HostileReceiver(.dribble(every: .milliseconds(50)))
         defer { Task { await receiver.stop() } }
         let started = ContinuousClock.now
-        await #expect(throws: EgressFailure.self) {
+        var failure: EgressFailure?
+        do {
             _ = try await EgressClient.send(Self.post(receiver.port), policy: Self.loopback, timeout: .seconds(1), bodyLimit: 1 << 20)
+        } catch let error as EgressFailure {
+            failure = error
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(failure?.description.contains("no whole answer within 1.0 seconds") == true, "\(String(describing: failure))")
+        #expect(ContinuousClock.now - started < .seconds(60), "it ends")
         #expect(await receiver.drained(within: 5), "the deadline closes the connection, not only the wait")
     }
 
