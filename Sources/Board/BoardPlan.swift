@@ -44,42 +44,37 @@ extension BoardRoutes {
             configuration: configuration)
     }
 
-    /// `POST /board/plan`: makes the plan the preview showed, in one transaction as the signed-in
-    /// manager. Each `a` field is one task as the plan leaves it (`task:version:person:start`, an
-    /// empty person for the team, an empty start for none); a task changed since the preview
-    /// refuses the whole plan.
     /// `POST /board/messages/release`: sends a held day's customer messages (`day`, and `team`, empty
     /// for the hold of every team), as the signed-in manager.
     func releaseMessages(_ request: Request, _ context: Context) async throws -> Response {
-        try await act(
-            request, context,
-            refused: { problem, session in
-                BoardPages.response(
-                    BoardPages.layout(
-                        title: "Nothing released", session: session, current: "board", problem: problem.message,
-                        main: "<h1>Nothing was released</h1><p><a href=\"/board\">Back to the board</a></p>"),
-                    status: problem.status, configuration: configuration)
-            }
-        ) { store, form in
+        try await act(request, context, refused: refusedPage(title: "Nothing released", heading: "Nothing was released")) {
+            store, form in
             let day = try LocalDate(parsing: form["day"] ?? "", field: "day")
             let team = form["team"] ?? ""
             guard team.isEmpty || Int64(team).map({ $0 > 0 }) == true else { throw BoardProblem(.unprocessableContent, "no such team") }
             let released = try await store.releaseMessages(day: day, teamID: Int64(team))
-            return "Released \(day): \(quantity(released, "message")) to customers \(released == 1 ? "goes" : "go") now"
+            return MessageHold.released(released, on: day)
         }
     }
 
+    /// The page an action refused shows: its heading, the problem in the flash, and the way back.
+    func refusedPage(title: String, heading: String) -> (BoardProblem, BoardSession) async throws -> Response {
+        { problem, session in
+            BoardPages.response(
+                BoardPages.layout(
+                    title: title, session: session, current: "board", problem: problem.message,
+                    main: "<h1>\(heading)</h1><p><a href=\"/board\">Back to the board</a></p>"),
+                status: problem.status, configuration: configuration)
+        }
+    }
+
+    /// `POST /board/plan`: makes the plan the preview showed, in one transaction as the signed-in
+    /// manager. Each `a` field is one task as the plan leaves it (`task:version:person:start`, an
+    /// empty person for the team, an empty start for none); a task changed since the preview
+    /// refuses the whole plan.
     func applyPlan(_ request: Request, _ context: Context) async throws -> Response {
-        try await act(
-            request, context,
-            refused: { problem, session in
-                BoardPages.response(
-                    BoardPages.layout(
-                        title: "Plan not applied", session: session, current: "board", problem: problem.message,
-                        main: "<h1>The plan was not applied</h1><p><a href=\"/board\">Back to the board</a></p>"),
-                    status: problem.status, configuration: configuration)
-            }
-        ) { store, form in
+        try await act(request, context, refused: refusedPage(title: "Plan not applied", heading: "The plan was not applied")) {
+            store, form in
             guard let teamText = form["team"], let teamID = Int64(teamText), teamID > 0 else {
                 throw BoardProblem(.unprocessableContent, "a plan names its team")
             }

@@ -209,6 +209,11 @@ public struct MessageHold: Sendable, Codable, Equatable {
     public var note: String
     /// How many messages it holds now.
     public var held: Int
+
+    /// What releasing a day says: `Released 2026-12-01: 1 message to customers goes now`.
+    public static func released(_ count: Int, on day: LocalDate) -> String {
+        "Released \(day): \(quantity(count, "message")) to customers \(count == 1 ? "goes" : "go") now"
+    }
 }
 
 extension CentralStore {

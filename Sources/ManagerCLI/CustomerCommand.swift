@@ -179,7 +179,7 @@ struct CustomerCommand: AsyncParsableCommand {
                 let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
                 return try await store.releaseMessages(day: day, teamID: teamID)
             }
-            Output.line("Released \(day): \(quantity(released, "message")) to customers \(released == 1 ? "goes" : "go") now")
+            Output.line(MessageHold.released(released, on: day))
         }
     }
 
