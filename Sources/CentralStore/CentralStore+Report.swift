@@ -161,18 +161,34 @@ extension CentralStore {
     /// Creates `name` on the server if it does not exist. Needs a connection to
     /// another database of the same server (usually `postgres`) and CREATEDB.
     public func createDatabaseIfMissing(_ name: String) async throws -> Bool {
-        let found = try await rows("SELECT 1 FROM pg_database WHERE datname = \(name)")
-        guard found.isEmpty else { return false }
-        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(quoted)"), logger: logger)
+        guard try await !databaseExists(name) else { return false }
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(Self.quoted(name))"), logger: logger)
         return true
     }
+
+    /// Whether the server holds a database named `name`.
+    public func databaseExists(_ name: String) async throws -> Bool {
+        try await !rows("SELECT 1 FROM pg_database WHERE datname = \(name)").isEmpty
+    }
+
+    /// Creates `name` as a copy of `template` (which nobody may be connected to). For tests.
+    public func createDatabase(_ name: String, copying template: String) async throws {
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "CREATE DATABASE \(Self.quoted(name)) TEMPLATE \(Self.quoted(template))"), logger: logger)
+    }
+
+    /// Renames database `name` to `newName` (nobody may be connected to it). For tests.
+    public func renameDatabase(_ name: String, to newName: String) async throws {
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "ALTER DATABASE \(Self.quoted(name)) RENAME TO \(Self.quoted(newName))"), logger: logger)
+    }
+
+    static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 }
 
 extension CentralStore {
     /// Drops `name`, disconnecting anyone still using it. For tests and tooling.
     public func dropDatabase(_ name: String) async throws {
-        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)"), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(Self.quoted(name)) WITH (FORCE)"), logger: logger)
     }
 }

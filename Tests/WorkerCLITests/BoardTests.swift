@@ -79,7 +79,7 @@ struct BoardTests {
     }
 
     static func withBoard(_ body: (Scene) async throws -> Void) async throws {
-        try await TestDatabase.withFresh { url in
+        try await TestDatabase.withFresh(ahead: true) { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "board-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }

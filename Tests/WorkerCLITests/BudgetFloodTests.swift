@@ -43,7 +43,7 @@ struct BudgetFloodTests {
     }
 
     static func withScene(_ body: (Scene) async throws -> Void) async throws {
-        try await TestDatabase.withFresh { url in
+        try await TestDatabase.withFresh(ahead: true) { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "budget-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
@@ -240,7 +240,7 @@ struct BudgetFloodTests {
     /// manager's own role: its CONNECTION LIMIT is their budget. At the limit, five commands at once
     /// each end at once with one line and exit 69, and change nothing; with room again, they run.
     @Test func aManagersCommandsAtTheirRolesConnectionLimitEndInOneLineAndChangeNothing() async throws {
-        try await TestDatabase.withFresh { url in
+        try await TestDatabase.withFresh(ahead: true) { url in
             let role = "tw_cli_" + UUID().uuidString.prefix(8).lowercased()
             try await CentralStore.withStore(url) { store in
                 _ = try await Fixtures.seed(store)
