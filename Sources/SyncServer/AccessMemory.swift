@@ -131,6 +131,11 @@ struct AccessMemory {
         }
         masterAwayUntil = nil
         know(fetched, for: digest, at: asked.now, changes: asked.changes)
+        // Overtaken by a change, and the load after it has already landed: that load vouched for the
+        // token as the master has it now (a late answer must not leave it stale for an outage).
+        if asked.changes != changes, listening, loadedGeneration == generation, let loaded = entries[digest] {
+            know(loaded.access, for: digest, at: loaded.vouched, changes: changes)
+        }
         guard generation == asked.generation, listening else { return }
         if entries.count >= capacity {
             entries = entries.filter { $0.value.expires > asked.now }

@@ -51,6 +51,25 @@ struct AccessMemoryTests {
         #expect(known == Self.ann)
     }
 
+    /// The same race the other way round (a full run met it: the phone got 503 through the outage):
+    /// the load after the change lands first, then the answer asked before the change. The load has
+    /// vouched for the token as the master has it now, and the late answer does not undo that.
+    @Test func anAnswerThatLandsAfterTheLoadFollowingAChangeStillLeavesTheDeviceKnownThroughAnOutage() throws {
+        var memory = Self.listening()
+        let now = ContinuousClock.now
+        guard case .missing(let asked) = memory.recall(Self.digest, at: now, loadUnderWay: false) else {
+            Issue.record("an empty memory asks the master")
+            return
+        }
+        memory.forget()  // a change of access is heard while the master answers
+        let kept = Self.load(&memory, [Self.digest: Self.ann], at: now)
+        #expect(kept)
+        memory.answered(Self.ann, for: Self.digest, asked: asked)
+        #expect(memory.vouchedLately(Self.digest, at: now) == Self.ann)
+        memory.forget(listening: false)  // the master goes away
+        #expect(memory.masterFailed(Self.digest, at: now) == Self.ann)
+    }
+
     /// A load alone lets nobody in during an outage: only a token a request used is known then.
     @Test func aTokenNeverUsedIsNotLetInDuringAnOutageByALoadAlone() {
         var memory = Self.listening()
