@@ -68,6 +68,9 @@ public enum SpecialAddresses {
         ("224.0.0.0/4", "multicast"),
         ("240.0.0.0/4", "reserved"),
         ("255.255.255.255/32", "limited broadcast"),
+        // Not IANA's: a cloud host's own endpoint at a public address (Azure's WireServer, which hands a
+        // VM its certificates and settings, as 169.254.169.254 does elsewhere).
+        ("168.63.129.16/32", "cloud platform host endpoint"),
     ].map { (AddressRange($0.0)!, $0.1) }
 
     static let ipv6: [(AddressRange, String)] = [
