@@ -143,10 +143,11 @@ let package = Package(
             ]
         ),
 
-        // The dispatcher's web app (`/board`): pages, actions, the live feed, its stylesheet and scripts.
-        // Mounted by the service on the sync endpoint's router; knows nothing of the workers' sync.
+        // Everything a browser sees: the dispatcher's web app (`/board`: pages, actions, the live feed, its
+        // stylesheet and scripts), the customer's appointment page and the calendar feeds. Mounted by the
+        // service on the sync endpoint's router; knows nothing of the workers' sync.
         .target(
-            name: "Board",
+            name: "WebPages",
             dependencies: [
                 "TeamworkModel", "CentralStore", "BlobStore", "HTMLText", "ServerSupport", "DayPlanner", "RoadTravel",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -163,7 +164,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "ServerSupport", "Board",
+                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "ServerSupport", "WebPages",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -220,7 +221,8 @@ let package = Package(
                 "Outbox",
                 "Egress",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            resources: [.embedInCode("Assets/map-page.css"), .embedInCode("Assets/map-page.js")]
         ),
         .executableTarget(name: "teamwork-manager", dependencies: ["ManagerCLI"]),
 
@@ -228,7 +230,7 @@ let package = Package(
         .target(
             name: "ServiceCLI",
             dependencies: [
-                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "Board", "EventListener", "CommandLineSupport",
+                "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "WebPages", "EventListener", "CommandLineSupport",
                 "LocalPostgres", "RoadTravel", "Outbox", "Egress",
                 "BlobStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -302,7 +304,7 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: [
                 "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
-                "HTMLText", "Board", "ServerSupport",
+                "HTMLText", "WebPages", "ServerSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -19,4 +19,11 @@ public enum FormGuard {
         guard x.count == y.count, !x.isEmpty else { return false }
         return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
+
+    /// A `Set-Cookie` value for a page's own cookie, as every page sets it (Hummingbird's `Cookie`):
+    /// for `path` only, `maxAge` seconds (0 ends it), never readable by the page's script, never sent
+    /// along from another site, and only over TLS when the service serves TLS.
+    public static func cookie(_ name: String, _ value: String, path: String, maxAge: Int, secure: Bool) -> String {
+        Cookie(name: name, value: value, maxAge: maxAge, path: path, secure: secure, httpOnly: true, sameSite: .strict).description
+    }
 }

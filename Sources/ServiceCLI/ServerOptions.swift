@@ -1,9 +1,9 @@
 import ArgumentParser
-import Board
 import CentralStore
 import Foundation
 import RoadTravel
 import SyncServer
+import WebPages
 
 /// Where the sync endpoint listens, and over what: `run` and `serve` share them.
 struct ServerOptions: ParsableArguments {

@@ -1,5 +1,4 @@
 import BlobStore
-import Board
 import CentralStore
 import Foundation
 import Hummingbird
@@ -9,6 +8,7 @@ import ServerSupport
 import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel
+import WebPages
 
 /// The sync endpoint: signed-in workers list the replicas they may read and
 /// pull pages of changes from them. Everything else is refused and logged.
@@ -220,8 +220,7 @@ public enum SyncServer {
             }
         }
         board?.add(to: router)
-        let calendars = CalendarFeeds(store: store)
-        router.get("calendar/:file", use: calendars.feed)
+        CalendarFeeds(store: store).add(to: router)
         AppointmentPages(store: store, secure: configuration.tls != nil, company: configuration.company).add(to: router)
         router.group("v1")
             .add(middleware: authenticator)

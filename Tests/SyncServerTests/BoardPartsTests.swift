@@ -1,11 +1,11 @@
-import Board
 import Foundation
 import HTMLText
 import ServerSupport
 import TeamworkModel
 import Testing
+import WebPages
 
-@testable import Board
+@testable import WebPages
 
 /// The board's small parts whose mistakes would be holes: escaping, form reading,
 /// where a form may send you back to, the tile origin in the page's policy, the

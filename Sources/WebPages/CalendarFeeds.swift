@@ -12,12 +12,18 @@ import TeamworkModel
 /// SECURITY DEFINER function, every unknown secret answered 404 and counted against its address
 /// (30 a minute), at most 4 lookups in flight per address and 32 in all, each on the shared
 /// connection, and at most 500 events.
-struct CalendarFeeds: Sendable {
+public struct CalendarFeeds<Context: RemoteAddressRequestContext>: Sendable {
     let store: SharedStore
     let lookups = Budget<String>(perPrincipal: 4, total: 32)
     let limiter = AddressLimiter(perAddress: 30)
 
-    func feed(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    public init(store: SharedStore) { self.store = store }
+
+    public func add(to router: Router<Context>) {
+        router.get("calendar/:file") { request, context in try await feed(request, context) }
+    }
+
+    func feed(_ request: Request, _ context: Context) async throws -> Response {
         let file = context.parameters.get("file") ?? ""
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         let notFound = TeamworkError.notFound("no such calendar")
@@ -30,7 +36,7 @@ struct CalendarFeeds: Sendable {
             })
         else { throw notFound }
         guard limiter.allows(address) else { throw TooManyLookups() }
-        guard case .success(let place) = lookups.reserve(for: address) else { throw StoreBusy() }
+        guard case .success(let place) = lookups.reserve(for: address) else { throw PageBusy() }
         defer { place.release() }
         let now = Date()
         let built = try await store.run { store -> (Person, [FieldTask], [Int64: Location], [Int64: Int])? in
@@ -63,9 +69,10 @@ struct CalendarFeeds: Sendable {
         var status: HTTPResponse.Status { .tooManyRequests }
         var shownMessage: String { "too many unknown calendars from this address: try again in a minute" }
     }
+}
 
-    struct StoreBusy: ShownError {
-        var status: HTTPResponse.Status { .serviceUnavailable }
-        var shownMessage: String { "busy: try again in a moment" }
-    }
+/// A page whose share of the master's connection is taken: 503, try again.
+struct PageBusy: ShownError {
+    var status: HTTPResponse.Status { .serviceUnavailable }
+    var shownMessage: String { "busy: try again in a moment" }
 }

@@ -177,7 +177,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     }
 
     func cookie(_ name: String, _ value: String, path: String, maxAge: Int) -> String {
-        "\(name)=\(value); Path=\(path); Max-Age=\(maxAge); HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+        FormGuard.cookie(name, value, path: path, maxAge: maxAge, secure: secure)
     }
 
     /// Whether a POST may act: its CSRF token is the session's and, when the browser says

@@ -16,7 +16,7 @@ import TeamworkModel
 /// token that must match the page's cookie; every unknown secret is a 404 counted against its
 /// address (30 a minute); one link is looked at 20 times a minute at most; at most 4 pages in the
 /// works per address and 16 in all, each on the shared connection.
-struct AppointmentPages: Sendable {
+public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     let store: SharedStore
     let pages = Budget<String>(perPrincipal: 4, total: 16)
     let limiter = AddressLimiter(perAddress: 30)
@@ -26,17 +26,21 @@ struct AppointmentPages: Sendable {
     let secure: Bool
     /// The company's name, on every page (`--company`).
     let company: String
-    static let cookie = "tw_appointment"
+    static var cookie: String { "tw_appointment" }
     /// Hours for people without a week set, as the day planner takes them.
-    static let otherwise = DayHours.usual
+    static var otherwise: DayHours { .usual }
 
-    func add(to router: Router<SyncRequestContext>) {
+    public init(store: SharedStore, secure: Bool, company: String) {
+        (self.store, self.secure, self.company) = (store, secure, company)
+    }
+
+    public func add(to router: Router<Context>) {
         router.get("appointment/:secret") { request, context in try await page(request, context) }
         router.post("appointment/:secret") { request, context in try await answer(request, context) }
     }
 
     /// The secret from the address, if it has the shape of one.
-    func secret(_ context: SyncRequestContext) -> String? {
+    func secret(_ context: Context) -> String? {
         let secret = context.parameters.get("secret") ?? ""
         guard secret.hasPrefix("twa_"), secret.utf8.count == 47,
             secret.utf8.dropFirst(4).allSatisfy({
@@ -47,14 +51,7 @@ struct AppointmentPages: Sendable {
         return secret
     }
 
-    /// What the page shows: the link, the task, its site and customer, and (while it can be answered) the offers.
-    struct Facts: Sendable {
-        var link: CentralStore.AppointmentLink
-        var task: FieldTask
-        var site: Location?
-        var language: CustomerLanguage
-        var offers: [TimeWindow]
-    }
+    typealias Facts = AppointmentFacts
 
     /// The free times offered for an appointment (task and sequence), for a minute: each costs the
     /// shared connection a few dozen reads, so a page looked at again does not pay them again.
@@ -74,16 +71,16 @@ struct AppointmentPages: Sendable {
 
     /// Looks the secret up within the budgets; nil for an unknown one (counted against the address).
     /// The free times are read only when `withOffers` and the link can still answer.
-    func facts(_ secret: String, _ context: SyncRequestContext, withOffers: Bool = true) async throws -> Facts? {
+    func facts(_ secret: String, _ context: Context, withOffers: Bool = true) async throws -> Facts? {
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         guard limiter.allows(address), views.allows(secret) else { throw TooMany() }
         views.failed(secret)
-        guard case .success(let place) = pages.reserve(for: address) else { throw CalendarFeeds.StoreBusy() }
+        guard case .success(let place) = pages.reserve(for: address) else { throw PageBusy() }
         defer { place.release() }
         let found = try await store.run { store -> Facts? in
             guard let link = try await store.appointmentLink(secret: secret) else { return nil }
             let task = try await store.task(id: link.taskID)
-            let open = Self.refusal(link, task) == nil
+            let open = AppointmentFacts.refusal(link, task) == nil
             return Facts(
                 link: link, task: task, site: try await task.locationID.asyncMap { try await store.location(id: $0) },
                 language: try await store.taskCustomer(taskID: task.id)?.language ?? .en,
@@ -93,16 +90,7 @@ struct AppointmentPages: Sendable {
         return found
     }
 
-    /// Why the link can no longer answer, or nil (the master decides again when it is used).
-    static func refusal(_ link: CentralStore.AppointmentLink, _ task: FieldTask) -> String? {
-        if link.sequence != link.currentSequence { return "superseded" }
-        if link.usedAt != nil || link.answer != .none { return "used" }
-        if link.expiresAt <= Date() { return "expired" }
-        if ![.open, .assigned].contains(task.status) { return "closed" }
-        return nil
-    }
-
-    func page(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func page(_ request: Request, _ context: Context) async throws -> Response {
         guard let secret = secret(context), let facts = try await facts(secret, context) else { return notFound() }
         let kept = request.cookies[Self.cookie].map { String($0.value) }
         let csrf = kept.flatMap { $0.utf8.count == 43 ? $0 : nil } ?? TokenSecret.randomBase64URL()
@@ -111,7 +99,7 @@ struct AppointmentPages: Sendable {
         return respond(AppointmentHTML.page(facts, secret: secret, csrf: csrf, said: nil, company: company, askCancel: sure), csrf: csrf)
     }
 
-    func answer(_ request: Request, _ context: SyncRequestContext) async throws -> Response {
+    func answer(_ request: Request, _ context: Context) async throws -> Response {
         guard let secret = secret(context) else { return notFound() }
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: 8 * 1024) } catch {
@@ -188,10 +176,28 @@ struct AppointmentPages: Sendable {
             HTTPField.Name("Referrer-Policy")!: "no-referrer", HTTPField.Name("X-Content-Type-Options")!: "nosniff",
         ]
         if let csrf {
-            headers[values: .setCookie].append(
-                "\(Self.cookie)=\(csrf); Path=/appointment; Max-Age=3600; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : ""))
+            headers[values: .setCookie].append(FormGuard.cookie(Self.cookie, csrf, path: "/appointment", maxAge: 3600, secure: secure))
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html.text)))
+    }
+}
+
+/// What the customer's page shows: the link, the task, its site and customer, and (while it can be
+/// answered) the offers.
+struct AppointmentFacts: Sendable {
+    var link: CentralStore.AppointmentLink
+    var task: FieldTask
+    var site: Location?
+    var language: CustomerLanguage
+    var offers: [TimeWindow]
+
+    /// Why the link can no longer answer, or nil (the master decides again when it is used).
+    static func refusal(_ link: CentralStore.AppointmentLink, _ task: FieldTask) -> String? {
+        if link.sequence != link.currentSequence { return "superseded" }
+        if link.usedAt != nil || link.answer != .none { return "used" }
+        if link.expiresAt <= Date() { return "expired" }
+        if ![.open, .assigned].contains(task.status) { return "closed" }
+        return nil
     }
 }
 
@@ -266,11 +272,11 @@ enum AppointmentHTML {
 
     /// The page; `askCancel`: the question a tap on "Cancel the visit" leads to, with the only form that cancels.
     static func page(
-        _ facts: AppointmentPages.Facts, secret: String, csrf: String, said: String?, company: String, askCancel: Bool = false
+        _ facts: AppointmentFacts, secret: String, csrf: String, said: String?, company: String, askCancel: Bool = false
     ) -> HTML {
         let w = words(facts.language)
         // A link that no longer answers shows nothing of the visit: it may be for someone else now.
-        if let why = AppointmentPages.refusal(facts.link, facts.task), why != "used" {
+        if let why = AppointmentFacts.refusal(facts.link, facts.task), why != "used" {
             return problem(w.refused(why), language: facts.language, company: company)
         }
         let zone = facts.task.zone
@@ -282,7 +288,7 @@ enum AppointmentHTML {
             """
         if let said { body = "\(body)<p class=\"problem\" role=\"alert\">\(said)</p>" }
         let action = "/appointment/\(secret)"
-        switch AppointmentPages.refusal(facts.link, facts.task) {
+        switch AppointmentFacts.refusal(facts.link, facts.task) {
         case "used":
             let answered: String
             switch facts.link.answer {
