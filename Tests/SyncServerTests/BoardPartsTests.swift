@@ -22,6 +22,20 @@ struct BoardPartsTests {
         #expect(page.text == "<p title=\"&lt;script&gt;\">&lt;script&gt;<br></p>", "Strings escaped, HTML kept")
     }
 
+    /// Every cookie a page sets (the board's session, sign-in and flash; the customer page's token)
+    /// is out of the page script's reach, never sent along from another site, for its path alone,
+    /// and Secure whenever the service serves TLS.
+    @Test func aPageCookieIsHttpOnlySameSiteStrictForItsPathAndSecureUnderTLS() {
+        let plain = FormGuard.cookie("tw_session", "abc", path: "/board", maxAge: 3600, secure: false)
+        let parts = Set(plain.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        #expect(plain.hasPrefix("tw_session=abc;"), "\(plain)")
+        #expect(parts.isSuperset(of: ["httponly", "samesite=strict", "path=/board", "max-age=3600"]), "\(plain)")
+        #expect(!parts.contains("secure"), "\(plain)")
+        let ended = FormGuard.cookie("tw_session", "", path: "/board", maxAge: 0, secure: true)
+        let endedParts = Set(ended.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        #expect(endedParts.isSuperset(of: ["secure", "max-age=0", "httponly", "samesite=strict"]), "\(ended)")
+    }
+
     @Test func scriptJSONCannotCloseItsElement() {
         let json = HTML.scriptJSON(Data(#"{"t":"</script><!--&\#u{2028}"}"#.utf8)).text
         #expect(!json.contains("<") && !json.contains(">") && !json.contains("&") && !json.contains("\u{2028}"), "\(json)")
