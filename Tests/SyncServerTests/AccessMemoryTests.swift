@@ -26,17 +26,24 @@ struct AccessMemoryTests {
         return memory
     }
 
+    /// A listening memory that asked the master about `digest`, then heard a change of access
+    /// while the answer was on its way.
+    static func askedThenChanged() throws -> (AccessMemory, AccessMemory.Asked, ContinuousClock.Instant) {
+        var memory = listening()
+        let now = ContinuousClock.now
+        guard case .missing(let asked) = memory.recall(digest, at: now, loadUnderWay: false) else {
+            throw TeamworkError(.internal, "an empty memory asks the master")
+        }
+        memory.forget()
+        return (memory, asked, now)
+    }
+
     /// The race CI once met: an answer on its way while a change of access is heard is not kept in
     /// memory, yet stays the token's last known answer, which the load after the change brings up
     /// to date, so the device is known when the master goes away.
     @Test func anAnswerOvertakenByAChangeIsNotRememberedButTheNextLoadVouchesForIt() throws {
-        var memory = Self.listening()
-        let now = ContinuousClock.now
-        guard case .missing(let asked) = memory.recall(Self.digest, at: now, loadUnderWay: false) else {
-            Issue.record("an empty memory asks the master")
-            return
-        }
-        memory.forget()  // a change of access is heard while the master answers
+        let (changed, asked, now) = try Self.askedThenChanged()
+        var memory = changed
         memory.answered(Self.ann, for: Self.digest, asked: asked)
         #expect(memory.entries[Self.digest] == nil, "asked before the change: not used from memory")
         #expect(memory.vouchedLately(Self.digest, at: now) == nil, "nor during an outage, until a load vouches for it")
@@ -55,13 +62,8 @@ struct AccessMemoryTests {
     /// the load after the change lands first, then the answer asked before the change. The load has
     /// vouched for the token as the master has it now, and the late answer does not undo that.
     @Test func anAnswerThatLandsAfterTheLoadFollowingAChangeStillLeavesTheDeviceKnownThroughAnOutage() throws {
-        var memory = Self.listening()
-        let now = ContinuousClock.now
-        guard case .missing(let asked) = memory.recall(Self.digest, at: now, loadUnderWay: false) else {
-            Issue.record("an empty memory asks the master")
-            return
-        }
-        memory.forget()  // a change of access is heard while the master answers
+        let (changed, asked, now) = try Self.askedThenChanged()
+        var memory = changed
         let kept = Self.load(&memory, [Self.digest: Self.ann], at: now)
         #expect(kept)
         memory.answered(Self.ann, for: Self.digest, asked: asked)
