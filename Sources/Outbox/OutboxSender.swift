@@ -12,11 +12,6 @@ import TeamworkModel
 /// deadline. A failure of the master (the deadline ends a statement on a dead connection) drops
 /// the connection, is said in one log line and retried with backoff on a new one; what was in
 /// flight is held and goes again after its hold. All of it ends at shutdown.
-///
-/// The same connection LISTENs on `teamwork_outbox`, which whatever queues something to send
-/// notifies: an idle sender with nothing waiting looks again when told, or after `idle` (10 s),
-/// not every `poll` (an idle service asked the master 8 times a second for its two senders); while
-/// something waits (a retry's hold, a channel not set) it looks every `poll`.
 struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
     /// What a claim took: the items ready to send, and whether it took all it was allowed (more may be due).
     struct Claimed: Sendable {
@@ -46,17 +41,7 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
                 }
             }) { made in
                 try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { store in
-                    let bell = Doorbell()
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            try await store.listen(
-                                on: CentralStore.outboxChannel, ready: { bell.ring(listening: true) }, notified: { bell.ring() })
-                            throw TeamworkError(.unavailable, "the master stopped telling of queued items")  // a new connection
-                        }
-                        group.addTask { try await rolling(store, poll: poll, bell: bell, made: made.made, progress: progress) }
-                        defer { group.cancelAll() }
-                        try await group.next()
-                    }
+                    try await rolling(store, poll: poll, made: made.made, progress: progress)
                 }
             }
         }
@@ -67,14 +52,10 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
         case tick
     }
 
-    /// How long an idle sender with nothing waiting waits for a notification before it looks anyway.
-    static var idle: Duration { .seconds(10) }
-
-    /// Keeps the slots full: claims for the free ones, again at once after each outcome or
-    /// notification, and after `poll` when a claim found fewer than it could take (after ``idle``
-    /// when nothing is in flight or waiting, and the LISTEN is heard).
+    /// Keeps the slots full: claims for the free ones, again at once after each outcome, and after
+    /// `poll` when a claim found fewer than it could take.
     func rolling(
-        _ store: CentralStore, poll: Duration, bell: Doorbell, made: @escaping @Sendable () -> Void,
+        _ store: CentralStore, poll: Duration, made: @escaping @Sendable () -> Void,
         progress: @escaping @Sendable (_ went: Int, _ failed: Int, _ pending: Int) -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Event.self) { group in
@@ -88,16 +69,11 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
                     }
                     made()
                     if claimed.full, inFlight < concurrency { continue }
-                    var wait = poll
-                    if claimed.ready.isEmpty, inFlight == 0 {
-                        let waiting = try await pending(store)
-                        progress(0, 0, waiting)
-                        if waiting == 0, bell.listening { wait = Self.idle }
-                    }
+                    if claimed.ready.isEmpty, inFlight == 0 { progress(0, 0, try await pending(store)) }
                     if inFlight < concurrency, !ticking {
                         ticking = true
-                        group.addTask { [wait] in
-                            await bell.wait(upTo: wait)
+                        group.addTask {
+                            try? await Task.sleep(for: poll)
                             return .tick
                         }
                     }
@@ -127,55 +103,6 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
                 if try await record(store, item, outcome) { went += 1 } else { failed += 1 }
             }
             return (went, failed, nil)
-        }
-    }
-}
-
-/// Wakes a waiting sender when the master says something was queued; a ring while nobody waits
-/// is kept for the next wait (nothing is missed between a look and the wait after it).
-final class Doorbell: Sendable {
-    private let state = Locked<(rung: Bool, listening: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, false, nil))
-
-    /// Whether the LISTEN is registered (a ring would be heard).
-    var listening: Bool { state.value.listening }
-
-    func ring(listening: Bool? = nil) {
-        let waiter = state.mutate { state -> CheckedContinuation<Void, Never>? in
-            if let listening { state.listening = listening }
-            defer { state.waiter = nil }
-            if state.waiter == nil { state.rung = true }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    /// Returns when rung (or at once when rung since the last wait), after `limit`, or when cancelled.
-    func wait(upTo limit: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { continuation in
-                        let now = self.state.mutate { state -> Bool in
-                            if state.rung || Task.isCancelled {
-                                state.rung = false
-                                return true
-                            }
-                            state.waiter = continuation
-                            return false
-                        }
-                        if now { continuation.resume() }
-                    }
-                } onCancel: {
-                    let waiter = self.state.mutate { state -> CheckedContinuation<Void, Never>? in
-                        defer { state.waiter = nil }
-                        return state.waiter
-                    }
-                    waiter?.resume()
-                }
-            }
-            group.addTask { try? await Task.sleep(for: limit) }
-            await group.next()
-            group.cancelAll()
         }
     }
 }
