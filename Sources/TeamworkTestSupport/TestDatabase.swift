@@ -82,7 +82,12 @@ public enum TestDatabase {
         /// absent, and two processes making one at once keep the first.
         private static func make(admin: DatabaseURL) async throws -> String {
             let migrator = Migrator()
-            let state = (migrator.migrations.map(\.checksum) + migrator.functions.map { $0.name + $0.checksum }).joined(separator: ",")
+            // What the template holds: each migration's number, name and text, each function's, and how the
+            // migrator applies them (bump `how` when Migrator changes what it writes).
+            let how = "migrator 1"
+            let state =
+                ([how] + migrator.migrations.map { "\($0.version) \($0.name) \($0.checksum)" }
+                + migrator.functions.map { $0.name + $0.checksum }).joined(separator: ",")
             let digest = state.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }  // FNV-1a
             let name = "tw_template_" + String(digest, radix: 16)
             if try await CentralStore.withStore(admin, { try await $0.databaseExists(name) }) { return name }
