@@ -47,7 +47,7 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// `portWithin`: how long the port may take (a service that first creates its own PostgreSQL
     /// runs `initdb`, which takes well over 10 s on a loaded two-core machine).
-    public func start(waitForPort: Bool = true, portWithin limit: Duration = .seconds(10)) async throws {
+    public func start(waitForPort: Bool = true, portWithin limit: Duration = .seconds(30)) async throws {
         var variables: [String: String]?
         if !environment.isEmpty {
             var merged = ProcessInfo.processInfo.environment
@@ -56,11 +56,10 @@ public final class ServiceProcess: @unchecked Sendable {
         }
         pid = try ChildProcess.spawn(arguments, environment: variables, standardOutput: log, standardError: log)
         guard let port, waitForPort else { return }
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if Self.accepts(port) { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        // A last look after the deadline too (a sleep of a busy test process can overrun it: a CI run
+        // gave up on a service whose log said it was listening). 30 s: a debug build starting beside
+        // a full run's load took about 10.
+        if try await eventually(within: limit, every: .milliseconds(50), { Self.accepts(port) }) { return }
         // The log's end in the error itself: a test's folder (and the log in it) may be gone by the time anyone looks.
         throw TeamworkError(
             .internal, "teamwork-service did not start listening within \(limit); its log ends: \(String(logText.suffix(2_000)))")
