@@ -25,7 +25,11 @@ struct SystemdNotifier: Sendable {
         return SystemdNotifier(socketPath: path, watchdogInterval: interval)
     }
 
-    /// Sends one notification; returns whether it went.
+    /// Sends one notification; returns whether it went. It never waits: a notification the reader
+    /// has no room for now (a unix datagram socket queues 10 by default) is dropped and `false`
+    /// returned, and the caller sends again on its next beat. (A blocking send waited there for the
+    /// reader, holding one of the few threads Swift's tasks run on, and the watchdog's loop with
+    /// it: after the wait it fed systemd a health it had judged seconds before, seen in a test.)
     @discardableResult
     func send(_ state: String) -> Bool {
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -42,7 +46,7 @@ struct SystemdNotifier: Sendable {
         let bytes = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), $0, socklen_t(length))
+                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), $0, socklen_t(length))
             }
         }
         return sent == bytes.count

@@ -23,7 +23,7 @@ struct WatchdogService: Service {
                 let fine = healthy()
                 if fine && !ready {
                     ready = notifier.send("READY=1")
-                    logger.info("told systemd the service is ready")
+                    if ready { logger.info("told systemd the service is ready") }
                 }
                 if ready, notifier.watchdogInterval != nil {
                     if fine {
