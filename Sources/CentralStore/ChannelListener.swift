@@ -27,6 +27,10 @@ extension CentralStore {
     /// The channel a change of a recurring plan notifies (`teamwork_plans_changed()`).
     public static let plansChannel = "teamwork_plans"
 
+    /// The channel anything queued for sending out notifies (a webhook delivery, a customer's
+    /// message, messages released from a hold).
+    public static let outboxChannel = "teamwork_outbox"
+
     /// Listens on `channel` of the master at `url`, connecting again as ``Retrying`` says after
     /// each loss, and hands what happens to `body` as a sequence of ``ChannelEvent``s, until `body`
     /// returns or the task is cancelled; then the LISTEN's connection is closed before this returns.
@@ -59,8 +63,8 @@ extension CentralStore {
     }
 
     /// Listens on `channel` on this connection until cancelled or the connection fails; `ready` once the
-    /// LISTEN is registered.
-    func listen(on channel: String, ready: @Sendable () -> Void, notified: @Sendable () -> Void) async throws {
+    /// LISTEN is registered. The connection goes on running this store's other queries meanwhile.
+    public func listen(on channel: String, ready: @Sendable () -> Void, notified: @Sendable () -> Void) async throws {
         do {
             try await connection.listen(on: channel) { notifications in
                 ready()

@@ -48,6 +48,8 @@ public struct MessageService: Service {
         /// Which addresses the SMS endpoint may be at.
         public var egress = EgressPolicy()
         public var poll: Duration = .milliseconds(500)
+        /// The window /health judges the sender's passes by: idle, it looks four times within it (at most every 5 s).
+        public var stallWindow: Duration = .seconds(30)
         /// What time it is for reminders and for a visit being over.
         public var clock = WallClock.system
 
@@ -78,7 +80,8 @@ public struct MessageService: Service {
                 "sms": "\(settings.sms?.url ?? "none (TEAMWORK_SMS_URL)")", "links": "\(settings.publicURL)/appointment/…",
             ])
         await Self.sender(settings: settings, logger: logger).run(
-            url: databaseURL, poll: settings.poll, what: "customer messages", logger: logger, progress: progress)
+            url: databaseURL, poll: settings.poll,
+            stallWindow: settings.stallWindow, what: "customer messages", logger: logger, progress: progress)
     }
 
     /// The channels this service can send by.

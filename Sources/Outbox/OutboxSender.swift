@@ -12,6 +12,12 @@ import TeamworkModel
 /// deadline. A failure of the master (the deadline ends a statement on a dead connection) drops
 /// the connection, is said in one log line and retried with backoff on a new one; what was in
 /// flight is held and goes again after its hold. All of it ends at shutdown.
+///
+/// The same connection LISTENs on `teamwork_outbox`, which whatever queues something to send
+/// notifies: with nothing in flight or waiting, a sender looks again when told, or after `idle`
+/// at the latest (an idle service asked the master 8 times a second for its two senders, seen with
+/// strace); while something is in flight or waits (a retry's hold, a channel not set), every `poll`.
+/// Each look is a pass /health counts, so `idle` stays well inside the stall window (``idleWait(poll:stallWindow:)``).
 struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
     /// What a claim took: the items ready to send, and whether it took all it was allowed (more may be due).
     struct Claimed: Sendable {
@@ -31,7 +37,7 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
 
     /// Runs until shutdown; `progress` hears of each outcome (went, failed) and, when nothing is due, of what waits.
     func run(
-        url: DatabaseURL, poll: Duration, what: String, logger: Logger,
+        url: DatabaseURL, poll: Duration, stallWindow: Duration, what: String, logger: Logger,
         progress: @escaping @Sendable (_ went: Int, _ failed: Int, _ pending: Int) -> Void
     ) async {
         await cancelWhenGracefulShutdown {
@@ -40,8 +46,21 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
                     logger.error("\(what) failed; retrying", metadata: ["error": "\(error)", "retry_in": "\(delay)"])
                 }
             }) { made in
+                let idle = Self.idleWait(poll: poll, stallWindow: stallWindow)
                 try await CentralStore.withStore(url, queryDeadline: .seconds(10), logger: logger) { store in
-                    try await rolling(store, poll: poll, made: made.made, progress: progress)
+                    let bell = Doorbell()
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            try await store.listen(
+                                on: CentralStore.outboxChannel, ready: { bell.ring(listening: true) }, notified: { bell.ring() })
+                            throw TeamworkError(.unavailable, "the master stopped telling of queued items")  // a new connection
+                        }
+                        group.addTask {
+                            try await rolling(store, poll: poll, idle: idle, bell: bell, made: made.made, progress: progress)
+                        }
+                        defer { group.cancelAll() }
+                        try await group.next()
+                    }
                 }
             }
         }
@@ -52,10 +71,17 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
         case tick
     }
 
-    /// Keeps the slots full: claims for the free ones, again at once after each outcome, and after
-    /// `poll` when a claim found fewer than it could take.
+    /// How long an idle sender waits for a notification before it looks anyway: a quarter of the
+    /// stall window /health judges its passes by, at most 5 s, never less than `poll`.
+    static func idleWait(poll: Duration, stallWindow: Duration) -> Duration {
+        max(poll, min(.seconds(5), stallWindow / 4))
+    }
+
+    /// Keeps the slots full: claims for the free ones, again at once after each outcome or
+    /// notification, and after `poll` when a claim found fewer than it could take (after `idle`
+    /// when nothing is in flight or waiting and the LISTEN is registered).
     func rolling(
-        _ store: CentralStore, poll: Duration, made: @escaping @Sendable () -> Void,
+        _ store: CentralStore, poll: Duration, idle: Duration, bell: Doorbell, made: @escaping @Sendable () -> Void,
         progress: @escaping @Sendable (_ went: Int, _ failed: Int, _ pending: Int) -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Event.self) { group in
@@ -69,11 +95,16 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
                     }
                     made()
                     if claimed.full, inFlight < concurrency { continue }
-                    if claimed.ready.isEmpty, inFlight == 0 { progress(0, 0, try await pending(store)) }
+                    var wait = poll
+                    if claimed.ready.isEmpty, inFlight == 0 {
+                        let waiting = try await pending(store)
+                        progress(0, 0, waiting)
+                        if waiting == 0, bell.listening { wait = idle }
+                    }
                     if inFlight < concurrency, !ticking {
                         ticking = true
-                        group.addTask {
-                            try? await Task.sleep(for: poll)
+                        group.addTask { [wait] in
+                            await bell.wait(upTo: wait)
                             return .tick
                         }
                     }
@@ -103,6 +134,61 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
                 if try await record(store, item, outcome) { went += 1 } else { failed += 1 }
             }
             return (went, failed, nil)
+        }
+    }
+}
+
+/// Wakes a waiting sender when the master says something was queued; a ring while nobody waits
+/// is kept for the next wait, so nothing queued between a look and the wait after it is missed.
+final class Doorbell: Sendable {
+    private struct State {
+        var rung = false
+        var listening = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Locked(State())
+
+    /// Whether the LISTEN is registered (a ring would be heard).
+    var listening: Bool { state.value.listening }
+
+    func ring(listening: Bool? = nil) {
+        let waiter = state.mutate { state -> CheckedContinuation<Void, Never>? in
+            if let listening { state.listening = listening }
+            defer { state.waiter = nil }
+            if state.waiter == nil { state.rung = true }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns when rung (at once when rung since the last wait), after `limit`, or when cancelled.
+    func wait(upTo limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        let now = self.state.mutate { state -> Bool in
+                            if state.rung || Task.isCancelled {
+                                state.rung = false
+                                return true
+                            }
+                            state.waiter = continuation
+                            return false
+                        }
+                        if now { continuation.resume() }
+                    }
+                } onCancel: {
+                    let waiter = self.state.mutate { state -> CheckedContinuation<Void, Never>? in
+                        defer { state.waiter = nil }
+                        return state.waiter
+                    }
+                    waiter?.resume()
+                }
+            }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
         }
     }
 }

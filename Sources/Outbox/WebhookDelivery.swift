@@ -56,6 +56,8 @@ public struct WebhookService: Service {
         public var egress = EgressPolicy()
         /// How often the outbox is looked at when nothing is due.
         public var poll: Duration = .milliseconds(500)
+        /// The window /health judges the sender's passes by: idle, it looks four times within it (at most every 5 s).
+        public var stallWindow: Duration = .seconds(30)
 
         public init() {}
     }
@@ -77,7 +79,8 @@ public struct WebhookService: Service {
 
     public func run() async throws {
         await Self.sender(settings: settings, logger: logger).run(
-            url: databaseURL, poll: settings.poll, what: "webhook delivery", logger: logger, progress: progress)
+            url: databaseURL, poll: settings.poll,
+            stallWindow: settings.stallWindow, what: "webhook delivery", logger: logger, progress: progress)
     }
 
     /// The outbox's deliveries as an ``OutboxSender``: at most one in flight per subscription (the

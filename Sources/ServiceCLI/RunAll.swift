@@ -135,6 +135,7 @@ struct RunAll: AsyncParsableCommand {
             allowed: try egressAllowed())
         webhookSettings.retryBase = .milliseconds(Int(webhookRetry * 1000))
         webhookSettings.timeout = .milliseconds(Int(webhookTimeout * 1000))
+        webhookSettings.stallWindow = .milliseconds(Int(window * 1000))
         // Connections out of the service (webhooks, texts, OSRM), now and at most: the egress budget's own count.
         func egressGauge(_ metric: String, _ help: String) -> Gauge {
             registry.makeGauge(
@@ -168,6 +169,7 @@ struct RunAll: AsyncParsableCommand {
             defaultURL: "\(server.tls == nil ? "http" : "https")://\(linkHost):\(server.port)",
             boardOrigin: configuration.board?.publicOrigin)
         messageSettings.egress = webhookSettings.egress
+        messageSettings.stallWindow = webhookSettings.stallWindow
         configuration.company = messageSettings.company
         if messageSettings.smtp != nil || messageSettings.sms != nil, messages.linksFallBack(boardOrigin: configuration.board?.publicOrigin)
         {

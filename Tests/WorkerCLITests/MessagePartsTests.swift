@@ -1,5 +1,6 @@
 import Foundation
 import LocalPostgres
+import Logging
 import TeamworkModel
 import TeamworkTestSupport
 import Testing
@@ -26,6 +27,56 @@ struct MessagePartsTests {
             "smtp://mail.example.com?from=a@example.com&starttls=maybe",
         ] {
             #expect(throws: TeamworkError.self, "\(bad)") { try SMTPSettings.parse(bad) }
+        }
+    }
+
+    /// An idle sender with nothing waiting does not ask the master every `poll` (an idle service
+    /// asked 8 times a second for its two senders, seen with strace): it looks when the master says
+    /// something was queued (NOTIFY teamwork_outbox), long before its idle look would come, and
+    /// otherwise four times in the stall window /health judges it by.
+    @Test func anIdleSenderLooksWhenTheMasterSaysSomethingWasQueuedNotEveryPoll() async throws {
+        #expect(OutboxSender<Int, Bool>.idleWait(poll: .milliseconds(500), stallWindow: .seconds(30)) == .seconds(5))
+        #expect(OutboxSender<Int, Bool>.idleWait(poll: .milliseconds(500), stallWindow: .seconds(8)) == .seconds(2))
+        #expect(OutboxSender<Int, Bool>.idleWait(poll: .milliseconds(500), stallWindow: .seconds(1)) == .milliseconds(500))
+        try await TestDatabase.withFresh { url in
+            let queue = Locked<[Int]>([])
+            let claims = Locked(0)
+            let sent = Locked<[Int: ContinuousClock.Instant]>([:])
+            let sender = OutboxSender<Int, Bool>(
+                concurrency: 2,
+                claim: { _, limit in
+                    claims.mutate { $0 += 1 }
+                    let taken = queue.mutate { queue -> [Int] in
+                        defer { queue.removeFirst(min(limit, queue.count)) }
+                        return Array(queue.prefix(limit))
+                    }
+                    return .init(ready: taken, full: taken.count == limit)
+                },
+                send: { item in
+                    sent.mutate { $0[item] = .now }
+                    return true
+                },
+                record: { _, _, _ in true },
+                pending: { _ in queue.value.count })
+            // Idle, it looks every 5 s (a quarter of 20 s); with nothing listened for, it would every 100 ms.
+            let running = Task {
+                await sender.run(url: url, poll: .milliseconds(100), stallWindow: .seconds(20), what: "test", logger: Logger(label: "test"))
+                {
+                    _, _, _ in
+                }
+            }
+            defer { running.cancel() }
+            try await Task.sleep(for: .seconds(3))
+            // The first look, and one when the LISTEN is registered: not one every 100 ms (30).
+            #expect(claims.value <= 4, "\(claims.value) looks in 3 s of nothing")
+            queue.mutate { $0.append(7) }
+            let queued = ContinuousClock.now
+            try await CentralStore.withStore(url) { store in
+                _ = try await store.rows("SELECT pg_notify('teamwork_outbox', '')")
+            }
+            #expect(try await eventually(within: .seconds(30)) { sent.value[7] != nil })
+            let after = try #require(sent.value[7]) - queued
+            #expect(after < .seconds(4), "sent \(after) after it was queued: it waited for its idle look")
         }
     }
 
