@@ -330,6 +330,7 @@ struct CustomerMessagesEndToEndTests {
             let smsPort = ServiceProcess.freePort()
             let receiver = try WebhookTests.Receiver(port: smsPort, secrets: [secret], folder: folder)
             defer { receiver.stop() }
+            try await receiver.listening()
             let service = ServiceProcess.run(
                 databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
             service.arguments += [

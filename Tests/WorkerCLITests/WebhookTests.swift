@@ -31,8 +31,10 @@ struct WebhookTests {
     final class Receiver: @unchecked Sendable {
         let pid: pid_t
         let log: URL
+        let port: Int
 
         init(port: Int, secrets: [String], folder: URL, extra: [String] = []) throws {
+            self.port = port
             log = folder.appending(path: "hooks-\(port).jsonl")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             pid = try ChildProcess.spawn(
@@ -43,6 +45,15 @@ struct WebhookTests {
                 ] + secrets.flatMap { ["--secret", $0] } + extra,
                 standardOutput: folder.appending(path: "receiver-\(port).out").path,
                 standardError: folder.appending(path: "receiver-\(port).out").path)
+        }
+
+        /// Returns once the receiver takes connections: a service that sends at once (it is told of
+        /// new events) otherwise meets a receiver still starting, and its refused attempt is one the
+        /// receiver never logged (seen in a full run: 4 attempts counted, 3 requests seen).
+        func listening() async throws {
+            guard try await eventually(within: .seconds(30), every: .milliseconds(50), { ServiceProcess.accepts(self.port) }) else {
+                throw TeamworkError(.internal, "the webhook receiver did not listen on \(port) within 30 s")
+            }
         }
 
         func lines() throws -> [Line] {
@@ -97,6 +108,7 @@ struct WebhookTests {
 
             let receiver = try Receiver(port: port, secrets: [secret], folder: folder, extra: ["--fail-first", "2"])
             defer { receiver.stop() }
+            try await receiver.listening()
             let service = ServiceProcess.run(
                 databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
             service.arguments += ["--webhooks-allow-private", "--webhook-retry", "0.2", "--webhook-timeout", "2"]
@@ -153,6 +165,7 @@ struct WebhookTests {
             let slowSecret = slowMade.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let slow = try Receiver(port: slowPort, secrets: [slowSecret], folder: folder, extra: ["--delay-first", "3"])
             defer { slow.stop() }
+            try await slow.listening()
             for title in ["Third", "Fourth", "Fifth"] { _ = try await manager.ok("task", "create", "--title", title, "--team", "red") }
             // Killed while the receiver holds the first delivery (it says so as the request arrives).
             #expect(try await eventually(within: .seconds(20)) { try slow.lines().contains { $0.answered == 0 } }, "\(slow.shown())")
@@ -200,6 +213,7 @@ struct WebhookTests {
             }
             let receiver = try Receiver(port: port, secrets: secrets, folder: folder, extra: ["--endless"])
             defer { receiver.stop() }
+            try await receiver.listening()
             let service = ServiceProcess.run(
                 databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
             service.arguments += ["--egress-allow", "127.0.0.1", "--webhook-retry", "0.2", "--webhook-timeout", "2"]
@@ -249,8 +263,10 @@ struct WebhookTests {
             let slow = try Receiver(
                 port: slowPort, secrets: [try await subscribe(slowPort)], folder: folder, extra: ["--delay-first", "60"])
             defer { slow.stop() }
+            try await slow.listening()
             let quick = try Receiver(port: quickPort, secrets: [try await subscribe(quickPort)], folder: folder)
             defer { quick.stop() }
+            try await quick.listening()
             let service = ServiceProcess.run(
                 databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
             service.arguments += ["--egress-allow", "127.0.0.1", "--webhook-retry", "0.2", "--webhook-timeout", "30"]
