@@ -166,14 +166,9 @@ public struct ReplicationSnapshot: Sendable {
         }
     }
 
-    /// The columns of ``forEachTaskRow(_:)``, in the order a replica's `tasks`
-    /// upsert binds them (1...26).
-    public static let replicaRowColumns = """
-        k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.location_id, k.due_at, k.created_at,
-        k.updated_at, k.version, k.status, k.started_at, k.completed_at, k.completed_by, k.completion_note,
-        k.window_start, k.window_end, array_to_string(k.required_skills, ','), k.time_zone, k.plan_id, k.plan_date::text,
-        \(Columns.checklistForm), k.answers::text, k.planned_start, k.duration_minutes
-        """
+    /// The columns of ``forEachTaskRow(_:)``: those ``TaskSchema/travelling`` declares, in its order
+    /// (the order a replica's `tasks` upsert binds them).
+    public static let replicaRowColumns = TaskSchema.travelling.map(\.master).joined(separator: ", ")
 
     /// The full rebuild's fast path: the same rows as ``forEachTask(_:)``,
     /// each row's first cell one binary record of ``replicaRowColumns``, so

@@ -12,15 +12,8 @@ enum Columns {
         "t.id AS team_id, t.slug AS team_slug, t.name AS team_name, t.description AS team_description, t.color AS team_color, t.created_by AS team_created_by, t.created_at AS team_created_at, t.updated_at AS team_updated_at, t.shares_positions AS team_shares_positions, t.time_zone AS team_time_zone, t.depot_location_id AS team_depot_location_id, t.task_minutes AS team_task_minutes, t.travel_area AS team_travel_area"
     static let location =
         "l.id AS location_id, l.kind AS location_kind, l.person_id AS location_person_id, l.name AS location_name, l.latitude AS location_latitude, l.longitude AS location_longitude, l.elevation AS location_elevation, l.street AS location_street, l.city AS location_city, l.region AS location_region, l.postal_code AS location_postal_code, l.country AS location_country, l.created_at AS location_created_at, l.updated_at AS location_updated_at, l.time_zone AS location_time_zone"
-    static let task =
-        "k.id AS task_id, k.title AS task_title, k.description AS task_description, k.priority AS task_priority, k.status AS task_status, k.team_id AS task_team_id, k.assignee_id AS task_assignee_id, k.location_id AS task_location_id, k.due_at AS task_due_at, k.created_by AS task_created_by, k.created_at AS task_created_at, k.updated_at AS task_updated_at, k.started_at AS task_started_at, k.completed_at AS task_completed_at, k.completed_by AS task_completed_by, k.completion_note AS task_completion_note, k.version AS task_version, k.required_skills AS task_required_skills, k.window_start AS task_window_start, k.window_end AS task_window_end, k.time_zone AS task_time_zone, k.plan_id AS task_plan_id, k.plan_date::text AS task_plan_date, \(checklistForm) AS task_checklist, k.answers::text AS task_answers, k.duration_minutes AS task_duration_minutes, k.pinned AS task_pinned, k.planned_start AS task_planned_start, k.customer_id AS task_customer_id"
-    /// The checklist version task `k` carries, as the JSON of a ``ChecklistForm`` (NULL when none).
-    static let checklistForm = """
-        CASE WHEN k.checklist_id IS NOT NULL THEN
-            (SELECT jsonb_build_object('name', c.name, 'version', v.version, 'items', v.items)::text
-               FROM checklist_versions v JOIN checklists c ON c.id = v.checklist_id
-              WHERE v.checklist_id = k.checklist_id AND v.version = k.checklist_version) END
-        """
+    /// A task's columns as ``TaskSchema`` declares them, each named `task_<column>`.
+    static let task = TaskSchema.columns.map(\.selected).joined(separator: ", ")
 }
 
 extension PostgresRandomAccessRow {
@@ -120,38 +113,19 @@ extension FieldTask {
         try self.init(PostgresRandomAccessRow(row))
     }
 
-    /// The columns of ``Columns/task``, wherever they stand in the row.
+    /// The columns of ``Columns/task``, wherever they stand in the row, each decoded as its
+    /// ``TaskColumn/kind`` says.
     init(_ r: PostgresRandomAccessRow) throws {
-        self.init(
-            id: try r["task_id"].decode(Int64.self),
-            title: try r["task_title"].decode(String.self),
-            description: try r["task_description"].decode(String.self),
-            priority: try r.enumValue("task_priority", Priority.self),
-            status: try r.enumValue("task_status", TaskStatus.self),
-            teamID: try r["task_team_id"].decode(Int64?.self),
-            assigneeID: try r["task_assignee_id"].decode(Int64?.self),
-            locationID: try r["task_location_id"].decode(Int64?.self),
-            dueAt: try r["task_due_at"].decode(Date?.self),
-            createdBy: try r["task_created_by"].decode(Int64?.self),
-            createdAt: try r["task_created_at"].decode(Date.self),
-            updatedAt: try r["task_updated_at"].decode(Date.self),
-            startedAt: try r["task_started_at"].decode(Date?.self),
-            completedAt: try r["task_completed_at"].decode(Date?.self),
-            completedBy: try r["task_completed_by"].decode(Int64?.self),
-            completionNote: try r["task_completion_note"].decode(String?.self),
-            version: Int(try r["task_version"].decode(Int32.self)),
-            requiredSkills: try r["task_required_skills"].decode([String].self),
-            window: try Self.window(start: r["task_window_start"].decode(Date?.self), end: r["task_window_end"].decode(Date?.self)),
-            timeZone: try r["task_time_zone"].decode(String.self),
-            planID: try r["task_plan_id"].decode(Int64?.self),
-            planDate: try r["task_plan_date"].decode(String?.self).map { try LocalDate(parsing: $0) },
-            checklist: try FieldTask.checklist(json: r["task_checklist"].decode(String?.self)),
-            answers: try FieldTask.answers(json: r["task_answers"].decode(String?.self)),
-            durationMinutes: try r["task_duration_minutes"].decode(Int32?.self).map(Int.init),
-            pinned: try r["task_pinned"].decode(Bool.self),
-            plannedStart: try r["task_planned_start"].decode(Date?.self),
-            customerID: try r["task_customer_id"].decode(Int64?.self)
-        )
+        let values = try TaskSchema.columns.map { column -> TaskValue in
+            let cell = r[column.selectedName]
+            return switch column.kind {
+            case .integer: .integer(try cell.decode(Int64?.self))
+            case .text, .answers: .text(try cell.decode(String?.self))
+            case .date: .date(try cell.decode(Date?.self))
+            case .bool: .bool(try cell.decode(Bool?.self))
+            }
+        }
+        try self.init(values: { TaskSchema.position[$0].map { values[$0] } ?? .null })
     }
 
     /// The window of the row; the database keeps both ends or neither, start before end.

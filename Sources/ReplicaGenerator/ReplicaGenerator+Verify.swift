@@ -87,15 +87,21 @@ extension ReplicaGenerator {
             note("behind: at feed position \(max(contents.meta.feedPosition, checkpoint)), the master is at \(position)")
         }
         let held = Dictionary(uniqueKeysWithValues: contents.tasks.map { ($0.master.id, $0.master) })
-        let wanted = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, Self.comparable($0)) })
+        let wanted = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
         for id in Set(held.keys).subtracting(wanted.keys).sorted() {
             note("holds task \(id), which the master does not give to it")
         }
         for id in Set(wanted.keys).subtracting(held.keys).sorted() {
             note("lacks task \(id)")
         }
-        for (id, task) in wanted where held[id] != nil && held[id] != task {
-            note("task \(id) differs from the master (replica version \(held[id]!.version), master version \(task.version))")
+        for (id, task) in wanted.sorted(by: { $0.key < $1.key }) {
+            guard let copy = held[id] else { continue }
+            let differing = Self.differing(copy, task)
+            if !differing.isEmpty {
+                note(
+                    "task \(id) differs from the master in \(differing.joined(separator: ", ")) "
+                        + "(replica version \(copy.version), master version \(task.version))")
+            }
         }
         let wantedLocations = Set(rows.compactMap(\.locationID))
         if Set(contents.locationIDs) != wantedLocations {
@@ -109,21 +115,11 @@ extension ReplicaGenerator {
         return drift
     }
 
-    /// The master's task as a replica stores it: dates to the millisecond, no creator, no customer.
-    static func comparable(_ task: FieldTask) -> FieldTask {
-        var copy = task
-        func ms(_ date: Date) -> Date { Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000) }
-        copy.createdBy = nil
-        copy.pinned = false  // the planner's, not the field's: not in replicas
-        copy.customerID = nil  // customers never go to devices
-        copy.plannedStart = task.plannedStart.map(ms)
-        copy.dueAt = task.dueAt.map(ms)
-        copy.createdAt = ms(task.createdAt)
-        copy.updatedAt = ms(task.updatedAt)
-        copy.startedAt = task.startedAt.map(ms)
-        copy.completedAt = task.completedAt.map(ms)
-        copy.window = task.window.flatMap { try? TimeWindow(start: ms($0.start), end: ms($0.end)) }
-        return copy
+    /// The columns a replica holds (``TaskSchema/travelling``) in which its copy of a task differs
+    /// from the master's, each compared as the replica stores it (dates to the millisecond). A
+    /// column the master alone keeps (its creator, the customer, the planner's pin) is not compared.
+    static func differing(_ copy: FieldTask, _ master: FieldTask) -> [String] {
+        TaskSchema.travelling.filter { $0.stored($0.value(copy)) != $0.stored($0.value(master)) }.map(\.replicaName)
     }
 }
 

@@ -14,12 +14,18 @@ import TeamworkModel
 struct RowCopier: Sendable {
     /// Microseconds from 1970 to PostgreSQL's epoch, 2000-01-01.
     static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-    static let fieldCount = 26
+    /// The fields of a row: the columns ``TaskSchema/travelling`` declares, at most ``capacity``.
+    static let fieldCount = TaskSchema.travelling.count
+    static let capacity = 40
+    /// How each field is bound, by its column's kind.
+    private static let kinds = TaskSchema.travelling.map(\.kind)
+    private static let teamField = TaskSchema.travelling.firstIndex { $0.name == "team_id" }!
+    private static let assigneeField = TaskSchema.travelling.firstIndex { $0.name == "assignee_id" }!
 
     private let record: ByteBuffer
     /// Where each field's bytes start in `record`, -1 for NULL; and their length.
-    private let starts: InlineArray<26, Int32>
-    private let lengths: InlineArray<26, Int32>
+    private let starts: InlineArray<40, Int32>
+    private let lengths: InlineArray<40, Int32>
 
     /// Takes the record of `row`, which must hold the replica columns.
     init(_ row: PostgresRow) throws {
@@ -27,7 +33,8 @@ struct RowCopier: Sendable {
         guard let record = cells.next()?.bytes else { throw ReplicaError("a replica row without its record") }
         self.record = record
         let (starts, lengths) = try record.withUnsafeReadableBytes { raw in
-            var starts = InlineArray<26, Int32>(repeating: -1), lengths = InlineArray<26, Int32>(repeating: 0)
+            precondition(Self.fieldCount <= Self.capacity, "more columns travel than a copier holds: raise its capacity")
+            var starts = InlineArray<40, Int32>(repeating: -1), lengths = InlineArray<40, Int32>(repeating: 0)
             func int32(at offset: Int) throws -> Int32 {
                 guard offset + 4 <= raw.count else { throw ReplicaError("a replica row record is cut short") }
                 return Int32(bigEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int32.self))
@@ -49,20 +56,27 @@ struct RowCopier: Sendable {
         self.lengths = lengths
     }
 
-    var teamID: Int64? { record.withUnsafeReadableBytes { int64(4, $0) } }
-    var assigneeID: Int64? { record.withUnsafeReadableBytes { int64(5, $0) } }
+    var teamID: Int64? { record.withUnsafeReadableBytes { int64(Self.teamField, $0) } }
+    var assigneeID: Int64? { record.withUnsafeReadableBytes { int64(Self.assigneeField, $0) } }
 
     func bindTask(_ bind: Binder) {
         record.withUnsafeReadableBytes { raw in
             for (field, index) in zip(0..<Self.fieldCount, Int32(1)...) {
-                switch field {
-                case 1, 2, 3, 11, 15, 18, 19, 21, 22: text(field, index, raw, bind)
-                case 23: answers(field, index, raw, bind)
-                case 7, 8, 9, 12, 13, 16, 17, 24: timestamp(field, index, raw, bind)
-                default: bind(index, int64(field, raw))
+                switch Self.kinds[field] {
+                case .text: text(field, index, raw, bind)
+                case .answers: answers(field, index, raw, bind)
+                case .date: timestamp(field, index, raw, bind)
+                case .integer: bind(index, int64(field, raw))
+                case .bool: bind(index, boolean(field, raw))
                 }
             }
         }
+    }
+
+    private func boolean(_ field: Int, _ raw: UnsafeRawBufferPointer) -> Int64? {
+        let start = Int(starts[field])
+        guard start >= 0 else { return nil }
+        return raw[start] == 0 ? 0 : 1
     }
 
     private func int64(_ field: Int, _ raw: UnsafeRawBufferPointer) -> Int64? {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import TeamworkModel
 
 /// The SQLite schema of the replicas, versioned in code. A shipped migration is
 /// never modified; a change adds a new one and bumps ``version``.
@@ -45,55 +46,25 @@ public enum ReplicaSchema {
         );
         """
 
+    /// The tasks of a team or personal database, as ``TaskSchema`` declares the columns that
+    /// travel: the master's fields come from the master; the field's (worker-owned: status, its
+    /// times, note and answers) are what the field says, and `master_<column>` holds the master's
+    /// value as last applied, so the generator overwrites the field's only when the master changed it.
+    /// `row_version` is the replica's own counter.
+    static let tasksTable =
+        "CREATE TABLE tasks (\n"
+        + (taskColumns.map { "    \($0.name) \($0.type)" } + ["    row_version INTEGER NOT NULL"]).joined(separator: ",\n")
+        + "\n);"
+
+    /// Each column of a replica's `tasks` but `row_version`, with its SQLite type.
+    static let taskColumns: [(name: String, type: String)] =
+        TaskSchema.travelling.map { ($0.replicaName, $0.replica!) }
+        + TaskSchema.travelling.filter { $0.owner == .field }.map { ("master_\($0.replicaName)", $0.replica!) }
+
     /// The tables of a team or personal database.
     static let teamTables = """
         \(metaTable)
-        -- Manager-owned fields come from the master. Worker-owned fields (status,
-        -- started_at, completed_at, completed_by, completion_note) are what the
-        -- field says; master_* hold the master's values as last applied, so the
-        -- generator overwrites the worker-owned ones only when the master changed them.
-        CREATE TABLE tasks (
-            id INTEGER PRIMARY KEY,
-            title TEXT NOT NULL,
-            description TEXT NOT NULL,
-            priority TEXT NOT NULL,
-            team_id INTEGER,
-            assignee_id INTEGER,
-            location_id INTEGER,
-            due_at INTEGER,
-            created_at INTEGER NOT NULL,
-            updated_at INTEGER NOT NULL,
-            master_version INTEGER NOT NULL,
-            status TEXT NOT NULL,
-            started_at INTEGER,
-            completed_at INTEGER,
-            completed_by INTEGER,
-            completion_note TEXT,
-            master_status TEXT NOT NULL,
-            master_started_at INTEGER,
-            master_completed_at INTEGER,
-            master_completed_by INTEGER,
-            master_completion_note TEXT,
-            row_version INTEGER NOT NULL,
-            window_start INTEGER,
-            window_end INTEGER,
-            -- Comma-separated, sorted; '' when none.
-            required_skills TEXT NOT NULL DEFAULT '',
-            -- The IANA zone its times are read in (its site's, else its team's).
-            time_zone TEXT NOT NULL DEFAULT 'UTC',
-            -- The plan that made it and the plan's day it stands for (2026-12-07); NULL for a task made by hand.
-            plan_id INTEGER,
-            plan_date TEXT,
-            -- The checklist version it carries (JSON of a ChecklistForm), NULL when none: manager-owned.
-            checklist TEXT,
-            -- The latest answer per item ({"key": {"value", "by", "at"}}): worker-owned, as status is;
-            -- master_answers holds the master's as last applied.
-            answers TEXT NOT NULL DEFAULT '{}',
-            master_answers TEXT NOT NULL DEFAULT '{}',
-            -- When the day planner expects work to start (ms), and its minutes on site: manager-owned.
-            planned_start INTEGER,
-            duration_minutes INTEGER
-        );
+        \(tasksTable)
         CREATE INDEX tasks_row_version ON tasks (row_version);
         -- No emails or other contact details: display names and roles only.
         CREATE TABLE members (
@@ -214,16 +185,6 @@ public enum ReplicaSchema {
                 if found < 2, hasWorkerChanges {
                     try db.execute(sql: "ALTER TABLE worker_changes ADD COLUMN rejection TEXT")
                 }
-                if found < 3, try db.tableExists("tasks") {
-                    // The values arrive with the full rebuild an older checkpoint asks for.
-                    let has = Set(try db.columns(in: "tasks").map(\.name))
-                    for (column, type) in [
-                        ("window_start", "INTEGER"), ("window_end", "INTEGER"),
-                        ("required_skills", "TEXT NOT NULL DEFAULT ''"),
-                    ] where !has.contains(column) {
-                        try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
-                    }
-                }
                 if found < 4, try db.tableExists("members") {
                     // The values arrive with the full rebuild an older checkpoint asks for.
                     if try !db.columns(in: "members").contains(where: { $0.name == "skills" }) {
@@ -231,16 +192,12 @@ public enum ReplicaSchema {
                     }
                     if try !db.tableExists("refusals") { try db.execute(sql: refusalsTable) }
                 }
-                if found < 8, try db.tableExists("tasks") {
-                    // Schema 5: time zones; 6: plans; 7: checklists and their answers; 8: planned starts and
-                    // minutes on site. The values arrive with the full rebuild an older checkpoint asks for.
+                if try db.tableExists("tasks") {
+                    // Schema 3 (windows, skills), 5 (zones), 6 (plans), 7 (checklists, answers), 8 (planned
+                    // starts, minutes on site) and whatever TaskSchema declares since: every column that
+                    // travels and is not there yet. The values arrive with the full rebuild an older checkpoint asks for.
                     let has = Set(try db.columns(in: "tasks").map(\.name))
-                    for (column, type) in [
-                        ("time_zone", "TEXT NOT NULL DEFAULT 'UTC'"), ("plan_id", "INTEGER"), ("plan_date", "TEXT"),
-                        ("checklist", "TEXT"), ("answers", "TEXT NOT NULL DEFAULT '{}'"),
-                        ("master_answers", "TEXT NOT NULL DEFAULT '{}'"), ("planned_start", "INTEGER"), ("duration_minutes", "INTEGER"),
-                    ]
-                    where !has.contains(column) {
+                    for (column, type) in taskColumns where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
                     }
                 }

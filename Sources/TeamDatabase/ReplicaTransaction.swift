@@ -53,77 +53,64 @@ public final class ReplicaTransaction {
 
     // MARK: Tasks
 
-    static let insertTaskSQL = """
-        INSERT INTO tasks (id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at,
-            updated_at, master_version, status, started_at, completed_at, completed_by, completion_note,
-            master_status, master_started_at, master_completed_at, master_completed_by, master_completion_note,
-            window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers, master_answers,
-            planned_start, duration_minutes, row_version)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?12, ?13, ?14, ?15, ?16,
-            ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?24, ?25, ?26, ?27)
-        """
+    /// The columns that travel (``TaskSchema/travelling``), bound as parameters 1...n in that order;
+    /// the row version is n + 1.
+    static let travelling = TaskSchema.travelling
+    static let rowVersionParameter = travelling.count + 1
+    /// The field's columns (worker-owned), each kept beside `master_<column>`.
+    static let fieldColumns = travelling.filter { $0.owner == .field }.map(\.replicaName)
+
+    /// Every column from the master, the field's ones twice (as the field's and as the master's).
+    static let insertTaskSQL: String = {
+        let names = travelling.map(\.replicaName) + fieldColumns.map { "master_\($0)" } + ["row_version"]
+        let parameters =
+            travelling.indices.map { "?\($0 + 1)" }
+            + travelling.indices.filter { travelling[$0].owner == .field }.map { "?\($0 + 1)" } + ["?\(rowVersionParameter)"]
+        return """
+            INSERT INTO tasks (\(names.joined(separator: ", ")))
+            VALUES (\(parameters.joined(separator: ", ")))
+            """
+    }()
 
     static let replaceTaskSQL = insertTaskSQL.replacing("INSERT INTO", with: "INSERT OR REPLACE INTO", maxReplacements: 1)
 
-    static let upsertTaskSQL = """
-        \(insertTaskSQL)
-        ON CONFLICT (id) DO UPDATE SET
-            title = excluded.title, description = excluded.description, priority = excluded.priority,
-            team_id = excluded.team_id, assignee_id = excluded.assignee_id, location_id = excluded.location_id,
-            due_at = excluded.due_at, created_at = excluded.created_at, updated_at = excluded.updated_at,
-            master_version = excluded.master_version,
-            status = CASE WHEN \(masterFieldWorkChanged) THEN excluded.status ELSE tasks.status END,
-            started_at = CASE WHEN \(masterFieldWorkChanged) THEN excluded.started_at ELSE tasks.started_at END,
-            completed_at = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completed_at ELSE tasks.completed_at END,
-            completed_by = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completed_by ELSE tasks.completed_by END,
-            completion_note = CASE WHEN \(masterFieldWorkChanged) THEN excluded.completion_note ELSE tasks.completion_note END,
-            answers = CASE WHEN \(masterFieldWorkChanged) THEN excluded.answers ELSE tasks.answers END,
-            master_status = excluded.master_status, master_started_at = excluded.master_started_at,
-            master_completed_at = excluded.master_completed_at, master_completed_by = excluded.master_completed_by,
-            master_completion_note = excluded.master_completion_note, master_answers = excluded.master_answers,
-            window_start = excluded.window_start, window_end = excluded.window_end,
-            required_skills = excluded.required_skills, time_zone = excluded.time_zone,
-            plan_id = excluded.plan_id, plan_date = excluded.plan_date, checklist = excluded.checklist,
-            planned_start = excluded.planned_start, duration_minutes = excluded.duration_minutes,
-            row_version = excluded.row_version
-        WHERE tasks.master_version IS NOT excluded.master_version
-        """
+    /// The master's columns as the master says; the field's ones only when the master changed its own.
+    static let upsertTaskSQL: String = {
+        let set = travelling.filter { $0.replicaName != "id" }.map { column -> String in
+            let name = column.replicaName
+            guard column.owner == .field else { return "\(name) = excluded.\(name)" }
+            return "\(name) = CASE WHEN \(masterFieldWorkChanged) THEN excluded.\(name) ELSE tasks.\(name) END, "
+                + "master_\(name) = excluded.master_\(name)"
+        }
+        return """
+            \(insertTaskSQL)
+            ON CONFLICT (id) DO UPDATE SET
+                \((set + ["row_version = excluded.row_version"]).joined(separator: ",\n    "))
+            WHERE tasks.master_version IS NOT excluded.master_version
+            """
+    }()
 
     /// Every field the master's, whatever the replica held: after the master
-    /// refused a change this replica had already shown, its view must go.
-    static let refreshTaskSQL = """
-        \(insertTaskSQL)
-        ON CONFLICT (id) DO UPDATE SET
-            title = excluded.title, description = excluded.description, priority = excluded.priority,
-            team_id = excluded.team_id, assignee_id = excluded.assignee_id, location_id = excluded.location_id,
-            due_at = excluded.due_at, created_at = excluded.created_at, updated_at = excluded.updated_at,
-            master_version = excluded.master_version, status = excluded.status, started_at = excluded.started_at,
-            completed_at = excluded.completed_at, completed_by = excluded.completed_by,
-            completion_note = excluded.completion_note, master_status = excluded.master_status,
-            master_started_at = excluded.master_started_at, master_completed_at = excluded.master_completed_at,
-            master_completed_by = excluded.master_completed_by, master_completion_note = excluded.master_completion_note,
-            answers = excluded.answers, master_answers = excluded.master_answers,
-            window_start = excluded.window_start, window_end = excluded.window_end,
-            required_skills = excluded.required_skills, time_zone = excluded.time_zone,
-            plan_id = excluded.plan_id, plan_date = excluded.plan_date, checklist = excluded.checklist,
-            planned_start = excluded.planned_start, duration_minutes = excluded.duration_minutes,
-            row_version = excluded.row_version
-        WHERE (tasks.assignee_id, tasks.status, tasks.started_at, tasks.completed_at, tasks.completed_by, tasks.completion_note,
-               tasks.answers, tasks.master_version)
-            IS NOT (excluded.assignee_id, excluded.status, excluded.started_at, excluded.completed_at, excluded.completed_by,
-                    excluded.completion_note, excluded.answers, excluded.master_version)
-        """
+    /// refused a change this replica had already shown, its view must go. Written
+    /// when the replica's view differs in what a device changes (the field's columns
+    /// and a claim's assignee) or in the master's version.
+    static let refreshTaskSQL: String = {
+        let names = travelling.filter { $0.replicaName != "id" }.map(\.replicaName) + fieldColumns.map { "master_\($0)" } + ["row_version"]
+        let watched = travelling.filter { $0.owner != .master }.map(\.replicaName) + ["master_version"]
+        return """
+            \(insertTaskSQL)
+            ON CONFLICT (id) DO UPDATE SET
+                \(names.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+            WHERE (\(watched.map { "tasks.\($0)" }.joined(separator: ", ")))
+                IS NOT (\(watched.map { "excluded.\($0)" }.joined(separator: ", ")))
+            """
+    }()
 
     /// True when the master's own worker-owned fields differ from the values last
     /// applied: the master changed them (a manager reopened or cancelled the task,
     /// or the listener recorded a completion), so they win over the local ones.
-    static let masterFieldWorkChanged = """
-        (tasks.master_status IS NOT excluded.master_status OR tasks.master_started_at IS NOT excluded.master_started_at \
-        OR tasks.master_completed_at IS NOT excluded.master_completed_at \
-        OR tasks.master_completed_by IS NOT excluded.master_completed_by \
-        OR tasks.master_completion_note IS NOT excluded.master_completion_note \
-        OR tasks.master_answers IS NOT excluded.master_answers)
-        """
+    static let masterFieldWorkChanged =
+        "(" + fieldColumns.map { "tasks.master_\($0) IS NOT excluded.master_\($0)" }.joined(separator: " OR ") + ")"
 
     /// Inserts or updates a task from the master, keeping worker-owned fields the
     /// master has not changed; with `refreshing`, taking every field from the
@@ -132,46 +119,23 @@ public final class ReplicaTransaction {
         // Bound through the C API: this runs once per task in a full rebuild.
         let statement = refreshing && !fresh ? try db.cachedStatement(sql: Self.refreshTaskSQL) : upsertTask
         let bind = Binder(statement.sqliteStatement)
-        bind(1, task.id)
-        bind(2, task.title)
-        bind(3, task.description)
-        bind(4, task.priority.rawValue)
-        bind(5, task.teamID)
-        bind(6, task.assigneeID)
-        bind(7, task.locationID)
-        bind(8, task.dueAt.map(Self.millis))
-        bind(9, Self.millis(task.createdAt))
-        bind(10, Self.millis(task.updatedAt))
-        bind(11, Int64(task.version))
-        bind(12, task.status.rawValue)
-        bind(13, task.startedAt.map(Self.millis))
-        bind(14, task.completedAt.map(Self.millis))
-        bind(15, task.completedBy)
-        bind(16, task.completionNote)
-        bind(17, task.window.map { Self.millis($0.start) })
-        bind(18, task.window.map { Self.millis($0.end) })
-        bind(19, task.requiredSkills.joined(separator: ","))
-        bind(20, task.timeZone)
-        bind(21, task.planID)
-        bind(22, task.planDate?.description)
-        bind(23, task.checklist.map(FieldTask.json))
-        bind(24, FieldTask.json(task.answers))
-        bind(25, task.plannedStart.map(Self.millis))
-        bind(26, task.durationMinutes.map(Int64.init))
-        bind(27, nextVersion())
+        for (column, index) in zip(Self.travelling, Int32(1)...) {
+            switch column.stored(column.value(task)) {
+            case .integer(let value): bind(index, value)
+            case .text(let value): bind(index, value)
+            default: bind.null(index)
+            }
+        }
+        bind(Int32(Self.rowVersionParameter), nextVersion())
         try bind.step(db)
     }
 
-    /// Inserts or updates a task whose fields `bind` binds as parameters 1...26
-    /// (the order of ``upsert(_:)-(FieldTask)``: id, title, description, priority,
-    /// team, assignee, location, due, created, updated, version, status, started,
-    /// completed, completed by, note, window start, window end, required skills, time zone, plan, plan day,
-    /// checklist, answers, planned start, minutes on site;
-    /// dates in milliseconds).
+    /// Inserts or updates a task whose fields `bind` binds as parameters 1...n, the columns
+    /// ``TaskSchema/travelling`` declares in its order (dates in milliseconds).
     public func upsertTask(_ bind: (Binder) throws -> Void) throws {
         let binder = Binder(upsertTask.sqliteStatement)
         try bind(binder)
-        binder(27, nextVersion())
+        binder(Int32(Self.rowVersionParameter), nextVersion())
         try binder.step(db)
     }
 

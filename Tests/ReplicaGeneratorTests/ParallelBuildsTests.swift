@@ -15,14 +15,15 @@ struct ParallelBuildsTests {
             let folder = FileManager.default.temporaryDirectory.appending(path: "parallel-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
             let directory = try ReplicaDirectory(folder)
-            // One row of the replica columns whose title is NULL: SQLite's NOT NULL refuses it.
+            // One row of the replica columns (as TaskSchema declares them) whose title is NULL: SQLite's NOT NULL refuses it.
             let bad = try await store.rows(
-                """
-                SELECT ROW(7::bigint, NULL::text, ''::text, 'normal'::text, 1::bigint, NULL::bigint, NULL::bigint,
-                       NULL::timestamptz, now(), now(), 1, 'open'::text, NULL::timestamptz, NULL::timestamptz,
-                       NULL::bigint, NULL::text, NULL::timestamptz, NULL::timestamptz, ''::text, 'UTC'::text, NULL::bigint, NULL::text,
-                       NULL::text, '{}'::text, NULL::timestamptz, NULL::integer)
-                """
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT ROW(\(ReplicationSnapshot.replicaRowColumns)) FROM jsonb_populate_record(NULL::tasks, '{
+                            "id": 7, "description": "", "priority": "normal", "status": "open", "team_id": 1, "version": 1,
+                            "created_at": "2026-11-28T12:00:00Z", "updated_at": "2026-11-28T12:00:00Z",
+                            "required_skills": [], "time_zone": "UTC", "answers": {}}') k
+                        """)
             ).map(RowCopier.init)
             let common = CommonData(teams: [], teamsByID: [:], people: [:], membersByTeam: [:])
             let builds = ParallelBuilds(

@@ -1,0 +1,219 @@
+import Foundation
+
+/// A task's columns, declared once: what the master selects (``TaskColumn/master``), what a
+/// replica stores and how (``TaskColumn/replica``, ``TaskColumn/kind``), who writes it there
+/// (``TaskColumn/owner``), and how a ``FieldTask`` gives its value (``TaskColumn/value``).
+///
+/// Everything else is derived from this table: the master's task select and its decoder
+/// (CentralStore's `Columns.task`), the full rebuild's binary row and its copier, a replica's
+/// `tasks` table, its upgrade and its upserts, what a replica is read back as, and what `verify`
+/// compares (every column that travels, and nothing else: a column the master alone keeps can
+/// never be drift). A new column is a migration, a ``FieldTask`` property read in
+/// ``FieldTask/init(values:)``, and a row here (`scripts/column-footprint` counts the files).
+public enum TaskSchema {
+    /// Every column of a task, in the order the master selects them.
+    public static let columns: [TaskColumn] = [
+        .init("id", .integer, replica: "INTEGER PRIMARY KEY") { .integer($0.id) },
+        .init("title", .text, replica: "TEXT NOT NULL") { .text($0.title) },
+        .init("description", .text, replica: "TEXT NOT NULL") { .text($0.description) },
+        .init("priority", .text, replica: "TEXT NOT NULL") { .text($0.priority.rawValue) },
+        .init("status", .text, replica: "TEXT NOT NULL", owner: .field) { .text($0.status.rawValue) },
+        .init("team_id", .integer, replica: "INTEGER") { .integer($0.teamID) },
+        .init("assignee_id", .integer, replica: "INTEGER", owner: .claimable) { .integer($0.assigneeID) },
+        .init("location_id", .integer, replica: "INTEGER") { .integer($0.locationID) },
+        .init("due_at", .date, replica: "INTEGER") { .date($0.dueAt) },
+        .init("created_by", .integer) { .integer($0.createdBy) },
+        .init("created_at", .date, replica: "INTEGER NOT NULL") { .date($0.createdAt) },
+        .init("updated_at", .date, replica: "INTEGER NOT NULL") { .date($0.updatedAt) },
+        .init("started_at", .date, replica: "INTEGER", owner: .field) { .date($0.startedAt) },
+        .init("completed_at", .date, replica: "INTEGER", owner: .field) { .date($0.completedAt) },
+        .init("completed_by", .integer, replica: "INTEGER", owner: .field) { .integer($0.completedBy) },
+        .init("completion_note", .text, replica: "TEXT", owner: .field) { .text($0.completionNote) },
+        // A replica keeps the master's version beside its own row_version.
+        .init("version", .integer, replica: "INTEGER NOT NULL", replicaName: "master_version") { .integer(Int64($0.version)) },
+        // Comma-separated, sorted; '' when none.
+        .init(
+            "required_skills", .text, master: "array_to_string(k.required_skills, ',')", replica: "TEXT NOT NULL DEFAULT ''"
+        ) { .text($0.requiredSkills.joined(separator: ",")) },
+        .init("window_start", .date, replica: "INTEGER") { .date($0.window?.start) },
+        .init("window_end", .date, replica: "INTEGER") { .date($0.window?.end) },
+        // The IANA zone its times are read in (its site's, else its team's).
+        .init("time_zone", .text, replica: "TEXT NOT NULL DEFAULT 'UTC'") { .text($0.timeZone) },
+        // The plan that made it and the plan's day it stands for (2026-12-07); NULL for a task made by hand.
+        .init("plan_id", .integer, replica: "INTEGER") { .integer($0.planID) },
+        .init("plan_date", .text, master: "k.plan_date::text", replica: "TEXT") { .text($0.planDate?.description) },
+        // The checklist version it carries (JSON of a ChecklistForm), NULL when none.
+        .init("checklist", .text, master: checklistForm, replica: "TEXT") { .text($0.checklist.map(FieldTask.json)) },
+        // The latest answer per item ({"key": {"value", "by", "at"}}): worker-owned, as status is.
+        .init("answers", .answers, master: "k.answers::text", replica: "TEXT NOT NULL DEFAULT '{}'", owner: .field) {
+            .text(FieldTask.json($0.answers))
+        },
+        // When the day planner expects work to start, and its minutes on site.
+        .init("duration_minutes", .integer, replica: "INTEGER") { .integer($0.durationMinutes.map(Int64.init)) },
+        .init("pinned", .bool) { .bool($0.pinned) },
+        .init("planned_start", .date, replica: "INTEGER") { .date($0.plannedStart) },
+        // Customers never go to devices.
+        .init("customer_id", .integer) { .integer($0.customerID) },
+    ]
+
+    /// Where each column stands in ``columns``, by name.
+    public static let position: [String: Int] = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1.name, $0) })
+
+    /// The columns a replica (and so a device) holds, in the order of its binary row and binds.
+    public static let travelling: [TaskColumn] = columns.filter { $0.replica != nil }
+
+    /// The checklist version task `k` carries, as the JSON of a ``ChecklistForm`` (NULL when none).
+    public static let checklistForm = """
+        CASE WHEN k.checklist_id IS NOT NULL THEN
+            (SELECT jsonb_build_object('name', c.name, 'version', v.version, 'items', v.items)::text
+               FROM checklist_versions v JOIN checklists c ON c.id = v.checklist_id
+              WHERE v.checklist_id = k.checklist_id AND v.version = k.checklist_version) END
+        """
+}
+
+/// One column of a task (see ``TaskSchema``).
+public struct TaskColumn: Sendable {
+    /// How its value is carried: the master's cell is decoded so, and a replica stores dates as
+    /// milliseconds since 1970, booleans as 0 or 1, and answers as ``FieldTask/json(_:)`` writes them.
+    public enum Kind: Sendable {
+        case integer, text, date, bool
+        /// JSON text that every writer of a replica writes the same way (the answers).
+        case answers
+    }
+
+    /// Who writes it in a replica.
+    public enum Owner: Sendable {
+        /// The master: the generator overwrites it.
+        case master
+        /// The field (worker-owned): the replica keeps the master's value beside it as
+        /// `master_<name>`, and the generator overwrites the field's only when the master's changed.
+        case field
+        /// The master, but a device's claim shows in it until the master answers: a refresh after a
+        /// refusal looks at it as it does at the field's columns.
+        case claimable
+    }
+
+    /// The master's column (`tasks.<name>`); its select names it `task_<name>`.
+    public let name: String
+    public let kind: Kind
+    /// Its SQL over `tasks k` (by default `k.<name>`).
+    public let master: String
+    /// Its SQLite type in a replica; nil when it never leaves the master.
+    public let replica: String?
+    /// Its name in a replica (by default its name).
+    public let replicaName: String
+    public let owner: Owner
+    /// Its value in a task.
+    public let value: @Sendable (FieldTask) -> TaskValue
+
+    init(
+        _ name: String, _ kind: Kind, master: String? = nil, replica: String? = nil, replicaName: String? = nil,
+        owner: Owner = .master, value: @escaping @Sendable (FieldTask) -> TaskValue
+    ) {
+        self.name = name
+        self.kind = kind
+        self.master = master ?? "k.\(name)"
+        self.replica = replica
+        self.replicaName = replicaName ?? name
+        self.owner = owner
+        self.value = value
+    }
+
+    /// The master's select of it: `<expression> AS task_<name>`.
+    public var selected: String { "\(master) AS \(selectedName)" }
+
+    /// What the master's select names it.
+    public var selectedName: String { "task_\(name)" }
+
+    /// The value as a replica stores it: what `verify` compares.
+    public func stored(_ value: TaskValue) -> TaskValue {
+        switch value {
+        case .date(let date?): .integer(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        case .bool(let flag?): .integer(flag ? 1 : 0)
+        case .date(nil), .bool(nil), .integer(nil), .text(nil): .null
+        case .null, .integer, .text: value
+        }
+    }
+
+    /// The value a replica stored, as the task's (the reverse of ``stored(_:)``).
+    public func fromReplica(integer: Int64?, text: String?) -> TaskValue {
+        switch kind {
+        case .integer: .integer(integer)
+        case .text, .answers: .text(text)
+        case .date: .date(integer.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+        case .bool: .bool(integer.map { $0 != 0 })
+        }
+    }
+}
+
+/// A task's value in one column, as its ``TaskColumn/kind`` says.
+public enum TaskValue: Sendable, Equatable {
+    case null
+    case integer(Int64?)
+    case text(String?)
+    case date(Date?)
+    case bool(Bool?)
+
+    public var integer: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    public var text: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+
+    public var date: Date? {
+        if case .date(let value) = self { return value }
+        return nil
+    }
+
+    public var bool: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+}
+
+extension FieldTask {
+    /// A task from its columns' values (by the master's column name; ``TaskValue/null`` for a
+    /// column not there, as in a replica of an older schema).
+    public init(values value: (String) -> TaskValue) throws {
+        func required<T>(_ name: String, _ read: (TaskValue) -> T?) throws -> T {
+            guard let found = read(value(name)) else { throw TeamworkError(.internal, "a task without its \(name)") }
+            return found
+        }
+        let start = value("window_start").date, end = value("window_end").date
+        let skills = value("required_skills").text ?? ""
+        self.init(
+            id: try required("id", \.integer),
+            title: try required("title", \.text),
+            description: try required("description", \.text),
+            priority: Priority(rawValue: try required("priority", \.text)) ?? .normal,
+            status: TaskStatus(rawValue: try required("status", \.text)) ?? .open,
+            teamID: value("team_id").integer,
+            assigneeID: value("assignee_id").integer,
+            locationID: value("location_id").integer,
+            dueAt: value("due_at").date,
+            createdBy: value("created_by").integer,
+            createdAt: try required("created_at", \.date),
+            updatedAt: try required("updated_at", \.date),
+            startedAt: value("started_at").date,
+            completedAt: value("completed_at").date,
+            completedBy: value("completed_by").integer,
+            completionNote: value("completion_note").text,
+            version: Int(try required("version", \.integer)),
+            requiredSkills: skills.isEmpty ? [] : skills.split(separator: ",").map(String.init),
+            window: try start.flatMap { start in try end.map { try TimeWindow(start: start, end: $0) } },
+            timeZone: value("time_zone").text ?? "UTC",
+            planID: value("plan_id").integer,
+            planDate: try value("plan_date").text.map { try LocalDate(parsing: $0) },
+            checklist: try FieldTask.checklist(json: value("checklist").text),
+            answers: try FieldTask.answers(json: value("answers").text),
+            durationMinutes: value("duration_minutes").integer.map(Int.init),
+            pinned: value("pinned").bool ?? false,
+            plannedStart: value("planned_start").date,
+            customerID: value("customer_id").integer
+        )
+    }
+}
