@@ -86,7 +86,7 @@ extension ReplicaGenerator {
         if max(contents.meta.feedPosition, checkpoint) < position {
             note("behind: at feed position \(max(contents.meta.feedPosition, checkpoint)), the master is at \(position)")
         }
-        let held = Dictionary(uniqueKeysWithValues: contents.tasks.map { ($0.master.id, $0.master) })
+        let held = Dictionary(uniqueKeysWithValues: contents.tasks.map { ($0.master.id, $0) })
         let wanted = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
         for id in Set(held.keys).subtracting(wanted.keys).sorted() {
             note("holds task \(id), which the master does not give to it")
@@ -100,7 +100,7 @@ extension ReplicaGenerator {
             if !differing.isEmpty {
                 note(
                     "task \(id) differs from the master in \(differing.joined(separator: ", ")) "
-                        + "(replica version \(copy.version), master version \(task.version))")
+                        + "(replica version \(copy.master.version), master version \(task.version))")
             }
         }
         let wantedLocations = Set(rows.compactMap(\.locationID))
@@ -116,10 +116,11 @@ extension ReplicaGenerator {
     }
 
     /// The columns a replica holds (``TaskSchema/travelling``) in which its copy of a task differs
-    /// from the master's, each compared as the replica stores it (dates to the millisecond). A
-    /// column the master alone keeps (its creator, the customer, the planner's pin) is not compared.
-    static func differing(_ copy: FieldTask, _ master: FieldTask) -> [String] {
-        TaskSchema.travelling.filter { $0.stored($0.value(copy)) != $0.stored($0.value(master)) }.map(\.replicaName)
+    /// from the master's, each compared as the replica stores it (dates to the millisecond, a
+    /// damaged value as it is). A column the master alone keeps (its creator, the customer, the
+    /// planner's pin) is not compared.
+    static func differing(_ copy: ReplicaContents.TaskRow, _ master: FieldTask) -> [String] {
+        TaskSchema.travelling.filter { copy.stored[$0.name] != $0.stored($0.value(master)) }.map(\.replicaName)
     }
 }
 

@@ -58,23 +58,19 @@ extension ReplicaBuild {
                         """)
                 try db.execute(sql: "UPDATE main.meta SET row_counter = row_counter + ?", arguments: [db.changesCount])
             }
-            // Answers are worker-owned too, from schema 7 on.
-            let (answers, masterAnswers) = previousVersion >= 7 ? (", p.answers", ", p.master_answers") : ("", "")
+            // The field's columns (TaskSchema's worker-owned ones) the previous file has: answers from schema 7 on.
+            let had = Set(try Row.fetchAll(db, sql: "PRAGMA previous.table_info(tasks)").map { $0["name"] as String })
+            let field = ReplicaTransaction.fieldColumns.filter { had.contains($0) && had.contains("master_\($0)") }
+            func list(_ prefix: String) -> String { field.map { prefix + $0 }.joined(separator: ", ") }
             try db.execute(
                 sql: """
-                    UPDATE main.tasks SET status = p.status, started_at = p.started_at, completed_at = p.completed_at,
-                        completed_by = p.completed_by, completion_note = p.completion_note\(previousVersion >= 7 ? ", answers = p.answers" : "")
+                    UPDATE main.tasks SET \(field.map { "\($0) = p.\($0)" }.joined(separator: ", "))
                     FROM previous.tasks AS p
                     WHERE p.id = tasks.id
                       -- Only tasks a worker changed can differ: a lookup each, not a pass over every task.
                       AND p.id IN (SELECT task_id FROM previous.worker_changes)
-                      AND (p.status, p.started_at, p.completed_at, p.completed_by, p.completion_note\(answers))
-                          IS NOT (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
-                                  p.master_completion_note\(masterAnswers))
-                      AND (tasks.master_status, tasks.master_started_at, tasks.master_completed_at,
-                           tasks.master_completed_by, tasks.master_completion_note\(previousVersion >= 7 ? ", tasks.master_answers" : ""))
-                          IS (p.master_status, p.master_started_at, p.master_completed_at, p.master_completed_by,
-                              p.master_completion_note\(masterAnswers))
+                      AND (\(list("p."))) IS NOT (\(list("p.master_")))
+                      AND (\(list("tasks.master_"))) IS (\(list("p.master_")))
                     """)
             return .commit
         }

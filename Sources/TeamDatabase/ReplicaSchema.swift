@@ -18,7 +18,10 @@ public enum ReplicaSchema {
     /// version 5 the tasks' time zone; 6 their plan and day; 7 their checklist
     /// and its answers (`checklist`, `answers`, `master_answers`); 8 the day planner's expected start
     /// and the minutes on site (`planned_start`, `duration_minutes`).
-    public static let version = 9
+    /// From 9 on, each column a task gains in ``TaskSchema/travelling`` (26 at 9) is a version more
+    /// by itself: an older file gains it (``upgrade(_:)``), and the generator's checkpoint, which
+    /// names the version, asks for the full rebuild that fills it in every file.
+    public static let version = 9 + TaskSchema.travelling.count - 26
 
     /// The metadata record every replica has.
     static let metaTable = """

@@ -177,11 +177,23 @@ public enum TaskValue: Sendable, Equatable {
 
 extension FieldTask {
     /// A task from its columns' values (by the master's column name; ``TaskValue/null`` for a
-    /// column not there, as in a replica of an older schema).
-    public init(values value: (String) -> TaskValue) throws {
+    /// column not there, as in a replica of an older schema). A value that does not parse (an
+    /// unknown status, a window ending before it starts, JSON that is not a checklist) throws;
+    /// `lenient` (reading a replica back, whose damage `verify` names by column) takes it as absent.
+    public init(values value: (String) -> TaskValue, lenient: Bool = false) throws {
         func required<T>(_ name: String, _ read: (TaskValue) -> T?) throws -> T {
             guard let found = read(value(name)) else { throw TeamworkError(.internal, "a task without its \(name)") }
             return found
+        }
+        func parsed<T>(_ parse: () throws -> T?) throws -> T? {
+            guard lenient else { return try parse() }
+            return (try? parse()) ?? nil
+        }
+        func known<E: RawRepresentable>(_ name: String, fallback: E) throws -> E where E.RawValue == String {
+            let raw = try required(name, \.text)
+            if let known = E(rawValue: raw) { return known }
+            if lenient { return fallback }
+            throw TeamworkError(.internal, "unexpected \(E.self) value in the database")
         }
         let start = value("window_start").date, end = value("window_end").date
         let skills = value("required_skills").text ?? ""
@@ -189,8 +201,8 @@ extension FieldTask {
             id: try required("id", \.integer),
             title: try required("title", \.text),
             description: try required("description", \.text),
-            priority: Priority(rawValue: try required("priority", \.text)) ?? .normal,
-            status: TaskStatus(rawValue: try required("status", \.text)) ?? .open,
+            priority: try known("priority", fallback: Priority.normal),
+            status: try known("status", fallback: TaskStatus.open),
             teamID: value("team_id").integer,
             assigneeID: value("assignee_id").integer,
             locationID: value("location_id").integer,
@@ -204,12 +216,12 @@ extension FieldTask {
             completionNote: value("completion_note").text,
             version: Int(try required("version", \.integer)),
             requiredSkills: skills.isEmpty ? [] : skills.split(separator: ",").map(String.init),
-            window: try start.flatMap { start in try end.map { try TimeWindow(start: start, end: $0) } },
+            window: try parsed { try start.flatMap { start in try end.map { try TimeWindow(start: start, end: $0) } } },
             timeZone: value("time_zone").text ?? "UTC",
             planID: value("plan_id").integer,
-            planDate: try value("plan_date").text.map { try LocalDate(parsing: $0) },
-            checklist: try FieldTask.checklist(json: value("checklist").text),
-            answers: try FieldTask.answers(json: value("answers").text),
+            planDate: try parsed { try value("plan_date").text.map { try LocalDate(parsing: $0) } },
+            checklist: try parsed { try FieldTask.checklist(json: value("checklist").text) },
+            answers: try parsed { try FieldTask.answers(json: value("answers").text) } ?? [:],
             durationMinutes: value("duration_minutes").integer.map(Int.init),
             pinned: value("pinned").bool ?? false,
             plannedStart: value("planned_start").date,
