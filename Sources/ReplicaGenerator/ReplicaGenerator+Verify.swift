@@ -96,7 +96,8 @@ extension ReplicaGenerator {
         }
         for (id, task) in wanted.sorted(by: { $0.key < $1.key }) {
             guard let copy = held[id] else { continue }
-            let differing = Self.differing(copy, task)
+            if copy.damaged { note("task \(id) holds a value that does not parse") }
+            let differing = Self.differing(copy.master, task)
             if !differing.isEmpty {
                 note(
                     "task \(id) differs from the master in \(differing.joined(separator: ", ")) "
@@ -116,11 +117,11 @@ extension ReplicaGenerator {
     }
 
     /// The columns a replica holds (``TaskSchema/travelling``) in which its copy of a task differs
-    /// from the master's, each compared as the replica stores it (dates to the millisecond, a
-    /// damaged value as it is). A column the master alone keeps (its creator, the customer, the
-    /// planner's pin) is not compared.
-    static func differing(_ copy: ReplicaContents.TaskRow, _ master: FieldTask) -> [String] {
-        TaskSchema.travelling.filter { copy.stored[$0.name] != $0.stored($0.value(master)) }.map(\.replicaName)
+    /// from the master's, each compared as the replica stores it (dates to the millisecond, JSON as
+    /// ``FieldTask/json(_:)`` writes it). A column the master alone keeps (its creator, the
+    /// customer, the planner's pin) is not compared.
+    static func differing(_ copy: FieldTask, _ master: FieldTask) -> [String] {
+        TaskSchema.travelling.filter { $0.stored($0.value(copy)) != $0.stored($0.value(master)) }.map(\.replicaName)
     }
 }
 

@@ -16,9 +16,8 @@ public struct ReplicaContents: Sendable {
         public var completionNote: String?
         public var answers: [String: ChecklistAnswer]
         public var rowVersion: Int64
-        /// The master's values as the file stores them, by column (``TaskColumn/stored(_:)``'s form):
-        /// what `verify` compares, damaged ones included.
-        public var stored: [String: TaskValue]
+        /// Whether a value the master's view holds does not parse (read as absent in `master`).
+        public var damaged: Bool
     }
 
     public struct Member: Sendable, Equatable {
@@ -62,18 +61,15 @@ public struct ReplicaContents: Sendable {
                 let field = try FieldTask(
                     values: { name in TaskSchema.travelling.first { $0.name == name }.map { value($0, field: true) } ?? .null },
                     lenient: true)
-                var stored: [String: TaskValue] = [:]
-                for column in TaskSchema.travelling {
-                    let name = column.owner == .field ? "master_\(column.replicaName)" : column.replicaName
-                    switch column.kind {
-                    case .text, .answers: stored[column.name] = (row[name] as String?).map { .text($0) } ?? .null
-                    case .integer, .date, .bool: stored[column.name] = (row[name] as Int64?).map { .integer($0) } ?? .null
-                    }
-                }
+                let damaged =
+                    (try? FieldTask(values: { name in
+                        TaskSchema.travelling.first { $0.name == name }.map { value($0, field: false) } ?? .null
+                    }))
+                    == nil
                 return TaskRow(
                     master: master, status: field.status, startedAt: field.startedAt, completedAt: field.completedAt,
                     completedBy: field.completedBy, completionNote: field.completionNote, answers: field.answers,
-                    rowVersion: row["row_version"], stored: stored)
+                    rowVersion: row["row_version"], damaged: damaged)
             }
             let members = try Row.fetchAll(db, sql: "SELECT person_id, first_name, last_name, role FROM members ORDER BY person_id")
                 .map { Member(personID: $0["person_id"], firstName: $0["first_name"], lastName: $0["last_name"], role: $0["role"]) }
