@@ -19,6 +19,15 @@ struct RowCopier: Sendable {
     static let capacity = 40
     /// How each field is bound, by its column's kind.
     private static let kinds = TaskSchema.travelling.map(\.kind)
+    /// The PostgreSQL types (OIDs) each field may have, by its kind.
+    private static let types: [[Int32]] = kinds.map { kind in
+        switch kind {
+        case .integer: [20, 21, 23]  // int8, int2, int4
+        case .text, .answers: [25, 1043]  // text, varchar
+        case .date: [1184]  // timestamptz
+        case .bool: [16]
+        }
+    }
     private static let teamField = TaskSchema.travelling.firstIndex { $0.name == "team_id" }!
     private static let assigneeField = TaskSchema.travelling.firstIndex { $0.name == "assignee_id" }!
 
@@ -42,6 +51,13 @@ struct RowCopier: Sendable {
             guard try int32(at: 0) == Self.fieldCount else { throw ReplicaError("a replica row record has the wrong fields") }
             var offset = 4
             for field in 0..<Self.fieldCount {
+                // The field's type must be the one its declared kind is bound as: a column declared
+                // wrongly in TaskSchema is refused here, not copied as the wrong bytes.
+                guard Self.types[field].contains(try int32(at: offset)) else {
+                    throw ReplicaError(
+                        "a replica row's \(TaskSchema.travelling[field].name) is of PostgreSQL type \(try int32(at: offset)), "
+                            + "not what TaskSchema declares (\(Self.kinds[field]))")
+                }
                 let length = try int32(at: offset + 4)  // after the field's type
                 offset += 8
                 guard length >= 0 else { continue }

@@ -44,7 +44,16 @@ struct ParallelBuildsTests {
 
     @Test func aRowThatIsNotAReplicaRecordIsRefusedNotMisread() async throws {
         try await TestDatabase.withStore { store in
-            for query: PostgresQuery in ["SELECT ROW(1::bigint, 'two'::text)", "SELECT 1::bigint, 2::bigint"] {
+            // A row of the right length whose title is a number: a column declared as text that is not is refused.
+            let mistyped = ReplicationSnapshot.replicaRowColumns.replacing("k.title", with: "42::bigint", maxReplacements: 1)
+            let wrongType = PostgresQuery(
+                unsafeSQL: """
+                    SELECT ROW(\(mistyped)) FROM jsonb_populate_record(NULL::tasks, '{
+                        "id": 7, "description": "", "priority": "normal", "status": "open", "version": 1,
+                        "created_at": "2026-11-28T12:00:00Z", "updated_at": "2026-11-28T12:00:00Z",
+                        "required_skills": [], "time_zone": "UTC", "answers": {}}') k
+                    """)
+            for query: PostgresQuery in ["SELECT ROW(1::bigint, 'two'::text)", "SELECT 1::bigint, 2::bigint", wrongType] {
                 let rows = try await store.rows(query)
                 #expect(throws: ReplicaError.self) { try RowCopier(rows[0]) }
             }
