@@ -46,26 +46,23 @@ public struct ReplicaContents: Sendable {
             let tasks = try Row.fetchAll(
                 db, sql: "SELECT \(selected.joined(separator: ", ")), row_version FROM tasks ORDER BY id"
             ).map { row -> TaskRow in
-                /// A column's value as the master last said it (`master_<column>` for the field's), or as the field says.
-                func value(_ column: TaskColumn, field: Bool) -> TaskValue {
-                    let name = column.owner == .field && !field ? "master_\(column.replicaName)" : column.replicaName
+                /// A column's value as the master last said it (`master_<column>` for the field's), or as the
+                /// field says; `.null` for a column that does not travel.
+                func value(_ name: String, field: Bool) -> TaskValue {
+                    guard let column = TaskSchema.position[name].map({ TaskSchema.columns[$0] }), column.replica != nil else {
+                        return .null
+                    }
+                    let stored = column.owner == .field && !field ? "master_\(column.replicaName)" : column.replicaName
                     switch column.kind {
-                    case .text, .answers: return column.fromReplica(integer: nil, text: row[name])
-                    case .integer, .date, .bool: return column.fromReplica(integer: row[name], text: nil)
+                    case .text, .answers: return column.fromReplica(integer: nil, text: row[stored])
+                    case .integer, .date, .bool: return column.fromReplica(integer: row[stored], text: nil)
                     }
                 }
-                // Lenient: a value a replica holds damaged reads as absent, and verify names the column.
-                let master = try FieldTask(
-                    values: { name in TaskSchema.travelling.first { $0.name == name }.map { value($0, field: false) } ?? .null },
-                    lenient: true)
-                let field = try FieldTask(
-                    values: { name in TaskSchema.travelling.first { $0.name == name }.map { value($0, field: true) } ?? .null },
-                    lenient: true)
-                let damaged =
-                    (try? FieldTask(values: { name in
-                        TaskSchema.travelling.first { $0.name == name }.map { value($0, field: false) } ?? .null
-                    }))
-                    == nil
+                // A value the master's view holds damaged marks the task, and reads as absent (lenient).
+                let strict = try? FieldTask(values: { value($0, field: false) })
+                let master = try strict ?? FieldTask(values: { value($0, field: false) }, lenient: true)
+                let field = try FieldTask(values: { value($0, field: true) }, lenient: true)
+                let damaged = strict == nil
                 return TaskRow(
                     master: master, status: field.status, startedAt: field.startedAt, completedAt: field.completedAt,
                     completedBy: field.completedBy, completionNote: field.completionNote, answers: field.answers,
