@@ -158,6 +158,10 @@ let package = Package(
             resources: [
                 .embedInCode("Assets/board.css"), .embedInCode("Assets/board.js"), .embedInCode("Assets/map.js"),
                 .embedInCode("Assets/icon.svg"),
+                // The field worker's phone app (FieldApp, docs/phone.md).
+                .embedInCode("Assets/app.html"), .embedInCode("Assets/app.js"), .embedInCode("Assets/app-rules.js"),
+                .embedInCode("Assets/app-local.js"), .embedInCode("Assets/app-sync.js"), .embedInCode("Assets/app-words.js"),
+                .embedInCode("Assets/app.css"), .embedInCode("Assets/app-sw.js"), .embedInCode("Assets/app.webmanifest"),
             ]
         ),
 

@@ -109,3 +109,49 @@ extension CentralStore {
         }
     }
 }
+
+/// A phone's pairing, as a manager starts it: the one-time code the link carries (shown once,
+/// stored only as its SHA-256) and when it stops working.
+public struct DevicePairing: Sendable, Equatable {
+    public var id: Int64
+    public var personID: Int64
+    public var code: String
+    public var expiresAt: Date
+}
+
+extension CentralStore {
+    /// How long a pairing link works unless told otherwise, and at most (sql/0034_device_pairing.sql).
+    public static let pairingMinutes = 10
+    public static let maximumPairingMinutes = 60
+
+    /// Starts pairing a phone for a person (docs/phone.md): whoever may issue them a token may
+    /// (sql/functions/teamwork_check_token_issuer.sql). The code is good once, for `minutes`.
+    public func pairDevice(personID: Int64, minutes: Int = pairingMinutes) async throws -> DevicePairing {
+        let code = TokenSecret.randomBase64URL()
+        return try await transaction { connection in
+            let id = try await connection.query(
+                "SELECT teamwork_pair_device(\(personID), \(code), \(Int32(clamping: minutes)))", logger: logger
+            )
+            .collect()[0].decode(Int64.self)
+            let expires = try await connection.query("SELECT expires_at FROM device_pairings WHERE id = \(id)", logger: logger)
+                .collect()[0].decode(Date.self)
+            return DevicePairing(id: id, personID: personID, code: code, expiresAt: expires)
+        }
+    }
+
+    /// Redeems a pairing code for a token of the device's own named `deviceName`; `nil` when the
+    /// code is unknown, used, expired or its person has left. The secret is returned once.
+    public func redeemPairing(code: String, deviceName: String) async throws -> (personID: Int64, secret: String)? {
+        let secret = TokenSecret.generate()
+        // One statement (safe on the sync endpoint's shared connection): the function is its own transaction.
+        let person = try await rows("SELECT teamwork_redeem_pairing(\(code), \(secret), \(deviceName))")[0].decode(Int64?.self)
+        return person.map { ($0, secret) }
+    }
+
+    /// A phone signing out: revokes the token it holds. True when the token was live.
+    @discardableResult
+    public func signOutDevice(secret: String) async throws -> Bool {
+        guard TokenSecret.isWellFormed(secret) else { return false }
+        return try await rows("SELECT teamwork_sign_out_device(\(secret))")[0].decode(Bool.self)
+    }
+}

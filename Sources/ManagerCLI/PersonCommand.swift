@@ -8,7 +8,7 @@ struct PersonCommand: AsyncParsableCommand {
         commandName: "person",
         abstract: "Add, list, show, update and remove people.",
         subcommands: [
-            Add.self, List.self, Show.self, Update.self, Deactivate.self, Reactivate.self, Remove.self, Token.self, Hours.self,
+            Add.self, List.self, Show.self, Update.self, Deactivate.self, Reactivate.self, Remove.self, Token.self, Device.self, Hours.self,
             AbsenceCommand.self, Calendar.self,
         ]
     )

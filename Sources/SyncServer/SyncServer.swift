@@ -222,6 +222,7 @@ public enum SyncServer {
         board?.add(to: router)
         CalendarFeeds(store: store).add(to: router)
         AppointmentPages(store: store, secure: configuration.tls != nil, company: configuration.company).add(to: router)
+        FieldApp<SyncRequestContext>(store: store, secure: configuration.tls != nil).add(to: router)
         router.group("v1")
             .add(middleware: authenticator)
             .get("replicas", use: pulls.list)

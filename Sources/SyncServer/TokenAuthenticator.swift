@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import ServerSupport
 import TeamworkModel
+import WebPages
 
 /// Checks `Authorization: Bearer <token>` against the central store (through
 /// ``AccessCache``) and puts the person and their teams in the context; refuses with 401 (and logs it) otherwise. One
@@ -56,9 +57,15 @@ struct TokenAuthenticator: RouterMiddleware {
         return try await next(request, Self.signedIn(context, access, secret: secret, release: release))
     }
 
-    /// The token the request carries; 401 without one.
+    /// The token the request carries; 401 without one. The phone app's comes in its cookie
+    /// (``FieldAppAccess``), taken only with the app's header, which a page of another site cannot send.
     @inline(never)
     private static func bearer(_ request: Request, _ context: SyncRequestContext) throws -> String {
+        if request.headers[.authorization] == nil, request.headers[FieldAppAccess.header] != nil,
+            let cookie = request.cookies[FieldAppAccess.cookie]
+        {
+            return String(cookie.value)
+        }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             context.logger.notice("refused: no token", metadata: ["path": "\(request.uri.path)"])
             throw HTTPError(.unauthorized, message: "sign in with a token: Authorization: Bearer tw_...")

@@ -32,7 +32,12 @@ public final class BrowserPage: @unchecked Sendable {
 
     /// Starts chromium with one blank page; `javascript: false` turns the page's scripts off
     /// (what a dispatcher with JavaScript disabled sees: forms and links only).
-    public static func launch(javascript: Bool = true, width: Int = 1280, height: Int = 800) async throws -> BrowserPage {
+    /// `mobile`: a phone's screen (its viewport, touch events, a mobile user agent's layout).
+    public static func launch(
+        javascript: Bool = true, width: Int = 1280, height: Int = 800, mobile: Bool = false
+    ) async throws
+        -> BrowserPage
+    {
         var down: [Int32] = [0, 0], up: [Int32] = [0, 0]
         guard pipe(&down) == 0, pipe(&up) == 0 else { throw TeamworkError(.internal, "cannot make pipes for chromium") }
         let profile = FileManager.default.temporaryDirectory.appending(path: "chromium-\(UUID().uuidString)")
@@ -62,7 +67,8 @@ public final class BrowserPage: @unchecked Sendable {
             _ = try await page.send("Runtime.enable")
             _ = try await page.send(
                 "Emulation.setDeviceMetricsOverride",
-                ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false])
+                ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile])
+            if mobile { _ = try await page.send("Emulation.setTouchEmulationEnabled", ["enabled": true, "maxTouchPoints": 5]) }
             if !javascript { _ = try await page.send("Emulation.setScriptExecutionDisabled", ["value": true]) }
         } catch {
             await page.close()
@@ -282,6 +288,33 @@ public final class BrowserPage: @unchecked Sendable {
     public func choose(_ value: String, in selector: String) async throws {
         let option = try await node("\(selector) option[value=\"\(value)\"]")
         try await send("DOM.setAttributeValue", ["nodeId": option, "name": "selected", "value": "selected"])
+    }
+
+    /// Gives a file `<input>` these files, as a person picking them (or taking a photo) does.
+    public func setFiles(_ selector: String, _ paths: [String]) async throws {
+        let node = try await node(selector)
+        try await send("DOM.setFileInputFiles", ["nodeId": node, "files": paths])
+    }
+
+    /// Draws one stroke with the mouse (pointer events) through `points`, each a fraction of the
+    /// element's width and height from its top left: a signature on a pad.
+    public func stroke(on selector: String, through points: [(Double, Double)]) async throws {
+        let box = try await evaluate(
+            "(() => { const e = document.querySelector(\(String(reflecting: selector))); e.scrollIntoView({block: 'center'}); "
+                + "const r = e.getBoundingClientRect(); "
+                + "return [r.left, r.top, r.width, r.height]; })()"
+        ).array.compactMap(\.double)
+        guard box.count == 4, let first = points.first, let last = points.last else { return }
+        func at(_ point: (Double, Double)) -> (Double, Double) { (box[0] + box[2] * point.0, box[1] + box[3] * point.1) }
+        let start = at(first)
+        try await send("Input.dispatchMouseEvent", ["type": "mouseMoved", "x": start.0, "y": start.1])
+        try await send("Input.dispatchMouseEvent", ["type": "mousePressed", "x": start.0, "y": start.1, "button": "left", "clickCount": 1])
+        for point in points.dropFirst() {
+            let (x, y) = at(point)
+            try await send("Input.dispatchMouseEvent", ["type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1])
+        }
+        let end = at(last)
+        try await send("Input.dispatchMouseEvent", ["type": "mouseReleased", "x": end.0, "y": end.1, "button": "left", "clickCount": 1])
     }
 
     /// Drags one element onto another with the mouse: the browser's own drag and drop, as a person does it.

@@ -68,11 +68,14 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
 
     public var description: String { name }
 
+    /// The one file every side is tested against (the phone app's rules read it whole).
+    public static let tableURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appending(path: "../../Tests/Contract/field-changes.json").standardizedFileURL
+
     /// Every case, from the one file both sides are tested against.
     public static func all() throws -> [FieldChangeCase] {
         struct File: Decodable { var cases: [FieldChangeCase] }
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appending(path: "../../Tests/Contract/field-changes.json").standardizedFileURL
+        let url = tableURL
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         decoder.dateDecodingStrategy = .iso8601

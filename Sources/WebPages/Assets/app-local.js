@@ -1,0 +1,124 @@
+// What the phone keeps, in IndexedDB: one database per person (`teamwork-person-7`), so two
+// people on one shared phone never see or send each other's work, and signing out (or a
+// revoked phone) deletes that person's database whole.
+//
+//   replicas  name → {name, kind, title, epoch, since}      where each replica's copy stands
+//   tasks     [replica, id] → the task as the master's last page said (never edited here)
+//   members   [replica, person_id] → a teammate (names, skills)
+//   locations [replica, id] → a site
+//   queue     seq → {change, replica, state}                 the worker's changes, in order,
+//                                                           until the service answered them
+//   notices   key → {at, text, taskID}                       what the worker must be told (a
+//                                                           refusal once, however often it is read)
+//   files     digest → {blob, mediaType}                      photos and signatures not yet uploaded
+
+import { text, day } from "./words.js";
+
+const version = 1;
+export const databaseName = (person) => `teamwork-person-${person}`;
+
+function request(req) {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+export async function open(person) {
+  const req = indexedDB.open(databaseName(person), version);
+  req.onupgradeneeded = () => {
+    const db = req.result;
+    db.createObjectStore("replicas", { keyPath: "name" });
+    db.createObjectStore("tasks", { keyPath: ["replica", "id"] });
+    db.createObjectStore("members", { keyPath: ["replica", "person_id"] });
+    db.createObjectStore("locations", { keyPath: ["replica", "id"] });
+    db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
+    db.createObjectStore("notices", { keyPath: "key" });
+    db.createObjectStore("files", { keyPath: "digest" });
+  };
+  return new Local(await request(req));
+}
+
+export async function wipe(person) {
+  await request(indexedDB.deleteDatabase(databaseName(person)));
+}
+
+export class Local {
+  constructor(db) { this.db = db; }
+  close() { this.db.close(); }
+
+  // Runs `body(stores)` in one transaction over `names`; resolves when it committed.
+  async write(names, body) {
+    const tx = this.db.transaction(names, "readwrite");
+    const stores = Object.fromEntries(names.map((name) => [name, tx.objectStore(name)]));
+    const done = new Promise((resolve, reject) => {
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error || new Error("aborted"));
+    });
+    let result;
+    try { result = await body(stores); } catch (error) { tx.abort(); throw error; }
+    await done;
+    return result;
+  }
+
+  async all(name) {
+    return request(this.db.transaction(name).objectStore(name).getAll());
+  }
+
+  async get(name, key) {
+    return request(this.db.transaction(name).objectStore(name).get(key));
+  }
+
+  // Applies one page of a replica's changes (ChangePage, as the service writes it) and moves the
+  // replica's position, in one transaction: a page is taken whole or not at all. What the worker
+  // must hear of is kept as a notice: a change of theirs the master refused (and the dispatcher's
+  // decision on it), a task of theirs given to someone else or taken away, a task moved to
+  // another day.
+  async applyPage(person, replica, page) {
+    await this.write(["replicas", "tasks", "members", "locations", "notices"], async (s) => {
+      if (page.refetch && page.since === 0) {
+        for (const name of ["tasks", "members", "locations"]) {
+          s[name].delete(IDBKeyRange.bound([replica.name, -Infinity], [replica.name, Infinity]));
+        }
+      }
+      const now = Date.now();
+      for (const task of page.tasks) {
+        const before = await request(s.tasks.get([replica.name, task.id]));
+        if (before && before.assignee_id === person && task.assignee_id !== person && task.status !== "completed") {
+          s.notices.put({ key: `taken:${task.id}:${task.row_version}`, at: now, taskID: task.id, text: text("takenAway", task.id, task.title) });
+        } else if (before && task.assignee_id === person && before.plan_date && task.plan_date && before.plan_date !== task.plan_date) {
+          s.notices.put({ key: `moved:${task.id}:${task.row_version}`, at: now, taskID: task.id, text: text("moved", task.id, task.title, day(task.plan_date)) });
+        }
+        s.tasks.put({ ...task, replica: replica.name });
+      }
+      for (const member of page.members) s.members.put({ ...member, replica: replica.name });
+      for (const location of page.locations) s.locations.put({ ...location, replica: replica.name });
+      for (const gone of page.deleted) {
+        const store = { tasks: "tasks", locations: "locations", members: "members" }[gone.table];
+        if (!store) continue;
+        if (store === "tasks") {
+          const before = await request(s.tasks.get([replica.name, gone.id]));
+          if (before && before.assignee_id === person && before.status !== "completed" && !page.refetch) {
+            s.notices.put({ key: `taken:${gone.id}:${gone.row_version}`, at: now, taskID: gone.id, text: text("takenAway", gone.id, before.title) });
+          }
+        }
+        s[store].delete([replica.name, gone.id]);
+      }
+      for (const refusal of page.refused || []) {
+        if (refusal.person_id !== person) continue;
+        const said = refusal.decision ? text("decided", refusal.task_id, refusal.decision) : text("refused", refusal.task_id, refusal.reason);
+        s.notices.put({ key: `refused:${refusal.change_id}`, at: refusal.decided_at, taskID: refusal.task_id, text: said });
+      }
+      s.replicas.put({ ...replica, epoch: page.epoch, since: page.up_to });
+    });
+  }
+
+  async enqueue(replica, change) {
+    await this.write(["queue"], async (s) => { s.queue.add({ replica, change, state: "queued" }); });
+  }
+
+  async notice(key, text, taskID = null) {
+    await this.write(["notices"], async (s) => { s.notices.put({ key, at: Date.now(), text, taskID }); });
+  }
+}

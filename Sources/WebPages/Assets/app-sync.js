@@ -1,0 +1,235 @@
+// The phone's side of the workers' protocol (docs/protocol.md), as `teamwork-worker sync` and
+// `watch` speak it: push what is queued, in order, each change with its id (a retry after a
+// lost answer is taken once), then pull every replica's pages; when that is done, wait for the
+// next change (live mode). Signed in by the phone's cookie, which the script never sees; every
+// request carries the app's header, which a page of another site cannot send.
+
+import { open, wipe } from "./local.js";
+import { text } from "./words.js";
+
+export class SignedOut extends Error {}
+export class Offline extends Error {}
+
+const header = { "X-Teamwork-App": "1" };
+const deadline = 30000;
+const batch = 100;
+
+async function call(path, { method = "GET", body = null, raw = null, headers: extra = {}, signal = null, wait = 0 } = {}) {
+  const timeout = AbortSignal.timeout(deadline + wait * 1000);
+  const headers = { ...header, ...extra };
+  if (body !== null) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(path, {
+      method, headers, body: raw ?? (body === null ? null : JSON.stringify(body)), credentials: "same-origin", cache: "no-store",
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+  } catch (error) {
+    if (signal && signal.aborted) throw error;
+    throw new Offline(String(error));
+  }
+  if (response.status === 401) throw new SignedOut(await response.text());
+  if (response.status >= 500 || response.status === 429) throw new Offline(`${response.status}`);
+  return response;
+}
+
+// Who the phone is signed in as, and their replicas; SignedOut when the service does not know the
+// phone (never paired, signed out, or revoked), Offline when it cannot be asked.
+export async function listing() {
+  const response = await call("/v1/replicas");
+  if (!response.ok) throw new Offline(`${response.status}`);
+  return response.json();
+}
+
+export function changeID() {
+  return crypto.randomUUID();
+}
+
+// One whole sync of `local` for `person`: pushes, then pulls. Returns what it did.
+export async function sync(local, person, replicas) {
+  const report = { sent: 0, refused: 0, pulled: 0 };
+  const names = new Set(replicas.map((r) => r.name));
+  await push(local, names, report);
+  for (const replica of replicas) {
+    if (replica.kind === "common" || !replica.available) continue;
+    report.pulled += await pull(local, person, replica);
+  }
+  return report;
+}
+
+async function push(local, names, report) {
+  const queued = (await local.all("queue")).sort((a, b) => a.seq - b.seq);
+  const byReplica = new Map();
+  for (const entry of queued) {
+    if (!byReplica.has(entry.replica)) byReplica.set(entry.replica, []);
+    byReplica.get(entry.replica).push(entry);
+  }
+  for (const [replica, entries] of byReplica) {
+    if (!names.has(replica)) {
+      // The worker no longer has that team: nothing there can be sent; say so.
+      await local.write(["queue", "notices"], async (s) => {
+        for (const entry of entries) {
+          s.queue.delete(entry.seq);
+          s.notices.put({ key: `refused:${entry.change.id}`, at: Date.now(), taskID: entry.change.task_id, text: text("noLongerYours") });
+        }
+      });
+      report.refused += entries.length;
+      continue;
+    }
+    // Files first: an attachment whose file is not uploaded yet, and the later changes of its
+    // task, wait (a completion never goes ahead of the photo it needs); other tasks go on.
+    const { sendable, held } = await uploadFiles(local, entries, report);
+    for (let start = 0; start < sendable.length; start += batch) {
+      const part = sendable.slice(start, start + batch);
+      const response = await call(`/v1/replicas/${encodeURIComponent(replica)}/changes`, {
+        method: "POST", body: { changes: part.map((e) => e.change) },
+      });
+      if (!response.ok) {
+        // The whole push was refused (a 4xx): each change is tried alone, so one bad change
+        // never holds back the others.
+        for (const entry of part) await pushOne(local, replica, entry, report);
+        continue;
+      }
+      await settle(local, part, (await response.json()).results, report);
+    }
+    if (held.size) report.held = (report.held || 0) + held.size;
+  }
+}
+
+async function pushOne(local, replica, entry, report) {
+  const response = await call(`/v1/replicas/${encodeURIComponent(replica)}/changes`, { method: "POST", body: { changes: [entry.change] } });
+  if (response.ok) return settle(local, [entry], (await response.json()).results, report);
+  let reason = `${response.status}`;
+  try { reason = (await response.json()).error?.message ?? reason; } catch { /* not JSON */ }
+  await settle(local, [entry], [{ id: entry.change.id, status: "rejected", reason }], report);
+}
+
+// The service's answers: accepted changes leave the queue; refused ones leave it too, and the
+// worker is told why (the task shows the master's copy again).
+async function settle(local, entries, results, report) {
+  const byID = new Map(results.map((r) => [r.id, r]));
+  await local.write(["queue", "notices"], async (s) => {
+    for (const entry of entries) {
+      const result = byID.get(entry.change.id);
+      if (!result) continue;
+      s.queue.delete(entry.seq);
+      if (result.status === "accepted") report.sent += 1;
+      else {
+        report.refused += 1;
+        s.notices.put({ key: `refused:${entry.change.id}`, at: Date.now(), taskID: entry.change.task_id, text: text("refused", entry.change.task_id, result.reason) });
+      }
+    }
+  });
+}
+
+const piece = 256 * 1024;
+
+// Photos and signatures go first, resumably (docs/protocol.md, uploads): HEAD says how much the
+// service holds; PATCH sends the rest in pieces, from where the service stands. Returns the
+// changes that can be pushed now and the tasks held back.
+async function uploadFiles(local, entries, report) {
+  const sendable = [];
+  const held = new Set();
+  for (const entry of entries) {
+    const change = entry.change;
+    if (held.has(change.task_id)) continue;
+    if (change.operation !== "attach" || !change.blob) { sendable.push(entry); continue; }
+    const file = await local.get("files", change.blob);
+    if (file) {
+      const refusal = await upload(change.blob, file.blob);
+      if (refusal === "later") { held.add(change.task_id); continue; }
+      if (refusal) {
+        // The service will never take this file: its attachment is refused; the task's later changes wait.
+        await settle(local, [entry], [{ id: change.id, status: "rejected", reason: `its file was refused: ${refusal}` }], report);
+        held.add(change.task_id);
+        continue;
+      }
+      await local.write(["files"], async (s) => { s.files.delete(change.blob); });
+    }
+    sendable.push(entry);
+  }
+  return { sendable, held };
+}
+
+// Uploads one kept file; null when the service holds it whole, "later" when not this time, or
+// the service's reason when it will never take it.
+async function upload(digest, blob) {
+  const path = `/v1/blobs/${digest}`;
+  const where = (response) => ({
+    offset: Number(response.headers.get("Upload-Offset") || "0"), complete: response.headers.get("Upload-Complete") === "?1",
+  });
+  let head;
+  try { head = await call(path, { method: "HEAD" }); } catch (error) { if (error instanceof SignedOut) throw error; return "later"; }
+  let { offset, complete } = head.ok ? where(head) : { offset: 0, complete: false };
+  let stalled = 0;
+  while (!complete) {
+    if (offset > blob.size) offset = 0;
+    const before = offset;
+    let response;
+    try {
+      response = await call(path, {
+        method: "PATCH", raw: blob.slice(offset, Math.min(blob.size, offset + piece)),
+        headers: { "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(blob.size) },
+      });
+    } catch (error) {
+      if (error instanceof SignedOut) throw error;
+      return "later";
+    }
+    if ([400, 413, 415, 422].includes(response.status)) {
+      try { return (await response.json()).error?.message ?? String(response.status); } catch { return String(response.status); }
+    }
+    if (!response.ok && response.status !== 409) return "later";
+    ({ offset, complete } = where(response));
+    stalled = offset > before || complete ? 0 : stalled + 1;
+    if (stalled >= 3) return "later";
+  }
+  return null;
+}
+
+// A team's or the person's replica: pages since the phone's position (all of it after a rebuild).
+async function pull(local, person, listed) {
+  let rows = 0;
+  for (let guard = 0; guard < 10000; guard += 1) {
+    const held = await local.get("replicas", listed.name);
+    const query = new URLSearchParams({ since: String(held?.since ?? 0), limit: "500" });
+    if (held?.epoch) query.set("epoch", held.epoch);
+    const response = await call(`/v1/replicas/${encodeURIComponent(listed.name)}/changes?${query}`);
+    if (!response.ok) throw new Offline(`${listed.name}: ${response.status}`);
+    const page = await response.json();
+    await local.applyPage(person, { name: listed.name, kind: listed.kind, title: listed.title }, page);
+    rows += page.tasks.length + page.members.length + page.locations.length + page.deleted.length;
+    if (!page.more) break;
+  }
+  return rows;
+}
+
+// Waits (live mode) until one of the replicas changes or `signal` ends it; true when one did.
+export async function waitForChange(local, replicas, signal) {
+  const waits = [];
+  const stop = new AbortController();
+  const both = AbortSignal.any([signal, stop.signal]);
+  for (const listed of replicas) {
+    if (listed.kind === "common" || !listed.available) continue;
+    const held = await local.get("replicas", listed.name);
+    if (!held?.epoch) continue;
+    const query = new URLSearchParams({ since: String(held.since), epoch: held.epoch, limit: "500", wait: "25" });
+    waits.push(call(`/v1/replicas/${encodeURIComponent(listed.name)}/changes?${query}`, { signal: both, wait: 25 })
+      .then(async (response) => {
+        if (!response.ok) throw new Offline(`${response.status}`);
+        const page = await response.json();
+        if (page.tasks.length + page.members.length + page.locations.length + page.deleted.length + (page.refused || []).length === 0
+          && page.up_to === held.since && !page.refetch) return false;
+        return true;
+      }));
+  }
+  if (!waits.length) return false;
+  try {
+    return await Promise.any(waits);
+  } catch (error) {
+    throw error.errors?.find((e) => e instanceof SignedOut) ?? error.errors?.[0] ?? error;
+  } finally {
+    stop.abort();
+  }
+}
+
+export { open, wipe };

@@ -1,0 +1,64 @@
+// The app's words in English and Swedish, by the phone's language; times on the task's clock.
+const words = {
+  en: {
+    title: "My day", free: "Free work to claim", nothing: "Nothing planned for you.", noFree: "No free work in your team.",
+    offline: "Offline: changes wait on this phone", online: "Online", syncing: "Syncing…", waiting: (n) => `${n} change${n === 1 ? "" : "s"} waiting to be sent`,
+    syncNow: "Sync now", signOut: "Sign out", back: "Back to my day", start: "Start", complete: "Complete", note: "Note (what was done)",
+    claim: "Claim", due: "Due", window: "Window", eta: "Expected", priority: "Priority", skills: "Needs", address: "Address",
+    openMap: "Open in maps", checklist: "Checklist", save: "Save", yes: "Yes", no: "No", required: "required",
+    answered: "answered", status: { open: "Open", assigned: "Assigned", in_progress: "Started", completed: "Completed", cancelled: "Cancelled" },
+    history: "What happened", startedAt: (t) => `Started ${t}`, completedAt: (t) => `Completed ${t}`, queuedNote: "waiting to be sent",
+    notices: "Messages", dismiss: "Dismiss", notPaired: "This phone is not paired. Ask your dispatcher for a pairing link.",
+    signedOut: "Signed out. What this phone kept for you is gone.", range: (min, max, unit) => `${min ?? "…"} to ${max ?? "…"}${unit ? ` ${unit}` : ""}`,
+    photo: "Take a photo", signature: "Sign here", signer: "Signer's name", clear: "Clear", attached: "file kept, sent when online",
+    refused: (id, reason) => `Task ${id}: the change was refused: ${reason}`,
+    decided: (id, decision) => `Task ${id}: your dispatcher decided: ${decision}`,
+    takenAway: (id, title) => `Task ${id} (${title}) is no longer yours.`,
+    moved: (id, title, day) => `Task ${id} (${title}) moved to ${day}.`,
+    noLongerYours: "You are no longer in that team: the change was not sent.",
+    lastSync: (t) => `Last synced ${t}`, description: "Description",
+  },
+  sv: {
+    title: "Min dag", free: "Lediga uppdrag", nothing: "Inget planerat för dig.", noFree: "Inga lediga uppdrag i ditt lag.",
+    offline: "Offline: ändringar väntar i telefonen", online: "Online", syncing: "Synkar…", waiting: (n) => `${n} ändring${n === 1 ? "" : "ar"} väntar på att skickas`,
+    syncNow: "Synka nu", signOut: "Logga ut", back: "Tillbaka till min dag", start: "Påbörja", complete: "Slutför", note: "Anteckning (vad som gjordes)",
+    claim: "Ta uppdraget", due: "Klart senast", window: "Tidsfönster", eta: "Väntas", priority: "Prioritet", skills: "Kräver", address: "Adress",
+    openMap: "Öppna i kartor", checklist: "Checklista", save: "Spara", yes: "Ja", no: "Nej", required: "obligatorisk",
+    answered: "besvarad", status: { open: "Öppen", assigned: "Tilldelad", in_progress: "Påbörjad", completed: "Slutförd", cancelled: "Inställd" },
+    history: "Vad som hänt", startedAt: (t) => `Påbörjad ${t}`, completedAt: (t) => `Slutförd ${t}`, queuedNote: "väntar på att skickas",
+    notices: "Meddelanden", dismiss: "Stäng", notPaired: "Telefonen är inte kopplad. Be arbetsledaren om en kopplingslänk.",
+    signedOut: "Utloggad. Det telefonen sparat åt dig är borttaget.", range: (min, max, unit) => `${min ?? "…"} till ${max ?? "…"}${unit ? ` ${unit}` : ""}`,
+    photo: "Ta ett foto", signature: "Skriv under här", signer: "Undertecknarens namn", clear: "Rensa", attached: "filen sparad, skickas när du är online",
+    refused: (id, reason) => `Uppdrag ${id}: ändringen nekades: ${reason}`,
+    decided: (id, decision) => `Uppdrag ${id}: arbetsledaren beslutade: ${decision}`,
+    takenAway: (id, title) => `Uppdrag ${id} (${title}) är inte längre ditt.`,
+    moved: (id, title, day) => `Uppdrag ${id} (${title}) flyttades till ${day}.`,
+    noLongerYours: "Du är inte längre med i laget: ändringen skickades inte.",
+    lastSync: (t) => `Senast synkad ${t}`, description: "Beskrivning",
+  },
+};
+
+export const language = (navigator.language || "en").toLowerCase().startsWith("sv") ? "sv" : "en";
+
+export function text(key, ...args) {
+  const value = words[language][key];
+  return typeof value === "function" ? value(...args) : value;
+}
+
+// A time (milliseconds) on the task's own clock (its site's zone), like "Tue 09:30".
+export function time(ms, zone) {
+  if (ms == null) return "";
+  const options = { weekday: "short", hour: "2-digit", minute: "2-digit", hour12: false };
+  try {
+    return new Intl.DateTimeFormat(language === "sv" ? "sv-SE" : "en-GB", { ...options, timeZone: zone || "UTC" }).format(new Date(ms));
+  } catch {
+    return new Intl.DateTimeFormat(language === "sv" ? "sv-SE" : "en-GB", { ...options, timeZone: "UTC" }).format(new Date(ms));
+  }
+}
+
+// A plan's day ("2026-12-07") in words.
+export function day(date) {
+  const [y, m, d] = date.split("-").map(Number);
+  return new Intl.DateTimeFormat(language === "sv" ? "sv-SE" : "en-GB", { weekday: "long", day: "numeric", month: "long", timeZone: "UTC" })
+    .format(new Date(Date.UTC(y, m - 1, d)));
+}

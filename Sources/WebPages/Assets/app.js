@@ -1,0 +1,416 @@
+// The field worker's phone app (docs/phone.md): the day's work, the team's free work, a task's
+// page with start, complete and its checklist, all from the phone's own copy (IndexedDB), every
+// action queued with its change id and sent when the service can be reached. Every value is put
+// on the page as text (textContent), never as markup.
+
+import * as rules from "./rules.js";
+import { open, wipe, listing, sync, waitForChange, SignedOut, Offline, changeID } from "./sync.js";
+import { text, time, language } from "./words.js";
+
+const state = {
+  person: Number(localStorage.getItem("teamwork.person")) || null,
+  replicas: JSON.parse(localStorage.getItem("teamwork.replicas") || "[]"),
+  local: null, online: null, syncing: null, lastSync: null, problem: null, signedOut: false,
+};
+const main = document.getElementById("main");
+const status = document.getElementById("status");
+
+// Elements from a small description: el("p", {class: "x"}, "text", child, …); text is never markup.
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === false || value == null) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child == null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function begin() {
+  document.documentElement.lang = language;
+  document.title = `${text("title")} · Teamwork`;
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).catch(() => {});
+  if (state.person) state.local = await open(state.person);
+  window.addEventListener("hashchange", () => render());
+  window.addEventListener("online", () => syncNow());
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") syncNow(); });
+  await render();
+  await syncNow();
+  live();
+}
+
+// One sync at a time; a call while one runs waits for it.
+function syncNow() {
+  if (state.syncing) return state.syncing;
+  state.syncing = (async () => {
+    renderStatus();
+    try {
+      const list = await listing();
+      if (state.person !== list.person) {
+        // Another person paired this phone: their own copy, never the last one's.
+        if (state.local) state.local.close();
+        state.person = list.person;
+        localStorage.setItem("teamwork.person", String(list.person));
+        state.local = await open(list.person);
+      }
+      state.replicas = list.replicas;
+      localStorage.setItem("teamwork.replicas", JSON.stringify(list.replicas));
+      await sync(state.local, state.person, state.replicas);
+      state.online = true;
+      state.lastSync = Date.now();
+      state.problem = null;
+    } catch (error) {
+      if (error instanceof SignedOut) await signedOut();
+      else {
+        state.online = false;
+        if (!(error instanceof Offline)) state.problem = String(error);
+      }
+    } finally {
+      state.syncing = null;
+      document.body.dataset.synced = String(state.lastSync ?? "");
+      await render();
+    }
+  })();
+  return state.syncing;
+}
+
+// Live: wait for the next change while online (a new assignment shows without a reload); when
+// the service cannot be reached, try again after 2 s, then longer, at most 15 s apart.
+async function live() {
+  let pause = 2000;
+  const stop = new AbortController();
+  for (;;) {
+    if (state.signedOut) return;
+    if (!state.online || !state.local) {
+      await sleep(pause);
+      pause = Math.min(pause * 2, 15000);
+      await syncNow();
+      continue;
+    }
+    pause = 2000;
+    try {
+      await waitForChange(state.local, state.replicas, stop.signal);
+      await syncNow();
+    } catch (error) {
+      if (error instanceof SignedOut) { await signedOut(); return; }
+      state.online = false;
+      renderStatus();
+    }
+  }
+}
+
+// The phone was signed out or revoked: what it kept for this person goes.
+async function signedOut() {
+  if (state.local) state.local.close();
+  if (state.person) await wipe(state.person);
+  localStorage.removeItem("teamwork.person");
+  localStorage.removeItem("teamwork.replicas");
+  state.local = null;
+  state.person = null;
+  state.signedOut = true;
+}
+
+async function signOut() {
+  if (state.local) {
+    const queued = await state.local.all("queue");
+    if (queued.length && !confirm(text("waiting", queued.length))) return;
+  }
+  const response = await fetch("/app/sign-out", { method: "POST", headers: { "X-Teamwork-App": "1" }, credentials: "same-origin" }).catch(() => null);
+  if (response && response.ok) await signedOut();
+  await render();
+}
+
+// MARK: The copy as shown: the master's rows with the worker's queued changes applied.
+
+async function snapshot() {
+  if (!state.local) return null;
+  const [tasks, queue, notices, locations, members] = await Promise.all(
+    ["tasks", "queue", "notices", "locations", "members"].map((name) => state.local.all(name)));
+  const byTask = new Map();
+  for (const entry of queue.sort((a, b) => a.seq - b.seq)) {
+    const id = entry.change.task_id;
+    if (!byTask.has(id)) byTask.set(id, []);
+    byTask.get(id).push(entry);
+  }
+  const shown = new Map();
+  for (const task of tasks) {
+    let facts = rules.facts(task);
+    for (const entry of byTask.get(task.id) || []) {
+      facts = rules.effect(entry.change, facts, state.person, Date.parse(entry.change.made_at));
+    }
+    const existing = shown.get(task.id);
+    if (!existing || existing.replica.startsWith("person-")) shown.set(task.id, { task, facts, replica: task.replica, queued: byTask.get(task.id) || [] });
+  }
+  const sites = new Map(locations.map((l) => [l.id, l]));
+  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members };
+}
+
+function skillsIn(view, replica) {
+  const me = view.members.find((m) => m.replica === replica && m.person_id === state.person);
+  return me && me.skills ? me.skills : null;
+}
+
+// Checks the rules the service and the master apply, then queues: a change the rules refuse is
+// never queued, and the worker is told why at once.
+async function act(view, item, change) {
+  const worker = { id: state.person, skills: skillsIn(view, item.replica) };
+  const full = { id: changeID(), made_at: new Date().toISOString(), task_id: item.task.id, ...change };
+  const reason = rules.rejection(full, worker, item.facts, item.replica.startsWith("team-"), Date.now());
+  if (reason) {
+    state.problem = reason;
+    await render();
+    return false;
+  }
+  await state.local.enqueue(item.replica, full);
+  for (const id of [...drafts.keys()]) {
+    if (id === "note" ? change.operation === "complete" : change.item && id.startsWith(`item-${change.item}-`)) drafts.delete(id);
+  }
+  state.problem = null;
+  await render();
+  syncNow();
+  return true;
+}
+
+// MARK: Pages
+
+function renderStatus(view) {
+  const pending = view ? view.queue.length : Number(status.dataset.pending || 0);
+  status.dataset.pending = String(pending);
+  status.dataset.online = String(state.online);
+  const line = state.syncing ? text("syncing") : state.online === false ? text("offline") : text("online");
+  status.replaceChildren(...[
+    el("span", { class: `dot ${state.online === false ? "off" : "on"}`, "aria-hidden": "true" }),
+    el("span", {}, line),
+    pending ? el("span", { class: "pending" }, " · ", text("waiting", pending)) : null,
+  ].filter(Boolean));
+}
+
+// What the worker has typed and not saved yet, by the control's id: a render (a sync in the
+// background, a live update) never takes it away.
+const drafts = new Map();
+main.addEventListener("input", (event) => { if (event.target.id && event.target.type !== "file") drafts.set(event.target.id, event.target.value); });
+main.addEventListener("change", (event) => { if (event.target.id && event.target.type !== "file") drafts.set(event.target.id, event.target.value); });
+let shownPrint = null;
+
+// Draws the page again only when what it shows changed (a background sync that brought nothing
+// leaves a half-drawn signature alone); the status line always.
+async function render() {
+  if (state.signedOut || !state.person) {
+    main.replaceChildren(el("h1", {}, "Teamwork"), el("p", { role: "status" }, state.signedOut ? text("signedOut") : text("notPaired")));
+    status.replaceChildren();
+    return;
+  }
+  const view = await snapshot();
+  if (!view) return;
+  renderStatus(view);
+  document.body.dataset.pending = String(view.queue.length);
+  const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, view.notices.map((n) => n.key),
+    view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length])]);
+  if (print === shownPrint) return;
+  shownPrint = print;
+  const route = location.hash.slice(1).split("/");
+  const page = route[0] === "task" ? taskPage(view, Number(route[1])) : dayPage(view);
+  main.replaceChildren(...page.flat(2).filter(Boolean));
+  for (const [id, value] of drafts) {
+    const control = document.getElementById(id);
+    if (control) control.value = value;
+  }
+}
+
+function notices(view, taskID = null) {
+  const shown = view.notices.filter((n) => taskID == null || n.taskID === taskID).slice(0, 10);
+  const problem = state.problem ? el("p", { class: "problem", role: "alert" }, state.problem) : null;
+  if (!shown.length) return [problem];
+  return [problem, el("section", { class: "notices", "aria-labelledby": "notices-title" },
+    el("h2", { id: "notices-title" }, text("notices")),
+    el("ul", {}, shown.map((n) => el("li", { class: "notice" }, el("span", {}, n.text), " ",
+      el("button", { type: "button", class: "small", onclick: async () => {
+        await state.local.write(["notices"], async (s) => { s.notices.delete(n.key); });
+        await render();
+      } }, text("dismiss"))))))];
+}
+
+function whenLine(task) {
+  const zone = task.time_zone;
+  const parts = [];
+  if (task.planned_start != null) parts.push(`${text("eta")} ${time(task.planned_start, zone)}`);
+  if (task.window_start != null) parts.push(`${text("window")} ${time(task.window_start, zone)}–${time(task.window_end, zone).split(" ").pop()}`);
+  if (task.due_at != null) parts.push(`${text("due")} ${time(task.due_at, zone)}`);
+  return parts.join(" · ");
+}
+
+function order(item) {
+  const t = item.task;
+  return t.planned_start ?? t.window_start ?? t.due_at ?? Number.MAX_SAFE_INTEGER;
+}
+
+function taskCard(view, item, claimable) {
+  const t = item.task;
+  const site = view.sites.get(t.location_id);
+  return el("li", { class: `task ${item.facts.status}`, "data-task": t.id },
+    el("a", { href: `#task/${t.id}`, class: "open" },
+      el("span", { class: "title" }, t.title),
+      el("span", { class: "badge" }, text("status")[item.facts.status] ?? item.facts.status),
+      item.queued.length ? el("span", { class: "queued" }, text("queuedNote")) : null),
+    el("p", { class: "when" }, whenLine(t)),
+    site ? el("p", { class: "where" }, site.name, site.street ? ` · ${site.street}` : "") : null,
+    el("p", { class: "meta" }, `${text("priority")}: ${t.priority}`,
+      (t.required_skills || []).length ? ` · ${text("skills")}: ${t.required_skills.join(", ")}` : ""),
+    claimable ? el("button", { type: "button", class: "claim", onclick: () => act(view, item, { operation: "claim" }) }, text("claim")) : null);
+}
+
+function dayPage(view) {
+  const mine = view.tasks.filter((i) => i.facts.assignee === state.person && i.facts.status !== "cancelled")
+    .sort((a, b) => (a.facts.status === "completed") - (b.facts.status === "completed") || order(a) - order(b));
+  const free = view.tasks.filter((i) => i.facts.assignee == null && i.facts.status === "open" && i.replica.startsWith("team-"))
+    .sort((a, b) => order(a) - order(b));
+  return [
+    el("h1", {}, text("title")),
+    ...notices(view),
+    el("section", { "aria-labelledby": "mine-title" }, el("h2", { id: "mine-title", class: "visually-hidden" }, text("title")),
+      mine.length ? el("ol", { class: "tasks", id: "mine" }, mine.map((i) => taskCard(view, i, false))) : el("p", {}, text("nothing"))),
+    el("section", { "aria-labelledby": "free-title" }, el("h2", { id: "free-title" }, text("free")),
+      free.length ? el("ul", { class: "tasks", id: "free" }, free.map((i) => taskCard(view, i, true))) : el("p", {}, text("noFree"))),
+    el("p", { class: "actions" },
+      el("button", { type: "button", id: "sync", onclick: () => syncNow() }, text("syncNow")), " ",
+      el("button", { type: "button", id: "sign-out", class: "secondary", onclick: () => signOut() }, text("signOut"))),
+    state.lastSync ? el("p", { class: "hint" }, text("lastSync", time(state.lastSync, Intl.DateTimeFormat().resolvedOptions().timeZone))) : null,
+  ];
+}
+
+function taskPage(view, id) {
+  const item = view.tasks.find((i) => i.task.id === id);
+  if (!item) return [el("p", {}, el("a", { href: "#" }, text("back")))];
+  const t = item.task, f = item.facts;
+  const site = view.sites.get(t.location_id);
+  const zone = t.time_zone;
+  const history = [
+    f.startedAt != null ? el("li", {}, text("startedAt", time(f.startedAt, zone))) : null,
+    f.completedAt != null ? el("li", {}, text("completedAt", time(f.completedAt, zone)), f.completionNote ? `: ${f.completionNote}` : "") : null,
+    ...item.queued.map((q) => el("li", { class: "queued" }, `${q.change.operation}${q.change.item ? ` ${q.change.item}` : ""} — ${text("queuedNote")}`)),
+  ].filter(Boolean);
+  const mine = f.assignee === state.person;
+  const note = el("textarea", { id: "note", name: "note", rows: 3, maxlength: 10000 });
+  return [
+    el("p", {}, el("a", { href: "#", class: "back" }, `← ${text("back")}`)),
+    el("h1", {}, t.title),
+    el("p", { class: "badge", id: "task-status" }, text("status")[f.status] ?? f.status),
+    ...notices(view, id),
+    el("dl", { class: "facts" },
+      whenLine(t) ? [el("dt", {}, text("window")), el("dd", {}, whenLine(t))] : null,
+      [el("dt", {}, text("priority")), el("dd", {}, t.priority)],
+      (t.required_skills || []).length ? [el("dt", {}, text("skills")), el("dd", {}, t.required_skills.join(", "))] : null,
+      site ? [el("dt", {}, text("address")), el("dd", {}, [site.name, site.street, [site.postal_code, site.city].filter(Boolean).join(" ")].filter(Boolean).join(", "), " ",
+        el("a", { href: `geo:${site.latitude},${site.longitude}?q=${site.latitude},${site.longitude}`, class: "map" }, text("openMap")))] : null),
+    t.description ? [el("h2", {}, text("description")), el("p", { class: "description" }, t.description)] : null,
+    history.length ? [el("h2", {}, text("history")), el("ul", { class: "history" }, history)] : null,
+    f.assignee == null && f.status === "open" ? el("button", { type: "button", class: "claim", onclick: () => act(view, item, { operation: "claim" }) }, text("claim")) : null,
+    mine && (f.status === "assigned") ? el("button", { type: "button", id: "start", onclick: () => act(view, item, { operation: "start" }) }, text("start")) : null,
+    f.checklist ? checklist(view, item, mine && f.status !== "completed") : null,
+    mine && f.status !== "completed" ? el("form", { id: "complete", onsubmit: (event) => {
+      event.preventDefault();
+      act(view, item, { operation: "complete", note: note.value });
+    } }, el("label", { for: "note" }, text("note")), note, el("button", { type: "submit" }, text("complete"))) : null,
+  ];
+}
+
+function checklist(view, item, editable) {
+  const f = item.facts;
+  return el("section", { class: "checklist", "aria-labelledby": "checklist-title" },
+    el("h2", { id: "checklist-title" }, text("checklist")),
+    f.checklist.items.map((spec) => {
+      const answer = f.answers[spec.key];
+      const id = `item-${spec.key}`;
+      const label = el("span", { class: "label" }, spec.label, spec.required ? el("span", { class: "required" }, ` (${text("required")})`) : null);
+      const done = answer ? el("span", { class: "answered", "data-answered": spec.key }, ` ✓ ${spec.kind === "photo" || spec.kind === "signature" ? text("answered") : answer.value}`) : null;
+      if (!editable) return el("div", { class: "item" }, label, done);
+      const save = (value) => act(view, item, { operation: "answer", item: spec.key, value });
+      switch (spec.kind) {
+        case "check":
+          return el("fieldset", { class: "item", id },
+            el("legend", {}, label, done),
+            el("button", { type: "button", class: "yes", onclick: () => save("yes") }, text("yes")), " ",
+            el("button", { type: "button", class: "no secondary", onclick: () => save("no") }, text("no")));
+        case "number": case "text": case "choice": {
+          const input = spec.kind === "choice"
+            ? el("select", { id: `${id}-value` }, el("option", { value: "" }, "—"), (spec.options || []).map((o) => el("option", { value: o, selected: answer?.value === o }, o)))
+            : spec.kind === "number"
+              ? el("input", { id: `${id}-value`, inputmode: "decimal", value: answer?.value ?? "", "aria-describedby": `${id}-range` })
+              : el("textarea", { id: `${id}-value`, rows: 2 }, answer?.value ?? "");
+          return el("form", { class: "item", id, onsubmit: (event) => { event.preventDefault(); save(input.value.trim() === "" && spec.kind !== "text" ? input.value : input.value); } },
+            el("label", { for: `${id}-value` }, label, done),
+            spec.kind === "number" ? el("span", { class: "hint", id: `${id}-range` }, text("range", spec.min, spec.max, spec.unit)) : null,
+            input, el("button", { type: "submit" }, text("save")));
+        }
+        case "photo": return photoItem(view, item, spec, id, label, done);
+        case "signature": return signatureItem(view, item, spec, id, label, done);
+        default: return el("div", { class: "item" }, label, done);
+      }
+    }));
+}
+
+async function digestOf(blob) {
+  const bytes = await crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
+  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// Keeps a file on the phone until it is uploaded, and queues the attachment that answers the item.
+async function attach(view, item, spec, blob, signer = null) {
+  const digest = await digestOf(blob);
+  const change = { operation: "attach", item: spec.key, blob: digest, size: blob.size, media_type: blob.type, ...(signer ? { signer } : {}) };
+  const worker = { id: state.person, skills: skillsIn(view, item.replica) };
+  const probe = { id: "probe", made_at: new Date().toISOString(), task_id: item.task.id, ...change };
+  const reason = rules.rejection(probe, worker, item.facts, item.replica.startsWith("team-"), Date.now());
+  if (reason) { state.problem = reason; return render(); }
+  await state.local.write(["files"], async (s) => { s.files.put({ digest, blob, mediaType: blob.type }); });
+  await act(view, item, change);
+}
+
+// A photo from the camera, scaled on the phone (at most 1600 px on its longer side, JPEG).
+async function scaled(file) {
+  const bitmap = await createImageBitmap(file);
+  const scale = Math.min(1, 1600 / Math.max(bitmap.width, bitmap.height));
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+  canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+  canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+  return new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.8));
+}
+
+function photoItem(view, item, spec, id, label, done) {
+  const input = el("input", { type: "file", id: `${id}-file`, accept: "image/*", capture: "environment", onchange: async () => {
+    if (input.files && input.files[0]) await attach(view, item, spec, await scaled(input.files[0]));
+  } });
+  return el("div", { class: "item", id }, el("label", { for: `${id}-file` }, label, done, el("span", { class: "hint" }, ` ${text("photo")}`)), input);
+}
+
+function signatureItem(view, item, spec, id, label, done) {
+  const canvas = el("canvas", { id: `${id}-pad`, class: "pad", width: 340, height: 160, "aria-label": text("signature"), role: "img" });
+  const signer = el("input", { id: `${id}-signer`, autocomplete: "name", maxlength: 200 });
+  const pen = canvas.getContext("2d");
+  pen.lineWidth = 2.5;
+  pen.lineCap = "round";
+  let drawing = false, drawn = false;
+  const at = (event) => { const r = canvas.getBoundingClientRect(); return [(event.clientX - r.left) * canvas.width / r.width, (event.clientY - r.top) * canvas.height / r.height]; };
+  canvas.addEventListener("pointerdown", (event) => { drawing = true; canvas.setPointerCapture(event.pointerId); pen.beginPath(); pen.moveTo(...at(event)); });
+  canvas.addEventListener("pointermove", (event) => { if (!drawing) return; pen.lineTo(...at(event)); pen.stroke(); drawn = true; });
+  canvas.addEventListener("pointerup", () => { drawing = false; });
+  return el("form", { class: "item", id, onsubmit: async (event) => {
+    event.preventDefault();
+    if (!drawn) { state.problem = `${spec.key}: ${text("signature")}`; return render(); }
+    const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+    await attach(view, item, spec, blob, signer.value.trim());
+  } },
+  el("p", { class: "label" }, label, done), canvas,
+  el("label", { for: `${id}-signer` }, text("signer")), signer,
+  el("button", { type: "button", class: "secondary", onclick: () => { pen.clearRect(0, 0, canvas.width, canvas.height); drawn = false; } }, text("clear")), " ",
+  el("button", { type: "submit" }, text("save")));
+}
+
+begin();

@@ -1,0 +1,318 @@
+import CentralStore
+import Crypto
+import Foundation
+import HTMLText
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ServerSupport
+import TeamworkModel
+
+/// `/app/`: the field worker's phone app (docs/phone.md). Plain JavaScript modules, no framework,
+/// no build step, every file from the service itself; a service worker keeps them for opening
+/// with no network, and the day's rows live in the phone's IndexedDB. The app speaks the workers'
+/// protocol (`/v1`, docs/protocol.md) with the phone's own token, held in a cookie its script
+/// cannot read (HttpOnly, SameSite=Strict, Secure over TLS): every `/v1` request that signs in
+/// by the cookie must also carry ``header``, which a page of another site cannot send.
+///
+///     GET  /app/pair?code=…     the pairing link's page: name this phone
+///     POST /app/pair            redeems the one-time code for the phone's token (the cookie)
+///     POST /app/sign-out        revokes the phone's token and ends the cookie
+///     GET  /app/                the app; its files beside it
+public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
+    let store: SharedStore
+    let secure: Bool
+    /// Failed pairings per address a minute: a code is 256 random bits, but nobody gets to try
+    /// at the speed of the network, nor make the master work for junk.
+    let limiter = AddressLimiter(perAddress: 10)
+    /// Pairings and sign-outs in the works at once, per address and in all (each a statement on
+    /// the shared connection every device's token check uses).
+    let inFlight = Budget<String>(perPrincipal: 2, total: 8)
+
+    /// The cookie that holds the phone's token, and the header every request signed in by it carries.
+    static var cookie: String { FieldAppAccess.cookie }
+    static var header: HTTPField.Name { FieldAppAccess.header }
+    /// The pairing form's CSRF cookie.
+    static var pairCookie: String { "tw_pair" }
+    /// How long a phone stays signed in without being used (the token itself lasts until revoked):
+    /// 400 days, the most a browser keeps a cookie.
+    static var cookieSeconds: Int { 400 * 86_400 }
+
+    public init(store: SharedStore, secure: Bool) {
+        (self.store, self.secure) = (store, secure)
+    }
+
+    public func add(to router: Router<Context>) {
+        // The service worker's scope is `/app/`: the app's address ends in a slash.
+        router.get("app") { request, _ in
+            guard request.uri.path == "/app" else { return Self.file("index.html") ?? Self.missing() }
+            return Response(status: .movedPermanently, headers: [.location: "/app/"])
+        }
+        router.get("app/pair") { request, _ in pairPage(request) }
+        router.post("app/pair") { request, context in try await pair(request, context) }
+        router.post("app/sign-out") { request, context in try await signOut(request, context) }
+        router.get("app/:file") { _, context in Self.file(context.parameters.get("file") ?? "") ?? Self.missing() }
+    }
+
+    // MARK: Files
+
+    /// The app's files by the name they are served under, and a version of them all (the service
+    /// worker keeps one cache per version, so a new build replaces every file at once).
+    static var assets: [String: FieldAppFiles.Asset] { FieldAppFiles.assets }
+    public static var version: String { FieldAppFiles.version }
+
+    static func file(_ name: String) -> Response? {
+        guard let asset = assets[name] else { return nil }
+        var headers = securityHeaders
+        headers[.contentType] = asset.contentType
+        // Asked again every time the network is there (the service worker answers when it is not).
+        headers[.cacheControl] = "no-cache"
+        headers[.eTag] = asset.etag
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: asset.bytes))
+    }
+
+    static func missing() -> Response {
+        Response(
+            status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
+    }
+
+    /// The app's pages: scripts and styles from the service only, nothing inline, no frames.
+    static var securityHeaders: HTTPFields {
+        [
+            .contentSecurityPolicy:
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
+                + "manifest-src 'self'; worker-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer",
+            HTTPField.Name("X-Frame-Options")!: "DENY",
+        ]
+    }
+
+    // MARK: Pairing
+
+    /// The pairing link's page: a form that names the phone. Nothing is redeemed by opening it (a
+    /// link preview or a scanner that follows links does not use the code up).
+    func pairPage(_ request: Request) -> Response {
+        let code = request.uri.queryParameters.get("code") ?? ""
+        guard Self.isCode(code) else {
+            return page(FieldAppHTML.problem(FieldAppHTML.words(request).badLink, FieldAppHTML.words(request)), status: .badRequest)
+        }
+        let csrf = TokenSecret.randomBase64URL()
+        return page(FieldAppHTML.pair(code: code, csrf: csrf, words: FieldAppHTML.words(request)), csrf: csrf)
+    }
+
+    func pair(_ request: Request, _ context: Context) async throws -> Response {
+        let words = FieldAppHTML.words(request)
+        let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
+        guard limiter.allows(address) else {
+            return page(FieldAppHTML.problem(words.tooMany, words), status: .tooManyRequests)
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: 4 * 1024) } catch {
+            return page(FieldAppHTML.problem(words.unreadable, words), status: .contentTooLarge)
+        }
+        guard let form = FormFields(Substring(String(buffer: buffer))) else {
+            return page(FieldAppHTML.problem(words.unreadable, words), status: .badRequest)
+        }
+        let cookie = request.cookies[Self.pairCookie].map { String($0.value) } ?? ""
+        guard !FormGuard.crossSite(request), !cookie.isEmpty, FormGuard.matches(form["csrf"] ?? "", cookie) else {
+            return page(FieldAppHTML.problem(words.forged, words), status: .forbidden)
+        }
+        let code = form["code"] ?? ""
+        let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard Self.isCode(code) else {
+            limiter.failed(address)
+            return page(FieldAppHTML.problem(words.badLink, words), status: .badRequest)
+        }
+        guard (1...60).contains(name.count), name.utf8.count <= 240,
+            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            return page(
+                FieldAppHTML.pair(code: code, csrf: cookie, words: words, problem: words.nameRule), csrf: cookie,
+                status: .unprocessableContent)
+        }
+        guard case .success(let place) = inFlight.reserve(for: address) else {
+            return page(FieldAppHTML.problem(words.tooMany, words), status: .tooManyRequests)
+        }
+        defer { place.release() }
+        guard let redeemed = try await store.run({ try await $0.redeemPairing(code: code, deviceName: name) }) else {
+            limiter.failed(address)
+            context.logger.notice("refused: pairing code unknown, used or expired")
+            return page(FieldAppHTML.problem(words.usedUp, words), status: .gone)
+        }
+        context.logger.info("paired a phone", metadata: ["person": "\(redeemed.personID)"])
+        var headers = Self.securityHeaders
+        headers[.location] = "/app/"
+        headers[.cacheControl] = "no-store"
+        headers[values: .setCookie].append(
+            FormGuard.cookie(Self.cookie, redeemed.secret, path: "/", maxAge: Self.cookieSeconds, secure: secure))
+        headers[values: .setCookie].append(FormGuard.cookie(Self.pairCookie, "", path: "/app/pair", maxAge: 0, secure: secure))
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// Revokes the phone's own token (the app wipes what it kept first) and ends the cookie.
+    func signOut(_ request: Request, _ context: Context) async throws -> Response {
+        guard request.headers[Self.header] != nil, !FormGuard.crossSite(request) else {
+            return Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"])
+        }
+        if let secret = request.cookies[Self.cookie].map({ String($0.value) }), TokenSecret.isWellFormed(secret) {
+            let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
+            guard case .success(let place) = inFlight.reserve(for: address) else {
+                return Response(status: .tooManyRequests, headers: [.contentType: "text/plain; charset=utf-8"])
+            }
+            defer { place.release() }
+            _ = try await store.run { try await $0.signOutDevice(secret: secret) }
+        }
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        headers[values: .setCookie].append(FormGuard.cookie(Self.cookie, "", path: "/", maxAge: 0, secure: secure))
+        return Response(status: .noContent, headers: headers)
+    }
+
+    static func isCode(_ code: String) -> Bool {
+        code.utf8.count == 43
+            && code.utf8.allSatisfy {
+                $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || (48...57).contains($0) || (65...90).contains($0)
+                    || (97...122).contains($0)
+            }
+    }
+
+    func page(_ html: HTML, csrf: String? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        if let csrf {
+            headers[values: .setCookie].append(FormGuard.cookie(Self.pairCookie, csrf, path: "/app/pair", maxAge: 900, secure: secure))
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html.text)))
+    }
+}
+
+/// The pairing pages, in the phone's language (English or Swedish, by `Accept-Language`).
+enum FieldAppHTML {
+    struct Words {
+        var lang, title, intro, nameLabel, nameHint, pairButton, badLink, usedUp, tooMany, unreadable, forged, nameRule,
+            problemTitle: String
+    }
+
+    static let english = Words(
+        lang: "en", title: "Pair this phone", intro: "This phone will show your day's work and work without a signal.",
+        nameLabel: "This phone's name", nameHint: "So your dispatcher can tell your phones apart, like “Ann's Pixel”.",
+        pairButton: "Pair this phone", badLink: "This is not a pairing link. Ask your dispatcher for a new one.",
+        usedUp: "This pairing link is used up or has expired. Ask your dispatcher for a new one.",
+        tooMany: "Too many tries from here. Wait a minute and try again.", unreadable: "The form could not be read.",
+        forged: "This form did not come from this page. Open the pairing link again.",
+        nameRule: "A name is 1 to 60 characters on one line.", problemTitle: "Pairing did not work")
+    static let swedish = Words(
+        lang: "sv", title: "Koppla den här telefonen", intro: "Telefonen visar dagens arbete och fungerar utan täckning.",
+        nameLabel: "Telefonens namn", nameHint: "Så att arbetsledaren kan skilja dina telefoner åt, t.ex. ”Annas Pixel”.",
+        pairButton: "Koppla telefonen", badLink: "Det här är ingen kopplingslänk. Be arbetsledaren om en ny.",
+        usedUp: "Kopplingslänken är redan använd eller har gått ut. Be arbetsledaren om en ny.",
+        tooMany: "För många försök härifrån. Vänta en minut och försök igen.", unreadable: "Formuläret gick inte att läsa.",
+        forged: "Formuläret kom inte från den här sidan. Öppna kopplingslänken igen.",
+        nameRule: "Ett namn är 1 till 60 tecken på en rad.", problemTitle: "Kopplingen fungerade inte")
+
+    static func words(_ request: Request) -> Words {
+        let accepted = request.headers[.acceptLanguage] ?? ""
+        let first =
+            accepted.split(separator: ",").first.map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return first.hasPrefix("sv") ? swedish : english
+    }
+
+    static func frame(_ title: String, lang: String, _ main: HTML) -> HTML {
+        """
+        <!DOCTYPE html>
+        <html lang="\(lang)">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(title) · Teamwork</title>
+        <link rel="stylesheet" href="/app/app.css">
+        <link rel="icon" href="/app/icon.svg">
+        </head>
+        <body>
+        <main class="pairing">
+        \(main)
+        </main>
+        </body>
+        </html>
+        """
+    }
+
+    static func pair(code: String, csrf: String, words: Words, problem: String? = nil) -> HTML {
+        let error: HTML = problem.map { "<p class=\"problem\" role=\"alert\" id=\"name-problem\">\($0)</p>" } ?? .empty
+        return frame(
+            words.title, lang: words.lang,
+            """
+            <h1>\(words.title)</h1>
+            <p>\(words.intro)</p>
+            \(error)
+            <form method="post" action="/app/pair">
+            <input type="hidden" name="code" value="\(code)">
+            <input type="hidden" name="csrf" value="\(csrf)">
+            <label for="name">\(words.nameLabel)</label>
+            <input id="name" name="name" required maxlength="60" autocomplete="off" aria-describedby="name-hint">
+            <p class="hint" id="name-hint">\(words.nameHint)</p>
+            <button type="submit">\(words.pairButton)</button>
+            </form>
+            """)
+    }
+
+    static func problem(_ text: String, _ words: Words) -> HTML {
+        frame(words.problemTitle, lang: words.lang, "<h1>\(words.problemTitle)</h1><p role=\"alert\">\(text)</p>")
+    }
+}
+
+/// How the phone app signs in to the workers' protocol: its token in ``cookie`` (HttpOnly, so its
+/// script never sees it), taken only from a request that carries ``header`` (which a page of
+/// another site cannot send without the service's consent, and the service gives none).
+public enum FieldAppAccess {
+    public static let cookie = "tw_device"
+    public static let header = HTTPField.Name("X-Teamwork-App")!
+}
+
+/// The phone app's files (``FieldApp``), embedded in the binary.
+enum FieldAppFiles {
+    struct Asset: Sendable {
+        let contentType: String
+        let bytes: ByteBuffer
+        let etag: String
+    }
+
+    static let sources: [(String, String, [UInt8])] = [
+        ("index.html", "text/html; charset=utf-8", PackageResources.app_html),
+        ("app.js", "text/javascript; charset=utf-8", PackageResources.app_js),
+        ("rules.js", "text/javascript; charset=utf-8", PackageResources.app_rules_js),
+        ("local.js", "text/javascript; charset=utf-8", PackageResources.app_local_js),
+        ("sync.js", "text/javascript; charset=utf-8", PackageResources.app_sync_js),
+        ("words.js", "text/javascript; charset=utf-8", PackageResources.app_words_js),
+        ("app.css", "text/css; charset=utf-8", PackageResources.app_css),
+        ("manifest.webmanifest", "application/manifest+json", PackageResources.app_webmanifest),
+        ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
+    ]
+    static let version: String = {
+        var hash = SHA256()
+        for (name, _, bytes) in sources {
+            hash.update(data: Array(name.utf8))
+            hash.update(data: bytes)
+        }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined().prefix(12).description
+    }()
+    static let assets: [String: Asset] = {
+        var assets: [String: Asset] = [:]
+        for (name, type, bytes) in sources {
+            assets[name] = asset(type, bytes)
+        }
+        // The service worker learns the version it caches under from its first line.
+        let files = (["/app/"] + sources.map { "/app/\($0.0)" }.filter { $0 != "/app/index.html" }).map { "\"\($0)\"" }
+        let worker =
+            Array("const VERSION = \"\(version)\";\nconst FILES = [\(files.joined(separator: ", "))];\n".utf8)
+            + PackageResources.app_sw_js
+        assets["sw.js"] = asset("text/javascript; charset=utf-8", worker)
+        return assets
+    }()
+
+    static func asset(_ type: String, _ bytes: [UInt8]) -> Asset {
+        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined().prefix(16)
+        return Asset(contentType: type, bytes: ByteBuffer(bytes: bytes), etag: "\"\(digest)\"")
+    }
+}

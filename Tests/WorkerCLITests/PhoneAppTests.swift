@@ -1,0 +1,300 @@
+import BlobStore
+import Foundation
+import TeamworkModel
+import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+/// The field worker's phone app (`/app/` of `teamwork-service run`, docs/phone.md) in a real
+/// headless chromium at 390 px with touch, against a real PostgreSQL and the real service: paired
+/// from a link, used offline with the service stopped (the origin gone, not a simulated network),
+/// and synced exactly once when it comes back.
+@Suite("the worker's phone app in a browser", .serialized)
+struct PhoneAppTests {
+    final class Scene: @unchecked Sendable {
+        let url: DatabaseURL
+        let manager: ManagerTool
+        let service: ServiceProcess
+        let folder: URL
+        let ids: [String: Int64]
+        let ann: Int64
+
+        init(url: DatabaseURL, manager: ManagerTool, service: ServiceProcess, folder: URL, ids: [String: Int64], ann: Int64) {
+            (self.url, self.manager, self.service, self.folder, self.ids, self.ann) = (url, manager, service, folder, ids, ann)
+        }
+
+        var app: String { service.url + "/app/" }
+
+        /// A one-time pairing link for `who`, as the dispatcher prints it.
+        func pairingLink(_ who: String = "ann@example.org") async throws -> String {
+            let out = try await manager.ok("person", "device", "pair", who, "--server", service.url)
+            return try #require(out.split(separator: "\n").map(String.init).first { $0.contains("/app/pair?code=") })
+        }
+
+        /// Opens the link on `page`, names the phone and waits for the app's first sync.
+        func pair(_ page: BrowserPage, name: String = "Ann's Pixel", who: String = "ann@example.org") async throws {
+            try await page.open(try await pairingLink(who))
+            try await page.fill("#name", with: name)
+            try await page.clickAndWaitForNavigation("form[action='/app/pair'] button")
+            #expect(try await page.url() == app)
+            do {
+                try await page.waitUntil("document.body.dataset.synced", within: .seconds(20))
+            } catch {
+                Issue.record("the app did not sync: \(try await page.html())")
+                throw error
+            }
+        }
+
+        func task(_ id: Int64) async throws -> FieldTask {
+            try await CentralStore.withStore(url) { try await $0.task(id: id) }
+        }
+    }
+
+    static func withScene(_ body: (Scene) async throws -> Void) async throws {
+        try await TestDatabase.withFresh(ahead: true) { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "phone-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("person", "add", "--first", "Bo", "--last", "Berg", "--email", "bo@example.org", "--skills", "hv")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red crew", "--time-zone", "Europe/Stockholm")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await manager.ok("team", "add-member", "red", "bo@example.org")
+            _ = try await manager.ok(
+                "location", "add", "--name", "Substation 7", "--lat", "59.3326", "--lon", "18.0649",
+                "--street", "Kungsgatan 1", "--city", "Stockholm", "--country", "SE")
+            _ = try await manager.ok(
+                "checklist", "add", "Meter swap", "--item", "isolated:check:Isolator locked out:required",
+                "--item", "reading:number(kWh,0..):Final reading:required", "--item", "seal:choice(intact|broken|replaced):Meter seal",
+                "--item", "remarks:text:Remarks", "--item", "photo:photo:The new meter:required",
+                "--item", "signed:signature:Customer's signature:required")
+            var ids: [String: Int64] = [:]
+            for (key, arguments) in [
+                (
+                    "swap",
+                    [
+                        "--title", "Swap meter", "--team", "red", "--assignee", "ann@example.org", "--location", "1",
+                        "--checklist", "Meter swap", "--description", "Old meter in the cellar <b>not</b> markup",
+                    ]
+                ),
+                ("free", ["--title", "Read meter", "--team", "red", "--location", "1"]),
+                ("hv", ["--title", "Switch HV feeder", "--team", "red", "--requires", "hv"]),
+            ] {
+                let made = try await manager.run(["task", "create", "--actor", "max@example.org"] + arguments + ["--json"])
+                #expect(made.status == 0, "\(made.stderr)")
+                ids[key] = try JSONOutput.decode(FieldTask.self, made.stdout).id
+            }
+            let ann = try await CentralStore.withStore(url) { try await $0.person(reference: "ann@example.org").id }
+            let port = ServiceProcess.freePort()
+            let service = ServiceProcess(
+                [
+                    "run", "--database-url", url.connectionString, "--replicas", folder.appending(path: "replicas").path,
+                    "--port", String(port), "--sweep", "0.5",
+                ],
+                port: port, log: folder.path + "/service.log")
+            try await service.start()
+            defer { service.stopInBackground() }
+            try await body(Scene(url: url, manager: manager, service: service, folder: folder, ids: ids, ann: ann))
+        }
+    }
+
+    static func phone() async throws -> BrowserPage {
+        try await BrowserPage.launch(width: 390, height: 844, mobile: true)
+    }
+
+    /// Sets a form control's value as typing would (textarea and select included) and says so to the page.
+    static func type(_ page: BrowserPage, _ selector: String, _ text: String) async throws {
+        _ = try await page.evaluate(
+            """
+            (() => { const e = document.querySelector(\(String(reflecting: selector))); e.value = \(String(reflecting: text));
+              e.dispatchEvent(new Event('input', {bubbles: true})); return true; })()
+            """)
+    }
+
+    static func submit(_ page: BrowserPage, _ form: String) async throws {
+        _ = try await page.evaluate("document.querySelector(\(String(reflecting: form))).requestSubmit() || true")
+    }
+
+    @Test func aWorkersDayRunsOfflineOnThePhoneAndEveryCompletionReachesTheMasterOnce() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            // The day: Ann's task, the free one to claim; the HV task is free too (claiming it is refused before queueing).
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(scene.ids["swap"]!)\"]')", within: .seconds(20))
+            let day = try await page.html()
+            #expect(day.contains("Swap meter") && day.contains("Read meter") && day.contains("Substation 7"))
+            // Installed as a web app: the service worker controls the page before the origin goes away.
+            try await page.waitUntil("navigator.serviceWorker.controller", within: .seconds(20))
+
+            // The origin is gone: the app opens from its cache, the day from IndexedDB.
+            try await scene.service.stop()
+            try await page.open(scene.app)
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(scene.ids["swap"]!)\"]')", within: .seconds(10))
+            try await page.waitUntil("document.querySelector('#status').dataset.online === 'false'", within: .seconds(35))
+
+            // A claim the rules refuse (Ann lacks hv) is never queued; the reason is shown at once.
+            try await page.click("[data-task=\"\(scene.ids["hv"]!)\"] button.claim")
+            try await page.waitUntil("document.querySelector('.problem')?.textContent.includes('needs hv')")
+            #expect(try await page.evaluate("document.body.dataset.pending").string == "0")
+
+            // Start, every checklist kind, then complete; all of it waits on the phone.
+            let swap = scene.ids["swap"]!
+            _ = try await page.evaluate("location.hash = '#task/\(swap)'")
+            try await page.waitUntil("document.querySelector('#start')")
+            // A completion with required items open is refused before it is queued.
+            try await Self.submit(page, "#complete")
+            try await page.waitUntil("document.querySelector('.problem')?.textContent.includes('needs answers to')")
+            try await page.click("#start")
+            try await page.waitUntil("document.body.dataset.pending === '1'")
+            try await page.click("#item-isolated button.yes")
+            try await page.waitUntil("document.querySelector('[data-answered=isolated]')")
+            // Out of range: refused with the item's rule, nothing queued.
+            try await Self.type(page, "#item-reading-value", "-5")
+            try await Self.submit(page, "#item-reading")
+            try await page.waitUntil("document.querySelector('.problem')?.textContent.includes('the least taken is 0 kWh')")
+            try await Self.type(page, "#item-reading-value", "48213.5")
+            try await Self.submit(page, "#item-reading")
+            try await page.waitUntil("document.querySelector('[data-answered=reading]')")
+            try await Self.type(page, "#item-seal-value", "replaced")
+            try await Self.submit(page, "#item-seal")
+            try await page.waitUntil("document.querySelector('[data-answered=seal]')")
+            try await Self.type(page, "#item-remarks-value", "Seal 4471 fitted")
+            try await Self.submit(page, "#item-remarks")
+            try await page.waitUntil("document.querySelector('[data-answered=remarks]')")
+            let photo = scene.folder.appending(path: "meter.png")
+            try Self.png(width: 2400, height: 1800).write(to: photo)
+            try await page.setFiles("#item-photo-file", [photo.path])
+            try await page.waitUntil("document.querySelector('[data-answered=photo]')", within: .seconds(10))
+            try await page.stroke(on: "#item-signed-pad", through: [(0.1, 0.5), (0.3, 0.2), (0.5, 0.7), (0.8, 0.3)])
+            try await Self.type(page, "#item-signed-signer", "Eva Kund")
+            try await Self.submit(page, "#item-signed")
+            try await page.waitUntil("document.querySelector('[data-answered=signed]')")
+            try await Self.type(page, "#note", "Meter swapped, seal replaced")
+            try await Self.submit(page, "#complete")
+            try await page.waitUntil("document.querySelector('#task-status')?.textContent === 'Completed'")
+            #expect(try await page.evaluate("document.body.dataset.pending").string == "8")
+            // Reloaded offline, what waits is still there.
+            try await page.open(scene.app)
+            try await page.waitUntil("document.body.dataset.pending === '8'", within: .seconds(10))
+            #expect(try await scene.task(swap).status == .assigned)
+
+            // The service is back: the app sends it all by itself, once.
+            try await scene.service.start()
+            do {
+                try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(40))
+            } catch {
+                Issue.record("\(try await page.html())\n\(scene.service.logTail())")
+                throw error
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await scene.task(swap).status != .completed, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let done = try await scene.task(swap)
+            #expect(done.status == .completed && done.completionNote == "Meter swapped, seal replaced" && done.completedBy == scene.ann)
+            let (history, attachments) = try await CentralStore.withStore(scene.url) { store in
+                (try await store.history(taskID: swap), try await store.attachments(ofTask: swap))
+            }
+            #expect(history.filter { $0.changes["status"]?.new == "completed" }.count == 1, "\(history.map(\.action))")
+            #expect(done.answers.count == 6 && done.answers["reading"]?.value == "48213.5")
+            #expect(Set(attachments.map { $0.item ?? "" }) == ["photo", "signed"])
+            #expect(attachments.first { $0.item == "signed" }?.signer == "Eva Kund")
+            // The photo was scaled on the phone (at most 1600 px wide, a JPEG) and its bytes are the digest it names.
+            let blobs = try FileBlobStore(root: scene.folder.appending(path: "replicas/blobs"))
+            for attachment in attachments {
+                let digest = try #require(BlobDigest(hex: attachment.sha256))
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: blobs.path(of: digest)))
+                #expect(BlobDigest(of: bytes) == digest && Int64(bytes.count) == attachment.size)
+            }
+            #expect(attachments.first { $0.item == "photo" }?.mediaType == "image/jpeg")
+        }
+    }
+
+    @Test func thePhonesRulesAreTheFieldChangeContractTable() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await page.open(scene.app)
+            let table = try String(contentsOf: FieldChangeCase.tableURL, encoding: .utf8)
+            let failures = try await page.evaluate(
+                """
+                import('/app/rules.js').then((rules) => {
+                  const table = \(table);
+                  const ids = { me: 7, other: 8 };
+                  const time = (t) => t == null ? null : Date.parse(t);
+                  const facts = (c, t) => ({
+                    status: t.status, assignee: t.assignee == null ? null : ids[t.assignee], startedAt: time(t.started_at),
+                    completedAt: time(t.completed_at), completedBy: t.completed_by == null ? null : ids[t.completed_by],
+                    completionNote: t.completion_note, requiredSkills: ["climbing"],
+                    checklist: c.checklist ? { items: c.checklist } : null,
+                    answers: Object.fromEntries(Object.entries(t.answers || {}).map(([k, a]) => [k, { value: a.value, by: ids[a.by] }])),
+                  });
+                  const failures = [];
+                  for (const c of table.cases) {
+                    const change = { id: "contract", task_id: 1, ...c.change };
+                    const received = Date.parse(c.change.made_at) + 1000;
+                    const before = facts(c, c.before);
+                    const reason = rules.rejection(change, { id: 7, skills: c.skills }, before, c.in_team, received);
+                    if ((reason == null) !== c.endpoint_accepts) { failures.push(`${c.name}: ${reason ?? "accepted"}`); continue; }
+                    if (reason != null) continue;
+                    const after = rules.effect(change, before, 7, Date.parse(c.change.made_at));
+                    const expected = facts(c, c.after);
+                    for (const key of ["status", "assignee", "startedAt", "completedAt", "completedBy", "completionNote"]) {
+                      if ((after[key] ?? null) !== (expected[key] ?? null)) failures.push(`${c.name}: ${key} ${after[key]} != ${expected[key]}`);
+                    }
+                    const shown = (a) => JSON.stringify(Object.entries(a).map(([k, v]) => [k, v.value, v.by]).sort());
+                    if (shown(after.answers) !== shown(expected.answers)) failures.push(`${c.name}: answers ${shown(after.answers)}`);
+                  }
+                  return { cases: table.cases.length, failures };
+                })
+                """)
+            #expect(failures["cases"].int == (try FieldChangeCase.all().count))
+            #expect(failures["failures"].array.isEmpty, "\(failures["failures"].array.compactMap(\.string))")
+        }
+    }
+
+    /// A PNG of `width` × `height` pixels, one colour (zlib's stored blocks: no compressor needed).
+    static func png(width: Int, height: Int) -> Data {
+        func crc(_ bytes: [UInt8]) -> UInt32 {
+            var c: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                c ^= UInt32(byte)
+                for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            }
+            return ~c
+        }
+        func be(_ value: UInt32) -> [UInt8] {
+            [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            return be(UInt32(data.count)) + body + be(crc(body))
+        }
+        var row: [UInt8] = [0]
+        for _ in 0..<width { row += [40, 120, 200] }
+        var raw: [UInt8] = []
+        raw.reserveCapacity(row.count * height)
+        for _ in 0..<height { raw += row }
+        var zlib: [UInt8] = [0x78, 0x01]
+        var offset = 0
+        while offset < raw.count {
+            let size = min(65_535, raw.count - offset)
+            let last: UInt8 = offset + size == raw.count ? 1 : 0
+            zlib += [last, UInt8(size & 0xFF), UInt8(size >> 8), UInt8(~size & 0xFF), UInt8((~size >> 8) & 0xFF)]
+            zlib += raw[offset..<offset + size]
+            offset += size
+        }
+        var (a, b): (UInt32, UInt32) = (1, 0)
+        for byte in raw {
+            a = (a + UInt32(byte)) % 65_521
+            b = (b + a) % 65_521
+        }
+        zlib += be(b << 16 | a)
+        let header = be(UInt32(width)) + be(UInt32(height)) + [8, 2, 0, 0, 0]
+        return Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", []))
+    }
+}

@@ -1,0 +1,10 @@
+-- A phone signing out: revokes the token whose secret it holds (the phone's own;
+-- taking access away never grants any). True when it was live.
+CREATE OR REPLACE FUNCTION teamwork_sign_out_device(p_secret text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+BEGIN
+    UPDATE public.access_tokens SET revoked_at = now()
+     WHERE token_hash = sha256(convert_to(p_secret, 'UTF8')) AND revoked_at IS NULL;
+    RETURN FOUND;
+END
+$$;
