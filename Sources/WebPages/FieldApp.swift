@@ -135,14 +135,24 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
             return page(FieldAppHTML.problem(words.tooMany, words), status: .tooManyRequests)
         }
         defer { place.release() }
-        guard let redeemed = try await store.run({ try await $0.redeemPairing(code: code, deviceName: name) }) else {
+        // The phone's previous sign-in (the same person's, or whoever had the phone before) ends
+        // with this one: a phone holds one person's token at a time, and none lingers unseen.
+        let previous = request.cookies[Self.cookie].map { String($0.value) }.flatMap { TokenSecret.isWellFormed($0) ? $0 : nil }
+        guard
+            let redeemed = try await store.run({ store -> (personID: Int64, secret: String)? in
+                guard let redeemed = try await store.redeemPairing(code: code, deviceName: name) else { return nil }
+                if let previous { try await store.signOutDevice(secret: previous) }
+                return redeemed
+            })
+        else {
             limiter.failed(address)
             context.logger.notice("refused: pairing code unknown, used or expired")
             return page(FieldAppHTML.problem(words.usedUp, words), status: .gone)
         }
         context.logger.info("paired a phone", metadata: ["person": "\(redeemed.personID)"])
         var headers = Self.securityHeaders
-        headers[.location] = "/app/"
+        // `#paired`: the app shows nothing it kept until the service says whose phone it is now.
+        headers[.location] = "/app/#paired"
         headers[.cacheControl] = "no-store"
         headers[values: .setCookie].append(
             FormGuard.cookie(Self.cookie, redeemed.secret, path: "/", maxAge: Self.cookieSeconds, secure: secure))

@@ -37,13 +37,17 @@ struct PhoneAppTests {
             try await page.open(try await pairingLink(who))
             try await page.fill("#name", with: name)
             try await page.clickAndWaitForNavigation("form[action='/app/pair'] button")
-            #expect(try await page.url() == app)
+            try await page.waitUntil("location.pathname === '/app/' && location.hash === ''")
             do {
                 try await page.waitUntil("document.body.dataset.synced", within: .seconds(20))
             } catch {
                 Issue.record("the app did not sync: \(try await page.html())")
                 throw error
             }
+        }
+
+        func people(_ first: String) async throws -> Int64 {
+            try await CentralStore.withStore(url) { try await $0.person(reference: "\(first)@example.org").id }
         }
 
         func task(_ id: Int64) async throws -> FieldTask {
@@ -255,6 +259,137 @@ struct PhoneAppTests {
             #expect(failures["cases"].int == (try FieldChangeCase.all().count))
             #expect(failures["failures"].array.isEmpty, "\(failures["failures"].array.compactMap(\.string))")
         }
+    }
+
+    @Test func aRevokedPhoneForgetsEverythingItKeptOfThePerson() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            try await page.waitUntil("document.querySelector('#mine [data-task]')")
+            let database = "teamwork-person-\(scene.ann)"
+            #expect(try await Self.databases(page).contains(database))
+            let tokens = try JSONOutput.decode(
+                [AccessToken].self, try await scene.manager.ok("person", "token", "list", "ann@example.org", "--json"))
+            let phone = try #require(tokens.first { $0.label == "Ann's Pixel" && $0.revokedAt == nil })
+            _ = try await scene.manager.ok("person", "token", "revoke", String(phone.id))
+            try await page.click("#sync")
+            try await page.waitUntil("document.querySelector('#signed-out')?.dataset.signedOut === 'true'", within: .seconds(30))
+            #expect(try await !Self.databases(page).contains(database))
+            #expect(try await page.evaluate("localStorage.length").int == 0)
+            #expect(try await !page.html().contains("Swap meter"))
+            // What a revoked phone asks is refused, cookie or not.
+            let asked = try await page.evaluate(
+                "fetch('/v1/replicas', {headers: {'X-Teamwork-App': '1'}}).then(r => r.status)")
+            #expect(asked.int == 401)
+        }
+    }
+
+    @Test func twoPeopleOnOneSharedPhoneNeverSeeOrSendEachOthersWork() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            let swap = scene.ids["swap"]!
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(swap)\"]')")
+            // Ann starts her task with no network, and hands the phone over before it could send it.
+            try await scene.service.stop()
+            _ = try await page.evaluate("location.hash = '#task/\(swap)'")
+            try await page.waitUntil("document.querySelector('#start')")
+            try await page.click("#start")
+            try await page.waitUntil("document.body.dataset.pending === '1'")
+            try await page.open("about:blank")
+            try await scene.service.start()
+            try await scene.pair(page, name: "Shared tablet", who: "bo@example.org")
+            try await page.waitUntil("document.querySelector('#free [data-task=\"\(scene.ids["hv"]!)\"]')", within: .seconds(10))
+            let bos = try await page.html()
+            #expect(!bos.contains("Swap meter"), "Bo sees Ann's task")
+            #expect(try await page.evaluate("document.body.dataset.pending").string == "0")
+            #expect(try await scene.task(swap).status == .assigned, "Ann's start was sent with Bo's sign-in")
+            // Pairing the phone for Bo ended Ann's sign-in on it.
+            let anns = try JSONOutput.decode(
+                [AccessToken].self, try await scene.manager.ok("person", "token", "list", "ann@example.org", "--json"))
+            #expect(anns.first { $0.label == "Ann's Pixel" }?.revokedAt != nil)
+            // Ann pairs again: her own copy, with what she did, goes out once.
+            try await scene.pair(page, name: "Ann's Pixel again")
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await scene.task(swap).status != .inProgress, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(try await scene.task(swap).status == .inProgress)
+        }
+    }
+
+    @Test func aClaimTheServiceRefusesIsUndoneOnThePhoneWithItsReasonAndNewWorkShowsLive() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            let free = scene.ids["free"]!
+            try await page.waitUntil("document.querySelector('#free [data-task=\"\(free)\"]')")
+            // Live: a task the dispatcher gives Ann shows up without a reload.
+            let made = try await scene.manager.run([
+                "task", "create", "--actor", "max@example.org", "--title", "Check cable box", "--team", "red",
+                "--assignee", "ann@example.org", "--json",
+            ])
+            let fresh = try JSONOutput.decode(FieldTask.self, made.stdout).id
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(fresh)\"]')", within: .seconds(15))
+
+            // Ann claims the free task offline; meanwhile the dispatcher gives it to Bo.
+            try await scene.service.stop()
+            try await page.click("#free [data-task=\"\(free)\"] button.claim")
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(free)\"]') && document.body.dataset.pending === '1'")
+            _ = try await scene.manager.ok("task", "assign", String(free), "--assignee", "bo@example.org", "--actor", "max@example.org")
+            try await scene.service.start()
+            try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(40))
+            try await page.waitUntil(
+                "[...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Task \(free)') && n.textContent.includes('someone else'))",
+                within: .seconds(20))
+            try await page.waitUntil("!document.querySelector('#mine [data-task=\"\(free)\"]')", within: .seconds(20))
+            #expect(try await scene.task(free).assigneeID == scene.people("bo"))
+        }
+    }
+
+    @Test func everyPageOfTheAppPassesAxeWithNoSeriousOrCriticalViolation() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await page.open(try await scene.pairingLink())
+            var found: [String: [String]] = [:]
+            found["pairing"] = try await Self.axe(page)
+            try await page.fill("#name", with: "Ann's Pixel")
+            try await page.clickAndWaitForNavigation("form[action='/app/pair'] button")
+            try await page.waitUntil("document.querySelector('#mine [data-task]')", within: .seconds(20))
+            found["day"] = try await Self.axe(page)
+            _ = try await page.evaluate("location.hash = '#task/\(scene.ids["swap"]!)'")
+            try await page.waitUntil("document.querySelector('#start')")
+            found["task"] = try await Self.axe(page)
+            // Touch targets: every button and link of the task page is at least 44 px high.
+            let small = try await page.evaluate(
+                "[...document.querySelectorAll('main button, main a, main input:not([type=hidden]), main select')]"
+                    + ".filter(e => e.getBoundingClientRect().height < 44).map(e => e.outerHTML.slice(0, 80))")
+            #expect(small.array.isEmpty, "\(small.array.compactMap(\.string))")
+            for (name, violations) in found { #expect(violations.isEmpty, "\(name): \(violations)") }
+        }
+    }
+
+    /// The names of the page's IndexedDB databases.
+    static func databases(_ page: BrowserPage) async throws -> [String] {
+        try await page.evaluate("indexedDB.databases().then(list => list.map(d => d.name))").array.compactMap(\.string)
+    }
+
+    /// axe-core (the copy the PyPI package axe-playwright-python carries) run on the page: the
+    /// serious and critical violations, by rule and the first element each names.
+    static func axe(_ page: BrowserPage) async throws -> [String] {
+        let script = try String(contentsOfFile: try AxeCore.path(), encoding: .utf8)
+        _ = try await page.evaluate("(() => { \(script)\n; return true; })()")
+        let result = try await page.evaluate(
+            """
+            axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations
+              .filter(v => v.impact === 'serious' || v.impact === 'critical')
+              .map(v => v.id + ': ' + (v.nodes[0]?.target || []).join(' ')))
+            """)
+        return result.array.compactMap(\.string)
     }
 
     /// A PNG of `width` × `height` pixels, one colour (zlib's stored blocks: no compressor needed).

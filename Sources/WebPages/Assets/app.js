@@ -36,6 +36,12 @@ async function begin() {
   document.documentElement.lang = language;
   document.title = `${text("title")} · Teamwork`;
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).catch(() => {});
+  if (location.hash === "#paired") {
+    // Just paired, perhaps for someone else than who used this phone before: nothing kept is shown
+    // until the service says whose phone it is.
+    history.replaceState(null, "", "/app/");
+    state.person = null;
+  }
   if (state.person) state.local = await open(state.person);
   window.addEventListener("hashchange", () => render());
   window.addEventListener("online", () => syncNow());
@@ -202,7 +208,9 @@ let shownPrint = null;
 // leaves a half-drawn signature alone); the status line always.
 async function render() {
   if (state.signedOut || !state.person) {
-    main.replaceChildren(el("h1", {}, "Teamwork"), el("p", { role: "status" }, state.signedOut ? text("signedOut") : text("notPaired")));
+    shownPrint = null;
+    const said = state.signedOut ? text("signedOut") : state.syncing ? text("syncing") : text("notPaired");
+    main.replaceChildren(el("h1", {}, "Teamwork"), el("p", { id: "signed-out", "data-signed-out": String(state.signedOut) }, said));
     status.replaceChildren();
     return;
   }
