@@ -8,6 +8,9 @@
 CREATE TABLE device_pairings (
     id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     person_id   bigint NOT NULL REFERENCES people (id) ON DELETE CASCADE,
+    -- The person's role when the link was made: a link is redeemed only for that role (a
+    -- worker's link made by a login that may pair workers only must not become a manager's token).
+    role        text NOT NULL,
     code_hash   bytea NOT NULL UNIQUE CHECK (length(code_hash) = 32),
     created_by  bigint REFERENCES people (id) ON DELETE SET NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
@@ -18,14 +21,16 @@ CREATE TABLE device_pairings (
 );
 CREATE INDEX device_pairings_person_idx ON device_pairings (person_id);
 REVOKE ALL ON device_pairings FROM PUBLIC;
-GRANT SELECT (id, person_id, created_by, created_at, expires_at, used_at, token_id) ON device_pairings TO teamwork_manager;
+GRANT SELECT (id, person_id, role, created_by, created_at, expires_at, used_at, token_id) ON device_pairings TO teamwork_manager;
 
 -- Stubs: the bodies live in sql/functions (applied after the migrations).
 CREATE FUNCTION teamwork_check_token_issuer(bigint) RETURNS void LANGUAGE sql AS $$ SELECT $$;
 CREATE FUNCTION teamwork_pair_device(bigint, text, integer) RETURNS bigint LANGUAGE sql AS $$ SELECT NULL::bigint $$;
-CREATE FUNCTION teamwork_redeem_pairing(text, text, text) RETURNS bigint LANGUAGE sql AS $$ SELECT NULL::bigint $$;
+CREATE FUNCTION teamwork_redeem_pairing(text, text, text) RETURNS TABLE (person_id bigint, token_id bigint, pairing_id bigint)
+    LANGUAGE sql AS $$ SELECT NULL::bigint, NULL::bigint, NULL::bigint $$;
 CREATE FUNCTION teamwork_sign_out_device(text) RETURNS boolean LANGUAGE sql AS $$ SELECT NULL::boolean $$;
+CREATE FUNCTION teamwork_cancel_pairings(bigint) RETURNS integer LANGUAGE sql AS $$ SELECT NULL::integer $$;
 REVOKE ALL ON FUNCTION teamwork_check_token_issuer(bigint), teamwork_pair_device(bigint, text, integer),
-    teamwork_redeem_pairing(text, text, text), teamwork_sign_out_device(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION teamwork_pair_device(bigint, text, integer) TO teamwork_manager;
+    teamwork_redeem_pairing(text, text, text), teamwork_sign_out_device(text), teamwork_cancel_pairings(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION teamwork_pair_device(bigint, text, integer), teamwork_cancel_pairings(bigint) TO teamwork_manager;
 GRANT EXECUTE ON FUNCTION teamwork_redeem_pairing(text, text, text), teamwork_sign_out_device(text) TO teamwork_service;

@@ -139,13 +139,35 @@ extension CentralStore {
         }
     }
 
+    /// A redeemed pairing: whose phone it is now, its token (the secret shown once) and the pairing.
+    public struct RedeemedPairing: Sendable, Equatable {
+        public var personID: Int64
+        public var tokenID: Int64
+        public var pairingID: Int64
+        public var secret: String
+    }
+
     /// Redeems a pairing code for a token of the device's own named `deviceName`; `nil` when the
-    /// code is unknown, used, expired or its person has left. The secret is returned once.
-    public func redeemPairing(code: String, deviceName: String) async throws -> (personID: Int64, secret: String)? {
+    /// code is unknown, used, expired, its person has left or their role changed since.
+    public func redeemPairing(code: String, deviceName: String) async throws -> RedeemedPairing? {
         let secret = TokenSecret.generate()
         // One statement (safe on the sync endpoint's shared connection): the function is its own transaction.
-        let person = try await rows("SELECT teamwork_redeem_pairing(\(code), \(secret), \(deviceName))")[0].decode(Int64?.self)
-        return person.map { ($0, secret) }
+        let found: PostgresRow?
+        do {
+            found = try await rows("SELECT * FROM teamwork_redeem_pairing(\(code), \(secret), \(deviceName))").first
+        } catch {
+            throw StoreError.map(error)
+        }
+        guard let row = found else { return nil }
+        let (person, token, pairing) = try row.decode((Int64, Int64, Int64).self)
+        return RedeemedPairing(personID: person, tokenID: token, pairingID: pairing, secret: secret)
+    }
+
+    /// Cancels a person's pairing links not yet used; how many there were.
+    public func cancelPairings(personID: Int64) async throws -> Int {
+        try await transaction { connection in
+            Int(try await connection.query("SELECT teamwork_cancel_pairings(\(personID))", logger: logger).collect()[0].decode(Int32.self))
+        }
     }
 
     /// A phone signing out: revokes the token it holds. True when the token was live.

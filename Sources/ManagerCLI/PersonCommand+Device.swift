@@ -12,7 +12,7 @@ extension PersonCommand {
                 A paired phone holds a token of its own, named after the device: `person token list` shows it, \
                 `person token revoke` ends it (and the phone wipes what it kept of that person).
                 """,
-            subcommands: [Pair.self])
+            subcommands: [Pair.self, Cancel.self])
 
         struct Pair: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -21,6 +21,8 @@ extension PersonCommand {
             @Argument(help: "Id or email.") var person: String
             @Option(help: "The sync endpoint's address as phones reach it, like https://teamwork.example.")
             var server: String = "http://127.0.0.1:8080"
+            @Flag(help: "Allow a plain-http address that is not this machine (the phone's token would cross the network unencrypted).")
+            var insecure = false
             @Option(help: "How long the link works, 1 to \(CentralStore.maximumPairingMinutes) minutes.")
             var minutes: Int = CentralStore.pairingMinutes
             @OptionGroup var output: OutputOptions
@@ -36,8 +38,13 @@ extension PersonCommand {
                 guard (1...CentralStore.maximumPairingMinutes).contains(minutes) else {
                     throw ValidationError("--minutes is 1 to \(CentralStore.maximumPairingMinutes)")
                 }
-                guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""), let host = url.host else {
                     throw ValidationError("--server is an http or https address, like https://teamwork.example")
+                }
+                if url.scheme == "http", !["127.0.0.1", "localhost", "::1", "[::1]"].contains(host), !insecure {
+                    throw ValidationError(
+                        "--server \(server) is plain http to another machine: the phone's token would cross the network unencrypted; use https, or --insecure"
+                    )
                 }
             }
 
@@ -53,6 +60,20 @@ extension PersonCommand {
                 Output.announce(
                     "a pairing link for \(person)'s phone, shown only now; it works once, until \(Output.date(pairing.expiresAt)):")
                 Output.line(paired.link)
+            }
+        }
+
+        struct Cancel: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Cancel a person's pairing links not used yet (a link sent to the wrong place).")
+            @OptionGroup var connection: ConnectionOptions
+            @Argument(help: "Id or email.") var person: String
+
+            func run() async throws {
+                let cancelled = try await connection.withStore { store in
+                    try await store.cancelPairings(personID: try await store.person(reference: person).id)
+                }
+                Output.line("Cancelled \(cancelled) pairing link\(cancelled == 1 ? "" : "s") of \(person)")
             }
         }
     }

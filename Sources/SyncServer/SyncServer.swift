@@ -206,7 +206,8 @@ public enum SyncServer {
             lockTimeout: configuration.pushLockTimeout)
         let blobStore = try FileBlobStore(root: configuration.blobsFolder)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue, blobs: blobStore)
-        let authenticator = TokenAuthenticator(store: store, cache: cache, limit: configuration.maximumRequestsPerPerson)
+        let authenticator = TokenAuthenticator(
+            store: store, cache: cache, limit: configuration.maximumRequestsPerPerson, secure: configuration.tls != nil)
         let blobs = BlobUploads(
             store: blobStore, maximumBytes: configuration.maximumBlobBytes, reserveBytes: configuration.blobReserveBytes)
         if let metrics = configuration.metrics {

@@ -16,10 +16,13 @@ struct TokenAuthenticator: RouterMiddleware {
     let store: SharedStore
     let cache: AccessCache
     let inFlight: Budget<Int64>
+    /// Whether the phone app's cookie is set `Secure` (the service serves TLS).
+    let secure: Bool
 
-    init(store: SharedStore, cache: AccessCache, limit: Int) {
+    init(store: SharedStore, cache: AccessCache, limit: Int, secure: Bool = false) {
         self.store = store
         self.cache = cache
+        self.secure = secure
         inFlight = Budget(perPrincipal: limit)
     }
 
@@ -52,9 +55,23 @@ struct TokenAuthenticator: RouterMiddleware {
         else {
             throw Self.unknown(request, context)
         }
+        let app = request.headers[FieldAppAccess.header]
+        if let app, FieldAppAccess.namesAnother(app, than: access.person.id) { throw Self.someoneElse(request, context) }
         let release = try admit(access.person.id, context)
         defer { release() }
-        return try await next(request, Self.signedIn(context, access, secret: secret, release: release))
+        guard app != nil, request.method == .get, request.uri.path == "/v1/replicas" else {
+            return try await next(request, Self.signedIn(context, access, secret: secret, release: release))
+        }
+        // The phone app lists its replicas at every sync: its cookie's age starts again.
+        var response = try await next(request, Self.signedIn(context, access, secret: secret, release: release))
+        response.headers[values: .setCookie].append(FieldAppAccess.deviceCookie(secret, secure: secure))
+        return response
+    }
+
+    @inline(never)
+    private static func someoneElse(_ request: Request, _ context: SyncRequestContext) -> any Error {
+        context.logger.notice("refused: the app acts for another person than its sign-in", metadata: ["path": "\(request.uri.path)"])
+        return HTTPError(.preconditionFailed, message: "this phone is signed in as someone else now; sync again")
     }
 
     /// The token the request carries; 401 without one. The phone app's comes in its cookie

@@ -25,18 +25,16 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     /// Failed pairings per address a minute: a code is 256 random bits, but nobody gets to try
     /// at the speed of the network, nor make the master work for junk.
     let limiter = AddressLimiter(perAddress: 10)
-    /// Pairings and sign-outs in the works at once, per address and in all (each a statement on
+    /// Pairings, and sign-outs, in the works at once, per address and in all (each a statement on
     /// the shared connection every device's token check uses).
-    let inFlight = Budget<String>(perPrincipal: 2, total: 8)
+    let pairings = Budget<String>(perPrincipal: 2, total: 8)
+    let signOuts = Budget<String>(perPrincipal: 2, total: 8)
 
     /// The cookie that holds the phone's token, and the header every request signed in by it carries.
     static var cookie: String { FieldAppAccess.cookie }
     static var header: HTTPField.Name { FieldAppAccess.header }
     /// The pairing form's CSRF cookie.
     static var pairCookie: String { "tw_pair" }
-    /// How long a phone stays signed in without being used (the token itself lasts until revoked):
-    /// 400 days, the most a browser keeps a cookie.
-    static var cookieSeconds: Int { 400 * 86_400 }
 
     public init(store: SharedStore, secure: Bool) {
         (self.store, self.secure) = (store, secure)
@@ -104,7 +102,8 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     func pair(_ request: Request, _ context: Context) async throws -> Response {
         let words = FieldAppHTML.words(request)
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
-        guard limiter.allows(address) else {
+        // Counted as a failure before it is tried, given back when it pairs a phone.
+        guard limiter.attempt(address) else {
             return page(FieldAppHTML.problem(words.tooMany, words), status: .tooManyRequests)
         }
         let buffer: ByteBuffer
@@ -121,17 +120,18 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         let code = form["code"] ?? ""
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
         guard Self.isCode(code) else {
-            limiter.failed(address)
             return page(FieldAppHTML.problem(words.badLink, words), status: .badRequest)
         }
-        guard (1...60).contains(name.count), name.utf8.count <= 240,
+        // Counted as the master counts it (code points), one line.
+        guard (1...60).contains(name.unicodeScalars.count),
             !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {
+            limiter.succeeded(address)
             return page(
                 FieldAppHTML.pair(code: code, csrf: cookie, words: words, problem: words.nameRule), csrf: cookie,
                 status: .unprocessableContent)
         }
-        guard case .success(let place) = inFlight.reserve(for: address) else {
+        guard case .success(let place) = pairings.reserve(for: address) else {
             return page(FieldAppHTML.problem(words.tooMany, words), status: .tooManyRequests)
         }
         defer { place.release() }
@@ -139,39 +139,45 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         // with this one: a phone holds one person's token at a time, and none lingers unseen.
         let previous = request.cookies[Self.cookie].map { String($0.value) }.flatMap { TokenSecret.isWellFormed($0) ? $0 : nil }
         guard
-            let redeemed = try await store.run({ store -> (personID: Int64, secret: String)? in
+            let redeemed = try await store.run({ store -> CentralStore.RedeemedPairing? in
                 guard let redeemed = try await store.redeemPairing(code: code, deviceName: name) else { return nil }
                 if let previous { try await store.signOutDevice(secret: previous) }
                 return redeemed
             })
         else {
-            limiter.failed(address)
-            context.logger.notice("refused: pairing code unknown, used or expired")
+            context.logger.notice("refused: pairing code unknown, used or expired", metadata: ["address": "\(address)"])
             return page(FieldAppHTML.problem(words.usedUp, words), status: .gone)
         }
-        context.logger.info("paired a phone", metadata: ["person": "\(redeemed.personID)"])
+        limiter.succeeded(address)
+        context.logger.info(
+            "paired a phone",
+            metadata: [
+                "person": "\(redeemed.personID)", "token": "\(redeemed.tokenID)", "pairing": "\(redeemed.pairingID)",
+                "address": "\(address)",
+            ])
         var headers = Self.securityHeaders
         // `#paired`: the app shows nothing it kept until the service says whose phone it is now.
         headers[.location] = "/app/#paired"
         headers[.cacheControl] = "no-store"
-        headers[values: .setCookie].append(
-            FormGuard.cookie(Self.cookie, redeemed.secret, path: "/", maxAge: Self.cookieSeconds, secure: secure))
+        headers[values: .setCookie].append(FieldAppAccess.deviceCookie(redeemed.secret, secure: secure))
         headers[values: .setCookie].append(FormGuard.cookie(Self.pairCookie, "", path: "/app/pair", maxAge: 0, secure: secure))
         return Response(status: .seeOther, headers: headers)
     }
 
-    /// Revokes the phone's own token (the app wipes what it kept first) and ends the cookie.
+    /// Revokes the phone's own token (the app wipes what it kept first) and ends the cookie. A
+    /// sign-out with a token the service does not know counts against the address, as a failed
+    /// pairing does; sign-outs have a budget of their own (a flood of them never stops pairing).
     func signOut(_ request: Request, _ context: Context) async throws -> Response {
         guard request.headers[Self.header] != nil, !FormGuard.crossSite(request) else {
             return Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"])
         }
         if let secret = request.cookies[Self.cookie].map({ String($0.value) }), TokenSecret.isWellFormed(secret) {
             let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
-            guard case .success(let place) = inFlight.reserve(for: address) else {
+            guard limiter.allows(address), case .success(let place) = signOuts.reserve(for: address) else {
                 return Response(status: .tooManyRequests, headers: [.contentType: "text/plain; charset=utf-8"])
             }
             defer { place.release() }
-            _ = try await store.run { try await $0.signOutDevice(secret: secret) }
+            if try await !store.run({ try await $0.signOutDevice(secret: secret) }) { limiter.failed(address) }
         }
         var headers: HTTPFields = [.cacheControl: "no-store"]
         headers[values: .setCookie].append(FormGuard.cookie(Self.cookie, "", path: "/", maxAge: 0, secure: secure))
@@ -275,9 +281,27 @@ enum FieldAppHTML {
 /// How the phone app signs in to the workers' protocol: its token in ``cookie`` (HttpOnly, so its
 /// script never sees it), taken only from a request that carries ``header`` (which a page of
 /// another site cannot send without the service's consent, and the service gives none).
+///
+/// The header's value is the person the app believes it acts for (their id), or `new` when it
+/// is asking who that is: a request for another person than the cookie's is refused (412), so
+/// what one person queued never goes out under whoever paired the phone after them.
 public enum FieldAppAccess {
     public static let cookie = "tw_device"
     public static let header = HTTPField.Name("X-Teamwork-App")!
+    /// How long a phone stays signed in without being used (the token itself lasts until revoked;
+    /// the cookie is set again at every listing): 400 days, the most a browser keeps a cookie.
+    public static let cookieSeconds = 400 * 86_400
+
+    /// The cookie that holds a phone's token.
+    public static func deviceCookie(_ secret: String, secure: Bool) -> String {
+        FormGuard.cookie(cookie, secret, path: "/", maxAge: cookieSeconds, secure: secure)
+    }
+
+    /// Whether a request's header names someone else than `person` (a number that is not theirs).
+    public static func namesAnother(_ value: String, than person: Int64) -> Bool {
+        guard let expected = Int64(value) else { return false }
+        return expected != person
+    }
 }
 
 /// The phone app's files (``FieldApp``), embedded in the binary.

@@ -11,7 +11,7 @@ import Testing
 /// derived from its secret, never from a row the caller wrote.
 @Suite("Privilege paths")
 struct PrivilegePathTests {
-    static let securityTables = ["access_tokens", "board_sessions", "actor_roles", "attachments"]
+    static let securityTables = ["access_tokens", "board_sessions", "actor_roles", "attachments", "device_pairings"]
 
     @Test func noRoleButTheOwnerHoldsAWritePrivilegeOnTheSecurityTables() async throws {
         try await TestDatabase.withStore { store in

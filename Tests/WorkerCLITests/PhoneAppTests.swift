@@ -373,6 +373,76 @@ struct PhoneAppTests {
         }
     }
 
+    /// The pairing and the cookie as an attacker meets them, with no browser: a cross-site or
+    /// forged form, a code used twice, the cookie without the app's header, the app's header
+    /// naming someone else, a flood of sign-outs with made-up tokens.
+    @Test func thePairingAndTheCookieRefuseWhatABrowserOfAnotherSiteOrAGuesserSends() async throws {
+        try await Self.withScene { scene in
+            let link = try await scene.pairingLink()
+            let code = String(link.split(separator: "code=")[1])
+            let form = try await LocalHTTP.request(url: link)
+            #expect(form.status == 200 && form.header("cache-control") == "no-store")
+            #expect(form.header("content-security-policy")?.contains("script-src 'self'") == true)
+            let csrf = try #require(form.header("set-cookie")?.split(separator: ";").first.map(String.init))
+            let token = String(csrf.split(separator: "=")[1])
+            func post(_ fields: String, headers: [String: String] = [:]) async throws -> LocalHTTP.Response {
+                try await LocalHTTP.request(
+                    url: scene.service.url + "/app/pair", method: .post,
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": csrf].merging(headers) { $1 },
+                    body: Data(fields.utf8))
+            }
+            // Another site's form: refused before the code is looked at, and the code still works.
+            #expect(try await post("code=\(code)&csrf=\(token)&name=x", headers: ["Sec-Fetch-Site": "cross-site"]).status == 403)
+            #expect(try await post("code=\(code)&csrf=wrong&name=x").status == 403)
+            #expect(try await post("code=\(code)&csrf=\(token)&name=").status == 422)
+            let paired = try await post("code=\(code)&csrf=\(token)&name=Ann%27s+Pixel")
+            #expect(paired.status == 303 && paired.header("location") == "/app/#paired")
+            let cookie = try #require(
+                paired.header("set-cookie")?.split(separator: "\n").first { $0.hasPrefix("tw_device=") }.map(String.init))
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"))
+            let device = try #require(cookie.split(separator: ";").first.map(String.init))
+            // Used once.
+            #expect(try await post("code=\(code)&csrf=\(token)&name=again").status == 410)
+
+            // The cookie alone (what a cross-site form or image would carry) signs nobody in.
+            let port = try #require(URLComponents(string: scene.service.url)?.port)
+            #expect(try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Cookie": device]).status == 401)
+            let listed = try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Cookie": device, "X-Teamwork-App": "new"])
+            #expect(listed.status == 200 && listed.text.contains("\"person\":\(scene.ann)"))
+            #expect(listed.header("set-cookie")?.hasPrefix("tw_device=") == true, "the cookie's age starts again")
+            // The app acting for someone else than the cookie's person is refused.
+            let other = try await scene.people("bo")
+            #expect(
+                try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Cookie": device, "X-Teamwork-App": String(other)]).status
+                    == 412)
+            #expect(
+                try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Cookie": device, "X-Teamwork-App": String(scene.ann)])
+                    .status == 200)
+
+            // Made-up tokens signed out, many at once: each costs one lookup, the address runs out of
+            // tries, and pairing from elsewhere still works.
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<40 {
+                    group.addTask {
+                        try await LocalHTTP.request(
+                            .post, port: port, "/app/sign-out",
+                            headers: ["Cookie": "tw_device=\(TokenSecret.generate())", "X-Teamwork-App": "1"]
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.contains(429) && Set(statuses).isSubset(of: [204, 429]), "\(statuses)")
+            #expect(
+                try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Cookie": device, "X-Teamwork-App": "new"]).status == 200)
+            // A sign-out without the app's header (another site's form) does nothing.
+            #expect(try await LocalHTTP.request(.post, port: port, "/app/sign-out", headers: ["Cookie": device]).status == 403)
+            let out = try await LocalHTTP.request(
+                .post, port: port, "/app/sign-out", headers: ["Cookie": device, "X-Teamwork-App": "\(scene.ann)"])
+            #expect(out.status == 204 || out.status == 429)
+        }
+    }
+
     /// The names of the page's IndexedDB databases.
     static func databases(_ page: BrowserPage) async throws -> [String] {
         try await page.evaluate("indexedDB.databases().then(list => list.map(d => d.name))").array.compactMap(\.string)

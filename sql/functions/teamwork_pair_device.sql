@@ -14,8 +14,9 @@ BEGIN
         RAISE EXCEPTION 'a pairing lasts 1 to 60 minutes' USING ERRCODE = 'TWS01';
     END IF;
     PERFORM public.teamwork_check_token_issuer(p_person);
-    INSERT INTO public.device_pairings (person_id, code_hash, created_by, expires_at)
-    VALUES (p_person, sha256(convert_to(p_code, 'UTF8')), public.teamwork_actor_id(), now() + make_interval(mins => p_minutes))
+    INSERT INTO public.device_pairings (person_id, role, code_hash, created_by, expires_at)
+    SELECT p.id, p.role, sha256(convert_to(p_code, 'UTF8')), public.teamwork_actor_id(), now() + make_interval(mins => p_minutes)
+      FROM public.people p WHERE p.id = p_person
     RETURNING id INTO v_id;
     RETURN v_id;
 END

@@ -9,14 +9,19 @@ import { text } from "./words.js";
 
 export class SignedOut extends Error {}
 export class Offline extends Error {}
+// The phone was paired for someone else meanwhile (another tab, the app asleep): 412.
+export class PersonChanged extends Error {}
 
-const header = { "X-Teamwork-App": "1" };
+// Who the app acts for: every request says so, and the service refuses one for another person
+// than the phone's sign-in (nothing one person queued goes out as the next one's).
+let acting = "new";
+export function actAs(person) { acting = person == null ? "new" : String(person); }
 const deadline = 30000;
 const batch = 100;
 
 async function call(path, { method = "GET", body = null, raw = null, headers: extra = {}, signal = null, wait = 0 } = {}) {
   const timeout = AbortSignal.timeout(deadline + wait * 1000);
-  const headers = { ...header, ...extra };
+  const headers = { "X-Teamwork-App": acting, ...extra };
   if (body !== null) headers["Content-Type"] = "application/json";
   let response;
   try {
@@ -29,6 +34,7 @@ async function call(path, { method = "GET", body = null, raw = null, headers: ex
     throw new Offline(String(error));
   }
   if (response.status === 401) throw new SignedOut(await response.text());
+  if (response.status === 412) throw new PersonChanged(await response.text());
   if (response.status >= 500 || response.status === 429) throw new Offline(`${response.status}`);
   return response;
 }
@@ -36,6 +42,7 @@ async function call(path, { method = "GET", body = null, raw = null, headers: ex
 // Who the phone is signed in as, and their replicas; SignedOut when the service does not know the
 // phone (never paired, signed out, or revoked), Offline when it cannot be asked.
 export async function listing() {
+  actAs(null);
   const response = await call("/v1/replicas");
   if (!response.ok) throw new Offline(`${response.status}`);
   return response.json();

@@ -17,6 +17,7 @@ const words = {
     moved: (id, title, day) => `Task ${id} (${title}) moved to ${day}.`,
     noLongerYours: "You are no longer in that team: the change was not sent.",
     lastSync: (t) => `Last synced ${t}`, description: "Description",
+    signOutOffline: "Signing out needs the network: nothing was removed. Try again when online.",
   },
   sv: {
     title: "Min dag", free: "Lediga uppdrag", nothing: "Inget planerat för dig.", noFree: "Inga lediga uppdrag i ditt lag.",
@@ -35,6 +36,7 @@ const words = {
     moved: (id, title, day) => `Uppdrag ${id} (${title}) flyttades till ${day}.`,
     noLongerYours: "Du är inte längre med i laget: ändringen skickades inte.",
     lastSync: (t) => `Senast synkad ${t}`, description: "Beskrivning",
+    signOutOffline: "Utloggning kräver nätverk: inget togs bort. Försök igen när du är online.",
   },
 };
 

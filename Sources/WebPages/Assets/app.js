@@ -4,13 +4,13 @@
 // on the page as text (textContent), never as markup.
 
 import * as rules from "./rules.js";
-import { open, wipe, listing, sync, waitForChange, SignedOut, Offline, changeID } from "./sync.js";
+import { open, wipe, listing, actAs, sync, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
 import { text, time, language } from "./words.js";
 
 const state = {
   person: Number(localStorage.getItem("teamwork.person")) || null,
   replicas: JSON.parse(localStorage.getItem("teamwork.replicas") || "[]"),
-  local: null, online: null, syncing: null, lastSync: null, problem: null, signedOut: false,
+  local: null, online: null, syncing: null, lastSync: null, problem: null, signedOut: false, name: null,
 };
 const main = document.getElementById("main");
 const status = document.getElementById("status");
@@ -54,6 +54,7 @@ async function begin() {
 // One sync at a time; a call while one runs waits for it.
 function syncNow() {
   if (state.syncing) return state.syncing;
+  let again = false;
   state.syncing = (async () => {
     renderStatus();
     try {
@@ -65,14 +66,17 @@ function syncNow() {
         localStorage.setItem("teamwork.person", String(list.person));
         state.local = await open(list.person);
       }
+      actAs(list.person);
       state.replicas = list.replicas;
       localStorage.setItem("teamwork.replicas", JSON.stringify(list.replicas));
       await sync(state.local, state.person, state.replicas);
+      state.name = await nameOf(list.person);
       state.online = true;
       state.lastSync = Date.now();
       state.problem = null;
     } catch (error) {
       if (error instanceof SignedOut) await signedOut();
+      else if (error instanceof PersonChanged) again = true;
       else {
         state.online = false;
         if (!(error instanceof Offline)) state.problem = String(error);
@@ -83,7 +87,8 @@ function syncNow() {
       await render();
     }
   })();
-  return state.syncing;
+  // Paired for someone else meanwhile: ask again whose phone it is, once, at once.
+  return state.syncing.then(() => (again ? syncNow() : undefined));
 }
 
 // Live: wait for the next change while online (a new assignment shows without a reload); when
@@ -122,13 +127,23 @@ async function signedOut() {
   state.signedOut = true;
 }
 
+// The person's name, from their teams' member lists (shown, so a phone paired to the wrong
+// person is seen at once).
+async function nameOf(person) {
+  if (!state.local) return null;
+  const me = (await state.local.all("members")).find((m) => m.person_id === person);
+  return me ? `${me.first_name} ${me.last_name}` : null;
+}
+
 async function signOut() {
   if (state.local) {
     const queued = await state.local.all("queue");
     if (queued.length && !confirm(text("waiting", queued.length))) return;
   }
-  const response = await fetch("/app/sign-out", { method: "POST", headers: { "X-Teamwork-App": "1" }, credentials: "same-origin" }).catch(() => null);
+  const response = await fetch("/app/sign-out", { method: "POST", headers: { "X-Teamwork-App": String(state.person) }, credentials: "same-origin" })
+    .catch(() => null);
   if (response && response.ok) await signedOut();
+  else state.problem = text("signOutOffline");
   await render();
 }
 
@@ -191,6 +206,7 @@ function renderStatus(view) {
   status.dataset.online = String(state.online);
   const line = state.syncing ? text("syncing") : state.online === false ? text("offline") : text("online");
   status.replaceChildren(...[
+    state.name ? el("span", { class: "who" }, state.name, " · ") : null,
     el("span", { class: `dot ${state.online === false ? "off" : "on"}`, "aria-hidden": "true" }),
     el("span", {}, line),
     pending ? el("span", { class: "pending" }, " · ", text("waiting", pending)) : null,
