@@ -348,8 +348,8 @@ public final class BrowserPage: @unchecked Sendable {
     }
 
     /// Writes a PNG of what the page shows.
-    public func screenshot(to file: URL) async throws {
-        let shot = try await send("Page.captureScreenshot", ["format": "png", "captureBeyondViewport": true])
+    public func screenshot(to file: URL, wholePage: Bool = true) async throws {
+        let shot = try await send("Page.captureScreenshot", ["format": "png", "captureBeyondViewport": wholePage])
         guard let base64 = shot["data"].string, let data = Data(base64Encoded: base64) else {
             throw TeamworkError(.internal, "chromium returned no screenshot")
         }

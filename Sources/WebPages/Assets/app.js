@@ -241,6 +241,8 @@ async function render() {
   const route = location.hash.slice(1).split("/");
   const page = route[0] === "task" ? taskPage(view, Number(route[1])) : dayPage(view);
   main.replaceChildren(...page.flat(2).filter(Boolean));
+  // When the day first stood on screen, from navigation start (teamwork-bench app reads it).
+  if (!document.body.dataset.rendered && view.tasks.length) document.body.dataset.rendered = String(Math.round(performance.now()));
   for (const [id, value] of drafts) {
     const control = document.getElementById(id);
     if (control) control.value = value;
@@ -327,7 +329,7 @@ function taskPage(view, id) {
     el("p", { class: "badge", id: "task-status" }, text("status")[f.status] ?? f.status),
     ...notices(view, id),
     el("dl", { class: "facts" },
-      whenLine(t) ? [el("dt", {}, text("window")), el("dd", {}, whenLine(t))] : null,
+      whenLine(t) ? [el("dt", {}, text("when")), el("dd", {}, whenLine(t))] : null,
       [el("dt", {}, text("priority")), el("dd", {}, t.priority)],
       (t.required_skills || []).length ? [el("dt", {}, text("skills")), el("dd", {}, t.required_skills.join(", "))] : null,
       site ? [el("dt", {}, text("address")), el("dd", {}, [site.name, site.street, [site.postal_code, site.city].filter(Boolean).join(" ")].filter(Boolean).join(", "), " ",
