@@ -186,7 +186,11 @@ struct PhoneAppTests {
             try await page.waitUntil("document.body.dataset.pending === '8'", within: .seconds(10))
             #expect(try await scene.task(swap).status == .assigned)
 
-            // The service is back: the app sends it all by itself, once.
+            // The service is back and killed while the app sends (after its first answer, or as the
+            // pushes begin); back again, the app sends the rest by itself, and everything counts once.
+            try await scene.service.start()
+            try? await page.waitUntil("Number(document.body.dataset.pending) < 8", within: .seconds(20))
+            _ = try await scene.service.stop(signal: SIGKILL)
             try await scene.service.start()
             do {
                 try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(40))
