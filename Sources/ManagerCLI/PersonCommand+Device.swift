@@ -25,6 +25,8 @@ extension PersonCommand {
             var insecure = false
             @Option(help: "How long the link works, 1 to \(CentralStore.maximumPairingMinutes) minutes.")
             var minutes: Int = CentralStore.pairingMinutes
+            @Flag(help: "Also draw the link as a QR code in the terminal (for a dark background), for the phone's camera.")
+            var qr = false
             @OptionGroup var output: OutputOptions
 
             struct Paired: Encodable {
@@ -60,6 +62,8 @@ extension PersonCommand {
                 Output.announce(
                     "a pairing link for \(person)'s phone, shown only now; it works once, until \(Output.date(pairing.expiresAt)):")
                 Output.line(paired.link)
+                // On standard error, beside the announcement: standard output stays the link alone.
+                if qr { FileHandle.standardError.write(Data(("\n" + (try QRCode(paired.link)).terminalText + "\n").utf8)) }
             }
         }
 

@@ -30,8 +30,23 @@ extension BoardRoutes {
     /// JSON for the board's script, else back to the page the form came from (303) with
     /// a line saying what was done. Refusals: a page with the reason (or JSON), nothing changed.
     func act(
-        _ request: Request, _ context: Context, refused: (BoardProblem, BoardSession) async throws -> Response,
+        _ request: Request, _ context: Context, refused: @escaping (BoardProblem, BoardSession) async throws -> Response,
         _ body: @Sendable @escaping (CentralStore, FormFields) async throws -> String
+    ) async throws -> Response {
+        let wantsJSON = request.headers[.accept]?.contains("application/json") == true
+        return try await act(request, context, refused: refused, body) { message, form, _ in
+            if wantsJSON { return BoardPages.json(["message": message]) }
+            var response = redirect(to: FormFields.back(form["back"]))
+            response.headers[values: .setCookie].append(cookie(Self.flashCookie, FormFields.encode(message), path: "/board", maxAge: 60))
+            return response
+        }
+    }
+
+    /// The same, answering with `show` (a page of what was done: a pairing link shown once).
+    func act<R: Sendable>(
+        _ request: Request, _ context: Context, refused: (BoardProblem, BoardSession) async throws -> Response,
+        _ body: @Sendable @escaping (CentralStore, FormFields) async throws -> R,
+        show: (R, FormFields, BoardSession) async throws -> Response
     ) async throws -> Response {
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
         guard let session = try await session(request, context) else {
@@ -52,9 +67,9 @@ extension BoardRoutes {
             return busy(try await refused(problem, session), retryAfter: 1)
         }
         defer { place.release() }
-        let message: String
+        let result: R
         do {
-            message = try await CentralStore.withStore(
+            result = try await CentralStore.withStore(
                 configuration.databaseURL, actorID: session.person.id,
                 queryDeadline: .seconds(10), logger: logger
             ) { store in
@@ -73,11 +88,8 @@ extension BoardRoutes {
             if wantsJSON { throw problem }
             return try await refused(problem, session)
         }
-        logger.info("board: \(message)", metadata: ["person": "\(session.person.id)"])
-        if wantsJSON { return BoardPages.json(["message": message]) }
-        var response = redirect(to: FormFields.back(form["back"]))
-        response.headers[values: .setCookie].append(cookie(Self.flashCookie, FormFields.encode(message), path: "/board", maxAge: 60))
-        return response
+        if let message = result as? String { logger.info("board: \(message)", metadata: ["person": "\(session.person.id)"]) }
+        return try await show(result, form, session)
     }
 
     func taskAction(_ request: Request, _ context: Context, action named: String? = nil) async throws -> Response {

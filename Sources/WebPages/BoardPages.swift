@@ -41,6 +41,7 @@ enum BoardPages {
             <li><a href="/board/map\(suffix)"\(current == "map" ? HTML(" aria-current=\"page\"") : .empty)>Map</a></li>\
             <li><a href="/board/conflicts"\(current == "conflicts" ? HTML(" aria-current=\"page\"") : .empty)>Conflicts</a></li>\
             <li><a href="/board/new\(suffix)"\(current == "new" ? HTML(" aria-current=\"page\"") : .empty)>New task</a></li>\
+            <li><a href="/board/people"\(current == "people" ? HTML(" aria-current=\"page\"") : .empty)>People</a></li>\
             </ul></nav>
             """
         let who: HTML =
@@ -119,6 +120,9 @@ enum BoardPages {
     static func when(_ date: Date, in zone: Zone) -> String {
         "\(zone.date(of: date)) \(clock(zone.time(of: date))) \(zone.abbreviation(at: date))"
     }
+
+    /// A moment not tied to a team's clock (a token last used, a link's end), in UTC.
+    static func stamp(_ date: Date) -> String { when(date, in: .utc) }
 
     /// `2026-12-01T09:00`, what `<input type=datetime-local>` shows and sends.
     static func localInput(_ date: Date, in zone: Zone) -> String {

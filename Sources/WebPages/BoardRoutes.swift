@@ -106,6 +106,8 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
             try await page(request, context) { session in try await conflictsPage(request, session) }
         }
         board.post("conflicts/:id/:action") { request, context in try await conflictAction(request, context) }
+        board.get("people") { request, context in try await page(request, context) { session in try await peoplePage(request, session) } }
+        board.post("people/:id/pair") { request, context in try await pairPhone(request, context) }
         board.get("attachments/:id") { request, context in try await attachment(request, context) }
         board.get("static/:file") { _, context in try staticFile(context) }
     }

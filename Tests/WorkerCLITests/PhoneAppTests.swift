@@ -447,6 +447,42 @@ struct PhoneAppTests {
         }
     }
 
+    @Test func theDispatcherPairsAPhoneFromTheBoardWithALinkAndAQRCodeThatReadsBackToIt() async throws {
+        try await Self.withScene { scene in
+            let token = try await scene.manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            let board = try await BrowserPage.launch()
+            defer { Task { await board.close() } }
+            try await board.open(scene.service.url + "/board/sign-in")
+            try await board.fill("#token", with: token)
+            try await board.clickAndWaitForNavigation("form[action='/board/sign-in'] button")
+            try await board.open(scene.service.url + "/board/people")
+            try await board.clickAndWaitForNavigation("form[action='/board/people/\(scene.ann)/pair'] button")
+            let link = try #require(try await board.evaluate("document.querySelector('#pair-link').value").string)
+            #expect(link.hasPrefix(scene.service.url + "/app/pair?code="))
+            // The QR code on the page is the link, as a decoder nobody here wrote reads it.
+            let rows = try await board.evaluate(
+                """
+                (() => { const d = document.querySelector('.qr svg path').getAttribute('d');
+                  const n = document.querySelector('.qr svg').viewBox.baseVal.width - 8;
+                  const m = Array.from({length: n}, () => Array(n).fill('0'));
+                  for (const [, x, y] of d.matchAll(/M(\\d+) (\\d+)/g)) m[y - 4][x - 4] = '1';
+                  return m.map(r => r.join('')).join(','); })()
+                """
+            ).string
+            #expect(try await QRReader.read(try #require(rows)) == link)
+            let phone = try await Self.phone()
+            defer { Task { await phone.close() } }
+            try await phone.open(link)
+            try await phone.fill("#name", with: "Ann's Pixel")
+            try await phone.clickAndWaitForNavigation("form[action='/app/pair'] button")
+            try await phone.waitUntil("document.querySelector('#mine [data-task]')", within: .seconds(20))
+            // The board lists the phone under the name she gave it.
+            try await board.open(scene.service.url + "/board/people")
+            #expect(try await board.html().contains("Ann's Pixel"))
+        }
+    }
+
     /// The names of the page's IndexedDB databases.
     static func databases(_ page: BrowserPage) async throws -> [String] {
         try await page.evaluate("indexedDB.databases().then(list => list.map(d => d.name))").array.compactMap(\.string)

@@ -1,0 +1,75 @@
+import CentralStore
+import Foundation
+import HTMLText
+import Hummingbird
+import TeamworkModel
+
+extension BoardRoutes {
+    /// `GET /board/people`: the people, their paired phones (named tokens), and a button to pair
+    /// one more (docs/phone.md).
+    func peoplePage(_ request: Request, _ session: BoardSession, problem: BoardProblem? = nil) async throws -> Response {
+        let (people, tokens) = try await read { store in (try await store.listPeople(), try await store.listTokens()) }
+        let live = Dictionary(grouping: tokens.filter { $0.revokedAt == nil }, by: \.personID)
+        let rows: [HTML] = people.filter { $0.deactivatedAt == nil }.map { person in
+            let phones: [HTML] = (live[person.id] ?? []).map { token in
+                let used = token.lastUsedAt.map { " · last used \(BoardPages.stamp($0))" } ?? " · not used yet"
+                return "<li>\(token.label.isEmpty ? "(no name)" : token.label)\(used)</li>"
+            }
+            return """
+                <tr><th scope="row">\(person.displayName)</th><td>\(person.role.rawValue)</td>\
+                <td>\(phones.isEmpty ? HTML("none") : "<ul class=\"phones\">\(phones)</ul>")</td>\
+                <td><form method="post" action="/board/people/\(String(person.id))/pair">\
+                <input type="hidden" name="csrf" value="\(session.csrf)">\
+                <button type="submit">Pair a phone</button></form></td></tr>
+                """
+        }
+        return BoardPages.response(
+            BoardPages.layout(
+                title: "People", session: session, current: "people", problem: problem?.message,
+                main: """
+                    <h1>People and their phones</h1>
+                    <p class="lead">Pair a worker's phone with the field app: a one-time link and QR code, good for \
+                    10 minutes. A paired phone is listed here under the name the worker gave it; revoke it with \
+                    <code>teamwork-manager person token revoke</code>.</p>
+                    <table class="people"><thead><tr><th scope="col">Person</th><th scope="col">Role</th>\
+                    <th scope="col">Paired phones</th><th scope="col"></th></tr></thead>
+                    <tbody>\(rows)</tbody></table>
+                    """),
+            status: problem?.status ?? .ok, configuration: configuration)
+    }
+
+    /// `POST /board/people/:id/pair`: a pairing link for the person, made as the signed-in manager
+    /// (whoever may issue the person a token may), shown once as text and as a QR code.
+    func pairPhone(_ request: Request, _ context: Context) async throws -> Response {
+        guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
+            throw BoardProblem(.notFound, "no such person")
+        }
+        let origin = configuration.publicOrigin ?? "\(secure ? "https" : "http")://\(request.head.authority ?? "127.0.0.1")"
+        return try await act(
+            request, context, refused: { problem, session in try await peoplePage(request, session, problem: problem) },
+            { store, _ in
+                let person = try await store.person(id: id)
+                return (person.displayName, try await store.pairDevice(personID: id))
+            },
+            show: { paired, _, session in
+                let (name, pairing) = paired
+                let link = "\(origin)/app/pair?code=\(pairing.code)"
+                let qr = try QRCode(link).svg(scale: 5, label: "QR code of the pairing link for \(name)")
+                logger.info("board: made a phone pairing link", metadata: ["person": "\(session.person.id)", "for": "\(id)"])
+                var response = BoardPages.response(
+                    BoardPages.layout(
+                        title: "Pair a phone", session: session, current: "people",
+                        main: """
+                            <h1>Pair \(name)'s phone</h1>
+                            <p class="lead">On the phone, scan the code or open the link; it works once, until \
+                            \(BoardPages.stamp(pairing.expiresAt)). It is shown only now.</p>
+                            <figure class="qr">\(HTML.trusted(qr))</figure>
+                            <p><label for="pair-link">Pairing link</label>\
+                            <input id="pair-link" class="pair-link" readonly value="\(link)"></p>
+                            <p><a href="/board/people">Back to people</a></p>
+                            """), configuration: configuration)
+                response.headers[.cacheControl] = "no-store"
+                return response
+            })
+    }
+}
