@@ -13,7 +13,7 @@ extension BoardRoutes {
         let rows: [HTML] = people.filter { $0.deactivatedAt == nil }.map { person in
             let phones: [HTML] = (live[person.id] ?? []).map { token in
                 let used = token.lastUsedAt.map { " · last used \(BoardPages.stamp($0))" } ?? " · not used yet"
-                return "<li>\(token.label.isEmpty ? "(no name)" : token.label)\(used)</li>"
+                return "<li>\(token.label.isEmpty ? "(no name)" : token.label) (token \(String(token.id)))\(used)</li>"
             }
             return """
                 <tr><th scope="row">\(person.displayName)</th><td>\(person.role.rawValue)</td>\
@@ -54,6 +54,14 @@ extension BoardRoutes {
             show: { paired, _, session in
                 let (name, pairing) = paired
                 let link = "\(origin)/app/pair?code=\(pairing.code)"
+                // A link to this machine's own loopback address reaches no phone: say so.
+                let host = URLComponents(string: origin)?.host ?? ""
+                let unreachable: HTML =
+                    ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+                    ? """
+                    <p class="problem" role="alert">This link points at \(host), which a phone cannot reach: open the board \
+                    at the address phones use, or start the service with <code>--board-origin https://…</code>.</p>
+                    """ : .empty
                 let qr = try QRCode(link).svg(scale: 5, label: "QR code of the pairing link for \(name)")
                 logger.info("board: made a phone pairing link", metadata: ["person": "\(session.person.id)", "for": "\(id)"])
                 var response = BoardPages.response(
@@ -63,6 +71,7 @@ extension BoardRoutes {
                             <h1>Pair \(name)'s phone</h1>
                             <p class="lead">On the phone, scan the code or open the link; it works once, until \
                             \(BoardPages.stamp(pairing.expiresAt)). It is shown only now.</p>
+                            \(unreachable)
                             <figure class="qr">\(HTML.trusted(qr))</figure>
                             <p><label for="pair-link">Pairing link</label>\
                             <input id="pair-link" class="pair-link" readonly value="\(link)"></p>

@@ -54,6 +54,9 @@ struct DocumentedWalkTests {
         "teamwork-manager webhook pause 1 --reason billing is down for maintenance": "WebhookTests",
         "teamwork-manager webhook resume 1": "WebhookTests",
         "teamwork-manager webhook remove 1": "WebhookTests",
+        "teamwork-service run --host 0.0.0.0 --port 8443 --tls-cert cert.pem --tls-key key.pem": "needs a certificate: TLSTests",
+        "teamwork-manager person device pair ann@example.org --server https://teamwork.lan:8443 --qr":
+            "README's pair line with another address: run above; the link on a phone: PhoneAppTests",
     ]
 
     final class Walk: @unchecked Sendable {
@@ -178,6 +181,11 @@ struct DocumentedWalkTests {
                     issued?.stdout.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("tw_") }.map(String.init),
                     "the token is printed once: \(issued?.stdout ?? "")")
                 try await walk.run("teamwork-manager", "person token list")
+                // Her phone: a pairing link (and its QR code), then cancelled before it is used.
+                let paired = try await walk.run("teamwork-manager", "person device pair ann@example.org")
+                #expect(paired?.stdout.hasPrefix("https://teamwork.example/app/pair?code=") == true, "\(paired?.stdout ?? "")")
+                #expect(paired?.stderr.contains("█") == true, "--qr draws the code: \(paired?.stderr ?? "")")
+                try await walk.run("teamwork-manager", "person device cancel ann@example.org")
                 try await walk.run("teamwork-manager", "person calendar issue ann@example.org")
                 try await walk.run("teamwork-manager", "person calendar revoke ann@example.org")
                 // Locations.

@@ -107,7 +107,8 @@ export class Local {
       }
       for (const refusal of page.refused || []) {
         if (refusal.person_id !== person) continue;
-        const said = refusal.decision ? text("decided", refusal.task_id, refusal.decision) : text("refused", refusal.task_id, refusal.reason);
+        const said = refusal.decision
+          ? text("decided", refusal.task_id, refusal.reason, refusal.decision) : text("refused", refusal.task_id, refusal.reason);
         s.notices.put({ key: `refused:${refusal.change_id}`, at: refusal.decided_at, taskID: refusal.task_id, text: said });
       }
       s.replicas.put({ ...replica, epoch: page.epoch, since: page.up_to });

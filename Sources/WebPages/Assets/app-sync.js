@@ -48,8 +48,14 @@ export async function listing() {
   return response.json();
 }
 
+// A change's id: a random UUID (version 4). From getRandomValues, which a page served without
+// HTTPS has too (randomUUID is for secure pages only).
 export function changeID() {
-  return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 // One whole sync of `local` for `person`: pushes, then pulls. Returns what it did.
@@ -229,7 +235,14 @@ export async function waitForChange(local, replicas, signal) {
         return true;
       }));
   }
-  if (!waits.length) return false;
+  if (!waits.length) {
+    // Nothing to wait on yet (no replica written for this worker): look again in 25 s, not at once.
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, 25000);
+      signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+    return false;
+  }
   try {
     return await Promise.any(waits);
   } catch (error) {

@@ -2,41 +2,49 @@
 const words = {
   en: {
     title: "My day", free: "Free work to claim", nothing: "Nothing planned for you.", noFree: "No free work in your team.",
-    offline: "Offline: changes wait on this phone", online: "Online", syncing: "Syncing…", waiting: (n) => `${n} change${n === 1 ? "" : "s"} waiting to be sent`,
+    offline: "Not connected: changes wait on this phone", online: "Online", syncing: "Syncing…", waiting: (n) => `${n} change${n === 1 ? "" : "s"} waiting to be sent`,
     syncNow: "Sync now", signOut: "Sign out", back: "Back to my day", start: "Start", complete: "Complete", note: "Note (what was done)",
     claim: "Claim", when: "When", due: "Due", window: "Window", eta: "Expected", priority: "Priority", skills: "Needs", address: "Address",
     openMap: "Open in maps", checklist: "Checklist", save: "Save", yes: "Yes", no: "No", required: "required",
     answered: "answered", status: { open: "Open", assigned: "Assigned", in_progress: "Started", completed: "Completed", cancelled: "Cancelled" },
     history: "What happened", startedAt: (t) => `Started ${t}`, completedAt: (t) => `Completed ${t}`, queuedNote: "waiting to be sent",
     notices: "Messages", dismiss: "Dismiss", notPaired: "This phone is not paired. Ask your dispatcher for a pairing link.",
-    signedOut: "Signed out. What this phone kept for you is gone.", range: (min, max, unit) => `${min ?? "…"} to ${max ?? "…"}${unit ? ` ${unit}` : ""}`,
+    signedOut: "Signed out. What this phone kept for you is gone. To use the app again, ask your dispatcher for a pairing link.", range: (min, max, unit) => `${min ?? "…"} to ${max ?? "…"}${unit ? ` ${unit}` : ""}`,
     photo: "Take a photo", signature: "Sign here", signer: "Signer's name", clear: "Clear", attached: "file kept, sent when online",
     refused: (id, reason) => `Task ${id}: the change was refused: ${reason}`,
-    decided: (id, decision) => `Task ${id}: your dispatcher decided: ${decision}`,
+    decided: (id, reason, decision) => `Task ${id}: the change was set aside (${reason}); your dispatcher decided: ${decision}`,
     takenAway: (id, title) => `Task ${id} (${title}) is no longer yours.`,
     moved: (id, title, day) => `Task ${id} (${title}) moved to ${day}.`,
     noLongerYours: "You are no longer in that team: the change was not sent.",
     lastSync: (t) => `Last synced ${t}`, description: "Description",
     signOutOffline: "Signing out needs the network: nothing was removed. Try again when online.",
+    signOutLoses: (n) => `${n} change${n === 1 ? " has" : "s have"} not been sent yet. Signing out deletes ${n === 1 ? "it" : "them"} from this phone. Sign out anyway?`,
+    reopen: "Reopen", signFirst: "sign on the pad first", signerMissing: "write the signer's name",
+    needsHTTPS: "Photos and signatures need the app over HTTPS: ask your dispatcher for an https link.",
+    did: { start: "Start", complete: "Complete", reopen: "Reopen", claim: "Claim", answer: "Answer", attach: "File" },
   },
   sv: {
     title: "Min dag", free: "Lediga uppdrag", nothing: "Inget planerat för dig.", noFree: "Inga lediga uppdrag i ditt lag.",
-    offline: "Offline: ändringar väntar i telefonen", online: "Online", syncing: "Synkar…", waiting: (n) => `${n} ändring${n === 1 ? "" : "ar"} väntar på att skickas`,
+    offline: "Inte ansluten: ändringar väntar i telefonen", online: "Online", syncing: "Synkar…", waiting: (n) => `${n} ändring${n === 1 ? "" : "ar"} väntar på att skickas`,
     syncNow: "Synka nu", signOut: "Logga ut", back: "Tillbaka till min dag", start: "Påbörja", complete: "Slutför", note: "Anteckning (vad som gjordes)",
     claim: "Ta uppdraget", when: "När", due: "Klart senast", window: "Tidsfönster", eta: "Väntas", priority: "Prioritet", skills: "Kräver", address: "Adress",
     openMap: "Öppna i kartor", checklist: "Checklista", save: "Spara", yes: "Ja", no: "Nej", required: "obligatorisk",
     answered: "besvarad", status: { open: "Öppen", assigned: "Tilldelad", in_progress: "Påbörjad", completed: "Slutförd", cancelled: "Inställd" },
     history: "Vad som hänt", startedAt: (t) => `Påbörjad ${t}`, completedAt: (t) => `Slutförd ${t}`, queuedNote: "väntar på att skickas",
     notices: "Meddelanden", dismiss: "Stäng", notPaired: "Telefonen är inte kopplad. Be arbetsledaren om en kopplingslänk.",
-    signedOut: "Utloggad. Det telefonen sparat åt dig är borttaget.", range: (min, max, unit) => `${min ?? "…"} till ${max ?? "…"}${unit ? ` ${unit}` : ""}`,
+    signedOut: "Utloggad. Det telefonen sparat åt dig är borttaget. För att använda appen igen, be arbetsledaren om en kopplingslänk.", range: (min, max, unit) => `${min ?? "…"} till ${max ?? "…"}${unit ? ` ${unit}` : ""}`,
     photo: "Ta ett foto", signature: "Skriv under här", signer: "Undertecknarens namn", clear: "Rensa", attached: "filen sparad, skickas när du är online",
     refused: (id, reason) => `Uppdrag ${id}: ändringen nekades: ${reason}`,
-    decided: (id, decision) => `Uppdrag ${id}: arbetsledaren beslutade: ${decision}`,
+    decided: (id, reason, decision) => `Uppdrag ${id}: ändringen lades åt sidan (${reason}); arbetsledaren beslutade: ${decision}`,
     takenAway: (id, title) => `Uppdrag ${id} (${title}) är inte längre ditt.`,
     moved: (id, title, day) => `Uppdrag ${id} (${title}) flyttades till ${day}.`,
     noLongerYours: "Du är inte längre med i laget: ändringen skickades inte.",
     lastSync: (t) => `Senast synkad ${t}`, description: "Beskrivning",
     signOutOffline: "Utloggning kräver nätverk: inget togs bort. Försök igen när du är online.",
+    signOutLoses: (n) => `${n} ändring${n === 1 ? " har" : "ar har"} inte skickats än. Utloggning tar bort ${n === 1 ? "den" : "dem"} från telefonen. Logga ut ändå?`,
+    reopen: "Öppna igen", signFirst: "skriv under på ytan först", signerMissing: "skriv undertecknarens namn",
+    needsHTTPS: "Foton och underskrifter kräver appen över HTTPS: be arbetsledaren om en https-länk.",
+    did: { start: "Påbörja", complete: "Slutför", reopen: "Öppna igen", claim: "Ta uppdraget", answer: "Svar", attach: "Fil" },
   },
 };
 
@@ -50,7 +58,7 @@ export function text(key, ...args) {
 // A time (milliseconds) on the task's own clock (its site's zone), like "Tue 09:30".
 export function time(ms, zone) {
   if (ms == null) return "";
-  const options = { weekday: "short", hour: "2-digit", minute: "2-digit", hour12: false };
+  const options = { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hour12: false };
   try {
     return new Intl.DateTimeFormat(language === "sv" ? "sv-SE" : "en-GB", { ...options, timeZone: zone || "UTC" }).format(new Date(ms));
   } catch {

@@ -79,7 +79,7 @@ function syncNow() {
       else if (error instanceof PersonChanged) again = true;
       else {
         state.online = false;
-        if (!(error instanceof Offline)) state.problem = String(error);
+        if (!(error instanceof Offline)) state.problem = error.message || String(error);
       }
     } finally {
       state.syncing = null;
@@ -97,7 +97,7 @@ async function live() {
   let pause = 2000;
   const stop = new AbortController();
   for (;;) {
-    if (state.signedOut) return;
+    if (state.stopped) return;
     if (!state.online || !state.local) {
       await sleep(pause);
       pause = Math.min(pause * 2, 15000);
@@ -118,13 +118,15 @@ async function live() {
 
 // The phone was signed out or revoked: what it kept for this person goes.
 async function signedOut() {
+  // A phone that was never paired (or was wiped before) is "not paired", not "signed out".
+  state.signedOut = state.person != null;
   if (state.local) state.local.close();
   if (state.person) await wipe(state.person);
   localStorage.removeItem("teamwork.person");
   localStorage.removeItem("teamwork.replicas");
   state.local = null;
   state.person = null;
-  state.signedOut = true;
+  state.stopped = true;
 }
 
 // The person's name, from their teams' member lists (shown, so a phone paired to the wrong
@@ -138,7 +140,7 @@ async function nameOf(person) {
 async function signOut() {
   if (state.local) {
     const queued = await state.local.all("queue");
-    if (queued.length && !confirm(text("waiting", queued.length))) return;
+    if (queued.length && !confirm(text("signOutLoses", queued.length))) return;
   }
   const response = await fetch("/app/sign-out", { method: "POST", headers: { "X-Teamwork-App": String(state.person) }, credentials: "same-origin" })
     .catch(() => null);
@@ -151,8 +153,8 @@ async function signOut() {
 
 async function snapshot() {
   if (!state.local) return null;
-  const [tasks, queue, notices, locations, members] = await Promise.all(
-    ["tasks", "queue", "notices", "locations", "members"].map((name) => state.local.all(name)));
+  const [tasks, queue, notices, locations, members, files] = await Promise.all(
+    ["tasks", "queue", "notices", "locations", "members", "files"].map((name) => state.local.all(name)));
   const byTask = new Map();
   for (const entry of queue.sort((a, b) => a.seq - b.seq)) {
     const id = entry.change.task_id;
@@ -169,7 +171,7 @@ async function snapshot() {
     if (!existing || existing.replica.startsWith("person-")) shown.set(task.id, { task, facts, replica: task.replica, queued: byTask.get(task.id) || [] });
   }
   const sites = new Map(locations.map((l) => [l.id, l]));
-  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members };
+  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)) };
 }
 
 function skillsIn(view, replica) {
@@ -223,7 +225,7 @@ let shownPrint = null;
 // Draws the page again only when what it shows changed (a background sync that brought nothing
 // leaves a half-drawn signature alone); the status line always.
 async function render() {
-  if (state.signedOut || !state.person) {
+  if (state.stopped || !state.person) {
     shownPrint = null;
     const said = state.signedOut ? text("signedOut") : state.syncing ? text("syncing") : text("notPaired");
     main.replaceChildren(el("h1", {}, "Teamwork"), el("p", { id: "signed-out", "data-signed-out": String(state.signedOut) }, said));
@@ -319,7 +321,7 @@ function taskPage(view, id) {
   const history = [
     f.startedAt != null ? el("li", {}, text("startedAt", time(f.startedAt, zone))) : null,
     f.completedAt != null ? el("li", {}, text("completedAt", time(f.completedAt, zone)), f.completionNote ? `: ${f.completionNote}` : "") : null,
-    ...item.queued.map((q) => el("li", { class: "queued" }, `${q.change.operation}${q.change.item ? ` ${q.change.item}` : ""} — ${text("queuedNote")}`)),
+    ...item.queued.map((q) => el("li", { class: "queued" }, `${text("did")[q.change.operation] ?? q.change.operation}${q.change.item ? `: ${labelOf(f, q.change.item)}` : ""} — ${text("queuedNote")}`)),
   ].filter(Boolean);
   const mine = f.assignee === state.person;
   const note = el("textarea", { id: "note", name: "note", rows: 3, maxlength: 10000 });
@@ -338,12 +340,18 @@ function taskPage(view, id) {
     history.length ? [el("h2", {}, text("history")), el("ul", { class: "history" }, history)] : null,
     f.assignee == null && f.status === "open" ? el("button", { type: "button", class: "claim", onclick: () => act(view, item, { operation: "claim" }) }, text("claim")) : null,
     mine && (f.status === "assigned") ? el("button", { type: "button", id: "start", onclick: () => act(view, item, { operation: "start" }) }, text("start")) : null,
+    f.status === "completed" && f.completedBy === state.person
+      ? el("button", { type: "button", id: "reopen", class: "secondary", onclick: () => act(view, item, { operation: "reopen" }) }, text("reopen")) : null,
     f.checklist ? checklist(view, item, mine && f.status !== "completed") : null,
     mine && f.status !== "completed" ? el("form", { id: "complete", onsubmit: (event) => {
       event.preventDefault();
       act(view, item, { operation: "complete", note: note.value });
     } }, el("label", { for: "note" }, text("note")), note, el("button", { type: "submit" }, text("complete"))) : null,
   ];
+}
+
+function labelOf(facts, key) {
+  return facts.checklist?.items.find((i) => i.key === key)?.label ?? key;
 }
 
 function checklist(view, item, editable) {
@@ -354,7 +362,9 @@ function checklist(view, item, editable) {
       const answer = f.answers[spec.key];
       const id = `item-${spec.key}`;
       const label = el("span", { class: "label" }, spec.label, spec.required ? el("span", { class: "required" }, ` (${text("required")})`) : null);
-      const done = answer ? el("span", { class: "answered", "data-answered": spec.key }, ` ✓ ${spec.kind === "photo" || spec.kind === "signature" ? text("answered") : answer.value}`) : null;
+      const file = spec.kind === "photo" || spec.kind === "signature";
+      const said = file ? (view.files.has(answer?.value) ? text("attached") : text("answered")) : answer?.value;
+      const done = answer ? el("span", { class: "answered", "data-answered": spec.key }, ` ✓ ${said}`) : null;
       if (!editable) return el("div", { class: "item" }, label, done);
       const save = (value) => act(view, item, { operation: "answer", item: spec.key, value });
       switch (spec.kind) {
@@ -382,13 +392,15 @@ function checklist(view, item, editable) {
 }
 
 async function digestOf(blob) {
+  if (!crypto.subtle) throw new Error(text("needsHTTPS"));
   const bytes = await crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
   return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 // Keeps a file on the phone until it is uploaded, and queues the attachment that answers the item.
 async function attach(view, item, spec, blob, signer = null) {
-  const digest = await digestOf(blob);
+  let digest;
+  try { digest = await digestOf(blob); } catch (error) { state.problem = error.message; return render(); }
   const change = { operation: "attach", item: spec.key, blob: digest, size: blob.size, media_type: blob.type, ...(signer ? { signer } : {}) };
   const worker = { id: state.person, skills: skillsIn(view, item.replica) };
   const probe = { id: "probe", made_at: new Date().toISOString(), task_id: item.task.id, ...change };
@@ -418,7 +430,7 @@ function photoItem(view, item, spec, id, label, done) {
 
 function signatureItem(view, item, spec, id, label, done) {
   const canvas = el("canvas", { id: `${id}-pad`, class: "pad", width: 340, height: 160, "aria-label": text("signature"), role: "img" });
-  const signer = el("input", { id: `${id}-signer`, autocomplete: "name", maxlength: 200 });
+  const signer = el("input", { id: `${id}-signer`, autocomplete: "name", maxlength: 200, required: true });
   const pen = canvas.getContext("2d");
   pen.lineWidth = 2.5;
   pen.lineCap = "round";
@@ -429,7 +441,8 @@ function signatureItem(view, item, spec, id, label, done) {
   canvas.addEventListener("pointerup", () => { drawing = false; });
   return el("form", { class: "item", id, onsubmit: async (event) => {
     event.preventDefault();
-    if (!drawn) { state.problem = `${spec.key}: ${text("signature")}`; return render(); }
+    if (!drawn) { state.problem = `${spec.label}: ${text("signFirst")}`; return render(); }
+    if (!signer.value.trim()) { state.problem = `${spec.label}: ${text("signerMissing")}`; return render(); }
     const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
     await attach(view, item, spec, blob, signer.value.trim());
   } },
