@@ -48,6 +48,10 @@ public struct ChangePage: Sendable, Codable, Equatable {
         /// when not planned or not said, and from servers before replica schema 8.
         public var plannedStart: Int64?
         public var durationMinutes: Int?
+        /// The customer's first name and how the booked visit stands (`none`, `confirmed`, `move`,
+        /// `cancel`); absent when there is none, and from servers before replica schema 11.
+        public var customerFirstName: String?
+        public var visit: String?
 
         public init(
             id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
@@ -55,8 +59,11 @@ public struct ChangePage: Sendable, Codable, Equatable {
             status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
             rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil,
             timeZone: String? = nil, planID: Int64? = nil, planDate: String? = nil, checklist: ChecklistForm? = nil,
-            answers: [AnsweredItem]? = nil, plannedStart: Int64? = nil, durationMinutes: Int? = nil
+            answers: [AnsweredItem]? = nil, plannedStart: Int64? = nil, durationMinutes: Int? = nil,
+            customerFirstName: String? = nil, visit: String? = nil
         ) {
+            self.customerFirstName = customerFirstName
+            self.visit = visit
             self.plannedStart = plannedStart
             self.durationMinutes = durationMinutes
             self.checklist = checklist

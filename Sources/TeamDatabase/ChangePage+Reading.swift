@@ -21,7 +21,7 @@ extension ChangePage {
                     SELECT id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at, updated_at,
                            master_version, status, started_at, completed_at, completed_by, completion_note, row_version,
                            window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers,
-                           planned_start, duration_minutes
+                           planned_start, duration_minutes, customer_first_name, visit
                     FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version
                     """, arguments: range
             ).map { r in
@@ -36,7 +36,8 @@ extension ChangePage {
                     timeZone: r["time_zone"], planID: r["plan_id"], planDate: r["plan_date"],
                     checklist: try? FieldTask.checklist(json: r["checklist"]),
                     answers: (try? FieldTask.answers(json: r["answers"])).flatMap { $0.isEmpty ? nil : AnsweredItem.list($0) },
-                    plannedStart: r["planned_start"], durationMinutes: r["duration_minutes"])
+                    plannedStart: r["planned_start"], durationMinutes: r["duration_minutes"],
+                    customerFirstName: r["customer_first_name"], visit: r["visit"])
             }
             let members = try Row.fetchAll(
                 db,

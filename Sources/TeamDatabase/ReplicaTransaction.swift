@@ -86,8 +86,17 @@ public final class ReplicaTransaction {
             \(insertTaskSQL)
             ON CONFLICT (id) DO UPDATE SET
                 \((set + ["row_version = excluded.row_version"]).joined(separator: ",\n    "))
-            WHERE tasks.master_version IS NOT excluded.master_version
+            WHERE tasks.master_version IS NOT excluded.master_version\(derivedChanged)
             """
+    }()
+
+    /// ` OR (derived columns) IS NOT (their new values)`: a fact read from other tables changed
+    /// while the task's version stayed (TaskColumn.derived).
+    static let derivedChanged: String = {
+        let derived = travelling.filter(\.derived).map(\.replicaName)
+        guard !derived.isEmpty else { return "" }
+        return
+            " OR (\(derived.map { "tasks.\($0)" }.joined(separator: ", "))) IS NOT (\(derived.map { "excluded.\($0)" }.joined(separator: ", ")))"
     }()
 
     /// Every field the master's, whatever the replica held: after the master

@@ -43,6 +43,10 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     public var plannedStart: Date?
     /// The customer it names (``Customer``); nil: its site's, if any. Never on the workers' devices.
     public var customerID: Int64?
+    /// The customer's first name and how their booked visit stands (`none`, `confirmed`, `move`,
+    /// `cancel`), as a device may know them; derived on the master (TaskSchema).
+    public var customerFirstName: String?
+    public var visit: String?
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
@@ -52,8 +56,10 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
         requiredSkills: [String] = [], window: TimeWindow? = nil, timeZone: String = "UTC",
         planID: Int64? = nil, planDate: LocalDate? = nil, checklist: ChecklistForm? = nil,
         answers: [String: ChecklistAnswer] = [:], durationMinutes: Int? = nil, pinned: Bool = false, plannedStart: Date? = nil,
-        customerID: Int64? = nil
+        customerID: Int64? = nil, customerFirstName: String? = nil, visit: String? = nil
     ) {
+        self.customerFirstName = customerFirstName
+        self.visit = visit
         self.customerID = customerID
         self.durationMinutes = durationMinutes
         self.pinned = pinned

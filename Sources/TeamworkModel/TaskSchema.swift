@@ -52,9 +52,22 @@ public enum TaskSchema {
         .init("duration_minutes", .integer, replica: "INTEGER") { .integer($0.durationMinutes.map(Int64.init)) },
         .init("pinned", .bool) { .bool($0.pinned) },
         .init("planned_start", .date, replica: "INTEGER") { .date($0.plannedStart) },
-        // Customers never go to devices.
+        // Customers never go to devices: their contact details stay on the master.
         .init("customer_id", .integer) { .integer($0.customerID) },
+        // What the worker may know of the customer (docs/phone.md): a first name to greet, and how the
+        // booked visit stands. Derived: they travel again whenever the appointment, the customer or the
+        // site's customer changes (sql/0035_visits_reach_the_field.sql), and an erased customer's name goes.
+        .init("customer_first_name", .text, master: customerFirstName, replica: "TEXT", derived: true) { .text($0.customerFirstName) },
+        .init("visit", .text, master: "(SELECT a.answer FROM appointments a WHERE a.task_id = k.id)", replica: "TEXT", derived: true) {
+            .text($0.visit)
+        },
     ]
+
+    /// The task's own customer, else its site's; the first word of their name, none once erased.
+    static let customerFirstName = """
+        (SELECT split_part(btrim(c.name), ' ', 1) FROM customers c \
+        WHERE c.erased_at IS NULL AND c.id = coalesce(k.customer_id, (SELECT l.customer_id FROM locations l WHERE l.id = k.location_id)))
+        """
 
     /// Where each column stands in ``columns``, by name.
     public static let position: [String: Int] = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1.name, $0) })
@@ -103,13 +116,17 @@ public struct TaskColumn: Sendable {
     /// Its name in a replica (by default its name).
     public let replicaName: String
     public let owner: Owner
+    /// Read from other tables than the task's row: it can change while the task's version does
+    /// not, so a replica's copy is written again whenever it differs (not only on a new version).
+    public let derived: Bool
     /// Its value in a task.
     public let value: @Sendable (FieldTask) -> TaskValue
 
     init(
         _ name: String, _ kind: Kind, master: String? = nil, replica: String? = nil, replicaName: String? = nil,
-        owner: Owner = .master, value: @escaping @Sendable (FieldTask) -> TaskValue
+        owner: Owner = .master, derived: Bool = false, value: @escaping @Sendable (FieldTask) -> TaskValue
     ) {
+        self.derived = derived
         self.name = name
         self.kind = kind
         self.master = master ?? "k.\(name)"
@@ -225,7 +242,9 @@ extension FieldTask {
             durationMinutes: value("duration_minutes").integer.map(Int.init),
             pinned: value("pinned").bool ?? false,
             plannedStart: value("planned_start").date,
-            customerID: value("customer_id").integer
+            customerID: value("customer_id").integer,
+            customerFirstName: value("customer_first_name").text,
+            visit: value("visit").text
         )
     }
 }

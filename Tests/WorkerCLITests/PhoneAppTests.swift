@@ -1,5 +1,6 @@
 import BlobStore
 import Foundation
+import PostgresNIO
 import TeamworkModel
 import TeamworkTestSupport
 import Testing
@@ -480,6 +481,39 @@ struct PhoneAppTests {
             // The board lists the phone under the name she gave it.
             try await board.open(scene.service.url + "/board/people")
             #expect(try await board.html().contains("Ann's Pixel"))
+        }
+    }
+
+    /// The customer's first name and how the visit stands reach the phone, and stay true: a
+    /// confirmation shows without a reload, and an erased customer's name leaves the phone.
+    @Test func theCustomersFirstNameAndTheVisitReachThePhoneAndStayTrue() async throws {
+        try await Self.withScene { scene in
+            _ = try await scene.manager.ok("customer", "add", "--name", "Karin Berg", "--email", "karin@example.se", "--consent")
+            _ = try await scene.manager.ok("location", "customer", "1", "karin@example.se")
+            let made = try await scene.manager.run([
+                "task", "create", "--actor", "max@example.org", "--title", "Meter check", "--team", "red",
+                "--assignee", "ann@example.org", "--location", "1", "--window", "2031-06-02T10:00/PT2H", "--json",
+            ])
+            #expect(made.status == 0, "\(made.stderr)")
+            let visit = try JSONOutput.decode(FieldTask.self, made.stdout).id
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(visit)\"]')", within: .seconds(20))
+            _ = try await page.evaluate("location.hash = '#task/\(visit)'")
+            try await page.waitUntil("document.querySelector('#visit')?.dataset.visit === 'none'")
+            let shown = try #require(try await page.evaluate("document.querySelector('#visit').textContent").string)
+            #expect(shown.contains("Karin") && !shown.contains("Berg") && !shown.contains("example.se"), "\(shown)")
+            #expect(try await !page.html().contains("karin@example.se"))
+            // The customer confirms (as their page does): the phone shows it without a reload.
+            try await CentralStore.withStore(scene.url) { store in
+                _ = try await store.rows(
+                    PostgresQuery(unsafeSQL: "UPDATE appointments SET answer = 'confirmed', answered_at = now() WHERE task_id = \(visit)"))
+            }
+            try await page.waitUntil("document.querySelector('#visit')?.dataset.visit === 'confirmed'", within: .seconds(20))
+            // Erased: the name goes from the phone too.
+            _ = try await scene.manager.ok("customer", "erase", "karin@example.se", "--yes")
+            try await page.waitUntil("!document.querySelector('#visit')?.textContent.includes('Karin')", within: .seconds(20))
         }
     }
 

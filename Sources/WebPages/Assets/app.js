@@ -333,6 +333,8 @@ function taskPage(view, id) {
     el("dl", { class: "facts" },
       whenLine(t) ? [el("dt", {}, text("when")), el("dd", {}, whenLine(t))] : null,
       [el("dt", {}, text("priority")), el("dd", {}, t.priority)],
+      t.customer_first_name || t.visit ? [el("dt", {}, text("customer")),
+        el("dd", { id: "visit", "data-visit": t.visit ?? "" }, [t.customer_first_name, t.visit ? text("visits")[t.visit] ?? t.visit : null].filter(Boolean).join(" · "))] : null,
       (t.required_skills || []).length ? [el("dt", {}, text("skills")), el("dd", {}, t.required_skills.join(", "))] : null,
       site ? [el("dt", {}, text("address")), el("dd", {}, [site.name, site.street, [site.postal_code, site.city].filter(Boolean).join(" ")].filter(Boolean).join(", "), " ",
         el("a", { href: `geo:${site.latitude},${site.longitude}?q=${site.latitude},${site.longitude}`, class: "map" }, text("openMap")))] : null),
