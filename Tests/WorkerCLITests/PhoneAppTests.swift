@@ -517,6 +517,42 @@ struct PhoneAppTests {
         }
     }
 
+    /// Background Sync: what the worker queued goes when the network returns with the app closed,
+    /// sent by the service worker (the browser's "sync" event, dispatched here as the browser does).
+    @Test func theQueueGoesFromTheServiceWorkerWithTheAppClosed() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            let swap = scene.ids["swap"]!
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(swap)\"]')")
+            try await page.waitUntil("navigator.serviceWorker.controller", within: .seconds(20))
+            _ = try await page.send("ServiceWorker.enable")
+            try await scene.service.stop()
+            _ = try await page.evaluate("location.hash = '#task/\(swap)'")
+            try await page.waitUntil("document.querySelector('#start')")
+            try await page.click("#start")
+            try await page.waitUntil("document.body.dataset.pending === '1'")
+            // The app is closed; the service comes back; the browser wakes the service worker.
+            try await page.open("about:blank")
+            try await scene.service.start()
+            let registration = try #require(
+                page.events("ServiceWorker.workerRegistrationUpdated").flatMap { $0["registrations"].array }
+                    .first { $0["scopeURL"].string?.hasSuffix("/app/") == true && $0["isDeleted"].bool != true }?["registrationId"].string)
+            _ = try await page.send(
+                "ServiceWorker.dispatchSyncEvent",
+                ["origin": scene.service.url, "registrationId": registration, "tag": "teamwork-queue", "lastChance": false])
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await scene.task(swap).status != .inProgress, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(try await scene.task(swap).status == .inProgress)
+            // Opened again, the app has nothing left to send.
+            try await page.open(scene.app)
+            try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(10))
+        }
+    }
+
     /// The names of the page's IndexedDB databases.
     static func databases(_ page: BrowserPage) async throws -> [String] {
         try await page.evaluate("indexedDB.databases().then(list => list.map(d => d.name))").array.compactMap(\.string)

@@ -35,7 +35,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function begin() {
   document.documentElement.lang = language;
   document.title = `${text("title")} · Teamwork`;
-  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/app/sw.js", { scope: "/app/" }).catch(() => {});
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/app/sw.js", { scope: "/app/", type: "module" }).catch(() => {});
+    // The service worker sent the queue in the background: show what it brought.
+    navigator.serviceWorker.addEventListener("message", () => { shownPrint = null; render(); });
+  }
   if (location.hash === "#paired") {
     // Just paired, perhaps for someone else than who used this phone before: nothing kept is shown
     // until the service says whose phone it is.
@@ -79,6 +83,7 @@ function syncNow() {
       else if (error instanceof PersonChanged) again = true;
       else {
         state.online = false;
+        askForBackgroundSync();
         if (!(error instanceof Offline)) state.problem = error.message || String(error);
       }
     } finally {
@@ -127,6 +132,13 @@ async function signedOut() {
   state.local = null;
   state.person = null;
   state.stopped = true;
+}
+
+// Where the browser allows it, the queue goes when the network returns even with the app closed
+// (the service worker's "sync"); elsewhere when the app is next opened or comes to the front.
+function askForBackgroundSync() {
+  if (!("serviceWorker" in navigator)) return;
+  navigator.serviceWorker.ready.then((registration) => registration.sync?.register("teamwork-queue")).catch(() => {});
 }
 
 // The person's name, from their teams' member lists (shown, so a phone paired to the wrong
@@ -191,6 +203,7 @@ async function act(view, item, change) {
     return false;
   }
   await state.local.enqueue(item.replica, full);
+  askForBackgroundSync();
   for (const id of [...drafts.keys()]) {
     if (id === "note" ? change.operation === "complete" : change.item && id.startsWith(`item-${change.item}-`)) drafts.delete(id);
   }
