@@ -553,6 +553,25 @@ struct PhoneAppTests {
         }
     }
 
+    @Test func aSwedishPhoneIsSpokenToInSwedishRefusalsIncluded() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            _ = try await page.send(
+                "Emulation.setUserAgentOverride", ["userAgent": "Mozilla/5.0 (Linux; Android 14)", "acceptLanguage": "sv-SE"])
+            try await page.open(try await scene.pairingLink())
+            #expect(try await page.html().contains("Koppla den här telefonen"))
+            try await page.fill("#name", with: "Annas telefon")
+            try await page.clickAndWaitForNavigation("form[action='/app/pair'] button")
+            try await page.waitUntil("document.querySelector('#mine [data-task]')", within: .seconds(20))
+            #expect(try await page.evaluate("document.documentElement.lang").string == "sv")
+            #expect(try await page.evaluate("document.querySelector('h1').textContent").string == "Min dag")
+            try await page.click("[data-task=\"\(scene.ids["hv"]!)\"] button.claim")
+            try await page.waitUntil(
+                "document.querySelector('.problem')?.textContent === 'uppdrag \(scene.ids["hv"]!) kräver hv, som du inte har'")
+        }
+    }
+
     /// The names of the page's IndexedDB databases.
     static func databases(_ page: BrowserPage) async throws -> [String] {
         try await page.evaluate("indexedDB.databases().then(list => list.map(d => d.name))").array.compactMap(\.string)

@@ -36,8 +36,8 @@ const words = {
     notices: "Meddelanden", dismiss: "Stäng", notPaired: "Telefonen är inte kopplad. Be arbetsledaren om en kopplingslänk.",
     signedOut: "Utloggad. Det telefonen sparat åt dig är borttaget. För att använda appen igen, be arbetsledaren om en kopplingslänk.", range: (min, max, unit) => `${min ?? "…"} till ${max ?? "…"}${unit ? ` ${unit}` : ""}`,
     photo: "Ta ett foto", signature: "Skriv under här", signer: "Undertecknarens namn", clear: "Rensa", attached: "filen sparad, skickas när du är online",
-    refused: (id, reason) => `Uppdrag ${id}: ändringen nekades: ${reason}`,
-    decided: (id, reason, decision) => `Uppdrag ${id}: ändringen lades åt sidan (${reason}); arbetsledaren beslutade: ${decision}`,
+    refused: (id, reason) => `Uppdrag ${id}: ändringen nekades: ${refusal(reason)}`,
+    decided: (id, reason, decision) => `Uppdrag ${id}: ändringen lades åt sidan (${refusal(reason)}); arbetsledaren beslutade: ${decision}`,
     takenAway: (id, title) => `Uppdrag ${id} (${title}) är inte längre ditt.`,
     moved: (id, title, day) => `Uppdrag ${id} (${title}) flyttades till ${day}.`,
     noLongerYours: "Du är inte längre med i laget: ändringen skickades inte.",
@@ -75,4 +75,41 @@ export function day(date) {
   const [y, m, d] = date.split("-").map(Number);
   return new Intl.DateTimeFormat(language === "sv" ? "sv-SE" : "en-GB", { weekday: "long", day: "numeric", month: "long", timeZone: "UTC" })
     .format(new Date(Date.UTC(y, m - 1, d)));
+}
+
+// The rules' refusals, worded in English by the phone's rules, the service and the master alike
+// (one wording, shared with the CLI): in Swedish, the common ones are said in Swedish; any other
+// stays as it came.
+const swedishRefusals = [
+  [/^task (\d+) needs (.+), which you do not have$/, "uppdrag $1 kräver $2, som du inte har"],
+  [/^task (\d+) needs answers to (.+) before it is completed$/, "uppdrag $1 behöver svar på $2 innan det kan slutföras"],
+  [/^task (\d+) is assigned to someone else$/, "uppdrag $1 är tilldelat någon annan"],
+  [/^task (\d+) is already yours$/, "uppdrag $1 är redan ditt"],
+  [/^task (\d+) is already completed$/, "uppdrag $1 är redan slutfört"],
+  [/^task (\d+) is already started$/, "uppdrag $1 är redan påbörjat"],
+  [/^task (\d+) was cancelled$/, "uppdrag $1 är inställt"],
+  [/^task (\d+) is not in this replica$/, "uppdrag $1 finns inte här längre"],
+  [/^claim task (\d+) before working on it$/, "ta uppdrag $1 innan du arbetar med det"],
+  [/^task (\d+) is completed; reopen it to change an answer$/, "uppdrag $1 är slutfört; öppna det igen för att ändra ett svar"],
+  [/^task (\d+) is completed; reopen it to add a file$/, "uppdrag $1 är slutfört; öppna det igen för att lägga till en fil"],
+  [/^task (\d+) is not completed$/, "uppdrag $1 är inte slutfört"],
+  [/^only the worker who completed task (\d+) can reopen it$/, "bara den som slutförde uppdrag $1 kan öppna det igen"],
+  [/^only a team's free-floating task can be claimed$/, "bara ett lagets lediga uppdrag kan tas"],
+  [/^(.+): answer yes or no$/, "$1: svara ja eller nej"],
+  [/^(.+): the answer is empty$/, "$1: svaret är tomt"],
+  [/^(.+): the least taken is (.+)$/, "$1: minst $2"],
+  [/^(.+): the most taken is (.+)$/, "$1: högst $2"],
+  [/^(.+): answer a number like .+$/, "$1: svara med ett tal, t.ex. 48213 eller -0,5 (högst 12 siffror, 6 decimaler)"],
+  [/^(.+): answer one of: (.+)$/, "$1: svara med ett av: $2"],
+  [/^a note has at most (\d+) bytes \(UTF-8\)$/, "en anteckning har högst $1 byte"],
+  [/^you no longer have (.+)$/, "du har inte längre $1"],
+];
+
+// A refusal's words in the phone's language.
+export function refusal(reason) {
+  if (language !== "sv" || typeof reason !== "string") return reason;
+  for (const [pattern, swedish] of swedishRefusals) {
+    if (pattern.test(reason)) return reason.replace(pattern, swedish);
+  }
+  return reason;
 }

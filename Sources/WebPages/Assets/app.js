@@ -5,7 +5,7 @@
 
 import * as rules from "./rules.js";
 import { open, wipe, listing, actAs, sync, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
-import { text, time, language } from "./words.js";
+import { text, time, language, refusal } from "./words.js";
 
 const state = {
   person: Number(localStorage.getItem("teamwork.person")) || null,
@@ -198,7 +198,7 @@ async function act(view, item, change) {
   const full = { id: changeID(), made_at: new Date().toISOString(), task_id: item.task.id, ...change };
   const reason = rules.rejection(full, worker, item.facts, item.replica.startsWith("team-"), Date.now());
   if (reason) {
-    state.problem = reason;
+    state.problem = refusal(reason);
     await render();
     return false;
   }
@@ -420,7 +420,7 @@ async function attach(view, item, spec, blob, signer = null) {
   const worker = { id: state.person, skills: skillsIn(view, item.replica) };
   const probe = { id: "probe", made_at: new Date().toISOString(), task_id: item.task.id, ...change };
   const reason = rules.rejection(probe, worker, item.facts, item.replica.startsWith("team-"), Date.now());
-  if (reason) { state.problem = reason; return render(); }
+  if (reason) { state.problem = refusal(reason); return render(); }
   await state.local.write(["files"], async (s) => { s.files.put({ digest, blob, mediaType: blob.type }); });
   await act(view, item, change);
 }
