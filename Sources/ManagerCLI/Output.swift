@@ -50,3 +50,18 @@ enum Output {
     }
 
 }
+
+extension Output {
+    /// The text of a CSV file a command imports: one clear line when it is missing, unreadable or
+    /// not UTF-8.
+    static func readCSVFile(_ file: String) throws -> String {
+        guard FileManager.default.fileExists(atPath: file) else { throw TeamworkError(.unreadableFile, "no file \(file)") }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw TeamworkError(.unreadableFile, "cannot read \(file): permission denied or not a file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw TeamworkError(.unreadableFile, "cannot read \(file) as UTF-8 text")
+        }
+        return text
+    }
+}

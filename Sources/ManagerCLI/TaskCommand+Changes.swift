@@ -240,15 +240,7 @@ extension TaskCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let text: String
-            guard FileManager.default.fileExists(atPath: file) else { throw TeamworkError(.unreadableFile, "no file \(file)") }
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw TeamworkError(.unreadableFile, "cannot read \(file): permission denied or not a file")
-            }
-            guard let decoded = String(data: data, encoding: .utf8) else {
-                throw TeamworkError(.unreadableFile, "cannot read \(file) as UTF-8 text")
-            }
-            text = decoded
+            let text = try Output.readCSVFile(file)
             let (created, holds) = try await connection.withStore { store in
                 let created = try await store.importTasks(csv: text, holdMessages: holdMessages)
                 return (created, holdMessages ? try await store.messageHolds() : [])

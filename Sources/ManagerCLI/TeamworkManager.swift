@@ -20,7 +20,7 @@ public struct TeamworkManager: AsyncParsableCommand {
         subcommands: [
             DatabaseCommand.self, PersonCommand.self, TeamCommand.self, LocationCommand.self,
             TaskCommand.self, PlanCommand.self, ChecklistCommand.self, AttachmentCommand.self, SuggestCommand.self, MapCommand.self,
-            ReportCommand.self, ConflictsCommand.self, DayCommand.self, WebhookCommand.self, CustomerCommand.self,
+            ReportCommand.self, ConflictsCommand.self, DayCommand.self, WebhookCommand.self, CustomerCommand.self, PartCommand.self,
         ]
     )
 

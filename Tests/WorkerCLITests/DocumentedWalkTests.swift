@@ -144,6 +144,7 @@ struct DocumentedWalkTests {
                 let csv = folder.appending(path: "tasks.csv")
                 walk.substitutions = [
                     "map.html": folder.appending(path: "map.html").path, "tasks.csv": csv.path,
+                    "prices.csv": folder.appending(path: "prices.csv").path,
                     "swaps.csv": folder.appending(path: "swaps.csv").path,
                     "meter.jpg": folder.appending(path: "meter.jpg").path,
                     "signature.png": folder.appending(path: "signature.png").path,
@@ -188,6 +189,15 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "person device cancel ann@example.org")
                 try await walk.run("teamwork-manager", "person calendar issue ann@example.org")
                 try await walk.run("teamwork-manager", "person calendar revoke ann@example.org")
+                // The parts catalogue: added, repriced, listed, a price list imported, exported.
+                try await walk.run("teamwork-manager", "part add --code CBL-3x2.5")
+                try await walk.run("teamwork-manager", "part update CBL-3x2.5")
+                try await walk.run("teamwork-manager", "part list")
+                try Data("code,name,unit,price,currency\nFUSE-16,Fuse 16 A,piece,12.50,SEK\n".utf8)
+                    .write(to: folder.appending(path: "prices.csv"))
+                try await walk.run("teamwork-manager", "part import prices.csv")
+                let prices = try await walk.run("teamwork-manager", "part export")
+                #expect(prices?.stdout.contains("FUSE-16,Fuse 16 A,piece,12.50,SEK") == true, "\(prices?.stdout ?? "")")
                 // Locations.
                 try await walk.run("teamwork-manager", "location add --name")
                 try await walk.run("teamwork-manager", "location list")

@@ -1,0 +1,154 @@
+import Foundation
+import PostgresNIO
+import TeamworkModel
+
+extension CentralStore {
+    static let partColumns =
+        "p.id, p.code, p.name, p.unit, p.unit_price::text, p.currency, p.retired_at, p.created_at, p.updated_at"
+
+    /// Adds a part to the catalogue; a code already there (whatever its case) is a conflict.
+    public func addPart(_ new: NewPart) async throws -> Part {
+        try await transaction { connection in
+            try await Self.insert(new, connection, actor: actorID, logger: logger)
+        }
+    }
+
+    /// The catalogue by code; retired parts only with `retired`.
+    public func listParts(retired: Bool = false) async throws -> [Part] {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.partColumns) FROM parts p
+            WHERE \(retired) OR p.retired_at IS NULL ORDER BY lower(p.code)
+            """
+        ).map(Part.init(row:))
+    }
+
+    /// A part by its code, whatever its case.
+    public func part(code: String) async throws -> Part {
+        guard let row = try await rows("SELECT \(unescaped: Self.partColumns) FROM parts p WHERE lower(p.code) = lower(\(code))").first
+        else { throw TeamworkError.notFound("no part with code '\(TerminalText.inline(String(code.prefix(40))))'") }
+        return try Part(row: row)
+    }
+
+    /// Changes a part's name, unit or price (`nil` leaves each as it is; a price of "" removes it),
+    /// or retires it (kept for the jobs that used it, no longer offered) or brings it back.
+    public func updatePart(
+        code: String, name: String? = nil, unit: String? = nil, price: (String?, String?)? = nil, retired: Bool? = nil
+    ) async throws -> Part {
+        let current = try await part(code: code)
+        let changed = try NewPart(
+            code: current.code, name: name ?? current.name, unit: unit ?? current.unit.rawValue,
+            unitPrice: price.map { $0.0 ?? "" } ?? current.unitPrice, currency: price.map { $0.1 ?? "" } ?? current.currency)
+        return try await transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE parts p SET name = \(changed.name), unit = \(changed.unit.rawValue),
+                    unit_price = \(changed.unitPrice)::numeric, currency = \(changed.currency),
+                    retired_at = CASE WHEN \(retired)::boolean IS NULL THEN p.retired_at
+                                      WHEN \(retired) THEN coalesce(p.retired_at, now()) END
+                WHERE p.id = \(current.id)
+                RETURNING \(unescaped: Self.partColumns)
+                """, logger: logger
+            ).collect()
+            return try Part(row: rows[0])
+        }
+    }
+
+    /// The columns of a parts CSV file; `code`, `name` and `unit` are required.
+    public static let partImportColumns = ["code", "name", "unit", "price", "currency"]
+
+    /// A CSV import of the catalogue, all or nothing: each line a new part, or a change of the part
+    /// with its code; the first bad line stops it with an error naming it, and nothing is written.
+    /// Returns how many were added and changed.
+    public func importParts(csv text: String) async throws -> (added: Int, changed: Int) {
+        let table: CSVTable
+        do { table = try CSVTable(parsing: text) } catch let error as CSVError { throw TeamworkError.invalid(error.description) }
+        if let column = table.header.first(where: { !Self.partImportColumns.contains($0) }) {
+            throw TeamworkError.invalid(
+                "line 1: unknown column '\(TerminalText.inline(String(column.prefix(40))))'; the columns are \(Self.partImportColumns.joined(separator: ", "))"
+            )
+        }
+        for required in ["code", "name", "unit"] where !table.header.contains(required) {
+            throw TeamworkError.invalid("line 1: the header needs a '\(required)' column")
+        }
+        var parts: [NewPart] = []
+        var seen: Set<String> = []
+        for record in table.records {
+            func field(_ name: String) -> String? {
+                table.header.firstIndex(of: name).flatMap { $0 < record.fields.count ? record.fields[$0] : nil }
+            }
+            do {
+                let part = try NewPart(
+                    code: field("code") ?? "", name: field("name") ?? "", unit: field("unit") ?? "", unitPrice: field("price"),
+                    currency: field("currency"))
+                guard seen.insert(part.code.lowercased()).inserted else {
+                    throw TeamworkError.invalid("code '\(part.code)' is on an earlier line too")
+                }
+                parts.append(part)
+            } catch let error as TeamworkError {
+                throw TeamworkError.invalid("line \(record.line): \(error.message)")
+            }
+        }
+        return try await transaction { connection in
+            var (added, changed) = (0, 0)
+            for new in parts {
+                let updated = try await connection.query(
+                    """
+                    UPDATE parts p SET name = \(new.name), unit = \(new.unit.rawValue), unit_price = \(new.unitPrice)::numeric,
+                        currency = \(new.currency)
+                    WHERE lower(p.code) = lower(\(new.code)) RETURNING p.id
+                    """, logger: logger
+                ).collect()
+                if updated.isEmpty {
+                    _ = try await Self.insert(new, connection, actor: actorID, logger: logger)
+                    added += 1
+                } else {
+                    changed += 1
+                }
+            }
+            return (added, changed)
+        }
+    }
+
+    /// The catalogue as CSV, as `importParts(csv:)` reads it back (formula-safe: CSVTable.render).
+    public func exportParts(retired: Bool = false) async throws -> String {
+        let parts = try await listParts(retired: retired)
+        return CSVTable.render(
+            [Self.partImportColumns] + parts.map { [$0.code, $0.name, $0.unit.rawValue, $0.unitPrice ?? "", $0.currency ?? ""] })
+    }
+
+    static func insert(_ new: NewPart, _ connection: PostgresConnection, actor: Int64?, logger: Logger) async throws -> Part {
+        do {
+            let rows = try await connection.query(
+                """
+                INSERT INTO parts AS p (code, name, unit, unit_price, currency, created_by)
+                VALUES (\(new.code), \(new.name), \(new.unit.rawValue), \(new.unitPrice)::numeric, \(new.currency), \(actor))
+                RETURNING \(unescaped: partColumns)
+                """, logger: logger
+            ).collect()
+            return try Part(row: rows[0])
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            throw TeamworkError.conflict(
+                "a part with code '\(new.code)' is in the catalogue already (codes are unique whatever their case)")
+        }
+    }
+}
+
+extension Part {
+    init(row: PostgresRow) throws {
+        let (id, code, name, unit, price, currency, retired, created, updated) = try row.decode(
+            (Int64, String, String, String, String?, String?, Date?, Date, Date).self)
+        self.init(
+            id: id, code: code, name: name, unit: Part.Unit(rawValue: unit) ?? .piece, unitPrice: price.map(Self.trimmed),
+            currency: currency, retiredAt: retired, createdAt: created, updatedAt: updated)
+    }
+
+    /// `12.5000` as the master keeps it, as a person writes it: `12.50`, `3`.
+    static func trimmed(_ price: String) -> String {
+        guard let point = price.firstIndex(of: ".") else { return price }
+        var text = price
+        while text.hasSuffix("0"), text.distance(from: point, to: text.endIndex) > 3 { text.removeLast() }
+        if text.hasSuffix(".00") { text.removeLast(3) }
+        return text
+    }
+}
