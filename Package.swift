@@ -161,7 +161,8 @@ let package = Package(
                 // The field worker's phone app (FieldApp, docs/phone.md).
                 .embedInCode("Assets/app.html"), .embedInCode("Assets/app.js"), .embedInCode("Assets/app-rules.js"),
                 .embedInCode("Assets/app-local.js"), .embedInCode("Assets/app-sync.js"), .embedInCode("Assets/app-words.js"),
-                .embedInCode("Assets/app.css"), .embedInCode("Assets/app-sw.js"), .embedInCode("Assets/app.webmanifest"),
+                .embedInCode("Assets/app.css"), .embedInCode("Assets/app-sw.js"), .embedInCode("Assets/app-sw-sync.js"),
+                .embedInCode("Assets/app.webmanifest"),
             ]
         ),
 

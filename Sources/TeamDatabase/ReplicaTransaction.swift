@@ -105,7 +105,7 @@ public final class ReplicaTransaction {
     /// and a claim's assignee) or in the master's version.
     static let refreshTaskSQL: String = {
         let names = travelling.filter { $0.replicaName != "id" }.map(\.replicaName) + fieldColumns.map { "master_\($0)" } + ["row_version"]
-        let watched = travelling.filter { $0.owner != .master }.map(\.replicaName) + ["master_version"]
+        let watched = travelling.filter { $0.owner != .master || $0.derived }.map(\.replicaName) + ["master_version"]
         return """
             \(insertTaskSQL)
             ON CONFLICT (id) DO UPDATE SET

@@ -44,11 +44,24 @@ extension BoardRoutes {
         guard let text = context.parameters.get("id"), let id = Int64(text), id > 0 else {
             throw BoardProblem(.notFound, "no such person")
         }
-        let origin = configuration.publicOrigin ?? "\(secure ? "https" : "http")://\(request.head.authority ?? "127.0.0.1")"
+        // The address the board was opened at, when it is only a host and a port (a credential goes in this link).
+        let authority = request.head.authority.flatMap { value in
+            value.utf8.count <= 255
+                && value.unicodeScalars.allSatisfy {
+                    CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]").contains($0)
+                }
+                ? value : nil
+        }
+        let origin = configuration.publicOrigin ?? "\(secure ? "https" : "http")://\(authority ?? "127.0.0.1")"
         return try await act(
             request, context, refused: { problem, session in try await peoplePage(request, session, problem: problem) },
-            { store, _ in
+            { [session = try await session(request, context)] store, _ in
                 let person = try await store.person(id: id)
+                // The token rule, applied here whatever the board's database role may do: a manager
+                // pairs workers and their own phone; only an admin pairs another manager's or an admin's.
+                if person.role != .worker, person.id != session?.person.id, session?.person.role != .admin {
+                    throw BoardProblem(.forbidden, "only an admin pairs the phone of another manager or an admin")
+                }
                 return (person.displayName, try await store.pairDevice(personID: id))
             },
             show: { paired, _, session in

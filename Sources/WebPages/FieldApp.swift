@@ -325,7 +325,7 @@ enum FieldAppFiles {
     ]
     static let version: String = {
         var hash = SHA256()
-        for (name, _, bytes) in sources {
+        for (name, _, bytes) in sources + [("sw", "", PackageResources.app_sw_js + PackageResources.app_sw_sync_js)] {
             hash.update(data: Array(name.utf8))
             hash.update(data: bytes)
         }
@@ -338,10 +338,11 @@ enum FieldAppFiles {
         }
         // The service worker learns the version it caches under from its first line.
         let files = (["/app/"] + sources.map { "/app/\($0.0)" }.filter { $0 != "/app/index.html" }).map { "\"\($0)\"" }
-        let worker =
-            Array("const VERSION = \"\(version)\";\nconst FILES = [\(files.joined(separator: ", "))];\n".utf8)
-            + PackageResources.app_sw_js
-        assets["sw.js"] = asset("text/javascript; charset=utf-8", worker)
+        let head = Array("const VERSION = \"\(version)\";\nconst FILES = [\(files.joined(separator: ", "))];\n".utf8)
+        // A module that also sends the queue in the background; its caching part alone for a
+        // browser without module service workers.
+        assets["sw.js"] = asset("text/javascript; charset=utf-8", head + PackageResources.app_sw_sync_js + PackageResources.app_sw_js)
+        assets["sw-basic.js"] = asset("text/javascript; charset=utf-8", head + PackageResources.app_sw_js)
         return assets
     }()
 

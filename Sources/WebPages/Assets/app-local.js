@@ -36,7 +36,10 @@ export async function open(person) {
     db.createObjectStore("notices", { keyPath: "key" });
     db.createObjectStore("files", { keyPath: "digest" });
   };
-  return new Local(await request(req));
+  const db = await request(req);
+  // Signing out deletes the database: a copy open elsewhere (the service worker) lets go at once.
+  db.onversionchange = () => db.close();
+  return new Local(db);
 }
 
 export async function wipe(person) {
@@ -77,6 +80,9 @@ export class Local {
   // another day.
   async applyPage(person, replica, page) {
     await this.write(["replicas", "tasks", "members", "locations", "notices"], async (s) => {
+      // A page that no longer starts where the copy stands (another sync took the next one) is left.
+      const held = await request(s.replicas.get(replica.name));
+      if (!page.refetch && (held?.since ?? 0) !== page.since) return;
       if (page.refetch && page.since === 0) {
         for (const name of ["tasks", "members", "locations"]) {
           s[name].delete(IDBKeyRange.bound([replica.name, -Infinity], [replica.name, Infinity]));

@@ -1,29 +1,10 @@
-// The phone app's service worker (docs/phone.md), a module. VERSION and FILES are written above
-// by the service (FieldApp.swift): one cache per version of the app's files, so a new build
-// replaces them all at once. The app's files come from the cache first (it opens with no
-// network); the protocol (/v1) and the pairing pages always go to the network. Where the browser
-// allows (Background Sync), what the worker queued is sent when the network returns even if the
-// app is closed: the same sync the app runs, for whoever the phone is signed in as.
-import { open, listing, actAs, sync, SignedOut } from "./sync.js";
-
+// The phone app's service worker (docs/phone.md). VERSION and FILES are written above by the
+// service (FieldApp.swift): one cache per version of the app's files, so a new build replaces
+// them all at once. The app's files come from the cache first (it opens with no network); the
+// protocol (/v1) and the pairing pages always go to the network. As a module (sw.js) it also
+// sends the queue in the background (app-sw-sync.js); a browser without module service workers
+// gets this part alone (sw-basic.js).
 const CACHE = `teamwork-app-${VERSION}`;
-
-self.addEventListener("sync", (event) => {
-  if (event.tag !== "teamwork-queue") return;
-  event.waitUntil((async () => {
-    let list;
-    try { list = await listing(); } catch (error) { if (error instanceof SignedOut) return; throw error; }
-    actAs(list.person);
-    const local = await open(list.person);
-    try {
-      await sync(local, list.person, list.replicas);
-    } finally {
-      local.close();
-    }
-    // A page of the app that is open shows what changed.
-    for (const client of await self.clients.matchAll()) client.postMessage({ synced: Date.now() });
-  })());
-});
 
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {

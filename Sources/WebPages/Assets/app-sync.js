@@ -252,4 +252,10 @@ export async function waitForChange(local, replicas, signal) {
   }
 }
 
+// One sync at a time for a person, between the page and the service worker (Web Locks; a page
+// served without HTTPS has none and has no service worker either).
+export function exclusively(person, body) {
+  return navigator.locks ? navigator.locks.request(`teamwork-sync-${person}`, body) : body();
+}
+
 export { open, wipe };

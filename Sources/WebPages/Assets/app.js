@@ -4,7 +4,7 @@
 // on the page as text (textContent), never as markup.
 
 import * as rules from "./rules.js";
-import { open, wipe, listing, actAs, sync, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
+import { open, wipe, listing, actAs, sync, exclusively, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
 import { text, time, language, refusal } from "./words.js";
 
 const state = {
@@ -36,7 +36,10 @@ async function begin() {
   document.documentElement.lang = language;
   document.title = `${text("title")} · Teamwork`;
   if ("serviceWorker" in navigator) {
-    navigator.serviceWorker.register("/app/sw.js", { scope: "/app/", type: "module" }).catch(() => {});
+    // A browser without module service workers gets the one that keeps the app for offline use alone.
+    navigator.serviceWorker.register("/app/sw.js", { scope: "/app/", type: "module" })
+      .catch(() => navigator.serviceWorker.register("/app/sw-basic.js", { scope: "/app/" }))
+      .catch(() => {});
     // The service worker sent the queue in the background: show what it brought.
     navigator.serviceWorker.addEventListener("message", () => { shownPrint = null; render(); });
   }
@@ -73,7 +76,7 @@ function syncNow() {
       actAs(list.person);
       state.replicas = list.replicas;
       localStorage.setItem("teamwork.replicas", JSON.stringify(list.replicas));
-      await sync(state.local, state.person, state.replicas);
+      await exclusively(state.person, () => sync(state.local, state.person, state.replicas));
       state.name = await nameOf(list.person);
       state.online = true;
       state.lastSync = Date.now();
@@ -134,8 +137,9 @@ async function signedOut() {
   state.stopped = true;
 }
 
-// Where the browser allows it, the queue goes when the network returns even with the app closed
-// (the service worker's "sync"); elsewhere when the app is next opened or comes to the front.
+// Asked after a sync that could not reach the service: where the browser allows it, the queue goes
+// when the network returns even with the app closed (the service worker's "sync"); elsewhere when
+// the app is next opened or comes to the front.
 function askForBackgroundSync() {
   if (!("serviceWorker" in navigator)) return;
   navigator.serviceWorker.ready.then((registration) => registration.sync?.register("teamwork-queue")).catch(() => {});
@@ -203,7 +207,6 @@ async function act(view, item, change) {
     return false;
   }
   await state.local.enqueue(item.replica, full);
-  askForBackgroundSync();
   for (const id of [...drafts.keys()]) {
     if (id === "note" ? change.operation === "complete" : change.item && id.startsWith(`item-${change.item}-`)) drafts.delete(id);
   }
