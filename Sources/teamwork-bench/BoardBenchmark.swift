@@ -45,12 +45,7 @@ struct BoardBenchmark: AsyncParsableCommand {
     func run() async throws {
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
         defer { _ = try? cluster?.stop() }
-        let name = "teamwork_bench_board"
-        try await CentralStore.withStore(admin) { store in
-            try await store.dropDatabase(name)
-            _ = try await store.createDatabaseIfMissing(name)
-        }
-        let url = admin.with(database: name)
+        let url = try await ReplicaBenchmark.freshDatabase("teamwork_bench_board", on: admin)
         let zone = try Zone("Europe/Stockholm")
         let day = zone.date(of: Date())
         let (token, sampleTask) = try await seed(url, day: day, zone: zone)

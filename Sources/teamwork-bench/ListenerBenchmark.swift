@@ -29,12 +29,7 @@ struct ListenerBenchmark: AsyncParsableCommand {
     func run() async throws {
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
         defer { _ = try? cluster?.stop() }
-        let name = "teamwork_bench_listener"
-        try await CentralStore.withStore(admin) { store in
-            try await store.dropDatabase(name)
-            _ = try await store.createDatabaseIfMissing(name)
-        }
-        let url = admin.with(database: name)
+        let url = try await ReplicaBenchmark.freshDatabase("teamwork_bench_listener", on: admin)
         try await CentralStore.withStore(url) { store in
             try await Migrator().migrate(store)
             try await store.benchmarkSeed(teams: teams, tasksPerTeam: tasksPerTeam)

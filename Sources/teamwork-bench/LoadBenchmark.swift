@@ -58,12 +58,7 @@ struct LoadBenchmark: AsyncParsableCommand {
         _ = FileLimit.raise()
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
         defer { _ = try? cluster?.stop() }
-        let name = "teamwork_bench_load"
-        try await CentralStore.withStore(admin) { store in
-            try await store.dropDatabase(name)
-            _ = try await store.createDatabaseIfMissing(name)
-        }
-        let url = admin.with(database: name)
+        let url = try await ReplicaBenchmark.freshDatabase("teamwork_bench_load", on: admin)
         let (teams, workersPerTeam) = devices.map { ((max(1, $0) + 99) / 100, min(100, max(1, $0))) } ?? (self.teams, self.workersPerTeam)
         let workers = try await CentralStore.withStore(url) { store in
             try await Migrator().migrate(store)

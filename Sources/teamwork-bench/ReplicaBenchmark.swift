@@ -42,12 +42,7 @@ struct ReplicaBenchmark: AsyncParsableCommand {
     func run() async throws {
         let (admin, cluster) = try await Self.adminURL(adminURL)
         defer { _ = try? cluster?.stop() }
-        let name = "teamwork_bench"
-        try await CentralStore.withStore(admin) { store in
-            try await store.dropDatabase(name)
-            _ = try await store.createDatabaseIfMissing(name)
-        }
-        let url = admin.with(database: name)
+        let url = try await ReplicaBenchmark.freshDatabase("teamwork_bench", on: admin)
         try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
 
         let total = teams * tasksPerTeam
@@ -174,6 +169,15 @@ struct ReplicaBenchmark: AsyncParsableCommand {
         )
         guard status == 0 else { throw TeamworkError(.internal, "the baseline script failed; see /tmp/teamwork-bench-baseline.log") }
         return Self.since(start)
+    }
+
+    /// A database called `name` made anew (dropped first) on the cluster `admin` reaches.
+    static func freshDatabase(_ name: String, on admin: DatabaseURL) async throws -> DatabaseURL {
+        try await CentralStore.withStore(admin) { store in
+            try await store.dropDatabase(name)
+            _ = try await store.createDatabaseIfMissing(name)
+        }
+        return admin.with(database: name)
     }
 
     static func adminURL(_ text: String?) async throws -> (DatabaseURL, LocalCluster?) {

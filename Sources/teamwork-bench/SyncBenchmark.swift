@@ -27,12 +27,7 @@ struct SyncBenchmark: AsyncParsableCommand {
     func run() async throws {
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
         defer { _ = try? cluster?.stop() }
-        let name = "teamwork_bench_sync"
-        try await CentralStore.withStore(admin) { store in
-            try await store.dropDatabase(name)
-            _ = try await store.createDatabaseIfMissing(name)
-        }
-        let url = admin.with(database: name)
+        let url = try await ReplicaBenchmark.freshDatabase("teamwork_bench_sync", on: admin)
         let secret = try await CentralStore.withStore(url) { store in
             try await Migrator().migrate(store)
             try await store.benchmarkSeed(teams: 1, tasksPerTeam: tasks)

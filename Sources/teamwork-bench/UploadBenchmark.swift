@@ -34,12 +34,7 @@ struct UploadBenchmark: AsyncParsableCommand {
     func run() async throws {
         let (admin, cluster) = try await ReplicaBenchmark.adminURL(adminURL)
         defer { _ = try? cluster?.stop() }
-        let name = "teamwork_bench_uploads"
-        try await CentralStore.withStore(admin) { store in
-            try await store.dropDatabase(name)
-            _ = try await store.createDatabaseIfMissing(name)
-        }
-        let url = admin.with(database: name)
+        let url = try await ReplicaBenchmark.freshDatabase("teamwork_bench_uploads", on: admin)
         let workersPerTeam = 20
         let tokens = try await CentralStore.withStore(url) { store in
             try await Migrator().migrate(store)
