@@ -105,6 +105,15 @@ struct BudgetFloodTests {
     ) async throws
         -> (most: Int, before: Int, healthy: Bool)
     {
+        // Measured with the machine to itself among the heavy tests (MachineAlone).
+        try await MachineAlone.run { try await measuring(url, port: port, flood) }
+    }
+
+    private static func measuring(
+        _ url: DatabaseURL, port: Int, _ flood: () async throws -> Void
+    ) async throws
+        -> (most: Int, before: Int, healthy: Bool)
+    {
         let logger = Logger(label: "test")
         let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 99, logger: logger)
         func backends() async throws -> Int {

@@ -57,6 +57,11 @@ struct PhoneAppTests {
     }
 
     static func withScene(_ body: (Scene) async throws -> Void) async throws {
+        // A browser and a service of its own: never beside a measured flood (MachineAlone).
+        try await MachineAlone.run { try await scene(body) }
+    }
+
+    private static func scene(_ body: (Scene) async throws -> Void) async throws {
         try await TestDatabase.withFresh(ahead: true) { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "phone-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
