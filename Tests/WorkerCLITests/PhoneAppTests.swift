@@ -51,6 +51,14 @@ struct PhoneAppTests {
             try await CentralStore.withStore(url) { try await $0.person(reference: "\(first)@example.org").id }
         }
 
+        /// Waits (30 s at most) until the master has task `id` in `status`; the test checks it after.
+        func waitFor(_ id: Int64, _ status: TaskStatus) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await task(id).status != status, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+
         func task(_ id: Int64) async throws -> FieldTask {
             try await CentralStore.withStore(url) { try await $0.task(id: id) }
         }
@@ -200,10 +208,7 @@ struct PhoneAppTests {
                 Issue.record("\(try await page.html())\n\(scene.service.logTail())")
                 throw error
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await scene.task(swap).status != .completed, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            try await scene.waitFor(swap, .completed)
             let done = try await scene.task(swap)
             #expect(done.status == .completed && done.completionNote == "Meter swapped, seal replaced" && done.completedBy == scene.ann)
             let (history, attachments) = try await CentralStore.withStore(scene.url) { store in
@@ -318,10 +323,7 @@ struct PhoneAppTests {
             #expect(anns.first { $0.label == "Ann's Pixel" }?.revokedAt != nil)
             // Ann pairs again: her own copy, with what she did, goes out once.
             try await scene.pair(page, name: "Ann's Pixel again")
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await scene.task(swap).status != .inProgress, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            try await scene.waitFor(swap, .inProgress)
             #expect(try await scene.task(swap).status == .inProgress)
         }
     }
@@ -552,10 +554,7 @@ struct PhoneAppTests {
             _ = try await page.send(
                 "ServiceWorker.dispatchSyncEvent",
                 ["origin": scene.service.url, "registrationId": registration, "tag": "teamwork-queue", "lastChance": false])
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await scene.task(swap).status != .inProgress, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            try await scene.waitFor(swap, .inProgress)
             #expect(try await scene.task(swap).status == .inProgress)
             // Opened again, the app has nothing left to send.
             try await page.open(scene.app)
