@@ -53,10 +53,7 @@ struct PhoneAppTests {
 
         /// Waits (30 s at most) until the master has task `id` in `status`; the test checks it after.
         func waitFor(_ id: Int64, _ status: TaskStatus) async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await task(id).status != status, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            _ = try await eventually(within: .seconds(30), every: .milliseconds(200)) { try await self.task(id).status == status }
         }
 
         func task(_ id: Int64) async throws -> FieldTask {
@@ -215,6 +212,14 @@ struct PhoneAppTests {
                 (try await store.history(taskID: swap), try await store.attachments(ofTask: swap))
             }
             #expect(history.filter { $0.changes["status"]?.new == "completed" }.count == 1, "\(history.map(\.action))")
+            // The listener's ledger took each of the phone's eight changes once, through a kill mid-send.
+            let ledger = try await CentralStore.withStore(scene.url) { store in
+                try await store.rows(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT operation, count(*)::int FROM field_changes WHERE task_id = \(swap) GROUP BY operation")
+                ).map { try $0.decode((String, Int).self) }
+            }
+            #expect(Dictionary(uniqueKeysWithValues: ledger) == ["start": 1, "answer": 4, "attach": 2, "complete": 1], "\(ledger)")
             #expect(done.answers.count == 6 && done.answers["reading"]?.value == "48213.5")
             #expect(Set(attachments.map { $0.item ?? "" }) == ["photo", "signed"])
             #expect(attachments.first { $0.item == "signed" }?.signer == "Eva Kund")
