@@ -163,6 +163,9 @@ let package = Package(
                 .embedInCode("Assets/app-local.js"), .embedInCode("Assets/app-sync.js"), .embedInCode("Assets/app-words.js"),
                 .embedInCode("Assets/app.css"), .embedInCode("Assets/app-sw.js"), .embedInCode("Assets/app-sw-sync.js"),
                 .embedInCode("Assets/app.webmanifest"),
+                // The install icons: PNGs drawn from icon.svg and app-icon-maskable.svg (docs/phone.md).
+                .embedInCode("Assets/app-icon-192.png"), .embedInCode("Assets/app-icon-512.png"),
+                .embedInCode("Assets/app-icon-maskable-512.png"),
             ]
         ),
 

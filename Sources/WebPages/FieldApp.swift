@@ -323,6 +323,12 @@ enum FieldAppFiles {
         ("manifest.webmanifest", "application/manifest+json", PackageResources.app_webmanifest),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
     ]
+    /// What "Add to home screen" fetches once, online: not kept in the offline cache.
+    static let icons: [(String, String, [UInt8])] = [
+        ("icon-192.png", "image/png", PackageResources.app_icon_192_png),
+        ("icon-512.png", "image/png", PackageResources.app_icon_512_png),
+        ("icon-maskable-512.png", "image/png", PackageResources.app_icon_maskable_512_png),
+    ]
     static let version: String = {
         var hash = SHA256()
         for (name, _, bytes) in sources + [("sw", "", PackageResources.app_sw_js + PackageResources.app_sw_sync_js)] {
@@ -333,7 +339,7 @@ enum FieldAppFiles {
     }()
     static let assets: [String: Asset] = {
         var assets: [String: Asset] = [:]
-        for (name, type, bytes) in sources {
+        for (name, type, bytes) in sources + icons {
             assets[name] = asset(type, bytes)
         }
         // The service worker learns the version it caches under from its first line.

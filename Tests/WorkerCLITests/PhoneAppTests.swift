@@ -144,6 +144,18 @@ struct PhoneAppTests {
             #expect(day.contains("Swap meter") && day.contains("Read meter") && day.contains("Substation 7"))
             // Installed as a web app: the service worker controls the page before the origin goes away.
             try await page.waitUntil("navigator.serviceWorker.controller", within: .seconds(20))
+            // "Add to home screen" installs it: chromium finds nothing in the way (manifest, icons, worker).
+            let installable = try await page.send("Page.getInstallabilityErrors")
+            #expect(installable["installabilityErrors"].array.isEmpty, "\(installable)")
+            // Every icon the manifest names is served at the size it claims (a launcher's PNGs included).
+            let icons = try await page.evaluate(
+                """
+                (async () => { const m = await (await fetch('/app/manifest.webmanifest')).json();
+                  return Promise.all(m.icons.map((icon) => new Promise((ok) => { const img = new Image();
+                    img.onload = () => ok(icon.sizes === 'any' || icon.sizes === `${img.naturalWidth}x${img.naturalHeight}`);
+                    img.onerror = () => ok(false); img.src = icon.src; }))); })()
+                """)
+            #expect(icons.array.count == 4 && icons.array.allSatisfy { $0.bool == true }, "\(icons)")
 
             // The origin is gone: the app opens from its cache, the day from IndexedDB.
             try await scene.service.stop()
@@ -360,6 +372,75 @@ struct PhoneAppTests {
                 within: .seconds(20))
             try await page.waitUntil("!document.querySelector('#mine [data-task=\"\(free)\"]')", within: .seconds(20))
             #expect(try await scene.task(free).assigneeID == scene.people("bo"))
+        }
+    }
+
+    /// A completion the master set aside (Ann finished two tasks offline that were meanwhile given
+    /// to Bo and made to need a skill she lacks) waits for the dispatcher; whichever way they
+    /// decide, the phone says so in words: one accepted as her work, one dismissed with its reason.
+    @Test func theDispatchersAcceptanceOrDismissalOfASetAsideCompletionReachesThePhone() async throws {
+        try await Self.withScene { scene in
+            var tasks: [Int64] = []
+            for title in ["Reset breaker", "Replace fuse"] {
+                let made = try await scene.manager.run([
+                    "task", "create", "--actor", "max@example.org", "--title", title, "--team", "red",
+                    "--assignee", "ann@example.org", "--json",
+                ])
+                tasks.append(try JSONOutput.decode(FieldTask.self, made.stdout).id)
+            }
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(tasks[1])\"]')", within: .seconds(20))
+
+            try await scene.service.stop()
+            for task in tasks {
+                _ = try await page.evaluate("location.hash = '#task/\(task)'")
+                try await page.waitUntil("document.querySelector('#start')")
+                try await page.click("#start")
+                try await Self.type(page, "#note", "Done before the change reached me")
+                try await Self.submit(page, "#complete")
+                try await page.waitUntil("document.querySelector('#task-status')?.textContent === 'Completed'")
+            }
+            for task in tasks {
+                _ = try await scene.manager.ok("task", "assign", String(task), "--assignee", "bo@example.org", "--actor", "max@example.org")
+                _ = try await scene.manager.ok("task", "update", String(task), "--requires", "hv", "--actor", "max@example.org")
+            }
+            try await scene.service.start()
+            try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(40))
+            _ = try await page.evaluate("location.hash = ''")
+            let completions = {
+                try await CentralStore.withStore(scene.url) { try await $0.conflicts().filter { $0.operation == "complete" } }
+            }
+            _ = try await eventually(within: .seconds(30), every: .milliseconds(200)) { try await completions().count == 2 }
+            let conflicts = try await completions()
+            let accepted = try #require(conflicts.first { $0.taskID == tasks[0] }).id
+            let dismissed = try #require(conflicts.first { $0.taskID == tasks[1] }).id
+            // Before any decision, nothing on the phone says accepted.
+            #expect(try await page.evaluate("document.body.textContent.includes('accepted your completion')").bool == false)
+
+            _ = try await scene.manager.ok("task", "update", String(tasks[0]), "--requires", "", "--actor", "max@example.org")
+            _ = try await scene.manager.ok("conflicts", "accept", String(accepted), "--actor", "max@example.org")
+            _ = try await scene.manager.ok(
+                "conflicts", "dismiss", String(dismissed), "--reason", "Bo does it with the HV kit", "--actor", "max@example.org")
+            try await page.waitUntil(
+                """
+                [...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Task \(tasks[0])')
+                  && n.textContent.includes('accepted your completion'))
+                """, within: .seconds(20))
+            try await page.waitUntil(
+                """
+                [...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Task \(tasks[1])')
+                  && n.textContent.includes('Bo does it with the HV kit'))
+                """, within: .seconds(20))
+            // The dismissed one is not worded as accepted.
+            #expect(
+                try await page.evaluate(
+                    "[...document.querySelectorAll('.notice')].filter(n => n.textContent.includes('accepted your completion')).length"
+                ).int == 1)
+            let done = try await scene.task(tasks[0])
+            #expect(done.status == .completed && done.completedBy == scene.ann)
+            #expect(try await scene.task(tasks[1]).status != .completed)
         }
     }
 

@@ -39,7 +39,7 @@ export async function open(person) {
   const db = await request(req);
   // Signing out deletes the database: a copy open elsewhere (the service worker) lets go at once.
   db.onversionchange = () => db.close();
-  return new Local(db);
+  return new Local(db, person);
 }
 
 export async function wipe(person) {
@@ -47,7 +47,7 @@ export async function wipe(person) {
 }
 
 export class Local {
-  constructor(db) { this.db = db; }
+  constructor(db, person) { this.db = db; this.person = person; }
   close() { this.db.close(); }
 
   // Runs `body(stores)` in one transaction over `names`; resolves when it committed.
@@ -76,7 +76,8 @@ export class Local {
   // Applies one page of a replica's changes (ChangePage, as the service writes it) and moves the
   // replica's position, in one transaction: a page is taken whole or not at all. What the worker
   // must hear of is kept as a notice: a change of theirs the master refused (and the dispatcher's
-  // decision on it), a task of theirs given to someone else or taken away, a task moved to
+  // decision on it: a completion set aside and then accepted shows as the task completed by them,
+  // which the app words as the acceptance), a task of theirs given to someone else or taken away, a task moved to
   // another day.
   async applyPage(person, replica, page) {
     await this.write(["replicas", "tasks", "members", "locations", "notices"], async (s) => {
@@ -96,7 +97,14 @@ export class Local {
         } else if (before && task.assignee_id === person && before.plan_date && task.plan_date && before.plan_date !== task.plan_date) {
           s.notices.put({ key: `moved:${task.id}:${task.row_version}`, at: now, taskID: task.id, text: text("moved", task.id, task.title, day(task.plan_date)) });
         }
-        s.tasks.put({ ...task, replica: replica.name });
+        // A completion of theirs the master set aside, now completed by them: the dispatcher accepted it.
+        const setAside = before?.set_aside_completion;
+        if (setAside && task.status === "completed" && task.completed_by === person) {
+          s.notices.put({ key: `accepted:${setAside}`, at: now, taskID: task.id, text: text("accepted", task.id, task.title) });
+          s.tasks.put({ ...task, replica: replica.name });
+        } else {
+          s.tasks.put({ ...task, replica: replica.name, ...(setAside ? { set_aside_completion: setAside } : {}) });
+        }
       }
       for (const member of page.members) s.members.put({ ...member, replica: replica.name });
       for (const location of page.locations) s.locations.put({ ...location, replica: replica.name });
@@ -116,9 +124,15 @@ export class Local {
         const said = refusal.decision
           ? text("decided", refusal.task_id, refusal.reason, refusal.decision) : text("refused", refusal.task_id, refusal.reason);
         s.notices.put({ key: `refused:${refusal.change_id}`, at: refusal.decided_at, taskID: refusal.task_id, text: said });
+        if (refusal.operation === "complete") await setAside(s, person, replica.name, refusal.task_id, refusal.change_id, refusal.decision);
       }
       s.replicas.put({ ...replica, epoch: page.epoch, since: page.up_to });
     });
+  }
+
+  // A completion the service refused when it was pushed (the push's answer), in the store `s`.
+  async refusedCompletion(s, replica, taskID, changeID) {
+    await setAside(s, this.person, replica, taskID, changeID, null);
   }
 
   async enqueue(replica, change) {
@@ -127,5 +141,22 @@ export class Local {
 
   async notice(key, text, taskID = null) {
     await this.write(["notices"], async (s) => { s.notices.put({ key, at: Date.now(), text, taskID }); });
+  }
+}
+
+// A completion of the person's the master did not take waits for the dispatcher's decision: until
+// then the task remembers it (a dismissal, `decision`, forgets it), so that the task arriving
+// completed by them says the dispatcher accepted it; one already completed by them was accepted.
+async function setAside(s, person, replica, taskID, changeID, decision) {
+  if (taskID == null) return;
+  const task = await request(s.tasks.get([replica, taskID]));
+  if (!task) return;
+  const { set_aside_completion: _, ...rest } = task;
+  if (decision) {
+    s.tasks.put(rest);
+  } else if (task.status === "completed" && task.completed_by === person) {
+    s.notices.put({ key: `accepted:${changeID}`, at: Date.now(), taskID, text: text("accepted", taskID, task.title) });
+  } else {
+    s.tasks.put({ ...rest, set_aside_completion: changeID });
   }
 }
