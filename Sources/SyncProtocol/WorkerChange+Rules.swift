@@ -25,8 +25,10 @@ extension WorkerChange {
         if let note, note.utf8.count > Self.maximumNoteBytes {
             return "a note has at most \(Self.maximumNoteBytes) bytes (UTF-8)"
         }
-        if operation != .answer, value != nil { return "only an answer carries a value" }
-        if operation != .answer, operation != .attach, item != nil { return "only an answer or an attachment names an item" }
+        if operation != .answer, operation != .use, value != nil { return "only an answer or a use carries a value" }
+        if operation != .answer, operation != .attach, operation != .use, item != nil {
+            return "only an answer, an attachment or a use names an item"
+        }
         if operation != .attach, blob != nil || size != nil || mediaType != nil || signer != nil {
             return "only an attachment carries a blob, a size, a media type or a signer"
         }
@@ -69,6 +71,11 @@ extension WorkerChange {
                 return "task \(taskID) has no checklist item '\(TerminalText.inline(String(item.prefix(40))))'"
             }
             if let problem = spec.problem(with: value) { return "\(item): \(problem)" }
+        case .use:
+            if let problem = materialProblem() { return problem }
+            if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
+            if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
+            if task.status == .completed { return "task \(taskID) is completed; reopen it to change what was used" }
         case .attach:
             if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
             if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
@@ -85,6 +92,25 @@ extension WorkerChange {
 }
 
 extension WorkerChange {
+    /// Why a use is not well formed, or `nil`: a quantity, and either a part's code (no note) or,
+    /// for a line not in the catalogue, its description in the note. Whether the part is in the
+    /// catalogue (and not retired) is the master's to say.
+    func materialProblem() -> String? {
+        guard let value else { return "a use needs a quantity (value)" }
+        if let problem = Material.quantityProblem(value) { return problem }
+        if let item {
+            guard NewPart.isCode(item) else {
+                return
+                    "a part's code is 1 to 40 letters, digits, '.', '_', '/' or '-' (not '\(TerminalText.inline(String(item.prefix(40))))')"
+            }
+            if note != nil { return "a part's name comes from the catalogue: a use of a part carries no note" }
+        } else {
+            guard let note else { return "a use names a part (item), or describes a line not in the catalogue (note)" }
+            if let problem = Material.descriptionProblem(note) { return problem }
+        }
+        return nil
+    }
+
     /// Why an attachment cannot be added to `task`, or `nil` when it can (after the assignment checks).
     func attachmentProblem(task: TaskFacts, taskID: Int64) -> String? {
         guard let blob, blob.utf8.count == 64, blob.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {

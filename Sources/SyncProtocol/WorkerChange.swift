@@ -20,6 +20,9 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         /// A file of the work (a photo, a PDF, or with `signer` a signature), uploaded first as the blob
         /// `blob`; with `item`, it answers that photo or signature item of the checklist.
         case attach
+        /// What the worker used on the task (``Material``): `item` the part's code, or no item and the
+        /// line's description in `note`; `value` the quantity, which sets the worker's line (0 removes it).
+        case use
     }
 
     /// The file types an attachment may be (told from the file's first bytes on every side).

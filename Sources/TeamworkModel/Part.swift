@@ -54,11 +54,17 @@ public struct NewPart: Sendable, Equatable {
     public var currency: String?
 
     public static let codePattern = #"^[A-Za-z0-9][A-Za-z0-9._/-]{0,39}$"#
+
+    /// Whether `code` is a part's code (``codePattern``, with nothing after it: ICU's `$` would
+    /// also match before a final newline, which PostgreSQL's does not).
+    public static func isCode(_ code: String) -> Bool {
+        code.range(of: codePattern, options: .regularExpression) != nil && !code.contains(where: \.isNewline)
+    }
     /// At most 9 digits before the point and 4 after; no sign, no exponent, no thousands separators.
     public static let pricePattern = #"^[0-9]{1,9}(\.[0-9]{1,4})?$"#
 
     public init(code: String, name: String, unit: String, unitPrice: String? = nil, currency: String? = nil) throws {
-        guard code.range(of: Self.codePattern, options: .regularExpression) != nil else {
+        guard Self.isCode(code) else {
             throw TeamworkError.invalid(
                 "a part's code is 1 to 40 letters, digits, '.', '_', '/' or '-', starting with a letter or digit (not '\(TerminalText.inline(String(code.prefix(40))))')"
             )

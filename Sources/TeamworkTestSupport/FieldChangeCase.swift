@@ -16,6 +16,21 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         /// The latest answer to each checklist item (keys without underscores: the decoder's
         /// snake_case strategy would rename them); none when absent.
         public var answers: [String: Answer]?
+        /// What was used on it (the master's task_materials; a device keeps none): compared on the
+        /// master only, none when absent.
+        public var materials: [Material]?
+    }
+
+    /// One line of what was used: a part's code or a line's description, the quantity, who.
+    public struct Material: Sendable, Decodable, Equatable, Hashable {
+        public var part: String?
+        public var description: String?
+        public var quantity: String
+        public var by: Who
+
+        public init(part: String?, description: String?, quantity: String, by: Who) {
+            (self.part, self.description, self.quantity, self.by) = (part, description, quantity, by)
+        }
     }
 
     public struct Answer: Sendable, Decodable, Equatable {
@@ -23,7 +38,7 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         public var by: Who
     }
 
-    public enum Who: String, Sendable, Decodable {
+    public enum Who: String, Sendable, Decodable, Hashable {
         case me, other
 
         /// The person's id, given who `me` and `other` are.

@@ -20,6 +20,12 @@ struct MasterContractTests {
                 func sql(_ query: PostgresQuery) async throws -> [PostgresRow] {
                     try await store.connection.query(query, logger: store.logger).collect()
                 }
+                // The catalogue the cases' uses name: a part, and one retired.
+                _ = try await sql(
+                    """
+                    INSERT INTO parts (code, name, unit, unit_price, currency, retired_at)
+                    VALUES ('CBL-3', 'Cable 3x2.5', 'm', 12.5, 'SEK', NULL), ('OLD-1', 'Old fuse', 'piece', NULL, NULL, now())
+                    """)
                 for (index, item) in cases.enumerated() {
                     let before = item.before
                     func id(_ who: FieldChangeCase.Who?) -> Int64? { who?.id(me: me, other: other) }
@@ -49,6 +55,15 @@ struct MasterContractTests {
                         RETURNING id
                         """
                     ).first!.decode(Int64.self)
+                    for line in before.materials ?? [] {
+                        _ = try await sql(
+                            """
+                            INSERT INTO task_materials (task_id, person_id, part_id, description, quantity, recorded_at, change_id)
+                            VALUES (\(taskID), \(line.by.id(me: me, other: other)),
+                                    (SELECT id FROM parts WHERE code = \(line.part)), \(line.description), \(line.quantity)::numeric,
+                                    \(FieldChangeCase.answeredBefore), 'before')
+                            """)
+                    }
                     _ = try await sql("COMMIT")
 
                     let made = Int64((item.change.madeAt.timeIntervalSince1970 * 1000).rounded())
@@ -79,10 +94,28 @@ struct MasterContractTests {
                     #expect(
                         try FieldTask.answers(json: after.6) == item.answers(expected, me: me, other: other, changedAt: item.change.madeAt),
                         "\(item.name): \(after.6)")
+                    let used = try await sql(
+                        """
+                        SELECT p.code, m.description, m.quantity::text, m.person_id
+                        FROM task_materials m LEFT JOIN parts p ON p.id = m.part_id WHERE m.task_id = \(taskID)
+                        """
+                    ).map { row in
+                        let (part, description, quantity, person) = try row.decode((String?, String?, String, Int64).self)
+                        return FieldChangeCase.Material(
+                            part: part, description: description, quantity: Self.exact(quantity), by: person == me ? .me : .other)
+                    }
+                    #expect(Set(used) == Set(expected.materials ?? []), "\(item.name): \(used)")
                     _ = try await sql("DELETE FROM tasks WHERE id = \(taskID)")
                 }
             }
         }
+    }
+
+    /// A numeric as a person writes it: 12.500 is 12.5, 10.000 is 10.
+    static func exact(_ quantity: String) -> String {
+        guard quantity.contains(".") else { return quantity }
+        let trimmed = quantity.reversed().drop { $0 == "0" }.drop { $0 == "." }
+        return String(trimmed.reversed())
     }
 
     /// Equal to the millisecond: the master keeps microseconds of a time made from milliseconds.

@@ -19,6 +19,11 @@
 --                             work claimed offline before someone left stays free for the team)
 --                             ('moved', 'already_completed', 'claimed_by_other', 'not_a_member', 'missing_skills')
 --   checkin                   the worker's last-known position, if newer (in bulk, below)
+--   use                       what the assignee used on a task not completed ('moved', 'already_completed',
+--                             'reassigned'): a part of the catalogue not retired, or a described line, in
+--                             a quantity from 0 to 100000 (0 removes the line) ('invalid_material'); the
+--                             person's line for that part or description is set (task_materials), unless
+--                             a later one was recorded already
 --   answer                    the task's checklist item's latest answer, by the assignee of a task not
 --                             completed ('moved', 'already_completed', 'reassigned'), to an item the
 --                             task's checklist version has with a value it takes ('invalid_answer',
@@ -67,6 +72,8 @@ DECLARE
     v_items   jsonb;
     v_item    jsonb;
     v_problem text;
+    v_part    public.parts%ROWTYPE;
+    v_quantity numeric;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -406,6 +413,69 @@ BEGIN
                                        'value', c.blob, 'by', c.person_id, 'at', round(extract(epoch FROM v_at) * 1000)::bigint))
                              WHERE id = t.id;
                             v_changed := true;
+                        END IF;
+                        v_applied := true;
+                    END IF;
+                ELSIF c.operation = 'use' THEN
+                    v_part := NULL;
+                    -- Cast only what has a quantity's shape (PL/pgSQL reads an IF's condition up to its THEN).
+                    v_quantity := NULL;
+                    IF c.value ~ '^[0-9]{1,6}(\.[0-9]{1,3})?$' THEN
+                        v_quantity := c.value::numeric;
+                    END IF;
+                    IF c.item IS NOT NULL THEN
+                        SELECT * INTO v_part FROM public.parts p WHERE lower(p.code) = lower(c.item);
+                    END IF;
+                    IF v_moved THEN
+                        v_conflict := 'moved';
+                        v_detail := format('used in %s, but the task had moved to %s', p_replica,
+                                           coalesce('team ' || t.team_id, 'person ' || t.assignee_id));
+                    ELSIF t.status = 'completed' THEN
+                        v_conflict := 'already_completed';
+                        v_detail := format('already completed by person %s at %s; what was used was not recorded',
+                                           t.completed_by, t.completed_at);
+                    ELSIF t.assignee_id IS DISTINCT FROM c.person_id THEN
+                        v_conflict := 'reassigned';
+                        v_detail := format('used by person %s while assigned to %s', c.person_id,
+                                           coalesce('person ' || t.assignee_id, 'nobody'));
+                    ELSIF v_quantity IS NULL OR v_quantity > 100000 THEN
+                        v_conflict := 'invalid_material';
+                        v_detail := 'a quantity is a number from 0 to 100000, at most 3 decimals';
+                    ELSIF c.item IS NULL AND (c.note IS NULL OR octet_length(c.note) > 200
+                          OR btrim(c.note, E' \t\n\r\u000B\u000C\u0085\u00A0\u2028\u2029') = ''
+                          OR c.note ~ '[\u0001-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]') THEN
+                        v_conflict := 'invalid_material';
+                        v_detail := 'a line not in the catalogue is described in one line of 1 to 200 bytes';
+                    ELSIF c.item IS NOT NULL AND c.note IS NOT NULL THEN
+                        v_conflict := 'invalid_material';
+                        v_detail := 'a part''s name comes from the catalogue: a use of a part carries no note';
+                    ELSIF c.item IS NOT NULL AND v_part.id IS NULL THEN
+                        v_conflict := 'invalid_material';
+                        v_detail := format('no part %s in the catalogue', left(c.item, 40));
+                    ELSIF v_part.retired_at IS NOT NULL THEN
+                        v_conflict := 'invalid_material';
+                        v_detail := format('part %s is retired: it is no longer used', v_part.code);
+                    ELSE
+                        IF v_quantity = 0 THEN
+                            DELETE FROM public.task_materials m
+                             WHERE m.task_id = t.id AND m.person_id = c.person_id AND m.recorded_at <= v_at
+                               AND CASE WHEN v_part.id IS NOT NULL THEN m.part_id = v_part.id
+                                        ELSE m.part_id IS NULL AND lower(m.description) = lower(c.note) END;
+                        ELSIF v_part.id IS NOT NULL THEN
+                            INSERT INTO public.task_materials AS m (task_id, person_id, part_id, quantity, unit, unit_price, currency,
+                                                                    recorded_at, change_id)
+                            VALUES (t.id, c.person_id, v_part.id, v_quantity, v_part.unit, v_part.unit_price, v_part.currency,
+                                    v_at, c.change_id)
+                            ON CONFLICT (task_id, person_id, part_id) WHERE part_id IS NOT NULL DO UPDATE
+                               SET quantity = excluded.quantity, unit = excluded.unit, unit_price = excluded.unit_price,
+                                   currency = excluded.currency, recorded_at = excluded.recorded_at, change_id = excluded.change_id
+                             WHERE m.recorded_at <= excluded.recorded_at;
+                        ELSE
+                            INSERT INTO public.task_materials AS m (task_id, person_id, description, quantity, recorded_at, change_id)
+                            VALUES (t.id, c.person_id, btrim(c.note), v_quantity, v_at, c.change_id)
+                            ON CONFLICT (task_id, person_id, lower(description)) WHERE part_id IS NULL DO UPDATE
+                               SET quantity = excluded.quantity, recorded_at = excluded.recorded_at, change_id = excluded.change_id
+                             WHERE m.recorded_at <= excluded.recorded_at;
                         END IF;
                         v_applied := true;
                     END IF;

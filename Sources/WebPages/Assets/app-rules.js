@@ -78,6 +78,31 @@ export function missingSkills(task, skills) {
   return (task.requiredSkills || []).filter((skill) => !held.has(skill)).sort();
 }
 
+// What was used (Material.swift): a quantity from 0 to 100000 with at most 3 decimals, and a
+// part's code without a note, or a line's description in the note.
+export const material = { mostQuantity: "100000", quantityPattern: /^[0-9]{1,6}(\.[0-9]{1,3})?$/, descriptionBytes: 200 };
+const partCode = /^[A-Za-z0-9][A-Za-z0-9._\/-]{0,39}$/;
+
+export function quantityProblem(text) {
+  if (!material.quantityPattern.test(text) || compareDecimal(text, material.mostQuantity) > 0) {
+    return `a quantity is a number from 0 to ${material.mostQuantity}, at most 3 decimals, like 2 or 12.5`;
+  }
+  return null;
+}
+
+function materialProblem(change) {
+  if (change.value == null) return "a use needs a quantity (value)";
+  const wrong = quantityProblem(change.value); if (wrong) return wrong;
+  if (change.item != null) {
+    if (!partCode.test(change.item)) return `a part's code is 1 to 40 letters, digits, '.', '_', '/' or '-' (not '${shown(change.item)}')`;
+    if (change.note != null) return "a part's name comes from the catalogue: a use of a part carries no note";
+  } else {
+    if (change.note == null) return "a use names a part (item), or describes a line not in the catalogue (note)";
+    if (!isOneLine(change.note, material.descriptionBytes)) return `a line not in the catalogue is described in one line of 1 to ${material.descriptionBytes} bytes`;
+  }
+  return null;
+}
+
 function attachmentProblem(change, task, taskID) {
   const { blob, size, media_type: mediaType, signer, item } = change;
   if (typeof blob !== "string" || !/^[0-9a-f]{64}$/.test(blob)) {
@@ -114,8 +139,8 @@ export function rejection(change, worker, task, inTeam, receivedAt) {
   }
   const op = change.operation;
   if (change.note != null && utf8(change.note) > limits.noteBytes) return `a note has at most ${limits.noteBytes} bytes (UTF-8)`;
-  if (op !== "answer" && change.value != null) return "only an answer carries a value";
-  if (op !== "answer" && op !== "attach" && change.item != null) return "only an answer or an attachment names an item";
+  if (op !== "answer" && op !== "use" && change.value != null) return "only an answer or a use carries a value";
+  if (op !== "answer" && op !== "attach" && op !== "use" && change.item != null) return "only an answer, an attachment or a use names an item";
   if (op !== "attach" && (change.blob != null || change.size != null || change.media_type != null || change.signer != null)) {
     return "only an attachment carries a blob, a size, a media type or a signer";
   }
@@ -159,6 +184,12 @@ export function rejection(change, worker, task, inTeam, receivedAt) {
       if (!spec) return `task ${taskID} has no checklist item '${shown(change.item)}'`;
       const wrong = answerProblem(spec, change.value);
       return wrong ? `${change.item}: ${wrong}` : null;
+    }
+    case "use": {
+      const wrong = materialProblem(change); if (wrong) return wrong;
+      const problem = yours(); if (problem) return problem;
+      if (task.status === "completed") return `task ${taskID} is completed; reopen it to change what was used`;
+      return null;
     }
     case "attach": {
       const problem = yours(); if (problem) return problem;

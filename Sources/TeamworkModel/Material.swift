@@ -1,0 +1,68 @@
+import Foundation
+
+/// What a worker used on a task (issue 53): a part of the catalogue, or a line of its own with a
+/// description, in a quantity. One line per person, task and part (or description): recording it
+/// again sets the quantity (a correction), and 0 removes the line.
+public enum Material {
+    /// The most of anything on one line (100 km of cable counted in metres).
+    public static let mostQuantity = 100_000
+    /// A quantity: digits, at most three after the point; no sign, exponent or separators.
+    public static let quantityPattern = #"^[0-9]{1,6}(\.[0-9]{1,3})?$"#
+    /// The longest description of a line not in the catalogue, in UTF-8 bytes.
+    public static let mostDescriptionBytes = 200
+
+    /// Why `text` is not a quantity, or `nil` when it is one (0 included: it removes the line).
+    public static func quantityProblem(_ text: String) -> String? {
+        guard text.range(of: quantityPattern, options: .regularExpression) != nil, !text.contains(where: \.isNewline),
+            let number = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), number <= Decimal(mostQuantity)
+        else {
+            return "a quantity is a number from 0 to \(mostQuantity), at most 3 decimals, like 2 or 12.5"
+        }
+        return nil
+    }
+
+    /// Why `text` cannot describe a line not in the catalogue, or `nil`.
+    public static func descriptionProblem(_ text: String) -> String? {
+        ChecklistForm.isOneLine(text, most: mostDescriptionBytes)
+            ? nil : "a line not in the catalogue is described in one line of 1 to \(mostDescriptionBytes) bytes"
+    }
+}
+
+/// One line of what was used on a task, as the master keeps it: the catalogue's name, unit and
+/// price at the time it was recorded.
+public struct MaterialLine: Sendable, Codable, Equatable {
+    /// The part's code; `nil` for a line not in the catalogue.
+    public var partCode: String?
+    /// The part's name, or the line's description.
+    public var name: String
+    /// The part's unit (`m`, `piece`…); `nil` for a line not in the catalogue.
+    public var unit: String?
+    /// Exact: `12.5`.
+    public var quantity: String
+    public var unitPrice: String?
+    public var currency: String?
+    /// `quantity × unitPrice`, to two decimals; `nil` without a price.
+    public var total: String?
+    public var personID: Int64
+    public var personName: String?
+    public var recordedAt: Date
+
+    public init(
+        partCode: String?, name: String, unit: String?, quantity: String, unitPrice: String?, currency: String?, total: String?,
+        personID: Int64, personName: String?, recordedAt: Date
+    ) {
+        (self.partCode, self.name, self.unit, self.quantity) = (partCode, name, unit, quantity)
+        (self.unitPrice, self.currency, self.total) = (unitPrice, currency, total)
+        (self.personID, self.personName, self.recordedAt) = (personID, personName, recordedAt)
+    }
+
+    /// The lines' totals per currency, sorted by currency (lines without a price add nothing).
+    public static func totals(_ lines: [MaterialLine]) -> [(currency: String, total: Decimal)] {
+        var sums: [String: Decimal] = [:]
+        for line in lines {
+            guard let currency = line.currency, let total = line.total.flatMap({ Decimal(string: $0) }) else { continue }
+            sums[currency, default: 0] += total
+        }
+        return sums.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+}
