@@ -152,3 +152,27 @@ extension Part {
         return text
     }
 }
+
+extension CentralStore {
+    /// What was used on task `id` (sql/0037), by part code then description: the catalogue's name
+    /// (a line's description), the unit and price of the day it was recorded, the line's total.
+    public func materials(ofTask id: Int64) async throws -> [MaterialLine] {
+        _ = try await task(id: id)
+        return try await rows(
+            """
+            SELECT p.code, coalesce(p.name, m.description), m.unit, trim_scale(m.quantity)::text, trim_scale(m.unit_price)::text,
+                   m.currency, round(m.quantity * m.unit_price, 2)::text, m.person_id,
+                   nullif(btrim(w.first_name || ' ' || w.last_name), ''), m.recorded_at
+            FROM task_materials m LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
+            WHERE m.task_id = \(id)
+            ORDER BY p.code IS NULL, lower(p.code), lower(m.description), m.person_id
+            """
+        ).map { row in
+            let (code, name, unit, quantity, price, currency, total, person, who, at) = try row.decode(
+                (String?, String, String?, String, String?, String?, String?, Int64, String?, Date).self)
+            return MaterialLine(
+                partCode: code, name: name, unit: unit, quantity: quantity, unitPrice: price, currency: currency, total: total,
+                personID: person, personName: who, recordedAt: at)
+        }
+    }
+}

@@ -162,6 +162,8 @@ struct TaskCommand: AsyncParsableCommand {
             /// Whom its messages go to (its own customer, else its site's), and what they answered.
             var customer: Customer?
             var appointment: Appointment?
+            /// What was used on it, a line per person and part (or described line).
+            var materials: [MaterialLine]
         }
 
         static func describe(_ location: Location) -> String {
@@ -180,7 +182,8 @@ struct TaskCommand: AsyncParsableCommand {
                     location: try await task.locationID.asyncMap { try await store.location(id: $0) },
                     answeredBy: try await Checklist.names(task, store),
                     customer: try await store.taskCustomer(taskID: task.id),
-                    appointment: try await store.appointments(taskIDs: [task.id])[task.id]
+                    appointment: try await store.appointments(taskIDs: [task.id])[task.id],
+                    materials: try await store.materials(ofTask: task.id)
                 )
             }
             if output.json { return try Output.json(d) }
@@ -218,6 +221,29 @@ struct TaskCommand: AsyncParsableCommand {
                 ("appointment", d.appointment.map { "sequence \($0.sequence), " + CustomerCommand.answer($0, zone: zone) } ?? "-"),
             ])
             if let checklist = t.checklist { Checklist.printAnswers(checklist, t.answers, names: d.answeredBy ?? [:], zone: zone) }
+            Self.printMaterials(d.materials)
+        }
+
+        /// What was used, a line each, and the totals per currency.
+        static func printMaterials(_ lines: [MaterialLine]) {
+            guard !lines.isEmpty else { return }
+            Output.line("")
+            Output.line("Used:")
+            Output.table(
+                ["PART", "NAME", "QUANTITY", "UNIT PRICE", "TOTAL", "BY"],
+                lines.map { line in
+                    [
+                        line.partCode ?? "-", line.name, line.quantity + (line.unit.map { " \($0)" } ?? ""),
+                        line.unitPrice.map { "\($0) \(line.currency ?? "")" } ?? "-",
+                        line.total.map { "\($0) \(line.currency ?? "")" } ?? "-",
+                        line.personName ?? String(line.personID),
+                    ]
+                }, maxWidth: 40)
+            for (currency, total) in MaterialLine.totals(lines) {
+                Output.line("Total \(currency): \(total)")
+            }
+            let unpriced = lines.filter { $0.total == nil }.count
+            if unpriced > 0 { Output.line("\(unpriced) line\(unpriced == 1 ? "" : "s") without a price.") }
         }
     }
 

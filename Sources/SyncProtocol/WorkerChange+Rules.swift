@@ -95,7 +95,7 @@ extension WorkerChange {
     /// Why a use is not well formed, or `nil`: a quantity, and either a part's code (no note) or,
     /// for a line not in the catalogue, its description in the note. Whether the part is in the
     /// catalogue (and not retired) is the master's to say.
-    func materialProblem() -> String? {
+    public func materialProblem() -> String? {
         guard let value else { return "a use needs a quantity (value)" }
         if let problem = Material.quantityProblem(value) { return problem }
         if let item {

@@ -146,6 +146,7 @@ public struct HistoryWords: Sendable {
         case "reopen": "reopened"
         case "answer": "answered a checklist item"
         case "attach": "attached a file"
+        case "use": "recorded what was used"
         default: operation
         }
     }

@@ -56,13 +56,26 @@ public struct MaterialLine: Sendable, Codable, Equatable {
         (self.personID, self.personName, self.recordedAt) = (personID, personName, recordedAt)
     }
 
-    /// The lines' totals per currency, sorted by currency (lines without a price add nothing).
-    public static func totals(_ lines: [MaterialLine]) -> [(currency: String, total: Decimal)] {
+    /// The lines' totals per currency, sorted by currency, to two decimals (`128.50`); lines
+    /// without a price add nothing.
+    public static func totals(_ lines: [MaterialLine]) -> [(currency: String, total: String)] {
         var sums: [String: Decimal] = [:]
         for line in lines {
-            guard let currency = line.currency, let total = line.total.flatMap({ Decimal(string: $0) }) else { continue }
+            guard let currency = line.currency, let total = line.total.flatMap({ Decimal(string: $0, locale: posix) }) else { continue }
             sums[currency, default: 0] += total
         }
-        return sums.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return sums.sorted { $0.key < $1.key }.map { ($0.key, money($0.value)) }
+    }
+
+    static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// An amount to two decimals, exactly: `128.50`.
+    public static func money(_ amount: Decimal) -> String {
+        var value = amount, rounded = Decimal()
+        NSDecimalRound(&rounded, &value, 2, .plain)
+        let text = NSDecimalNumber(decimal: rounded).description(withLocale: posix)
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let fraction = parts.count > 1 ? String(parts[1]) : ""
+        return "\(parts[0]).\(fraction.padding(toLength: 2, withPad: "0", startingAt: 0))"
     }
 }

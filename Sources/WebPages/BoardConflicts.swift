@@ -161,6 +161,7 @@ extension BoardPages {
         case "reopen": "reopened"
         case "answer": "answered a checklist item of"
         case "attach": "attached a file to"
+        case "use": "recorded what was used on"
         case "checkin": "checked in at"
         default: operation
         }
@@ -182,6 +183,7 @@ extension BoardPages {
         case "missing_answers": "required checklist answers were missing"
         case "invalid_answer": "the answer does not fit the checklist item"
         case "invalid_attachment": "the file does not fit the checklist item"
+        case "invalid_material": "the part is not in the catalogue, is retired, or the quantity is out of bounds"
         default: "the master could not take it"
         }
     }

@@ -159,6 +159,10 @@ struct TaskChange {
             TeamworkWorker.say(
                 "\(what) for task \(id)\(item.map { " (\($0))" } ?? ""): \(attachment.mediaType), \(attachment.size) bytes, "
                     + "sha256 \(attachment.blob.prefix(12))…: kept on this device; it is uploaded at the next sync.")
+        } else if operation == .use, let value {
+            let what = TerminalText.inline(item ?? "“\(note ?? "")”")
+            let done = value.contains { $0 != "0" && $0 != "." } ? "used: \(value)" : "removed"
+            TeamworkWorker.say("Task \(id), \(what) \(done): queued; it goes to the server at the next sync.")
         } else if let item, let value {
             TeamworkWorker.say("Task \(id), \(item): \(TerminalText.inline(value)): queued; it goes to the server at the next sync.")
         } else {
@@ -411,4 +415,55 @@ struct Sign: AsyncParsableCommand {
     @Option(help: "A signature item of the task's checklist that it answers.") var item: String?
 
     func run() async throws { try TaskChange.queue(.attach, id: id, item: item, file: file, signer: signer) }
+}
+
+struct Used: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record what you used on one of your tasks (works offline); with the task alone, list it.",
+        discussion: """
+            A part of the catalogue by its code (used 12 CBL-3 12.5), or a line of your own with --line \
+            (used 12 --line "Cable ties" 20). Recording a part again sets its quantity: a correction, \
+            until the task is completed; 0 removes the line. Quantities are in the part's unit, 0 to 100000, \
+            at most 3 decimals.
+            """
+    )
+    @Argument(help: "Task id.") var id: Int64
+    @Option(help: "A line not in the catalogue: what it was (one line, at most 200 bytes).") var line: String?
+    @OptionGroup var output: JSONOption
+    // The part's code and the quantity (with --line, the quantity alone), as written: `used 12 CBL-3 -1`
+    // reads -1 as a quantity (refused as one), not as an option.
+    @Argument(parsing: .allUnrecognized, help: "The part's code, then how much in its unit (with --line, how much).")
+    var words: [String] = []
+
+    func run() async throws {
+        let most = line == nil ? 2 : 1
+        guard words.count <= most else {
+            throw TeamworkError(
+                .usage, line == nil ? "used TASK PART QUANTITY" : "with --line, give the quantity alone: used \(id) --line TEXT QUANTITY")
+        }
+        let (item, value): (String?, String?) = line == nil ? (words.first, words.dropFirst().first) : (nil, words.first)
+        guard let value else {
+            if item != nil { throw TeamworkError(.usage, "say how much: used \(id) \(TerminalText.inline(item!)) QUANTITY") }
+            return try list()
+        }
+        // A quantity or a code that can never be taken is bad input (65), before the task's state is looked at.
+        let change = WorkerChange(id: "device-check", operation: .use, taskID: id, note: line, madeAt: Date(), item: item, value: value)
+        if let problem = change.materialProblem() { throw TeamworkError.invalid(problem) }
+        try TaskChange.queue(.use, id: id, note: line, item: item, value: value)
+    }
+
+    func list() throws {
+        let home = try WorkerHome()
+        let store = try home.store()
+        let me = try home.personID(store)
+        guard try store.task(id: id) != nil else { throw TeamworkError.notFound("no task \(id) on this device") }
+        let lines = try store.materials(taskID: id, person: me)
+        if output.json { return try output.print(lines) }
+        if lines.isEmpty { return TeamworkWorker.say("Nothing recorded as used on task \(id) from this device.") }
+        TextOutput.table(
+            ["PART", "QUANTITY", "SENT"],
+            lines.map {
+                [TerminalText.inline($0.part ?? "“\($0.description ?? "")”"), $0.quantity, $0.state == "pending" ? "not yet" : "yes"]
+            })
+    }
 }

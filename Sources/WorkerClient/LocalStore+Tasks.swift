@@ -326,3 +326,40 @@ extension LocalStore {
         Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 }
+
+/// One line of what this device recorded as used on a task (``LocalStore/materials(taskID:person:)``).
+public struct RecordedMaterial: Sendable, Encodable, Equatable {
+    /// The part's code, or `nil` for a described line.
+    public var part: String?
+    /// A line's description (not in the catalogue).
+    public var description: String?
+    public var quantity: String
+    /// `pending` (not sent yet) or `accepted` (the sync endpoint has it; the master decides).
+    public var state: String
+}
+
+extension LocalStore {
+    /// What `person` recorded on task `taskID` from this device, a line per part or description:
+    /// the latest quantity not refused, and none once set to 0.
+    public func materials(taskID: Int64, person: Int64) throws -> [RecordedMaterial] {
+        try queue.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT item, note, value, state FROM outbox
+                    WHERE operation = 'use' AND task_id = ? AND person_id = ? AND state IN ('pending', 'accepted')
+                    ORDER BY seq
+                    """, arguments: [taskID, person])
+            var lines: [String: RecordedMaterial] = [:]
+            var order: [String] = []
+            for row in rows {
+                let part: String? = row["item"], note: String? = row["note"]
+                let key = part.map { "part:" + $0.lowercased() } ?? "line:" + (note ?? "").lowercased()
+                if lines[key] == nil { order.append(key) }
+                lines[key] = RecordedMaterial(
+                    part: part, description: part == nil ? note : nil, quantity: row["value"], state: row["state"])
+            }
+            return order.compactMap { lines[$0] }.filter { $0.quantity.contains { $0 != "0" && $0 != "." } }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import TeamworkModel
+import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+/// What a worker used on a job, from the worker's device to the master: recorded offline
+/// (`teamwork-worker used`), corrected, checked on the device with the rules the master
+/// uses, taken in once, priced with the catalogue of the day and shown to the manager.
+@Suite("Materials used, end to end")
+struct MaterialsEndToEndTests {
+    @Test func partsAndLinesRecordedOfflineArriveOnceWithTheirPricesAndHostileQuantitiesChangeNothing() async throws {
+        try await WorkerEndToEndTests().withSetup { setup in
+            let manager = ManagerTool(setup.url)
+            func service(_ command: String) async throws {
+                let run = try await Tool.service.run([
+                    command, "--once", "--database-url", setup.url.connectionString, "--replicas", setup.folder.path,
+                ])
+                #expect(run.status == 0, "\(command) --once: \(run.stderr)")
+            }
+            func worker(_ arguments: String...) async throws -> Tool.Run { try await WorkerTool.run(setup.annHome, arguments) }
+
+            _ = try await manager.ok(
+                "part", "add", "--code", "CBL-3", "--name", "Cable 3x2.5", "--unit", "m", "--price", "12.50", "--currency", "SEK")
+            _ = try await manager.ok(
+                "part", "add", "--code", "FUSE-16", "--name", "Fuse 16 A", "--unit", "piece", "--price", "3.5", "--currency", "SEK")
+            _ = try await manager.ok("part", "add", "--code", "OLD-1", "--name", "Old meter seal", "--unit", "piece")
+            let made = try await manager.ok(
+                "task", "create", "--title", "rewire board", "--team", "red", "--assignee", "ann@example.org", "--json")
+            let task = try JSONOutput.decode(FieldTask.self, made)
+            let id = String(task.id)
+            try await service("replicate")
+            #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+
+            // Offline from here on: a part, a correction, a line of her own, one removed again.
+            try await setup.server.stop()
+            #expect(try await worker("start", id).status == 0)
+            for arguments in [
+                ["used", id, "CBL-3", "20"], ["used", id, "cbl-3", "12.5"], ["used", id, "FUSE-16", "3"],
+                ["used", id, "--line", "Cable ties", "40"], ["used", id, "OLD-1", "1"], ["used", id, "OLD-1", "0"],
+            ] {
+                let run = try await WorkerTool.run(setup.annHome, arguments)
+                #expect(run.status == 0, "\(arguments): \(run.stderr)")
+            }
+            // Hostile quantities and lines are bad input (65): one line, nothing queued.
+            for (arguments, message) in [
+                (["used", id, "CBL-3", "-1"], "a quantity is a number from 0 to 100000"),
+                (["used", id, "CBL-3", "NaN"], "a quantity is a number"),
+                (["used", id, "CBL-3", "1e9"], "a quantity is a number"),
+                (["used", id, "CBL-3", "100000.5"], "a quantity is a number"),
+                (["used", id, "CBL-3", "0.0001"], "a quantity is a number"),
+                (["used", id, "../etc", "1"], "a part's code is"),
+                (["used", id, "--line", "two\nlines", "1"], "described in one line"),
+                (["used", id, "--line", String(repeating: "x", count: 201), "1"], "described in one line"),
+            ] {
+                let refused = try await WorkerTool.run(setup.annHome, arguments)
+                #expect(
+                    refused.status == TeamworkError.Code.invalidInput.exitStatus && refused.stderr.contains(message)
+                        && refused.stderr.split(separator: "\n").count == 1, "\(arguments): \(refused.status) \(refused.stderr)")
+            }
+            let mine = try await worker("used", id)
+            #expect(
+                mine.stdout.contains("cbl-3") && mine.stdout.contains("12.5") && mine.stdout.contains("Cable ties")
+                    && !mine.stdout.contains("OLD-1") && mine.stdout.contains("not yet"), "\(mine.stdout)")
+            let status = try await worker("status")
+            #expect(status.stdout.contains("Queued: 7 "), "a start and six uses: \(status.stdout)")
+
+            // Back online: synced twice and taken in twice; nothing doubles.
+            try await setup.server.start()
+            #expect(try await worker("sync").status == 0)
+            #expect(try await worker("sync").status == 0)
+            try await service("listen")
+            try await service("listen")
+            let lines = try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: task.id) }
+            #expect(
+                lines.map { "\($0.partCode ?? $0.name) \($0.quantity) \($0.total ?? "-")" }
+                    == ["CBL-3 12.5 156.25", "FUSE-16 3 10.50", "Cable ties 40 -"], "\(lines)")
+            #expect(lines.allSatisfy { $0.personID == setup.world.ann.id })
+            let shown = try await manager.ok("task", "show", id)
+            #expect(
+                shown.contains("Cable 3x2.5") && shown.contains("Total SEK: 166.75") && shown.contains("1 line without a price"), "\(shown)"
+            )
+            // Every use is in the ledger once.
+            let ledger = try await CentralStore.withStore(setup.url) { store in
+                try await store.rows("SELECT count(*)::int FROM field_changes WHERE task_id = \(task.id) AND operation = 'use'")
+                    .map { try $0.decode(Int.self) }
+            }
+            #expect(ledger == [6])
+
+            // A price changed later does not change what this job cost.
+            _ = try await manager.ok("part", "update", "CBL-3", "--price", "99", "--currency", "SEK")
+            let again = try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: task.id) }
+            #expect(again.first?.total == "156.25")
+
+            // Once completed, what was used stands: the device refuses another line before queueing it.
+            #expect(try await worker("complete", id, "--note", "rewired").status == 0)
+            let late = try await worker("used", id, "CBL-3", "30")
+            #expect(
+                late.status == TeamworkError.Code.conflict.exitStatus && late.stderr.contains("reopen it to change what was used"),
+                "\(late.stderr)")
+        }
+    }
+
+    @Test func aPartTheMasterDoesNotKnowIsSetAsideForTheDispatcherWithItsReason() async throws {
+        try await WorkerEndToEndTests().withSetup { setup in
+            let manager = ManagerTool(setup.url)
+            func service(_ command: String) async throws {
+                let run = try await Tool.service.run([
+                    command, "--once", "--database-url", setup.url.connectionString, "--replicas", setup.folder.path,
+                ])
+                #expect(run.status == 0, "\(command) --once: \(run.stderr)")
+            }
+            func worker(_ arguments: String...) async throws -> Tool.Run { try await WorkerTool.run(setup.annHome, arguments) }
+            _ = try await manager.ok("part", "add", "--code", "OLD-1", "--name", "Old meter seal", "--unit", "piece")
+            _ = try await manager.ok("part", "update", "OLD-1", "--retire")
+            let made = try await manager.ok(
+                "task", "create", "--title", "seal meter", "--team", "red", "--assignee", "ann@example.org", "--json")
+            let id = String(try JSONOutput.decode(FieldTask.self, made).id)
+            try await service("replicate")
+            #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await worker("used", id, "NOPE-9", "2").status == 0)
+            #expect(try await worker("used", id, "OLD-1", "1").status == 0)
+            #expect(try await worker("sync").status == 0)
+            try await service("listen")
+            let conflicts = try await manager.ok("conflicts", "--task", id)
+            #expect(conflicts.contains("no part NOPE-9 in the catalogue") && conflicts.contains("part OLD-1 is retired"), "\(conflicts)")
+            // The worker hears of it at the next sync, and the device lists nothing for those lines.
+            try await service("replicate")
+            #expect(try await worker("sync").status == 0)
+            let mine = try await worker("used", id)
+            #expect(mine.stdout.contains("Nothing recorded"), "\(mine.stdout)")
+            #expect(try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: Int64(id)!) }.isEmpty)
+        }
+    }
+}
