@@ -285,6 +285,11 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-worker", "check 12 reading 48213")
                 try await walk.run("teamwork-worker", "attach 12 meter.jpg")
                 try await walk.run("teamwork-worker", "sign 12 --signer Jane Doe signature.png")
+                // What she used: a catalogue part (added above) and a line of her own, listed from her device.
+                try await walk.run("teamwork-worker", "used 12 CBL-3x2.5 12.5")
+                try await walk.run("teamwork-worker", "used 12 --line Cable ties 20")
+                let used = try await walk.run("teamwork-worker", "used 12")
+                #expect(used?.stdout.contains("CBL-3x2.5") == true && used?.stdout.contains("Cable ties") == true, "\(used?.stdout ?? "")")
                 try await walk.run("teamwork-worker", "start 12")
                 try await walk.run("teamwork-worker", "complete 12")
                 try await walk.run("teamwork-worker", "claim 15")
