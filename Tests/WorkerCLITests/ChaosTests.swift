@@ -86,6 +86,7 @@ struct ChaosTests {
                 }
                 var plans: [Plan] = []
                 var photos: [Int64: String] = [:]
+                _ = try await store.addPart(try NewPart(code: "CHAOS-1", name: "Chaos cable", unit: "m", unitPrice: "10", currency: "SEK"))
                 // Each person's second job carries a checklist, answered (one item twice, one by a photo of
                 // their own, uploaded in several pieces while the service is killed) before it is completed.
                 try await store.publishChecklist(
@@ -113,6 +114,9 @@ struct ChaosTests {
                                 ["check", String(task.id), "done"], ["check", String(task.id), "reading", "41"],
                                 ["attach", String(task.id), path.path, "--item", "photo"],
                                 ["check", String(task.id), "reading", "42"],
+                                // What was used: a part, corrected, and a line of their own.
+                                ["used", String(task.id), "CHAOS-1", "2"], ["used", String(task.id), "CHAOS-1", "3.5"],
+                                ["used", String(task.id), "--line", "Tape", "1"],
                             ]
                         }
                         steps.append(["complete", String(task.id), "--note", "done \(task.id) by \(person.firstName)"])
@@ -330,6 +334,11 @@ struct ChaosTests {
                             task.answers.mapValues(\.value) == ["done": "yes", "reading": "42", "photo": photos[change.person] ?? "-"]
                                 && task.answers.values.allSatisfy { $0.by == change.person },
                             "task \(task.id)'s answers on the master: \(task.answers)")
+                        // What was used arrived once: the master's lines are what the device recorded last.
+                        let used = try await store.materials(ofTask: task.id).map {
+                            "\($0.partCode ?? $0.name) \($0.quantity) \($0.total ?? "-")"
+                        }
+                        #expect(used == ["CHAOS-1 3.5 35.00", "Tape 1 -"], "task \(task.id)'s materials on the master: \(used)")
                     }
                 }
             }
