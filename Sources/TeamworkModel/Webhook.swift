@@ -13,6 +13,8 @@ public enum WebhookEvent: String, Sendable, Codable, CaseIterable {
     case appointmentConfirmed = "appointment.confirmed"
     case appointmentMoved = "appointment.moved"
     case appointmentCancelled = "appointment.cancelled"
+    /// What a completed job cost: the materials used, priced, with totals (sql/functions/teamwork_task_costs.sql).
+    case taskCosted = "task.costed"
 
     public static func parse(_ text: String) throws -> WebhookEvent {
         guard let event = WebhookEvent(rawValue: text) else {

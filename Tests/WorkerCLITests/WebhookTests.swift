@@ -25,6 +25,34 @@ struct WebhookTests {
         var signatures: Int
         var `repeat`: Bool?
         var answered: Int
+        /// What a job cost (task.completed, task.costed): the lines and their totals.
+        var materials: [Cost]?
+        var totals: [Total]?
+    }
+
+    struct Cost: Decodable, Equatable {
+        struct Worker: Decodable, Equatable {
+            var id: Int64
+            var name: String
+        }
+        var part: String?
+        var name: String
+        var quantity: String
+        var unit: String?
+        var unitPrice: String?
+        var currency: String?
+        var total: String?
+        var worker: Worker
+
+        enum CodingKeys: String, CodingKey {
+            case part, name, quantity, unit, currency, total, worker
+            case unitPrice = "unit_price"
+        }
+    }
+
+    struct Total: Decodable, Equatable {
+        var currency: String
+        var amount: String
     }
 
     /// A receiver on `port` verifying with `secrets`; its lines so far come from `lines()`.
@@ -180,6 +208,77 @@ struct WebhookTests {
             _ = try await manager.ok("webhook", "resume", "1")
             _ = try await manager.ok("webhook", "remove", "1")
             #expect(try await manager("webhook", "remove", "1").status == 67, "gone")
+        }
+    }
+
+    /// What a job cost reaches billing: the parts and lines a worker recorded offline, taken in by
+    /// the service, go out with the completion as `task.costed` (and inside `task.completed`),
+    /// priced with the day's catalogue and totalled per currency, signed and verified by the
+    /// standardwebhooks package.
+    @Test func whatAJobCostReachesBillingAsPricedLinesWithTotalsSigned() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "costs-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let manager = ManagerTool(url)
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await manager.ok(
+                "part", "add", "--code", "CBL-3", "--name", "Cable 3x2.5", "--unit", "m", "--price", "12.50", "--currency", "SEK")
+            _ = try await manager.ok(
+                "part", "add", "--code", "PUMP-1", "--name", "Pump", "--unit", "piece", "--price", "1200", "--currency", "EUR")
+            let token = try await manager.ok("person", "token", "issue", "ann@example.org").trimmingCharacters(in: .whitespacesAndNewlines)
+            let port = ServiceProcess.freePort()
+            let made = try await manager(
+                "webhook", "add", "--url", "http://127.0.0.1:\(port)/hooks", "--event", "task.costed", "--event", "task.completed",
+                "--allow-private")
+            #expect(made.status == 0, "\(made.stderr)")
+            let receiver = try Receiver(
+                port: port, secrets: [made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)], folder: folder)
+            defer { receiver.stop() }
+            try await receiver.listening()
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments += ["--webhooks-allow-private", "--webhook-retry", "0.2"]
+            try await service.start()
+            defer { service.stopInBackground() }
+            let task = try JSONOutput.decode(
+                FieldTask.self,
+                try await manager.ok("task", "create", "--title", "Pump house", "--team", "red", "--assignee", "ann@example.org", "--json"))
+            let id = String(task.id)
+            let ann = folder.appending(path: "ann")
+            #expect(try await WorkerTool.run(ann, "login", "--server", service.url, "--token", token).status == 0)
+            for arguments in [
+                ["start", id], ["used", id, "CBL-3", "12.5"], ["used", id, "PUMP-1", "1"], ["used", id, "--line", "Sealant", "2"],
+                ["complete", id, "--note", "pump replaced"],
+            ] {
+                let run = try await WorkerTool.run(ann, arguments)
+                #expect(run.status == 0, "\(arguments): \(run.stderr)")
+            }
+            #expect(try await WorkerTool.run(ann, "sync").status == 0)
+            #expect(
+                try await eventually(within: .seconds(30)) { try receiver.taken().count == 2 },
+                "\(receiver.shown())\n\(service.logTail(20))")
+            let taken = try receiver.taken()
+            #expect(Set(taken.compactMap(\.type)) == ["task.costed", "task.completed"])
+            #expect(taken.allSatisfy { $0.verified && $0.task == task.id })
+            let annID = try await CentralStore.withStore(url) { try await $0.person(reference: "ann@example.org").id }
+            let expected = [
+                Cost(
+                    part: "CBL-3", name: "Cable 3x2.5", quantity: "12.5", unit: "m", unitPrice: "12.5", currency: "SEK", total: "156.25",
+                    worker: .init(id: annID, name: "Ann Field")),
+                Cost(
+                    part: "PUMP-1", name: "Pump", quantity: "1", unit: "piece", unitPrice: "1200", currency: "EUR", total: "1200.00",
+                    worker: .init(id: annID, name: "Ann Field")),
+                Cost(
+                    part: nil, name: "Sealant", quantity: "2", unit: nil, unitPrice: nil, currency: nil, total: nil,
+                    worker: .init(id: annID, name: "Ann Field")),
+            ]
+            for line in taken {
+                #expect(line.materials == expected, "\(line.type ?? ""): \(line.materials ?? [])")
+                #expect(line.totals == [Total(currency: "EUR", amount: "1200.00"), Total(currency: "SEK", amount: "156.25")])
+            }
         }
     }
 

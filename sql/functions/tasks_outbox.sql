@@ -1,7 +1,7 @@
 -- The outbox's task events (docs/integrations.md), once per statement, in the
 -- same transaction as the change: task.created (and task.assigned when made
 -- with an assignee), task.assigned, task.started,
--- task.completed (and checklist.completed when it has a checklist), task.cancelled,
+-- task.completed (and checklist.completed when it has a checklist, and task.costed), task.cancelled,
 -- task.rescheduled (window or due time moved).
 -- Each event gets one delivery per subscription that wants it (a paused one's
 -- wait for it to resume). Nothing is written while there is no subscription at
@@ -32,6 +32,7 @@ BEGIN
                        ('task.assigned', n.assignee_id IS NOT NULL AND n.assignee_id IS DISTINCT FROM o.assignee_id),
                        ('task.started', n.status = 'in_progress' AND o.status <> 'in_progress'),
                        ('task.completed', n.status = 'completed' AND o.status <> 'completed'),
+                       ('task.costed', n.status = 'completed' AND o.status <> 'completed'),
                        ('checklist.completed',
                         n.status = 'completed' AND o.status <> 'completed' AND n.checklist_id IS NOT NULL),
                        ('task.cancelled', n.status = 'cancelled' AND o.status <> 'cancelled'),

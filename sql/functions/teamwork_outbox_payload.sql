@@ -3,7 +3,8 @@
 -- (with its checklist's answers for checklist.completed). A completion says
 -- what billing needs without asking back (issue 50): who did it, the site, the
 -- customer (id and name; never their contact details), when work started and
--- ended, the minutes on site between, and the checklist with its answers.
+-- ended, the minutes on site between, the checklist with its answers, and (with
+-- task.costed) the materials used and their totals.
 CREATE OR REPLACE FUNCTION teamwork_outbox_payload(p_event text, p_task jsonb) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT jsonb_build_object(
@@ -21,6 +22,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                     THEN jsonb_build_object('checklist_id', p_task -> 'checklist_id',
                                             'checklist_version', p_task -> 'checklist_version', 'answers', p_task -> 'answers')
                     ELSE '{}'::jsonb END
+            -- What the job cost: the materials used and their totals (teamwork_task_costs).
+            || CASE WHEN p_event IN ('task.completed', 'task.costed')
+                    THEN public.teamwork_task_costs((p_task ->> 'id')::bigint) ELSE '{}'::jsonb END
             || CASE WHEN p_event = 'task.completed' THEN jsonb_build_object(
                     'started_at', p_task -> 'started_at',
                     'minutes_on_site', CASE WHEN p_task ->> 'started_at' IS NOT NULL AND p_task ->> 'completed_at' IS NOT NULL

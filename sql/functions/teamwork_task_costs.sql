@@ -1,0 +1,30 @@
+-- What was used on a task, as billing reads it (docs/integrations.md, "What a job
+-- cost"): {"materials": [a line per person and part or described line: part (its
+-- code, null for a described line), name, quantity, unit, unit_price, currency,
+-- total (quantity × unit price, to the cent), worker {id, name}, recorded_at], "totals":
+-- [{currency, amount}]}, amounts exact as text. The price is the one of the day the
+-- line was recorded (sql/0037).
+CREATE OR REPLACE FUNCTION teamwork_task_costs(p_task bigint) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+    WITH lines AS (
+        SELECT p.code, coalesce(p.name, m.description) AS name, trim_scale(m.quantity) AS quantity, m.unit,
+               trim_scale(m.unit_price) AS unit_price, m.currency, round(m.quantity * m.unit_price, 2) AS total,
+               m.person_id, w.first_name || ' ' || w.last_name AS worker, m.recorded_at
+          FROM task_materials m LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
+         WHERE m.task_id = p_task
+    )
+    SELECT jsonb_build_object(
+        'materials', coalesce((
+            SELECT jsonb_agg(jsonb_build_object(
+                       'part', l.code, 'name', l.name, 'quantity', l.quantity::text, 'unit', l.unit,
+                       'unit_price', l.unit_price::text, 'currency', l.currency, 'total', l.total::text,
+                       'worker', jsonb_build_object('id', l.person_id, 'name', l.worker),
+                       'recorded_at', to_char(l.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                   ORDER BY l.code IS NULL, lower(l.code), lower(l.name), l.person_id)
+              FROM lines l), '[]'::jsonb),
+        'totals', coalesce((
+            SELECT jsonb_agg(jsonb_build_object('currency', t.currency, 'amount', t.amount::text) ORDER BY t.currency)
+              FROM (SELECT l.currency, sum(l.total) AS amount FROM lines l WHERE l.currency IS NOT NULL GROUP BY l.currency) t),
+            '[]'::jsonb))
+$$;
+REVOKE ALL ON FUNCTION teamwork_task_costs(bigint) FROM PUBLIC;
