@@ -176,3 +176,39 @@ extension CentralStore {
         }
     }
 }
+
+extension CentralStore {
+    /// Every line used on tasks completed from `from` to `to` (both days, each task on its own
+    /// clock), of team `team` when given: what invoicing and stock read (`report materials`).
+    public func materialsUsed(from: LocalDate, to: LocalDate, team: Int64? = nil) async throws -> [MaterialUse] {
+        guard from <= to else { throw TeamworkError.invalid("--from must not be after --to") }
+        guard to.dayNumber - from.dayNumber < 366 else { throw TeamworkError.invalid("a report covers at most 366 days") }
+        return try await rows(
+            """
+            SELECT t.id, t.title, g.slug, c.name, ((t.completed_at AT TIME ZONE t.time_zone)::date)::text,
+                   p.code, coalesce(p.name, m.description), m.unit, trim_scale(m.quantity)::text, trim_scale(m.unit_price)::text,
+                   m.currency, round(m.quantity * m.unit_price, 2)::text, m.person_id,
+                   nullif(btrim(w.first_name || ' ' || w.last_name), ''), m.recorded_at
+            FROM task_materials m JOIN tasks t ON t.id = m.task_id
+                 LEFT JOIN teams g ON g.id = t.team_id
+                 LEFT JOIN customers c ON c.erased_at IS NULL AND c.id = coalesce(t.customer_id,
+                                              (SELECT l.customer_id FROM locations l WHERE l.id = t.location_id))
+                 LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
+            WHERE t.status = 'completed'
+              AND (t.completed_at AT TIME ZONE t.time_zone)::date BETWEEN \(from.description)::date AND \(to.description)::date
+              AND (\(team)::bigint IS NULL OR t.team_id = \(team))
+            ORDER BY t.completed_at, t.id, p.code IS NULL, lower(p.code), lower(m.description), m.person_id
+            """
+        ).map { row in
+            let r = PostgresRandomAccessRow(row)
+            let line = MaterialLine(
+                partCode: try r[5].decode(String?.self), name: try r[6].decode(String.self), unit: try r[7].decode(String?.self),
+                quantity: try r[8].decode(String.self), unitPrice: try r[9].decode(String?.self), currency: try r[10].decode(String?.self),
+                total: try r[11].decode(String?.self), personID: try r[12].decode(Int64.self), personName: try r[13].decode(String?.self),
+                recordedAt: try r[14].decode(Date.self))
+            return MaterialUse(
+                taskID: try r[0].decode(Int64.self), title: try r[1].decode(String.self), team: try r[2].decode(String?.self),
+                customer: try r[3].decode(String?.self), completedOn: try r[4].decode(String.self), line: line)
+        }
+    }
+}

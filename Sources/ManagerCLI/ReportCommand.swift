@@ -6,7 +6,8 @@ import TeamworkModel
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Where the work stands: counts by team, overdue and due soon, workloads, turnaround, conflicts."
+        abstract: "Where the work stands: counts by team, overdue and due soon, workloads, turnaround, conflicts.",
+        subcommands: [Materials.self]
     )
     @OptionGroup var connection: ConnectionOptions
     @Option(
@@ -111,5 +112,60 @@ struct ReportCommand: AsyncParsableCommand {
         if hours < 1 { return "\(Int((hours * 60).rounded())) min" }
         if hours < 48 { return String(format: "%.1f h", hours) }
         return String(format: "%.1f days", hours / 24)
+    }
+}
+
+extension ReportCommand {
+    struct Materials: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What was used on the tasks completed in a period: per part, or a line per task (--lines), for stock and invoicing.",
+            discussion: """
+                Days are the tasks' own (each task completed on its own clock); both ends count. Amounts are the \
+                catalogue's prices of the day each line was recorded. --csv writes a table a spreadsheet opens \
+                (formula-safe).
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "The first day, like 2026-12-01.") var from: String
+        @Option(help: "The last day, like 2026-12-07.") var to: String
+        @Option(help: "Only this team's tasks (its slug).") var team: String?
+        @Flag(help: "A line per task and part, for invoicing.") var lines = false
+        @Flag(help: "Write CSV.") var csv = false
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let (first, last) = (try LocalDate(parsing: from, field: "--from"), try LocalDate(parsing: to, field: "--to"))
+            if csv && output.json { throw TeamworkError(.usage, "use --csv or --json, not both") }
+            let uses = try await connection.withStore { store in
+                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                return try await store.materialsUsed(from: first, to: last, team: teamID)
+            }
+            if lines {
+                if output.json { return try Output.json(uses) }
+                let rows = uses.map { use in
+                    let l = use.line
+                    return [
+                        String(use.taskID), use.title, use.completedOn, use.team ?? "", use.customer ?? "", l.partCode ?? "", l.name,
+                        l.quantity, l.unit ?? "", l.unitPrice ?? "", l.currency ?? "", l.total ?? "", l.personName ?? String(l.personID),
+                    ]
+                }
+                let headers = [
+                    "task", "title", "completed", "team", "customer", "part", "name", "quantity", "unit", "unit_price", "currency", "total",
+                    "worker",
+                ]
+                if csv { return FileHandle.standardOutput.write(Data(CSVTable.render([headers] + rows).utf8)) }
+                if rows.isEmpty { return Output.line("Nothing was used on tasks completed from \(first) to \(last).") }
+                return Output.table(headers.map { $0.uppercased() }, rows.map { $0.map(TerminalText.inline) })
+            }
+            let summary = MaterialUse.summary(uses)
+            if output.json { return try Output.json(summary) }
+            let headers = ["part", "name", "quantity", "unit", "amount", "currency", "tasks"]
+            let rows = summary.map {
+                [$0.partCode ?? "", $0.name, $0.quantity, $0.unit ?? "", $0.amount ?? "", $0.currency ?? "", String($0.tasks)]
+            }
+            if csv { return FileHandle.standardOutput.write(Data(CSVTable.render([headers] + rows).utf8)) }
+            if rows.isEmpty { return Output.line("Nothing was used on tasks completed from \(first) to \(last).") }
+            Output.table(headers.map { $0.uppercased() }, rows.map { $0.map(TerminalText.inline) })
+            for (currency, total) in MaterialLine.totals(uses.map(\.line)) { Output.line("Total \(currency): \(total)") }
+        }
     }
 }

@@ -79,3 +79,66 @@ public struct MaterialLine: Sendable, Codable, Equatable {
         return "\(parts[0]).\(fraction.padding(toLength: 2, withPad: "0", startingAt: 0))"
     }
 }
+
+/// One line of what was used on a task completed in a report's period (`report materials`): the
+/// task, the day it was completed on its own clock, and the line as billing reads it.
+public struct MaterialUse: Sendable, Codable, Equatable {
+    public var taskID: Int64
+    public var title: String
+    public var team: String?
+    public var customer: String?
+    /// The day the task was completed, on its own clock (its site's or team's zone).
+    public var completedOn: String
+    public var line: MaterialLine
+
+    public init(taskID: Int64, title: String, team: String?, customer: String?, completedOn: String, line: MaterialLine) {
+        (self.taskID, self.title, self.team, self.customer, self.completedOn, self.line) = (
+            taskID, title, team, customer, completedOn, line
+        )
+    }
+
+    /// A part's (or a described line's) totals over `uses`: the quantity, the amount per currency
+    /// (lines without a price add none), and on how many tasks it was used; by code, then name.
+    public struct Summary: Sendable, Codable, Equatable {
+        public var partCode: String?
+        public var name: String
+        public var unit: String?
+        public var quantity: String
+        public var currency: String?
+        public var amount: String?
+        public var tasks: Int
+    }
+
+    public static func summary(_ uses: [MaterialUse]) -> [Summary] {
+        struct Key: Hashable {
+            var code: String?
+            var name: String
+            var unit: String?
+            var currency: String?
+        }
+        var sums: [Key: (name: String, quantity: Decimal, amount: Decimal?, tasks: Set<Int64>)] = [:]
+        for use in uses {
+            let line = use.line
+            // A described line is one whatever its letters' case; it shows as first written.
+            let key = Key(
+                code: line.partCode, name: line.partCode == nil ? line.name.lowercased() : "", unit: line.unit, currency: line.currency)
+            var sum = sums[key] ?? (line.name, 0, nil, [])
+            sum.quantity += Decimal(string: line.quantity, locale: MaterialLine.posix) ?? 0
+            if let total = line.total.flatMap({ Decimal(string: $0, locale: MaterialLine.posix) }) {
+                sum.amount = (sum.amount ?? 0) + total
+            }
+            sum.tasks.insert(use.taskID)
+            sums[key] = sum
+        }
+        return sums.map { key, sum in
+            Summary(
+                partCode: key.code, name: sum.name, unit: key.unit,
+                quantity: NSDecimalNumber(decimal: sum.quantity).description(withLocale: MaterialLine.posix), currency: key.currency,
+                amount: sum.amount.map(MaterialLine.money), tasks: sum.tasks.count)
+        }.sorted {
+            ($0.partCode == nil ? 1 : 0, $0.partCode?.lowercased() ?? $0.name, $0.currency ?? "") < (
+                $1.partCode == nil ? 1 : 0, $1.partCode?.lowercased() ?? $1.name, $1.currency ?? ""
+            )
+        }
+    }
+}

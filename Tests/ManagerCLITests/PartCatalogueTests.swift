@@ -3,6 +3,8 @@ import TeamworkModel
 import TeamworkTestSupport
 import Testing
 
+@testable import CentralStore
+
 /// The catalogue of parts and materials (issue 53) as a manager keeps it: added, priced, retired
 /// but kept, imported from a price list all or nothing, exported formula-safe; and every hostile
 /// field refused with one line, changing nothing.
@@ -86,6 +88,79 @@ struct PartCatalogueTests {
             #expect(run.status == TeamworkError.Code.invalidInput.exitStatus, "\(run.stderr)")
             #expect(run.stderr.contains(said) && run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
             #expect(try JSONOutput.decode([Part].self, try await tool.ok("part", "list", "--all", "--json")).isEmpty)
+        }
+    }
+
+    /// `report materials`: each task counted on the day it was completed on its own clock (a
+    /// Stockholm job finished at 23:30 local time, 22:30 UTC, is that day's; one finished at 00:30
+    /// is the next day's), summed per part and currency, a line per task with --lines, and CSV a
+    /// spreadsheet cannot run as a formula.
+    @Test func theMaterialsReportCountsEachTaskOnItsOwnDayAndWritesCSVThatIsNoFormula() async throws {
+        try await TestDatabase.withFresh { url in
+            let tool = ManagerTool(url)
+            _ = try await tool.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await tool.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
+            _ = try await tool.ok("team", "add", "blue", "--name", "Blue", "--time-zone", "America/New_York")
+            _ = try await tool.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await tool.ok("team", "add-member", "blue", "ann@example.org")
+            _ = try await tool.ok(
+                "part", "add", "--code", "CBL-3", "--name", "Cable", "--unit", "m", "--price", "12.50", "--currency", "SEK")
+            var tasks: [Int64] = []
+            for (team, title) in [("red", "late in Stockholm"), ("red", "next morning"), ("blue", "evening in New York")] {
+                tasks.append(
+                    try JSONOutput.decode(FieldTask.self, try await tool.ok("task", "create", "--title", title, "--team", team, "--json"))
+                        .id)
+            }
+            let ann = try await CentralStore.withStore(url) { try await $0.person(reference: "ann@example.org").id }
+            // Completed at set times (the clock is the test's, not the machine's), with what was used.
+            for (task, completed, used) in [
+                (tasks[0], "2026-12-01T22:30:00Z", [("CBL-3", "10"), ("=HYPERLINK(1)", "2")]),  // 23:30 in Stockholm, 1 December
+                (tasks[1], "2026-12-01T23:30:00Z", [("CBL-3", "4.5")]),  // 00:30 on 2 December in Stockholm
+                (tasks[2], "2026-12-02T02:00:00Z", [("CBL-3", "1")]),  // 21:00 on 1 December in New York
+            ] {
+                try await CentralStore.withStore(url) { store in
+                    _ = try await store.rows(
+                        """
+                        UPDATE tasks SET status = 'completed', assignee_id = \(ann), completed_by = \(ann),
+                               completed_at = \(completed)::timestamptz WHERE id = \(task)
+                        """)
+                    for (part, quantity) in used {
+                        let catalogue = part == "CBL-3"
+                        _ = try await store.rows(
+                            """
+                            INSERT INTO task_materials (task_id, person_id, part_id, description, quantity, unit, unit_price, currency,
+                                                        recorded_at, change_id)
+                            SELECT \(task), \(ann), p.id, \(catalogue ? nil : part), \(quantity)::numeric, p.unit, p.unit_price, p.currency,
+                                   now(), \(UUID().uuidString)
+                            FROM (SELECT NULL) x LEFT JOIN parts p ON \(catalogue) AND p.code = 'CBL-3'
+                            """)
+                    }
+                }
+            }
+            let first = try JSONOutput.decode(
+                [MaterialUse.Summary].self, try await tool.ok("report", "materials", "--from", "2026-12-01", "--to", "2026-12-01", "--json")
+            )
+            #expect(
+                first.map { "\($0.partCode ?? $0.name) \($0.quantity) \($0.amount ?? "-") \($0.tasks)" }
+                    == ["CBL-3 11 137.50 2", "=HYPERLINK(1) 2 - 1"], "\(first)")
+            let second = try JSONOutput.decode(
+                [MaterialUse].self,
+                try await tool.ok("report", "materials", "--from", "2026-12-02", "--to", "2026-12-02", "--lines", "--json"))
+            #expect(second.map(\.taskID) == [tasks[1]] && second.first?.completedOn == "2026-12-02")
+            let red = try await tool.ok("report", "materials", "--from", "2026-12-01", "--to", "2026-12-02", "--team", "red")
+            #expect(red.contains("14.5") && red.contains("Total SEK: 181.25"), "\(red)")
+            let csv = try await tool.ok("report", "materials", "--from", "2026-12-01", "--to", "2026-12-02", "--lines", "--csv")
+            #expect(csv.hasPrefix("task,title,completed,team,customer,part,name,quantity"), "\(csv)")
+            #expect(csv.contains(",'=HYPERLINK(1),") && !csv.contains(",=HYPERLINK"), "a formula goes out as text: \(csv)")
+            for arguments in [
+                ["--from", "2026-12-02", "--to", "2026-12-01"], ["--from", "2026-13-01", "--to", "2026-12-01"],
+                ["--from", "2025-01-01", "--to", "2026-12-01"],
+            ] {
+                let refused = try await tool.run(["report", "materials"] + arguments)
+                #expect(
+                    refused.status == TeamworkError.Code.invalidInput.exitStatus && refused.errorLines.count == 1,
+                    "\(arguments): \(refused.stderr)")
+            }
         }
     }
 }

@@ -251,6 +251,7 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "map --html")
                 #expect(FileManager.default.fileExists(atPath: folder.appending(path: "map.html").path))
                 try await walk.run("teamwork-manager", "report")
+                try await walk.run("teamwork-manager", "report materials --from 2026-12-01 --to 2026-12-07")
 
                 // The service, once per run.
                 try await walk.run("teamwork-service", "replicate --full")
