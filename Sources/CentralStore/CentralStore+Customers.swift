@@ -119,7 +119,8 @@ extension CentralStore {
         _ = try await customer(id: id)
         return try await transaction { connection in
             // What is removed is recorded (customer_erasures), by the one function allowed to remove it.
-            try await connection.query("SELECT teamwork_erase_customer(\(id))", logger: logger)
+            // Collected: an error the function raises comes with its rows, not with the call.
+            _ = try await connection.query("SELECT teamwork_erase_customer(\(id))", logger: logger).collect()
             return try Self.customer(
                 try await connection.query("SELECT \(unescaped: Self.customerColumns) FROM customers c WHERE c.id = \(id)", logger: logger)
                     .collect()[0])

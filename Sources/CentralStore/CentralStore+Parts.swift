@@ -212,3 +212,32 @@ extension CentralStore {
         }
     }
 }
+
+extension CentralStore {
+    /// Sets, as the acting manager, `person`'s line on task `taskID` for part `part` (its code) or
+    /// the line described `description`, to `quantity` (0 removes it): a correction, completed
+    /// tasks included, in the task's history with the manager's name; a completed task's costs go
+    /// to billing again (`task.costed`). Returns the task's lines after it.
+    public func correctMaterial(
+        taskID: Int64, personID: Int64, part: String?, description: String?, quantity: String
+    ) async throws -> [MaterialLine] {
+        if let problem = Material.quantityProblem(quantity) { throw TeamworkError.invalid(problem) }
+        switch (part, description) {
+        case (let part?, nil):
+            guard NewPart.isCode(part) else {
+                throw TeamworkError.invalid("a part's code is 1 to 40 letters, digits, '.', '_', '/' or '-'")
+            }
+        case (nil, let description?):
+            if let problem = Material.descriptionProblem(description) { throw TeamworkError.invalid(problem) }
+        default:
+            throw TeamworkError.invalid("name a part or describe a line (--line), not both")
+        }
+        try await transaction { connection in
+            // Collected: an error the function raises comes with its rows.
+            _ = try await connection.query(
+                "SELECT teamwork_correct_material(\(taskID), \(personID), \(part), \(description), \(quantity))", logger: logger
+            ).collect()
+        }
+        return try await materials(ofTask: taskID)
+    }
+}

@@ -9,7 +9,7 @@ struct TaskCommand: AsyncParsableCommand {
         abstract: "Create, list, change and follow the master list's tasks.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Assign.self, Cancel.self, Reopen.self, Delete.self,
-            History.self, Import.self, Checklist.self, Attachments.self, Messages.self,
+            History.self, Import.self, Checklist.self, Used.self, Attachments.self, Messages.self,
         ]
     )
 
@@ -225,10 +225,12 @@ struct TaskCommand: AsyncParsableCommand {
         }
 
         /// What was used, a line each, and the totals per currency.
-        static func printMaterials(_ lines: [MaterialLine]) {
+        static func printMaterials(_ lines: [MaterialLine], heading: Bool = true) {
             guard !lines.isEmpty else { return }
-            Output.line("")
-            Output.line("Used:")
+            if heading {
+                Output.line("")
+                Output.line("Used:")
+            }
             Output.table(
                 ["PART", "NAME", "QUANTITY", "UNIT PRICE", "TOTAL", "BY"],
                 lines.map { line in
@@ -244,6 +246,43 @@ struct TaskCommand: AsyncParsableCommand {
             }
             let unpriced = lines.filter { $0.total == nil }.count
             if unpriced > 0 { Output.line("\(unpriced) line\(unpriced == 1 ? "" : "s") without a price.") }
+        }
+    }
+
+    struct Used: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What was used on a task; with a part (or --line) and a quantity, correct a worker's line.",
+            discussion: """
+                A correction sets the line of the worker who completed the task (or its assignee; another with \
+                --person) to the quantity, at the catalogue's price of today; 0 removes it. Completed tasks \
+                included: the history names you, and billing gets the task's costs again (task.costed).
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "Task id.") var id: Int64
+        @Option(help: "A line not in the catalogue: what it was.") var line: String?
+        @Option(help: "Whose line (id or email); by default the completer's, else the assignee's.") var person: String?
+        @OptionGroup var output: OutputOptions
+        // The part's code and the quantity (with --line, the quantity alone), as written: -1 is a quantity, not an option.
+        @Argument(parsing: .allUnrecognized, help: "The part's code, then how much (with --line, how much).") var words: [String] = []
+
+        func run() async throws {
+            guard words.count <= (line == nil ? 2 : 1) else {
+                throw TeamworkError(.usage, line == nil ? "task used TASK PART QUANTITY" : "with --line, give the quantity alone")
+            }
+            let (part, quantity): (String?, String?) = line == nil ? (words.first, words.dropFirst().first) : (nil, words.first)
+            if part != nil, quantity == nil {
+                throw TeamworkError(.usage, "say how much: task used \(id) \(TerminalText.inline(part!)) QUANTITY")
+            }
+            let lines = try await connection.withStore { store in
+                guard let quantity else { return try await store.materials(ofTask: id) }
+                let task = try await store.task(id: id)
+                let whose = try await person.asyncMap { try await store.person(reference: $0).id } ?? task.completedBy ?? task.assigneeID
+                guard let whose else { throw TeamworkError(.usage, "task \(id) has no assignee: say whose line with --person") }
+                return try await store.correctMaterial(taskID: id, personID: whose, part: part, description: line, quantity: quantity)
+            }
+            if output.json { return try Output.json(lines) }
+            if lines.isEmpty { return Output.line("Nothing used on task \(id).") }
+            Show.printMaterials(lines, heading: false)
         }
     }
 

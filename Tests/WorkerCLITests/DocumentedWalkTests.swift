@@ -317,6 +317,13 @@ struct DocumentedWalkTests {
                     try await walk.manager("task", "attachments", "12", "--json").stdout.contains("Jane Doe")
                 }
                 try await walk.run("teamwork-manager", "task attachments 12")
+                // What she used reached the master; the manager reads it, then corrects her cable.
+                try await expectEventually("what was used reaches the master", every: .milliseconds(200)) {
+                    try await walk.manager("task", "used", "12", "--json").stdout.contains("Cable ties")
+                }
+                try await walk.run("teamwork-manager", "task used 12")
+                let corrected = try await walk.run("teamwork-manager", "task used 12 CBL-3x2.5 10")
+                #expect(corrected?.stdout.contains("CBL-3x2.5") == true, "\(corrected?.stdout ?? "")")
                 let attachments = try JSONSerialization.jsonObject(
                     with: Data(try await walk.manager("task", "attachments", "12", "--json").stdout.utf8))
                 let photo = try #require(

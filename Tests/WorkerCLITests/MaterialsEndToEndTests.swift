@@ -99,6 +99,29 @@ struct MaterialsEndToEndTests {
             #expect(
                 late.status == TeamworkError.Code.conflict.exitStatus && late.stderr.contains("reopen it to change what was used"),
                 "\(late.stderr)")
+
+            // A manager corrects the finished job: her cable line, and a line removed; the history names them.
+            #expect(try await worker("sync").status == 0)
+            try await service("listen")
+            let corrected = try await manager.ok("task", "used", id, "CBL-3", "10", "--actor", "max@example.org")
+            #expect(corrected.contains("Total SEK: 135.50"), "10 m at today's 99 SEK? no: \(corrected)")
+            _ = try await manager.ok("task", "used", id, "--line", "cable TIES", "0", "--actor", "max@example.org")
+            let after = try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: task.id) }
+            #expect(after.map { "\($0.partCode ?? $0.name) \($0.quantity)" } == ["CBL-3 10", "FUSE-16 3"], "\(after)")
+            let history = try await manager.ok("task", "history", id)
+            #expect(history.contains("max Test") && history.contains("12.5 CBL-3") && history.contains("10 CBL-3"), "\(history)")
+            for (arguments, code) in [
+                (["task", "used", id, "CBL-3", "-2"], TeamworkError.Code.invalidInput),
+                (["task", "used", id, "CBL-3", "1e2"], .invalidInput),
+                (["task", "used", id, "NOPE-9", "1"], .notFound),
+                (["task", "used", id, "--line", "two\nlines", "1"], .invalidInput),
+            ] {
+                let refused = try await manager.run(arguments + ["--actor", "max@example.org"])
+                #expect(refused.status == code.exitStatus && refused.errorLines.count == 1, "\(arguments): \(refused.stderr)")
+            }
+            #expect(
+                try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: task.id) } == after, "refusals changed nothing"
+            )
         }
     }
 

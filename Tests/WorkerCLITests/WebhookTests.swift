@@ -279,6 +279,14 @@ struct WebhookTests {
                 #expect(line.materials == expected, "\(line.type ?? ""): \(line.materials ?? [])")
                 #expect(line.totals == [Total(currency: "EUR", amount: "1200.00"), Total(currency: "SEK", amount: "156.25")])
             }
+            // A manager's correction of the finished job goes to billing again, as task.costed.
+            _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try await manager.ok("task", "used", id, "CBL-3", "10", "--actor", "max@example.org")
+            #expect(try await eventually(within: .seconds(30)) { try receiver.taken().count == 3 }, "\(receiver.shown())")
+            let again = try #require(try receiver.taken().last)
+            #expect(again.type == "task.costed" && again.verified)
+            #expect(again.materials?.first?.quantity == "10" && again.materials?.first?.total == "125.00")
+            #expect(again.totals == [Total(currency: "EUR", amount: "1200.00"), Total(currency: "SEK", amount: "125.00")])
         }
     }
 

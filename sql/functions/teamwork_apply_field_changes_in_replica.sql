@@ -467,8 +467,7 @@ BEGIN
                             VALUES (t.id, c.person_id, v_part.id, v_quantity, v_part.unit, v_part.unit_price, v_part.currency,
                                     v_at, c.change_id)
                             ON CONFLICT (task_id, person_id, part_id) WHERE part_id IS NOT NULL DO UPDATE
-                               SET quantity = excluded.quantity, unit = excluded.unit, unit_price = excluded.unit_price,
-                                   currency = excluded.currency, recorded_at = excluded.recorded_at, change_id = excluded.change_id
+                               SET quantity = excluded.quantity, recorded_at = excluded.recorded_at, change_id = excluded.change_id
                              WHERE m.recorded_at <= excluded.recorded_at;
                         ELSE
                             INSERT INTO public.task_materials AS m (task_id, person_id, description, quantity, recorded_at, change_id)
