@@ -22,6 +22,8 @@ struct TaskView: Sendable {
     var messages: [CustomerMessage] = []
     /// Whom the task may name as its customer (the first 500 by name).
     var customers: [Customer] = []
+    /// What was used on it (docs/dispatch.md, "Parts").
+    var materials: [MaterialLine] = []
 
     static func load(_ store: CentralStore, id: Int64, now: Date) async throws -> TaskView {
         let task = try await store.task(id: id)
@@ -34,7 +36,8 @@ struct TaskView: Sendable {
             history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now,
             customer: try await store.taskCustomer(taskID: id), appointment: try await store.appointments(taskIDs: [id])[id],
             messages: try await store.customerMessages(taskID: id, limit: 20),
-            customers: try await store.customers().filter { $0.erasedAt == nil })
+            customers: try await store.customers().filter { $0.erasedAt == nil },
+            materials: try await store.materials(ofTask: id))
     }
 }
 
@@ -172,6 +175,7 @@ extension BoardPages {
             \(actions)
             \(checklist(view))
             \(customer(view, hidden: hidden()))
+            \(materials(view))
             \(attachments(view))
             \(history(view, zone: zone))
             <p class="permalink"><a href="\(here)">Link to this task</a></p>
@@ -252,6 +256,29 @@ extension BoardPages {
             <section aria-labelledby="checklist-heading"><h2 id="checklist-heading">Checklist \(form.name) (version \(form.version))</h2>
             <table><thead><tr><th scope="col">Item</th><th scope="col">Answer</th><th scope="col">State</th><th scope="col">By, when</th></tr></thead>
             <tbody>\(rows)</tbody></table><p>* required</p></section>
+            """
+    }
+
+    /// What was used on the job: a line per worker and part, the day's price, the totals per currency.
+    static func materials(_ view: TaskView) -> HTML {
+        guard !view.materials.isEmpty else { return .empty }
+        let rows: [HTML] = view.materials.map { line in
+            let price = line.unitPrice.map { "\($0) \(line.currency ?? "")" } ?? "-"
+            let total = line.total.map { "\($0) \(line.currency ?? "")" } ?? "-"
+            return """
+                <tr><td>\(line.partCode ?? "-")</td><th scope="row">\(line.name)</th>\
+                <td class="number">\(line.quantity)\(line.unit.map { " \($0)" } ?? "")</td><td class="number">\(price)</td>\
+                <td class="number">\(total)</td><td>\(line.personName ?? String(line.personID))</td></tr>
+                """
+        }
+        let totals: [HTML] = MaterialLine.totals(view.materials).map { "<li>Total \($0.currency): \($0.total)</li>" }
+        let unpriced = view.materials.filter { $0.total == nil }.count
+        return """
+            <section aria-labelledby="used-heading"><h2 id="used-heading">Used on the job</h2>
+            <table class="materials"><thead><tr><th scope="col">Part</th><th scope="col">Name</th><th scope="col">Quantity</th>\
+            <th scope="col">Unit price</th><th scope="col">Total</th><th scope="col">By</th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            <ul class="totals">\(totals)\(unpriced > 0 ? "<li>\(unpriced) without a price</li>" as HTML : .empty)</ul></section>
             """
     }
 

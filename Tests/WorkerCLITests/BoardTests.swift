@@ -584,7 +584,7 @@ struct BoardTests {
     /// Proof of work on the task's page: a reading keeps its unit, and the photo that answers the
     /// photo item shows once, as a thumbnail in the checklist (seen before: a SHA-256, the unit lost,
     /// and the photo twice).
-    @Test func aReadingKeepsItsUnitAndTheAnsweringPhotoShowsOnceAsAThumbnail() async throws {
+    @Test func aReadingKeepsItsUnitTheAnsweringPhotoShowsOnceAndWhatWasUsedIsListedAsText() async throws {
         try await Self.withBoard { scene in
             _ = try await scene.manager.ok(
                 "checklist", "add", "Meter", "--item", "reading:number(kWh,0..):Final reading:required", "--item",
@@ -602,9 +602,16 @@ struct BoardTests {
             }
             #expect(try await WorkerTool.run(home, "check", String(task), "reading", "48213").status == 0)
             #expect(try await WorkerTool.run(home, "attach", String(task), photo.path).status == 0)
+            // What was used: a part of the catalogue, and a line whose description is markup.
+            _ = try await scene.manager.ok(
+                "part", "add", "--code", "SEAL-9", "--name", "Meter seal", "--unit", "piece", "--price", "4.20", "--currency", "SEK")
+            let hostile = "<img src=x onerror=\"document.body.dataset.pwned='used'\">"
+            #expect(try await WorkerTool.run(home, "used", String(task), "SEAL-9", "2").status == 0)
+            #expect(try await WorkerTool.run(home, "used", String(task), "--line", hostile, "1").status == 0)
             #expect(try await WorkerTool.run(home, "sync").status == 0)
-            try await expectEventually("the master has both answers", within: .seconds(30)) {
-                try await scene.task(task).answers.count == 2
+            try await expectEventually("the master has both answers and both lines", within: .seconds(30)) {
+                let lines = try await CentralStore.withStore(scene.url) { try await $0.materials(ofTask: task) }
+                return try await scene.task(task).answers.count == 2 && lines.count == 2
             }
             try await Self.withPage { page in
                 try await scene.signIn(page, token: scene.maxToken)
@@ -613,6 +620,13 @@ struct BoardTests {
                 #expect(html.contains("48213 kWh"), "the reading with its unit")
                 #expect(try await page.evaluate("document.querySelectorAll('img.thumb').length").int == 1, "the photo as a thumbnail")
                 #expect(try await page.evaluate("document.querySelectorAll('.attachments figure').length").int == 0, "and only once")
+                try await page.waitUntil("document.readyState === 'complete'")
+                let used = try await page.evaluate("document.querySelector('table.materials')?.innerText ?? ''").string ?? ""
+                #expect(used.contains("SEAL-9") && used.contains("8.40 SEK") && used.contains(hostile), "\(used)")
+                #expect(try await page.evaluate("document.body.dataset.pwned || ''").string == "", "the line's markup never ran")
+                #expect(
+                    try await page.evaluate("document.querySelector('ul.totals')?.innerText ?? ''").string?.contains("Total SEK: 8.40")
+                        == true)
             }
         }
     }
