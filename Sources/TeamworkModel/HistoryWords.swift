@@ -44,6 +44,12 @@ public struct HistoryWords: Sendable {
             let conflict = changes.removeValue(forKey: "conflict")?.new
             let detail = changes.removeValue(forKey: "detail")?.new
             var line = "\(Self.verb(operation)) on the device"
+            // What was used, in one line: "used 6.5 CBL-10", "used 2 “Heat-shrink sleeve”", "removed FUSE-63".
+            if operation == "use", let quantity = changes.removeValue(forKey: "value")?.new {
+                let item = changes.removeValue(forKey: "item")?.new
+                let what = item ?? changes.removeValue(forKey: "note")?.new.map { "“\($0)”" } ?? "a line"
+                line += quantity.contains { $0 != "0" && $0 != "." } ? ": used \(quantity) \(what)" : ": removed \(what)"
+            }
             if applied == "false" { line += ": not applied" + (conflict.map { " (\($0.replacingOccurrences(of: "_", with: " ")))" } ?? "") }
             if let detail, !detail.isEmpty { line += (applied == "false" ? ": " : " — ") + detail }
             lines.append(line)

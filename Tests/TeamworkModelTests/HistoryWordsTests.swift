@@ -42,6 +42,28 @@ struct HistoryWordsTests {
         #expect(words.what(historyEntry([:], action: "field_change")) == "From the field")
     }
 
+    @Test func whatWasUsedReadsAsOneLineAndARefusedOneSaysWhy() {
+        func use(_ item: String?, _ note: String?, _ value: String, applied: Bool = true) -> [String] {
+            var changes: [String: FieldChange] = [
+                "operation": FieldChange(old: nil, new: "use"), "applied": FieldChange(old: nil, new: String(applied)),
+                "value": FieldChange(old: nil, new: value),
+            ]
+            if let item { changes["item"] = FieldChange(old: nil, new: item) }
+            if let note { changes["note"] = FieldChange(old: nil, new: note) }
+            if !applied {
+                changes["conflict"] = FieldChange(old: nil, new: "invalid_material")
+                changes["detail"] = FieldChange(old: nil, new: "no part NOPE-9 in the catalogue")
+            }
+            return words.lines(historyEntry(changes, action: "field_change"))
+        }
+        #expect(use("CBL-10", nil, "6.5") == ["recorded what was used on the device: used 6.5 CBL-10"])
+        #expect(use(nil, "Heat-shrink sleeve", "2") == ["recorded what was used on the device: used 2 “Heat-shrink sleeve”"])
+        #expect(use("FUSE-63", nil, "0") == ["recorded what was used on the device: removed FUSE-63"])
+        #expect(
+            use("NOPE-9", nil, "1", applied: false)
+                == ["recorded what was used on the device: used 1 NOPE-9: not applied (invalid material): no part NOPE-9 in the catalogue"])
+    }
+
     @Test func answersShowTheirValueWhoAndWhenNotMilliseconds() {
         let line = words.lines(
             historyEntry(["answers": FieldChange(old: nil, new: #"{"reading": {"value": "48213", "by": 3, "at": 1764230400000}}"#)]))
