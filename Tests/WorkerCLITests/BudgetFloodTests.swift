@@ -130,7 +130,14 @@ struct BudgetFloodTests {
             // Back to back until the flood ends: each look (a query, then /health) paces the next.
             while !done.value {
                 most = max(most, (try? await backends()) ?? 0)
-                if await LocalHTTP.health(port: port)?.status != 200 { healthy = false }
+                let answer = await LocalHTTP.health(port: port)
+                if answer?.status != 200 {
+                    // Said in the log: a flood's failure names what /health answered (or that it did not).
+                    if healthy {
+                        print("/health during the flood: \(answer.map { "\($0.status) \($0.text.prefix(400))" } ?? "no answer in 5 s")")
+                    }
+                    healthy = false
+                }
             }
             return (most, healthy)
         }()
