@@ -28,7 +28,8 @@ extension CentralStore {
         let json = String(decoding: try JSONEncoder().encode(items), as: UTF8.self)
         return try await transaction { connection in
             // One publisher of a name at a time (a lock of the name, not of the row: managers may not update checklists).
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended('checklist ' || \(name), 0))", logger: logger)
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended('checklist ' || \(name), 0))", logger: logger)
+                .collect()
             let found = try await connection.query("SELECT id FROM checklists WHERE name = \(name)", logger: logger)
                 .collect().first.map { try $0.decode(Int64.self) }
             let id: Int64

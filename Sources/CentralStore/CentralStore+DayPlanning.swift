@@ -238,7 +238,7 @@ extension CentralStore {
         let people = plan.map { $0.assigneeID.map(String.init) ?? "" }
         let starts = plan.map { $0.plannedStart.map { String($0.timeIntervalSince1970) } ?? "" }
         return try await transaction { connection in
-            try await connection.query("SELECT teamwork_mark('planned', \("day plan \(day)"))", logger: logger)
+            _ = try await connection.query("SELECT teamwork_mark('planned', \("day plan \(day)"))", logger: logger).collect()
             let rows = try await connection.query(
                 """
                 WITH wanted AS (

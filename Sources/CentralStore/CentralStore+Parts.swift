@@ -164,7 +164,7 @@ extension CentralStore {
                    m.currency, round(m.quantity * m.unit_price, 2)::text, m.person_id,
                    nullif(btrim(w.first_name || ' ' || w.last_name), ''), m.recorded_at
             FROM task_materials m LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
-            WHERE m.task_id = \(id)
+            WHERE m.task_id = \(id) AND m.quantity > 0
             ORDER BY p.code IS NULL, lower(p.code), lower(m.description), m.person_id
             """
         ).map { row in
@@ -194,7 +194,10 @@ extension CentralStore {
                  LEFT JOIN customers c ON c.erased_at IS NULL AND c.id = coalesce(t.customer_id,
                                               (SELECT l.customer_id FROM locations l WHERE l.id = t.location_id))
                  LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
-            WHERE t.status = 'completed'
+            WHERE t.status = 'completed' AND m.quantity > 0
+              -- Every zone's day lies within two of UTC's: the range narrows, the task's own clock decides.
+              AND t.completed_at >= ((\(from.description)::date - 2)::timestamp AT TIME ZONE 'UTC')
+              AND t.completed_at < ((\(to.description)::date + 3)::timestamp AT TIME ZONE 'UTC')
               AND (t.completed_at AT TIME ZONE t.time_zone)::date BETWEEN \(from.description)::date AND \(to.description)::date
               AND (\(team)::bigint IS NULL OR t.team_id = \(team))
             ORDER BY t.completed_at, t.id, p.code IS NULL, lower(p.code), lower(m.description), m.person_id

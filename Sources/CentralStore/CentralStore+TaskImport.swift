@@ -36,7 +36,9 @@ extension CentralStore {
             tasks.append((record.line, try directory.task(from: record, header: table.header)))
         }
         return try await transaction { connection in
-            if holdMessages { try await connection.query("SELECT teamwork_mark('hold_messages', 'held by an import')", logger: logger) }
+            if holdMessages {
+                _ = try await connection.query("SELECT teamwork_mark('hold_messages', 'held by an import')", logger: logger).collect()
+            }
             var created: [FieldTask] = []
             created.reserveCapacity(tasks.count)
             for (line, task) in tasks {

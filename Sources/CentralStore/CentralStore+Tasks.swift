@@ -8,7 +8,7 @@ extension CentralStore {
     public func createTask(_ new: NewTask, force: Bool = false) async throws -> FieldTask {
         let forced = try await forcedReason(required: new.requiredSkills, assigneeID: new.assignment.assigneeID, force: force)
         return try await transaction { connection in
-            if !forced.isEmpty { try await connection.query("SELECT teamwork_mark('forced', \(forced))", logger: logger) }
+            if !forced.isEmpty { _ = try await connection.query("SELECT teamwork_mark('forced', \(forced))", logger: logger).collect() }
             return try await insertTask(new, on: connection)
         }
     }
@@ -164,7 +164,7 @@ extension CentralStore {
         }
         let forced = try await forcedReason(required: current.requiredSkills, assigneeID: assignment.assigneeID, force: force)
         return try await guardedUpdate(id: id, expectedVersion: expectedVersion) { connection, version in
-            if !forced.isEmpty { try await connection.query("SELECT teamwork_mark('forced', \(forced))", logger: logger) }
+            if !forced.isEmpty { _ = try await connection.query("SELECT teamwork_mark('forced', \(forced))", logger: logger).collect() }
             return try await connection.query(
                 """
                 UPDATE tasks AS k SET

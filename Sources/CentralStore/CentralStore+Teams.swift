@@ -68,10 +68,11 @@ extension CentralStore {
                     """, logger: logger
                 ).collect().map { try $0.decode(Int64.self) }
                 for plan in replanned {
-                    try await connection.query(
+                    _ = try await connection.query(
                         """
                         SELECT teamwork_supersede_occurrences(\(plan), (now() AT TIME ZONE \(zone))::date, NULL, 'time zone changed')
-                        """, logger: logger)
+                        """, logger: logger
+                    ).collect()
                     try await connection.query(
                         "UPDATE plans SET version = version + 1, updated_at = now() WHERE id = \(plan)", logger: logger)
                 }

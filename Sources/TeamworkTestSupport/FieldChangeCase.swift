@@ -27,9 +27,11 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         public var description: String?
         public var quantity: String
         public var by: Who
+        /// When a line the task starts with was recorded (by default ``FieldChangeCase/answeredBefore``).
+        public var recordedAt: Date?
 
-        public init(part: String?, description: String?, quantity: String, by: Who) {
-            (self.part, self.description, self.quantity, self.by) = (part, description, quantity, by)
+        public init(part: String?, description: String?, quantity: String, by: Who, recordedAt: Date? = nil) {
+            (self.part, self.description, self.quantity, self.by, self.recordedAt) = (part, description, quantity, by, recordedAt)
         }
     }
 

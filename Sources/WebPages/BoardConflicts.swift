@@ -184,6 +184,7 @@ extension BoardPages {
         case "invalid_answer": "the answer does not fit the checklist item"
         case "invalid_attachment": "the file does not fit the checklist item"
         case "invalid_material": "the part is not in the catalogue, is retired, or the quantity is out of bounds"
+        case "superseded": "a later quantity for that line was recorded first"
         default: "the master could not take it"
         }
     }

@@ -354,7 +354,7 @@ extension LocalStore {
             var order: [String] = []
             for row in rows {
                 let part: String? = row["item"], note: String? = row["note"]
-                let key = part.map { "part:" + $0.lowercased() } ?? "line:" + (note ?? "").lowercased()
+                let key = part.map { "part:" + $0.lowercased() } ?? "line:" + (note ?? "").trimmingCharacters(in: .whitespaces).lowercased()
                 if lines[key] == nil { order.append(key) }
                 lines[key] = RecordedMaterial(
                     part: part, description: part == nil ? note : nil, quantity: row["value"], state: row["state"])

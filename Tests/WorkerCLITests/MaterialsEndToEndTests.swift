@@ -144,16 +144,37 @@ struct MaterialsEndToEndTests {
             #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
             #expect(try await worker("used", id, "NOPE-9", "2").status == 0)
             #expect(try await worker("used", id, "OLD-1", "1").status == 0)
+            // A worker already holding 100 lines on the task gets no 101st (the budget per worker and task).
+            try await CentralStore.withStore(setup.url) { store in
+                _ = try await store.rows(
+                    """
+                    INSERT INTO task_materials (task_id, person_id, description, quantity, recorded_at, change_id)
+                    SELECT \(Int64(id)!), \(setup.world.ann.id), 'line ' || n, 1, now() - interval '1 hour', 'seeded'
+                    FROM generate_series(1, 100) n
+                    """)
+            }
+            #expect(try await worker("used", id, "--line", "one more", "1").status == 0)
+            #expect(try await worker("used", id, "--line", "line 7", "2").status == 0, "a line it holds is still corrected")
             #expect(try await worker("sync").status == 0)
             try await service("listen")
             let conflicts = try await manager.ok("conflicts", "--task", id)
-            #expect(conflicts.contains("no part NOPE-9 in the catalogue") && conflicts.contains("part OLD-1 is retired"), "\(conflicts)")
+            #expect(
+                conflicts.contains("no part NOPE-9 in the catalogue") && conflicts.contains("part OLD-1 is retired")
+                    && conflicts.contains("at most 100 lines"), "\(conflicts)")
+            let lines = try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: Int64(id)!) }
+            #expect(lines.count == 100 && lines.contains { $0.name == "line 7" && $0.quantity == "2" })
+            try await CentralStore.withStore(setup.url) { store in
+                _ = try await store.rows("DELETE FROM task_materials WHERE change_id = 'seeded'")
+            }
             // The worker hears of it at the next sync, and the device lists nothing for those lines.
             try await service("replicate")
             #expect(try await worker("sync").status == 0)
             let mine = try await worker("used", id)
-            #expect(mine.stdout.contains("Nothing recorded"), "\(mine.stdout)")
-            #expect(try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: Int64(id)!) }.isEmpty)
+            #expect(
+                mine.stdout.contains("line 7") && !mine.stdout.contains("NOPE-9") && !mine.stdout.contains("OLD-1")
+                    && !mine.stdout.contains("one more"), "\(mine.stdout)")
+            let left = try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: Int64(id)!) }
+            #expect(left.map { "\($0.name) \($0.quantity)" } == ["line 7 2"])
         }
     }
 }

@@ -39,7 +39,9 @@ BEGIN
                        ('task.rescheduled', (n.window_start, n.window_end, n.due_at)
                                             IS DISTINCT FROM (o.window_start, o.window_end, o.due_at))
                    ) AS ev (event, yes)
-             WHERE ev.yes
+             -- What a job cost is read only for a subscription that asked for it.
+             WHERE ev.yes AND (ev.event <> 'task.costed'
+                               OR EXISTS (SELECT 1 FROM public.webhook_subscriptions s WHERE 'task.costed' = ANY (s.events)))
         ), added AS (
             INSERT INTO public.outbox_events (event, task_id, payload)
             SELECT h.event, h.id, public.teamwork_outbox_payload(h.event, h.task) FROM happened h ORDER BY h.id, h.event

@@ -20,10 +20,11 @@
 --                             ('moved', 'already_completed', 'claimed_by_other', 'not_a_member', 'missing_skills')
 --   checkin                   the worker's last-known position, if newer (in bulk, below)
 --   use                       what the assignee used on a task not completed ('moved', 'already_completed',
---                             'reassigned'): a part of the catalogue not retired, or a described line, in
---                             a quantity from 0 to 100000 (0 removes the line) ('invalid_material'); the
---                             person's line for that part or description is set (task_materials), unless
---                             a later one was recorded already
+--                             'reassigned'): a part of the catalogue (not retired, for a new line), or a
+--                             described line, in a quantity from 0 to 100000 (0 removes the line), at most
+--                             100 lines a person ('invalid_material'); the person's line for that part or
+--                             description is set (task_materials), unless a later one was recorded
+--                             already ('superseded')
 --   answer                    the task's checklist item's latest answer, by the assignee of a task not
 --                             completed ('moved', 'already_completed', 'reassigned'), to an item the
 --                             task's checklist version has with a value it takes ('invalid_answer',
@@ -74,6 +75,8 @@ DECLARE
     v_problem text;
     v_part    public.parts%ROWTYPE;
     v_quantity numeric;
+    v_line    bigint;
+    v_rows    bigint;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -426,6 +429,12 @@ BEGIN
                     IF c.item IS NOT NULL THEN
                         SELECT * INTO v_part FROM public.parts p WHERE lower(p.code) = lower(c.item);
                     END IF;
+                    -- The person's line this change sets, if there is one (a removed line is one of quantity 0).
+                    v_line := NULL;
+                    SELECT m.id INTO v_line FROM public.task_materials m
+                     WHERE m.task_id = t.id AND m.person_id = c.person_id
+                       AND CASE WHEN v_part.id IS NOT NULL THEN m.part_id = v_part.id
+                                ELSE m.part_id IS NULL AND lower(m.description) = lower(btrim(c.note)) END;
                     IF v_moved THEN
                         v_conflict := 'moved';
                         v_detail := format('used in %s, but the task had moved to %s', p_replica,
@@ -452,16 +461,19 @@ BEGIN
                     ELSIF c.item IS NOT NULL AND v_part.id IS NULL THEN
                         v_conflict := 'invalid_material';
                         v_detail := format('no part %s in the catalogue', left(c.item, 40));
-                    ELSIF v_part.retired_at IS NOT NULL THEN
+                    ELSIF v_part.retired_at IS NOT NULL AND v_quantity > 0
+                          AND NOT EXISTS (SELECT 1 FROM public.task_materials m WHERE m.id = v_line AND m.quantity > 0) THEN
+                        -- A retired part is not taken on a new line; one already on the task may still be corrected.
                         v_conflict := 'invalid_material';
                         v_detail := format('part %s is retired: it is no longer used', v_part.code);
+                    ELSIF v_line IS NULL AND v_quantity > 0
+                          AND (SELECT count(*) FROM public.task_materials m
+                                WHERE m.task_id = t.id AND m.person_id = c.person_id AND m.quantity > 0) >= 100 THEN
+                        v_conflict := 'invalid_material';
+                        v_detail := 'a worker records at most 100 lines on a task';
                     ELSE
-                        IF v_quantity = 0 THEN
-                            DELETE FROM public.task_materials m
-                             WHERE m.task_id = t.id AND m.person_id = c.person_id AND m.recorded_at <= v_at
-                               AND CASE WHEN v_part.id IS NOT NULL THEN m.part_id = v_part.id
-                                        ELSE m.part_id IS NULL AND lower(m.description) = lower(c.note) END;
-                        ELSIF v_part.id IS NOT NULL THEN
+                        -- One statement sets the line (0 keeps it as removed), unless a later one was recorded already.
+                        IF v_part.id IS NOT NULL THEN
                             INSERT INTO public.task_materials AS m (task_id, person_id, part_id, quantity, unit, unit_price, currency,
                                                                     recorded_at, change_id)
                             VALUES (t.id, c.person_id, v_part.id, v_quantity, v_part.unit, v_part.unit_price, v_part.currency,
@@ -476,7 +488,13 @@ BEGIN
                                SET quantity = excluded.quantity, recorded_at = excluded.recorded_at, change_id = excluded.change_id
                              WHERE m.recorded_at <= excluded.recorded_at;
                         END IF;
-                        v_applied := true;
+                        GET DIAGNOSTICS v_rows = ROW_COUNT;
+                        IF v_rows = 0 THEN
+                            v_conflict := 'superseded';
+                            v_detail := 'a later quantity for this line was recorded already (by a manager, or from another device)';
+                        ELSE
+                            v_applied := true;
+                        END IF;
                     END IF;
                 ELSIF c.operation = 'claim' THEN
                     IF v_moved OR v_team IS NULL THEN

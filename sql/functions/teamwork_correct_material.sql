@@ -45,7 +45,7 @@ BEGIN
             RAISE EXCEPTION 'no part % in the catalogue', left(p_part, 40) USING ERRCODE = 'TWS02';
         END IF;
         SELECT m.quantity INTO v_before FROM public.task_materials m
-         WHERE m.task_id = p_task AND m.person_id = p_person AND m.part_id = v_part.id;
+         WHERE m.task_id = p_task AND m.person_id = p_person AND m.part_id = v_part.id AND m.quantity > 0;
         IF v_before IS NULL AND v_part.retired_at IS NOT NULL AND v_quantity > 0 THEN
             RAISE EXCEPTION 'part % is retired: it is no longer used', v_part.code USING ERRCODE = 'TWS01';
         END IF;
@@ -56,25 +56,24 @@ BEGIN
             RAISE EXCEPTION 'a line not in the catalogue is described in one line of 1 to 200 bytes' USING ERRCODE = 'TWS01';
         END IF;
         SELECT m.quantity INTO v_before FROM public.task_materials m
-         WHERE m.task_id = p_task AND m.person_id = p_person AND m.part_id IS NULL AND lower(m.description) = lower(btrim(p_description));
+         WHERE m.task_id = p_task AND m.person_id = p_person AND m.part_id IS NULL
+           AND lower(m.description) = lower(btrim(p_description)) AND m.quantity > 0;
         v_label := btrim(p_description);
     END IF;
-    IF v_quantity = 0 THEN
-        DELETE FROM public.task_materials m
-         WHERE m.task_id = p_task AND m.person_id = p_person
-           AND CASE WHEN v_part.id IS NOT NULL THEN m.part_id = v_part.id
-                    ELSE m.part_id IS NULL AND lower(m.description) = lower(btrim(p_description)) END;
-    ELSIF v_part.id IS NOT NULL THEN
+    -- One statement sets the line (0 keeps it as removed: an older change arriving late cannot bring it back).
+    IF v_part.id IS NOT NULL THEN
         INSERT INTO public.task_materials AS m (task_id, person_id, part_id, quantity, unit, unit_price, currency, recorded_at, change_id)
-        VALUES (p_task, p_person, v_part.id, v_quantity, v_part.unit, v_part.unit_price, v_part.currency, now(),
+        VALUES (p_task, p_person, v_part.id, v_quantity, v_part.unit, v_part.unit_price, v_part.currency, clock_timestamp(),
                 'manager-' || coalesce(v_actor::text, 'unknown'))
         ON CONFLICT (task_id, person_id, part_id) WHERE part_id IS NOT NULL DO UPDATE
-           SET quantity = excluded.quantity, recorded_at = excluded.recorded_at, change_id = excluded.change_id;
+           SET quantity = excluded.quantity, recorded_at = greatest(m.recorded_at, excluded.recorded_at),
+               change_id = excluded.change_id;
     ELSE
         INSERT INTO public.task_materials AS m (task_id, person_id, description, quantity, recorded_at, change_id)
-        VALUES (p_task, p_person, btrim(p_description), v_quantity, now(), 'manager-' || coalesce(v_actor::text, 'unknown'))
+        VALUES (p_task, p_person, btrim(p_description), v_quantity, clock_timestamp(), 'manager-' || coalesce(v_actor::text, 'unknown'))
         ON CONFLICT (task_id, person_id, lower(description)) WHERE part_id IS NULL DO UPDATE
-           SET quantity = excluded.quantity, recorded_at = excluded.recorded_at, change_id = excluded.change_id;
+           SET quantity = excluded.quantity, recorded_at = greatest(m.recorded_at, excluded.recorded_at),
+               change_id = excluded.change_id;
     END IF;
     IF v_before IS NOT DISTINCT FROM nullif(v_quantity, 0) THEN
         RETURN;  -- nothing changed: no history, nothing to bill again

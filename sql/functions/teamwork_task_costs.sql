@@ -3,7 +3,8 @@
 -- code, null for a described line), name, quantity, unit, unit_price, currency,
 -- total (quantity × unit price, to the cent), worker {id, name}, recorded_at], "totals":
 -- [{currency, amount}]}, amounts exact as text. The price is the one of the day the
--- line was recorded (sql/0037).
+-- line was first recorded (sql/0037); removed lines (quantity 0, sql/0039) are not
+-- shown; `as_of` says when the costs were read, so billing keeps the latest.
 CREATE OR REPLACE FUNCTION teamwork_task_costs(p_task bigint) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     WITH lines AS (
@@ -11,9 +12,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                trim_scale(m.unit_price) AS unit_price, m.currency, round(m.quantity * m.unit_price, 2) AS total,
                m.person_id, w.first_name || ' ' || w.last_name AS worker, m.recorded_at
           FROM task_materials m LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
-         WHERE m.task_id = p_task
+         WHERE m.task_id = p_task AND m.quantity > 0
     )
     SELECT jsonb_build_object(
+        -- When these costs were read (under the task's lock): of two task.costed, the later as_of stands.
+        'as_of', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
         'materials', coalesce((
             SELECT jsonb_agg(jsonb_build_object(
                        'part', l.code, 'name', l.name, 'quantity', l.quantity::text, 'unit', l.unit,
