@@ -66,6 +66,12 @@ extension CentralStore {
         return try await rows("SELECT \(unescaped: Columns.location) FROM locations l WHERE l.id = ANY(\(ids))").map(Location.init(row:))
     }
 
+    /// The parts with these ids as they are now (retired ones included: a device shows their name).
+    public func parts(ids: [Int64]) async throws -> [Part] {
+        guard !ids.isEmpty else { return [] }  // a catch-up batch often touches no such rows
+        return try await rows("SELECT \(unescaped: Self.partColumns) FROM parts p WHERE p.id = ANY(\(ids))").map(Part.init(row:))
+    }
+
     /// Team id to its members, for these teams.
     public func members(ofTeams ids: [Int64]) async throws -> [Int64: [Person]] {
         guard !ids.isEmpty else { return [:] }
@@ -115,6 +121,12 @@ public struct ReplicationSnapshot: Sendable {
     public func people() async throws -> [Person] {
         try await connection.query("SELECT \(unescaped: Columns.person) FROM people p ORDER BY p.id", logger: logger)
             .collect().map(Person.init(row:))
+    }
+
+    /// The catalogue, retired parts included (in the common replica, marked retired).
+    public func parts() async throws -> [Part] {
+        try await connection.query("SELECT \(unescaped: CentralStore.partColumns) FROM parts p ORDER BY p.id", logger: logger)
+            .collect().map(Part.init(row:))
     }
 
     /// (team, person) pairs, ordered by team.

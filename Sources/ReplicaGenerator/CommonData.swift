@@ -10,6 +10,8 @@ struct CommonData: Sendable {
     var teamsByID: [Int64: Team]
     var people: [Int64: Person]
     var membersByTeam: [Int64: [Person]]
+    /// The parts catalogue, retired parts included (marked so).
+    var parts: [Part] = []
 
     static func load(_ snapshot: ReplicationSnapshot) async throws -> CommonData {
         let teams = try await snapshot.teams()
@@ -20,7 +22,7 @@ struct CommonData: Sendable {
         }
         return CommonData(
             teams: teams, teamsByID: Dictionary(uniqueKeysWithValues: teams.map { ($0.id, $0) }),
-            people: people, membersByTeam: membersByTeam
+            people: people, membersByTeam: membersByTeam, parts: try await snapshot.parts()
         )
     }
 

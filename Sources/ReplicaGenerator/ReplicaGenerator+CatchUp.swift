@@ -146,8 +146,9 @@ extension ReplicaGenerator {
             written += 1
         }
         if plan.touchesCommon {
+            let parts = Dictionary(uniqueKeysWithValues: try await store.parts(ids: Array(plan.partIDs)).map { ($0.id, $0) })
             try await writeCommon(
-                plan: plan, people: people, teams: teams, locations: locations, personTeams: personTeams,
+                plan: plan, people: people, teams: teams, locations: locations, parts: parts, personTeams: personTeams,
                 position: position, store: store)
             written += 1
         }
@@ -224,7 +225,7 @@ extension ReplicaGenerator {
     }
 
     private func writeCommon(
-        plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location],
+        plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location], parts: [Int64: Part],
         personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore
     ) async throws {
         // A missing or damaged common replica is rebuilt (with everything else).
@@ -239,6 +240,9 @@ extension ReplicaGenerator {
             for id in plan.locationIDs {
                 // A person's position is for managers and that person, not for every signed-in worker.
                 if let location = locations[id], location.kind != .person { try tx.upsert(location) } else { try tx.deleteLocation(id: id) }
+            }
+            for id in plan.partIDs {
+                if let part = parts[id] { try tx.upsert(part) } else { try tx.deletePart(id: id) }
             }
         }
     }
@@ -256,7 +260,10 @@ struct BatchPlan {
     /// Replicas holding a task at a changed location.
     var locationReplicas: Set<ReplicaID> = []
 
-    var touchesCommon: Bool { !personIDs.isEmpty || !teamIDs.isEmpty || !locationIDs.isEmpty }
+    /// Parts of the catalogue (the common replica's `parts`).
+    var partIDs: Set<Int64> = []
+
+    var touchesCommon: Bool { !personIDs.isEmpty || !teamIDs.isEmpty || !locationIDs.isEmpty || !partIDs.isEmpty }
 
     /// Ledger entries of changes the master refused (feed entity `refusal`).
     var refusalIDs: Set<Int64> = []
@@ -289,6 +296,8 @@ struct BatchPlan {
             locationIDs.insert(entry.entityID)
         case "refusal":
             refusalIDs.insert(entry.entityID)
+        case "part":
+            partIDs.insert(entry.entityID)
         default:
             break
         }

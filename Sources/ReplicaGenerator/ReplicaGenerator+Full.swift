@@ -122,6 +122,7 @@ extension ReplicaGenerator {
             try build.write { tx in
                 for person in common.people.values.sorted(by: { $0.id < $1.id }) { try tx.upsert(person) }
                 for team in common.teams { try tx.upsert(team) }
+                for part in common.parts { try tx.upsert(part) }
                 var teamsOfPerson: [Int64: Set<Int64>] = [:]
                 for (teamID, members) in common.membersByTeam {
                     for member in members { teamsOfPerson[member.id, default: []].insert(teamID) }

@@ -83,6 +83,27 @@ public struct CommonPage: Sendable, Codable, Equatable {
         }
     }
 
+    /// A part of the catalogue (docs/dispatch.md, "Parts"): read-only on every device.
+    public struct Part: Sendable, Codable, Equatable {
+        public var id: Int64
+        public var code: String
+        public var name: String
+        public var unit: String
+        /// Exact decimal text (`12.50`), with its currency; nil when the part has no price.
+        public var unitPrice: String?
+        public var currency: String?
+        /// Kept for the jobs that used it, no longer offered.
+        public var retired: Bool
+        public var rowVersion: Int64
+
+        public init(
+            id: Int64, code: String, name: String, unit: String, unitPrice: String?, currency: String?, retired: Bool, rowVersion: Int64
+        ) {
+            (self.id, self.code, self.name, self.unit, self.unitPrice, self.currency) = (id, code, name, unit, unitPrice, currency)
+            (self.retired, self.rowVersion) = (retired, rowVersion)
+        }
+    }
+
     public var epoch: String
     public var refetch: Bool
     public var since: Int64
@@ -92,13 +113,15 @@ public struct CommonPage: Sendable, Codable, Equatable {
     public var teams: [Team]
     public var memberships: [Membership]
     public var locations: [Location]
+    public var parts: [Part]
     /// Removed rows; a membership's id packs team and person as team * 2^32 + person.
     public var deleted: [ChangePage.Deletion]
 
     public init(
         epoch: String, refetch: Bool, since: Int64, upTo: Int64, more: Bool, people: [Person], teams: [Team],
-        memberships: [Membership], locations: [Location], deleted: [ChangePage.Deletion]
+        memberships: [Membership], locations: [Location], parts: [Part] = [], deleted: [ChangePage.Deletion]
     ) {
+        self.parts = parts
         self.epoch = epoch
         self.refetch = refetch
         self.since = since

@@ -9,7 +9,7 @@ extension CommonPage {
             let meta = try ReplicaMeta.read(db)
             guard meta.kind == "common" else { throw ReplicaError("not the common replica") }
             let window = try PageWindow(
-                db, meta: meta, tables: ["people", "teams", "memberships", "locations", "deleted_rows"],
+                db, meta: meta, tables: ["people", "teams", "memberships", "locations", "parts", "deleted_rows"],
                 epoch: epoch, since: since, limit: limit)
             let range: StatementArguments = [window.since, window.upTo]
             func rows(_ sql: String) throws -> [Row] {
@@ -37,6 +37,11 @@ extension CommonPage {
                         id: $0["id"], kind: $0["kind"], personID: $0["person_id"], name: $0["name"], latitude: $0["latitude"],
                         longitude: $0["longitude"],
                         street: $0["street"], city: $0["city"], country: $0["country"], rowVersion: $0["row_version"])
+                },
+                parts: try rows("SELECT id, code, name, unit, unit_price, currency, retired, row_version FROM parts").map {
+                    Part(
+                        id: $0["id"], code: $0["code"], name: $0["name"], unit: $0["unit"], unitPrice: $0["unit_price"],
+                        currency: $0["currency"], retired: ($0["retired"] as Int64) != 0, rowVersion: $0["row_version"])
                 },
                 deleted: window.refetch
                     ? []

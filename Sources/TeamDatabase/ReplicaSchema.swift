@@ -20,8 +20,9 @@ public enum ReplicaSchema {
     /// and the minutes on site (`planned_start`, `duration_minutes`).
     /// From 9 on, each column a task gains in ``TaskSchema/travelling`` (26 at 9) is a version more
     /// by itself: an older file gains it (``upgrade(_:)``), and the generator's checkpoint, which
-    /// names the version, asks for the full rebuild that fills it in every file.
-    public static let version = 9 + TaskSchema.travelling.count - 26
+    /// names the version, asks for the full rebuild that fills it in every file. One more (the 10
+    /// below) is the common replica's parts catalogue (``partsTable``).
+    public static let version = 10 + TaskSchema.travelling.count - 26
 
     /// The metadata record every replica has.
     static let metaTable = """
@@ -174,7 +175,23 @@ public enum ReplicaSchema {
             country TEXT NOT NULL,
             row_version INTEGER NOT NULL
         );
+        \(partsTable)
         \(deletedRowsTable)
+        """
+
+    /// The parts catalogue in the common replica: read-only on every device.
+    /// Prices are exact decimal text; `retired` is 1 for a part kept for history, no longer offered.
+    static let partsTable = """
+        CREATE TABLE parts (
+            id INTEGER PRIMARY KEY,
+            code TEXT NOT NULL,
+            name TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            unit_price TEXT,
+            currency TEXT,
+            retired INTEGER NOT NULL DEFAULT 0,
+            row_version INTEGER NOT NULL
+        );
         """
 
     /// Brings a file of an older version up to ``version`` in place, keeping its
@@ -203,6 +220,10 @@ public enum ReplicaSchema {
                     for (column, type) in taskColumns where !has.contains(column) {
                         try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column) \(type)")
                     }
+                }
+                if try db.tableExists("people"), try !db.tableExists("parts") {
+                    // The common replica carries the parts catalogue; its rows come with the full rebuild.
+                    try db.execute(sql: partsTable)
                 }
                 if found < 9, try db.tableExists("refusals"), try !db.columns(in: "refusals").contains(where: { $0.name == "decision" }) {
                     // Schema 9: the dispatcher's decision on a refusal.

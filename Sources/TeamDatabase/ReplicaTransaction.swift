@@ -308,6 +308,27 @@ public final class ReplicaTransaction {
                 """, arguments: [person.id, person.firstName, person.lastName, person.role.rawValue, person.avatarURL, nextVersion()])
     }
 
+    /// A part of the catalogue (common replica only): written, with a new row version, only when it differs.
+    public func upsert(_ part: Part) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO parts (id, code, name, unit, unit_price, currency, retired, row_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET code = excluded.code, name = excluded.name, unit = excluded.unit,
+                    unit_price = excluded.unit_price, currency = excluded.currency, retired = excluded.retired,
+                    row_version = excluded.row_version
+                WHERE (parts.code, parts.name, parts.unit, parts.unit_price, parts.currency, parts.retired)
+                    IS NOT (excluded.code, excluded.name, excluded.unit, excluded.unit_price, excluded.currency, excluded.retired)
+                """,
+            arguments: [
+                part.id, part.code, part.name, part.unit.rawValue, part.unitPrice, part.currency, part.retiredAt == nil ? 0 : 1,
+                nextVersion(),
+            ])
+    }
+
+    public func deletePart(id: Int64) throws {
+        try delete(from: "parts", column: "id", id: id)
+    }
+
     public func deletePerson(id: Int64) throws {
         try delete(from: "people", column: "id", id: id)
     }

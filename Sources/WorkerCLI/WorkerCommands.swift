@@ -449,7 +449,26 @@ struct Used: AsyncParsableCommand {
         // A quantity or a code that can never be taken is bad input (65), before the task's state is looked at.
         let change = WorkerChange(id: "device-check", operation: .use, taskID: id, note: line, madeAt: Date(), item: item, value: value)
         if let problem = change.materialProblem() { throw TeamworkError.invalid(problem) }
+        if let item { try Self.checkCatalogue(item, quantity: value, task: id) }
         try TaskChange.queue(.use, id: id, note: line, item: item, value: value)
+    }
+
+    /// The device's copy of the catalogue (the common data) refuses an unknown part, or a retired one
+    /// on a new line, before it is queued; with no copy yet, the master decides.
+    static func checkCatalogue(_ code: String, quantity: String, task: Int64) throws {
+        let home = try WorkerHome()
+        let store = try home.store()
+        let catalogue = try store.parts(retired: true)
+        guard !catalogue.isEmpty else { return }
+        guard let part = catalogue.first(where: { $0.code.lowercased() == code.lowercased() }) else {
+            throw TeamworkError.conflict(
+                "no part \(TerminalText.inline(code)) in the catalogue (teamwork-worker parts lists it; --line records something else)")
+        }
+        let adds = quantity.contains { $0 != "0" && $0 != "." }
+        let held = try store.materials(taskID: task, person: try home.personID(store)).contains {
+            $0.part?.lowercased() == code.lowercased()
+        }
+        if part.retired, adds, !held { throw TeamworkError.conflict("part \(part.code) is retired: it is no longer used") }
     }
 
     func list() throws {
@@ -464,6 +483,27 @@ struct Used: AsyncParsableCommand {
             ["PART", "QUANTITY", "SENT"],
             lines.map {
                 [TerminalText.inline($0.part ?? "“\($0.description ?? "")”"), $0.quantity, $0.state == "pending" ? "not yet" : "yes"]
+            })
+    }
+}
+
+struct Parts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The parts catalogue, as this device holds it (it comes with the common data at each sync).")
+    @Flag(help: "Retired parts too.") var all = false
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        let parts = try WorkerHome().store().parts(retired: all)
+        if output.json { return try output.print(parts) }
+        if parts.isEmpty { return TeamworkWorker.say("No parts on this device yet: sync, or ask your dispatcher to add some.") }
+        TextOutput.table(
+            ["CODE", "NAME", "UNIT", "PRICE"],
+            parts.map { part in
+                [
+                    part.code + (part.retired ? " (retired)" : ""), TerminalText.inline(part.name), part.unit,
+                    part.unitPrice.map { "\($0) \(part.currency ?? "")" } ?? "-",
+                ]
             })
     }
 }

@@ -148,6 +148,15 @@ public struct LocalStore: Sendable {
                     ALTER TABLE tasks ADD COLUMN duration_minutes INTEGER;
                     """)
         }
+        migrator.registerMigration("v11: the parts catalogue") { db in
+            // The catalogue comes with the common data: the next sync takes the common replica again from its start.
+            try db.execute(
+                sql: """
+                    CREATE TABLE parts (id INTEGER PRIMARY KEY, code TEXT NOT NULL, name TEXT NOT NULL, unit TEXT NOT NULL,
+                        unit_price TEXT, currency TEXT, retired INTEGER NOT NULL DEFAULT 0);
+                    UPDATE replicas SET position = 0, epoch = NULL WHERE name = 'common';
+                    """)
+        }
         return migrator
     }
 
@@ -327,7 +336,7 @@ public struct LocalStore: Sendable {
         try queue.write { db in
             if let continuing, try !Self.stands(db, "common", at: continuing) { return nil }
             if replace {
-                for table in ["people", "teams", "memberships"] { try db.execute(sql: "DELETE FROM \(table)") }
+                for table in ["people", "teams", "memberships", "parts"] { try db.execute(sql: "DELETE FROM \(table)") }
             }
             var rows = 0
             for page in pages {
@@ -344,8 +353,14 @@ public struct LocalStore: Sendable {
                         sql: "INSERT OR REPLACE INTO memberships VALUES (?, ?)",
                         arguments: [membership.teamID, membership.personID])
                 }
+                for part in page.parts {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO parts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        arguments: [part.id, part.code, part.name, part.unit, part.unitPrice, part.currency, part.retired])
+                }
                 for deletion in page.deleted {
                     switch deletion.table {
+                    case "parts": try db.execute(sql: "DELETE FROM parts WHERE id = ?", arguments: [deletion.id])
                     case "people": try db.execute(sql: "DELETE FROM people WHERE id = ?", arguments: [deletion.id])
                     case "teams": try db.execute(sql: "DELETE FROM teams WHERE id = ?", arguments: [deletion.id])
                     case "memberships":
@@ -355,7 +370,7 @@ public struct LocalStore: Sendable {
                     default: break
                     }
                 }
-                rows += page.people.count + page.teams.count + page.memberships.count + page.deleted.count
+                rows += page.people.count + page.teams.count + page.memberships.count + page.parts.count + page.deleted.count
             }
             if let last = pages.last {
                 try db.execute(
@@ -363,6 +378,20 @@ public struct LocalStore: Sendable {
                     arguments: [last.epoch, last.upTo, Int64(Date().timeIntervalSince1970)])
             }
             return rows
+        }
+    }
+
+    /// The parts catalogue as the device holds it (from the common data), by code; retired parts
+    /// only with `retired`.
+    public func parts(retired: Bool = false) throws -> [CommonPage.Part] {
+        try queue.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM parts WHERE ? OR retired = 0 ORDER BY lower(code)", arguments: [retired]
+            ).map {
+                CommonPage.Part(
+                    id: $0["id"], code: $0["code"], name: $0["name"], unit: $0["unit"], unitPrice: $0["unit_price"],
+                    currency: $0["currency"], retired: ($0["retired"] as Int64) != 0, rowVersion: 0)
+            }
         }
     }
 

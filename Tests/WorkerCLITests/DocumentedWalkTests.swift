@@ -287,6 +287,8 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-worker", "attach 12 meter.jpg")
                 try await walk.run("teamwork-worker", "sign 12 --signer Jane Doe signature.png")
                 // What she used: a catalogue part (added above) and a line of her own, listed from her device.
+                let parts = try await walk.run("teamwork-worker", "parts")
+                #expect(parts?.stdout.contains("CBL-3x2.5") == true, "the catalogue came with the common data: \(parts?.stdout ?? "")")
                 try await walk.run("teamwork-worker", "used 12 CBL-3x2.5 12.5")
                 try await walk.run("teamwork-worker", "used 12 --line Cable ties 20")
                 let used = try await walk.run("teamwork-worker", "used 12")

@@ -125,7 +125,10 @@ struct MaterialsEndToEndTests {
         }
     }
 
-    @Test func aPartTheMasterDoesNotKnowIsSetAsideForTheDispatcherWithItsReason() async throws {
+    /// The catalogue travels in the common data: the device refuses an unknown or retired part before
+    /// queueing it; one retired after the device last synced is set aside by the master for the
+    /// dispatcher, with its reason, as is a 101st line; a part added later reaches the device.
+    @Test func theCatalogueOnTheDeviceRefusesUnknownPartsAndTheMasterSetsAsideWhatItLearnedLater() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             let manager = ManagerTool(setup.url)
             func service(_ command: String) async throws {
@@ -137,13 +140,26 @@ struct MaterialsEndToEndTests {
             func worker(_ arguments: String...) async throws -> Tool.Run { try await WorkerTool.run(setup.annHome, arguments) }
             _ = try await manager.ok("part", "add", "--code", "OLD-1", "--name", "Old meter seal", "--unit", "piece")
             _ = try await manager.ok("part", "update", "OLD-1", "--retire")
+            _ = try await manager.ok("part", "add", "--code", "LATE-1", "--name", "Seal, soon retired", "--unit", "piece")
             let made = try await manager.ok(
                 "task", "create", "--title", "seal meter", "--team", "red", "--assignee", "ann@example.org", "--json")
             let id = String(try JSONOutput.decode(FieldTask.self, made).id)
             try await service("replicate")
             #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try await worker("used", id, "NOPE-9", "2").status == 0)
-            #expect(try await worker("used", id, "OLD-1", "1").status == 0)
+            let catalogue = try await worker("parts", "--all")
+            #expect(catalogue.stdout.contains("LATE-1") && catalogue.stdout.contains("OLD-1 (retired)"), "\(catalogue.stdout)")
+            // Refused on the device, before anything is queued.
+            for (arguments, message) in [
+                (["used", id, "NOPE-9", "2"], "no part NOPE-9 in the catalogue"), (["used", id, "old-1", "1"], "part OLD-1 is retired"),
+            ] {
+                let refused = try await WorkerTool.run(setup.annHome, arguments)
+                #expect(
+                    refused.status == TeamworkError.Code.conflict.exitStatus && refused.stderr.contains(message), "\(refused.stderr)")
+            }
+            #expect(try await worker("status").stdout.contains("Queued: 0"))
+            // Retired on the master after the device synced: the device still offers it; the master sets it aside.
+            _ = try await manager.ok("part", "update", "LATE-1", "--retire")
+            #expect(try await worker("used", id, "LATE-1", "1").status == 0)
             // A worker already holding 100 lines on the task gets no 101st (the budget per worker and task).
             try await CentralStore.withStore(setup.url) { store in
                 _ = try await store.rows(
@@ -159,8 +175,7 @@ struct MaterialsEndToEndTests {
             try await service("listen")
             let conflicts = try await manager.ok("conflicts", "--task", id)
             #expect(
-                conflicts.contains("no part NOPE-9 in the catalogue") && conflicts.contains("part OLD-1 is retired")
-                    && conflicts.contains("at most 100 lines"), "\(conflicts)")
+                conflicts.contains("part LATE-1 is retired") && conflicts.contains("at most 100 lines"), "\(conflicts)")
             let lines = try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: Int64(id)!) }
             #expect(lines.count == 100 && lines.contains { $0.name == "line 7" && $0.quantity == "2" })
             try await CentralStore.withStore(setup.url) { store in
@@ -171,8 +186,14 @@ struct MaterialsEndToEndTests {
             #expect(try await worker("sync").status == 0)
             let mine = try await worker("used", id)
             #expect(
-                mine.stdout.contains("line 7") && !mine.stdout.contains("NOPE-9") && !mine.stdout.contains("OLD-1")
-                    && !mine.stdout.contains("one more"), "\(mine.stdout)")
+                mine.stdout.contains("line 7") && !mine.stdout.contains("LATE-1") && !mine.stdout.contains("one more"), "\(mine.stdout)")
+            // A part added since reaches the device with the common data, and the retirement too.
+            _ = try await manager.ok(
+                "part", "add", "--code", "NEW-2", "--name", "New seal", "--unit", "piece", "--price", "3", "--currency", "SEK")
+            try await service("replicate")
+            #expect(try await worker("sync").status == 0)
+            let now = try await worker("parts")
+            #expect(now.stdout.contains("NEW-2") && now.stdout.contains("3 SEK") && !now.stdout.contains("LATE-1"), "\(now.stdout)")
             let left = try await CentralStore.withStore(setup.url) { try await $0.materials(ofTask: Int64(id)!) }
             #expect(left.map { "\($0.name) \($0.quantity)" } == ["line 7 2"])
         }

@@ -1,5 +1,5 @@
 -- Common data changes go to the feed too, so replicas of people, teams,
--- memberships and locations can follow the same position.
+-- memberships, locations and parts can follow the same position.
 CREATE OR REPLACE FUNCTION common_record_change() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
@@ -16,6 +16,8 @@ BEGIN
         PERFORM public.teamwork_feed_append('person', r.id, op, NULL, NULL, NULL, NULL);
     ELSIF TG_TABLE_NAME = 'teams' THEN
         PERFORM public.teamwork_feed_append('team', r.id, op, r.id, NULL, NULL, NULL);
+    ELSIF TG_TABLE_NAME = 'parts' THEN
+        PERFORM public.teamwork_feed_append('part', r.id, op, NULL, NULL, NULL, NULL);
     ELSE
         PERFORM public.teamwork_feed_append('location', r.id, op, NULL, NULL, NULL, NULL);
     END IF;
