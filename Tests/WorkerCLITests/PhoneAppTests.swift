@@ -86,6 +86,8 @@ struct PhoneAppTests {
                 "--item", "reading:number(kWh,0..):Final reading:required", "--item", "seal:choice(intact|broken|replaced):Meter seal",
                 "--item", "remarks:text:Remarks", "--item", "photo:photo:The new meter:required",
                 "--item", "signed:signature:Customer's signature:required")
+            _ = try await manager.ok(
+                "part", "add", "--code", "CBL-3", "--name", "Cable 3x2.5", "--unit", "m", "--price", "12.50", "--currency", "SEK")
             var ids: [String: Int64] = [:]
             for (key, arguments) in [
                 (
@@ -196,19 +198,32 @@ struct PhoneAppTests {
             try await Self.type(page, "#item-signed-signer", "Eva Kund")
             try await Self.submit(page, "#item-signed")
             try await page.waitUntil("document.querySelector('[data-answered=signed]')")
+            // What was used: a part of the catalogue the phone holds, and a line of her own; a bad quantity is refused.
+            try await Self.type(page, "#used-part", "CBL-3")
+            try await Self.type(page, "#used-quantity", "-1")
+            try await Self.submit(page, "#used")
+            try await page.waitUntil("document.querySelector('.problem')?.textContent.includes('a quantity is a number')")
+            try await Self.type(page, "#used-quantity", "12.5")
+            try await Self.submit(page, "#used")
+            try await page.waitUntil("document.querySelector('[data-used=\"CBL-3\"]')?.textContent.includes('12.5 m')")
+            try await Self.type(page, "#used-part", "")
+            try await Self.type(page, "#used-line", "Cable ties")
+            try await Self.type(page, "#used-quantity", "20")
+            try await Self.submit(page, "#used")
+            try await page.waitUntil("document.querySelector('[data-used=\"Cable ties\"]')")
             try await Self.type(page, "#note", "Meter swapped, seal replaced")
             try await Self.submit(page, "#complete")
             try await page.waitUntil("document.querySelector('#task-status')?.textContent === 'Completed'")
-            #expect(try await page.evaluate("document.body.dataset.pending").string == "8")
+            #expect(try await page.evaluate("document.body.dataset.pending").string == "10")
             // Reloaded offline, what waits is still there.
             try await page.open(scene.app)
-            try await page.waitUntil("document.body.dataset.pending === '8'", within: .seconds(10))
+            try await page.waitUntil("document.body.dataset.pending === '10'", within: .seconds(10))
             #expect(try await scene.task(swap).status == .assigned)
 
             // The service is back and killed while the app sends (after its first answer, or as the
             // pushes begin); back again, the app sends the rest by itself, and everything counts once.
             try await scene.service.start()
-            try? await page.waitUntil("Number(document.body.dataset.pending) < 8", within: .seconds(20))
+            try? await page.waitUntil("Number(document.body.dataset.pending) < 10", within: .seconds(20))
             _ = try await scene.service.stop(signal: SIGKILL)
             try await scene.service.start()
             do {
@@ -224,14 +239,17 @@ struct PhoneAppTests {
                 (try await store.history(taskID: swap), try await store.attachments(ofTask: swap))
             }
             #expect(history.filter { $0.changes["status"]?.new == "completed" }.count == 1, "\(history.map(\.action))")
-            // The listener's ledger took each of the phone's eight changes once, through a kill mid-send.
+            // The listener's ledger took each of the phone's ten changes once, through a kill mid-send.
             let ledger = try await CentralStore.withStore(scene.url) { store in
                 try await store.rows(
                     PostgresQuery(
                         unsafeSQL: "SELECT operation, count(*)::int FROM field_changes WHERE task_id = \(swap) GROUP BY operation")
                 ).map { try $0.decode((String, Int).self) }
             }
-            #expect(Dictionary(uniqueKeysWithValues: ledger) == ["start": 1, "answer": 4, "attach": 2, "complete": 1], "\(ledger)")
+            #expect(
+                Dictionary(uniqueKeysWithValues: ledger) == ["start": 1, "answer": 4, "attach": 2, "use": 2, "complete": 1], "\(ledger)")
+            let used = try await CentralStore.withStore(scene.url) { try await $0.materials(ofTask: swap) }
+            #expect(used.map { "\($0.partCode ?? $0.name) \($0.quantity) \($0.total ?? "-")" } == ["CBL-3 12.5 156.25", "Cable ties 20 -"])
             #expect(done.answers.count == 6 && done.answers["reading"]?.value == "48213.5")
             #expect(Set(attachments.map { $0.item ?? "" }) == ["photo", "signed"])
             #expect(attachments.first { $0.item == "signed" }?.signer == "Eva Kund")

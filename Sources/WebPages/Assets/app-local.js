@@ -11,10 +11,13 @@
 //   notices   key → {at, text, taskID}                       what the worker must be told (a
 //                                                           refusal once, however often it is read)
 //   files     digest → {blob, mediaType}                      photos and signatures not yet uploaded
+//   parts     id → the catalogue's part (the common data)      read-only, what a worker may record
+//   used      key (task:part or task:~line) → {taskID, part,   what the worker recorded as used on
+//             description, quantity, changeID}                 a task from this phone
 
 import { text, day } from "./words.js";
 
-const version = 1;
+const version = 2;
 export const databaseName = (person) => `teamwork-person-${person}`;
 
 function request(req) {
@@ -26,8 +29,17 @@ function request(req) {
 
 export async function open(person) {
   const req = indexedDB.open(databaseName(person), version);
-  req.onupgradeneeded = () => {
+  req.onupgradeneeded = (event) => {
     const db = req.result;
+    // Version 2: the parts catalogue and what was used; the common data is taken again from its start.
+    if (event.oldVersion >= 1) {
+      db.createObjectStore("parts", { keyPath: "id" });
+      db.createObjectStore("used", { keyPath: "key" });
+      req.transaction.objectStore("replicas").delete("common");
+      return;
+    }
+    db.createObjectStore("parts", { keyPath: "id" });
+    db.createObjectStore("used", { keyPath: "key" });
     db.createObjectStore("replicas", { keyPath: "name" });
     db.createObjectStore("tasks", { keyPath: ["replica", "id"] });
     db.createObjectStore("members", { keyPath: ["replica", "person_id"] });
@@ -80,7 +92,7 @@ export class Local {
   // which the app words as the acceptance), a task of theirs given to someone else or taken away, a task moved to
   // another day.
   async applyPage(person, replica, page) {
-    await this.write(["replicas", "tasks", "members", "locations", "notices"], async (s) => {
+    await this.write(["replicas", "tasks", "members", "locations", "notices", "used"], async (s) => {
       // A page that no longer starts where the copy stands (another sync took the next one) is left.
       const held = await request(s.replicas.get(replica.name));
       if (!page.refetch && (held?.since ?? 0) !== page.since) return;
@@ -123,8 +135,10 @@ export class Local {
         if (refusal.person_id !== person) continue;
         const said = refusal.decision
           ? text("decided", refusal.task_id, refusal.reason, refusal.decision) : text("refused", refusal.task_id, refusal.reason);
-        s.notices.put({ key: `refused:${refusal.change_id}`, at: refusal.decided_at, taskID: refusal.task_id, text: said });
+        // A decision is news when it comes: it stands on top, above the refusal it decides.
+        s.notices.put({ key: `refused:${refusal.change_id}`, at: refusal.decision ? now : refusal.decided_at, taskID: refusal.task_id, text: said });
         if (refusal.operation === "complete") await setAside(s, person, replica.name, refusal.task_id, refusal.change_id, refusal.decision);
+        if (refusal.operation === "use") this.forgetUse(s, refusal.change_id);
       }
       s.replicas.put({ ...replica, epoch: page.epoch, since: page.up_to });
     });
@@ -136,7 +150,37 @@ export class Local {
   }
 
   async enqueue(replica, change) {
-    await this.write(["queue"], async (s) => { s.queue.add({ replica, change, state: "queued" }); });
+    await this.write(["queue", "used"], async (s) => {
+      s.queue.add({ replica, change, state: "queued" });
+      if (change.operation !== "use") return;
+      // What was used, as the phone recorded it: a line per part (or description); 0 removes it.
+      const key = usedKey(change);
+      if (!/[1-9]/.test(change.value)) s.used.delete(key);
+      else s.used.put({ key, taskID: change.task_id, part: change.item ?? null, description: change.item == null ? change.note.trim() : null, quantity: change.value, changeID: change.id });
+    });
+  }
+
+  // A use the service or the master refused is not what the phone recorded any more.
+  forgetUse(s, changeID) {
+    const cursor = s.used.openCursor();
+    cursor.onsuccess = () => {
+      const at = cursor.result;
+      if (!at) return;
+      if (at.value.changeID === changeID) at.delete();
+      at.continue();
+    };
+  }
+
+  // Applies one page of the common replica: the phone keeps its parts catalogue.
+  async applyCommon(page) {
+    await this.write(["replicas", "parts"], async (s) => {
+      const held = await request(s.replicas.get("common"));
+      if (!page.refetch && (held?.since ?? 0) !== page.since) return;
+      if (page.refetch && page.since === 0) s.parts.clear();
+      for (const part of page.parts || []) s.parts.put(part);
+      for (const gone of page.deleted) if (gone.table === "parts") s.parts.delete(gone.id);
+      s.replicas.put({ name: "common", kind: "common", title: "", epoch: page.epoch, since: page.up_to });
+    });
   }
 
   async notice(key, text, taskID = null) {
@@ -159,4 +203,9 @@ async function setAside(s, person, replica, taskID, changeID, decision) {
   } else {
     s.tasks.put({ ...rest, set_aside_completion: changeID });
   }
+}
+
+// The line a use sets: its part (whatever its letters' case) or its description.
+export function usedKey(change) {
+  return `${change.task_id}:` + (change.item != null ? change.item.toLowerCase() : `~${(change.note || "").trim().toLowerCase()}`);
 }

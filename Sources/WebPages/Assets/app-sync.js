@@ -64,8 +64,8 @@ export async function sync(local, person, replicas) {
   const names = new Set(replicas.map((r) => r.name));
   await push(local, names, report);
   for (const replica of replicas) {
-    if (replica.kind === "common" || !replica.available) continue;
-    report.pulled += await pull(local, person, replica);
+    if (!replica.available) continue;
+    report.pulled += replica.kind === "common" ? await pullCommon(local, replica) : await pull(local, person, replica);
   }
   return report;
 }
@@ -121,7 +121,7 @@ async function pushOne(local, replica, entry, report) {
 // worker is told why (the task shows the master's copy again).
 async function settle(local, entries, results, report) {
   const byID = new Map(results.map((r) => [r.id, r]));
-  await local.write(["queue", "notices", "tasks"], async (s) => {
+  await local.write(["queue", "notices", "tasks", "used"], async (s) => {
     for (const entry of entries) {
       const result = byID.get(entry.change.id);
       if (!result) continue;
@@ -131,6 +131,7 @@ async function settle(local, entries, results, report) {
         report.refused += 1;
         s.notices.put({ key: `refused:${entry.change.id}`, at: Date.now(), taskID: entry.change.task_id, text: text("refused", entry.change.task_id, result.reason) });
         if (entry.change.operation === "complete") await local.refusedCompletion(s, entry.replica, entry.change.task_id, entry.change.id);
+        if (entry.change.operation === "use") local.forgetUse(s, entry.change.id);
       }
     }
   });
@@ -212,6 +213,23 @@ async function pull(local, person, listed) {
     const page = await response.json();
     await local.applyPage(person, { name: listed.name, kind: listed.kind, title: listed.title }, page);
     rows += page.tasks.length + page.members.length + page.locations.length + page.deleted.length;
+    if (!page.more) break;
+  }
+  return rows;
+}
+
+// The common replica: the phone keeps its parts catalogue (people and sites come with the team's pages).
+async function pullCommon(local, listed) {
+  let rows = 0;
+  for (let guard = 0; guard < 10000; guard += 1) {
+    const held = await local.get("replicas", "common");
+    const query = new URLSearchParams({ since: String(held?.since ?? 0), limit: "500" });
+    if (held?.epoch) query.set("epoch", held.epoch);
+    const response = await call(`/v1/replicas/${encodeURIComponent(listed.name)}/changes?${query}`);
+    if (!response.ok) throw new Offline(`${listed.name}: ${response.status}`);
+    const page = await response.json();
+    await local.applyCommon(page);
+    rows += (page.parts || []).length;
     if (!page.more) break;
   }
   return rows;

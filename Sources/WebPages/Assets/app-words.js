@@ -24,7 +24,9 @@ const words = {
     visits: { none: "visit booked, not confirmed yet", confirmed: "visit confirmed", move: "asked for another time", cancel: "cancelled the visit" },
     reopen: "Reopen", signFirst: "sign on the pad first", signerMissing: "write the signer's name",
     needsHTTPS: "Photos and signatures need the app over HTTPS: ask your dispatcher for an https link.",
-    did: { start: "Start", complete: "Complete", reopen: "Reopen", claim: "Claim", answer: "Answer", attach: "File" },
+    did: { start: "Start", complete: "Complete", reopen: "Reopen", claim: "Claim", answer: "Answer", attach: "File", use: "Used" },
+    used: "Used on the job", usedPart: "Part", usedOther: "Something else (describe it)", usedLine: "What it was (if not a part)",
+    usedQuantity: "How much (0 removes it)", usedRecord: "Record",
   },
   sv: {
     title: "Min dag", free: "Lediga uppdrag", nothing: "Inget planerat för dig.", noFree: "Inga lediga uppdrag i ditt lag.",
@@ -50,7 +52,9 @@ const words = {
     visits: { none: "besöket bokat, inte bekräftat än", confirmed: "besöket bekräftat", move: "vill ha en annan tid", cancel: "har avbokat besöket" },
     reopen: "Öppna igen", signFirst: "skriv under på ytan först", signerMissing: "skriv undertecknarens namn",
     needsHTTPS: "Foton och underskrifter kräver appen över HTTPS: be arbetsledaren om en https-länk.",
-    did: { start: "Påbörja", complete: "Slutför", reopen: "Öppna igen", claim: "Ta uppdraget", answer: "Svar", attach: "Fil" },
+    did: { start: "Påbörja", complete: "Slutför", reopen: "Öppna igen", claim: "Ta uppdraget", answer: "Svar", attach: "Fil", use: "Förbrukat" },
+    used: "Förbrukat material", usedPart: "Artikel", usedOther: "Något annat (beskriv det)", usedLine: "Vad det var (om inte en artikel)",
+    usedQuantity: "Mängd (0 tar bort raden)", usedRecord: "Registrera",
   },
 };
 

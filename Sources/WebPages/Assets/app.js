@@ -169,8 +169,8 @@ async function signOut() {
 
 async function snapshot() {
   if (!state.local) return null;
-  const [tasks, queue, notices, locations, members, files] = await Promise.all(
-    ["tasks", "queue", "notices", "locations", "members", "files"].map((name) => state.local.all(name)));
+  const [tasks, queue, notices, locations, members, files, parts, used] = await Promise.all(
+    ["tasks", "queue", "notices", "locations", "members", "files", "parts", "used"].map((name) => state.local.all(name)));
   const byTask = new Map();
   for (const entry of queue.sort((a, b) => a.seq - b.seq)) {
     const id = entry.change.task_id;
@@ -187,7 +187,8 @@ async function snapshot() {
     if (!existing || existing.replica.startsWith("person-")) shown.set(task.id, { task, facts, replica: task.replica, queued: byTask.get(task.id) || [] });
   }
   const sites = new Map(locations.map((l) => [l.id, l]));
-  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)) };
+  parts.sort((a, b) => a.code.toLowerCase().localeCompare(b.code.toLowerCase()));
+  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)), parts, used };
 }
 
 function skillsIn(view, replica) {
@@ -208,7 +209,8 @@ async function act(view, item, change) {
   }
   await state.local.enqueue(item.replica, full);
   for (const id of [...drafts.keys()]) {
-    if (id === "note" ? change.operation === "complete" : change.item && id.startsWith(`item-${change.item}-`)) drafts.delete(id);
+    if (id === "note" ? change.operation === "complete"
+      : change.operation === "use" ? id.startsWith("used-") : change.item && id.startsWith(`item-${change.item}-`)) drafts.delete(id);
   }
   state.problem = null;
   await render();
@@ -252,8 +254,8 @@ async function render() {
   if (!view) return;
   renderStatus(view);
   document.body.dataset.pending = String(view.queue.length);
-  const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, view.notices.map((n) => n.key),
-    view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length])]);
+  const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, view.notices.map((n) => [n.key, n.text]),
+    view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length]), view.used.map((u) => [u.key, u.quantity]), view.parts.length]);
   if (print === shownPrint) return;
   shownPrint = print;
   const route = location.hash.slice(1).split("/");
@@ -361,11 +363,60 @@ function taskPage(view, id) {
     f.status === "completed" && f.completedBy === state.person
       ? el("button", { type: "button", id: "reopen", class: "secondary", onclick: () => act(view, item, { operation: "reopen" }) }, text("reopen")) : null,
     f.checklist ? checklist(view, item, mine && f.status !== "completed") : null,
+    materials(view, item, mine && f.status !== "completed"),
     mine && f.status !== "completed" ? el("form", { id: "complete", onsubmit: (event) => {
       event.preventDefault();
       act(view, item, { operation: "complete", note: note.value });
     } }, el("label", { for: "note" }, text("note")), note, el("button", { type: "submit" }, text("complete"))) : null,
   ];
+}
+
+// What was used on the job: the lines this phone recorded, and (while the task is the worker's
+// and not completed) a form for a part of the catalogue or a line of their own. The rules of the
+// field-change contract check it before it is queued; the phone's catalogue refuses an unknown
+// part, or a retired one on a new line.
+function materials(view, item, editable) {
+  const id = item.task.id;
+  const lines = view.used.filter((u) => u.taskID === id);
+  if (!editable && !lines.length) return null;
+  const byCode = new Map(view.parts.map((p) => [p.code.toLowerCase(), p]));
+  const shown = lines.map((u) => {
+    const part = u.part != null ? byCode.get(u.part.toLowerCase()) : null;
+    const what = part ? `${part.code} ${part.name}` : u.part ?? `“${u.description}”`;
+    return el("li", { "data-used": u.part ?? u.description }, `${what}: ${u.quantity}${part ? ` ${part.unit}` : ""}`);
+  });
+  if (!editable) return el("section", { class: "materials", "aria-labelledby": "used-title" }, el("h2", { id: "used-title" }, text("used")), el("ul", {}, shown));
+  const offered = view.parts.filter((p) => !p.retired);
+  const part = el("select", { id: "used-part" }, el("option", { value: "" }, text("usedOther")),
+    offered.map((p) => el("option", { value: p.code }, `${p.code} · ${p.name} (${p.unit})`)));
+  const line = el("input", { id: "used-line", maxlength: 200, autocomplete: "off" });
+  const quantity = el("input", { id: "used-quantity", inputmode: "decimal", autocomplete: "off", required: true });
+  return el("section", { class: "materials", "aria-labelledby": "used-title" },
+    el("h2", { id: "used-title" }, text("used")),
+    lines.length ? el("ul", {}, shown) : null,
+    el("form", { id: "used", onsubmit: async (event) => {
+      event.preventDefault();
+      const code = part.value, value = quantity.value.trim();
+      const change = code ? { operation: "use", item: code, value } : { operation: "use", note: line.value, value };
+      const wrong = code ? catalogueProblem(view, code, value, lines) : null;
+      if (wrong) { state.problem = refusal(wrong); await render(); return; }
+      await act(view, item, change);
+    } },
+      el("label", { for: "used-part" }, text("usedPart")), part,
+      el("label", { for: "used-line" }, text("usedLine")), line,
+      el("label", { for: "used-quantity" }, text("usedQuantity")), quantity,
+      el("button", { type: "submit" }, text("usedRecord"))));
+}
+
+// The phone's copy of the catalogue (the common data) refuses a part it does not hold, or a
+// retired one on a new line; the master has the last word.
+function catalogueProblem(view, code, value, lines) {
+  if (!view.parts.length) return null;
+  const part = view.parts.find((p) => p.code.toLowerCase() === code.toLowerCase());
+  if (!part) return `no part ${code} in the catalogue`;
+  const held = lines.some((u) => u.part != null && u.part.toLowerCase() === code.toLowerCase());
+  if (part.retired && /[1-9]/.test(value) && !held) return `part ${part.code} is retired: it is no longer used`;
+  return null;
 }
 
 function labelOf(facts, key) {
