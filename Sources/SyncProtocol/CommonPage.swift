@@ -133,4 +133,21 @@ public struct CommonPage: Sendable, Codable, Equatable {
         self.locations = locations
         self.deleted = deleted
     }
+
+    enum CodingKeys: String, CodingKey {
+        case epoch, refetch, since, upTo, more, people, teams, memberships, locations, parts, deleted
+    }
+
+    /// A server from before the catalogue travelled sends no `parts`: none, not an error.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            epoch: try c.decode(String.self, forKey: .epoch), refetch: try c.decode(Bool.self, forKey: .refetch),
+            since: try c.decode(Int64.self, forKey: .since), upTo: try c.decode(Int64.self, forKey: .upTo),
+            more: try c.decode(Bool.self, forKey: .more), people: try c.decode([Person].self, forKey: .people),
+            teams: try c.decode([Team].self, forKey: .teams), memberships: try c.decode([Membership].self, forKey: .memberships),
+            locations: try c.decode([Location].self, forKey: .locations),
+            parts: try c.decodeIfPresent([Part].self, forKey: .parts) ?? [],
+            deleted: try c.decode([ChangePage.Deletion].self, forKey: .deleted))
+    }
 }

@@ -449,26 +449,19 @@ struct Used: AsyncParsableCommand {
         // A quantity or a code that can never be taken is bad input (65), before the task's state is looked at.
         let change = WorkerChange(id: "device-check", operation: .use, taskID: id, note: line, madeAt: Date(), item: item, value: value)
         if let problem = change.materialProblem() { throw TeamworkError.invalid(problem) }
-        if let item { try Self.checkCatalogue(item, quantity: value, task: id) }
+        if let item { try Self.checkCatalogue(item) }
         try TaskChange.queue(.use, id: id, note: line, item: item, value: value)
     }
 
-    /// The device's copy of the catalogue (the common data) refuses an unknown part, or a retired one
-    /// on a new line, before it is queued; with no copy yet, the master decides.
-    static func checkCatalogue(_ code: String, quantity: String, task: Int64) throws {
-        let home = try WorkerHome()
-        let store = try home.store()
-        let catalogue = try store.parts(retired: true)
-        guard !catalogue.isEmpty else { return }
-        guard let part = catalogue.first(where: { $0.code.lowercased() == code.lowercased() }) else {
-            throw TeamworkError.conflict(
-                "no part \(TerminalText.inline(code)) in the catalogue (teamwork-worker parts lists it; --line records something else)")
-        }
-        let adds = quantity.contains { $0 != "0" && $0 != "." }
-        let held = try store.materials(taskID: task, person: try home.personID(store)).contains {
-            $0.part?.lowercased() == code.lowercased()
-        }
-        if part.retired, adds, !held { throw TeamworkError.conflict("part \(part.code) is retired: it is no longer used") }
+    /// The device's copy of the catalogue (the common data) refuses a part it does not hold, before
+    /// it is queued; with no copy yet, the master decides. Whether a retired part may go on a line is
+    /// the master's to say: it knows every line of the task, this device only its own.
+    static func checkCatalogue(_ code: String) throws {
+        let catalogue = try WorkerHome().store().parts(retired: true)
+        guard !catalogue.isEmpty, !catalogue.contains(where: { $0.code.lowercased() == code.lowercased() }) else { return }
+        throw TeamworkError.conflict(
+            "no part \(TerminalText.inline(code)) in this device's copy of the catalogue: sync to get the latest "
+                + "(teamwork-worker parts lists it), or record it with --line")
     }
 
     func list() throws {

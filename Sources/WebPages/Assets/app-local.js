@@ -135,8 +135,12 @@ export class Local {
         if (refusal.person_id !== person) continue;
         const said = refusal.decision
           ? text("decided", refusal.task_id, refusal.reason, refusal.decision) : text("refused", refusal.task_id, refusal.reason);
-        // A decision is news when it comes: it stands on top, above the refusal it decides.
-        s.notices.put({ key: `refused:${refusal.change_id}`, at: refusal.decision ? now : refusal.decided_at, taskID: refusal.task_id, text: said });
+        // A decision is news when it comes: it stands on top, above the refusal it decides (once: the
+        // same words arriving again, as after a rebuild, keep their place).
+        const key = `refused:${refusal.change_id}`;
+        const before = await request(s.notices.get(key));
+        const at = before && before.text === said ? before.at : refusal.decision ? now : refusal.decided_at;
+        s.notices.put({ key, at, taskID: refusal.task_id, text: said });
         if (refusal.operation === "complete") await setAside(s, person, replica.name, refusal.task_id, refusal.change_id, refusal.decision);
         if (refusal.operation === "use") this.forgetUse(s, refusal.change_id);
       }

@@ -65,7 +65,16 @@ export async function sync(local, person, replicas) {
   await push(local, names, report);
   for (const replica of replicas) {
     if (!replica.available) continue;
-    report.pulled += replica.kind === "common" ? await pullCommon(local, replica) : await pull(local, person, replica);
+    if (replica.kind !== "common") {
+      report.pulled += await pull(local, person, replica);
+      continue;
+    }
+    // The catalogue is not worth a failed sync: the team's work goes on with the copy the phone has.
+    try {
+      report.pulled += await pullCommon(local, replica);
+    } catch (error) {
+      if (error instanceof SignedOut || error instanceof PersonChanged) throw error;
+    }
   }
   return report;
 }

@@ -255,7 +255,7 @@ async function render() {
   renderStatus(view);
   document.body.dataset.pending = String(view.queue.length);
   const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, view.notices.map((n) => [n.key, n.text]),
-    view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length]), view.used.map((u) => [u.key, u.quantity]), view.parts.length]);
+    view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length]), view.used.map((u) => [u.key, u.quantity]), view.parts.map((p) => [p.id, p.row_version])]);
   if (print === shownPrint) return;
   shownPrint = print;
   const route = location.hash.slice(1).split("/");
@@ -386,7 +386,9 @@ function materials(view, item, editable) {
     return el("li", { "data-used": u.part ?? u.description }, `${what}: ${u.quantity}${part ? ` ${part.unit}` : ""}`);
   });
   if (!editable) return el("section", { class: "materials", "aria-labelledby": "used-title" }, el("h2", { id: "used-title" }, text("used")), el("ul", {}, shown));
-  const offered = view.parts.filter((p) => !p.retired);
+  // Retired parts are not offered, but one already on a line of this task can still be corrected or removed.
+  const held = new Set(lines.filter((u) => u.part != null).map((u) => u.part.toLowerCase()));
+  const offered = view.parts.filter((p) => !p.retired || held.has(p.code.toLowerCase()));
   const part = el("select", { id: "used-part" }, el("option", { value: "" }, text("usedOther")),
     offered.map((p) => el("option", { value: p.code }, `${p.code} · ${p.name} (${p.unit})`)));
   const line = el("input", { id: "used-line", maxlength: 200, autocomplete: "off" });
@@ -396,9 +398,10 @@ function materials(view, item, editable) {
     lines.length ? el("ul", {}, shown) : null,
     el("form", { id: "used", onsubmit: async (event) => {
       event.preventDefault();
-      const code = part.value, value = quantity.value.trim();
+      // A decimal comma (a Swedish phone's keypad) is a point.
+      const code = part.value, value = quantity.value.trim().replace(",", ".");
       const change = code ? { operation: "use", item: code, value } : { operation: "use", note: line.value, value };
-      const wrong = code ? catalogueProblem(view, code, value, lines) : null;
+      const wrong = code ? catalogueProblem(view, code) : null;
       if (wrong) { state.problem = refusal(wrong); await render(); return; }
       await act(view, item, change);
     } },
@@ -408,15 +411,11 @@ function materials(view, item, editable) {
       el("button", { type: "submit" }, text("usedRecord"))));
 }
 
-// The phone's copy of the catalogue (the common data) refuses a part it does not hold, or a
-// retired one on a new line; the master has the last word.
-function catalogueProblem(view, code, value, lines) {
+// The phone's copy of the catalogue (the common data) refuses a part it does not hold; whether a
+// retired part may go on a line is the master's to say (it knows every line of the task).
+function catalogueProblem(view, code) {
   if (!view.parts.length) return null;
-  const part = view.parts.find((p) => p.code.toLowerCase() === code.toLowerCase());
-  if (!part) return `no part ${code} in the catalogue`;
-  const held = lines.some((u) => u.part != null && u.part.toLowerCase() === code.toLowerCase());
-  if (part.retired && /[1-9]/.test(value) && !held) return `part ${part.code} is retired: it is no longer used`;
-  return null;
+  return view.parts.some((p) => p.code.toLowerCase() === code.toLowerCase()) ? null : `no part ${code} in this phone's catalogue`;
 }
 
 function labelOf(facts, key) {
