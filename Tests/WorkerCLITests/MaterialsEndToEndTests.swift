@@ -10,16 +10,22 @@ import Testing
 /// uses, taken in once, priced with the catalogue of the day and shown to the manager.
 @Suite("Materials used, end to end")
 struct MaterialsEndToEndTests {
+    /// The manager's tool, a service pass (`replicate` or `listen`, once) and Ann's device.
+    static func tools(
+        _ setup: WorkerEndToEndTests.Setup
+    ) -> (ManagerTool, (String) async throws -> Void, (String...) async throws -> Tool.Run) {
+        let service: (String) async throws -> Void = { command in
+            let run = try await Tool.service.run([
+                command, "--once", "--database-url", setup.url.connectionString, "--replicas", setup.folder.path,
+            ])
+            #expect(run.status == 0, "\(command) --once: \(run.stderr)")
+        }
+        return (ManagerTool(setup.url), service, { arguments in try await WorkerTool.run(setup.annHome, arguments) })
+    }
+
     @Test func partsAndLinesRecordedOfflineArriveOnceWithTheirPricesAndHostileQuantitiesChangeNothing() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            let manager = ManagerTool(setup.url)
-            func service(_ command: String) async throws {
-                let run = try await Tool.service.run([
-                    command, "--once", "--database-url", setup.url.connectionString, "--replicas", setup.folder.path,
-                ])
-                #expect(run.status == 0, "\(command) --once: \(run.stderr)")
-            }
-            func worker(_ arguments: String...) async throws -> Tool.Run { try await WorkerTool.run(setup.annHome, arguments) }
+            let (manager, service, worker) = Self.tools(setup)
 
             _ = try await manager.ok(
                 "part", "add", "--code", "CBL-3", "--name", "Cable 3x2.5", "--unit", "m", "--price", "12.50", "--currency", "SEK")
@@ -130,14 +136,7 @@ struct MaterialsEndToEndTests {
     /// is a 101st line; a part added later reaches the device.
     @Test func theCatalogueOnTheDeviceRefusesUnknownPartsAndTheMasterSetsAsideWhatItLearnedLater() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
-            let manager = ManagerTool(setup.url)
-            func service(_ command: String) async throws {
-                let run = try await Tool.service.run([
-                    command, "--once", "--database-url", setup.url.connectionString, "--replicas", setup.folder.path,
-                ])
-                #expect(run.status == 0, "\(command) --once: \(run.stderr)")
-            }
-            func worker(_ arguments: String...) async throws -> Tool.Run { try await WorkerTool.run(setup.annHome, arguments) }
+            let (manager, service, worker) = Self.tools(setup)
             _ = try await manager.ok("part", "add", "--code", "OLD-1", "--name", "Old meter seal", "--unit", "piece")
             _ = try await manager.ok("part", "update", "OLD-1", "--retire")
             _ = try await manager.ok("part", "add", "--code", "LATE-1", "--name", "Seal, soon retired", "--unit", "piece")
