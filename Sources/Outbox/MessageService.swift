@@ -230,7 +230,7 @@ public struct MessageService: Service {
             "window": task.window.map { MessageWindow.text($0, zone: zone, language: customer.language) } ?? "",
             "worker": worker?.firstName ?? (customer.language == .sv ? "Vår tekniker" : "Our technician"),
             "link": customer.language == .sv ? "svara på det här meddelandet" : "reply to this message",
-            "eta": "", "summary": "",
+            "eta": "", "summary": "", "used": "",
         ]
         if [.booked, .changed].contains(message.kind),
             let secret = try await store.issueAppointmentLink(taskID: task.id, sequence: message.sequence)
@@ -259,6 +259,13 @@ public struct MessageService: Service {
             }
             if let note = task.completionNote, !note.isEmpty { summary.append(note) }
             values["summary"] = summary.joined(separator: "\n")
+            // What was used, for a company whose template asks for it ({used}): names and quantities, no prices.
+            let used = try await store.materials(ofTask: task.id)
+            if !used.isEmpty {
+                values["used"] =
+                    (customer.language == .sv ? "Förbrukat material:" : "Used on the job:")
+                    + used.map { "\n- \($0.name): \($0.quantity)\($0.unit.map { " \($0)" } ?? "")" }.joined()
+            }
         }
         let words = settings.templates.render(message.kind, customer.language, values)
         switch message.channel {

@@ -4,14 +4,18 @@ import TeamworkModel
 /// The words of the customers' messages, per kind and language (docs/integrations.md). Built in
 /// for English and Swedish; a company changes any of them with a folder of `KIND.LANGUAGE.txt`
 /// files (`booked.sv.txt`): the first line `Subject: ...`, then a blank line, then the body.
-/// Placeholders: {name} {task} {site} {window} {link} {eta} {worker} {summary} {company}.
+/// Placeholders: {name} {task} {site} {window} {link} {eta} {worker} {summary} {used} {company}.
+/// `{used}` (what was used on the job, done only) is in no built-in template: a company that wants
+/// its customers told puts it in its own `done` files.
 public struct MessageTemplates: Sendable {
     public struct Template: Sendable, Equatable {
         public var subject: String
         public var body: String
     }
 
-    public static let placeholders: Set<String> = ["name", "task", "site", "window", "link", "eta", "worker", "summary", "company"]
+    public static let placeholders: Set<String> = [
+        "name", "task", "site", "window", "link", "eta", "worker", "summary", "used", "company",
+    ]
 
     var templates: [String: Template]
 

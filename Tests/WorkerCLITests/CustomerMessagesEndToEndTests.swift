@@ -402,6 +402,62 @@ struct CustomerMessagesEndToEndTests {
     /// go at once beside it (seen on main: they waited for the held one's deadline, and a loaded CI run
     /// failed). Then the service dies while only the held one is in flight: it goes again, once, with
     /// the same Message-ID.
+    /// A company whose own `done` template asks for `{used}` tells the customer what was used on the
+    /// job (names and quantities, no prices); the built-in words do not.
+    @Test func theDoneMailListsWhatWasUsedWhenTheCompanysTemplateAsksForIt() async throws {
+        try await Self.withScratch("done-used") { url, folder, manager in
+            _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
+            _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
+            _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
+            _ = try await manager.ok("team", "add-member", "red", "ann@example.org")
+            _ = try await manager.ok("customer", "add", "--name", "Ola Berg", "--email", "ola@example.org", "--consent")
+            _ = try await manager.ok("customer", "add", "--name", "Per Holm", "--email", "per@example.org", "--consent", "--language", "sv")
+            _ = try await manager.ok(
+                "part", "add", "--code", "CBL-3", "--name", "Cable 3x2.5", "--unit", "m", "--price", "12.50", "--currency", "SEK")
+            let templates = folder.appending(path: "templates")
+            try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
+            try "Subject: Done: {task}\n\nHello {name},\n\n{worker} finished {task}.\n{used}\n\n{company}\n"
+                .write(to: templates.appending(path: "done.en.txt"), atomically: true, encoding: .utf8)
+            let catcher = try Catcher(in: folder)
+            defer { catcher.stop() }
+            try await catcher.waitUntilListening()
+            let service = ServiceProcess.run(
+                databaseURL: url.connectionString, replicas: folder.appending(path: "replicas"), log: folder.path + "/service.log")
+            service.arguments +=
+                [
+                    "--smtp-url", "smtp://127.0.0.1:\(catcher.port)?from=visits@example.com&starttls=never", "--message-retry", "0.2",
+                    "--message-templates", templates.path,
+                ] + Self.clockBeforeReminders(try Zone("Europe/Stockholm"))
+            try await service.start()
+            defer { service.stopInBackground() }
+            var tasks: [Int64] = []
+            for customer in ["ola@example.org", "per@example.org"] {
+                let made = try await manager.ok(
+                    "task", "create", "--title", "Rewire shed", "--team", "red", "--assignee", "ann@example.org", "--customer", customer,
+                    "--json")
+                let task = try JSONOutput.decode(FieldTask.self, made).id
+                tasks.append(task)
+                _ = try await manager.ok("task", "used", String(task), "CBL-3", "12.5", "--actor", "max@example.org")
+                _ = try await manager.ok("task", "used", String(task), "--line", "Cable ties", "20", "--actor", "max@example.org")
+                try await CentralStore.withStore(url) { store in
+                    _ = try await store.rows(
+                        "UPDATE tasks SET status = 'completed', completed_at = now(), completed_by = assignee_id WHERE id = \(task)")
+                }
+            }
+            #expect(
+                try await eventually(within: .seconds(30)) { try catcher.mails().filter { $0.subject.contains("Rewire shed") }.count == 2 },
+                "\(catcher.shown())\n\(service.logTail(20))")
+            let mails = try catcher.mails().filter { $0.subject.contains("Rewire shed") }
+            let ola = try #require(mails.first { $0.to.contains("ola@example.org") })
+            #expect(
+                ola.text.contains("Used on the job:") && ola.text.contains("- Cable 3x2.5: 12.5 m") && ola.text.contains("- Cable ties: 20")
+                    && !ola.text.contains("12.50") && !ola.text.contains("SEK"), "\(ola.text)")
+            // Per reads Swedish, which the company left built in: no list.
+            let per = try #require(mails.first { $0.to.contains("per@example.org") })
+            #expect(per.subject.hasPrefix("Klart") && !per.text.contains("Cable"), "\(per.text)")
+        }
+    }
+
     @Test func aMailTheRelayHoldsHoldsBackNoOtherAndCutOffByAKilledServiceGoesAgainWithTheSameMessageID() async throws {
         try await Self.withScratch("mail-chaos") { url, folder, manager in
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
