@@ -160,20 +160,30 @@ extension CentralStore {
         _ = try await task(id: id)
         return try await rows(
             """
-            SELECT p.code, coalesce(p.name, m.description), m.unit, trim_scale(m.quantity)::text, trim_scale(m.unit_price)::text,
-                   m.currency, round(m.quantity * m.unit_price, 2)::text, m.person_id,
-                   nullif(btrim(w.first_name || ' ' || w.last_name), ''), m.recorded_at
-            FROM task_materials m LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
+            SELECT \(unescaped: Self.materialColumns) FROM \(unescaped: Self.materialJoins)
             WHERE m.task_id = \(id) AND m.quantity > 0
             ORDER BY p.code IS NULL, lower(p.code), lower(m.description), m.person_id
             """
-        ).map { row in
-            let (code, name, unit, quantity, price, currency, total, person, who, at) = try row.decode(
-                (String?, String, String?, String, String?, String?, String?, Int64, String?, Date).self)
-            return MaterialLine(
-                partCode: code, name: name, unit: unit, quantity: quantity, unitPrice: price, currency: currency, total: total,
-                personID: person, personName: who, recordedAt: at)
-        }
+        ).map { try MaterialLine(row: PostgresRandomAccessRow($0)) }
+    }
+
+    /// A line of `task_materials m` as ``MaterialLine`` reads it (with `parts p` and `people w` joined).
+    static let materialColumns = """
+        p.code AS part_code, coalesce(p.name, m.description) AS line_name, m.unit, trim_scale(m.quantity)::text AS quantity,
+        trim_scale(m.unit_price)::text AS unit_price, m.currency, round(m.quantity * m.unit_price, 2)::text AS total, m.person_id,
+        nullif(btrim(w.first_name || ' ' || w.last_name), '') AS person_name, m.recorded_at
+        """
+    static let materialJoins = "task_materials m LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id"
+}
+
+extension MaterialLine {
+    init(row r: PostgresRandomAccessRow) throws {
+        self.init(
+            partCode: try r["part_code"].decode(String?.self), name: try r["line_name"].decode(String.self),
+            unit: try r["unit"].decode(String?.self), quantity: try r["quantity"].decode(String.self),
+            unitPrice: try r["unit_price"].decode(String?.self), currency: try r["currency"].decode(String?.self),
+            total: try r["total"].decode(String?.self), personID: try r["person_id"].decode(Int64.self),
+            personName: try r["person_name"].decode(String?.self), recordedAt: try r["recorded_at"].decode(Date.self))
     }
 }
 
@@ -185,15 +195,12 @@ extension CentralStore {
         guard to.dayNumber - from.dayNumber < 366 else { throw TeamworkError.invalid("a report covers at most 366 days") }
         return try await rows(
             """
-            SELECT t.id, t.title, g.slug, c.name, ((t.completed_at AT TIME ZONE t.time_zone)::date)::text,
-                   p.code, coalesce(p.name, m.description), m.unit, trim_scale(m.quantity)::text, trim_scale(m.unit_price)::text,
-                   m.currency, round(m.quantity * m.unit_price, 2)::text, m.person_id,
-                   nullif(btrim(w.first_name || ' ' || w.last_name), ''), m.recorded_at
-            FROM task_materials m JOIN tasks t ON t.id = m.task_id
+            SELECT t.id AS task_id, t.title, g.slug AS team, c.name AS customer,
+                   ((t.completed_at AT TIME ZONE t.time_zone)::date)::text AS completed_on, \(unescaped: Self.materialColumns)
+            FROM \(unescaped: Self.materialJoins) JOIN tasks t ON t.id = m.task_id
                  LEFT JOIN teams g ON g.id = t.team_id
                  LEFT JOIN customers c ON c.erased_at IS NULL AND c.id = coalesce(t.customer_id,
                                               (SELECT l.customer_id FROM locations l WHERE l.id = t.location_id))
-                 LEFT JOIN parts p ON p.id = m.part_id LEFT JOIN people w ON w.id = m.person_id
             WHERE t.status = 'completed' AND m.quantity > 0
               -- Every zone's day lies within two of UTC's: the range narrows, the task's own clock decides.
               AND t.completed_at >= ((\(from.description)::date - 2)::timestamp AT TIME ZONE 'UTC')
@@ -204,14 +211,10 @@ extension CentralStore {
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)
-            let line = MaterialLine(
-                partCode: try r[5].decode(String?.self), name: try r[6].decode(String.self), unit: try r[7].decode(String?.self),
-                quantity: try r[8].decode(String.self), unitPrice: try r[9].decode(String?.self), currency: try r[10].decode(String?.self),
-                total: try r[11].decode(String?.self), personID: try r[12].decode(Int64.self), personName: try r[13].decode(String?.self),
-                recordedAt: try r[14].decode(Date.self))
             return MaterialUse(
-                taskID: try r[0].decode(Int64.self), title: try r[1].decode(String.self), team: try r[2].decode(String?.self),
-                customer: try r[3].decode(String?.self), completedOn: try r[4].decode(String.self), line: line)
+                taskID: try r["task_id"].decode(Int64.self), title: try r["title"].decode(String.self),
+                team: try r["team"].decode(String?.self), customer: try r["customer"].decode(String?.self),
+                completedOn: try r["completed_on"].decode(String.self), line: try MaterialLine(row: r))
         }
     }
 }

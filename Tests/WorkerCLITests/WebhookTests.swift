@@ -260,8 +260,8 @@ struct WebhookTests {
             #expect(
                 try await eventually(within: .seconds(30)) { try receiver.taken().count == 2 },
                 "\(receiver.shown())\n\(service.logTail(20))")
-            // Nothing more comes after a moment: one of each, not one and a late repeat.
-            try await Task.sleep(for: .seconds(1))
+            // The master wrote one event of each for the task: no late repeat can follow (a count, not a wait).
+            #expect(try await Self.events(url, task: task.id) == ["task.completed": 1, "task.costed": 1])
             let taken = try receiver.taken()
             #expect(taken.compactMap(\.type).sorted() == ["task.completed", "task.costed"], "\(receiver.shown())")
             #expect(taken.allSatisfy { $0.verified && $0.task == task.id })
@@ -285,12 +285,25 @@ struct WebhookTests {
             _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
             _ = try await manager.ok("task", "used", id, "CBL-3", "10", "--actor", "max@example.org")
             #expect(try await eventually(within: .seconds(30)) { try receiver.taken().count == 3 }, "\(receiver.shown())")
-            try await Task.sleep(for: .seconds(1))
-            #expect(try receiver.taken().count == 3, "one task.costed for the correction: \(receiver.shown())")
+            #expect(
+                try await Self.events(url, task: task.id) == ["task.completed": 1, "task.costed": 2], "one task.costed for the correction")
             let again = try #require(try receiver.taken().last)
             #expect(again.type == "task.costed" && again.verified)
             #expect(again.materials?.first?.quantity == "10" && again.materials?.first?.total == "125.00")
             #expect(again.totals == [Total(currency: "EUR", amount: "1200.00"), Total(currency: "SEK", amount: "125.00")])
+        }
+    }
+
+    /// The outbox events of what a job cost (task.completed, task.costed) the master wrote for `task`, by type.
+    static func events(_ url: DatabaseURL, task: Int64) async throws -> [String: Int] {
+        try await CentralStore.withStore(url) { store in
+            Dictionary(
+                uniqueKeysWithValues: try await store.rows(
+                    """
+                    SELECT event, count(*)::int FROM outbox_events
+                    WHERE task_id = \(task) AND event IN ('task.completed', 'task.costed') GROUP BY event
+                    """
+                ).map { try $0.decode((String, Int).self) })
         }
     }
 
