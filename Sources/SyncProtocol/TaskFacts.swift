@@ -89,8 +89,9 @@ extension WorkerChange {
         case .attach:
             // A file answering a photo or signature item: the answer is the file's SHA-256.
             if let item, let blob { after.answers[item] = ChecklistAnswer(value: blob, by: personID, at: at) }
-        case .checkin, .use:
-            // A position is not the task's; what was used is kept beside it (the master's task_materials).
+        case .checkin, .use, .time:
+            // A position is not the task's; what was used and time on it are kept beside it (the master's
+            // task_materials and time_entries).
             break
         }
         return after

@@ -25,9 +25,9 @@ extension WorkerChange {
         if let note, note.utf8.count > Self.maximumNoteBytes {
             return "a note has at most \(Self.maximumNoteBytes) bytes (UTF-8)"
         }
-        if operation != .answer, operation != .use, value != nil { return "only an answer or a use carries a value" }
-        if operation != .answer, operation != .attach, operation != .use, item != nil {
-            return "only an answer, an attachment or a use names an item"
+        if ![.answer, .use, .time].contains(operation), value != nil { return "only an answer, a use or a time entry carries a value" }
+        if ![.answer, .attach, .use, .time].contains(operation), item != nil {
+            return "only an answer, an attachment, a use or a time entry names an item"
         }
         if operation != .attach, blob != nil || size != nil || mediaType != nil || signer != nil {
             return "only an attachment carries a blob, a size, a media type or a signer"
@@ -76,6 +76,11 @@ extension WorkerChange {
             if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
             if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
             if task.status == .completed { return "task \(taskID) is completed; reopen it to change what was used" }
+        case .time:
+            // Several people may work on one task: anyone whose replica holds it records their own time,
+            // before or after it is completed.
+            if note != nil { return "a time entry carries no note" }
+            if let problem = TimeOnJob.problem(kind: item, value: value, receivedAt: receivedAt) { return problem }
         case .attach:
             if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
             if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }

@@ -23,6 +23,10 @@ public struct WorkerChange: Sendable, Codable, Equatable {
         /// What the worker used on the task (``Material``): `item` the part's code, or no item and the
         /// line's description in `note`; `value` the quantity, which sets the worker's line (0 removes it).
         case use
+        /// Time on the task (``TimeOnJob``): `item` the kind (`work` or `travel`), `value` the interval
+        /// `START/END` in UTC, which sets the worker's entry of that kind (an interval of no length
+        /// removes it). Anyone holding the task may record their own, before or after it is completed.
+        case time
     }
 
     /// The file types an attachment may be (told from the file's first bytes on every side).
@@ -38,7 +42,7 @@ public struct WorkerChange: Sendable, Codable, Equatable {
     /// The longest change id, in UTF-8 bytes.
     public static let maximumIDBytes = 100
     /// The earliest `made_at` taken; the latest is a day after the server's clock.
-    public static let earliestMadeAt = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01
+    public static let earliestMadeAt = WorkerChangeBounds.earliest
 
     /// Whether `id` can be stored and named in a log or a reason: 1 to
     /// ``maximumIDBytes`` bytes, no control characters (a NUL would cut it short

@@ -19,6 +19,25 @@ public struct FieldChangeCase: Sendable, Decodable, CustomStringConvertible {
         /// What was used on it (the master's task_materials; a device keeps none): compared on the
         /// master only, none when absent.
         public var materials: [Material]?
+        /// Time on it (the master's time_entries): compared on the master only, and only when the
+        /// case says (a start or a completion also moves the master's automatic entries).
+        public var time: [TimeLine]?
+    }
+
+    /// One entry of time on the task: the kind, from when to when (no end: still running), who,
+    /// and where it came from (`worker` unless said).
+    public struct TimeLine: Sendable, Decodable, Equatable, Hashable {
+        public var kind: String
+        public var start: Date
+        public var end: Date?
+        public var by: Who
+        public var source: String?
+        /// When an entry the task starts with was recorded (by default its start).
+        public var recordedAt: Date?
+
+        public init(kind: String, start: Date, end: Date?, by: Who, source: String?) {
+            (self.kind, self.start, self.end, self.by, self.source) = (kind, start, end, by, source)
+        }
     }
 
     /// One line of what was used: a part's code or a line's description, the quantity, who.

@@ -64,6 +64,14 @@ struct MasterContractTests {
                                     \(line.recordedAt ?? FieldChangeCase.answeredBefore), 'before')
                             """)
                     }
+                    for entry in before.time ?? [] {
+                        _ = try await sql(
+                            """
+                            INSERT INTO time_entries (task_id, person_id, kind, started_at, ended_at, source, recorded_at)
+                            VALUES (\(taskID), \(entry.by.id(me: me, other: other)), \(entry.kind), \(entry.start), \(entry.end),
+                                    \(entry.source ?? "worker"), \(entry.recordedAt ?? entry.start))
+                            """)
+                    }
                     _ = try await sql("COMMIT")
 
                     let made = Int64((item.change.madeAt.timeIntervalSince1970 * 1000).rounded())
@@ -109,6 +117,23 @@ struct MasterContractTests {
                         FieldChangeCase.Material(part: line.part, description: line.description, quantity: line.quantity, by: line.by)
                     }
                     #expect(Set(used) == Set(lines), "\(item.name): \(used)")
+                    if let time = expected.time {
+                        // An entry of no length is a removed one; when an entry was recorded is not compared.
+                        let entries = try await sql(
+                            """
+                            SELECT kind, started_at, ended_at, person_id, source FROM time_entries
+                            WHERE task_id = \(taskID) AND (ended_at IS NULL OR ended_at > started_at)
+                            """
+                        ).map { row in
+                            let (kind, start, end, person, source) = try row.decode((String, Date, Date?, Int64, String).self)
+                            return FieldChangeCase.TimeLine(
+                                kind: kind, start: start, end: end, by: person == me ? .me : .other, source: source)
+                        }
+                        let wanted = time.map {
+                            FieldChangeCase.TimeLine(kind: $0.kind, start: $0.start, end: $0.end, by: $0.by, source: $0.source ?? "worker")
+                        }
+                        #expect(Set(entries) == Set(wanted), "\(item.name): \(entries)")
+                    }
                     _ = try await sql("DELETE FROM tasks WHERE id = \(taskID)")
                 }
             }

@@ -25,6 +25,11 @@
 --                             100 lines a person ('invalid_material'); the person's line for that part or
 --                             description is set (task_materials), unless a later one was recorded
 --                             already ('superseded')
+--   time                      time on the task by anyone whose replica holds it, completed or not
+--                             ('moved'): work or travel, an interval START/END in UTC that exists, ending
+--                             no earlier than it starts, at most 24 hours long ('invalid_time'); sets the
+--                             person's entry of that kind (time_entries, sql/0042), replacing an automatic
+--                             one, unless a later one was recorded already ('superseded')
 --   answer                    the task's checklist item's latest answer, by the assignee of a task not
 --                             completed ('moved', 'already_completed', 'reassigned'), to an item the
 --                             task's checklist version has with a value it takes ('invalid_answer',
@@ -77,6 +82,8 @@ DECLARE
     v_quantity numeric;
     v_line    bigint;
     v_rows    bigint;
+    v_from    timestamptz;
+    v_to      timestamptz;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -492,6 +499,46 @@ BEGIN
                         IF v_rows = 0 THEN
                             v_conflict := 'superseded';
                             v_detail := 'a later quantity for this line was recorded already (by a manager, or from another device)';
+                        ELSE
+                            v_applied := true;
+                        END IF;
+                    END IF;
+                ELSIF c.operation = 'time' THEN
+                    v_from := public.teamwork_time_instant(split_part(c.value, '/', 1));
+                    v_to := public.teamwork_time_instant(split_part(c.value, '/', 2));
+                    IF v_moved THEN
+                        v_conflict := 'moved';
+                        v_detail := format('time recorded in %s, but the task had moved to %s', p_replica,
+                                           coalesce('team ' || t.team_id, 'person ' || t.assignee_id));
+                    ELSIF c.item IS NULL OR c.item NOT IN ('work', 'travel') OR c.note IS NOT NULL THEN
+                        v_conflict := 'invalid_time';
+                        v_detail := 'a time entry is work or travel, with no note';
+                    ELSIF v_from IS NULL OR v_to IS NULL OR c.value !~ '^[^/]+/[^/]+$' THEN
+                        v_conflict := 'invalid_time';
+                        v_detail := 'a time entry is a start and an end in UTC, like 2026-11-30T08:00:00Z/2026-11-30T10:30:00Z';
+                    ELSIF v_to < v_from THEN
+                        v_conflict := 'invalid_time';
+                        v_detail := 'a time entry ends after it starts';
+                    ELSIF v_to - v_from > interval '24 hours' THEN
+                        v_conflict := 'invalid_time';
+                        v_detail := 'a time entry lasts at most 24 hours';
+                    ELSIF v_from < '2000-01-01T00:00:00Z'::timestamptz
+                          OR v_to > to_timestamp(c.received_at / 1000.0) + interval '1 day' THEN
+                        v_conflict := 'invalid_time';
+                        v_detail := 'a time entry is after 2000-01-01 and ends at most a day after the server''s clock';
+                    ELSE
+                        -- The person's entry of that kind, replacing an automatic one, unless a later one was recorded.
+                        INSERT INTO public.time_entries AS e (task_id, person_id, kind, started_at, ended_at, source, recorded_at,
+                                                              change_id)
+                        VALUES (t.id, c.person_id, c.item, v_from, v_to, 'worker', v_at, c.change_id)
+                        ON CONFLICT (task_id, person_id, kind) DO UPDATE
+                           SET started_at = excluded.started_at, ended_at = excluded.ended_at, source = 'worker',
+                               recorded_at = excluded.recorded_at, change_id = excluded.change_id
+                         WHERE e.source = 'auto' OR e.recorded_at <= excluded.recorded_at;
+                        GET DIAGNOSTICS v_rows = ROW_COUNT;
+                        IF v_rows = 0 THEN
+                            v_conflict := 'superseded';
+                            v_detail := 'a later entry of this time was recorded already (by a manager, or from another device)';
                         ELSE
                             v_applied := true;
                         END IF;

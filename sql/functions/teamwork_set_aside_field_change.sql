@@ -26,7 +26,7 @@ BEGIN
                                       latitude, longitude, made_at, received_at, applied, conflict, detail, item, value)
     VALUES (p_replica, c.position, c.change_id, c.person_id,
             (SELECT t.id FROM public.tasks t WHERE t.id = c.task_id),
-            CASE WHEN c.operation IN ('start', 'complete', 'reopen', 'claim', 'checkin', 'answer', 'attach', 'use') THEN c.operation ELSE 'checkin' END,
+            CASE WHEN c.operation IN ('start', 'complete', 'reopen', 'claim', 'checkin', 'answer', 'attach', 'use', 'time') THEN c.operation ELSE 'checkin' END,
             left(c.note, 10000), c.latitude, c.longitude, v_made, v_received, false, 'invalid', left(p_reason, 1000),
             left(c.item, 100), left(coalesce(c.value, c.blob), 2000))
     ON CONFLICT (person_id, change_id) DO NOTHING

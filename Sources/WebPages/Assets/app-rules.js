@@ -103,6 +103,37 @@ function materialProblem(change) {
   return null;
 }
 
+// Time on a task (TimeOnJob.swift): work or travel, an interval START/END of two instants in UTC to
+// the second, ending no earlier than it starts, at most 24 hours long.
+export const timeOnJob = { kinds: ["work", "travel"], longestMs: 86400000 };
+const strictInstant = (text) => {
+  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/.test(text)) return null;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) && new Date(ms).toISOString().replace(".000Z", "Z") === text ? ms : null;
+};
+export function timeInterval(value) {
+  const parts = typeof value === "string" ? value.split("/") : [];
+  if (parts.length !== 2) return null;
+  const start = strictInstant(parts[0]), end = strictInstant(parts[1]);
+  return start == null || end == null ? null : { start, end };
+}
+export const timeValue = (start, end) => {
+  const instant = (ms) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  return `${instant(start)}/${instant(end)}`;
+};
+
+function timeProblem(change, receivedAt) {
+  if (!timeOnJob.kinds.includes(change.item)) return "a time entry is work or travel (item)";
+  const span = timeInterval(change.value);
+  if (!span) return "a time entry is a start and an end in UTC, like 2026-11-30T08:00:00Z/2026-11-30T10:30:00Z";
+  if (span.end < span.start) return "a time entry ends after it starts";
+  if (span.end - span.start > timeOnJob.longestMs) return "a time entry lasts at most 24 hours";
+  if (span.start < limits.earliestMadeAt || span.end > receivedAt + limits.aheadMs) {
+    return "a time entry is after 2000-01-01 and ends at most a day after the server's clock";
+  }
+  return null;
+}
+
 function attachmentProblem(change, task, taskID) {
   const { blob, size, media_type: mediaType, signer, item } = change;
   if (typeof blob !== "string" || !/^[0-9a-f]{64}$/.test(blob)) {
@@ -139,8 +170,10 @@ export function rejection(change, worker, task, inTeam, receivedAt) {
   }
   const op = change.operation;
   if (change.note != null && utf8(change.note) > limits.noteBytes) return `a note has at most ${limits.noteBytes} bytes (UTF-8)`;
-  if (op !== "answer" && op !== "use" && change.value != null) return "only an answer or a use carries a value";
-  if (op !== "answer" && op !== "attach" && op !== "use" && change.item != null) return "only an answer, an attachment or a use names an item";
+  if (!["answer", "use", "time"].includes(op) && change.value != null) return "only an answer, a use or a time entry carries a value";
+  if (!["answer", "attach", "use", "time"].includes(op) && change.item != null) {
+    return "only an answer, an attachment, a use or a time entry names an item";
+  }
   if (op !== "attach" && (change.blob != null || change.size != null || change.media_type != null || change.signer != null)) {
     return "only an attachment carries a blob, a size, a media type or a signer";
   }
@@ -191,6 +224,10 @@ export function rejection(change, worker, task, inTeam, receivedAt) {
       if (task.status === "completed") return `task ${taskID} is completed; reopen it to change what was used`;
       return null;
     }
+    case "time":
+      // Several people may work on one task: anyone whose replica holds it records their own time.
+      if (change.note != null) return "a time entry carries no note";
+      return timeProblem(change, receivedAt);
     case "attach": {
       const problem = yours(); if (problem) return problem;
       if (task.status === "completed") return `task ${taskID} is completed; reopen it to add a file`;

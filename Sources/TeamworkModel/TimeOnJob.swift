@@ -1,0 +1,100 @@
+import Foundation
+
+/// Time on a task (issue 53, docs/dispatch.md "Time on the job"): per person, task and kind (work or
+/// travel), one entry from a start to an end. A worker's own `start` opens their work entry and
+/// `complete` ends it (the master's automatic entries); completing a task opens their travel to
+/// the next one of the day, which their start there ends. A worker sets an entry with the field
+/// change `time` (`item` the kind, `value` the interval), which an automatic entry never overwrites;
+/// an interval of no length removes the entry.
+public enum TimeOnJob {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        case work, travel
+    }
+
+    /// The longest entry: a day.
+    public static let longest: TimeInterval = 86_400
+
+    /// An entry's value on the wire: ISO 8601's time interval of two instants in UTC to the second,
+    /// `2026-11-30T08:00:00Z/2026-11-30T10:30:00Z`.
+    public static func value(start: Date, end: Date) -> String {
+        "\(instant(start))/\(instant(end))"
+    }
+
+    /// `2026-11-30T08:00:00Z` (whole seconds, UTC).
+    public static func instant(_ date: Date) -> String {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)
+    }
+
+    /// The interval `value` names, or `nil` when it is not exactly two instants in the form
+    /// ``value(start:end:)`` writes (a day that does not exist, like 02-31, is not one).
+    public static func interval(_ value: String) -> (start: Date, end: Date)? {
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = strictInstant(parts[0]), let end = strictInstant(parts[1]) else { return nil }
+        return (start, end)
+    }
+
+    private static func strictInstant(_ text: Substring) -> Date? {
+        guard text.utf8.count == 20, let date = try? Date(String(text), strategy: .iso8601), instant(date) == text else { return nil }
+        return date
+    }
+
+    /// Why `kind` and `value` are not a time entry a server receiving it at `receivedAt` takes, or `nil`.
+    public static func problem(kind: String?, value: String?, receivedAt: Date) -> String? {
+        guard let kind, Kind(rawValue: kind) != nil else { return "a time entry is work or travel (item)" }
+        guard let value, let (start, end) = interval(value) else {
+            return "a time entry is a start and an end in UTC, like 2026-11-30T08:00:00Z/2026-11-30T10:30:00Z"
+        }
+        if end < start { return "a time entry ends after it starts" }
+        if end.timeIntervalSince(start) > longest { return "a time entry lasts at most 24 hours" }
+        if start < WorkerChangeBounds.earliest || end > receivedAt.addingTimeInterval(86_400) {
+            return "a time entry is after 2000-01-01 and ends at most a day after the server's clock"
+        }
+        return nil
+    }
+
+    /// Whole minutes from `start` to `end`: the time that passed, whatever the clocks did meanwhile.
+    public static func minutes(_ start: Date, _ end: Date) -> Int {
+        Int((end.timeIntervalSince(start) / 60).rounded(.down))
+    }
+
+    /// `2:05` for 125 minutes.
+    public static func hours(_ minutes: Int) -> String {
+        "\(minutes < 0 ? "-" : "")\(abs(minutes) / 60):" + String(format: "%02d", abs(minutes) % 60)
+    }
+}
+
+/// The bounds every change's times keep (``WorkerChange``'s `made_at` among them).
+public enum WorkerChangeBounds {
+    /// 2000-01-01.
+    public static let earliest = Date(timeIntervalSince1970: 946_684_800)
+}
+
+/// One entry of time on a task, as the master keeps it.
+public struct TimeEntry: Sendable, Codable, Equatable {
+    public var taskID: Int64
+    public var personID: Int64
+    public var personName: String?
+    public var kind: TimeOnJob.Kind
+    public var startedAt: Date
+    /// `nil` while an automatic entry runs (work started, not yet completed).
+    public var endedAt: Date?
+    /// Whole minutes; `nil` while open.
+    public var minutes: Int?
+    /// `auto` (from the worker's start and completion), `worker` (their `time` entry) or `manager`.
+    public var source: String
+
+    public init(
+        taskID: Int64, personID: Int64, personName: String?, kind: TimeOnJob.Kind, startedAt: Date, endedAt: Date?, source: String
+    ) {
+        (self.taskID, self.personID, self.personName, self.kind) = (taskID, personID, personName, kind)
+        (self.startedAt, self.endedAt, self.source) = (startedAt, endedAt, source)
+        minutes = endedAt.map { TimeOnJob.minutes(startedAt, $0) }
+    }
+
+    /// Minutes of work and of travel over `entries` (open ones add nothing).
+    public static func totals(_ entries: [TimeEntry]) -> (work: Int, travel: Int) {
+        entries.reduce(into: (0, 0)) { sums, entry in
+            if entry.kind == .work { sums.0 += entry.minutes ?? 0 } else { sums.1 += entry.minutes ?? 0 }
+        }
+    }
+}
