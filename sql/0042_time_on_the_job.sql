@@ -52,3 +52,6 @@ CREATE FUNCTION teamwork_time_instant(text) RETURNS timestamptz LANGUAGE sql AS 
 CREATE FUNCTION tasks_time_entries() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 CREATE TRIGGER tasks_time_entries AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION tasks_time_entries();
+CREATE FUNCTION teamwork_correct_time(bigint, bigint, text, text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+REVOKE ALL ON FUNCTION teamwork_correct_time(bigint, bigint, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION teamwork_correct_time(bigint, bigint, text, text) TO teamwork_manager;

@@ -7,7 +7,7 @@ struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Where the work stands: counts by team, overdue and due soon, workloads, turnaround, conflicts.",
-        subcommands: [Materials.self]
+        subcommands: [Materials.self, TimesheetCommand.self]
     )
     @OptionGroup var connection: ConnectionOptions
     @Option(
@@ -166,6 +166,61 @@ extension ReportCommand {
             if rows.isEmpty { return Output.line("Nothing was used on tasks completed from \(first) to \(last).") }
             Output.table(headers.map { $0.uppercased() }, rows.map { $0.map(TerminalText.inline) })
             for (currency, total) in MaterialLine.totals(uses.map(\.line)) { Output.line("Total \(currency): \(total)") }
+        }
+    }
+}
+
+extension ReportCommand {
+    struct TimesheetCommand: AsyncParsableCommand {
+        /// A person's line: each day's time, then the week's sums.
+        static func row(_ person: Timesheet.Person) -> [String] {
+            let days: [String] = person.days.map { $0.total == 0 ? "-" : TimeOnJob.hours($0.total) }
+            let sums: [String] = [
+                TimeOnJob.hours(person.work), TimeOnJob.hours(person.travel), TimeOnJob.hours(person.total),
+                TimeOnJob.hours(person.expected), person.overtime == 0 ? "-" : TimeOnJob.hours(person.overtime),
+                person.open == 0 ? "-" : String(person.open),
+            ]
+            return [TerminalText.inline(person.name)] + days + sums
+        }
+
+        static let configuration = CommandConfiguration(
+            commandName: "timesheet",
+            abstract: "A week of time on the job per person and day, against their working hours, with overtime: for payroll.",
+            discussion: """
+                Everyone active in a team (of --team when given), and anyone else with time that week. A day's \
+                time is the work and travel entries that lie in it on their task's clock, as the time that \
+                passed (a day the clocks change on has 23 or 25 hours); an entry over midnight counts on both \
+                days. Overtime is a day's time beyond the hours expected of the person that day (their working \
+                week and its exceptions; with none set, --hours Monday to Friday). Entries still running are \
+                counted nowhere and shown as open. --csv writes a row per person and day (formula-safe).
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "The ISO week, like 2026-W44.") var week: String
+        @Option(help: "Only this team's members (its slug).") var team: String?
+        @Option(help: "The hours of someone with no working week set, Monday to Friday.") var hours = DayHours.usual.description
+        @Flag(help: "Write CSV: a row per person and day, in minutes.") var csv = false
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            if csv && output.json { throw TeamworkError(.usage, "use --csv or --json, not both") }
+            let usual = try DayHours(parsing: hours, field: "--hours")
+            _ = try Timesheet.monday(ofWeek: week)
+            let sheet = try await connection.withStore { store in
+                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                return try await store.timesheet(week: week, team: teamID, usual: usual)
+            }
+            if output.json { return try Output.json(sheet) }
+            if csv { return FileHandle.standardOutput.write(Data(CSVTable.render(sheet.csvRows).utf8)) }
+            if sheet.people.isEmpty { return Output.line("Nobody to show in \(sheet.week).") }
+            Output.line("Week \(sheet.week), \(sheet.days.first!) to \(sheet.days.last!): hours worked and travelled per day.")
+            let headers =
+                ["PERSON"] + sheet.days.map { String($0.weekdayName.prefix(3)) + " " + String(format: "%02d", $0.day) }
+                + ["WORK", "TRAVEL", "TOTAL", "EXPECTED", "OVERTIME", "OPEN"]
+            Output.table(headers, sheet.people.map(Self.row))
+            let open = sheet.people.reduce(0) { $0 + $1.open }
+            if open > 0 {
+                Output.line("\(open) entr\(open == 1 ? "y is" : "ies are") still running (started, not completed): counted once they end.")
+            }
         }
     }
 }

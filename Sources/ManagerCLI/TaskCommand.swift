@@ -9,7 +9,7 @@ struct TaskCommand: AsyncParsableCommand {
         abstract: "Create, list, change and follow the master list's tasks.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Assign.self, Cancel.self, Reopen.self, Delete.self,
-            History.self, Import.self, Checklist.self, Used.self, Attachments.self, Messages.self,
+            History.self, Import.self, Checklist.self, Used.self, Time.self, Attachments.self, Messages.self,
         ]
     )
 
@@ -164,6 +164,8 @@ struct TaskCommand: AsyncParsableCommand {
             var appointment: Appointment?
             /// What was used on it, a line per person and part (or described line).
             var materials: [MaterialLine]
+            /// Time on it, work and travel per person.
+            var time: [TimeEntry]
         }
 
         static func describe(_ location: Location) -> String {
@@ -183,7 +185,8 @@ struct TaskCommand: AsyncParsableCommand {
                     answeredBy: try await Checklist.names(task, store),
                     customer: try await store.taskCustomer(taskID: task.id),
                     appointment: try await store.appointments(taskIDs: [task.id])[task.id],
-                    materials: try await store.materials(ofTask: task.id)
+                    materials: try await store.materials(ofTask: task.id),
+                    time: try await store.timeEntries(ofTask: task.id)
                 )
             }
             if output.json { return try Output.json(d) }
@@ -222,6 +225,7 @@ struct TaskCommand: AsyncParsableCommand {
             ])
             if let checklist = t.checklist { Checklist.printAnswers(checklist, t.answers, names: d.answeredBy ?? [:], zone: zone) }
             Self.printMaterials(d.materials)
+            Time.print(d.time, in: zone)
         }
 
         /// What was used, a line each, and the totals per currency.

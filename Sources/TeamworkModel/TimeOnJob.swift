@@ -57,6 +57,35 @@ public enum TimeOnJob {
         Int((end.timeIntervalSince(start) / 60).rounded(.down))
     }
 
+    /// The interval a person means by two of `--start`, `--end` and `--minutes` (or `--minutes` alone,
+    /// ending now), on `zone`'s clock: `08:00` is today there, `2026-11-30T08:00` that day there, an
+    /// instant with its offset as given; `clear` is an interval of no length (removing the entry).
+    /// A one-line error for any other combination.
+    public static func interval(
+        start: String?, end: String?, minutes: Int?, clear: Bool, in zone: Zone, now: Date
+    ) throws -> (start: Date, end: Date) {
+        if let minutes, !(1...1440).contains(minutes) { throw TeamworkError.invalid("--minutes is 1 to 1440 (a day)") }
+        if clear {
+            guard start == nil, end == nil, minutes == nil else { throw TeamworkError.invalid("--clear takes no times") }
+            return (now, now)
+        }
+        let ended = try end.map { try instant($0, field: "--end", in: zone, now: now) }
+        let began = try start.map { try instant($0, field: "--start", in: zone, now: now) }
+        switch (began, ended, minutes) {
+        case let (began?, ended?, nil): return (began, ended)
+        case let (began?, nil, minutes?): return (began, began.addingTimeInterval(TimeInterval(minutes * 60)))
+        case let (nil, ended, minutes?):
+            let last = ended ?? now
+            return (last.addingTimeInterval(-TimeInterval(minutes * 60)), last)
+        default: throw TeamworkError.invalid("give two of --start, --end and --minutes (or --minutes alone, ending now)")
+        }
+    }
+
+    static func instant(_ text: String, field: String, in zone: Zone, now: Date) throws -> Date {
+        if text.count <= 5, text.contains(":") { return zone.instant(zone.date(of: now), try LocalTime(parsing: text, field: field)) }
+        return try ISODate.parse(text, field: field, in: zone)
+    }
+
     /// `2:05` for 125 minutes.
     public static func hours(_ minutes: Int) -> String {
         "\(minutes < 0 ? "-" : "")\(abs(minutes) / 60):" + String(format: "%02d", abs(minutes) % 60)

@@ -19,7 +19,7 @@ public struct TeamworkWorker: AsyncParsableCommand {
             """,
         subcommands: [
             Login.self, Sync.self, Teams.self, Tasks.self, Show.self, ChecklistCommand.self, Check.self, Attach.self,
-            Sign.self, Used.self, Parts.self, Start.self,
+            Sign.self, Used.self, Parts.self, TimeCommand.self, Start.self,
             Complete.self, Claim.self, Reopen.self, Undo.self, Checkin.self, Status.self, Positions.self, Watch.self,
         ]
     )

@@ -163,6 +163,12 @@ struct TaskChange {
             let what = TerminalText.inline(item ?? "“\(note ?? "")”")
             let done = value.contains { $0 != "0" && $0 != "." } ? "used: \(value)" : "removed"
             TeamworkWorker.say("Task \(id), \(what) \(done): queued; it goes to the server at the next sync.")
+        } else if operation == .time, let item, let value, let span = TimeOnJob.interval(value) {
+            let what =
+                span.end > span.start
+                ? "\(task.zone.format(span.start)) to \(task.zone.format(span.end)) (\(TimeOnJob.hours(TimeOnJob.minutes(span.start, span.end))))"
+                : "removed"
+            TeamworkWorker.say("Task \(id), \(item) \(what): queued; it goes to the server at the next sync.")
         } else if let item, let value {
             TeamworkWorker.say("Task \(id), \(item): \(TerminalText.inline(value)): queued; it goes to the server at the next sync.")
         } else {

@@ -363,3 +363,37 @@ extension LocalStore {
         }
     }
 }
+
+/// One entry of time this device recorded on a task (``LocalStore/timeEntries(taskID:person:)``).
+public struct RecordedTime: Sendable, Encodable, Equatable {
+    /// `work` or `travel`.
+    public var kind: String
+    public var start: Date
+    public var end: Date
+    /// `pending` (not sent yet) or `accepted` (the sync endpoint has it; the master decides).
+    public var state: String
+}
+
+extension LocalStore {
+    /// What `person` recorded as time on task `taskID` from this device, an entry per kind: the latest
+    /// not refused, and none once cleared (an interval of no length).
+    public func timeEntries(taskID: Int64, person: Int64) throws -> [RecordedTime] {
+        try queue.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT item, value, state FROM outbox
+                    WHERE operation = 'time' AND task_id = ? AND person_id = ? AND state IN ('pending', 'accepted')
+                    ORDER BY seq
+                    """, arguments: [taskID, person])
+            var latest: [String: RecordedTime] = [:]
+            for row in rows {
+                guard let kind: String = row["item"], let value: String = row["value"], let span = TimeOnJob.interval(value) else {
+                    continue
+                }
+                latest[kind] = RecordedTime(kind: kind, start: span.start, end: span.end, state: row["state"])
+            }
+            return TimeOnJob.Kind.allCases.compactMap { latest[$0.rawValue] }.filter { $0.end > $0.start }
+        }
+    }
+}

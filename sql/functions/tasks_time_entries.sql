@@ -40,11 +40,14 @@ BEGIN
          WHERE e.task_id = d.id AND e.person_id = d.person AND e.kind = 'travel' AND e.source = 'auto' AND e.ended_at IS NULL
            AND d.started BETWEEN e.started_at AND e.started_at + interval '24 hours'
     )
-    INSERT INTO public.time_entries (task_id, person_id, kind, started_at, source, recorded_at)
-    SELECT nx.id, d.person, 'travel', d.completed, 'auto', d.completed
+    -- (A next task this same statement started already has its travel ended there.)
+    INSERT INTO public.time_entries (task_id, person_id, kind, started_at, ended_at, source, recorded_at)
+    SELECT nx.id, d.person, 'travel', d.completed,
+           CASE WHEN nx.started_at <= d.completed + interval '24 hours' THEN nx.started_at END, 'auto',
+           coalesce(nx.started_at, d.completed)
       FROM done d
       CROSS JOIN LATERAL (
-          SELECT t.id FROM public.tasks t
+          SELECT t.id, t.started_at FROM public.tasks t
            WHERE t.assignee_id = d.person AND t.id <> d.id AND t.status <> 'cancelled'
              AND (t.started_at IS NULL OR t.started_at >= d.completed)
              AND (t.completed_at IS NULL OR t.completed_at >= d.completed)

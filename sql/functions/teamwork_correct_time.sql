@@ -1,0 +1,73 @@
+-- A manager corrects time on a task (docs/dispatch.md, "Time on the job"), at any
+-- time, completed tasks included: sets person p_person's entry of kind p_kind (work
+-- or travel) to the interval p_value (START/END in UTC, as a worker's 'time' change
+-- carries it; no length removes the entry). The task's history names the manager
+-- (teamwork_actor_id) with the entry before and after, and a completed task's costs
+-- go to billing again (task.costed). Refused with a reason (TWS01, TWS02) when the
+-- task is gone or cancelled, the person unknown, or the entry malformed, ending
+-- before it starts or longer than a day. Definer: the manager's role only reads
+-- time_entries.
+CREATE OR REPLACE FUNCTION teamwork_correct_time(p_task bigint, p_person bigint, p_kind text, p_value text)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    t        public.tasks%ROWTYPE;
+    e        public.time_entries%ROWTYPE;
+    v_from   timestamptz := public.teamwork_time_instant(split_part(p_value, '/', 1));
+    v_to     timestamptz := public.teamwork_time_instant(split_part(p_value, '/', 2));
+    v_actor  bigint := public.teamwork_actor_id();
+    v_before text;
+    v_after  text;
+BEGIN
+    SELECT * INTO t FROM public.tasks WHERE id = p_task FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no task %', p_task USING ERRCODE = 'TWS02';
+    END IF;
+    IF t.status = 'cancelled' THEN
+        RAISE EXCEPTION 'task % was cancelled', p_task USING ERRCODE = 'TWS01';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM public.people p WHERE p.id = p_person) THEN
+        RAISE EXCEPTION 'no person %', p_person USING ERRCODE = 'TWS02';
+    END IF;
+    IF p_kind IS NULL OR p_kind NOT IN ('work', 'travel') THEN
+        RAISE EXCEPTION 'a time entry is work or travel' USING ERRCODE = 'TWS01';
+    END IF;
+    IF v_from IS NULL OR v_to IS NULL OR p_value !~ '^[^/]+/[^/]+$' THEN
+        RAISE EXCEPTION 'a time entry is a start and an end in UTC, like 2026-11-30T08:00:00Z/2026-11-30T10:30:00Z'
+              USING ERRCODE = 'TWS01';
+    END IF;
+    IF v_to < v_from THEN
+        RAISE EXCEPTION 'a time entry ends after it starts' USING ERRCODE = 'TWS01';
+    END IF;
+    IF v_to - v_from > interval '24 hours' THEN
+        RAISE EXCEPTION 'a time entry lasts at most 24 hours' USING ERRCODE = 'TWS01';
+    END IF;
+    IF v_from < '2000-01-01T00:00:00Z'::timestamptz OR v_to > now() + interval '1 day' THEN
+        RAISE EXCEPTION 'a time entry is after 2000-01-01 and ends at most a day from now' USING ERRCODE = 'TWS01';
+    END IF;
+    SELECT * INTO e FROM public.time_entries x WHERE x.task_id = p_task AND x.person_id = p_person AND x.kind = p_kind;
+    IF FOUND AND (e.ended_at IS NULL OR e.ended_at > e.started_at) THEN
+        v_before := format('%s %s to %s (person %s)', p_kind, to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                           coalesce(to_char(e.ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'running'), p_person);
+    END IF;
+    IF v_to > v_from THEN
+        v_after := format('%s %s to %s (person %s)', p_kind, split_part(p_value, '/', 1), split_part(p_value, '/', 2), p_person);
+    END IF;
+    INSERT INTO public.time_entries AS x (task_id, person_id, kind, started_at, ended_at, source, recorded_at, change_id)
+    VALUES (p_task, p_person, p_kind, v_from, v_to, 'manager', clock_timestamp(), 'manager-' || coalesce(v_actor::text, 'unknown'))
+    ON CONFLICT (task_id, person_id, kind) DO UPDATE
+       SET started_at = excluded.started_at, ended_at = excluded.ended_at, source = 'manager',
+           recorded_at = greatest(x.recorded_at, excluded.recorded_at), change_id = excluded.change_id;
+    IF v_before IS NOT DISTINCT FROM v_after THEN
+        RETURN;  -- nothing changed: no history, nothing to bill again
+    END IF;
+    INSERT INTO public.task_history (task_id, action, actor_id, changes)
+    VALUES (p_task, 'updated', v_actor, jsonb_build_object('time', jsonb_build_object('old', v_before, 'new', v_after)));
+    IF t.status = 'completed' THEN
+        PERFORM public.teamwork_outbox_add('task.costed', p_task,
+            public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION teamwork_correct_time(bigint, bigint, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION teamwork_correct_time(bigint, bigint, text, text) TO teamwork_manager;
