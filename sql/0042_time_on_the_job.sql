@@ -50,7 +50,9 @@ ALTER TABLE field_changes ADD CONSTRAINT field_changes_conflict_check
 -- The bodies live in sql/functions.
 CREATE FUNCTION teamwork_time_instant(text) RETURNS timestamptz LANGUAGE sql AS $$ SELECT NULL::timestamptz $$;
 CREATE FUNCTION tasks_time_entries() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
-CREATE TRIGGER tasks_time_entries AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+-- Triggers of one event fire in the order of their names: this one before tasks_outbox_updated,
+-- so a completion's task.completed and task.costed carry the work it ends.
+CREATE TRIGGER tasks_keep_time_entries AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION tasks_time_entries();
 CREATE FUNCTION teamwork_correct_time(bigint, bigint, text, text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
 REVOKE ALL ON FUNCTION teamwork_correct_time(bigint, bigint, text, text) FROM PUBLIC;

@@ -101,11 +101,12 @@ struct TimeOnJobTests {
             _ = try await world.apply(ann, [("start", third, Self.at(day, "12:10"), nil, nil)])
             #expect(try await world.entries(third) == ["ann travel 11:30-12:10 auto", "ann work 12:10-… auto"])
 
-            // Her own entry replaces the automatic one, and her completion leaves it as she set it.
-            let own = TimeOnJob.value(start: Self.at(day, "12:15"), end: Self.at(day, "13:00"))
-            #expect(try await world.apply(ann, [("time", third, Self.at(day, "13:05"), "work", own)]) == [nil])
-            _ = try await world.apply(ann, [("complete", third, Self.at(day, "13:30"), nil, nil)])
-            #expect(try await world.entries(third) == ["ann travel 11:30-12:10 auto", "ann work 12:15-13:00 worker"])
+            // Her own travel replaces the automatic one; the completion in the same batch ends her work.
+            let own = TimeOnJob.value(start: Self.at(day, "11:35"), end: Self.at(day, "12:05"))
+            let taken = try await world.apply(
+                ann, [("time", third, Self.at(day, "13:05"), "travel", own), ("complete", third, Self.at(day, "13:30"), nil, nil)])
+            #expect(taken == [nil, nil])
+            #expect(try await world.entries(third) == ["ann travel 11:35-12:05 worker", "ann work 12:10-13:30 auto"])
         }
     }
 

@@ -28,6 +28,35 @@ struct WebhookTests {
         /// What a job cost (task.completed, task.costed): the lines and their totals.
         var materials: [Cost]?
         var totals: [Total]?
+        var labour: Labour?
+    }
+
+    /// The time on a job (task.completed, task.costed): minutes of work and travel, and the entries.
+    struct Labour: Decodable, Equatable {
+        struct Entry: Decodable, Equatable {
+            var kind: String
+            var worker: Cost.Worker
+            var startedAt: String
+            var endedAt: String
+            var minutes: Int
+            var source: String
+
+            enum CodingKeys: String, CodingKey {
+                case kind, worker, minutes, source
+                case startedAt = "started_at"
+                case endedAt = "ended_at"
+            }
+        }
+        var workMinutes: Int
+        var travelMinutes: Int
+        var open: Int
+        var entries: [Entry]
+
+        enum CodingKeys: String, CodingKey {
+            case open, entries
+            case workMinutes = "work_minutes"
+            case travelMinutes = "travel_minutes"
+        }
     }
 
     struct Cost: Decodable, Equatable {
@@ -251,6 +280,7 @@ struct WebhookTests {
             #expect(try await WorkerTool.run(ann, "login", "--server", service.url, "--token", token).status == 0)
             for arguments in [
                 ["start", id], ["used", id, "CBL-3", "12.5"], ["used", id, "PUMP-1", "1"], ["used", id, "--line", "Sealant", "2"],
+                ["time", id, "--travel", "--start", "2026-11-20T07:40:00Z", "--end", "2026-11-20T08:00:00Z"],
                 ["complete", id, "--note", "pump replaced"],
             ] {
                 let run = try await WorkerTool.run(ann, arguments)
@@ -280,6 +310,15 @@ struct WebhookTests {
             for line in taken {
                 #expect(line.materials == expected, "\(line.type ?? ""): \(line.materials ?? [])")
                 #expect(line.totals == [Total(currency: "EUR", amount: "1200.00"), Total(currency: "SEK", amount: "156.25")])
+                // The labour: her travel as she entered it, and her work from her start to her completion.
+                let labour = try #require(line.labour, "\(line.type ?? "")")
+                #expect(labour.travelMinutes == 20 && labour.open == 0 && labour.entries.map(\.kind) == ["travel", "work"], "\(labour)")
+                #expect(
+                    labour.entries.first
+                        == .init(
+                            kind: "travel", worker: .init(id: annID, name: "Ann Field"), startedAt: "2026-11-20T07:40:00Z",
+                            endedAt: "2026-11-20T08:00:00Z", minutes: 20, source: "worker"))
+                #expect(labour.entries.last?.source == "auto" && labour.workMinutes == labour.entries.last?.minutes)
             }
             // A manager's correction of the finished job goes to billing again, as task.costed.
             _ = try await manager.ok("person", "add", "--first", "Max", "--last", "Boss", "--email", "max@example.org", "--role", "manager")
@@ -291,6 +330,14 @@ struct WebhookTests {
             #expect(again.type == "task.costed" && again.verified)
             #expect(again.materials?.first?.quantity == "10" && again.materials?.first?.total == "125.00")
             #expect(again.totals == [Total(currency: "EUR", amount: "1200.00"), Total(currency: "SEK", amount: "125.00")])
+            // Time she enters after the job was done changes its cost too: billing hears again, once.
+            #expect(
+                try await WorkerTool.run(ann, "time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T09:30:00Z").status == 0)
+            #expect(try await WorkerTool.run(ann, "sync").status == 0)
+            #expect(try await eventually(within: .seconds(30)) { try receiver.taken().count == 4 }, "\(receiver.shown())")
+            #expect(try await Self.events(url, task: task.id) == ["task.completed": 1, "task.costed": 3])
+            let late = try #require(try receiver.taken().last)
+            #expect(late.type == "task.costed" && late.verified && late.labour?.workMinutes == 90 && late.labour?.travelMinutes == 20)
         }
     }
 

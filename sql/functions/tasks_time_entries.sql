@@ -29,7 +29,8 @@ BEGIN
         SELECT d.id, d.person, 'work', d.started,
                CASE WHEN d.completed <= d.started + interval '24 hours' THEN d.completed END, 'auto', d.completed
           FROM done d
-         WHERE d.started < d.completed
+         -- (Of no length when both came in the same second: it ends the running entry all the same.)
+         WHERE d.started <= d.completed
            AND (NOT EXISTS (SELECT 1 FROM public.time_entries x WHERE x.task_id = d.id AND x.kind = 'work' AND x.person_id <> d.person)
                 OR EXISTS (SELECT 1 FROM public.time_entries x WHERE x.task_id = d.id AND x.kind = 'work' AND x.person_id = d.person))
         ON CONFLICT (task_id, person_id, kind) DO UPDATE SET ended_at = excluded.recorded_at, recorded_at = excluded.recorded_at

@@ -541,6 +541,11 @@ BEGIN
                             v_detail := 'a later entry of this time was recorded already (by a manager, or from another device)';
                         ELSE
                             v_applied := true;
+                            -- Time entered after the job was done changes what it cost: billing hears again.
+                            IF t.status = 'completed' THEN
+                                PERFORM public.teamwork_outbox_add('task.costed', t.id,
+                                    public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
+                            END IF;
                         END IF;
                     END IF;
                 ELSIF c.operation = 'claim' THEN

@@ -5,6 +5,10 @@
 -- [{currency, amount}]}, amounts exact as text. The price is the one of the day the
 -- line was first recorded (sql/0037); removed lines (quantity 0, sql/0039) are not
 -- shown; `as_of` says when the costs were read, so billing keeps the latest.
+-- "labour" is the time on it (sql/0042): work_minutes and travel_minutes (entries
+-- that ended), `open` (entries still running, counted nowhere yet), and a line per
+-- person and kind: kind, worker {id, name}, started_at, ended_at, minutes, source
+-- (auto: their start and completion; worker: entered; manager: corrected).
 CREATE OR REPLACE FUNCTION teamwork_task_costs(p_task bigint) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     WITH lines AS (
@@ -25,6 +29,21 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                        'recorded_at', to_char(l.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
                    ORDER BY l.code IS NULL, lower(l.code), lower(l.name), l.person_id)
               FROM lines l), '[]'::jsonb),
+        'labour', (
+            SELECT jsonb_build_object(
+                       'work_minutes', coalesce(sum(e.minutes) FILTER (WHERE e.kind = 'work'), 0),
+                       'travel_minutes', coalesce(sum(e.minutes) FILTER (WHERE e.kind = 'travel'), 0),
+                       'open', count(*) FILTER (WHERE e.ended_at IS NULL),
+                       'entries', coalesce(jsonb_agg(jsonb_build_object(
+                                      'kind', e.kind, 'worker', jsonb_build_object('id', e.person_id, 'name', e.worker),
+                                      'started_at', to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                                      'ended_at', to_char(e.ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                                      'minutes', e.minutes, 'source', e.source)
+                                  ORDER BY e.started_at, e.person_id, e.kind) FILTER (WHERE e.ended_at IS NOT NULL), '[]'::jsonb))
+              FROM (SELECT x.*, w.first_name || ' ' || w.last_name AS worker,
+                           floor(extract(epoch FROM x.ended_at - x.started_at) / 60)::integer AS minutes
+                      FROM time_entries x LEFT JOIN people w ON w.id = x.person_id
+                     WHERE x.task_id = p_task AND (x.ended_at IS NULL OR x.ended_at > x.started_at)) e),
         'totals', coalesce((
             SELECT jsonb_agg(jsonb_build_object('currency', t.currency, 'amount', t.amount::text) ORDER BY t.currency)
               FROM (SELECT l.currency, sum(l.total) AS amount FROM lines l WHERE l.currency IS NOT NULL GROUP BY l.currency) t),
