@@ -54,19 +54,11 @@ extension TaskCommand {
                     [
                         entry.kind.rawValue, entry.personName ?? String(entry.personID), Output.date(entry.startedAt, in: zone),
                         entry.endedAt.map { Output.date($0, in: zone) } ?? "running",
-                        entry.minutes.map(TimeOnJob.hours) ?? "-", Self.source(entry.source),
+                        entry.minutes.map(TimeOnJob.hours) ?? "-", entry.origin,
                     ]
                 })
             let totals = TimeEntry.totals(entries)
             Output.line("Labour: \(TimeOnJob.hours(totals.work)) work, \(TimeOnJob.hours(totals.travel)) travel.")
-        }
-
-        static func source(_ source: String) -> String {
-            switch source {
-            case "auto": "their start and completion"
-            case "worker": "entered by the worker"
-            default: "a manager's correction"
-            }
         }
     }
 }

@@ -50,6 +50,17 @@ public struct HistoryWords: Sendable {
                 let what = item ?? changes.removeValue(forKey: "note")?.new.map { "“\($0)”" } ?? "a line"
                 line += quantity.contains { $0 != "0" && $0 != "." } ? ": used \(quantity) \(what)" : ": removed \(what)"
             }
+            // Time, in one line: "work 2026-11-20T08:00:00Z to 2026-11-20T10:30:00Z (2:30)", "travel removed".
+            if operation == "time", let value = changes.removeValue(forKey: "value")?.new {
+                let kind = changes.removeValue(forKey: "item")?.new ?? "time"
+                if let span = TimeOnJob.interval(value), span.end > span.start {
+                    line +=
+                        ": \(kind) \(TimeOnJob.instant(span.start)) to \(TimeOnJob.instant(span.end))"
+                        + " (\(TimeOnJob.hours(TimeOnJob.minutes(span.start, span.end))))"
+                } else {
+                    line += ": \(kind) removed"
+                }
+            }
             if applied == "false" { line += ": not applied" + (conflict.map { " (\($0.replacingOccurrences(of: "_", with: " ")))" } ?? "") }
             if let detail, !detail.isEmpty { line += (applied == "false" ? ": " : " — ") + detail }
             lines.append(line)
@@ -153,6 +164,7 @@ public struct HistoryWords: Sendable {
         case "answer": "answered a checklist item"
         case "attach": "attached a file"
         case "use": "recorded what was used"
+        case "time": "recorded time"
         default: operation
         }
     }

@@ -120,6 +120,15 @@ public struct TimeEntry: Sendable, Codable, Equatable {
         minutes = endedAt.map { TimeOnJob.minutes(startedAt, $0) }
     }
 
+    /// Where it came from, in words: "their start and completion", "entered by the worker", "a manager's correction".
+    public var origin: String {
+        switch source {
+        case "auto": "their start and completion"
+        case "worker": "entered by the worker"
+        default: "a manager's correction"
+        }
+    }
+
     /// Minutes of work and of travel over `entries` (open ones add nothing).
     public static func totals(_ entries: [TimeEntry]) -> (work: Int, travel: Int) {
         entries.reduce(into: (0, 0)) { sums, entry in

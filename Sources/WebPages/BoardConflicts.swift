@@ -162,6 +162,7 @@ extension BoardPages {
         case "answer": "answered a checklist item of"
         case "attach": "attached a file to"
         case "use": "recorded what was used on"
+        case "time": "recorded time on"
         case "checkin": "checked in at"
         default: operation
         }
@@ -184,7 +185,8 @@ extension BoardPages {
         case "invalid_answer": "the answer does not fit the checklist item"
         case "invalid_attachment": "the file does not fit the checklist item"
         case "invalid_material": "the part is not in the catalogue, is retired, or the quantity is out of bounds"
-        case "superseded": "a later quantity for that line was recorded first"
+        case "invalid_time": "the time entry is not work or travel, ends before it starts, or lasts more than a day"
+        case "superseded": "a later entry for that line or time was recorded first"
         default: "the master could not take it"
         }
     }

@@ -24,6 +24,8 @@ struct TaskView: Sendable {
     var customers: [Customer] = []
     /// What was used on it (docs/dispatch.md, "Parts").
     var materials: [MaterialLine] = []
+    /// Time on it, work and travel per person (docs/dispatch.md, "Time on the job").
+    var time: [TimeEntry] = []
 
     static func load(_ store: CentralStore, id: Int64, now: Date) async throws -> TaskView {
         let task = try await store.task(id: id)
@@ -37,7 +39,7 @@ struct TaskView: Sendable {
             customer: try await store.taskCustomer(taskID: id), appointment: try await store.appointments(taskIDs: [id])[id],
             messages: try await store.customerMessages(taskID: id, limit: 20),
             customers: try await store.customers().filter { $0.erasedAt == nil },
-            materials: try await store.materials(ofTask: id))
+            materials: try await store.materials(ofTask: id), time: try await store.timeEntries(ofTask: id))
     }
 }
 
@@ -176,6 +178,7 @@ extension BoardPages {
             \(checklist(view))
             \(customer(view, hidden: hidden()))
             \(materials(view))
+            \(time(view))
             \(attachments(view))
             \(history(view, zone: zone))
             <p class="permalink"><a href="\(here)">Link to this task</a></p>
@@ -279,6 +282,27 @@ extension BoardPages {
             <th scope="col">Unit price</th><th scope="col">Total</th><th scope="col">By</th></tr></thead>
             <tbody>\(rows)</tbody></table>
             <ul class="totals">\(totals)\(unpriced > 0 ? "<li>\(unpriced) without a price</li>" as HTML : .empty)</ul></section>
+            """
+    }
+
+    /// Time on the job: a line per person and kind, where it came from, and the task's labour.
+    static func time(_ view: TaskView) -> HTML {
+        guard !view.time.isEmpty else { return .empty }
+        let zone = view.task.zone
+        let rows: [HTML] = view.time.map { entry in
+            """
+            <tr><td>\(entry.kind.rawValue)</td><th scope="row">\(entry.personName ?? String(entry.personID))</th>\
+            <td>\(when(entry.startedAt, in: zone))</td><td>\(entry.endedAt.map { when($0, in: zone) } ?? "running")</td>\
+            <td class="number">\(entry.minutes.map(TimeOnJob.hours) ?? "-")</td><td>\(entry.origin)</td></tr>
+            """
+        }
+        let totals = TimeEntry.totals(view.time)
+        return """
+            <section aria-labelledby="time-heading"><h2 id="time-heading">Time on the job</h2>
+            <table class="time"><thead><tr><th scope="col">Kind</th><th scope="col">Who</th><th scope="col">From</th>\
+            <th scope="col">To</th><th scope="col">Hours</th><th scope="col">From where</th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            <p>Labour: \(TimeOnJob.hours(totals.work)) work, \(TimeOnJob.hours(totals.travel)) travel.</p></section>
             """
     }
 

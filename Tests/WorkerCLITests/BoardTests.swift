@@ -608,10 +608,16 @@ struct BoardTests {
             let hostile = "<img src=x onerror=\"document.body.dataset.pwned='used'\">"
             #expect(try await WorkerTool.run(home, "used", String(task), "SEAL-9", "2").status == 0)
             #expect(try await WorkerTool.run(home, "used", String(task), "--line", hostile, "1").status == 0)
+            // And her travel there.
+            #expect(
+                try await WorkerTool.run(
+                    home, "time", String(task), "--travel", "--start", "2026-11-20T07:40:00Z", "--end", "2026-11-20T08:00:00Z"
+                ).status == 0)
             #expect(try await WorkerTool.run(home, "sync").status == 0)
             try await expectEventually("the master has both answers and both lines", within: .seconds(30)) {
                 let lines = try await CentralStore.withStore(scene.url) { try await $0.materials(ofTask: task) }
-                return try await scene.task(task).answers.count == 2 && lines.count == 2
+                let time = try await CentralStore.withStore(scene.url) { try await $0.timeEntries(ofTask: task) }
+                return try await scene.task(task).answers.count == 2 && lines.count == 2 && time.count == 1
             }
             try await Self.withPage { page in
                 try await scene.signIn(page, token: scene.maxToken)
@@ -627,6 +633,10 @@ struct BoardTests {
                 #expect(
                     try await page.evaluate("document.querySelector('ul.totals')?.innerText ?? ''").string?.contains("Total SEK: 8.40")
                         == true)
+                let time = try await page.evaluate("document.querySelector('#time-heading')?.parentElement.innerText ?? ''").string ?? ""
+                #expect(
+                    time.contains("travel") && time.contains("0:20") && time.contains("entered by the worker")
+                        && time.contains("Labour: 0:00 work, 0:20 travel."), "\(time)")
             }
         }
     }
