@@ -252,6 +252,8 @@ struct DocumentedWalkTests {
                 #expect(FileManager.default.fileExists(atPath: folder.appending(path: "map.html").path))
                 try await walk.run("teamwork-manager", "report")
                 try await walk.run("teamwork-manager", "report materials --from 2026-12-01 --to 2026-12-07")
+                let week = try await walk.run("teamwork-manager", "report timesheet --week 2026-W49")
+                #expect(week?.stdout.contains("person_id,person,date,work_minutes") == true, "payroll's CSV: \(week?.stdout ?? "")")
 
                 // The service, once per run.
                 try await walk.run("teamwork-service", "replicate --full")
@@ -293,6 +295,11 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-worker", "used 12 --line Cable ties 20")
                 let used = try await walk.run("teamwork-worker", "used 12")
                 #expect(used?.stdout.contains("CBL-3x2.5") == true && used?.stdout.contains("Cable ties") == true, "\(used?.stdout ?? "")")
+                // Her time: the work, and the drive there.
+                try await walk.run("teamwork-worker", "time 12 --start 08:00 --end 10:30")
+                try await walk.run("teamwork-worker", "time 12 --travel --minutes 25")
+                let time = try await walk.run("teamwork-worker", "time 12")
+                #expect(time?.stdout.contains("2:30") == true && time?.stdout.contains("0:25") == true, "\(time?.stdout ?? "")")
                 try await walk.run("teamwork-worker", "start 12")
                 try await walk.run("teamwork-worker", "complete 12")
                 try await walk.run("teamwork-worker", "claim 15")
@@ -326,6 +333,13 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "task used 12")
                 let corrected = try await walk.run("teamwork-manager", "task used 12 CBL-3x2.5 10")
                 #expect(corrected?.stdout.contains("CBL-3x2.5") == true, "\(corrected?.stdout ?? "")")
+                // Her time reached the master too; the manager reads it, then corrects her work.
+                try await expectEventually("her time reaches the master", every: .milliseconds(200)) {
+                    try await walk.manager("task", "time", "12", "--json").stdout.contains("travel")
+                }
+                try await walk.run("teamwork-manager", "task time 12")
+                let retimed = try await walk.run("teamwork-manager", "task time 12 --start 08:00 --end 11:00")
+                #expect(retimed?.stdout.contains("3:00") == true, "\(retimed?.stdout ?? "")")
                 let attachments = try JSONSerialization.jsonObject(
                     with: Data(try await walk.manager("task", "attachments", "12", "--json").stdout.utf8))
                 let photo = try #require(
