@@ -123,7 +123,8 @@ extension CentralStore {
         return counts
     }
 
-    /// Accepts a completion the master set aside as the worker's work, as the acting manager: the
+    /// Accepts a completion the master set aside as the worker's work, as the acting manager (a use or a
+    /// time entry: ``acceptEntry(conflict:operation:person:name:taskID:item:value:note:connection:)``): the
     /// task becomes completed by that worker (and theirs), at the time and with the note they gave,
     /// and this conflict and the worker's other open start and completion conflicts of the task are
     /// decided. The history names the manager. Refused (nothing changed) when the conflict is not an
@@ -133,7 +134,7 @@ extension CentralStore {
             let found = try await connection.query(
                 """
                 SELECT f.task_id, f.person_id, f.operation, f.applied, f.resolved_at IS NOT NULL AS decided,
-                       t.status, p.first_name || ' ' || p.last_name AS name
+                       t.status, p.first_name || ' ' || p.last_name AS name, f.item, f.value, f.note
                 FROM field_changes f LEFT JOIN tasks t ON t.id = f.task_id LEFT JOIN people p ON p.id = f.person_id
                 WHERE f.id = \(id) AND f.conflict IS NOT NULL
                 FOR UPDATE OF f
@@ -143,8 +144,16 @@ extension CentralStore {
             let r = PostgresRandomAccessRow(row)
             let (person, name) = (try r["person_id"].decode(Int64.self), try r["name"].decode(String?.self) ?? "the worker")
             guard try !r["decided"].decode(Bool.self) else { throw TeamworkError.conflict("conflict \(id) is already decided") }
-            guard try r["operation"].decode(String.self) == "complete" else {
-                throw TeamworkError.invalid("conflict \(id) is not a completion: dismiss it, or give the task to someone")
+            let operation = try r["operation"].decode(String.self)
+            if ["use", "time"].contains(operation), !(try r["applied"].decode(Bool.self)) {
+                return try await acceptEntry(
+                    conflict: id, operation: operation, person: person, name: name, taskID: try r["task_id"].decode(Int64?.self),
+                    item: try r["item"].decode(String?.self), value: try r["value"].decode(String?.self),
+                    note: try r["note"].decode(String?.self), connection: connection)
+            }
+            guard operation == "complete" else {
+                throw TeamworkError.invalid(
+                    "conflict \(id) is not a completion, a use or a time entry: dismiss it, or give the task to someone")
             }
             guard let taskID = try r["task_id"].decode(Int64?.self), let status = try r["status"].decode(String?.self) else {
                 throw TeamworkError.invalid("the task of conflict \(id) is gone: dismiss it")
@@ -185,6 +194,45 @@ extension CentralStore {
             ).collect()
             return (try FieldConflict(row: conflict[0]), try FieldTask(row: task[0]))
         }
+    }
+
+    /// Accepts what was used or a time entry the master set aside (a task that moved, a late line, a
+    /// part since retired) as the worker gave it: the manager's correction (`teamwork_correct_material`,
+    /// `teamwork_correct_time`: the history names the manager, a completed task's costs go to billing
+    /// again) in the same transaction as the decision. Refused with the function's reason, nothing changed.
+    func acceptEntry(
+        conflict id: Int64, operation: String, person: Int64, name: String, taskID: Int64?, item: String?, value: String?,
+        note: String?, connection: PostgresConnection
+    ) async throws -> (conflict: FieldConflict, task: FieldTask) {
+        guard let taskID else { throw TeamworkError.invalid("the task of conflict \(id) is gone: dismiss it") }
+        // Collected: an error the function raises comes with its rows.
+        if operation == "use" {
+            _ = try await connection.query(
+                "SELECT teamwork_correct_material(\(taskID), \(person), \(item), \(item == nil ? note : nil), \(value))",
+                logger: logger
+            ).collect()
+        } else {
+            _ = try await connection.query(
+                "SELECT teamwork_correct_time(\(taskID), \(person), \(item), \(value))", logger: logger
+            ).collect()
+        }
+        let resolution = "accepted as \(name) recorded it"
+        try await connection.query(
+            """
+            UPDATE field_changes SET resolved_at = now(), resolved_by = \(actorID), resolution = \(resolution)
+            WHERE id = \(id) AND conflict IS NOT NULL AND resolved_at IS NULL
+            """, logger: logger)
+        let conflict = try await connection.query(
+            """
+            SELECT \(unescaped: Self.conflictColumns)
+            FROM field_changes f LEFT JOIN people p ON p.id = f.person_id LEFT JOIN tasks t ON t.id = f.task_id
+            WHERE f.id = \(id)
+            """, logger: logger
+        ).collect()
+        let task = try await connection.query(
+            "SELECT \(unescaped: Columns.task) FROM tasks k WHERE k.id = \(taskID)", logger: logger
+        ).collect()
+        return (try FieldConflict(row: conflict[0]), try FieldTask(row: task[0]))
     }
 
     /// Sets aside what the worker did, as the acting manager, saying why (1 to 500 characters):

@@ -53,11 +53,13 @@ struct ConflictsCommand: AsyncParsableCommand {
 
     struct Accept: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Accept a completion the master set aside as the worker's work.",
+            abstract: "Accept a completion, a use or a time entry the master set aside as the worker's work.",
             discussion: """
-                The task becomes completed by that worker (and theirs), at the time and with the note they gave; \
-                their other open start and completion conflicts of the task are decided with it. The task's \
-                history names you. Refused when the task was completed or cancelled since (reopen it first).
+                A completion: the task becomes completed by that worker (and theirs), at the time and with the note \
+                they gave; their other open start and completion conflicts of the task are decided with it. Refused \
+                when the task was completed or cancelled since (reopen it first). A use or a time entry (a task that \
+                moved, a line too late): recorded as the worker gave it, as your correction (task used, task time), \
+                completed tasks included. The task's history names you.
                 """)
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Conflict id (from `conflicts`).") var id: Int64
@@ -66,8 +68,7 @@ struct ConflictsCommand: AsyncParsableCommand {
         func run() async throws {
             let (conflict, task) = try await connection.withStore { try await $0.acceptConflict(id: id) }
             if output.json { return try Output.json(task) }
-            Output.line(
-                "Task \(task.id) completed as done by \(conflict.personName ?? String(conflict.personID)) (conflict \(conflict.id))")
+            Output.line(conflict.accepted(taskID: task.id))
         }
     }
 

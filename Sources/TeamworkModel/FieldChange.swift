@@ -174,3 +174,15 @@ public struct ListenerCursor: Sendable, Equatable {
         self.changeID = changeID
     }
 }
+
+extension FieldConflict {
+    /// What accepting it did, in one line (the manager's tool and the board say the same).
+    public func accepted(taskID: Int64) -> String {
+        let who = personName ?? String(personID)
+        switch operation {
+        case "use": return "Task \(taskID): what \(who) used is recorded as they gave it (conflict \(id))"
+        case "time": return "Task \(taskID): \(who)'s time is recorded as they gave it (conflict \(id))"
+        default: return "Task \(taskID) completed as done by \(who) (conflict \(id))"
+        }
+    }
+}

@@ -63,7 +63,7 @@ extension BoardRoutes {
         case "accept":
             return try await act(request, context, refused: refused) { store, _ in
                 let (conflict, task) = try await store.acceptConflict(id: id)
-                return "Task \(task.id) completed as done by \(conflict.personName ?? "the worker")"
+                return conflict.accepted(taskID: task.id)
             }
         case "dismiss":
             return try await act(request, context, refused: refused) { store, form in
@@ -123,14 +123,17 @@ extension BoardPages {
         let hidden: HTML = """
             <input type="hidden" name="csrf" value="\(session.csrf)"><input type="hidden" name="back" value="/board/conflicts">
             """
+        // A use or a time entry set aside is accepted as the worker gave it (a manager's correction), completed tasks included.
+        let entry = ["use", "time"].contains(conflict.operation) && !conflict.applied
         let canAccept =
-            conflict.operation == "complete"
-            && (conflict.applied || (item.task.map { $0.status != .completed && $0.status != .cancelled } ?? false))
+            (entry && (item.task.map { $0.status != .cancelled } ?? false))
+            || (conflict.operation == "complete"
+                && (conflict.applied || (item.task.map { $0.status != .completed && $0.status != .cancelled } ?? false)))
         let accept: HTML =
             canAccept
             ? """
             <form class="accept" method="post" action="/board/conflicts/\(conflict.id)/accept">\(hidden)\
-            <button type="submit">\(conflict.applied ? "Accept" : "Accept as done by \(worker)")</button></form>
+            <button type="submit">\(entry ? "Accept as \(worker) recorded it" : conflict.applied ? "Accept" : "Accept as done by \(worker)")</button></form>
             """
             : .empty
         let reopen: HTML =

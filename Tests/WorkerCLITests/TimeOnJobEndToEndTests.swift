@@ -115,4 +115,46 @@ struct TimeOnJobEndToEndTests {
             #expect(bad.status == TeamworkError.Code.invalidInput.exitStatus && bad.errorLines.count == 1, "\(bad.stderr)")
         }
     }
+
+    /// Time and a line recorded on a task that moved to another team meanwhile are kept for the
+    /// dispatcher (the conflicts inbox), not dropped; accepting them records them as the worker gave
+    /// them, as the manager's correction.
+    @Test func timeAndAUseSetAsideBecauseTheTaskMovedAreAcceptedByTheDispatcherAsTheWorkerGaveThem() async throws {
+        try await WorkerEndToEndTests().withSetup { setup in
+            let (manager, service, worker) = MaterialsEndToEndTests.tools(setup)
+            let made = try await manager.ok(
+                "task", "create", "--title", "moved meter", "--team", "red", "--assignee", "ann@example.org", "--json")
+            let task = try JSONOutput.decode(FieldTask.self, made)
+            let id = String(task.id)
+            try await service("replicate")
+            #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            #expect(try await worker("time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T09:15:00Z").status == 0)
+            #expect(try await worker("used", id, "--line", "Tape", "2").status == 0)
+            // The dispatcher gives the job to the blue team before her changes reach the master.
+            _ = try await manager.ok("task", "assign", id, "--team", "blue", "--assignee", "cy@example.org")
+            #expect(try await worker("sync").status == 0)
+            try await service("listen")
+            let listed = try await manager.ok("conflicts", "--task", id, "--json")
+            let conflicts = try JSONOutput.decode([FieldConflict].self, listed)
+            #expect(Set(conflicts.map(\.operation)) == ["time", "use"] && conflicts.allSatisfy { $0.rule == "moved" }, "\(listed)")
+            #expect(try await CentralStore.withStore(setup.url) { try await $0.timeEntries(ofTask: task.id) }.isEmpty)
+
+            for conflict in conflicts {
+                let accepted = try await manager.ok("conflicts", "accept", String(conflict.id), "--actor", "max@example.org")
+                #expect(accepted.contains("as they gave it"), "\(accepted)")
+                let again = try await manager.run(["conflicts", "accept", String(conflict.id), "--actor", "max@example.org"])
+                #expect(again.status == TeamworkError.Code.conflict.exitStatus && again.errorLines.count == 1, "\(again.stderr)")
+            }
+            let (time, lines) = try await CentralStore.withStore(setup.url) { store in
+                (try await store.timeEntries(ofTask: task.id), try await store.materials(ofTask: task.id))
+            }
+            #expect(
+                time.map { "\($0.kind.rawValue) \($0.minutes ?? -1) \($0.personID) \($0.source)" } == [
+                    "work 75 \(setup.world.ann.id) manager"
+                ])
+            #expect(lines.map { "\($0.name) \($0.quantity) \($0.personID)" } == ["Tape 2 \(setup.world.ann.id)"])
+            let history = try await manager.ok("task", "history", id)
+            #expect(history.contains("max Test") && history.contains("2026-11-20T09:15:00Z") && history.contains("Tape"), "\(history)")
+        }
+    }
 }
