@@ -54,6 +54,11 @@ CREATE FUNCTION tasks_time_entries() RETURNS trigger LANGUAGE plpgsql AS $$ BEGI
 -- so a completion's task.completed and task.costed carry the work it ends.
 CREATE TRIGGER tasks_keep_time_entries AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION tasks_time_entries();
+CREATE FUNCTION teamwork_time_problem(text, text, timestamptz) RETURNS text LANGUAGE sql AS $$ SELECT NULL::text $$;
+CREATE FUNCTION teamwork_set_time_entry(bigint, bigint, text, text, text, timestamptz, text) RETURNS boolean
+    LANGUAGE sql AS $$ SELECT false $$;
+-- Only the definer functions that check first write an entry.
+REVOKE ALL ON FUNCTION teamwork_set_time_entry(bigint, bigint, text, text, text, timestamptz, text) FROM PUBLIC;
 CREATE FUNCTION teamwork_correct_time(bigint, bigint, text, text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
 REVOKE ALL ON FUNCTION teamwork_correct_time(bigint, bigint, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION teamwork_correct_time(bigint, bigint, text, text) TO teamwork_manager;

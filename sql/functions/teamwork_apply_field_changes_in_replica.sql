@@ -82,8 +82,6 @@ DECLARE
     v_quantity numeric;
     v_line    bigint;
     v_rows    bigint;
-    v_from    timestamptz;
-    v_to      timestamptz;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -504,48 +502,23 @@ BEGIN
                         END IF;
                     END IF;
                 ELSIF c.operation = 'time' THEN
-                    v_from := public.teamwork_time_instant(split_part(c.value, '/', 1));
-                    v_to := public.teamwork_time_instant(split_part(c.value, '/', 2));
+                    v_problem := public.teamwork_time_problem(c.item, c.value, to_timestamp(c.received_at / 1000.0) + interval '1 day');
                     IF v_moved THEN
                         v_conflict := 'moved';
                         v_detail := format('time recorded in %s, but the task had moved to %s', p_replica,
                                            coalesce('team ' || t.team_id, 'person ' || t.assignee_id));
-                    ELSIF c.item IS NULL OR c.item NOT IN ('work', 'travel') OR c.note IS NOT NULL THEN
+                    ELSIF c.note IS NOT NULL OR v_problem IS NOT NULL THEN
                         v_conflict := 'invalid_time';
-                        v_detail := 'a time entry is work or travel, with no note';
-                    ELSIF v_from IS NULL OR v_to IS NULL OR c.value !~ '^[^/]+/[^/]+$' THEN
-                        v_conflict := 'invalid_time';
-                        v_detail := 'a time entry is a start and an end in UTC, like 2026-11-30T08:00:00Z/2026-11-30T10:30:00Z';
-                    ELSIF v_to < v_from THEN
-                        v_conflict := 'invalid_time';
-                        v_detail := 'a time entry ends after it starts';
-                    ELSIF v_to - v_from > interval '24 hours' THEN
-                        v_conflict := 'invalid_time';
-                        v_detail := 'a time entry lasts at most 24 hours';
-                    ELSIF v_from < '2000-01-01T00:00:00Z'::timestamptz
-                          OR v_to > to_timestamp(c.received_at / 1000.0) + interval '1 day' THEN
-                        v_conflict := 'invalid_time';
-                        v_detail := 'a time entry is after 2000-01-01 and ends at most a day after the server''s clock';
+                        v_detail := coalesce(v_problem, 'a time entry carries no note');
+                    ELSIF NOT public.teamwork_set_time_entry(t.id, c.person_id, c.item, c.value, 'worker', v_at, c.change_id) THEN
+                        v_conflict := 'superseded';
+                        v_detail := 'a later entry of this time was recorded already (by a manager, or from another device)';
                     ELSE
-                        -- The person's entry of that kind, replacing an automatic one, unless a later one was recorded.
-                        INSERT INTO public.time_entries AS e (task_id, person_id, kind, started_at, ended_at, source, recorded_at,
-                                                              change_id)
-                        VALUES (t.id, c.person_id, c.item, v_from, v_to, 'worker', v_at, c.change_id)
-                        ON CONFLICT (task_id, person_id, kind) DO UPDATE
-                           SET started_at = excluded.started_at, ended_at = excluded.ended_at, source = 'worker',
-                               recorded_at = excluded.recorded_at, change_id = excluded.change_id
-                         WHERE e.source = 'auto' OR e.recorded_at <= excluded.recorded_at;
-                        GET DIAGNOSTICS v_rows = ROW_COUNT;
-                        IF v_rows = 0 THEN
-                            v_conflict := 'superseded';
-                            v_detail := 'a later entry of this time was recorded already (by a manager, or from another device)';
-                        ELSE
-                            v_applied := true;
-                            -- Time entered after the job was done changes what it cost: billing hears again.
-                            IF t.status = 'completed' THEN
-                                PERFORM public.teamwork_outbox_add('task.costed', t.id,
-                                    public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
-                            END IF;
+                        v_applied := true;
+                        -- Time entered after the job was done changes what it cost: billing hears again.
+                        IF t.status = 'completed' THEN
+                            PERFORM public.teamwork_outbox_add('task.costed', t.id,
+                                public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
                         END IF;
                     END IF;
                 ELSIF c.operation = 'claim' THEN

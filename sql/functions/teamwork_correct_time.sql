@@ -13,8 +13,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp 
 DECLARE
     t        public.tasks%ROWTYPE;
     e        public.time_entries%ROWTYPE;
-    v_from   timestamptz := public.teamwork_time_instant(split_part(p_value, '/', 1));
-    v_to     timestamptz := public.teamwork_time_instant(split_part(p_value, '/', 2));
+    v_problem text;
     v_actor  bigint := public.teamwork_actor_id();
     v_before text;
     v_after  text;
@@ -29,35 +28,20 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM public.people p WHERE p.id = p_person) THEN
         RAISE EXCEPTION 'no person %', p_person USING ERRCODE = 'TWS02';
     END IF;
-    IF p_kind IS NULL OR p_kind NOT IN ('work', 'travel') THEN
-        RAISE EXCEPTION 'a time entry is work or travel' USING ERRCODE = 'TWS01';
-    END IF;
-    IF v_from IS NULL OR v_to IS NULL OR p_value !~ '^[^/]+/[^/]+$' THEN
-        RAISE EXCEPTION 'a time entry is a start and an end in UTC, like 2026-11-30T08:00:00Z/2026-11-30T10:30:00Z'
-              USING ERRCODE = 'TWS01';
-    END IF;
-    IF v_to < v_from THEN
-        RAISE EXCEPTION 'a time entry ends after it starts' USING ERRCODE = 'TWS01';
-    END IF;
-    IF v_to - v_from > interval '24 hours' THEN
-        RAISE EXCEPTION 'a time entry lasts at most 24 hours' USING ERRCODE = 'TWS01';
-    END IF;
-    IF v_from < '2000-01-01T00:00:00Z'::timestamptz OR v_to > now() + interval '1 day' THEN
-        RAISE EXCEPTION 'a time entry is after 2000-01-01 and ends at most a day from now' USING ERRCODE = 'TWS01';
+    v_problem := public.teamwork_time_problem(p_kind, p_value, now() + interval '1 day');
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION '%', v_problem USING ERRCODE = 'TWS01';
     END IF;
     SELECT * INTO e FROM public.time_entries x WHERE x.task_id = p_task AND x.person_id = p_person AND x.kind = p_kind;
     IF FOUND AND (e.ended_at IS NULL OR e.ended_at > e.started_at) THEN
         v_before := format('%s %s to %s (person %s)', p_kind, to_char(e.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
                            coalesce(to_char(e.ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'running'), p_person);
     END IF;
-    IF v_to > v_from THEN
+    IF public.teamwork_time_instant(split_part(p_value, '/', 2)) > public.teamwork_time_instant(split_part(p_value, '/', 1)) THEN
         v_after := format('%s %s to %s (person %s)', p_kind, split_part(p_value, '/', 1), split_part(p_value, '/', 2), p_person);
     END IF;
-    INSERT INTO public.time_entries AS x (task_id, person_id, kind, started_at, ended_at, source, recorded_at, change_id)
-    VALUES (p_task, p_person, p_kind, v_from, v_to, 'manager', clock_timestamp(), 'manager-' || coalesce(v_actor::text, 'unknown'))
-    ON CONFLICT (task_id, person_id, kind) DO UPDATE
-       SET started_at = excluded.started_at, ended_at = excluded.ended_at, source = 'manager',
-           recorded_at = greatest(x.recorded_at, excluded.recorded_at), change_id = excluded.change_id;
+    PERFORM public.teamwork_set_time_entry(p_task, p_person, p_kind, p_value, 'manager', clock_timestamp(),
+                                           'manager-' || coalesce(v_actor::text, 'unknown'));
     IF v_before IS NOT DISTINCT FROM v_after THEN
         RETURN;  -- nothing changed: no history, nothing to bill again
     END IF;
