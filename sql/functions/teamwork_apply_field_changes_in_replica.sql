@@ -81,7 +81,6 @@ DECLARE
     v_part    public.parts%ROWTYPE;
     v_quantity numeric;
     v_line    bigint;
-    v_rows    bigint;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -478,23 +477,8 @@ BEGIN
                         v_detail := 'a worker records at most 100 lines on a task';
                     ELSE
                         -- One statement sets the line (0 keeps it as removed), unless a later one was recorded already.
-                        IF v_part.id IS NOT NULL THEN
-                            INSERT INTO public.task_materials AS m (task_id, person_id, part_id, quantity, unit, unit_price, currency,
-                                                                    recorded_at, change_id)
-                            VALUES (t.id, c.person_id, v_part.id, v_quantity, v_part.unit, v_part.unit_price, v_part.currency,
-                                    v_at, c.change_id)
-                            ON CONFLICT (task_id, person_id, part_id) WHERE part_id IS NOT NULL DO UPDATE
-                               SET quantity = excluded.quantity, recorded_at = excluded.recorded_at, change_id = excluded.change_id
-                             WHERE m.recorded_at <= excluded.recorded_at;
-                        ELSE
-                            INSERT INTO public.task_materials AS m (task_id, person_id, description, quantity, recorded_at, change_id)
-                            VALUES (t.id, c.person_id, btrim(c.note), v_quantity, v_at, c.change_id)
-                            ON CONFLICT (task_id, person_id, lower(description)) WHERE part_id IS NULL DO UPDATE
-                               SET quantity = excluded.quantity, recorded_at = excluded.recorded_at, change_id = excluded.change_id
-                             WHERE m.recorded_at <= excluded.recorded_at;
-                        END IF;
-                        GET DIAGNOSTICS v_rows = ROW_COUNT;
-                        IF v_rows = 0 THEN
+                        IF NOT public.teamwork_set_material_line(t.id, c.person_id, v_part.id, c.note, v_quantity, v_at, c.change_id,
+                                                                 false) THEN
                             v_conflict := 'superseded';
                             v_detail := 'a later quantity for this line was recorded already (by a manager, or from another device)';
                         ELSE

@@ -61,20 +61,8 @@ BEGIN
         v_label := btrim(p_description);
     END IF;
     -- One statement sets the line (0 keeps it as removed: an older change arriving late cannot bring it back).
-    IF v_part.id IS NOT NULL THEN
-        INSERT INTO public.task_materials AS m (task_id, person_id, part_id, quantity, unit, unit_price, currency, recorded_at, change_id)
-        VALUES (p_task, p_person, v_part.id, v_quantity, v_part.unit, v_part.unit_price, v_part.currency, clock_timestamp(),
-                'manager-' || coalesce(v_actor::text, 'unknown'))
-        ON CONFLICT (task_id, person_id, part_id) WHERE part_id IS NOT NULL DO UPDATE
-           SET quantity = excluded.quantity, recorded_at = greatest(m.recorded_at, excluded.recorded_at),
-               change_id = excluded.change_id;
-    ELSE
-        INSERT INTO public.task_materials AS m (task_id, person_id, description, quantity, recorded_at, change_id)
-        VALUES (p_task, p_person, btrim(p_description), v_quantity, clock_timestamp(), 'manager-' || coalesce(v_actor::text, 'unknown'))
-        ON CONFLICT (task_id, person_id, lower(description)) WHERE part_id IS NULL DO UPDATE
-           SET quantity = excluded.quantity, recorded_at = greatest(m.recorded_at, excluded.recorded_at),
-               change_id = excluded.change_id;
-    END IF;
+    PERFORM public.teamwork_set_material_line(p_task, p_person, v_part.id, p_description, v_quantity, clock_timestamp(),
+                                              'manager-' || coalesce(v_actor::text, 'unknown'), true);
     IF v_before IS NOT DISTINCT FROM nullif(v_quantity, 0) THEN
         RETURN;  -- nothing changed: no history, nothing to bill again
     END IF;
