@@ -211,19 +211,28 @@ struct PhoneAppTests {
             try await Self.type(page, "#used-quantity", "20")
             try await Self.submit(page, "#used")
             try await page.waitUntil("document.querySelector('[data-used=\"Cable ties\"]')")
+            // Her drive there, today on the task's clock; one that ends before it starts is refused.
+            try await Self.type(page, "#time-kind", "travel")
+            try await Self.type(page, "#time-from", "07:30")
+            try await Self.type(page, "#time-to", "07:10")
+            try await Self.submit(page, "#time")
+            try await page.waitUntil("document.querySelector('.problem')?.textContent.includes('a time entry ends after it starts')")
+            try await Self.type(page, "#time-to", "08:00")
+            try await Self.submit(page, "#time")
+            try await page.waitUntil("document.querySelector('[data-time=travel]')?.textContent.includes('07:30–08:00 (0:30)')")
             try await Self.type(page, "#note", "Meter swapped, seal replaced")
             try await Self.submit(page, "#complete")
             try await page.waitUntil("document.querySelector('#task-status')?.textContent === 'Completed'")
-            #expect(try await page.evaluate("document.body.dataset.pending").string == "10")
+            #expect(try await page.evaluate("document.body.dataset.pending").string == "11")
             // Reloaded offline, what waits is still there.
             try await page.open(scene.app)
-            try await page.waitUntil("document.body.dataset.pending === '10'", within: .seconds(10))
+            try await page.waitUntil("document.body.dataset.pending === '11'", within: .seconds(10))
             #expect(try await scene.task(swap).status == .assigned)
 
             // The service is back and killed while the app sends (after its first answer, or as the
             // pushes begin); back again, the app sends the rest by itself, and everything counts once.
             try await scene.service.start()
-            try? await page.waitUntil("Number(document.body.dataset.pending) < 10", within: .seconds(20))
+            try? await page.waitUntil("Number(document.body.dataset.pending) < 11", within: .seconds(20))
             _ = try await scene.service.stop(signal: SIGKILL)
             try await scene.service.start()
             do {
@@ -239,7 +248,7 @@ struct PhoneAppTests {
                 (try await store.history(taskID: swap), try await store.attachments(ofTask: swap))
             }
             #expect(history.filter { $0.changes["status"]?.new == "completed" }.count == 1, "\(history.map(\.action))")
-            // The listener's ledger took each of the phone's ten changes once, through a kill mid-send.
+            // The listener's ledger took each of the phone's eleven changes once, through a kill mid-send.
             let ledger = try await CentralStore.withStore(scene.url) { store in
                 try await store.rows(
                     PostgresQuery(
@@ -247,7 +256,12 @@ struct PhoneAppTests {
                 ).map { try $0.decode((String, Int).self) }
             }
             #expect(
-                Dictionary(uniqueKeysWithValues: ledger) == ["start": 1, "answer": 4, "attach": 2, "use": 2, "complete": 1], "\(ledger)")
+                Dictionary(uniqueKeysWithValues: ledger) == ["start": 1, "answer": 4, "attach": 2, "use": 2, "time": 1, "complete": 1],
+                "\(ledger)")
+            let travel = try await CentralStore.withStore(scene.url) { try await $0.timeEntries(ofTask: swap) }.filter {
+                $0.kind == .travel
+            }
+            #expect(travel.map { "\($0.minutes ?? -1) \($0.source) \($0.personID)" } == ["30 worker \(scene.ann)"], "\(travel)")
             let used = try await CentralStore.withStore(scene.url) { try await $0.materials(ofTask: swap) }
             #expect(used.map { "\($0.partCode ?? $0.name) \($0.quantity) \($0.total ?? "-")" } == ["CBL-3 12.5 156.25", "Cable ties 20 -"])
             #expect(done.answers.count == 6 && done.answers["reading"]?.value == "48213.5")

@@ -14,10 +14,12 @@
 //   parts     id → the catalogue's part (the common data)      read-only, what a worker may record
 //   used      key (task:part or task:~line) → {taskID, part,   what the worker recorded as used on
 //             description, quantity, changeID}                 a task from this phone
+//   time      key (task:kind) → {taskID, kind, start, end,     the time the worker recorded on a
+//             changeID} (milliseconds)                         task from this phone
 
 import { text, day } from "./words.js";
 
-const version = 2;
+const version = 3;
 export const databaseName = (person) => `teamwork-person-${person}`;
 
 function request(req) {
@@ -30,23 +32,24 @@ function request(req) {
 export async function open(person) {
   const req = indexedDB.open(databaseName(person), version);
   req.onupgradeneeded = (event) => {
-    const db = req.result;
+    const db = req.result, from = event.oldVersion;
+    if (from < 1) {
+      db.createObjectStore("replicas", { keyPath: "name" });
+      db.createObjectStore("tasks", { keyPath: ["replica", "id"] });
+      db.createObjectStore("members", { keyPath: ["replica", "person_id"] });
+      db.createObjectStore("locations", { keyPath: ["replica", "id"] });
+      db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
+      db.createObjectStore("notices", { keyPath: "key" });
+      db.createObjectStore("files", { keyPath: "digest" });
+    }
     // Version 2: the parts catalogue and what was used; the common data is taken again from its start.
-    if (event.oldVersion >= 1) {
+    if (from < 2) {
       db.createObjectStore("parts", { keyPath: "id" });
       db.createObjectStore("used", { keyPath: "key" });
-      req.transaction.objectStore("replicas").delete("common");
-      return;
+      if (from >= 1) req.transaction.objectStore("replicas").delete("common");
     }
-    db.createObjectStore("parts", { keyPath: "id" });
-    db.createObjectStore("used", { keyPath: "key" });
-    db.createObjectStore("replicas", { keyPath: "name" });
-    db.createObjectStore("tasks", { keyPath: ["replica", "id"] });
-    db.createObjectStore("members", { keyPath: ["replica", "person_id"] });
-    db.createObjectStore("locations", { keyPath: ["replica", "id"] });
-    db.createObjectStore("queue", { keyPath: "seq", autoIncrement: true });
-    db.createObjectStore("notices", { keyPath: "key" });
-    db.createObjectStore("files", { keyPath: "digest" });
+    // Version 3: time on the job.
+    if (from < 3) db.createObjectStore("time", { keyPath: "key" });
   };
   const db = await request(req);
   // Signing out deletes the database: a copy open elsewhere (the service worker) lets go at once.
@@ -92,7 +95,7 @@ export class Local {
   // which the app words as the acceptance), a task of theirs given to someone else or taken away, a task moved to
   // another day.
   async applyPage(person, replica, page) {
-    await this.write(["replicas", "tasks", "members", "locations", "notices", "used"], async (s) => {
+    await this.write(["replicas", "tasks", "members", "locations", "notices", "used", "time"], async (s) => {
       // A page that no longer starts where the copy stands (another sync took the next one) is left.
       const held = await request(s.replicas.get(replica.name));
       if (!page.refetch && (held?.since ?? 0) !== page.since) return;
@@ -142,7 +145,7 @@ export class Local {
         const at = before && before.text === said ? before.at : refusal.decision ? now : refusal.decided_at;
         s.notices.put({ key, at, taskID: refusal.task_id, text: said });
         if (refusal.operation === "complete") await setAside(s, person, replica.name, refusal.task_id, refusal.change_id, refusal.decision);
-        if (refusal.operation === "use") this.forgetUse(s, refusal.change_id);
+        this.forgetEntry(s, { operation: refusal.operation, id: refusal.change_id });
       }
       s.replicas.put({ ...replica, epoch: page.epoch, since: page.up_to });
     });
@@ -154,8 +157,16 @@ export class Local {
   }
 
   async enqueue(replica, change) {
-    await this.write(["queue", "used"], async (s) => {
+    await this.write(["queue", "used", "time"], async (s) => {
       s.queue.add({ replica, change, state: "queued" });
+      if (change.operation === "time") {
+        // Time, as the phone recorded it: an entry per task and kind; no length removes it.
+        const [start, end] = change.value.split("/").map(Date.parse);
+        const key = `${change.task_id}:${change.item}`;
+        if (end > start) s.time.put({ key, taskID: change.task_id, kind: change.item, start, end, changeID: change.id });
+        else s.time.delete(key);
+        return;
+      }
       if (change.operation !== "use") return;
       // What was used, as the phone recorded it: a line per part (or description); 0 removes it.
       const key = usedKey(change);
@@ -164,13 +175,14 @@ export class Local {
     });
   }
 
-  // A use the service or the master refused is not what the phone recorded any more.
-  forgetUse(s, changeID) {
-    const cursor = s.used.openCursor();
+  // A use or a time entry the service or the master refused is not what the phone recorded any more.
+  forgetEntry(s, change) {
+    if (change.operation !== "use" && change.operation !== "time") return;
+    const cursor = (change.operation === "use" ? s.used : s.time).openCursor();
     cursor.onsuccess = () => {
       const at = cursor.result;
       if (!at) return;
-      if (at.value.changeID === changeID) at.delete();
+      if (at.value.changeID === change.id) at.delete();
       at.continue();
     };
   }

@@ -130,7 +130,7 @@ async function pushOne(local, replica, entry, report) {
 // worker is told why (the task shows the master's copy again).
 async function settle(local, entries, results, report) {
   const byID = new Map(results.map((r) => [r.id, r]));
-  await local.write(["queue", "notices", "tasks", "used"], async (s) => {
+  await local.write(["queue", "notices", "tasks", "used", "time"], async (s) => {
     for (const entry of entries) {
       const result = byID.get(entry.change.id);
       if (!result) continue;
@@ -140,7 +140,7 @@ async function settle(local, entries, results, report) {
         report.refused += 1;
         s.notices.put({ key: `refused:${entry.change.id}`, at: Date.now(), taskID: entry.change.task_id, text: text("refused", entry.change.task_id, result.reason) });
         if (entry.change.operation === "complete") await local.refusedCompletion(s, entry.replica, entry.change.task_id, entry.change.id);
-        if (entry.change.operation === "use") local.forgetUse(s, entry.change.id);
+        local.forgetEntry(s, entry.change);
       }
     }
   });

@@ -27,6 +27,8 @@ const words = {
     did: { start: "Start", complete: "Complete", reopen: "Reopen", claim: "Claim", answer: "Answer", attach: "File", use: "Used", time: "Time" },
     used: "Used on the job", usedPart: "Part", usedOther: "Something else (describe it)", usedLine: "What it was (if not a part)",
     usedQuantity: "How much (0 removes it)", usedRecord: "Record",
+    time: "Time on the job", timeKind: "What", timeKinds: { work: "Work", travel: "Travel" }, timeFrom: "From", timeTo: "To",
+    timeRecord: "Record time", timeNote: "Your start and completion keep your work's time; set it here (the same time twice removes it).",
   },
   sv: {
     title: "Min dag", free: "Lediga uppdrag", nothing: "Inget planerat för dig.", noFree: "Inga lediga uppdrag i ditt lag.",
@@ -55,6 +57,8 @@ const words = {
     did: { start: "Påbörja", complete: "Slutför", reopen: "Öppna igen", claim: "Ta uppdraget", answer: "Svar", attach: "Fil", use: "Förbrukat", time: "Tid" },
     used: "Förbrukat material", usedPart: "Artikel", usedOther: "Något annat (beskriv det)", usedLine: "Vad det var (om inte en artikel)",
     usedQuantity: "Mängd (0 tar bort raden)", usedRecord: "Registrera",
+    time: "Arbetstid", timeKind: "Vad", timeKinds: { work: "Arbete", travel: "Resa" }, timeFrom: "Från", timeTo: "Till",
+    timeRecord: "Registrera tid", timeNote: "Din start och ditt slutförande ger arbetstiden; ange den här (samma tid två gånger tar bort den).",
   },
 };
 

@@ -169,8 +169,8 @@ async function signOut() {
 
 async function snapshot() {
   if (!state.local) return null;
-  const [tasks, queue, notices, locations, members, files, parts, used] = await Promise.all(
-    ["tasks", "queue", "notices", "locations", "members", "files", "parts", "used"].map((name) => state.local.all(name)));
+  const [tasks, queue, notices, locations, members, files, parts, used, times] = await Promise.all(
+    ["tasks", "queue", "notices", "locations", "members", "files", "parts", "used", "time"].map((name) => state.local.all(name)));
   const byTask = new Map();
   for (const entry of queue.sort((a, b) => a.seq - b.seq)) {
     const id = entry.change.task_id;
@@ -188,7 +188,7 @@ async function snapshot() {
   }
   const sites = new Map(locations.map((l) => [l.id, l]));
   parts.sort((a, b) => a.code.toLowerCase().localeCompare(b.code.toLowerCase()));
-  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)), parts, used };
+  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)), parts, used, times };
 }
 
 function skillsIn(view, replica) {
@@ -210,7 +210,8 @@ async function act(view, item, change) {
   await state.local.enqueue(item.replica, full);
   for (const id of [...drafts.keys()]) {
     if (id === "note" ? change.operation === "complete"
-      : change.operation === "use" ? id.startsWith("used-") : change.item && id.startsWith(`item-${change.item}-`)) drafts.delete(id);
+      : change.operation === "use" ? id.startsWith("used-") : change.operation === "time" ? id.startsWith("time-")
+      : change.item && id.startsWith(`item-${change.item}-`)) drafts.delete(id);
   }
   state.problem = null;
   await render();
@@ -255,7 +256,7 @@ async function render() {
   renderStatus(view);
   document.body.dataset.pending = String(view.queue.length);
   const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, view.notices.map((n) => [n.key, n.text]),
-    view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length]), view.used.map((u) => [u.key, u.quantity]), view.parts.map((p) => [p.id, p.row_version])]);
+    view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length]), view.used.map((u) => [u.key, u.quantity]), view.times.map((e) => [e.key, e.start, e.end]), view.parts.map((p) => [p.id, p.row_version])]);
   if (print === shownPrint) return;
   shownPrint = print;
   const route = location.hash.slice(1).split("/");
@@ -364,6 +365,7 @@ function taskPage(view, id) {
       ? el("button", { type: "button", id: "reopen", class: "secondary", onclick: () => act(view, item, { operation: "reopen" }) }, text("reopen")) : null,
     f.checklist ? checklist(view, item, mine && f.status !== "completed") : null,
     materials(view, item, mine && f.status !== "completed"),
+    timeOnJob(view, item),
     mine && f.status !== "completed" ? el("form", { id: "complete", onsubmit: (event) => {
       event.preventDefault();
       act(view, item, { operation: "complete", note: note.value });
@@ -409,6 +411,57 @@ function materials(view, item, editable) {
       el("label", { for: "used-line" }, text("usedLine")), line,
       el("label", { for: "used-quantity" }, text("usedQuantity")), quantity,
       el("button", { type: "submit" }, text("usedRecord"))));
+}
+
+// Time on the job: the entries this phone recorded on the task, and a form for work or travel from
+// one time to another today on the task's clock. Anyone holding the task records their own, before
+// or after it is completed; the rules of the field-change contract check it before it is queued.
+function timeOnJob(view, item) {
+  const t = item.task, zone = t.time_zone;
+  if (item.facts.status === "cancelled") return null;
+  const entries = view.times.filter((e) => e.taskID === t.id);
+  const clock = (ms) => time(ms, zone).split(" ").pop();
+  const hours = (ms) => `${Math.floor(ms / 3600000)}:${String(Math.floor(ms / 60000) % 60).padStart(2, "0")}`;
+  const kind = el("select", { id: "time-kind" }, ["work", "travel"].map((k) => el("option", { value: k }, text("timeKinds")[k])));
+  const from = el("input", { id: "time-from", type: "time", required: true });
+  const to = el("input", { id: "time-to", type: "time", required: true });
+  return el("section", { class: "time", "aria-labelledby": "time-title" },
+    el("h2", { id: "time-title" }, text("time")),
+    entries.length ? el("ul", {}, entries.map((e) => el("li", { "data-time": e.kind },
+      `${text("timeKinds")[e.kind] ?? e.kind}: ${clock(e.start)}–${clock(e.end)} (${hours(e.end - e.start)})`))) : null,
+    el("p", { class: "hint" }, text("timeNote")),
+    el("form", { id: "time", onsubmit: async (event) => {
+      event.preventDefault();
+      const [start, end] = [from.value, to.value].map((hhmm) => today(zone, hhmm));
+      if (start == null || end == null) { state.problem = refusal(text("timeFrom") + "/" + text("timeTo")); await render(); return; }
+      await act(view, item, { operation: "time", item: kind.value, value: rules.timeValue(start, end) });
+    } },
+      el("label", { for: "time-kind" }, text("timeKind")), kind,
+      el("label", { for: "time-from" }, text("timeFrom")), from,
+      el("label", { for: "time-to" }, text("timeTo")), to,
+      el("button", { type: "submit" }, text("timeRecord"))));
+}
+
+// The instant of `hhmm` (08:00) today on `zone`'s clock (the task's), or null.
+function today(zone, hhmm) {
+  const match = /^([01][0-9]|2[0-3]):([0-5][0-9])$/.exec(hhmm || "");
+  if (!match) return null;
+  let format;
+  try {
+    format = new Intl.DateTimeFormat("en-US", { timeZone: zone || "UTC", hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" });
+  } catch {
+    format = new Intl.DateTimeFormat("en-US", { timeZone: "UTC", hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" });
+  }
+  const local = (ms) => Object.fromEntries(format.formatToParts(new Date(ms)).filter((p) => p.type !== "literal").map((p) => [p.type, Number(p.value)]));
+  const now = local(Date.now());
+  const wanted = Date.UTC(now.year, now.month - 1, now.day, Number(match[1]), Number(match[2]));
+  // The zone's offset at the guess, twice (a guess across a change of the clocks settles on the second).
+  let guess = wanted;
+  for (let i = 0; i < 2; i++) {
+    const at = local(guess);
+    guess = wanted - (Date.UTC(at.year, at.month - 1, at.day, at.hour, at.minute) - guess);
+  }
+  return guess;
 }
 
 // The phone's copy of the catalogue (the common data) refuses a part it does not hold; whether a
