@@ -89,6 +89,43 @@ struct RolesTests {
         }
     }
 
+    /// A definer trigger function writes what no role may write itself (time on the job, the outbox,
+    /// customer messages): no role may attach one to a table of its own and feed it made-up rows.
+    @Test func noRoleMayRunADefinerTriggerFunctionOnATableOfItsOwn() async throws {
+        try await TestDatabase.withStore { store in
+            let world = try await Fixtures.seed(store)
+            let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
+            for role in ["teamwork_manager", "teamwork_service"] {
+                // The entries the function wrote for the made-up rows, counted before the transaction rolls back.
+                let forged = try? await run(
+                    store, as: role,
+                    """
+                    CREATE TEMP TABLE tasks (id bigint, status text, assignee_id bigint, planned_start timestamptz,
+                        window_start timestamptz, due_at timestamptz, started_at timestamptz, completed_at timestamptz,
+                        completed_by bigint, time_zone text)
+                    """,
+                    """
+                    CREATE TRIGGER forge AFTER UPDATE ON pg_temp.tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+                        FOR EACH STATEMENT EXECUTE FUNCTION public.tasks_time_entries()
+                    """,
+                    "INSERT INTO pg_temp.tasks VALUES (\(task.id), 'in_progress', \(world.ann.id), NULL, NULL, NULL, now() - interval '9 hours', NULL, NULL, 'UTC')",
+                    "UPDATE pg_temp.tasks SET status = 'completed', completed_by = \(world.ann.id), completed_at = now()",
+                    check: "SELECT count(*)::int FROM public.time_entries")
+                #expect(forged == nil, "\(role) attached tasks_time_entries to a table of its own: \(forged ?? 0) entries forged")
+            }
+            let open = try await store.rows(
+                """
+                SELECT p.proname FROM pg_proc p
+                WHERE p.pronamespace = 'public'::regnamespace AND p.prosecdef AND p.prorettype = 'trigger'::regtype
+                  AND (has_function_privilege('teamwork_manager', p.oid, 'EXECUTE')
+                       OR has_function_privilege('teamwork_service', p.oid, 'EXECUTE'))
+                ORDER BY 1
+                """
+            ).map { try $0.decode(String.self) }
+            #expect(open.isEmpty, "definer trigger functions a role may attach: \(open)")
+        }
+    }
+
     /// A manager's own database role, bound to their person, acts as that person only.
     @Test func aManagersBoundRoleCannotClaimToActForSomeoneElse() async throws {
         try await TestDatabase.withFresh { url in
