@@ -34,6 +34,8 @@ CREATE TABLE time_entries (
 );
 CREATE INDEX time_entries_person_idx ON time_entries (person_id, started_at);
 CREATE INDEX time_entries_open_idx ON time_entries (person_id) WHERE ended_at IS NULL;
+-- A week's timesheet reads the entries begun from three days before it (an entry lasts at most a day).
+CREATE INDEX time_entries_started_idx ON time_entries (started_at);
 GRANT SELECT ON time_entries TO teamwork_manager, teamwork_service;
 
 ALTER TABLE field_changes DROP CONSTRAINT field_changes_operation_check;
@@ -49,14 +51,15 @@ ALTER TABLE field_changes ADD CONSTRAINT field_changes_conflict_check
 
 -- The bodies live in sql/functions.
 CREATE FUNCTION teamwork_time_instant(text) RETURNS timestamptz LANGUAGE sql AS $$ SELECT NULL::timestamptz $$;
+CREATE FUNCTION teamwork_travel_from(bigint, timestamptz, timestamptz) RETURNS timestamptz LANGUAGE sql AS $$ SELECT $2 $$;
 CREATE FUNCTION tasks_time_entries() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 -- Triggers of one event fire in the order of their names: this one before tasks_outbox_updated,
 -- so a completion's task.completed and task.costed carry the work it ends.
 CREATE TRIGGER tasks_keep_time_entries AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION tasks_time_entries();
 CREATE FUNCTION teamwork_time_problem(text, text, timestamptz) RETURNS text LANGUAGE sql AS $$ SELECT NULL::text $$;
-CREATE FUNCTION teamwork_set_time_entry(bigint, bigint, text, text, text, timestamptz, text) RETURNS boolean
-    LANGUAGE sql AS $$ SELECT false $$;
+CREATE FUNCTION teamwork_set_time_entry(bigint, bigint, text, text, text, timestamptz, text) RETURNS text
+    LANGUAGE sql AS $$ SELECT NULL::text $$;
 -- Only the definer functions that check first write an entry.
 REVOKE ALL ON FUNCTION teamwork_set_time_entry(bigint, bigint, text, text, text, timestamptz, text) FROM PUBLIC;
 CREATE FUNCTION teamwork_correct_time(bigint, bigint, text, text) RETURNS void LANGUAGE sql AS $$ SELECT $$;

@@ -35,17 +35,24 @@ extension CentralStore {
         for row in try await rows(
             """
             WITH days AS (SELECT (\(first)::date + i) AS day FROM generate_series(0, 6) AS i),
+            -- With a team: its members, whoever has left since included (their week still counts).
+            team_people AS (SELECT DISTINCT m.person_id FROM team_memberships m WHERE m.team_id = \(team)),
             members AS (
                 SELECT DISTINCT m.person_id FROM team_memberships m JOIN people p ON p.id = m.person_id
                 WHERE p.deactivated_at IS NULL AND (\(team)::bigint IS NULL OR m.team_id = \(team))
             ),
             entries AS (
-                SELECT e.person_id, e.kind, e.started_at, e.ended_at, t.time_zone FROM time_entries e JOIN tasks t ON t.id = e.task_id
+                -- Whole minutes (TimeOnJob.minutes): a day's share and the entry's own minutes add up exactly.
+                SELECT e.person_id, e.kind, date_trunc('minute', e.started_at) AS started_at,
+                       date_trunc('minute', e.ended_at) AS ended_at, t.time_zone
+                FROM time_entries e JOIN tasks t ON t.id = e.task_id
                 WHERE e.ended_at > e.started_at
-                  -- Every zone's day lies within two of UTC's: the range narrows, the task's own clock decides.
-                  AND e.ended_at > ((\(first)::date - 2)::timestamp AT TIME ZONE 'UTC')
+                  -- Every zone's day lies within two of UTC's, and an entry lasts at most a day: the range
+                  -- narrows (on the index of starts), the task's own clock decides.
+                  AND e.started_at >= ((\(first)::date - 3)::timestamp AT TIME ZONE 'UTC')
                   AND e.started_at < ((\(first)::date + 9)::timestamp AT TIME ZONE 'UTC')
-                  AND (\(team)::bigint IS NULL OR e.person_id IN (SELECT person_id FROM members))
+                  AND e.ended_at > ((\(first)::date - 2)::timestamp AT TIME ZONE 'UTC')
+                  AND (\(team)::bigint IS NULL OR e.person_id IN (SELECT person_id FROM team_people))
             ),
             spans AS (
                 SELECT e.person_id, d.day, e.kind,
@@ -59,7 +66,7 @@ extension CentralStore {
                 SELECT e.person_id, count(*) AS open FROM time_entries e
                 WHERE e.ended_at IS NULL AND e.started_at >= ((\(first)::date - 1)::timestamp AT TIME ZONE 'UTC')
                   AND e.started_at < ((\(first)::date + 8)::timestamp AT TIME ZONE 'UTC')
-                  AND (\(team)::bigint IS NULL OR e.person_id IN (SELECT person_id FROM members))
+                  AND (\(team)::bigint IS NULL OR e.person_id IN (SELECT person_id FROM team_people))
                 GROUP BY 1
             ),
             everyone AS (SELECT person_id FROM members UNION SELECT person_id FROM sums UNION SELECT person_id FROM running)

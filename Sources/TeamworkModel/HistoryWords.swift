@@ -57,8 +57,10 @@ public struct HistoryWords: Sendable {
                     line +=
                         ": \(kind) \(TimeOnJob.instant(span.start)) to \(TimeOnJob.instant(span.end))"
                         + " (\(TimeOnJob.hours(TimeOnJob.minutes(span.start, span.end))))"
-                } else {
+                } else if TimeOnJob.interval(value) != nil {
                     line += ": \(kind) removed"
+                } else {
+                    line += ": \(kind) \(TerminalText.inline(String(value.prefix(60))))"
                 }
             }
             if applied == "false" { line += ": not applied" + (conflict.map { " (\($0.replacingOccurrences(of: "_", with: " ")))" } ?? "") }

@@ -52,9 +52,11 @@ public enum TimeOnJob {
         return nil
     }
 
-    /// Whole minutes from `start` to `end`: the time that passed, whatever the clocks did meanwhile.
+    /// Whole minutes from `start`'s minute to `end`'s: the time that passed, whatever the clocks did
+    /// meanwhile. Counted so, a day's share of an entry and the entry's own minutes add up exactly
+    /// (the timesheet and billing's labour agree).
     public static func minutes(_ start: Date, _ end: Date) -> Int {
-        Int((end.timeIntervalSince(start) / 60).rounded(.down))
+        Int((end.timeIntervalSince1970 / 60).rounded(.down)) - Int((start.timeIntervalSince1970 / 60).rounded(.down))
     }
 
     /// The interval a person means by two of `--start`, `--end` and `--minutes` (or `--minutes` alone,

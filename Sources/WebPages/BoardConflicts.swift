@@ -126,7 +126,7 @@ extension BoardPages {
         // A use or a time entry set aside is accepted as the worker gave it (a manager's correction), completed tasks included.
         let entry = ["use", "time"].contains(conflict.operation) && !conflict.applied
         let canAccept =
-            (entry && (item.task.map { $0.status != .cancelled } ?? false))
+            (entry && (item.task.map { $0.status != .cancelled || conflict.operation == "time" } ?? false))
             || (conflict.operation == "complete"
                 && (conflict.applied || (item.task.map { $0.status != .completed && $0.status != .cancelled } ?? false)))
         let accept: HTML =

@@ -135,6 +135,90 @@ struct TimeOnJobTests {
         }
     }
 
+    @Test func travelCountsFromTheLastWorkBeforeArrivingHoweverTheChangesWereBatched() async throws {
+        try await Self.withWorld { world in
+            let ann = world.fixtures.ann
+            let day = "2026-10-27"
+            let a = try await world.task("A", for: ann, day: day, from: "08:00", to: "09:00")
+            let b = try await world.task("B", for: ann, day: day, from: "11:00", to: "12:00")
+            let c = try await world.task("C", for: ann, day: day, from: "13:00", to: "14:00")
+            _ = try await world.apply(
+                ann, [("start", a, Self.at(day, "08:00"), nil, nil), ("complete", a, Self.at(day, "10:00"), nil, nil)])
+            // On her way to B she does C first, sent as one batch (its start folded into its completion).
+            _ = try await world.apply(
+                ann, [("start", c, Self.at(day, "10:30"), nil, nil), ("complete", c, Self.at(day, "12:00"), nil, nil)])
+            _ = try await world.apply(ann, [("start", b, Self.at(day, "12:30"), nil, nil)])
+            #expect(try await world.entries(b) == ["ann travel 12:00-12:30 auto", "ann work 12:30-… auto"])
+            #expect(try await world.entries(c) == ["ann work 10:30-12:00 auto"])
+        }
+    }
+
+    @Test func aReopenedTaskDoneAgainCountsItsWorkOnceAndTheTravelAfterTheLastCompletion() async throws {
+        try await Self.withWorld { world in
+            let ann = world.fixtures.ann
+            let day = "2026-10-28"
+            let a = try await world.task("A", for: ann, day: day, from: "08:00", to: "09:00")
+            let b = try await world.task("B", for: ann, day: day, from: "11:00", to: "12:00")
+            _ = try await world.apply(
+                ann, [("start", a, Self.at(day, "08:00"), nil, nil), ("complete", a, Self.at(day, "09:00"), nil, nil)])
+            #expect(try await world.entries(b) == ["ann travel 09:00-… auto"])
+            // A bolt is missing: she reopens it at 09:10 and finishes at 10:00.
+            _ = try await world.apply(ann, [("reopen", a, Self.at(day, "09:10"), nil, nil)])
+            #expect(try await world.entries(a) == ["ann work 08:00-… auto"])
+            #expect(try await world.entries(b) == [], "she is back at A: the travel to B is dropped")
+            _ = try await world.apply(ann, [("complete", a, Self.at(day, "10:00"), nil, nil)])
+            _ = try await world.apply(ann, [("start", b, Self.at(day, "10:30"), nil, nil)])
+            #expect(try await world.entries(a) == ["ann work 08:00-10:00 auto"])
+            #expect(try await world.entries(b) == ["ann travel 10:00-10:30 auto", "ann work 10:30-… auto"])
+        }
+    }
+
+    @Test func aCancellationStopsItsAssigneesRunningWork() async throws {
+        try await Self.withWorld { world in
+            let ann = world.fixtures.ann
+            let day = Self.zone.date(of: Date()).description
+            let task = try await world.task("Leak", for: ann, day: day, from: "00:00", to: "23:59")
+            // Started ten minutes ago (a time relative to now: its end is the cancellation's, now).
+            _ = try await world.apply(ann, [("start", task, Date().addingTimeInterval(-600), nil, nil)])
+            _ = try await world.sql("UPDATE tasks SET status = 'cancelled' WHERE id = \(task)")
+            let entries = try await world.store.timeEntries(ofTask: task)
+            #expect(entries.count == 1 && entries[0].endedAt != nil && (9...11).contains(entries[0].minutes ?? -1), "\(entries)")
+            // Time on a cancelled task was worked all the same: a manager corrects it.
+            let corrected = try await world.store.correctTime(
+                taskID: task, personID: ann.id, kind: .work, start: entries[0].startedAt, end: entries[0].startedAt.addingTimeInterval(900))
+            #expect(corrected.map { "\($0.minutes ?? -1) \($0.source)" } == ["15 manager"])
+        }
+    }
+
+    @Test func theSameEntryAgainChangesNothingAndANewerOneFromTheSameWorkerIsTakenAfterAnAutomaticOne() async throws {
+        try await Self.withWorld { world in
+            let ann = world.fixtures.ann
+            let day = "2026-10-29"
+            let task = try await world.task("Pump", for: ann, day: day, from: "08:00", to: "09:00")
+            _ = try await world.apply(
+                ann, [("start", task, Self.at(day, "08:00"), nil, nil), ("complete", task, Self.at(day, "17:00"), nil, nil)])
+            _ = try await world.sql(
+                "INSERT INTO webhook_subscriptions (url, events, secret) VALUES ('https://billing.example/h', ARRAY['task.costed'], \("whsec_" + String(repeating: "A", count: 44)))"
+            )
+            // Her phone sends two corrections made at noon (after the completion was taken in at 17:00).
+            let first = TimeOnJob.value(start: Self.at(day, "08:00"), end: Self.at(day, "11:00"))
+            let second = TimeOnJob.value(start: Self.at(day, "08:00"), end: Self.at(day, "11:30"))
+            #expect(try await world.apply(ann, [("time", task, Self.at(day, "12:00"), "work", first)]) == [nil])
+            #expect(
+                try await world.apply(ann, [("time", task, Self.at(day, "12:05"), "work", second)]) == [nil],
+                "not superseded by the completion's time")
+            #expect(try await world.entries(task) == ["ann work 08:00-11:30 worker"])
+            // Fifty times the same entry: taken, and billing hears of it once (the first change above, and the second).
+            let costedBefore = try await world.sql("SELECT count(*)::int FROM outbox_events WHERE event = 'task.costed'").first!.decode(
+                Int.self)
+            let again = Array(repeating: ("time", task, Self.at(day, "12:10"), Optional("work"), Optional(second)), count: 50)
+            #expect(try await world.apply(ann, again) == Array(repeating: nil, count: 50))
+            let costedAfter = try await world.sql("SELECT count(*)::int FROM outbox_events WHERE event = 'task.costed'").first!.decode(
+                Int.self)
+            #expect(costedBefore == 2 && costedAfter == costedBefore, "\(costedBefore) then \(costedAfter)")
+        }
+    }
+
     @Test func theTimesheetCountsEachDayOnItsTasksClockAcrossTheChangeOfClocksAndEqualsTheSumOfEntries() async throws {
         try await Self.withWorld { world in
             let (ann, bo) = (world.fixtures.ann, world.fixtures.bo)

@@ -486,7 +486,7 @@ BEGIN
                         END IF;
                     END IF;
                 ELSIF c.operation = 'time' THEN
-                    v_problem := public.teamwork_time_problem(c.item, c.value, to_timestamp(c.received_at / 1000.0) + interval '1 day');
+                    v_problem := public.teamwork_time_problem(c.item, c.value, to_timestamp(c.received_at / 1000.0) + interval '24 hours');
                     IF v_moved THEN
                         v_conflict := 'moved';
                         v_detail := format('time recorded in %s, but the task had moved to %s', p_replica,
@@ -494,15 +494,18 @@ BEGIN
                     ELSIF c.note IS NOT NULL OR v_problem IS NOT NULL THEN
                         v_conflict := 'invalid_time';
                         v_detail := coalesce(v_problem, 'a time entry carries no note');
-                    ELSIF NOT public.teamwork_set_time_entry(t.id, c.person_id, c.item, c.value, 'worker', v_at, c.change_id) THEN
-                        v_conflict := 'superseded';
-                        v_detail := 'a later entry of this time was recorded already (by a manager, or from another device)';
                     ELSE
-                        v_applied := true;
-                        -- Time entered after the job was done changes what it cost: billing hears again.
-                        IF t.status = 'completed' THEN
-                            PERFORM public.teamwork_outbox_add('task.costed', t.id,
-                                public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
+                        v_problem := public.teamwork_set_time_entry(t.id, c.person_id, c.item, c.value, 'worker', v_at, c.change_id);
+                        IF v_problem = 'superseded' THEN
+                            v_conflict := 'superseded';
+                            v_detail := 'a later entry of this time was recorded already (by a manager, or from another device)';
+                        ELSE
+                            v_applied := true;
+                            -- Time entered after the job was done changes what it cost: billing hears again (not for the same again).
+                            IF t.status = 'completed' AND v_problem = 'set' THEN
+                                PERFORM public.teamwork_outbox_add('task.costed', t.id,
+                                    public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
+                            END IF;
                         END IF;
                     END IF;
                 ELSIF c.operation = 'claim' THEN

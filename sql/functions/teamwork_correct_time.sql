@@ -3,8 +3,9 @@
 -- or travel) to the interval p_value (START/END in UTC, as a worker's 'time' change
 -- carries it; no length removes the entry). The task's history names the manager
 -- (teamwork_actor_id) with the entry before and after, and a completed task's costs
--- go to billing again (task.costed). Refused with a reason (TWS01, TWS02) when the
--- task is gone or cancelled, the person unknown, or the entry malformed, ending
+-- go to billing again (task.costed). Cancelled tasks included: the time was worked.
+-- Refused with a reason (TWS01, TWS02) when the task is gone, the person unknown, or
+-- the entry malformed, ending
 -- before it starts or longer than a day. Definer: the manager's role only reads
 -- time_entries.
 CREATE OR REPLACE FUNCTION teamwork_correct_time(p_task bigint, p_person bigint, p_kind text, p_value text)
@@ -22,13 +23,11 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'no task %', p_task USING ERRCODE = 'TWS02';
     END IF;
-    IF t.status = 'cancelled' THEN
-        RAISE EXCEPTION 'task % was cancelled', p_task USING ERRCODE = 'TWS01';
-    END IF;
+    -- A cancelled task's time was worked all the same: it may be corrected (or a worker's accepted).
     IF NOT EXISTS (SELECT 1 FROM public.people p WHERE p.id = p_person) THEN
         RAISE EXCEPTION 'no person %', p_person USING ERRCODE = 'TWS02';
     END IF;
-    v_problem := public.teamwork_time_problem(p_kind, p_value, now() + interval '1 day');
+    v_problem := public.teamwork_time_problem(p_kind, p_value, now() + interval '24 hours');
     IF v_problem IS NOT NULL THEN
         RAISE EXCEPTION '%', v_problem USING ERRCODE = 'TWS01';
     END IF;

@@ -6,7 +6,8 @@
 -- line was first recorded (sql/0037); removed lines (quantity 0, sql/0039) are not
 -- shown; `as_of` says when the costs were read, so billing keeps the latest.
 -- "labour" is the time on it (sql/0042): work_minutes and travel_minutes (entries
--- that ended), `open` (entries still running, counted nowhere yet), and a line per
+-- that ended, each in whole minutes from its start's minute to its end's, as
+-- TimeOnJob.minutes counts), `open` (entries still running, counted nowhere yet), and a line per
 -- person and kind: kind, worker {id, name}, started_at, ended_at, minutes, source
 -- (auto: their start and completion; worker: entered; manager: corrected).
 CREATE OR REPLACE FUNCTION teamwork_task_costs(p_task bigint) RETURNS jsonb
@@ -41,7 +42,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                                       'minutes', e.minutes, 'source', e.source)
                                   ORDER BY e.started_at, e.person_id, e.kind) FILTER (WHERE e.ended_at IS NOT NULL), '[]'::jsonb))
               FROM (SELECT x.*, w.first_name || ' ' || w.last_name AS worker,
-                           floor(extract(epoch FROM x.ended_at - x.started_at) / 60)::integer AS minutes
+                           ((extract(epoch FROM date_trunc('minute', x.ended_at)) - extract(epoch FROM date_trunc('minute', x.started_at))) / 60)::integer AS minutes
                       FROM time_entries x LEFT JOIN people w ON w.id = x.person_id
                      WHERE x.task_id = p_task AND (x.ended_at IS NULL OR x.ended_at > x.started_at)) e),
         'totals', coalesce((
