@@ -124,10 +124,11 @@ extension CentralStore {
 
 extension TimeEntry {
     init(row r: PostgresRandomAccessRow) throws {
+        let kind = try r["kind"].decode(String.self)
+        guard let known = TimeOnJob.Kind(rawValue: kind) else { throw TeamworkError.invalid("a time entry of an unknown kind: \(kind)") }
         self.init(
             taskID: try r["task_id"].decode(Int64.self), personID: try r["person_id"].decode(Int64.self),
-            personName: try r["person_name"].decode(String?.self),
-            kind: TimeOnJob.Kind(rawValue: try r["kind"].decode(String.self)) ?? .work,
+            personName: try r["person_name"].decode(String?.self), kind: known,
             startedAt: try r["started_at"].decode(Date.self), endedAt: try r["ended_at"].decode(Date?.self),
             source: try r["source"].decode(String.self))
     }
@@ -148,5 +149,37 @@ extension CentralStore {
             ).collect()
         }
         return try await timeEntries(ofTask: taskID)
+    }
+}
+
+extension CentralStore {
+    /// Every entry of time on the tasks completed from `from` to `to` (both days, each task on its own
+    /// clock), of team `team` when given: what invoicing reads of the labour (`report labour`).
+    public func labour(from: LocalDate, to: LocalDate, team: Int64? = nil) async throws -> [TimeUse] {
+        guard from <= to else { throw TeamworkError.invalid("--from must not be after --to") }
+        guard to.dayNumber - from.dayNumber < 366 else { throw TeamworkError.invalid("a report covers at most 366 days") }
+        return try await rows(
+            """
+            SELECT t.id AS task_id, t.title, g.slug AS team, c.name AS customer,
+                   ((t.completed_at AT TIME ZONE t.time_zone)::date)::text AS completed_on, \(unescaped: Self.timeColumns)
+            FROM time_entries e LEFT JOIN people w ON w.id = e.person_id JOIN tasks t ON t.id = e.task_id
+                 LEFT JOIN teams g ON g.id = t.team_id
+                 LEFT JOIN customers c ON c.erased_at IS NULL AND c.id = coalesce(t.customer_id,
+                                              (SELECT l.customer_id FROM locations l WHERE l.id = t.location_id))
+            WHERE t.status = 'completed' AND e.ended_at > e.started_at
+              -- Every zone's day lies within two of UTC's: the range narrows, the task's own clock decides.
+              AND t.completed_at >= ((\(from.description)::date - 2)::timestamp AT TIME ZONE 'UTC')
+              AND t.completed_at < ((\(to.description)::date + 3)::timestamp AT TIME ZONE 'UTC')
+              AND (t.completed_at AT TIME ZONE t.time_zone)::date BETWEEN \(from.description)::date AND \(to.description)::date
+              AND (\(team)::bigint IS NULL OR t.team_id = \(team))
+            ORDER BY t.completed_at, t.id, e.started_at, e.person_id, e.kind
+            """
+        ).map { row in
+            let r = PostgresRandomAccessRow(row)
+            return TimeUse(
+                taskID: try r["task_id"].decode(Int64.self), title: try r["title"].decode(String.self),
+                team: try r["team"].decode(String?.self), customer: try r["customer"].decode(String?.self),
+                completedOn: try r["completed_on"].decode(String.self), entry: try TimeEntry(row: r))
+        }
     }
 }

@@ -7,7 +7,7 @@ struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Where the work stands: counts by team, overdue and due soon, workloads, turnaround, conflicts.",
-        subcommands: [Materials.self, TimesheetCommand.self]
+        subcommands: [Materials.self, TimesheetCommand.self, Labour.self]
     )
     @OptionGroup var connection: ConnectionOptions
     @Option(
@@ -221,6 +221,40 @@ extension ReportCommand {
             if open > 0 {
                 Output.line("\(open) entr\(open == 1 ? "y is" : "ies are") still running (started, not completed): counted once they end.")
             }
+        }
+    }
+}
+
+extension ReportCommand {
+    struct Labour: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The time on the tasks completed in a period, a line per task, person and kind: for invoicing.",
+            discussion: """
+                Days are the tasks' own (each task completed on its own clock); both ends count. Minutes are whole \
+                minutes from an entry's start's minute to its end's, as billing's labour counts them. --csv writes a \
+                table a spreadsheet opens (formula-safe).
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "The first day, like 2026-12-01.") var from: String
+        @Option(help: "The last day, like 2026-12-07.") var to: String
+        @Option(help: "Only this team's tasks (its slug).") var team: String?
+        @Flag(help: "Write CSV.") var csv = false
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let (first, last) = (try LocalDate(parsing: from, field: "--from"), try LocalDate(parsing: to, field: "--to"))
+            if csv && output.json { throw TeamworkError(.usage, "use --csv or --json, not both") }
+            let uses = try await connection.withStore { store in
+                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                return try await store.labour(from: first, to: last, team: teamID)
+            }
+            if output.json { return try Output.json(uses) }
+            let rows = TimeUse.csvRows(uses)
+            if csv { return FileHandle.standardOutput.write(Data(CSVTable.render(rows).utf8)) }
+            if uses.isEmpty { return Output.line("No time on tasks completed from \(first) to \(last).") }
+            Output.table(rows[0].map { $0.uppercased() }, rows.dropFirst().map { $0.map(TerminalText.inline) })
+            let totals = TimeEntry.totals(uses.map(\.entry))
+            Output.line("Labour: \(TimeOnJob.hours(totals.work)) work, \(TimeOnJob.hours(totals.travel)) travel.")
         }
     }
 }

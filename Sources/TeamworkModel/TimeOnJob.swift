@@ -138,3 +138,34 @@ public struct TimeEntry: Sendable, Codable, Equatable {
         }
     }
 }
+
+/// One entry of time on a task completed in a report's period (`report labour`): the task, the day
+/// it was completed on its own clock, and the entry as invoicing reads it.
+public struct TimeUse: Sendable, Codable, Equatable {
+    public var taskID: Int64
+    public var title: String
+    public var team: String?
+    public var customer: String?
+    /// The day the task was completed, on its own clock (its site's or team's zone).
+    public var completedOn: String
+    public var entry: TimeEntry
+
+    public init(taskID: Int64, title: String, team: String?, customer: String?, completedOn: String, entry: TimeEntry) {
+        (self.taskID, self.title, self.team, self.customer, self.completedOn, self.entry) = (
+            taskID, title, team, customer, completedOn, entry
+        )
+    }
+
+    /// The lines invoicing reads, with headers: a line per task, person and kind, in minutes.
+    public static func csvRows(_ uses: [TimeUse]) -> [[String]] {
+        [["task", "title", "completed", "team", "customer", "kind", "worker", "started", "ended", "minutes", "source"]]
+            + uses.map { use in
+                let e = use.entry
+                return [
+                    String(use.taskID), use.title, use.completedOn, use.team ?? "", use.customer ?? "", e.kind.rawValue,
+                    e.personName ?? String(e.personID), TimeOnJob.instant(e.startedAt), e.endedAt.map(TimeOnJob.instant) ?? "",
+                    e.minutes.map(String.init) ?? "", e.source,
+                ]
+            }
+    }
+}

@@ -252,6 +252,7 @@ struct DocumentedWalkTests {
                 #expect(FileManager.default.fileExists(atPath: folder.appending(path: "map.html").path))
                 try await walk.run("teamwork-manager", "report")
                 try await walk.run("teamwork-manager", "report materials --from 2026-12-01 --to 2026-12-07")
+                try await walk.run("teamwork-manager", "report labour --from 2026-12-01 --to 2026-12-07")
                 let week = try await walk.run("teamwork-manager", "report timesheet --week 2026-W49")
                 #expect(week?.stdout.contains("person_id,person,date,work_minutes") == true, "payroll's CSV: \(week?.stdout ?? "")")
 

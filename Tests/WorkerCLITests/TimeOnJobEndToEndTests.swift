@@ -81,6 +81,17 @@ struct TimeOnJobEndToEndTests {
             #expect(try await entries() == recorded)
             let shown = try await manager.ok("task", "show", id)
             #expect(shown.contains("Time:") && shown.contains("Labour: 2:30 work, 0:25 travel."), "\(shown)")
+            // Invoicing's lines: the day the task was completed, as the master has it (not the wall clock's day).
+            let completed = try await CentralStore.withStore(setup.url) { try await $0.task(id: task.id).completedAt }
+            let day = Zone.utc.date(of: try #require(completed)).description
+            let invoice = try await manager.ok("report", "labour", "--from", day, "--to", day, "--team", "red", "--csv")
+            let lines = invoice.split(separator: "\r\n").map(String.init)
+            #expect(lines.first == "task,title,completed,team,customer,kind,worker,started,ended,minutes,source", "\(invoice)")
+            let fields: [String] = lines.dropFirst().map { line in
+                let cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                return [cells[0], cells[5], cells[9], cells[10]].joined(separator: " ")
+            }
+            #expect(fields == ["\(id) travel 25 worker", "\(id) work 150 worker"], "\(invoice)")
 
             // A manager corrects the finished job; the history names them, with the entry before and after.
             let corrected = try await manager.ok(
