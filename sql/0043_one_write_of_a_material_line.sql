@@ -22,3 +22,9 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- The tasks a report of a period reads (report materials, report labour): the body
+-- lives in sql/functions/teamwork_completed_tasks.sql.
+CREATE FUNCTION teamwork_completed_tasks(date, date, bigint)
+RETURNS TABLE (task_id bigint, title text, team text, customer text, completed_on date, completed_at timestamptz)
+LANGUAGE sql AS $$ SELECT NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::date, NULL::timestamptz WHERE false $$;

@@ -182,17 +182,7 @@ extension CentralStore {
                 WHERE (id = \(id) OR (task_id = \(taskID) AND person_id = \(person) AND operation IN ('start', 'complete')))
                   AND conflict IS NOT NULL AND resolved_at IS NULL
                 """, logger: logger)
-            let conflict = try await connection.query(
-                """
-                SELECT \(unescaped: Self.conflictColumns)
-                FROM field_changes f LEFT JOIN people p ON p.id = f.person_id LEFT JOIN tasks t ON t.id = f.task_id
-                WHERE f.id = \(id)
-                """, logger: logger
-            ).collect()
-            let task = try await connection.query(
-                "SELECT \(unescaped: Columns.task) FROM tasks k WHERE k.id = \(taskID)", logger: logger
-            ).collect()
-            return (try FieldConflict(row: conflict[0]), try FieldTask(row: task[0]))
+            return try await decided(id, taskID: taskID, connection)
         }
     }
 
@@ -222,6 +212,15 @@ extension CentralStore {
             UPDATE field_changes SET resolved_at = now(), resolved_by = \(actorID), resolution = \(resolution)
             WHERE id = \(id) AND conflict IS NOT NULL AND resolved_at IS NULL
             """, logger: logger)
+        return try await decided(id, taskID: taskID, connection)
+    }
+
+    /// Conflict `id` and task `taskID` as a decision left them, read in its transaction.
+    func decided(
+        _ id: Int64, taskID: Int64, _ connection: PostgresConnection
+    ) async throws -> (
+        conflict: FieldConflict, task: FieldTask
+    ) {
         let conflict = try await connection.query(
             """
             SELECT \(unescaped: Self.conflictColumns)

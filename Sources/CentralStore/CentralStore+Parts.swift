@@ -191,23 +191,14 @@ extension CentralStore {
     /// Every line used on tasks completed from `from` to `to` (both days, each task on its own
     /// clock), of team `team` when given: what invoicing and stock read (`report materials`).
     public func materialsUsed(from: LocalDate, to: LocalDate, team: Int64? = nil) async throws -> [MaterialUse] {
-        guard from <= to else { throw TeamworkError.invalid("--from must not be after --to") }
-        guard to.dayNumber - from.dayNumber < 366 else { throw TeamworkError.invalid("a report covers at most 366 days") }
+        try Self.checkPeriod(from, to)
         return try await rows(
             """
-            SELECT t.id AS task_id, t.title, g.slug AS team, c.name AS customer,
-                   ((t.completed_at AT TIME ZONE t.time_zone)::date)::text AS completed_on, \(unescaped: Self.materialColumns)
-            FROM \(unescaped: Self.materialJoins) JOIN tasks t ON t.id = m.task_id
-                 LEFT JOIN teams g ON g.id = t.team_id
-                 LEFT JOIN customers c ON c.erased_at IS NULL AND c.id = coalesce(t.customer_id,
-                                              (SELECT l.customer_id FROM locations l WHERE l.id = t.location_id))
-            WHERE t.status = 'completed' AND m.quantity > 0
-              -- Every zone's day lies within two of UTC's: the range narrows, the task's own clock decides.
-              AND t.completed_at >= ((\(from.description)::date - 2)::timestamp AT TIME ZONE 'UTC')
-              AND t.completed_at < ((\(to.description)::date + 3)::timestamp AT TIME ZONE 'UTC')
-              AND (t.completed_at AT TIME ZONE t.time_zone)::date BETWEEN \(from.description)::date AND \(to.description)::date
-              AND (\(team)::bigint IS NULL OR t.team_id = \(team))
-            ORDER BY t.completed_at, t.id, p.code IS NULL, lower(p.code), lower(m.description), m.person_id
+            SELECT d.task_id, d.title, d.team, d.customer, d.completed_on::text, \(unescaped: Self.materialColumns)
+            FROM teamwork_completed_tasks(\(from.description)::date, \(to.description)::date, \(team)::bigint) d
+                 JOIN (\(unescaped: Self.materialJoins)) ON m.task_id = d.task_id
+            WHERE m.quantity > 0
+            ORDER BY d.completed_at, d.task_id, p.code IS NULL, lower(p.code), lower(m.description), m.person_id
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)
@@ -245,5 +236,13 @@ extension CentralStore {
             ).collect()
         }
         return try await materials(ofTask: taskID)
+    }
+}
+
+extension CentralStore {
+    /// A report's period: `from` not after `to`, at most 366 days.
+    static func checkPeriod(_ from: LocalDate, _ to: LocalDate) throws {
+        guard from <= to else { throw TeamworkError.invalid("--from must not be after --to") }
+        guard to.dayNumber - from.dayNumber < 366 else { throw TeamworkError.invalid("a report covers at most 366 days") }
     }
 }

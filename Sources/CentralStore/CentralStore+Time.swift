@@ -156,23 +156,14 @@ extension CentralStore {
     /// Every entry of time on the tasks completed from `from` to `to` (both days, each task on its own
     /// clock), of team `team` when given: what invoicing reads of the labour (`report labour`).
     public func labour(from: LocalDate, to: LocalDate, team: Int64? = nil) async throws -> [TimeUse] {
-        guard from <= to else { throw TeamworkError.invalid("--from must not be after --to") }
-        guard to.dayNumber - from.dayNumber < 366 else { throw TeamworkError.invalid("a report covers at most 366 days") }
+        try Self.checkPeriod(from, to)
         return try await rows(
             """
-            SELECT t.id AS task_id, t.title, g.slug AS team, c.name AS customer,
-                   ((t.completed_at AT TIME ZONE t.time_zone)::date)::text AS completed_on, \(unescaped: Self.timeColumns)
-            FROM time_entries e LEFT JOIN people w ON w.id = e.person_id JOIN tasks t ON t.id = e.task_id
-                 LEFT JOIN teams g ON g.id = t.team_id
-                 LEFT JOIN customers c ON c.erased_at IS NULL AND c.id = coalesce(t.customer_id,
-                                              (SELECT l.customer_id FROM locations l WHERE l.id = t.location_id))
-            WHERE t.status = 'completed' AND e.ended_at > e.started_at
-              -- Every zone's day lies within two of UTC's: the range narrows, the task's own clock decides.
-              AND t.completed_at >= ((\(from.description)::date - 2)::timestamp AT TIME ZONE 'UTC')
-              AND t.completed_at < ((\(to.description)::date + 3)::timestamp AT TIME ZONE 'UTC')
-              AND (t.completed_at AT TIME ZONE t.time_zone)::date BETWEEN \(from.description)::date AND \(to.description)::date
-              AND (\(team)::bigint IS NULL OR t.team_id = \(team))
-            ORDER BY t.completed_at, t.id, e.started_at, e.person_id, e.kind
+            SELECT d.task_id, d.title, d.team, d.customer, d.completed_on::text, \(unescaped: Self.timeColumns)
+            FROM teamwork_completed_tasks(\(from.description)::date, \(to.description)::date, \(team)::bigint) d
+                 JOIN (time_entries e LEFT JOIN people w ON w.id = e.person_id) ON e.task_id = d.task_id
+            WHERE e.ended_at > e.started_at
+            ORDER BY d.completed_at, d.task_id, e.started_at, e.person_id, e.kind
             """
         ).map { row in
             let r = PostgresRandomAccessRow(row)

@@ -125,19 +125,16 @@ extension ReportCommand {
                 (formula-safe).
                 """)
         @OptionGroup var connection: ConnectionOptions
-        @Option(help: "The first day, like 2026-12-01.") var from: String
-        @Option(help: "The last day, like 2026-12-07.") var to: String
-        @Option(help: "Only this team's tasks (its slug).") var team: String?
+        @OptionGroup var period: PeriodOptions
         @Flag(help: "A line per task and part, for invoicing.") var lines = false
         @Flag(help: "Write CSV.") var csv = false
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let (first, last) = (try LocalDate(parsing: from, field: "--from"), try LocalDate(parsing: to, field: "--to"))
+            let (first, last) = try period.days()
             if csv && output.json { throw TeamworkError(.usage, "use --csv or --json, not both") }
             let uses = try await connection.withStore { store in
-                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
-                return try await store.materialsUsed(from: first, to: last, team: teamID)
+                try await store.materialsUsed(from: first, to: last, team: try await period.teamID(store))
             }
             if lines {
                 if output.json { return try Output.json(uses) }
@@ -235,18 +232,15 @@ extension ReportCommand {
                 table a spreadsheet opens (formula-safe).
                 """)
         @OptionGroup var connection: ConnectionOptions
-        @Option(help: "The first day, like 2026-12-01.") var from: String
-        @Option(help: "The last day, like 2026-12-07.") var to: String
-        @Option(help: "Only this team's tasks (its slug).") var team: String?
+        @OptionGroup var period: PeriodOptions
         @Flag(help: "Write CSV.") var csv = false
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let (first, last) = (try LocalDate(parsing: from, field: "--from"), try LocalDate(parsing: to, field: "--to"))
+            let (first, last) = try period.days()
             if csv && output.json { throw TeamworkError(.usage, "use --csv or --json, not both") }
             let uses = try await connection.withStore { store in
-                let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
-                return try await store.labour(from: first, to: last, team: teamID)
+                try await store.labour(from: first, to: last, team: try await period.teamID(store))
             }
             if output.json { return try Output.json(uses) }
             let rows = TimeUse.csvRows(uses)
@@ -256,5 +250,20 @@ extension ReportCommand {
             let totals = TimeEntry.totals(uses.map(\.entry))
             Output.line("Labour: \(TimeOnJob.hours(totals.work)) work, \(TimeOnJob.hours(totals.travel)) travel.")
         }
+    }
+}
+
+/// A report's period of completed tasks: its first and last day (each task on its own clock), and a team.
+struct PeriodOptions: ParsableArguments {
+    @Option(help: "The first day, like 2026-12-01.") var from: String
+    @Option(help: "The last day, like 2026-12-07.") var to: String
+    @Option(help: "Only this team's tasks (its slug).") var team: String?
+
+    func days() throws -> (LocalDate, LocalDate) {
+        (try LocalDate(parsing: from, field: "--from"), try LocalDate(parsing: to, field: "--to"))
+    }
+
+    func teamID(_ store: CentralStore) async throws -> Int64? {
+        try await team.asyncMap { try await store.team(reference: $0).id }
     }
 }
