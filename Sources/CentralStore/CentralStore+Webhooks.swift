@@ -4,7 +4,10 @@ import TeamworkModel
 
 extension CentralStore {
     static let subscriptionColumns =
-        "s.id, s.url, s.events, s.description, s.secret_fingerprint, s.previous_until, s.failures, s.paused_at, s.paused_reason, s.created_at"
+        """
+        s.id, s.url, s.events, s.description, s.secret_fingerprint, s.previous_until, s.failures, s.paused_at, s.paused_reason,
+        s.created_at, s.rotated_at, s.rotated_by
+        """
     static let deliveryColumns = """
         d.id, d.event_id, d.subscription_id, e.event, e.task_id, d.state, d.attempts, d.next_attempt_at, d.last_status,
         d.last_error, d.delivered_at, e.created_at
@@ -18,7 +21,8 @@ extension CentralStore {
             description: try r["description"].decode(String.self),
             secretFingerprint: try r["secret_fingerprint"].decode(String.self), previousUntil: try r["previous_until"].decode(Date?.self),
             failures: Int(try r["failures"].decode(Int32.self)), pausedAt: try r["paused_at"].decode(Date?.self),
-            pausedReason: try r["paused_reason"].decode(String?.self), createdAt: try r["created_at"].decode(Date.self))
+            pausedReason: try r["paused_reason"].decode(String?.self), createdAt: try r["created_at"].decode(Date.self),
+            rotatedAt: try r["rotated_at"].decode(Date?.self), rotatedBy: try r["rotated_by"].decode(Int64?.self))
     }
 
     static func delivery(_ row: PostgresRow) throws -> WebhookDelivery {

@@ -52,14 +52,20 @@ struct WebhookCommand: AsyncParsableCommand {
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
-            let hooks = try await connection.withStore { try await $0.webhooks() }
+            let (hooks, names) = try await connection.withStore { store in
+                (try await store.webhooks(), output.json ? TaskCommand.Names() : try await TaskCommand.Names.load(store))
+            }
             if output.json { return try Output.json(hooks) }
             Output.table(
-                ["ID", "URL", "EVENTS", "SECRET", "STATE"],
-                hooks.map {
-                    [
-                        String($0.id), $0.url, $0.events.map(\.rawValue).joined(separator: ","), "sha256:\($0.secretFingerprint)…",
-                        $0.pausedAt == nil ? "active" : "paused: \($0.pausedReason ?? "by hand")",
+                ["ID", "URL", "EVENTS", "SECRET", "ROTATED", "STATE"],
+                hooks.map { hook in
+                    let rotated = hook.rotatedAt.map { at in
+                        Output.date(at) + (hook.rotatedBy.map { " by \(names.people[$0] ?? String($0))" } ?? "")
+                    }
+                    return [
+                        String(hook.id), hook.url, hook.events.map(\.rawValue).joined(separator: ","),
+                        "sha256:\(hook.secretFingerprint)…", rotated ?? "-",
+                        hook.pausedAt == nil ? "active" : "paused: \(hook.pausedReason ?? "by hand")",
                     ]
                 }, maxWidth: 60)
         }

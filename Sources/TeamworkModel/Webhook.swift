@@ -41,11 +41,16 @@ public struct WebhookSubscription: Sendable, Codable, Equatable, Identifiable {
     public var pausedAt: Date?
     public var pausedReason: String?
     public var createdAt: Date
+    /// When its secret was last rotated, and by whom (a person's id; nil when not known).
+    public var rotatedAt: Date?
+    public var rotatedBy: Int64?
 
     public init(
         id: Int64, url: String, events: [WebhookEvent], description: String, secretFingerprint: String, previousUntil: Date?,
-        failures: Int, pausedAt: Date?, pausedReason: String?, createdAt: Date
+        failures: Int, pausedAt: Date?, pausedReason: String?, createdAt: Date, rotatedAt: Date? = nil, rotatedBy: Int64? = nil
     ) {
+        self.rotatedAt = rotatedAt
+        self.rotatedBy = rotatedBy
         self.id = id
         self.url = url
         self.events = events

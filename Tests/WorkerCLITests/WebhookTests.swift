@@ -200,8 +200,14 @@ struct WebhookTests {
             #expect(log.map(\.attempts).reduce(0, +) == requests && requests >= 5, "attempts \(log.map(\.attempts)), \(receiver.shown())")
 
             // A rotated secret: both sign while they overlap; the old one still verifies.
-            let rotated = try await manager.ok("webhook", "rotate", "1").trimmingCharacters(in: .whitespacesAndNewlines)
+            let rotated = try await manager.ok("webhook", "rotate", "1", "--actor", "max@example.org")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(rotated.hasPrefix("whsec_") && rotated != secret)
+            // Who rotated it, and when, stays on the webhook.
+            let hooks = try JSONOutput.decode([WebhookSubscription].self, try await manager.ok("webhook", "list", "--json"))
+            let max = try await CentralStore.withStore(url) { try await $0.person(reference: "max@example.org").id }
+            #expect(hooks.first?.rotatedBy == max && hooks.first?.rotatedAt != nil, "\(hooks)")
+            #expect(try await manager.ok("webhook", "list").contains("by Max Boss"))
             _ = try await manager.ok("task", "create", "--title", "Second", "--team", "red", "--json")
             #expect(try await eventually(within: .seconds(30)) { try receiver.taken().count == 4 })
             #expect(try receiver.taken().last.map { $0.verified && $0.signatures == 2 && $0.type == "task.created" } == true)

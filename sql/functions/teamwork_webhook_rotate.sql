@@ -1,5 +1,6 @@
 -- A new secret for webhook p_id, made here and returned once (NULL: no such
--- webhook); the old one still signs beside it for p_overlap.
+-- webhook); the old one still signs beside it for p_overlap. Who rotated it, and when,
+-- is kept on the webhook (sql/0044).
 CREATE OR REPLACE FUNCTION teamwork_webhook_rotate(p_id bigint, p_overlap interval) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
@@ -9,7 +10,8 @@ BEGIN
         RAISE EXCEPTION 'an overlap is 0 to 30 days' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     UPDATE public.webhook_subscriptions
-       SET previous_secret = secret, secret = v_secret, previous_until = now() + p_overlap
+       SET previous_secret = secret, secret = v_secret, previous_until = now() + p_overlap,
+           rotated_at = now(), rotated_by = public.teamwork_actor_id()
      WHERE id = p_id;
     IF NOT FOUND THEN
         RETURN NULL;
