@@ -53,8 +53,14 @@ struct CustomerMessagesTests {
             _ = try await store.cancelTask(id: task.id)
             #expect(try await Self.kinds(store, task: task.id).suffix(2) == ["cancelled#2/email/pending", "cancelled#2/sms/pending"])
             #expect(try await store.appointments(taskIDs: [task.id])[task.id]?.sequence == 2)
+            let booking = try await store.rows("SELECT booking FROM appointments WHERE task_id = \(task.id)").first?.decode(Int64.self)
             try await store.deleteTask(id: task.id)
             #expect(try await store.customerMessages(taskID: task.id).count == 6, "its messages are kept to be sent")
+            // Its appointment went with it, on record: the booking, its sequence and answer, the customer.
+            let removed = try await store.rows(
+                "SELECT customer_id, booking, sequence, answer FROM appointment_removals WHERE task_id = \(task.id)"
+            ).map { try $0.decode((Int64, Int64, Int32, String).self) }
+            #expect(removed.count == 1 && removed.first?.0 == asa.id && removed.first?.1 == booking && removed.first?.2 == 2, "\(removed)")
         }
     }
 

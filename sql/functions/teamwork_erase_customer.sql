@@ -22,6 +22,8 @@ BEGIN
      WHERE a.customer_id = p_customer;
     DELETE FROM public.appointments WHERE customer_id = p_customer;
     GET DIAGNOSTICS v_appointments = ROW_COUNT;
+    -- The records of visits removed with their tasks (sql/0045) go too.
+    DELETE FROM public.appointment_removals WHERE customer_id = p_customer;
     UPDATE public.customers
        SET name = 'erased customer ' || id, email = NULL, phone = NULL, consent = false,
            erased_at = coalesce(erased_at, now()), updated_at = now()
