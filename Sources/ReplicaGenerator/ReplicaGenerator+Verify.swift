@@ -14,7 +14,8 @@ public struct Drift: Sendable, Equatable, CustomStringConvertible {
 extension ReplicaGenerator {
     /// Compares every replica with one snapshot of the master and lists the
     /// differences; an empty list means every replica holds exactly what the
-    /// master says (tasks, their master fields, members, locations, position).
+    /// master says (tasks, their master fields, members, locations, position, and the parts catalogue
+    /// in the common replica).
     public func verify() async throws -> [Drift] {
         let checkpoint = try checkpoint() ?? 0
         let present = Set(try replicas.replicas())
@@ -60,10 +61,42 @@ extension ReplicaGenerator {
                 }
                 if !present.contains(.common) {
                     drift.append(Drift(replica: .common, message: "missing"))
+                } else {
+                    drift += compareCatalogue(common.parts)
                 }
                 return drift
             }
         }
+    }
+
+    /// The common replica's parts catalogue against the master's.
+    private func compareCatalogue(_ parts: [Part]) -> [Drift] {
+        var drift: [Drift] = []
+        func note(_ message: String) { drift.append(Drift(replica: .common, message: message)) }
+        let held: [Int64: String]
+        do {
+            held = try ReplicaContents.catalogue(path: replicas.path(of: .common))
+        } catch {
+            note("unreadable: \(error)")
+            return drift
+        }
+        // (Not "behind" by its feed position: the common file moves only when common data does, and the
+        // generator's progress shows in the team files.)
+        let wanted = Dictionary(
+            uniqueKeysWithValues: parts.map { part in
+                (
+                    part.id,
+                    ReplicaContents.catalogueLine(
+                        id: part.id, code: part.code, name: part.name, unit: part.unit.rawValue, price: part.unitPrice,
+                        currency: part.currency, retired: part.retiredAt != nil)
+                )
+            })
+        for id in Set(held.keys).subtracting(wanted.keys).sorted() { note("holds part \(id), which the master does not have") }
+        for id in Set(wanted.keys).subtracting(held.keys).sorted() { note("lacks part \(id)") }
+        for (id, line) in wanted.sorted(by: { $0.key < $1.key }) where held[id].map({ $0 != line }) == true {
+            note("part \(id) differs from the master: \(held[id]!) instead of \(line)")
+        }
+        return drift
     }
 
     private func compare(

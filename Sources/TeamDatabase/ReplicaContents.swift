@@ -86,3 +86,27 @@ public struct ReplicaContents: Sendable {
         }
     }
 }
+
+extension ReplicaContents {
+    /// The parts catalogue a common replica holds, a line per part as ``catalogueLine(id:code:name:unit:price:currency:retired:)``
+    /// writes it.
+    public static func catalogue(path: String) throws -> [Int64: String] {
+        try readOnly(path: path) { db in
+            var parts: [Int64: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, code, name, unit, unit_price, currency, retired FROM parts") {
+                let id: Int64 = row["id"]
+                parts[id] = catalogueLine(
+                    id: id, code: row["code"], name: row["name"], unit: row["unit"], price: row["unit_price"], currency: row["currency"],
+                    retired: (row["retired"] as Int64? ?? 0) != 0)
+            }
+            return parts
+        }
+    }
+
+    /// One part as verify compares it, on the master and in a copy.
+    public static func catalogueLine(
+        id: Int64, code: String, name: String, unit: String, price: String?, currency: String?, retired: Bool
+    ) -> String {
+        "\(id) \(code) \(name) \(unit) \(price ?? "-") \(currency ?? "-")\(retired ? " retired" : "")"
+    }
+}

@@ -276,6 +276,29 @@ struct ReplicaGeneratorTests {
         }
     }
 
+    /// The parts catalogue travels in the common replica: verify holds it to the master's too.
+    @Test func verifyComparesTheCommonReplicasCatalogue() async throws {
+        try await withGenerator { store, world, generator in
+            let cable = try await store.addPart(
+                try NewPart(code: "CBL-3", name: "Cable 3x2.5", unit: "m", unitPrice: "12.5", currency: "SEK"))
+            _ = try await store.addPart(try NewPart(code: "FUSE-1", name: "Fuse", unit: "piece", unitPrice: nil, currency: nil))
+            try await generator.rebuildAll()
+            #expect(try await generator.verify().isEmpty)
+            let path = generator.configuration.directory.appending(path: ReplicaID.common.fileName).path
+            try ReplicaSQL.run(path, "UPDATE parts SET unit_price = '0.01' WHERE id = \(cable.id)")
+            try ReplicaSQL.run(
+                path,
+                "INSERT INTO parts (id, code, name, unit, unit_price, currency, retired, row_version) VALUES (999, 'X', 'x', 'm', NULL, NULL, 0, 1)"
+            )
+            let drift = try await generator.verify().map(\.message)
+            #expect(
+                drift.contains { $0.hasPrefix("part \(cable.id) differs from the master: \(cable.id) CBL-3 Cable 3x2.5 m 0.01 SEK") },
+                "\(drift)")
+            #expect(drift.contains("holds part 999, which the master does not have"), "\(drift)")
+            _ = world
+        }
+    }
+
     @Test(arguments: 1...3)
     func randomizedChangesLeaveNoDriftAfterCatchingUp(seed: UInt64) async throws {
         try await withGenerator { store, world, generator in
