@@ -57,7 +57,7 @@ struct WebhookCommand: AsyncParsableCommand {
             }
             if output.json { return try Output.json(hooks) }
             Output.table(
-                ["ID", "URL", "EVENTS", "SECRET", "ROTATED", "STATE"],
+                ["ID", "URL", "EVENTS", "SECRET", "ROTATED", "OLD SECRET SIGNS UNTIL", "STATE"],
                 hooks.map { hook in
                     let rotated = hook.rotatedAt.map { at in
                         Output.date(at) + (hook.rotatedBy.map { " by \(names.people[$0] ?? String($0))" } ?? "")
@@ -65,6 +65,7 @@ struct WebhookCommand: AsyncParsableCommand {
                     return [
                         String(hook.id), hook.url, hook.events.map(\.rawValue).joined(separator: ","),
                         "sha256:\(hook.secretFingerprint)…", rotated ?? "-",
+                        hook.previousUntil.flatMap { $0 > Date() ? Output.date($0) : nil } ?? "-",
                         hook.pausedAt == nil ? "active" : "paused: \(hook.pausedReason ?? "by hand")",
                     ]
                 }, maxWidth: 60)

@@ -207,7 +207,9 @@ struct WebhookTests {
             let hooks = try JSONOutput.decode([WebhookSubscription].self, try await manager.ok("webhook", "list", "--json"))
             let max = try await CentralStore.withStore(url) { try await $0.person(reference: "max@example.org").id }
             #expect(hooks.first?.rotatedBy == max && hooks.first?.rotatedAt != nil, "\(hooks)")
-            #expect(try await manager.ok("webhook", "list").contains("by Max Boss"))
+            let listed = try await manager.ok("webhook", "list")
+            #expect(listed.contains("by Max Boss") && listed.contains("OLD SECRET SIGNS UNTIL"), "\(listed)")
+            #expect(hooks.first.flatMap { $0.previousUntil.map { $0 > Date() } } == true, "the old secret still signs")
             _ = try await manager.ok("task", "create", "--title", "Second", "--team", "red", "--json")
             #expect(try await eventually(within: .seconds(30)) { try receiver.taken().count == 4 })
             #expect(try receiver.taken().last.map { $0.verified && $0.signatures == 2 && $0.type == "task.created" } == true)
