@@ -176,9 +176,9 @@ struct TimeOnJobTests {
     @Test func aCancellationStopsItsAssigneesRunningWork() async throws {
         try await Self.withWorld { world in
             let ann = world.fixtures.ann
-            let day = Self.zone.date(of: Date()).description
-            let task = try await world.task("Leak", for: ann, day: day, from: "00:00", to: "23:59")
-            // Started ten minutes ago (a time relative to now: its end is the cancellation's, now).
+            let task = try await world.task("Leak", for: ann, day: "2026-10-26", from: "08:00", to: "09:00")
+            // Started ten minutes before the database's clock (the rule is "work stops now": only the span
+            // from the start to the cancellation is read, so it holds at any hour and on any day).
             _ = try await world.apply(ann, [("start", task, Date().addingTimeInterval(-600), nil, nil)])
             _ = try await world.sql("UPDATE tasks SET status = 'cancelled' WHERE id = \(task)")
             let entries = try await world.store.timeEntries(ofTask: task)
