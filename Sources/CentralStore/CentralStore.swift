@@ -34,25 +34,35 @@ public struct CentralStore: Sendable {
         _ body: (CentralStore) async throws -> R
     ) async throws -> R {
         let connection = try await open(url, logger: logger)
-        let store = CentralStore(connection: connection, logger: logger, actorID: actorID, queryDeadline: queryDeadline)
         do {
-            let ended = Locked(false)
-            let result = try await withTaskCancellationHandler {
-                defer { ended.mutate { $0 = true } }
-                return try await body(store)
-            } onCancel: {
-                // A body that notices the cancellation ends on its own (and may still need the
-                // connection, for a ROLLBACK); one stuck in a query is freed by closing it.
-                Task {
-                    try? await Task.sleep(for: Self.cancellationGrace)
-                    if !ended.value { try? await connection.close() }
-                }
-            }
+            let result = try await lend(connection, actorID: actorID, queryDeadline: queryDeadline, logger: logger, body)
             try? await connection.close()
             return result
         } catch {
             try? await connection.close()
             throw StoreError.map(error)
+        }
+    }
+
+    /// Runs `body` on a store over `connection` (the caller's to close, or its pool's to take back).
+    /// Cancelled, the body has ``cancellationGrace`` to end by itself; one still running then has
+    /// the connection closed under it.
+    static func lend<R: Sendable>(
+        _ connection: PostgresConnection, actorID: Int64?, queryDeadline: Duration?, logger: Logger,
+        _ body: (CentralStore) async throws -> R
+    ) async throws -> R {
+        let store = CentralStore(connection: connection, logger: logger, actorID: actorID, queryDeadline: queryDeadline)
+        let ended = Locked(false)
+        return try await withTaskCancellationHandler {
+            defer { ended.mutate { $0 = true } }
+            return try await body(store)
+        } onCancel: {
+            // A body that notices the cancellation ends on its own (and may still need the
+            // connection, for a ROLLBACK); one stuck in a query is freed by closing it.
+            Task {
+                try? await Task.sleep(for: Self.cancellationGrace)
+                if !ended.value { try? await connection.close() }
+            }
         }
     }
 

@@ -136,18 +136,41 @@ public struct DatabaseURL: Sendable, Equatable {
         case .unixSocket(let path):
             configuration = .init(unixSocketPath: path, username: username, password: password, database: database)
         case .tcp(let host, let port):
-            // Verified, chain and host name, always: against sslrootcert when given, else the system's roots.
-            var client = TLSConfiguration.makeClientConfiguration()
-            if let rootCertificate { client.trustRoots = .file(rootCertificate) }
             let tls: PostgresConnection.Configuration.TLS
             switch tlsMode {
             case .disable: tls = .disable
-            case .prefer: tls = .prefer(try NIOSSLContext(configuration: client))
-            case .require: tls = .require(try NIOSSLContext(configuration: client))
+            case .prefer: tls = .prefer(try NIOSSLContext(configuration: verifiedTLS))
+            case .require: tls = .require(try NIOSSLContext(configuration: verifiedTLS))
             }
             configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
         }
         configuration.options.connectTimeout = .seconds(10)
         return configuration
+    }
+
+    /// The same place and settings for a pool (``StorePool``).
+    func clientConfiguration() -> PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        switch endpoint {
+        case .unixSocket(let path):
+            configuration = .init(unixSocketPath: path, username: username, password: password, database: database)
+        case .tcp(let host, let port):
+            let tls: PostgresClient.Configuration.TLS
+            switch tlsMode {
+            case .disable: tls = .disable
+            case .prefer: tls = .prefer(verifiedTLS)
+            case .require: tls = .require(verifiedTLS)
+            }
+            configuration = .init(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        }
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
+    }
+
+    /// Verified, chain and host name, always: against sslrootcert when given, else the system's roots.
+    private var verifiedTLS: TLSConfiguration {
+        var client = TLSConfiguration.makeClientConfiguration()
+        if let rootCertificate { client.trustRoots = .file(rootCertificate) }
+        return client
     }
 }

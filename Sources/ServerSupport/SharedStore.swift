@@ -5,37 +5,31 @@ import Logging
 import ServiceLifecycle
 import TeamworkModel
 
-/// One connection to the central store, shared by all requests: opening a
-/// PostgreSQL connection per request costs more than the request itself.
-/// Reconnects on the next use after a failure. Only single-statement queries run
-/// on it (no transactions), so concurrent requests can share it. As a service
-/// of the application, it closes the connection when the server shuts down.
+/// The master connections a web surface's requests share (the sync endpoint's, the board's reads):
+/// a ``StorePool`` of at most `maximum`, so a burst of requests waits its turn on the surface's own
+/// connections and never opens more. Opening a PostgreSQL connection per request would cost more
+/// than the request itself. Run it as a service of the application: it closes its connections when
+/// the server shuts down.
 ///
-/// Every connection it opens is closed exactly once: requests that arrive
-/// while one is being opened wait for that one instead of opening their own,
-/// and a connection replaced after a failure is closed, not dropped.
-public actor SharedStore: Service {
-    public let url: DatabaseURL
+/// A request whose connection died under it (a query past its deadline, the server gone) is tried
+/// once more on another connection, which the pool opens in its place.
+public final class SharedStore: Service, Sendable {
+    public let pool: StorePool
     public let logger: Logger
-    private var current: Connection?
-    private var connecting: Task<Connection, any Error>?
-    private var shutDown = false
 
-    /// One opened connection; compared by identity.
-    final class Connection: Sendable {
-        let store: CentralStore
-        init(_ store: CentralStore) { self.store = store }
-    }
+    /// Each statement within 10 s: a connection dropped by the server can leave a query waiting for ever.
+    static let queryDeadline = Duration.seconds(10)
 
-    public init(url: DatabaseURL, logger: Logger) {
-        self.url = url
+    /// A request waits at most `leaseDeadline` for a connection, then gets 503.
+    public init(url: DatabaseURL, name: String, maximum: Int, leaseDeadline: Duration = .seconds(5), logger: Logger) {
+        pool = StorePool(url, name: name, maximum: maximum, leaseDeadline: leaseDeadline, logger: logger)
         self.logger = logger
     }
 
     /// Any failure to reach the store comes out as ``StoreUnavailable`` (503),
     /// logged here once: no route can answer it with a 500. A refusal of the store's (no such
     /// task, a stale version) goes on as it is, to answer for itself (``ShownError``).
-    public func run<R: Sendable>(_ body: @Sendable (CentralStore) async throws -> R) async throws -> R {
+    public func run<R: Sendable>(_ body: @escaping @Sendable (CentralStore) async throws -> R) async throws -> R {
         do {
             return try await attempt(body)
         } catch let error as TeamworkError where error.status.code < 500 {
@@ -50,53 +44,26 @@ public actor SharedStore: Service {
         }
     }
 
-    private func attempt<R: Sendable>(_ body: @Sendable (CentralStore) async throws -> R) async throws -> R {
-        let connection = try await connected()
+    private func attempt<R: Sendable>(_ body: @escaping @Sendable (CentralStore) async throws -> R) async throws -> R {
+        let lost = Locked(false)
         do {
-            return try await body(connection.store)
-        } catch {
-            if !connection.store.isOpen || error is QueryDeadlineExceeded {
-                // The connection died under us: replace it, and try once more on a new one.
-                await discard(connection)
-                logger.warning("central store connection lost; reconnecting", metadata: ["error": "\(error)"])
-                return try await body(try await connected().store)
+            return try await pool.withStore(queryDeadline: Self.queryDeadline) { store in
+                do {
+                    return try await body(store)
+                } catch {
+                    if !store.isOpen || error is QueryDeadlineExceeded { lost.mutate { $0 = true } }
+                    throw error
+                }
             }
-            throw error
+        } catch  where lost.value {
+            // The connection died under us: once more, on another.
+            logger.warning("central store connection lost; reconnecting", metadata: ["error": "\(error)"])
+            return try await pool.withStore(queryDeadline: Self.queryDeadline, body)
         }
     }
 
-    /// Waits for the application's shutdown, then closes the connection.
+    /// Keeps the pool until the application shuts down.
     public func run() async throws {
-        try? await gracefulShutdown()
-        shutDown = true
-        let open = current
-        current = nil
-        await open?.store.close()
-    }
-
-    private func connected() async throws -> Connection {
-        if let current {
-            if current.store.isOpen { return current }
-            await discard(current)
-        }
-        if let connecting { return try await connecting.value }
-        guard !shutDown else { throw CancellationError() }
-        let (url, logger) = (self.url, self.logger)
-        let task = Task { Connection(try await CentralStore.connect(url, queryDeadline: .seconds(10), logger: logger)) }
-        connecting = task
-        defer { connecting = nil }
-        let fresh = try await task.value
-        if shutDown {
-            await fresh.store.close()
-            throw CancellationError()
-        }
-        current = fresh
-        return fresh
-    }
-
-    /// Forgets `connection` if it is still the current one, and closes it.
-    private func discard(_ connection: Connection) async {
-        if current === connection { current = nil }
-        await connection.store.close()
+        try await pool.run()
     }
 }

@@ -106,7 +106,7 @@ public enum SyncServer {
         logger: Logger = Logger(label: "teamwork.sync"),
         onServerRunning: @escaping @Sendable () async -> Void = {}
     ) throws -> some ApplicationProtocol {
-        let store = SharedStore(url: configuration.databaseURL, logger: logger)
+        let store = SharedStore(url: configuration.databaseURL, name: "sync endpoint", maximum: 2, logger: logger)
         let stalled = StalledWrites()
         let looked = configuration.watchLooked
         let watch = ReplicaWatch(

@@ -69,10 +69,7 @@ extension BoardRoutes {
         defer { place.release() }
         let result: R
         do {
-            result = try await CentralStore.withStore(
-                configuration.databaseURL, actorID: session.person.id,
-                queryDeadline: .seconds(10), logger: logger
-            ) { store in
+            result = try await changes.withStore(actorID: session.person.id, queryDeadline: .seconds(10)) { store in
                 try await body(store, form)
             }
         } catch {

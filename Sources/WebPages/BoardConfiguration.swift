@@ -24,6 +24,8 @@ public struct BoardConfiguration: Sendable {
     public var signInsAtOnce = 4
     /// Master connections the board's changes may hold at once (two at most per person); more get 503.
     public var actionConnections = 4
+    /// Master connections the board's reads and sign-ins share; a burst waits its turn on them.
+    public var readConnections = 2
     /// The longest a live board's request for changes waits before answering "no change".
     public var longPoll: Duration = .seconds(20)
     /// The address browsers use for the board (`https://dispatch.example.com`) when it differs from

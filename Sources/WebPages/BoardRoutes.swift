@@ -17,8 +17,11 @@ import TeamworkModel
 /// the signed-in person as the actor: the task history names them.
 public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     let configuration: BoardConfiguration
-    /// Reads, through the board's own role (one shared connection).
+    /// Reads and sign-ins, through the board's own role (``BoardConfiguration/readConnections`` shared).
     let store: SharedStore
+    /// Changes, each a transaction as the signed-in person on a connection of the pool's
+    /// (``BoardConfiguration/actionConnections`` at most).
+    let changes: StorePool
     let feed: FeedWatch
     let blobs: FileBlobStore
     let secure: Bool
@@ -29,7 +32,8 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     let sessionLookups: Budget<String>
     /// Cookies seen naming an open session, and when: looked up without the address's budget.
     let recentSessions = Locked<[TokenDigest: ContinuousClock.Instant]>([:])
-    /// Actions being made, by person: each holds a master connection of its own (a transaction as that person).
+    /// Actions being made, by person: each holds one of ``changes``' connections (a transaction as that
+    /// person). Reserved before the pool is asked, so a change the pool has no room for is refused at once.
     let actions: Budget<Int64>
     /// Day plans being made: each costs up to a second of one core, so one at a time in all.
     let planning = Budget<Int64>(perPrincipal: 1, total: 1)
@@ -46,24 +50,32 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     /// Run ``services`` beside the server: its shared connection and the feed it waits on.
     public init(configuration: BoardConfiguration, blobsFolder: URL, secure: Bool, logger: Logger) throws {
         self.init(
-            configuration: configuration, store: SharedStore(url: configuration.databaseURL, logger: logger),
+            configuration: configuration,
+            store: SharedStore(
+                url: configuration.databaseURL, name: "board's reads", maximum: configuration.readConnections, logger: logger),
+            changes: StorePool(
+                configuration.databaseURL, name: "board's changes", maximum: configuration.actionConnections, logger: logger),
             feed: FeedWatch(url: configuration.databaseURL, logger: logger), blobs: try FileBlobStore(root: blobsFolder),
             secure: secure, logger: logger)
     }
 
     /// What runs beside the server for the board.
-    public var services: [any Service] { [store, feed] }
+    public var services: [any Service] { [store, changes, feed] }
 
-    init(configuration: BoardConfiguration, store: SharedStore, feed: FeedWatch, blobs: FileBlobStore, secure: Bool, logger: Logger) {
+    init(
+        configuration: BoardConfiguration, store: SharedStore, changes: StorePool, feed: FeedWatch, blobs: FileBlobStore, secure: Bool,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.store = store
+        self.changes = changes
         self.feed = feed
         self.blobs = blobs
         self.secure = secure || configuration.publicOrigin?.lowercased().hasPrefix("https://") == true
         self.limiter = AddressLimiter(perAddress: configuration.signInsPerMinute)
         self.signIns = Budget(perPrincipal: 2, total: configuration.signInsAtOnce)
         self.sessionLookups = Budget(perPrincipal: 8, total: 64)
-        self.actions = Budget(perPrincipal: 2, total: configuration.actionConnections)
+        self.actions = Budget(perPrincipal: 2, total: changes.maximum)
         self.logger = logger
     }
 

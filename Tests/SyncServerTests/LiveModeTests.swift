@@ -573,7 +573,9 @@ struct AccessCacheTests {
         _ body: (AccessCache, SharedStore, ContinuousClock.Instant) async throws -> Void
     ) async throws {
         let logger = Logger(label: "test")
-        let store = SharedStore(url: world.url, logger: logger)
+        let store = SharedStore(url: world.url, name: "test", maximum: 1, logger: logger)
+        let pooling = Task { try await store.run() }
+        defer { pooling.cancel() }
         let cache = AccessCache(url: world.url, logger: logger, timeToLive: timeToLive, usageInterval: usageInterval)
         let started = ContinuousClock.now
         let listening = Task { try await cache.run() }

@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import TeamworkModel
+import TeamworkTestSupport
+import Testing
+
+@testable import CentralStore
+
+/// A surface's pool of master connections (docs/security.md, "Master connections"): never more
+/// than its maximum open, a burst served in turn, a wait with a deadline, a broken or cancelled
+/// connection replaced.
+@Suite("The central store: a surface's pool of connections")
+struct StorePoolTests {
+    /// Runs `body` with a pool of `maximum` on a fresh database, the pool running beside it.
+    static func withPool(
+        maximum: Int, leaseDeadline: Duration = .seconds(10), _ body: (StorePool, DatabaseURL) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withFresh { url in
+            let pool = StorePool(url, name: "test pool", maximum: maximum, leaseDeadline: leaseDeadline, logger: Logger(label: "test"))
+            let running = Task { try await pool.run() }
+            defer { running.cancel() }
+            try await body(pool, url)
+        }
+    }
+
+    /// The backends connected to `url`'s database, this query's own left out.
+    static func backends(_ url: DatabaseURL) async throws -> Int {
+        try await CentralStore.withStore(url) { store in
+            try await store.rows(
+                "SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")[0]
+                .decode(Int.self)
+        }
+    }
+
+    @Test func thirtyCallsAtOnceAreServedInTurnOnAtMostThePoolsThreeConnections() async throws {
+        try await Self.withPool(maximum: 3) { pool, url in
+            let inside = Locked((now: 0, most: 0))
+            let pids = try await withThrowingTaskGroup(of: Int32.self) { group in
+                for _ in 0..<30 {
+                    group.addTask {
+                        try await pool.withStore { store in
+                            inside.mutate {
+                                $0.now += 1
+                                $0.most = max($0.most, $0.now)
+                            }
+                            defer { inside.mutate { $0.now -= 1 } }
+                            return try await store.rows("SELECT pg_backend_pid(), pg_sleep(0.05)")[0].decode(Int32.self)
+                        }
+                    }
+                }
+                return try await group.reduce(into: Set<Int32>()) { $0.insert($1) }
+            }
+            #expect(inside.value.most <= 3, "at most three bodies at once: \(inside.value.most)")
+            #expect((1...3).contains(pids.count), "the calls shared at most three backends: \(pids.count)")
+            #expect(try await Self.backends(url) <= 3, "no more than the pool's three are open")
+        }
+    }
+
+    /// The pool's connections cannot be made: a call does not wait out its deadline while the pool
+    /// retries (vapor/postgres-nio#565) but fails as soon as the pool's attempt fails, with the
+    /// reason, and so does the next, at once.
+    @Test func aCallFailsAsSoonAsThePoolCannotConnectAndSaysWhy() async throws {
+        let nowhere = try DatabaseURL(parsing: "postgres://nobody@/nothing?host=/nonexistent-\(UUID().uuidString)")
+        let pool = StorePool(nowhere, name: "board's reads", maximum: 1, leaseDeadline: .seconds(30), logger: Logger(label: "test"))
+        let running = Task { try await pool.run() }
+        defer { running.cancel() }
+        for attempt in 1...2 {
+            let started = ContinuousClock.now
+            let error = await #expect(throws: TeamworkError.self) { try await pool.withStore { _ in 1 } }
+            #expect(ContinuousClock.now - started < .seconds(5), "attempt \(attempt) did not wait out the 30 s deadline")
+            #expect(error?.code == .unavailable)
+            #expect(error?.message.contains("no PostgreSQL socket there") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test func aCallWaitingForAFullPoolGivesUpAtItsDeadlineAndTheHolderIsUnharmed() async throws {
+        try await Self.withPool(maximum: 1, leaseDeadline: .milliseconds(500)) { pool, _ in
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await pool.withStore { store -> Int in
+                    holding.yield()
+                    for await _ in release { break }
+                    return try await store.rows("SELECT 7")[0].decode(Int.self)
+                }
+            }
+            for await _ in held { break }
+            await #expect(throws: TeamworkError.self) { try await pool.withStore { _ in 1 } }
+            releasing.yield()
+            let answer = try await holder.value
+            let next = try await pool.withStore { try await $0.rows("SELECT 8")[0].decode(Int.self) }
+            #expect(answer == 7 && next == 8, "the holder's answer and the next call's: \(answer), \(next)")
+        }
+    }
+
+    @Test func aConnectionClosedUnderItsBodyIsReplacedForTheNextCall() async throws {
+        try await Self.withPool(maximum: 1) { pool, _ in
+            let first = try await pool.withStore { store -> Int32 in
+                let pid = try await store.rows("SELECT pg_backend_pid()")[0].decode(Int32.self)
+                await store.close()
+                return pid
+            }
+            let second = try await pool.withStore { try await $0.rows("SELECT pg_backend_pid()")[0].decode(Int32.self) }
+            #expect(first != second, "a new connection in the closed one's place")
+        }
+    }
+
+    /// A body stuck in a query when its task is cancelled ends within the grace, and the pool
+    /// serves the next call on a connection that is not stuck.
+    @Test func aCancelledCallStuckInAQueryEndsAndThePoolGoesOn() async throws {
+        try await Self.withPool(maximum: 1) { pool, url in
+            let sleeping = Task {
+                try await pool.withStore { store in
+                    _ = try await store.connection.query("SELECT pg_sleep(30)", logger: store.logger).collect()
+                }
+            }
+            let running = try await eventually(within: .seconds(10)) {
+                try await CentralStore.withStore(url) { store in
+                    try await store.rows(
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'"
+                    )[0].decode(Int.self) == 1
+                }
+            }
+            try #require(running, "the query is running on the server")
+            let cancelled = ContinuousClock.now
+            sleeping.cancel()
+            _ = await sleeping.result
+            #expect(ContinuousClock.now - cancelled < .seconds(8), "ended within the grace")
+            #expect(try await pool.withStore { try await $0.rows("SELECT 9")[0].decode(Int.self) } == 9)
+        }
+    }
+
+    @Test func theActingPersonIsSetForEachCallsTransactionAndNotLeftForTheNext() async throws {
+        try await Self.withPool(maximum: 1) { pool, _ in
+            let acting = try await pool.withStore(actorID: 42) { store in
+                try await store.transaction { connection in
+                    try await connection.query("SELECT current_setting('teamwork.actor_id', true)", logger: store.logger)
+                        .collect()[0].decode(String?.self)
+                }
+            }
+            #expect(acting == "42")
+            let after = try await pool.withStore { store in
+                try await store.rows("SELECT coalesce(current_setting('teamwork.actor_id', true), '')")[0].decode(String.self)
+            }
+            #expect(after == "", "a setting local to the transaction does not go back to the pool")
+        }
+    }
+}
