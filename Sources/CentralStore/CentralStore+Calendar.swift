@@ -39,7 +39,7 @@ extension CentralStore {
 
     /// What a person's feed shows: their work still to do from `from` on (at most `limit` tasks),
     /// and its sites.
-    public func calendarWork(personID: Int64, from: Date, limit: Int = 500) async throws -> (tasks: [FieldTask], sites: [Int64: Location]) {
+    public func calendarWork(personID: Int64, from: Date, limit: Int) async throws -> (tasks: [FieldTask], sites: [Int64: Location]) {
         let tasks = try await listTasks(TaskFilter(assigneeID: personID, statuses: [.open, .assigned, .inProgress]))
             .filter { task in (task.plannedStart ?? task.window?.end ?? task.dueAt).map { $0 >= from } ?? false }
             .prefix(limit)

@@ -146,7 +146,7 @@ extension CentralStore {
     /// (else someone of its team) works the whole window, counting their hours and absences
     /// (``WorkingDay``; without a week set, `otherwise`), and has no other open work in it. At most `limit`.
     public func appointmentOffers(
-        taskID: Int64, days: Int = 14, limit: Int = 6, otherwise: DayHours, now: Date = Date()
+        taskID: Int64, days: Int, limit: Int, otherwise: DayHours, now: Date
     ) async throws -> [TimeWindow] {
         let task = try await task(id: taskID)
         guard let window = task.window else { return [] }

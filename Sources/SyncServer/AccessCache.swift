@@ -78,7 +78,7 @@ final class AccessCache: Service, Sendable {
 
     /// The access a token gives, from memory when that is safe, else from the
     /// master through `store`; `nil` for an unknown or revoked token.
-    func access(secret: String, store: SharedStore, from address: String) async throws -> Access? {
+    func access(secret: String, store: SharedStore<any EndpointStore>, from address: String) async throws -> Access? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let digest = TokenDigest(secret: secret)
         var (recall, load) = recall(digest, waiting: true)
@@ -107,7 +107,7 @@ final class AccessCache: Service, Sendable {
     /// Asks the master (or, while it is away, the last known answer) for a token not in memory.
     @inline(never)
     private func lookUp(
-        _ digest: TokenDigest, secret: String, store: SharedStore, asked: AccessMemory.Asked, from address: String
+        _ digest: TokenDigest, secret: String, store: SharedStore<any EndpointStore>, asked: AccessMemory.Asked, from address: String
     ) async throws -> Access? {
         let now = asked.now
         if let last = state.mutate({ $0.memory.answerWhileAway(digest, at: now) }) { return last }

@@ -10,7 +10,7 @@ import TeamworkModel
 /// The read side of sync: which replicas a worker may have, and pages of changes.
 struct ReplicaPulls: Sendable {
     let configuration: SyncServer.Configuration
-    let store: SharedStore
+    let store: SharedStore<any EndpointStore>
     /// Tokens and teams remembered between requests.
     let cache: AccessCache
     /// Wakes the pulls that wait for a change (`wait=N`).
@@ -310,7 +310,8 @@ struct ReplicaPulls: Sendable {
     let stalled: StalledWrites
 
     init(
-        configuration: SyncServer.Configuration, store: SharedStore, cache: AccessCache, watch: ReplicaWatch, connections: Connections,
+        configuration: SyncServer.Configuration, store: SharedStore<any EndpointStore>, cache: AccessCache, watch: ReplicaWatch,
+        connections: Connections,
         stalled: StalledWrites
     ) {
         self.stalled = stalled

@@ -106,7 +106,7 @@ public enum SyncServer {
         logger: Logger = Logger(label: "teamwork.sync"),
         onServerRunning: @escaping @Sendable () async -> Void = {}
     ) throws -> some ApplicationProtocol {
-        let store = SharedStore(url: configuration.databaseURL, name: "sync endpoint", maximum: 2, logger: logger)
+        let store = SharedStore(endpoint: configuration.databaseURL, logger: logger)
         let stalled = StalledWrites()
         let looked = configuration.watchLooked
         let watch = ReplicaWatch(
@@ -183,7 +183,7 @@ public enum SyncServer {
     }
 
     static func makeRouter(
-        _ configuration: Configuration, store: SharedStore, cache: AccessCache,
+        _ configuration: Configuration, store: SharedStore<any EndpointStore>, cache: AccessCache,
         watch: ReplicaWatch, connections: Connections, stalled: StalledWrites,
         board: BoardRoutes<SyncRequestContext>? = nil
     ) throws -> Router<SyncRequestContext> {

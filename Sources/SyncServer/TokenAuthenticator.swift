@@ -13,13 +13,13 @@ import WebPages
 /// wait (live mode) gives its slot back while it waits: waits are bounded by
 /// ``ReplicaWatch`` instead, which ends a person's oldest waits first.
 struct TokenAuthenticator: RouterMiddleware {
-    let store: SharedStore
+    let store: SharedStore<any EndpointStore>
     let cache: AccessCache
     let inFlight: Budget<Int64>
     /// Whether the phone app's cookie is set `Secure` (the service serves TLS).
     let secure: Bool
 
-    init(store: SharedStore, cache: AccessCache, limit: Int, secure: Bool = false) {
+    init(store: SharedStore<any EndpointStore>, cache: AccessCache, limit: Int, secure: Bool = false) {
         self.store = store
         self.cache = cache
         self.secure = secure

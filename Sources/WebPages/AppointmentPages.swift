@@ -17,7 +17,7 @@ import TeamworkModel
 /// address (30 a minute); one link is looked at 20 times a minute at most; at most 4 pages in the
 /// works per address and 16 in all, each on the shared connection.
 public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
-    let store: SharedStore
+    let store: SharedStore<any EndpointStore>
     let pages = Budget<String>(perPrincipal: 4, total: 16)
     let limiter = AddressLimiter(perAddress: 30)
     /// Looks at one link, known or not: 20 a minute (a page that can still be answered costs the
@@ -29,8 +29,11 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     static var cookie: String { "tw_appointment" }
     /// Hours for people without a week set, as the day planner takes them.
     static var otherwise: DayHours { .usual }
+    /// The page offers other times on the next two weeks, six at most.
+    static var offerDays: Int { 14 }
+    static var offerLimit: Int { 6 }
 
-    public init(store: SharedStore, secure: Bool, company: String) {
+    public init(store: SharedStore<any EndpointStore>, secure: Bool, company: String) {
         (self.store, self.secure, self.company) = (store, secure, company)
     }
 
@@ -57,11 +60,12 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     /// shared connection a few dozen reads, so a page looked at again does not pay them again.
     let offered = Locked<[String: (at: ContinuousClock.Instant, offers: [TimeWindow])]>([:])
 
-    func offers(_ link: CentralStore.AppointmentLink, _ store: CentralStore) async throws -> [TimeWindow] {
+    func offers(_ link: CentralStore.AppointmentLink, _ store: any EndpointStore) async throws -> [TimeWindow] {
         let key = "\(link.taskID).\(link.currentSequence)"
         let now = ContinuousClock.now
         if let kept = offered.value[key], now - kept.at < .seconds(60) { return kept.offers }
-        let offers = try await store.appointmentOffers(taskID: link.taskID, otherwise: Self.otherwise)
+        let offers = try await store.appointmentOffers(
+            taskID: link.taskID, days: Self.offerDays, limit: Self.offerLimit, otherwise: Self.otherwise, now: Date())
         offered.mutate { cache in
             if cache.count >= 10_000 { cache = cache.filter { now - $0.value.at < .seconds(60) } }
             if cache.count < 10_000 { cache[key] = (now, offers) }

@@ -18,7 +18,7 @@ import TeamworkModel
 public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     let configuration: BoardConfiguration
     /// Reads and sign-ins, through the board's own role (``BoardConfiguration/readConnections`` shared).
-    let store: SharedStore
+    let store: SharedStore<CentralStore>
     /// Changes, each a transaction as the signed-in person on a connection of the pool's
     /// (``BoardConfiguration/actionConnections`` at most).
     let changes: StorePool
@@ -52,7 +52,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
         self.init(
             configuration: configuration,
             store: SharedStore(
-                url: configuration.databaseURL, name: "board's reads", maximum: configuration.readConnections, logger: logger),
+                manager: configuration.databaseURL, name: "board's reads", maximum: configuration.readConnections, logger: logger),
             changes: StorePool(
                 configuration.databaseURL, name: "board's changes", maximum: configuration.actionConnections, logger: logger),
             feed: FeedWatch(url: configuration.databaseURL, logger: logger), blobs: try FileBlobStore(root: blobsFolder),
@@ -63,7 +63,8 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     public var services: [any Service] { [store, changes, feed] }
 
     init(
-        configuration: BoardConfiguration, store: SharedStore, changes: StorePool, feed: FeedWatch, blobs: FileBlobStore, secure: Bool,
+        configuration: BoardConfiguration, store: SharedStore<CentralStore>, changes: StorePool, feed: FeedWatch, blobs: FileBlobStore,
+        secure: Bool,
         logger: Logger
     ) {
         self.configuration = configuration

@@ -13,11 +13,13 @@ import TeamworkModel
 /// (30 a minute), at most 4 lookups in flight per address and 32 in all, each on the shared
 /// connection, and at most 500 events.
 public struct CalendarFeeds<Context: RemoteAddressRequestContext>: Sendable {
-    let store: SharedStore
+    /// The most events a feed holds.
+    static var maximumEvents: Int { 500 }
+    let store: SharedStore<any EndpointStore>
     let lookups = Budget<String>(perPrincipal: 4, total: 32)
     let limiter = AddressLimiter(perAddress: 30)
 
-    public init(store: SharedStore) { self.store = store }
+    public init(store: SharedStore<any EndpointStore>) { self.store = store }
 
     public func add(to router: Router<Context>) {
         router.get("calendar/:file") { request, context in try await feed(request, context) }
@@ -41,7 +43,8 @@ public struct CalendarFeeds<Context: RemoteAddressRequestContext>: Sendable {
         let now = Date()
         let built = try await store.run { store -> (Person, [FieldTask], [Int64: Location], [Int64: Int])? in
             guard let person = try await store.calendarPerson(secret: secret) else { return nil }
-            let (tasks, sites) = try await store.calendarWork(personID: person.id, from: now.addingTimeInterval(-86_400))
+            let (tasks, sites) = try await store.calendarWork(
+                personID: person.id, from: now.addingTimeInterval(-86_400), limit: Self.maximumEvents)
             var minutes: [Int64: Int] = [:]
             for id in Set(tasks.compactMap(\.teamID)) { minutes[id] = try await store.team(id: id).taskMinutes }
             return (person, tasks, sites, minutes)

@@ -20,7 +20,7 @@ import TeamworkModel
 ///     POST /app/sign-out        revokes the phone's token and ends the cookie
 ///     GET  /app/                the app; its files beside it
 public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
-    let store: SharedStore
+    let store: SharedStore<any EndpointStore>
     let secure: Bool
     /// Failed pairings per address a minute: a code is 256 random bits, but nobody gets to try
     /// at the speed of the network, nor make the master work for junk.
@@ -36,7 +36,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     /// The pairing form's CSRF cookie.
     static var pairCookie: String { "tw_pair" }
 
-    public init(store: SharedStore, secure: Bool) {
+    public init(store: SharedStore<any EndpointStore>, secure: Bool) {
         (self.store, self.secure) = (store, secure)
     }
 

@@ -25,7 +25,7 @@ struct AccessOutageTests {
                 return try await Fixtures.seed(store)
             }
             let logger = Logger(label: "test")
-            let shared = SharedStore(url: url, name: "test", maximum: 1, logger: logger)
+            let shared = SharedStore(endpoint: url, maximum: 1, logger: logger)
             let pooling = Task { try await shared.run() }
             defer { pooling.cancel() }
             let cache = AccessCache(url: url, logger: logger)

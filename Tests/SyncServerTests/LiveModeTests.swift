@@ -570,10 +570,10 @@ struct AccessCacheTests {
     /// A cache listening with every live token loaded, the store its lookups use, and when it started.
     static func withCache(
         _ world: SyncServerTests.World, timeToLive: Duration = .seconds(60), usageInterval: Duration = .seconds(60),
-        _ body: (AccessCache, SharedStore, ContinuousClock.Instant) async throws -> Void
+        _ body: (AccessCache, SharedStore<any EndpointStore>, ContinuousClock.Instant) async throws -> Void
     ) async throws {
         let logger = Logger(label: "test")
-        let store = SharedStore(url: world.url, name: "test", maximum: 1, logger: logger)
+        let store = SharedStore(endpoint: world.url, maximum: 1, logger: logger)
         let pooling = Task { try await store.run() }
         defer { pooling.cancel() }
         let cache = AccessCache(url: world.url, logger: logger, timeToLive: timeToLive, usageInterval: usageInterval)

@@ -17,7 +17,7 @@ struct SharedStoreTests {
     /// comes out of the shared store as an error that renders itself as 503.
     @Test func aStoreThatCannotBeReachedIsA503ThatRendersItselfForEveryRoute() async throws {
         let nowhere = try DatabaseURL(parsing: "postgres://nobody@/nothing?host=/nonexistent-\(UUID().uuidString)")
-        let store = SharedStore(url: nowhere, name: "test", maximum: 1, leaseDeadline: .seconds(1), logger: Logger(label: "test"))
+        let store = SharedStore(endpoint: nowhere, maximum: 1, leaseDeadline: .seconds(1), logger: Logger(label: "test"))
         let pooling = Task { try await store.run() }
         defer { pooling.cancel() }
         await #expect(throws: StoreUnavailable.self) {
