@@ -11,11 +11,12 @@ import TeamworkModel
 /// A lease waits at most ``leaseDeadline`` and then fails as the master being unavailable (503 on
 /// the web): a pool whose connections cannot be made would otherwise keep its callers waiting for
 /// ever while it retries (vapor/postgres-nio#565). While the pool's last attempt to connect failed
-/// (it says so in its log, "Connection creation failed", which the pool watches), a call fails at
-/// once with that reason, as a connection of its own would have: a device the master vouched for
-/// is then answered from memory without waiting. Each such call still asks the pool, so the pool
-/// keeps trying (postgres-nio's pause: 0.1 s, a quarter longer each time, at most a minute), and
-/// the first connection it makes ends the failing. The body runs as ``CentralStore/withStore(_:actorID:queryDeadline:logger:_:)``'s
+/// (it says so in its log, "Connection creation failed", which the pool watches) and no body holds
+/// a connection, a call fails at once with that reason, as a connection of its own would have: a
+/// device the master vouched for is then answered from memory without waiting. The pool keeps
+/// trying by itself (postgres-nio's pause: 0.1 s, a quarter longer each time, at most a minute),
+/// and one probe lease at a time sees when it works again: the first lease that comes ends the
+/// failing. The body runs as ``CentralStore/withStore(_:actorID:queryDeadline:logger:_:)``'s
 /// does: with the acting person, each query within `queryDeadline`, and a cancelled body's connection
 /// closed after ``CentralStore/cancellationGrace`` (the pool replaces a connection closed under it).
 ///
@@ -31,8 +32,8 @@ public final class StorePool: Service, Sendable {
     public let leaseDeadline: Duration
     let client: PostgresClient
     let logger: Logger
-    /// Why the pool's last attempt to connect failed, until one succeeds or a lease comes.
-    let failing = Locked<String?>(nil)
+    /// Whether connecting works, from the pool's log and its leases.
+    let health = Locked(Health())
 
     public init(_ url: DatabaseURL, name: String, maximum: Int, leaseDeadline: Duration = .seconds(10), logger: Logger) {
         precondition(maximum >= 1, "a pool holds at least one connection")
@@ -40,8 +41,8 @@ public final class StorePool: Service, Sendable {
         configuration.options.minimumConnections = 0
         configuration.options.maximumConnections = maximum
         (self.name, self.maximum, self.leaseDeadline, self.logger) = (name, maximum, leaseDeadline, logger)
-        let failing = self.failing
-        var background = Logger(label: logger.label) { _ in PoolWatch(inner: logger.handler, failing: failing, url: url) }
+        let health = self.health
+        var background = Logger(label: logger.label) { _ in PoolWatch(inner: logger.handler, health: health, url: url) }
         background[metadataKey: "pool"] = "\(name)"
         client = PostgresClient(configuration: configuration, backgroundLogger: background)
     }
@@ -52,32 +53,60 @@ public final class StorePool: Service, Sendable {
     }
 
     /// Runs `body` on a store over one of the pool's connections, given back when it ends.
+    ///
+    /// Either the body runs or the call fails before it starts, never both: a lease that comes as the
+    /// wait gives up is handed back unused (a board change is not made after its dispatcher was told
+    /// "nothing was changed"). A connection whose query passed its deadline, or whose body was
+    /// cancelled, is closed before it goes back, so the next caller never gets it.
     @discardableResult
     public func withStore<R: Sendable>(
         actorID: Int64? = nil, queryDeadline: Duration? = nil,
         _ body: @escaping @Sendable (CentralStore) async throws -> R
     ) async throws -> R {
-        if let reason = failing.value {
+        if let reason = health.value.outage {
             probe()
             throw TeamworkError(.unavailable, reason)
         }
-        let leased = Locked(false)
-        let (client, logger, limit, name, maximum, failing) = (client, logger, leaseDeadline, name, maximum, failing)
+        let lease = Locked(Lease.waiting)
+        let (client, logger, limit, name, maximum, health) = (client, logger, leaseDeadline, name, maximum, health)
+        func claim(_ outcome: Lease) -> Bool {
+            lease.mutate { state in
+                guard state == .waiting else { return false }
+                state = outcome
+                return true
+            }
+        }
         do {
             return try await withThrowingTaskGroup(of: R?.self) { group in
                 group.addTask {
-                    try await client.withConnection { connection in
-                        leased.mutate { $0 = true }
-                        return try await CentralStore.lend(
-                            connection, actorID: actorID, queryDeadline: queryDeadline, logger: logger, body)
+                    do {
+                        return try await client.withConnection { connection in
+                            guard claim(.leased) else { throw CancellationError() }
+                            health.mutate {
+                                $0.failing = nil
+                                $0.busy += 1
+                            }
+                            defer { health.mutate { $0.busy -= 1 } }
+                            do {
+                                return try await CentralStore.lend(
+                                    connection, actorID: actorID, queryDeadline: queryDeadline, logger: logger, body)
+                            } catch {
+                                if error is QueryDeadlineExceeded || Task.isCancelled { try? await connection.close() }
+                                throw error
+                            }
+                        }
+                    } catch  where lease.value != .leased {
+                        // The pool's own failure (shut down, or the wait given up): never the body's.
+                        if lease.value == .abandoned || error is CancellationError { throw error }
+                        throw TeamworkError(.unavailable, "no connection to the master for the \(name): \(error)")
                     }
                 }
                 // Until the lease comes: given up at the deadline, or as soon as the pool fails to connect.
                 group.addTask {
                     let end = ContinuousClock.now + limit
-                    while !leased.value {
-                        if let reason = failing.value { throw TeamworkError(.unavailable, reason) }
-                        guard ContinuousClock.now < end else {
+                    while lease.value == .waiting {
+                        if let reason = health.value.outage, claim(.abandoned) { throw TeamworkError(.unavailable, reason) }
+                        if ContinuousClock.now >= end, claim(.abandoned) {
                             throw TeamworkError(
                                 .unavailable,
                                 "no connection to the master for the \(name) within \(limit) (at most \(maximum) open): it is unreachable or every connection is busy"
@@ -98,11 +127,28 @@ public final class StorePool: Service, Sendable {
         }
     }
 
+    /// Where one call's lease stands: the body runs only if it moves from waiting to leased, the
+    /// wait fails only if it moves from waiting to abandoned.
+    enum Lease: Sendable {
+        case waiting, leased, abandoned
+    }
+
+    /// Why the pool's last attempt to connect failed (until a lease comes), and how many bodies
+    /// hold a connection now: with one held, the pool has a working connection and a call waits
+    /// for its turn instead of failing (a second connection refused at the role's limit is not an
+    /// outage).
+    struct Health: Sendable {
+        var failing: String?
+        var busy = 0
+        /// Why a call should not wait: connecting fails and no connection is known to work.
+        var outage: String? { busy == 0 ? failing : nil }
+    }
+
     private let probing = Locked(false)
 
-    /// While the pool fails, one lease at a time that does nothing, given up at the deadline: the
-    /// pool tries to connect again only for a caller. A lease that comes (a connection works) ends
-    /// the failing.
+    /// While the pool fails, one lease at a time that does nothing, given up at the deadline. A
+    /// lease that comes (a connection works) ends the failing; meanwhile the pool keeps trying to
+    /// connect by itself, with its growing pause.
     private func probe() {
         guard
             probing.mutate({ busy in
@@ -110,21 +156,22 @@ public final class StorePool: Service, Sendable {
                 return !busy
             })
         else { return }
-        let (client, limit, failing, probing) = (client, leaseDeadline, failing, probing)
+        let (client, limit, health, probing) = (client, leaseDeadline, health, probing)
         Task {
             defer { probing.mutate { $0 = false } }
             try? await TeamworkModel.withDeadline(limit, timeout: { CancellationError() }) {
-                try await client.withConnection { _ in failing.mutate { $0 = nil } }
+                try await client.withConnection { _ in health.mutate { $0.failing = nil } }
             }
         }
     }
 }
 
-/// The pool's log, passed on as it is, read for whether connecting works: postgres-nio says
-/// "Connection creation failed" (info) and "Connection established" (debug) of each attempt.
+/// The pool's log, passed on as it is, read for whether connecting fails: postgres-nio 1.33 says
+/// "Connection creation failed" (info) of each failed attempt. (It has no line for one that succeeds:
+/// a lease that comes says so.)
 struct PoolWatch: LogHandler {
     var inner: any LogHandler
-    let failing: Locked<String?>
+    let health: Locked<StorePool.Health>
     let url: DatabaseURL
 
     var logLevel: Logger.Level {
@@ -148,11 +195,9 @@ struct PoolWatch: LogHandler {
         switch event.message.description {
         case "Connection creation failed":
             let error = event.metadata?["psql_error"].map { "\($0)" } ?? "an unknown reason"
-            failing.mutate {
-                $0 = "cannot reach the database at \(url.displayString): \(StoreError.describe(PoolFailure(description: error)))"
+            health.mutate {
+                $0.failing = "cannot reach the database at \(url.displayString): \(StoreError.describe(PoolFailure(description: error)))"
             }
-        case "Connection established":
-            failing.mutate { $0 = nil }
         default: break
         }
         if event.level >= inner.logLevel { inner.log(event: event) }

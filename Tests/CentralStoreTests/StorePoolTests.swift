@@ -148,4 +148,58 @@ struct StorePoolTests {
             #expect(after == "", "a setting local to the transaction does not go back to the pool")
         }
     }
+
+    /// The master goes away and comes back: calls meanwhile fail at once, and once it is back the
+    /// pool serves again without a restart (the failing ends with the first lease that comes).
+    @Test func aPoolServesAgainOnceTheMasterIsBack() async throws {
+        try await PrivateCluster.with("pool-back") { own in
+            let pool = StorePool(own.url, name: "test pool", maximum: 2, leaseDeadline: .seconds(20), logger: Logger(label: "test"))
+            let running = Task { try await pool.run() }
+            defer { running.cancel() }
+            #expect(try await pool.withStore { try await $0.rows("SELECT 1")[0].decode(Int.self) } == 1)
+            _ = try await own.stop()
+            let away = await #expect(throws: TeamworkError.self) {
+                try await pool.withStore { try await $0.rows("SELECT 2")[0].decode(Int.self) }
+            }
+            #expect(away?.code == .unavailable, "\(String(describing: away))")
+            _ = try await own.start()
+            let back = try await eventually(within: .seconds(90)) {
+                (try? await pool.withStore { try await $0.rows("SELECT 3")[0].decode(Int.self) }) == 3
+            }
+            #expect(back, "the pool serves again once the master is back")
+        }
+    }
+
+    /// A second connection refused (the role's CONNECTION LIMIT) while the first works is no outage:
+    /// the call waits for the working connection instead of failing with the refusal.
+    @Test func aRefusedSecondConnectionWhileOneWorksMakesCallsWaitNotFail() async throws {
+        try await TestDatabase.withFresh { url in
+            let role = "tw_pool_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            try await CentralStore.withStore(url) { store in
+                _ = try await store.rows("CREATE ROLE \(unescaped: role) LOGIN CONNECTION LIMIT 1")
+            }
+            var limited = url
+            limited.username = role
+            let pool = StorePool(limited, name: "test pool", maximum: 2, leaseDeadline: .seconds(30), logger: Logger(label: "test"))
+            let running = Task { try await pool.run() }
+            defer { running.cancel() }
+            let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await pool.withStore { store -> Int in
+                    holding.yield()
+                    try await Task.sleep(for: .seconds(2))
+                    return try await store.rows("SELECT 1")[0].decode(Int.self)
+                }
+            }
+            for await _ in held { break }
+            // The pool tries a second connection for this call, and the role's limit refuses it.
+            let second = try await pool.withStore { try await $0.rows("SELECT 2")[0].decode(Int.self) }
+            let first = try await holder.value
+            #expect(first == 1 && second == 2, "both calls served on the one connection the role may hold")
+            running.cancel()
+            _ = await running.result
+            // The throwaway cluster's roles outlive its databases.
+            try? await CentralStore.withStore(url) { _ = try await $0.rows("DROP ROLE \(unescaped: role)") }
+        }
+    }
 }
