@@ -184,18 +184,24 @@ struct StorePoolTests {
             let running = Task { try await pool.run() }
             defer { running.cancel() }
             let (held, holding) = AsyncStream.makeStream(of: Void.self)
+            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
             let holder = Task {
                 try await pool.withStore { store -> Int in
                     holding.yield()
-                    try await Task.sleep(for: .seconds(2))
+                    for await _ in release { break }
                     return try await store.rows("SELECT 1")[0].decode(Int.self)
                 }
             }
             for await _ in held { break }
-            // The pool tries a second connection for this call, and the role's limit refuses it.
-            let second = try await pool.withStore { try await $0.rows("SELECT 2")[0].decode(Int.self) }
+            // The pool tries a second connection for this call, and the role's limit refuses it; the holder
+            // lets go only once the refusal is heard, so the call meets it while a connection works.
+            let second = Task { try await pool.withStore { try await $0.rows("SELECT 2")[0].decode(Int.self) } }
+            let refused = try await eventually(within: .seconds(30)) { pool.health.value.failing != nil }
+            releasing.yield()
+            try #require(refused, "the second connection was refused")
+            let answer = try await second.value
             let first = try await holder.value
-            #expect(first == 1 && second == 2, "both calls served on the one connection the role may hold")
+            #expect(first == 1 && answer == 2, "both calls served on the one connection the role may hold")
             running.cancel()
             _ = await running.result
             // The throwaway cluster's roles outlive its databases.
