@@ -11,8 +11,8 @@ import TeamworkModel
 /// A lease waits at most ``leaseDeadline`` and then fails as the master being unavailable (503 on
 /// the web): a pool whose connections cannot be made would otherwise keep its callers waiting for
 /// ever while it retries (vapor/postgres-nio#565). While the pool's last attempt to connect failed
-/// (it says so in its log, "Connection creation failed", which the pool watches) and no body holds
-/// a connection, a call fails at once with that reason, as a connection of its own would have: a
+/// (it says so in its log, "Connection creation failed", which the pool watches) and none of its
+/// connections is known to work, a call fails at once with that reason, as a connection of its own would have: a
 /// device the master vouched for is then answered from memory without waiting. The pool keeps
 /// trying by itself (postgres-nio's pause: 0.1 s, a quarter longer each time, at most a minute),
 /// and one probe lease at a time sees when it works again: the first lease that comes ends the
@@ -30,6 +30,12 @@ public final class StorePool: Service, Sendable {
     public let maximum: Int
     /// How long a caller waits for a connection.
     public let leaseDeadline: Duration
+    /// How often a resting connection is checked (`SELECT 1`). While the pool's connects fail,
+    /// postgres-nio 1.33 queues every new call even with a connection resting (its
+    /// `PoolStateMachine.leaseConnection`, state `connectionCreationFailing`): a resting connection
+    /// is handed on only when it comes back from a check or a body. Its own 30 s would outlast a
+    /// lease's deadline; 2 s costs a `SELECT 1` per resting connection every 2 s.
+    static let restingCheck = Duration.seconds(2)
     let client: PostgresClient
     let logger: Logger
     /// Whether connecting works, from the pool's log and its leases.
@@ -40,6 +46,7 @@ public final class StorePool: Service, Sendable {
         var configuration = url.clientConfiguration()
         configuration.options.minimumConnections = 0
         configuration.options.maximumConnections = maximum
+        configuration.options.keepAliveBehavior = .init(frequency: Self.restingCheck)
         (self.name, self.maximum, self.leaseDeadline, self.logger) = (name, maximum, leaseDeadline, logger)
         let health = self.health
         var background = Logger(label: logger.label) { _ in PoolWatch(inner: logger.handler, health: health, url: url) }
@@ -82,11 +89,7 @@ public final class StorePool: Service, Sendable {
                     do {
                         return try await client.withConnection { connection in
                             guard claim(.leased) else { throw CancellationError() }
-                            health.mutate {
-                                $0.failing = nil
-                                $0.busy += 1
-                            }
-                            defer { health.mutate { $0.busy -= 1 } }
+                            health.mutate { $0.works(connection.id) }
                             do {
                                 return try await CentralStore.lend(
                                     connection, actorID: actorID, queryDeadline: queryDeadline, logger: logger, body)
@@ -133,15 +136,21 @@ public final class StorePool: Service, Sendable {
         case waiting, leased, abandoned
     }
 
-    /// Why the pool's last attempt to connect failed (until a lease comes), and how many bodies
-    /// hold a connection now: with one held, the pool has a working connection and a call waits
-    /// for its turn instead of failing (a second connection refused at the role's limit is not an
-    /// outage).
+    /// Why the pool's last attempt to connect failed (until a lease comes), and which of its
+    /// connections are known to work: leased once and not closed since (the pool says "Connection
+    /// closed" of each, busy or resting). With one open, a call waits for its turn instead of
+    /// failing: a second connection refused at the role's limit is no outage, nor is the moment
+    /// between one body giving its connection back and the next caller getting it.
     struct Health: Sendable {
         var failing: String?
-        var busy = 0
+        var open: Set<Int> = []
         /// Why a call should not wait: connecting fails and no connection is known to work.
-        var outage: String? { busy == 0 ? failing : nil }
+        var outage: String? { open.isEmpty ? failing : nil }
+
+        mutating func works(_ connection: Int) {
+            failing = nil
+            open.insert(connection)
+        }
     }
 
     private let probing = Locked(false)
@@ -160,15 +169,15 @@ public final class StorePool: Service, Sendable {
         Task {
             defer { probing.mutate { $0 = false } }
             try? await TeamworkModel.withDeadline(limit, timeout: { CancellationError() }) {
-                try await client.withConnection { _ in health.mutate { $0.failing = nil } }
+                try await client.withConnection { connection in health.mutate { $0.works(connection.id) } }
             }
         }
     }
 }
 
 /// The pool's log, passed on as it is, read for whether connecting fails: postgres-nio 1.33 says
-/// "Connection creation failed" (info) of each failed attempt. (It has no line for one that succeeds:
-/// a lease that comes says so.)
+/// "Connection creation failed" (info) of each failed attempt and "Connection closed" (debug) of each
+/// connection that ends. (It has no line for one that succeeds: a lease that comes says so.)
 struct PoolWatch: LogHandler {
     var inner: any LogHandler
     let health: Locked<StorePool.Health>
@@ -197,6 +206,10 @@ struct PoolWatch: LogHandler {
             let error = event.metadata?["psql_error"].map { "\($0)" } ?? "an unknown reason"
             health.mutate {
                 $0.failing = "cannot reach the database at \(url.displayString): \(StoreError.describe(PoolFailure(description: error)))"
+            }
+        case "Connection closed":
+            if let id = event.metadata?["psql_connection_id"].flatMap({ Int("\($0)") }) {
+                health.mutate { _ = $0.open.remove(id) }
             }
         default: break
         }

@@ -170,9 +170,9 @@ struct StorePoolTests {
         }
     }
 
-    /// A second connection refused (the role's CONNECTION LIMIT) while the first works is no outage:
-    /// the call waits for the working connection instead of failing with the refusal.
-    @Test func aRefusedSecondConnectionWhileOneWorksMakesCallsWaitNotFail() async throws {
+    /// Runs `body` with a pool of 2 for a role that may hold one connection (the role's CONNECTION
+    /// LIMIT refuses the pool's second), on a fresh database.
+    static func withLimitedPool(leaseDeadline: Duration = .seconds(30), _ body: (StorePool) async throws -> Void) async throws {
         try await TestDatabase.withFresh { url in
             let role = "tw_pool_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
             try await CentralStore.withStore(url) { store in
@@ -180,32 +180,75 @@ struct StorePoolTests {
             }
             var limited = url
             limited.username = role
-            let pool = StorePool(limited, name: "test pool", maximum: 2, leaseDeadline: .seconds(30), logger: Logger(label: "test"))
+            let pool = StorePool(limited, name: "test pool", maximum: 2, leaseDeadline: leaseDeadline, logger: Logger(label: "test"))
             let running = Task { try await pool.run() }
-            defer { running.cancel() }
-            let (held, holding) = AsyncStream.makeStream(of: Void.self)
-            let (release, releasing) = AsyncStream.makeStream(of: Void.self)
-            let holder = Task {
-                try await pool.withStore { store -> Int in
-                    holding.yield()
-                    for await _ in release { break }
-                    return try await store.rows("SELECT 1")[0].decode(Int.self)
-                }
+            do {
+                try await body(pool)
+            } catch {
+                running.cancel()
+                throw error
             }
-            for await _ in held { break }
-            // The pool tries a second connection for this call, and the role's limit refuses it; the holder
-            // lets go only once the refusal is heard, so the call meets it while a connection works.
-            let second = Task { try await pool.withStore { try await $0.rows("SELECT 2")[0].decode(Int.self) } }
-            let refused = try await eventually(within: .seconds(30)) { pool.health.value.failing != nil }
-            releasing.yield()
-            try #require(refused, "the second connection was refused")
-            let answer = try await second.value
-            let first = try await holder.value
-            #expect(first == 1 && answer == 2, "both calls served on the one connection the role may hold")
             running.cancel()
             _ = await running.result
             // The throwaway cluster's roles outlive its databases.
             try? await CentralStore.withStore(url) { _ = try await $0.rows("DROP ROLE \(unescaped: role)") }
+        }
+    }
+
+    /// Holds the pool's one connection while `meanwhile` runs, given back when it returns.
+    static func holding(_ pool: StorePool, meanwhile: () async throws -> Void) async throws {
+        let (held, holding) = AsyncStream.makeStream(of: Void.self)
+        let (release, releasing) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await pool.withStore { store -> Int in
+                holding.yield()
+                for await _ in release { break }
+                return try await store.rows("SELECT 1")[0].decode(Int.self)
+            }
+        }
+        for await _ in held { break }
+        do {
+            try await meanwhile()
+        } catch {
+            releasing.yield()
+            _ = await holder.result
+            throw error
+        }
+        releasing.yield()
+        #expect(try await holder.value == 1)
+    }
+
+    /// A second connection refused (the role's CONNECTION LIMIT) while the first works is no outage:
+    /// the call waits for the working connection instead of failing with the refusal.
+    @Test func aRefusedSecondConnectionWhileOneWorksMakesCallsWaitNotFail() async throws {
+        try await Self.withLimitedPool { pool in
+            var second: Task<Int, any Error>?
+            try await Self.holding(pool) {
+                // The pool tries a second connection for this call, and the role's limit refuses it; the holder
+                // lets go only once the refusal is heard, so the call meets it while a connection works.
+                second = Task { try await pool.withStore { try await $0.rows("SELECT 2")[0].decode(Int.self) } }
+                let refused = try await eventually(within: .seconds(30)) { pool.health.value.failing != nil }
+                try #require(refused, "the second connection was refused")
+            }
+            #expect(try await second?.value == 2, "the waiting call was served on the one connection the role may hold")
+        }
+    }
+
+    /// The moment between one body giving its connection back and the next caller getting it is no
+    /// outage either (a full run once failed the test above there): with the refusal still the pool's
+    /// last word and the working connection resting in the pool, a call takes that connection within
+    /// its deadline (postgres-nio hands a resting connection on only after its next check).
+    @Test func aConnectionRestingInThePoolServesTheNextCallThoughASecondWasRefused() async throws {
+        try await Self.withLimitedPool(leaseDeadline: .seconds(10)) { pool in
+            try await Self.holding(pool) {
+                let second = Task { try await pool.withStore { try await $0.rows("SELECT 2")[0].decode(Int.self) } }
+                let refused = try await eventually(within: .seconds(30)) { pool.health.value.failing != nil }
+                try #require(refused, "the second connection was refused")
+                second.cancel()
+                _ = await second.result
+            }
+            #expect(pool.health.value.failing != nil, "no lease came since the refusal")
+            #expect(try await pool.withStore { try await $0.rows("SELECT 3")[0].decode(Int.self) } == 3)
         }
     }
 }
