@@ -168,9 +168,13 @@ struct ReplicaPulls: Sendable {
         context: SyncRequestContext
     ) async throws -> Response {
         context.releaseSlot?()
-        let end = await watch.wait(
-            path: asked.path, from: stamp, timeout: asked.wait, owner: person.id,
-            rank: connections.rank(of: context.channel))
+        let end = try await change(
+            of: asked.path, from: stamp, until: ContinuousClock.now + asked.wait, owner: person.id,
+            rank: connections.rank(of: context.channel)
+        ) {
+            try await recheck(context, replica: asked.replica)
+            return true
+        }
         try await recheck(context, replica: asked.replica)
         return Self.respond(try await read(end.seen ?? FileVersion(path: asked.path), asked.epoch, asked.since).body)
     }
@@ -272,9 +276,9 @@ struct ReplicaPulls: Sendable {
                     continue
                 }
             }
-            let left = deadline - ContinuousClock.now
-            guard left > .zero,
-                case .changed(let seen) = await watch.wait(path: path, from: stamp, timeout: left, owner: person.id, rank: rank),
+            guard
+                case .changed(let seen) = try await change(
+                    of: path, from: stamp, until: deadline, owner: person.id, rank: rank, stillAllowed: mayGoOn),
                 await mayGoOn()
             else { break }
             stamp = seen
@@ -286,6 +290,22 @@ struct ReplicaPulls: Sendable {
 
     /// Open streams by person.
     let streams: Budget<Int64>
+
+    /// Waits until the file at `path` leaves `stamp`, or `deadline`. A change of access on the
+    /// master wakes every wait (``ReplicaWatch/accessChanged()``): the caller is checked again
+    /// (`stillAllowed`, which may throw the refusal) and, still allowed, waits on for the time left.
+    private func change(
+        of path: String, from stamp: FileVersion?, until deadline: ContinuousClock.Instant, owner: Int64, rank: Int,
+        stillAllowed: () async throws -> Bool
+    ) async throws -> ReplicaWatch.WaitEnd {
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return .timedOut }
+            let end = await watch.wait(path: path, from: stamp, timeout: left, owner: owner, rank: rank)
+            guard end == .accessChanged else { return end }
+            guard try await stillAllowed() else { return .ended }
+        }
+    }
 
     /// After a wait, the caller's token and access are checked again: a token
     /// revoked or a member removed while the pull waited gets no more data.

@@ -11,7 +11,8 @@ import TeamworkModel
 /// ``interval`` (one `stat` per file, however many devices wait on it) and
 /// wakes those whose file differs from what they read; a push through this
 /// server wakes its replica's waiters at once. A wait also ends at its
-/// deadline, on cancellation, and at shutdown (``shutDown()``): open waits never hold SIGTERM up.
+/// deadline, on cancellation, and at shutdown (``shutDown()``): open waits never hold SIGTERM up;
+/// a change of access wakes them all to be checked again (``accessChanged()``).
 final class ReplicaWatch: Service, Sendable {
     fileprivate struct Waiter {
         var owner: Int64
@@ -32,6 +33,9 @@ final class ReplicaWatch: Service, Sendable {
         case timedOut
         /// Shutdown, cancellation, or the owner's newer waits displaced it: nothing more to wait for.
         case ended
+        /// Who may read what changed (a token revoked, a membership changed): the caller is checked
+        /// again, and waits on if it still may read the file.
+        case accessChanged
 
         /// The file's state the look found, for a wait that ended because the file changed.
         var seen: FileVersion? {
@@ -141,6 +145,15 @@ final class ReplicaWatch: Service, Sendable {
             (state.byPath[path]?.values.flatMap { $0 } ?? []).compactMap { state.remove($0) }
         }
         for waiter in woken { waiter.continuation.resume(returning: .changed(seen: seen)) }
+    }
+
+    /// Who may read what changed (the access cache has loaded the master's answers after a
+    /// notification): every wait ends with ``WaitEnd/accessChanged``, so its caller is checked
+    /// again at once, from the cache's fresh memory, instead of at the wait's end. A removed member
+    /// or a revoked token is answered within milliseconds; the others wait on.
+    func accessChanged() {
+        let all = state.mutate { state in state.closed || state.shuttingDown ? [] : state.removeAll() }
+        for waiter in all { waiter.continuation.resume(returning: .accessChanged) }
     }
 
     /// Looks at the files with waiters until the server shuts down, then wakes
