@@ -117,7 +117,7 @@ async function live() {
       await waitForChange(state.local, state.replicas, stop.signal);
       await syncNow();
     } catch (error) {
-      if (error instanceof SignedOut) { await signedOut(); return; }
+      if (error instanceof SignedOut) { await signedOut(); await render(); return; }
       state.online = false;
       renderStatus();
     }
@@ -126,8 +126,9 @@ async function live() {
 
 // The phone was signed out or revoked: what it kept for this person goes.
 async function signedOut() {
-  // A phone that was never paired (or was wiped before) is "not paired", not "signed out".
-  state.signedOut = state.person != null;
+  // A phone that was never paired is "not paired", not "signed out"; one signed out already (by
+  // its live wait, before a sync asked) stays "signed out".
+  state.signedOut = state.signedOut || state.person != null;
   if (state.local) state.local.close();
   if (state.person) await wipe(state.person);
   localStorage.removeItem("teamwork.person");
