@@ -88,19 +88,29 @@ public enum EgressClient {
     /// The address `host` may be reached at under `policy`: the first it resolves to, when every
     /// address it resolves to may be reached (a name that also points inside is refused whole).
     public static func vettedAddress(_ host: String, policy: EgressPolicy, resolver: Resolver = systemResolver) async throws -> IPAddress {
+        try await vettedAddresses(host, policy: policy, resolver: resolver)[0]
+    }
+
+    /// Every address `host` resolves to, in the resolver's order, when every one may be reached under
+    /// `policy` (a name that also points inside is refused whole); never empty.
+    public static func vettedAddresses(
+        _ host: String, policy: EgressPolicy, resolver: Resolver = systemResolver
+    ) async throws
+        -> [IPAddress]
+    {
         let addresses: [IPAddress]
         if let literal = IPAddress(host) {
             addresses = [literal]
         } else {
             addresses = try await resolver(host)
         }
-        guard let first = addresses.first else { throw EgressFailure("\(host) does not resolve") }
+        guard !addresses.isEmpty else { throw EgressFailure("\(host) does not resolve") }
         for address in addresses {
             if let refusal = policy.refusal(address) {
                 throw EgressFailure.refused((addresses.count == 1 && IPAddress(host) != nil ? "" : "\(host): ") + refusal)
             }
         }
-        return first
+        return addresses
     }
 
     /// Sends `request` within `timeout`, reading at most `bodyLimit` bytes of the answer's body.

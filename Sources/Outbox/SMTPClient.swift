@@ -1,3 +1,4 @@
+import Egress
 import Foundation
 import NIOCore
 import NIOPosix
@@ -103,7 +104,10 @@ public enum SMTPClient {
         let unread = UnreadBytes()
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            // The address rule of everything the service sends out (docs/security.md, "Egress"): the relay's
+            // name is resolved once and the connection goes to exactly an address of that answer, tried in its
+            // order (TLS still checks the name). The operator named the relay, so any address is taken, as for OSRM.
+            let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(.init(settings.stepTimeout))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -114,7 +118,18 @@ public enum SMTPClient {
                         ])
                     }
                 }
-                .connect(host: settings.host, port: settings.port).get()
+            var connected: (any Channel)?
+            var failure: (any Error)?
+            for address in try await EgressClient.vettedAddresses(settings.host, policy: .operatorNamed) where connected == nil {
+                do {
+                    connected = try await bootstrap.connect(to: try SocketAddress(ipAddress: address.description, port: settings.port))
+                        .get()
+                } catch {
+                    failure = error
+                }
+            }
+            guard let connected else { throw failure ?? EgressFailure("\(settings.host) does not resolve") }
+            channel = connected
         } catch {
             throw SMTPFailure(description: "cannot reach the SMTP relay \(settings.host):\(settings.port): \(error)", permanent: false)
         }

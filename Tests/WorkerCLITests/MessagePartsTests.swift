@@ -230,4 +230,30 @@ struct MessagePartsTests {
             #expect(failure.description == "the SMTP relay said more in clear after agreeing to STARTTLS", "\(failure)")
         }
     }
+
+    /// The relay follows the address rule of everything the service sends out: its name is resolved
+    /// once and the conversation goes to an address of that answer; a name that resolves nowhere is one
+    /// line naming the relay, to be tried again later.
+    @Test func aRelayNamedByItsHostNameIsReachedAtAnAddressItResolvesToAndANameThatResolvesNowhereIsOneLine() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "relay-name-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let catcher = try CustomerMessagesEndToEndTests.Catcher(in: folder)
+        defer { catcher.stop() }
+        try await catcher.waitUntilListening()
+        let mail = MailMessage(
+            from: "visits@example.com", fromName: "", to: "a@example.org", toName: "", subject: "by name", text: "x",
+            messageID: "<name@x>")
+        try await SMTPClient.send(mail, settings: try SMTPSettings.parse("smtp://localhost:\(catcher.port)?from=visits@example.com"))
+        #expect(try catcher.mails().map(\.subject) == ["by name"])
+
+        let nowhere = try SMTPSettings.parse("smtp://relay.teamwork.invalid?from=visits@example.com")
+        do {
+            try await SMTPClient.send(mail, settings: nowhere)
+            Issue.record("sent through a relay whose name resolves nowhere")
+        } catch let failure as SMTPFailure {
+            #expect(failure.description.hasPrefix("cannot reach the SMTP relay relay.teamwork.invalid:587: "), "\(failure)")
+            #expect(!failure.permanent && !failure.description.contains("\n"))
+        }
+    }
 }
