@@ -10,12 +10,14 @@ import TeamworkModel
 ///
 /// A lease waits at most ``leaseDeadline`` and then fails as the master being unavailable (503 on
 /// the web): a pool whose connections cannot be made would otherwise keep its callers waiting for
-/// ever while it retries (vapor/postgres-nio#565). While the pool's last attempt to connect failed
-/// (it says so in its log, "Connection creation failed", which the pool watches) and none of its
-/// connections is known to work, a call fails at once with that reason, as a connection of its own would have: a
-/// device the master vouched for is then answered from memory without waiting. The pool keeps
+/// ever while it retries (vapor/postgres-nio#565). While the master cannot be reached (the pool's
+/// last attempt to connect failed, as its log says, "Connection creation failed", which the pool
+/// watches, and no connection has answered since), a call fails at once with that reason, as a
+/// connection of its own would have: a device the master vouched for is then answered from memory
+/// without waiting. A refusal for too many connections (the role's or the server's limit) is no
+/// outage: the master answered, and a call waits for a connection that works. The pool keeps
 /// trying by itself (postgres-nio's pause: 0.1 s, a quarter longer each time, at most a minute),
-/// and one probe lease at a time sees when it works again: the first lease that comes ends the
+/// and one probe at a time (`SELECT 1`) sees when it works again: the first answer ends the
 /// failing. The body runs as ``CentralStore/withStore(_:actorID:queryDeadline:logger:_:)``'s
 /// does: with the acting person, each query within `queryDeadline`, and a cancelled body's connection
 /// closed after ``CentralStore/cancellationGrace`` (the pool replaces a connection closed under it).
@@ -89,10 +91,11 @@ public final class StorePool: Service, Sendable {
                     do {
                         return try await client.withConnection { connection in
                             guard claim(.leased) else { throw CancellationError() }
-                            health.mutate { $0.works(connection.id) }
                             do {
-                                return try await CentralStore.lend(
+                                let result = try await CentralStore.lend(
                                     connection, actorID: actorID, queryDeadline: queryDeadline, logger: logger, body)
+                                health.mutate { $0.failing = nil }
+                                return result
                             } catch {
                                 if error is QueryDeadlineExceeded || Task.isCancelled { try? await connection.close() }
                                 throw error
@@ -110,9 +113,10 @@ public final class StorePool: Service, Sendable {
                     while lease.value == .waiting {
                         if let reason = health.value.outage, claim(.abandoned) { throw TeamworkError(.unavailable, reason) }
                         if ContinuousClock.now >= end, claim(.abandoned) {
+                            let refused = health.value.refused.map { "; it refused more: \($0)" } ?? ""
                             throw TeamworkError(
                                 .unavailable,
-                                "no connection to the master for the \(name) within \(limit) (at most \(maximum) open): it is unreachable or every connection is busy"
+                                "no connection to the master for the \(name) within \(limit) (at most \(maximum) open\(refused)): it is unreachable or every connection is busy"
                             )
                         }
                         try await Task.sleep(for: .milliseconds(50))
@@ -136,28 +140,24 @@ public final class StorePool: Service, Sendable {
         case waiting, leased, abandoned
     }
 
-    /// Why the pool's last attempt to connect failed (until a lease comes), and which of its
-    /// connections are known to work: leased once and not closed since (the pool says "Connection
-    /// closed" of each, busy or resting). With one open, a call waits for its turn instead of
-    /// failing: a second connection refused at the role's limit is no outage, nor is the moment
-    /// between one body giving its connection back and the next caller getting it.
+    /// Whether the master can be reached, from the pool's log and its connections' answers.
     struct Health: Sendable {
+        /// Why the master cannot be reached: the pool's last attempt to connect failed (not for too many
+        /// connections), and no connection has answered since. A call fails at once while it is set.
         var failing: String?
-        var open: Set<Int> = []
-        /// Why a call should not wait: connecting fails and no connection is known to work.
-        var outage: String? { open.isEmpty ? failing : nil }
-
-        mutating func works(_ connection: Int) {
-            failing = nil
-            open.insert(connection)
-        }
+        /// The last refusal for too many connections: the master answered, so calls wait; said when a
+        /// wait runs out.
+        var refused: String?
+        /// Why a call should not wait.
+        var outage: String? { failing }
     }
 
     private let probing = Locked(false)
 
-    /// While the pool fails, one lease at a time that does nothing, given up at the deadline. A
-    /// lease that comes (a connection works) ends the failing; meanwhile the pool keeps trying to
-    /// connect by itself, with its growing pause.
+    /// While the master cannot be reached, one `SELECT 1` at a time, given up at the deadline: an
+    /// answer ends the failing; meanwhile the pool keeps trying to connect by itself, with its growing
+    /// pause. (A lease alone proves nothing: a resting connection to a host that went silent is
+    /// handed out as readily as a working one.)
     private func probe() {
         guard
             probing.mutate({ busy in
@@ -165,19 +165,31 @@ public final class StorePool: Service, Sendable {
                 return !busy
             })
         else { return }
-        let (client, limit, health, probing) = (client, leaseDeadline, health, probing)
+        let (client, limit, health, probing, logger) = (client, leaseDeadline, health, probing, logger)
         Task {
             defer { probing.mutate { $0 = false } }
             try? await TeamworkModel.withDeadline(limit, timeout: { CancellationError() }) {
-                try await client.withConnection { connection in health.mutate { $0.works(connection.id) } }
+                try await client.withConnection { connection in
+                    do {
+                        _ = try await CentralStore.lend(connection, actorID: nil, queryDeadline: limit, logger: logger) {
+                            try await $0.rows("SELECT 1")
+                        }
+                        health.mutate { $0.failing = nil }
+                    } catch {
+                        // A connection that did not answer is not handed to the next caller.
+                        try? await connection.close()
+                        throw error
+                    }
+                }
             }
         }
     }
 }
 
 /// The pool's log, passed on as it is, read for whether connecting fails: postgres-nio 1.33 says
-/// "Connection creation failed" (info) of each failed attempt and "Connection closed" (debug) of each
-/// connection that ends. (It has no line for one that succeeds: a lease that comes says so.)
+/// "Connection creation failed" (info) of each failed attempt, with the error. (It has no line for one
+/// that succeeds: a connection's answer says so.) A refusal for too many connections (SQLSTATE
+/// 53300) is the master answering, not an outage.
 struct PoolWatch: LogHandler {
     var inner: any LogHandler
     let health: Locked<StorePool.Health>
@@ -204,12 +216,11 @@ struct PoolWatch: LogHandler {
         switch event.message.description {
         case "Connection creation failed":
             let error = event.metadata?["psql_error"].map { "\($0)" } ?? "an unknown reason"
-            health.mutate {
-                $0.failing = "cannot reach the database at \(url.displayString): \(StoreError.describe(PoolFailure(description: error)))"
-            }
-        case "Connection closed":
-            if let id = event.metadata?["psql_connection_id"].flatMap({ Int("\($0)") }) {
-                health.mutate { _ = $0.open.remove(id) }
+            let reason = StoreError.describe(PoolFailure(description: error))
+            if error.contains("sqlState: 53300") {
+                health.mutate { $0.refused = reason }
+            } else {
+                health.mutate { $0.failing = "cannot reach the database at \(url.displayString): \(reason)" }
             }
         default: break
         }
