@@ -33,7 +33,7 @@ public struct EgressPolicy: Sendable {
         if trusted || allowPrivate { return nil }
         let own = SpecialAddresses.ownAddresses()
         let plain = address.mappedIPv4 ?? address
-        if own.contains(plain) || own.contains(address) || SpecialAddresses.loopback.contains(where: { $0.contains(plain) }) {
+        if own.contains(plain) || own.contains(address) || address.isLoopback {
             let named = allowed.contains { $0.prefix == $0.network.bytes.count * 8 && $0.contains(address) }
             return named ? nil : "\(address) is an address of this machine"
         }

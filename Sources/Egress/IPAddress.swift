@@ -43,6 +43,12 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// 127.0.0.0/8 or ::1 (an IPv4-mapped loopback too): this machine, whatever its interfaces.
+    public var isLoopback: Bool {
+        let plain = mappedIPv4 ?? self
+        return SpecialAddresses.loopback.contains { $0.contains(plain) }
+    }
+
     /// The IPv4 address an IPv6 one carries as IPv4-mapped (`::ffff:a.b.c.d`), else nil.
     public var mappedIPv4: IPAddress? {
         guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff else { return nil }

@@ -120,7 +120,15 @@ public enum SMTPClient {
                 }
             var connected: (any Channel)?
             var failure: (any Error)?
-            for address in try await EgressClient.vettedAddresses(settings.host, policy: .operatorNamed) where connected == nil {
+            let addresses = try await EgressClient.vettedAddresses(settings.host, policy: .operatorNamed)
+            // Plain text is allowed only to this machine: "localhost" must mean it.
+            if settings.isLoopback, let elsewhere = addresses.first(where: { !$0.isLoopback }) {
+                throw SMTPFailure(
+                    description: "the SMTP relay \(settings.host) resolves to \(elsewhere), not to this machine", permanent: true)
+            }
+            for address in addresses where connected == nil {
+                // A conversation given up (its deadline) dials no further address.
+                try Task.checkCancellation()
                 do {
                     connected = try await bootstrap.connect(to: try SocketAddress(ipAddress: address.description, port: settings.port))
                         .get()
@@ -130,6 +138,8 @@ public enum SMTPClient {
             }
             guard let connected else { throw failure ?? EgressFailure("\(settings.host) does not resolve") }
             channel = connected
+        } catch let failure as SMTPFailure {
+            throw failure
         } catch {
             throw SMTPFailure(description: "cannot reach the SMTP relay \(settings.host):\(settings.port): \(error)", permanent: false)
         }

@@ -54,9 +54,10 @@ final class AccessCache: Service, Sendable {
     /// How long a lookup of a token with a last known answer may take before that answer is used.
     let patience: Duration
 
-    /// Told of each load kept: memory holds every live token's access as the master has it after
-    /// a notification (or a LISTEN registered again), so what waits may be checked again now.
-    let loaded: @Sendable () -> Void
+    /// Told of each load kept that found people's access changed (among those whose tokens requests
+    /// used): memory holds every live token's access as the master has it, so their open waits may be
+    /// checked again now.
+    let loaded: @Sendable (Set<Int64>) -> Void
 
     /// How often the use of tokens answered from memory is recorded on the master (`last_used_at`,
     /// which `teamwork-manager person token list` shows): a device the cache answers for hours is
@@ -72,7 +73,7 @@ final class AccessCache: Service, Sendable {
     init(
         url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
         outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2), usageInterval: Duration = .seconds(60),
-        loaded: @escaping @Sendable () -> Void = {}
+        loaded: @escaping @Sendable (Set<Int64>) -> Void = { _ in }
     ) {
         self.loaded = loaded
         self.usageInterval = usageInterval
@@ -206,8 +207,10 @@ final class AccessCache: Service, Sendable {
         }
         // Built outside the lock every request takes, then swapped in.
         let entries = memory.entries(for: live, at: started)
-        let kept = state.mutate { $0.memory.loaded(live, entries: entries, generation: generation, at: started) }
-        if kept { self.loaded() }
+        let (kept, changed) = state.mutate { state in
+            (state.memory.loaded(live, entries: entries, generation: generation, at: started), state.memory.peopleChanged)
+        }
+        if kept, !changed.isEmpty { self.loaded(changed) }
         logger.debug(
             "access loaded",
             metadata: [

@@ -61,6 +61,9 @@ struct AccessMemory {
     private(set) var listening = false
     /// Until when the master counts as away after a failed lookup.
     private var masterAwayUntil: ContinuousClock.Instant?
+    /// The people whose access the last load kept found changed (a token revoked, a team left or
+    /// joined, a rename), among those whose tokens requests used.
+    private(set) var peopleChanged: Set<Int64> = []
     /// Loads of every live token kept, and the generation the last was kept in.
     private(set) var loads = 0
     private var loadedGeneration: Int?
@@ -162,6 +165,9 @@ struct AccessMemory {
         at started: ContinuousClock.Instant
     ) -> Bool {
         guard listening, generation == loadGeneration else { return false }
+        // Whose access changed, of the people whose tokens requests used: their open waits are to be checked again.
+        peopleChanged = []
+        for (digest, known) in lastKnown where live[digest] != known.access { peopleChanged.insert(known.access.person.id) }
         // Last known answers as the master has them now: a token no longer live is dropped, the
         // rest (a teammate's change, a revocation of someone else's) keep serving through an outage.
         lastKnown = lastKnown.reduce(into: [:]) { kept, known in

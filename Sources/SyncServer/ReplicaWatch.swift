@@ -12,7 +12,7 @@ import TeamworkModel
 /// wakes those whose file differs from what they read; a push through this
 /// server wakes its replica's waiters at once. A wait also ends at its
 /// deadline, on cancellation, and at shutdown (``shutDown()``): open waits never hold SIGTERM up;
-/// a change of access wakes them all to be checked again (``accessChanged()``).
+/// a change of someone's access wakes their waits to be checked again (``accessChanged(of:)``).
 final class ReplicaWatch: Service, Sendable {
     fileprivate struct Waiter {
         var owner: Int64
@@ -147,13 +147,16 @@ final class ReplicaWatch: Service, Sendable {
         for waiter in woken { waiter.continuation.resume(returning: .changed(seen: seen)) }
     }
 
-    /// Who may read what changed (the access cache has loaded the master's answers after a
-    /// notification): every wait ends with ``WaitEnd/accessChanged``, so its caller is checked
+    /// What these people may read changed (the access cache has loaded the master's answers after a
+    /// notification): their waits end with ``WaitEnd/accessChanged``, so each caller is checked
     /// again at once, from the cache's fresh memory, instead of at the wait's end. A removed member
-    /// or a revoked token is answered within milliseconds; the others wait on.
-    func accessChanged() {
-        let all = state.mutate { state in state.closed || state.shuttingDown ? [] : state.removeAll() }
-        for waiter in all { waiter.continuation.resume(returning: .accessChanged) }
+    /// or a revoked token is answered within milliseconds; everyone else's waits are not touched.
+    func accessChanged(of people: Set<Int64>) {
+        let woken = state.mutate { state -> [Waiter] in
+            guard !state.closed, !state.shuttingDown else { return [] }
+            return people.flatMap { state.byOwner[$0] ?? [] }.compactMap { state.remove($0) }
+        }
+        for waiter in woken { waiter.continuation.resume(returning: .accessChanged) }
     }
 
     /// Looks at the files with waiters until the server shuts down, then wakes

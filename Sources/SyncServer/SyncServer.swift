@@ -116,9 +116,9 @@ public enum SyncServer {
             looked?()
             stalled.sweep()
         }
-        // A change of access ends every open wait's wait, to be checked again: a removed member's wait
-        // is refused at once, not when its time is up.
-        let cache = AccessCache(url: configuration.databaseURL, logger: logger, loaded: { watch.accessChanged() })
+        // A change of someone's access ends their open waits, to be checked again: a removed member's
+        // wait is refused at once, not when its time is up.
+        let cache = AccessCache(url: configuration.databaseURL, logger: logger, loaded: { watch.accessChanged(of: $0) })
         var parts: [any Service] = [store, cache, watch]
         var board: BoardRoutes<SyncRequestContext>?
         if let boardConfiguration = configuration.board {

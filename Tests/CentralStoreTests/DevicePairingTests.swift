@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 import TeamworkModel
 import TeamworkTestSupport
@@ -39,6 +40,48 @@ struct DevicePairingTests {
                 #expect(try await !store.signOutDevice(secret: try #require(won.first).secret))
                 #expect(try await store.authenticate(secret: try #require(won.first).secret) == nil)
             }
+        }
+    }
+
+    /// A stranger's junk sign-out (a well-formed secret that is no live token) tells no sync endpoint
+    /// anything: a NOTIFY teamwork_access would make each reload every live token and check again the
+    /// waits of whoever changed, for a request anyone can send. A real sign-out does notify.
+    @Test func aSignOutWithASecretThatIsNoLiveTokenNotifiesNoOne() async throws {
+        try await TestDatabase.withFresh { url in
+            let secret = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                return try await store.issueToken(personID: world.ann.id, label: "phone").secret
+            }
+            let listener = try await PostgresConnection.connect(
+                configuration: try url.connectionConfiguration(), id: 9, logger: Logger(label: "test"))
+            defer { Task { try? await listener.close() } }
+            let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
+            let heard = Task {
+                try await listener.listen(on: CentralStore.accessChannel) { notifications in
+                    readyContinuation.yield()
+                    var payloads: [String] = []
+                    for try await notification in notifications {
+                        payloads.append(notification.payload)
+                        if payloads.filter({ $0 == "marker" }).count == 2 { break }
+                    }
+                    return payloads
+                }
+            }
+            for await _ in ready { break }
+            try await CentralStore.withStore(url) { store in
+                #expect(try await !store.signOutDevice(secret: TokenSecret.generate()))
+                // Notifications come in the order their transactions committed: the marker comes after
+                // anything the junk sign-out sent.
+                _ = try await store.rows("SELECT pg_notify('\(unescaped: CentralStore.accessChannel)', 'marker')")
+                #expect(try await store.signOutDevice(secret: secret))
+                _ = try await store.rows("SELECT pg_notify('\(unescaped: CentralStore.accessChannel)', 'marker')")
+            }
+            let timeout = Task {
+                try await Task.sleep(for: .seconds(10))
+                heard.cancel()
+            }
+            #expect(try await heard.value == ["marker", "", "marker"], "nothing from the junk sign-out, one from the real one")
+            timeout.cancel()
         }
     }
 

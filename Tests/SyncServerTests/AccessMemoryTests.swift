@@ -38,6 +38,35 @@ struct AccessMemoryTests {
         return (memory, asked, now)
     }
 
+    /// A load says whose access changed among the people whose tokens requests used (their open
+    /// waits are checked again at once): a revoked token's person, a person who left a team; not a
+    /// person whose access is as it was, nor a token no request used.
+    @Test func aLoadNamesThePeopleWhoseAccessChangedAmongThoseWhoseTokensWereUsed() {
+        var memory = Self.listening()
+        let now = ContinuousClock.now
+        var bo = Self.ann
+        bo.person.id = 3
+        var red = bo
+        red.teams = [
+            Team(id: 7, slug: "red", name: "Red", description: "", color: nil, createdBy: nil, createdAt: .now, updatedAt: .now)
+        ]
+        let boDigest = TokenDigest(secret: "tw_" + String(repeating: "c", count: 43))
+        let idle = TokenDigest(secret: "tw_" + String(repeating: "d", count: 43))
+        var cy = Self.ann
+        cy.person.id = 4
+        let first = [Self.digest: Self.ann, boDigest: red, Self.other: cy, idle: cy]
+        #expect(Self.load(&memory, first, at: now))
+        #expect(memory.peopleChanged.isEmpty, "nobody's tokens were used yet")
+        for used in [Self.digest, boDigest, Self.other] { _ = memory.recall(used, at: now, loadUnderWay: false) }
+        memory.forget()
+        // Ann's token revoked, Bo left red, Cy's unused second token revoked: Cy's used one is as it was.
+        #expect(Self.load(&memory, [boDigest: bo, Self.other: cy], at: now))
+        #expect(memory.peopleChanged == [Self.ann.person.id, 3])
+        memory.forget()
+        #expect(Self.load(&memory, [boDigest: bo, Self.other: cy], at: now))
+        #expect(memory.peopleChanged.isEmpty, "nothing changed since")
+    }
+
     /// The race CI once met: an answer on its way while a change of access is heard is not kept in
     /// memory, yet stays the token's last known answer, which the load after the change brings up
     /// to date, so the device is known when the master goes away.
