@@ -57,7 +57,7 @@ final class AccessCache: Service, Sendable {
     /// Told of each load kept that found people's access changed (among those whose tokens requests
     /// used): memory holds every live token's access as the master has it, so their open waits may be
     /// checked again now.
-    let loaded: @Sendable (Set<Int64>) -> Void
+    let accessChanged: @Sendable (Set<Int64>) -> Void
 
     /// How often the use of tokens answered from memory is recorded on the master (`last_used_at`,
     /// which `teamwork-manager person token list` shows): a device the cache answers for hours is
@@ -73,9 +73,9 @@ final class AccessCache: Service, Sendable {
     init(
         url: DatabaseURL, logger: Logger, timeToLive: Duration = .seconds(60), capacity: Int = 100_000,
         outageGrace: Duration = .seconds(3_600), patience: Duration = .seconds(2), usageInterval: Duration = .seconds(60),
-        loaded: @escaping @Sendable (Set<Int64>) -> Void = { _ in }
+        accessChanged: @escaping @Sendable (Set<Int64>) -> Void = { _ in }
     ) {
-        self.loaded = loaded
+        self.accessChanged = accessChanged
         self.usageInterval = usageInterval
         self.patience = patience
         self.url = url
@@ -210,7 +210,7 @@ final class AccessCache: Service, Sendable {
         let (kept, changed) = state.mutate { state in
             (state.memory.loaded(live, entries: entries, generation: generation, at: started), state.memory.peopleChanged)
         }
-        if kept, !changed.isEmpty { self.loaded(changed) }
+        if kept, !changed.isEmpty { accessChanged(changed) }
         logger.debug(
             "access loaded",
             metadata: [

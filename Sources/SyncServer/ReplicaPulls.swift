@@ -291,8 +291,8 @@ struct ReplicaPulls: Sendable {
     /// Open streams by person.
     let streams: Budget<Int64>
 
-    /// Waits until the file at `path` leaves `stamp`, or `deadline`. A change of access on the
-    /// master wakes every wait (``ReplicaWatch/accessChanged()``): the caller is checked again
+    /// Waits until the file at `path` leaves `stamp`, or `deadline`. A change of the owner's access on
+    /// the master wakes their waits (``ReplicaWatch/accessChanged(of:)``): the caller is checked again
     /// (`stillAllowed`, which may throw the refusal) and, still allowed, waits on for the time left.
     private func change(
         of path: String, from stamp: FileVersion?, until deadline: ContinuousClock.Instant, owner: Int64, rank: Int,

@@ -118,7 +118,7 @@ public enum SyncServer {
         }
         // A change of someone's access ends their open waits, to be checked again: a removed member's
         // wait is refused at once, not when its time is up.
-        let cache = AccessCache(url: configuration.databaseURL, logger: logger, loaded: { watch.accessChanged(of: $0) })
+        let cache = AccessCache(url: configuration.databaseURL, logger: logger, accessChanged: { watch.accessChanged(of: $0) })
         var parts: [any Service] = [store, cache, watch]
         var board: BoardRoutes<SyncRequestContext>?
         if let boardConfiguration = configuration.board {
