@@ -20,7 +20,8 @@ public struct DatabaseTarget: Sendable {
         let cluster = localCluster()
         let outcome: LocalCluster.StartOutcome
         do {
-            outcome = try cluster.ensureRunning()
+            // pg_ctl (and initdb the first time) under the cluster's lock: waited for off the cooperative threads.
+            outcome = try await blockingWork { try cluster.ensureRunning() }
         } catch let error as LocalClusterError {
             throw TeamworkError(.configuration, "local PostgreSQL: \(error.message)")
         }

@@ -30,31 +30,34 @@ extension ReplicaGenerator {
                 var group: ReplicaID?
                 var rows: [FieldTask] = []
                 var checked: Set<ReplicaID> = []
-                func check() throws {
+                // Each replica file is read off the cooperative threads: a read may wait up to SQLite's busy
+                // timeout on a live service's write, and in a busy process that would stall every other task.
+                func check() async throws {
                     guard let replica = group, checked.insert(replica).inserted else { return }
-                    drift += try compare(
-                        replica, rows: rows, members: common.members(of: replica), position: position, checkpoint: checkpoint
-                    )
+                    let (held, members) = (rows, common.members(of: replica))
+                    drift += try await blockingWork {
+                        try compare(replica, rows: held, members: members, position: position, checkpoint: checkpoint)
+                    }
                     rows.removeAll(keepingCapacity: true)
                 }
                 try await snapshot.forEachTask { task in
                     guard let replica = ReplicaID.holding(teamID: task.teamID, assigneeID: task.assigneeID) else { return }
                     if replica != group {
-                        try check()
+                        try await check()
                         group = replica
                         expected.insert(replica)
                     }
                     rows.append(task)
                 }
-                try check()
+                try await check()
                 for team in teams {
                     group = .team(team.id)
-                    try check()
+                    try await check()
                 }
                 for case .person(let id) in present {
                     // A personal replica whose owner has no personal task left must be empty.
                     group = .person(id)
-                    try check()
+                    try await check()
                 }
                 for case .team(let id) in present where !teams.contains(where: { $0.id == id }) {
                     drift.append(Drift(replica: .team(id), message: "the team no longer exists; its replica should be retired"))
@@ -62,7 +65,8 @@ extension ReplicaGenerator {
                 if !present.contains(.common) {
                     drift.append(Drift(replica: .common, message: "missing"))
                 } else {
-                    drift += compareCatalogue(common.parts)
+                    let parts = common.parts
+                    drift += try await blockingWork { compareCatalogue(parts) }
                 }
                 return drift
             }

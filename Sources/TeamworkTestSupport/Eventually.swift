@@ -9,6 +9,7 @@ public func eventually(
     within limit: Duration, every interval: Duration = .milliseconds(100),
     _ check: () async throws -> Bool
 ) async throws -> Bool {
+    PoolWatch.start()
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if try await check() { return true }

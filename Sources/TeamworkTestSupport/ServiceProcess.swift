@@ -116,18 +116,18 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// Every thread's stack of the running process (gdb, within a minute), for a test that found it
     /// stuck: where it waited is the evidence a flaky failure needs. Says why when there are none.
-    public func threadStacks() -> String {
+    /// gdb is waited for off the cooperative threads: a failure under load must not stall the other tests.
+    public func threadStacks() async -> String {
         guard pid > 0, isRunning else { return "(not running)" }
-        let gdb = Process()
-        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        gdb.arguments = ["60", "gdb", "-batch", "-p", String(pid), "-ex", "info threads", "-ex", "thread apply all bt"]
-        let output = Pipe()
-        gdb.standardOutput = output
-        gdb.standardError = output
-        do { try gdb.run() } catch { return "(no stacks: \(error))" }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        gdb.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let output = FileManager.default.temporaryDirectory.appending(path: "stacks-\(UUID().uuidString)").path
+        defer { unlink(output) }
+        let arguments = ["/usr/bin/timeout", "60", "gdb", "-batch", "-p", String(pid), "-ex", "info threads", "-ex", "thread apply all bt"]
+        do {
+            _ = try await ChildProcess.finish(arguments, standardOutput: output, standardError: output)
+        } catch {
+            return "(no stacks: \(error))"
+        }
+        return String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
     }
 
     public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }

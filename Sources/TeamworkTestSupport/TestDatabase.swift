@@ -28,7 +28,8 @@ public enum TestDatabase {
     public static func withFresh<R: Sendable>(
         migrated: Bool = true, ahead: Bool = false, _ body: (DatabaseURL) async throws -> R
     ) async throws -> R {
-        try await limiter.withPermit(ahead: ahead) {
+        PoolWatch.start()
+        return try await limiter.withPermit(ahead: ahead) {
             try await withFreshUnlimited(migrated: migrated, body)
         }
     }

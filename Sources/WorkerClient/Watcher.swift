@@ -95,11 +95,16 @@ public struct Watcher: Sendable {
                             limit: synchronizer.pageSize, for: wait)
                         let opened = ContinuousClock.now
                         for try await line in lines {
-                            let goesOn = try applying.withLock {
-                                let before = try Snapshot(store)
-                                guard try synchronizer.apply(streamed: line, to: local.name) else { return false }
-                                for news in try Snapshot(store).news(since: before) { say(news) }
-                                return true
+                            // The lock and the device database's writes (which may wait on another command's
+                            // write) are taken off the cooperative threads: a stream waiting there would
+                            // stall every other stream of this process on a small machine.
+                            let goesOn = try await blockingWork {
+                                try applying.withLock {
+                                    let before = try Snapshot(store)
+                                    guard try synchronizer.apply(streamed: line, to: local.name) else { return false }
+                                    for news in try Snapshot(store).news(since: before) { say(news) }
+                                    return true
+                                }
                             }
                             if !goesOn { return }
                         }
@@ -112,7 +117,7 @@ public struct Watcher: Sendable {
                 }
             }
             group.addTask {
-                while try store.pending().isEmpty {
+                while try await blockingWork({ try store.pending().isEmpty }) {
                     try await Task.sleep(for: interval)
                 }
             }

@@ -118,11 +118,18 @@ struct ListenerProcessTests {
             defer { service.stopInBackground() }
             let replicas = try ReplicaDirectory(folder)
 
-            try replicas.push([.complete(annTask, note: "before the outage", id: "c-1")], to: .team(fixtures.red.id), by: fixtures.ann.id)
+            // Pushed off the cooperative threads: the file lock and SQLite may wait on the running service.
+            _ = try await blockingWork {
+                try replicas.push(
+                    [.complete(annTask, note: "before the outage", id: "c-1")], to: .team(fixtures.red.id), by: fixtures.ann.id)
+            }
             try await Self.expectCompleted(annTask, url: url)
 
             try await own.stop()
-            try replicas.push([.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
+            _ = try await blockingWork {
+                try replicas.push(
+                    [.complete(cyTask, note: "during the outage", id: "c-2")], to: .team(fixtures.blue.id), by: fixtures.cy.id)
+            }
             // The listener is seen meeting the outage (its error counter), and the service is still there.
             #expect(
                 try await eventually(within: .seconds(20)) {

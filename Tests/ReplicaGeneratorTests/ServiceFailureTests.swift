@@ -24,7 +24,7 @@ struct ServiceFailureTests {
     @discardableResult
     static func ensureEnded(_ service: ServiceProcess) async throws -> String {
         guard try await service.exitStatus(within: .zero) == nil, service.isRunning else { return "" }
-        let stacks = service.threadStacks()
+        let stacks = await service.threadStacks()
         service.signal(SIGKILL)
         _ = try await service.exitStatus(within: .seconds(5))
         return "\nits threads when it was killed:\n" + stacks
@@ -118,7 +118,8 @@ struct ServiceFailureTests {
                         port: port, pull, headers: ["Authorization": "Bearer \(token)"], timeout: .seconds(10)
                     ).status
                 } catch {
-                    Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(service.threadStacks())")
+                    let stacks = await service.threadStacks()
+                    Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(stacks)")
                     throw error
                 }
             }
@@ -139,7 +140,8 @@ struct ServiceFailureTests {
                     body: Data(body.utf8), timeout: .seconds(10))
             } catch {
                 // Seen once in thirty full runs: no answer within 10 s; the log says where it waited.
-                Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(service.threadStacks())")
+                let stacks = await service.threadStacks()
+                Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(stacks)")
                 throw error
             }
             #expect(pushed.status == 200, "its push is stored in the replica: \(pushed.text)")
@@ -343,7 +345,7 @@ struct ServiceFailureTests {
             // Another local process holds red's lock file, as any user could with a 0644 file.
             let lock = open(folder.appending(path: ReplicaID.team(world.red.id).fileName + ".lock").path, O_CREAT | O_RDWR, 0o600)
             defer { close(lock) }
-            #expect(flock(lock, LOCK_EX) == 0)
+            #expect(try await blockingWork { flock(lock, LOCK_EX) } == 0)
             let push =
                 #"{"changes": [{"id": "k-1", "operation": "checkin", "made_at": "2026-11-21T10:00:00Z", "latitude": 1, "longitude": 2}]}"#
             let red = base + "/v1/replicas/team-\(world.red.id)/changes"
@@ -462,10 +464,13 @@ struct ServiceFailureTests {
             // Another process holds red's file with an exclusive SQLite lock: the listener cannot read it.
             let red = try DatabaseQueue(path: folder.appending(path: ReplicaID.team(world.red.id).fileName).path)
             let release = Locked(false)
-            let holder = Task.detached {
-                try red.inTransaction(.exclusive) { _ in
-                    while !release.value { usleep(50_000) }
-                    return .commit
+            // Held off the cooperative threads: a test that waits on one there stalls the others (seen: 40 s).
+            let holder = Task {
+                try await blockingWork {
+                    try red.inTransaction(.exclusive) { _ in
+                        while !release.value { usleep(50_000) }
+                        return .commit
+                    }
                 }
             }
             var seen = ""

@@ -80,7 +80,8 @@ struct StalledLoopTests {
                 do {
                     answer = try await LocalHTTP.request(port: port, "/metrics", timeout: .seconds(10))
                 } catch {
-                    Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(service.threadStacks())")
+                    let stacks = await service.threadStacks()
+                    Issue.record("\(error); the service's log: \(service.logTail(4000))\nits threads:\n\(stacks)")
                     throw error
                 }
                 return answer.text.split(separator: "\n")

@@ -51,7 +51,20 @@ struct BlobUploadTests {
     /// A PATCH on a connection of its own, written by hand: its head says `Content-Length: declared`, and
     /// `body` is what is sent of it. With `answered`, the answer's status and Upload-Offset are read
     /// (the connection closes after it); without, the connection is dropped once `body` is sent.
+    /// Its blocking socket calls run off the cooperative threads: the server they talk to is in this
+    /// process and needs one to read the body (a cut upload sent from one, beside another test's wait on
+    /// one, once stalled every test of the process for 40 s).
     static func rawPatch(
+        port: Int, _ digest: String, token: String, offset: Int, length: Int, declared: Int, _ body: ArraySlice<UInt8>,
+        answered: Bool
+    ) async throws -> (status: Int, offset: String?)? {
+        try await blockingWork {
+            try blockingPatch(
+                port: port, digest, token: token, offset: offset, length: length, declared: declared, body, answered: answered)
+        }
+    }
+
+    private static func blockingPatch(
         port: Int, _ digest: String, token: String, offset: Int, length: Int, declared: Int, _ body: ArraySlice<UInt8>,
         answered: Bool
     ) throws -> (status: Int, offset: String?)? {
@@ -59,6 +72,7 @@ struct BlobUploadTests {
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -106,13 +120,13 @@ struct BlobUploadTests {
     /// A PATCH of `piece` at `offset` on a connection of its own: the answer's status and Upload-Offset.
     static func patchOnItsOwnConnection(
         port: Int, _ digest: String, token: String, offset: Int, length: Int, _ piece: ArraySlice<UInt8>
-    ) throws -> (status: Int, offset: String?) {
-        try rawPatch(port: port, digest, token: token, offset: offset, length: length, declared: piece.count, piece, answered: true)!
+    ) async throws -> (status: Int, offset: String?) {
+        try await rawPatch(port: port, digest, token: token, offset: offset, length: length, declared: piece.count, piece, answered: true)!
     }
 
     /// Sends the headers of a PATCH of `length` bytes and only `sent` of them, then drops the connection: a phone losing signal.
-    static func cut(port: Int, _ digest: String, token: String, length: Int, _ sent: ArraySlice<UInt8>) throws {
-        _ = try rawPatch(port: port, digest, token: token, offset: 0, length: length, declared: length, sent, answered: false)
+    static func cut(port: Int, _ digest: String, token: String, length: Int, _ sent: ArraySlice<UInt8>) async throws {
+        _ = try await rawPatch(port: port, digest, token: token, offset: 0, length: length, declared: length, sent, answered: false)
     }
 
     @Test func anUploadCutHalfwayResumesFromTheCutAndEndsWithTheSameDigest() async throws {
@@ -120,7 +134,7 @@ struct BlobUploadTests {
             let bytes = Self.photo(20 * 1024 * 1024)
             let digest = BlobDigest(of: bytes).hex
             let port = try #require(client.port)
-            try Self.cut(port: port, digest, token: world.annToken, length: bytes.count, bytes[..<(10 * 1024 * 1024)])
+            try await Self.cut(port: port, digest, token: world.annToken, length: bytes.count, bytes[..<(10 * 1024 * 1024)])
             // Until the server has noticed the cut, a new PATCH of the file is told to wait (503), as a
             // device would be; then sending from 0 again is refused (409) with where the server is.
             var wrong: (status: Int, offset: String?)?
@@ -128,7 +142,7 @@ struct BlobUploadTests {
             // the test's client is never the one closed under it (seen in loaded full runs: "I/O on closed channel"
             // on every request after, the shared connection gone).
             try await expectEventually("the server is done with the cut upload", within: .seconds(60)) {
-                wrong = try? Self.patchOnItsOwnConnection(
+                wrong = try? await Self.patchOnItsOwnConnection(
                     port: port, digest, token: world.annToken, offset: 0, length: bytes.count, bytes[..<100])
                 return wrong.map { $0.status != 503 } ?? false
             }

@@ -64,7 +64,8 @@ struct LeastPrivilegeTests {
             #expect(task.status == .completed && task.completionNote == "least privilege", "\(service.logText)")
             // The booking and the done message went.
             #expect(
-                try await eventually(within: .seconds(20)) { try catcher.mails().count == 2 }, "\(catcher.shown())\n\(service.logText)")
+                try await eventually(within: .seconds(20)) { try await catcher.mails().count == 2 },
+                "\(catcher.shown())\n\(service.logText)")
 
             #expect(!service.logText.contains("permission denied"), "\(service.logText)")
             #expect(try await service.stop() == 0)

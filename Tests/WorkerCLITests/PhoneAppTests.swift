@@ -707,7 +707,7 @@ struct PhoneAppTests {
     /// axe-core (the copy the PyPI package axe-playwright-python carries) run on the page: the
     /// serious and critical violations, by rule and the first element each names.
     static func axe(_ page: BrowserPage) async throws -> [String] {
-        let script = try String(contentsOfFile: try AxeCore.path(), encoding: .utf8)
+        let script = try String(contentsOfFile: try await AxeCore.path(), encoding: .utf8)
         _ = try await page.evaluate("(() => { \(script)\n; return true; })()")
         let result = try await page.evaluate(
             """

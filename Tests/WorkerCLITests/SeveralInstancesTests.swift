@@ -35,9 +35,10 @@ struct SeveralInstancesTests {
         return fields["generator_role"]
     }
 
-    static func replicaHolds(_ title: String, folder: URL, team: Team) -> Bool {
+    /// Read off the cooperative threads: SQLite may wait up to its busy timeout on a running service's write.
+    static func replicaHolds(_ title: String, folder: URL, team: Team) async -> Bool {
         let path = folder.appending(path: ReplicaID.team(team.id).fileName).path
-        return (try? ReplicaContents.read(path: path).tasks.contains { $0.master.title == title }) ?? false
+        return (try? await blockingWork { try ReplicaContents.read(path: path).tasks.contains { $0.master.title == title } }) ?? false
     }
 
     @Test func twoInstancesOnOneFolderRunOneGeneratorAndTheOtherTakesOverWhenItIsKilled() async throws {
@@ -59,14 +60,16 @@ struct SeveralInstancesTests {
             let active = roles[0] == "active" ? 0 : 1
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("before the kill", team: world.red)) }
             try await expectEventually("the active instance replicates") {
-                Self.replicaHolds("before the kill", folder: folder, team: world.red)
+                await Self.replicaHolds("before the kill", folder: folder, team: world.red)
             }
 
             try await instances[active].stop(signal: SIGKILL)
             let survivor = instances[1 - active]
             try await expectEventually("the standby instance takes over", within: .seconds(15)) { await Self.role(survivor) == "active" }
             _ = try await CentralStore.withStore(url) { try await $0.createTask(try world.task("after the kill", team: world.red)) }
-            try await expectEventually("the survivor replicates") { Self.replicaHolds("after the kill", folder: folder, team: world.red) }
+            try await expectEventually("the survivor replicates") {
+                await Self.replicaHolds("after the kill", folder: folder, team: world.red)
+            }
             let metrics = try await LocalHTTP.request(url: survivor.url + "/metrics").body
             #expect(String(decoding: metrics, as: UTF8.self).contains("teamwork_generator_active 1"))
             await #expect(try survivor.stop() == 0)
@@ -97,7 +100,7 @@ struct SeveralInstancesTests {
             }
             for folder in folders {
                 try await expectEventually("\(folder.lastPathComponent) holds the tasks") {
-                    Self.replicaHolds("second job", folder: folder, team: world.red)
+                    await Self.replicaHolds("second job", folder: folder, team: world.red)
                 }
             }
 

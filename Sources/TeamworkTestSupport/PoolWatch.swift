@@ -1,0 +1,46 @@
+import Foundation
+import LocalPostgres
+import TeamworkModel
+
+/// Watches the test process's cooperative threads from a thread of its own. A test that blocks one
+/// of them (a socket, a child process, a held lock waited on with `usleep`) can stall every other
+/// test: on Linux the pool may not grow past a blocked worker, and then nothing async runs until the
+/// block ends (seen: 40 s, then "I/O on closed channel" in an unrelated test). When no task has run
+/// for 20 s, the stacks of the threads running Swift tasks are printed once on standard error, so
+/// the test that blocked is named by the run that met it. Blocking work belongs in ``blockingWork(_:)``.
+public enum PoolWatch {
+    static let lastBeat = Locked(ContinuousClock.now)
+
+    /// Starts the watch once per process; later calls do nothing.
+    public static func start() { _ = started }
+
+    private static let started: Void = {
+        let thread = Thread {
+            var reported = false
+            while true {
+                Task.detached { lastBeat.mutate { $0 = ContinuousClock.now } }
+                Thread.sleep(forTimeInterval: 1)
+                let silent = ContinuousClock.now - lastBeat.value
+                if silent < .seconds(2) { reported = false }
+                guard silent > .seconds(20), !reported else { continue }
+                reported = true
+                FileHandle.standardError.write(
+                    Data("warning: no task of the test process has run for \(silent): what its task threads do:\n\(taskStacks())\n".utf8))
+            }
+        }
+        thread.name = "pool-watch"
+        thread.start()
+    }()
+
+    /// The stacks of this process's threads that run Swift tasks (gdb, within a minute).
+    static func taskStacks() -> String {
+        let output = FileManager.default.temporaryDirectory.appending(path: "pool-watch-\(getpid())-\(UUID().uuidString)").path
+        defer { unlink(output) }
+        let gdb = ["/usr/bin/timeout", "60", "gdb", "-batch", "-p", String(getpid()), "-ex", "thread apply all bt 40"]
+        guard (try? ChildProcess.run(gdb, standardOutput: output, standardError: "/dev/null")) != nil,
+            let text = FileManager.default.contents(atPath: output).map({ String(decoding: $0, as: UTF8.self) })
+        else { return "(no stacks: gdb could not run)" }
+        let threads = text.components(separatedBy: "\nThread ").filter { $0.contains("swift_job_run") }
+        return threads.isEmpty ? "(none of its threads runs a task now)" : threads.map { "Thread " + $0 }.joined(separator: "\n")
+    }
+}
