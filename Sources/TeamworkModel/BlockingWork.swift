@@ -1,7 +1,7 @@
 import Dispatch
 
-/// Runs blocking file work (SQLite reads and writes, which may also wait on
-/// another writer's lock) on a Dispatch thread instead of Swift's cooperative
+/// Runs blocking work (SQLite reads and writes, which may also wait on another
+/// writer's lock; a file lock; a child process; a blocking socket) on a Dispatch thread instead of Swift's cooperative
 /// pool, which has one thread per core: a few requests waiting there would
 /// stall every other request, `/health` included, and in `run` the listener
 /// and the generator share that pool with the endpoint.

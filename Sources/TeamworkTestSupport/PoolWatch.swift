@@ -7,12 +7,16 @@ import TeamworkModel
 /// test: on Linux the pool may not grow past a blocked worker, and then nothing async runs until the
 /// block ends (seen: 40 s, then "I/O on closed channel" in an unrelated test). When no task has run
 /// for 20 s, the stacks of the threads running Swift tasks are printed once on standard error, so
-/// the test that blocked is named by the run that met it. Blocking work belongs in ``blockingWork(_:)``.
+/// the test that blocked is named by the run that met it. ("No task has run": a task newly
+/// started could not run within 20 s.) Blocking work belongs in ``blockingWork(_:)``.
 public enum PoolWatch {
     static let lastBeat = Locked(ContinuousClock.now)
 
-    /// Starts the watch once per process; later calls do nothing.
-    public static func start() { _ = started }
+    /// Starts the watch once per test process (a benchmark that uses the test helpers gets none); later calls do nothing.
+    public static func start() {
+        guard CommandLine.arguments.first?.hasSuffix(".xctest") == true else { return }
+        _ = started
+    }
 
     private static let started: Void = {
         let thread = Thread {
@@ -32,15 +36,18 @@ public enum PoolWatch {
         thread.start()
     }()
 
-    /// The stacks of this process's threads that run Swift tasks (gdb, within a minute).
+    /// The stacks of this process's threads that run Swift tasks (gdb, within a minute); gdb's own
+    /// words when it could not attach, and the whole output's end when no thread shows a task.
     static func taskStacks() -> String {
         let output = FileManager.default.temporaryDirectory.appending(path: "pool-watch-\(getpid())-\(UUID().uuidString)").path
         defer { unlink(output) }
-        let gdb = ["/usr/bin/timeout", "60", "gdb", "-batch", "-p", String(getpid()), "-ex", "thread apply all bt 40"]
-        guard (try? ChildProcess.run(gdb, standardOutput: output, standardError: "/dev/null")) != nil,
-            let text = FileManager.default.contents(atPath: output).map({ String(decoding: $0, as: UTF8.self) })
-        else { return "(no stacks: gdb could not run)" }
+        let gdb = ["/usr/bin/timeout", "60", "gdb", "-batch", "-p", String(getpid()), "-ex", "thread apply all bt"]
+        let status = (try? ChildProcess.run(gdb, standardOutput: output, standardError: output)) ?? -1
+        let text = FileManager.default.contents(atPath: output).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard status == 0 else { return "(no stacks: gdb ended with \(status): \(text.suffix(500)))" }
         let threads = text.components(separatedBy: "\nThread ").filter { $0.contains("swift_job_run") }
-        return threads.isEmpty ? "(none of its threads runs a task now)" : threads.map { "Thread " + $0 }.joined(separator: "\n")
+        guard !threads.isEmpty else { return "(no thread shows a task; gdb's output ends:)\n\(text.suffix(4_000))" }
+        return threads.map { "Thread " + $0.split(separator: "\n").filter { !$0.hasPrefix("During symbol") }.joined(separator: "\n") }
+            .joined(separator: "\n")
     }
 }

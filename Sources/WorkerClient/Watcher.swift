@@ -89,7 +89,8 @@ public struct Watcher: Sendable {
             for replica in replicas {
                 group.addTask {
                     while true {
-                        guard let local = try store.replicas().first(where: { $0.name == replica.name }) else { return }
+                        guard let local = try await blockingWork({ try store.replicas().first(where: { $0.name == replica.name }) })
+                        else { return }
                         let lines = synchronizer.client.follow(
                             local.name, epoch: local.epoch, since: local.position,
                             limit: synchronizer.pageSize, for: wait)

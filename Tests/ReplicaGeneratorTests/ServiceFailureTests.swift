@@ -473,6 +473,7 @@ struct ServiceFailureTests {
                     }
                 }
             }
+            defer { release.mutate { $0 = true } }
             var seen = ""
             _ = try await eventually(within: .seconds(20), every: .milliseconds(200)) {
                 seen = await health()
@@ -547,7 +548,9 @@ struct ServiceFailureTests {
                 statuses.append(await Self.send(red, token: token, body: body, within: 15))
             }
             #expect(statuses.allSatisfy { $0 == 503 }, "a full disk is 503, never 500 or a half-written file: \(statuses)")
-            #expect(try ReplicaContents.read(path: redPath).acceptedWorkerChanges == 0, "the file is whole and holds nothing of them")
+            #expect(
+                try await blockingWork { try ReplicaContents.read(path: redPath).acceptedWorkerChanges } == 0,
+                "the file is whole and holds nothing of them")
 
             unlink(filler)
             let done =
