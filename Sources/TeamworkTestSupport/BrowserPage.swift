@@ -255,9 +255,22 @@ public final class BrowserPage: @unchecked Sendable {
         }
     }
 
-    /// Clicks the element as a person would: the mouse pressed and released over it.
+    /// Clicks the element as a person would: the mouse pressed and released over it, once it is
+    /// what is under the mouse there. A page that moved after its box was measured (a banner put
+    /// above it, a list rendered again) is measured again, for up to 5 s: a click at the old place
+    /// once landed on nothing in a full run, and the tap a person would have made was lost.
     public func click(_ selector: String) async throws {
-        let (x, y) = try await centre(of: selector)
+        let literal = String(decoding: try JSONEncoder().encode(selector), as: UTF8.self)
+        let deadline = ContinuousClock.now + .seconds(5)
+        var (x, y) = try await centre(of: selector)
+        while true {
+            let hit = try await evaluate(
+                "(() => { const e = document.querySelector(\(literal)); const at = document.elementFromPoint(\(x), \(y));"
+                    + " return !!e && !!at && (e === at || e.contains(at)); })()")
+            if hit.bool == true || ContinuousClock.now >= deadline { break }
+            try await Task.sleep(for: .milliseconds(50))
+            (x, y) = try await centre(of: selector)
+        }
         for type in ["mouseMoved", "mousePressed", "mouseReleased"] {
             try await send(
                 "Input.dispatchMouseEvent", ["type": type, "x": x, "y": y, "button": "left", "clickCount": type == "mouseMoved" ? 0 : 1])

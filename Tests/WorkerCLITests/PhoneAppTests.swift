@@ -392,8 +392,9 @@ struct PhoneAppTests {
             let fresh = try JSONOutput.decode(FieldTask.self, made.stdout).id
             try await page.waitUntil("document.querySelector('#mine [data-task=\"\(fresh)\"]')", within: .seconds(15))
 
-            // Ann claims the free task offline; meanwhile the dispatcher gives it to Bo.
+            // Ann claims the free task offline (her phone says so first); meanwhile the dispatcher gives it to Bo.
             try await scene.service.stop()
+            try await page.waitUntil("document.querySelector('#status').dataset.online === 'false'", within: .seconds(35))
             try await page.click("#free [data-task=\"\(free)\"] button.claim")
             try await page.waitUntil("document.querySelector('#mine [data-task=\"\(free)\"]') && document.body.dataset.pending === '1'")
             _ = try await scene.manager.ok("task", "assign", String(free), "--assignee", "bo@example.org", "--actor", "max@example.org")
