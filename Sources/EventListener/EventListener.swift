@@ -100,7 +100,7 @@ public final class EventListener: Sendable {
     /// Looks at the replicas named in `only` (every replica and retired file
     /// when `nil`) and takes in their new worker changes. A file that cannot be
     /// read is reported and skipped; a lost database connection throws.
-    public func pass(_ store: CentralStore, only names: Set<String>? = nil) async throws -> PassReport {
+    public func pass(_ store: any ListenerStore, only names: Set<String>? = nil) async throws -> PassReport {
         var report = PassReport()
         let live = try replicas.replicas().filter { $0 != .common && names?.contains($0.name) != false }
         for replica in live {
@@ -124,7 +124,7 @@ public final class EventListener: Sendable {
     /// names the file in reports and logs (`team-12`, `retired/...`); its cursor
     /// and lock are the folder's own (see `ReplicaDirectory.source(_:identity:)`).
     private func drain(
-        _ store: CentralStore, replica: ReplicaID, path: String, label: String,
+        _ store: any ListenerStore, replica: ReplicaID, path: String, label: String,
         report: inout PassReport
     ) async throws {
         let source = ReplicaDirectory.source(label, identity: folderIdentity)
@@ -149,7 +149,7 @@ public final class EventListener: Sendable {
     }
 
     private func drainLocked(
-        _ store: CentralStore, replica: ReplicaID, path: String, source: String, label: String,
+        _ store: any ListenerStore, replica: ReplicaID, path: String, source: String, label: String,
         report: inout PassReport
     ) async throws {
         let (limit, busyTimeout) = (configuration.batchSize, configuration.busyTimeout)
@@ -238,7 +238,7 @@ public final class EventListener: Sendable {
     /// master cannot take at all is set aside (an `invalid` conflict, with the
     /// reason, for managers to see) and everything around it goes through.
     private func applyOneByOne(
-        _ store: CentralStore, replica: ReplicaID, source: String, label: String,
+        _ store: any ListenerStore, replica: ReplicaID, source: String, label: String,
         _ changes: [RecordedWorkerChange]
     ) async throws -> [FieldChangeOutcome] {
         var outcomes: [FieldChangeOutcome] = []

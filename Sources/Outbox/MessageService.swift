@@ -93,7 +93,7 @@ public struct MessageService: Service {
     static let remindersQueued = Locked<ContinuousClock.Instant?>(nil)
 
     /// One claim, sent and recorded (for the tests): how many went and failed, and (when nothing was due) how many wait.
-    static func pass(_ store: CentralStore, settings: Settings, logger: Logger) async throws -> (Int, Int, Int?) {
+    static func pass(_ store: any OutboxStore, settings: Settings, logger: Logger) async throws -> (Int, Int, Int?) {
         try await sender(settings: settings, logger: logger).once(store)
     }
 
@@ -148,7 +148,7 @@ public struct MessageService: Service {
     }
 
     static func record(
-        _ message: CustomerMessage, _ outcome: SendOutcome, store: CentralStore, settings: Settings, logger: Logger
+        _ message: CustomerMessage, _ outcome: SendOutcome, store: any OutboxStore, settings: Settings, logger: Logger
     ) async throws {
         if outcome.sent { return try await store.recordMessage(id: message.id, state: .sent, reason: nil) }
         var retryIn: Duration?
@@ -206,7 +206,7 @@ public struct MessageService: Service {
 
     /// The message's words (and for an appointment, its invitation and link), from the task and the
     /// customer as they stand now: one who was erased, withdrew consent or lost the address gets nothing.
-    static func compose(_ message: CustomerMessage, store: CentralStore, settings: Settings) async throws -> Outgoing {
+    static func compose(_ message: CustomerMessage, store: any OutboxStore, settings: Settings) async throws -> Outgoing {
         // Only "no such row" means gone; any other failure (the master away) ends the pass, and the held
         // messages go again after their hold.
         func found<T>(_ read: () async throws -> T) async throws -> T? {

@@ -27,13 +27,13 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
 
     var concurrency: Int
     /// Takes (and holds) at most `limit` items that are due; records at once those that are not to go.
-    var claim: @Sendable (_ store: CentralStore, _ limit: Int) async throws -> Claimed
+    var claim: @Sendable (_ store: any OutboxStore, _ limit: Int) async throws -> Claimed
     /// Sends one; it does not touch the master.
     var send: @Sendable (Item) async -> Outcome
     /// Records what came of a send; true when it went.
-    var record: @Sendable (_ store: CentralStore, Item, Outcome) async throws -> Bool
+    var record: @Sendable (_ store: any OutboxStore, Item, Outcome) async throws -> Bool
     /// How many wait (asked when nothing is due).
-    var pending: @Sendable (CentralStore) async throws -> Int
+    var pending: @Sendable (any OutboxStore) async throws -> Int
 
     /// Runs until shutdown; `progress` hears of each outcome (went, failed) and, when nothing is due, of what waits.
     func run(
@@ -81,7 +81,7 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
     /// notification, and after `poll` when a claim found fewer than it could take (after `idle`
     /// when nothing is in flight or waiting and the LISTEN is registered).
     func rolling(
-        _ store: CentralStore, poll: Duration, idle: Duration, bell: Doorbell, made: @escaping @Sendable () -> Void,
+        _ store: any OutboxStore, poll: Duration, idle: Duration, bell: Doorbell, made: @escaping @Sendable () -> Void,
         progress: @escaping @Sendable (_ went: Int, _ failed: Int, _ pending: Int) -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Event.self) { group in
@@ -124,7 +124,7 @@ struct OutboxSender<Item: Sendable, Outcome: Sendable>: Sendable {
     }
 
     /// One claim, everything it took sent at once and recorded: (went, failed), or what waits when nothing was due.
-    func once(_ store: CentralStore) async throws -> (went: Int, failed: Int, pending: Int?) {
+    func once(_ store: any OutboxStore) async throws -> (went: Int, failed: Int, pending: Int?) {
         let claimed = try await claim(store, concurrency)
         guard !claimed.ready.isEmpty else { return (0, 0, try await pending(store)) }
         return try await withThrowingTaskGroup(of: (Item, Outcome).self) { group in
