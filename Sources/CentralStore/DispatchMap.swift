@@ -80,7 +80,7 @@ public struct DispatchMap: Encodable, Sendable {
     }
 
     /// What the manager asked to see, read from the master.
-    public static func load(_ store: CentralStore, filter: Filter, now: Date) async throws -> DispatchMap {
+    public static func load(_ store: any BoardReads, filter: Filter, now: Date) async throws -> DispatchMap {
         let statuses = filter.statuses.isEmpty ? TaskStatus.allCases.filter { $0 != .cancelled } : filter.statuses
         let teamSet = Set(filter.teamIDs)
         let teamsOf = try await store.teamIDsByPerson()
@@ -91,11 +91,11 @@ public struct DispatchMap: Encodable, Sendable {
                 .map { ($0.id, $0) })
         let known = try await DisplayNames.load(store)
         let (teams, names) = (known.teams, known.people)
-        let workers = try await store.listPeople(role: .worker).filter { worker in
+        let workers = try await store.listPeople(role: .worker, teamID: nil).filter { worker in
             teamSet.isEmpty || !(teamsOf[worker.id] ?? []).filter(teamSet.contains).isEmpty
         }
         let positions = Dictionary(
-            uniqueKeysWithValues: try await store.workerPositions(personIDs: workers.map(\.id))
+            uniqueKeysWithValues: try await store.workerPositions(personIDs: workers.map(\.id), teamID: nil)
                 .map { ($0.person.id, $0) })
         var open: [Int64: Int] = [:]
         for task in try await store.listTasks(TaskFilter(statuses: [.assigned, .inProgress])) {
@@ -160,10 +160,10 @@ public struct DisplayNames: Sendable {
 
     public init() {}
 
-    public static func load(_ store: CentralStore) async throws -> DisplayNames {
+    public static func load(_ store: any BoardReads) async throws -> DisplayNames {
         var names = DisplayNames()
         for line in try await store.listTeams() { names.teams[line.team.id] = line.team.slug }
-        for person in try await store.listPeople() { names.people[person.id] = person.displayName }
+        for person in try await store.listPeople(role: nil, teamID: nil) { names.people[person.id] = person.displayName }
         return names
     }
 }

@@ -81,8 +81,8 @@ extension SharedStore where Audience == any EndpointStore {
     }
 }
 
-extension SharedStore where Audience == CentralStore {
-    /// A manager's surface (the board's reads): the whole store, as the role's grants allow.
+extension SharedStore where Audience == any BoardReads {
+    /// A manager's surface, the board's reads: what ``BoardReads`` lists of the store.
     public convenience init(manager url: DatabaseURL, name: String, maximum: Int, logger: Logger) {
         self.init(url: url, name: name, maximum: maximum, logger: logger) { $0 }
     }

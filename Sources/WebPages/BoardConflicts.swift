@@ -21,9 +21,9 @@ struct ConflictsView: Sendable {
     var names: DisplayNames
     var feed: String
 
-    static func load(_ store: CentralStore) async throws -> ConflictsView {
+    static func load(_ store: any BoardReads) async throws -> ConflictsView {
         let feed = try await store.boardHead()
-        let open = try await store.conflicts()
+        let open = try await store.conflicts(includeResolved: false, taskID: nil)
         let listed = open.prefix(shown)
         let tasks = try await store.tasks(ids: Array(Set(listed.compactMap(\.taskID))))
         let items = listed.map { Item(conflict: $0, task: $0.taskID.flatMap { tasks[$0] }) }

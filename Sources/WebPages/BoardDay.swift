@@ -99,7 +99,7 @@ struct DayView: Sendable {
 
     /// What the board's filters choose (the day, the teams, their zone), with the feed's position
     /// read first: a change made while the rest is read is then seen again, never missed.
-    static func scope(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
+    static func scope(_ store: any BoardReads, query: FormFields, now: Date) async throws -> DayView {
         let feed = try await store.boardHead()
         let teams = try await store.listTeams().map(\.team)
         let wanted = query.all("team").filter { !$0.isEmpty }
@@ -115,7 +115,7 @@ struct DayView: Sendable {
             now: now, feed: feed)
     }
 
-    static func load(_ store: CentralStore, query: FormFields, now: Date) async throws -> DayView {
+    static func load(_ store: any BoardReads, query: FormFields, now: Date) async throws -> DayView {
         let view = try await scope(store, query: query, now: now)
         let (teams, chosen, day) = (view.teams, view.chosen, view.day)
         let scope = Set(chosen.map(\.id))
@@ -128,7 +128,7 @@ struct DayView: Sendable {
                 on: day, search: filters.search.isEmpty ? nil : filters.search, skill: filters.skill.isEmpty ? nil : filters.skill)
         )
         .filter { DispatchMap.inScope($0, teams: scope, teamsOf: teamsOf) && (!filters.lateOnly || $0.isLate(at: now)) }
-        let people = try await store.listPeople()
+        let people = try await store.listPeople(role: nil, teamID: nil)
         let byID = Dictionary(uniqueKeysWithValues: people.map { ($0.id, $0) })
         var names = DisplayNames()
         for team in teams { names.teams[team.id] = team.slug }

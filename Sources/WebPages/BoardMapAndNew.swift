@@ -46,7 +46,7 @@ extension BoardRoutes {
         let query = try query(request)
         let (teams, workers, sites, checklists) = try await read { store in
             (
-                try await store.listTeams().map(\.team), try await store.listPeople(role: .worker).filter(\.isActive),
+                try await store.listTeams().map(\.team), try await store.listPeople(role: .worker, teamID: nil).filter(\.isActive),
                 try await store.listLocations(kind: .site), try await store.checklists().map(\.name)
             )
         }

@@ -8,7 +8,9 @@ extension BoardRoutes {
     /// `GET /board/people`: the people, their paired phones (named tokens), and a button to pair
     /// one more (docs/phone.md).
     func peoplePage(_ request: Request, _ session: BoardSession, problem: BoardProblem? = nil) async throws -> Response {
-        let (people, tokens) = try await read { store in (try await store.listPeople(), try await store.listTokens()) }
+        let (people, tokens) = try await read { store in
+            (try await store.listPeople(role: nil, teamID: nil), try await store.listTokens(personID: nil))
+        }
         let live = Dictionary(grouping: tokens.filter { $0.revokedAt == nil }, by: \.personID)
         let rows: [HTML] = people.filter { $0.deactivatedAt == nil }.map { person in
             let phones: [HTML] = (live[person.id] ?? []).map { token in

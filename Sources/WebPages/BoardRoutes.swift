@@ -18,7 +18,7 @@ import TeamworkModel
 public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     let configuration: BoardConfiguration
     /// Reads and sign-ins, through the board's own role (``BoardConfiguration/readConnections`` shared).
-    let store: SharedStore<CentralStore>
+    let store: SharedStore<any BoardReads>
     /// Changes, each a transaction as the signed-in person on a connection of the pool's
     /// (``BoardConfiguration/actionConnections`` at most).
     let changes: StorePool
@@ -63,7 +63,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     public var services: [any Service] { [store, changes, feed] }
 
     init(
-        configuration: BoardConfiguration, store: SharedStore<CentralStore>, changes: StorePool, feed: FeedWatch, blobs: FileBlobStore,
+        configuration: BoardConfiguration, store: SharedStore<any BoardReads>, changes: StorePool, feed: FeedWatch, blobs: FileBlobStore,
         secure: Bool,
         logger: Logger
     ) {
@@ -127,7 +127,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
 
     /// Reads through the board's shared connection: a refusal of the store's (no such task, a
     /// malformed day) answers for itself, a store that is away is a 503 (``SharedStore``).
-    func read<R: Sendable>(_ body: @escaping @Sendable (CentralStore) async throws -> R) async throws -> R {
+    func read<R: Sendable>(_ body: @escaping @Sendable (any BoardReads) async throws -> R) async throws -> R {
         try await store.run(body)
     }
 

@@ -27,18 +27,18 @@ struct TaskView: Sendable {
     /// Time on it, work and travel per person (docs/dispatch.md, "Time on the job").
     var time: [TimeEntry] = []
 
-    static func load(_ store: CentralStore, id: Int64, now: Date) async throws -> TaskView {
+    static func load(_ store: any BoardReads, id: Int64, now: Date) async throws -> TaskView {
         let task = try await store.task(id: id)
         let site = try await task.locationID.asyncMap { try await store.location(id: $0) }
         let names = try await DisplayNames.load(store)
-        let ranking = task.status.isClosed ? nil : try await store.suggest(taskID: id, now: now)
-        let workers = try await store.listPeople(role: .worker).filter(\.isActive)
+        let ranking = task.status.isClosed ? nil : try await store.suggest(taskID: id, teamID: nil, limit: nil, now: now)
+        let workers = try await store.listPeople(role: .worker, teamID: nil).filter(\.isActive)
         return TaskView(
             task: task, site: site, names: names, ranking: ranking, workers: workers,
             history: try await store.history(taskID: id), attachments: try await store.attachments(ofTask: id), now: now,
             customer: try await store.taskCustomer(taskID: id), appointment: try await store.appointments(taskIDs: [id])[id],
-            messages: try await store.customerMessages(taskID: id, limit: 20),
-            customers: try await store.customers().filter { $0.erasedAt == nil },
+            messages: try await store.customerMessages(taskID: id, customerID: nil, limit: 20),
+            customers: try await store.customers(search: nil, limit: 500).filter { $0.erasedAt == nil },
             materials: try await store.materials(ofTask: id), time: try await store.timeEntries(ofTask: id))
     }
 }
