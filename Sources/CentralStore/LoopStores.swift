@@ -52,3 +52,26 @@ extension OutboxStore {
 }
 
 extension CentralStore: OutboxStore {}
+
+/// What the replica generator may ask of the master while it catches up: the feed after its
+/// position, the rows a page of it names (tasks with their sites, refusals, people, teams, members,
+/// sites, parts), a replica's whole current contents when one is rebuilt, and one consistent
+/// snapshot for a full rebuild. Its catch-up and rebuilds get their connection as this
+/// (``ReplicaGenerator``); the leader's lock and the feed's LISTEN stay with the loops that opened them.
+public protocol GeneratorStore: Sendable {
+    func feed(after position: Int64, limit: Int) async throws -> [FeedEntry]
+    func currentTasks(ids: [Int64]) async throws -> [(task: FieldTask, location: Location?)]
+    func refusals(ids: [Int64]) async throws -> [FieldRefusal]
+    func taskOwners(atLocations ids: [Int64]) async throws -> [(teamID: Int64?, assigneeID: Int64?)]
+    func teamIDs(ofPeople ids: [Int64]) async throws -> [Int64: Set<Int64>]
+    func members(ofTeams ids: [Int64]) async throws -> [Int64: [Person]]
+    func teams(ids: [Int64]) async throws -> [Team]
+    func locations(ids: [Int64]) async throws -> [Location]
+    func people(ids: [Int64]) async throws -> [Person]
+    func parts(ids: [Int64]) async throws -> [Part]
+    func currentTasks(forTeam teamID: Int64) async throws -> [(task: FieldTask, location: Location?)]
+    func currentPersonalTasks(of personID: Int64) async throws -> [(task: FieldTask, location: Location?)]
+    func withReplicationSnapshot<R: Sendable>(_ body: (ReplicationSnapshot) async throws -> R) async throws -> R
+}
+
+extension CentralStore: GeneratorStore {}

@@ -32,7 +32,7 @@ extension ReplicaGenerator {
         }
     }
 
-    func catchUp(_ store: CentralStore, from start: Int64) async throws -> CatchUpReport {
+    func catchUp(_ store: any GeneratorStore, from start: Int64) async throws -> CatchUpReport {
         var report = CatchUpReport(feedPosition: start)
         while true {
             let entries = try await store.feed(after: report.feedPosition, limit: configuration.pageSize)
@@ -53,7 +53,7 @@ extension ReplicaGenerator {
     /// is moved aside into `damaged/` and built anew from the master, so a
     /// damaged replica is whole again within one pass, whether or not anything
     /// in it changed. Returns the replicas rebuilt.
-    func repairDamaged(_ store: CentralStore, position: Int64) async throws -> [ReplicaID] {
+    func repairDamaged(_ store: any GeneratorStore, position: Int64) async throws -> [ReplicaID] {
         let replicas = self.replicas
         let damaged = try await blockingWork {
             try replicas.replicas().compactMap { replica in replicas.damage(of: replica).map { (replica, $0) } }
@@ -77,7 +77,7 @@ extension ReplicaGenerator {
     /// Applies one batch of feed entries: works out which replicas each entry
     /// touches, reads the master's current rows once, and writes each touched
     /// replica in one transaction. Returns how many replicas were written.
-    private func apply(_ entries: [FeedEntry], through position: Int64, store: CentralStore) async throws -> Int {
+    private func apply(_ entries: [FeedEntry], through position: Int64, store: any GeneratorStore) async throws -> Int {
         var plan = BatchPlan()
         for entry in entries { plan.add(entry) }
         // The master refused changes these replicas had shown: their tasks are written whole from the master.
@@ -162,7 +162,7 @@ extension ReplicaGenerator {
     /// (its team or person is gone) is left alone.
     /// The file work runs off the cooperative threads, which in `run` serve the endpoint's requests too.
     private func write(
-        _ replica: ReplicaID, store: CentralStore, position: Int64,
+        _ replica: ReplicaID, store: any GeneratorStore, position: Int64,
         _ body: @escaping @Sendable (ReplicaTransaction) throws -> Void
     ) async throws {
         let (connections, replicas) = (self.connections, self.replicas)
@@ -184,7 +184,7 @@ extension ReplicaGenerator {
     }
 
     /// Builds one replica from the master's current rows.
-    func rebuildOne(_ replica: ReplicaID, store: CentralStore, position: Int64) async throws {
+    func rebuildOne(_ replica: ReplicaID, store: any GeneratorStore, position: Int64) async throws {
         let rows: [(task: FieldTask, location: Location?)]
         var owner = (name: "", slug: "")
         var members: [Person] = []
@@ -226,7 +226,7 @@ extension ReplicaGenerator {
 
     private func writeCommon(
         plan: BatchPlan, people: [Int64: Person], teams: [Int64: Team], locations: [Int64: Location], parts: [Int64: Part],
-        personTeams: [Int64: Set<Int64>], position: Int64, store: CentralStore
+        personTeams: [Int64: Set<Int64>], position: Int64, store: any GeneratorStore
     ) async throws {
         // A missing or damaged common replica is rebuilt (with everything else).
         try await write(.common, store: store, position: position) { tx in
