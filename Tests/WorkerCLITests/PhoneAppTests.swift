@@ -345,6 +345,41 @@ struct PhoneAppTests {
         }
     }
 
+    /// Ann is taken off the red team: at the next sync her phone lets go of the team's copy (its
+    /// tasks, sites and members: customers' addresses and notes among them) and tells her why, as
+    /// the command-line device does; her live wait, refused once her access changed, syncs at once.
+    @Test func aWorkerTakenOffATeamKeepsNothingOfItOnThePhoneAndIsToldWhy() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            let free = try #require(scene.ids["free"])
+            try await page.waitUntil("document.querySelector('#free [data-task=\"\(free)\"]')", within: .seconds(20))
+            _ = try await scene.manager.ok("team", "remove-member", "red", "ann@example.org")
+            try await page.waitUntil("!document.querySelector('[data-task]')", within: .seconds(30))
+            try await page.waitUntil(
+                "[...document.querySelectorAll('.notice')].some(n => n.textContent.includes('no longer in Red crew'))", within: .seconds(10)
+            )
+            // Nothing of the team stays in the phone's database, shown or not.
+            let kept = try await page.evaluate(
+                """
+                new Promise((resolve, reject) => {
+                  const open = indexedDB.open('teamwork-person-\(scene.ann)');
+                  open.onerror = () => reject(open.error);
+                  open.onsuccess = () => {
+                    const tx = open.result.transaction(['tasks', 'members', 'locations', 'replicas']);
+                    const names = ['tasks', 'members', 'locations', 'replicas'];
+                    Promise.all(names.map((name) => new Promise((done) => {
+                      const all = tx.objectStore(name).getAll();
+                      all.onsuccess = () => done(all.result.filter((row) => (row.replica ?? row.name).startsWith('team-')).length);
+                    }))).then((counts) => { open.result.close(); resolve(counts.reduce((a, b) => a + b, 0)); });
+                  };
+                })
+                """)
+            #expect(kept.int == 0, "rows of the red team left on the phone: \(kept)")
+        }
+    }
+
     @Test func twoPeopleOnOneSharedPhoneNeverSeeOrSendEachOthersWork() async throws {
         try await Self.withScene { scene in
             let page = try await Self.phone()

@@ -88,6 +88,23 @@ export class Local {
     return request(this.db.transaction(name).objectStore(name).get(key));
   }
 
+  // Lets go of the copies the person may no longer read (taken off a team): their tasks, sites and
+  // members leave the phone in one transaction, and the person is told which team went.
+  async keepOnly(names) {
+    const gone = (await this.all("replicas")).filter((r) => r.name !== "common" && !names.has(r.name));
+    if (!gone.length) return;
+    await this.write(["replicas", "tasks", "members", "locations", "notices"], async (s) => {
+      const now = Date.now();
+      for (const replica of gone) {
+        for (const name of ["tasks", "members", "locations"]) {
+          s[name].delete(IDBKeyRange.bound([replica.name, -Infinity], [replica.name, Infinity]));
+        }
+        s.replicas.delete(replica.name);
+        if (replica.kind === "team") s.notices.put({ key: `gone:${replica.name}:${now}`, at: now, taskID: null, text: text("teamGone", replica.title || replica.name) });
+      }
+    });
+  }
+
   // Applies one page of a replica's changes (ChangePage, as the service writes it) and moves the
   // replica's position, in one transaction: a page is taken whole or not at all. What the worker
   // must hear of is kept as a notice: a change of theirs the master refused (and the dispatcher's

@@ -63,6 +63,8 @@ export async function sync(local, person, replicas) {
   const report = { sent: 0, refused: 0, pulled: 0 };
   const names = new Set(replicas.map((r) => r.name));
   await push(local, names, report);
+  // What the person may no longer read leaves the phone (its queued changes were refused above).
+  await local.keepOnly(names);
   for (const replica of replicas) {
     if (!replica.available) continue;
     if (replica.kind !== "common") {
@@ -256,6 +258,8 @@ export async function waitForChange(local, replicas, signal) {
     const query = new URLSearchParams({ since: String(held.since), epoch: held.epoch, limit: "500", wait: "25" });
     waits.push(call(`/v1/replicas/${encodeURIComponent(listed.name)}/changes?${query}`, { signal: both, wait: 25 })
       .then(async (response) => {
+        // Refused now (the person's access changed during the wait): a whole sync says what they have.
+        if (response.status === 403 || response.status === 404) return true;
         if (!response.ok) throw new Offline(`${response.status}`);
         const page = await response.json();
         if (page.tasks.length + page.members.length + page.locations.length + page.deleted.length + (page.refused || []).length === 0
