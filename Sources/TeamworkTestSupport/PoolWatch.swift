@@ -1,5 +1,4 @@
 import Foundation
-import LocalPostgres
 import TeamworkModel
 
 /// Watches the test process's cooperative threads from a thread of its own. A test that blocks one
@@ -39,11 +38,7 @@ public enum PoolWatch {
     /// The stacks of this process's threads that run Swift tasks (gdb, within a minute); gdb's own
     /// words when it could not attach, and the whole output's end when no thread shows a task.
     static func taskStacks() -> String {
-        let output = FileManager.default.temporaryDirectory.appending(path: "pool-watch-\(getpid())-\(UUID().uuidString)").path
-        defer { unlink(output) }
-        let gdb = ["/usr/bin/timeout", "60", "gdb", "-batch", "-p", String(getpid()), "-ex", "thread apply all bt"]
-        let status = (try? ChildProcess.run(gdb, standardOutput: output, standardError: output)) ?? -1
-        let text = FileManager.default.contents(atPath: output).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let (status, text) = ServiceProcess.gdbStacks(of: getpid())
         guard status == 0 else { return "(no stacks: gdb ended with \(status): \(text.suffix(500)))" }
         let threads = text.components(separatedBy: "\nThread ").filter { $0.contains("swift_job_run") }
         guard !threads.isEmpty else { return "(no thread shows a task; gdb's output ends:)\n\(text.suffix(4_000))" }

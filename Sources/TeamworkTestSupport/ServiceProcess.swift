@@ -119,15 +119,19 @@ public final class ServiceProcess: @unchecked Sendable {
     /// gdb is waited for off the cooperative threads: a failure under load must not stall the other tests.
     public func threadStacks() async -> String {
         guard pid > 0, isRunning else { return "(not running)" }
-        let output = FileManager.default.temporaryDirectory.appending(path: "stacks-\(UUID().uuidString)").path
+        let pid = self.pid
+        guard let (status, text) = try? await blockingWork({ Self.gdbStacks(of: pid) }) else { return "(no stacks: gdb did not run)" }
+        return status == 0 ? text : "(no stacks: gdb ended with \(status): \(text.suffix(500)))"
+    }
+
+    /// gdb's `info threads` and every thread's stack of process `pid`, within a minute: its exit
+    /// status and what it printed (its own words too). Blocks the calling thread.
+    static func gdbStacks(of pid: pid_t) -> (status: Int32, text: String) {
+        let output = FileManager.default.temporaryDirectory.appending(path: "stacks-\(pid)-\(UUID().uuidString)").path
         defer { unlink(output) }
         let arguments = ["/usr/bin/timeout", "60", "gdb", "-batch", "-p", String(pid), "-ex", "info threads", "-ex", "thread apply all bt"]
-        do {
-            _ = try await ChildProcess.finish(arguments, standardOutput: output, standardError: output)
-        } catch {
-            return "(no stacks: \(error))"
-        }
-        return String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
+        let status = (try? ChildProcess.run(arguments, standardOutput: output, standardError: output)) ?? -1
+        return (status, FileManager.default.contents(atPath: output).map { String(decoding: $0, as: UTF8.self) } ?? "")
     }
 
     public var logText: String { String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) }

@@ -463,17 +463,18 @@ struct ServiceFailureTests {
 
             // Another process holds red's file with an exclusive SQLite lock: the listener cannot read it.
             let red = try DatabaseQueue(path: folder.appending(path: ReplicaID.team(world.red.id).fileName).path)
-            let release = Locked(false)
-            // Held off the cooperative threads: a test that waits on one there stalls the others (seen: 40 s).
+            // Held off the cooperative threads (a test that waits on one there stalls the others; seen: 40 s)
+            // until the test lets go, or for 2 minutes at most.
+            let release = DispatchSemaphore(value: 0)
             let holder = Task {
                 try await blockingWork {
                     try red.inTransaction(.exclusive) { _ in
-                        while !release.value { usleep(50_000) }
+                        _ = release.wait(timeout: .now() + 120)
                         return .commit
                     }
                 }
             }
-            defer { release.mutate { $0 = true } }
+            defer { release.signal() }
             var seen = ""
             _ = try await eventually(within: .seconds(20), every: .milliseconds(200)) {
                 seen = await health()
@@ -483,7 +484,7 @@ struct ServiceFailureTests {
             let metrics = try await LocalHTTP.request(port: port, "/metrics").body
             #expect(String(decoding: metrics, as: UTF8.self).contains("teamwork_listener_stalled_replicas 1"))
 
-            release.mutate { $0 = true }
+            release.signal()
             try await holder.value
             try red.close()
             _ = try await eventually(within: .seconds(20), every: .milliseconds(200)) {
