@@ -127,6 +127,6 @@ struct RowCopier: Sendable {
         guard start >= 0 else { return bind.null(index) }
         let micros = Int64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: Int64.self))
         let date = Date(timeInterval: Double(micros) / 1_000_000, since: Self.postgresEpoch)
-        bind(index, Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        bind(index, date.millisecondsSince1970)
     }
 }

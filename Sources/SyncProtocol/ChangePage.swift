@@ -53,44 +53,24 @@ public struct ChangePage: Sendable, Codable, Equatable {
         public var customerFirstName: String?
         public var visit: String?
 
-        public init(
-            id: Int64, title: String, description: String, priority: String, teamID: Int64?, assigneeID: Int64?,
-            locationID: Int64?, dueAt: Int64?, createdAt: Int64, updatedAt: Int64, masterVersion: Int,
-            status: String, startedAt: Int64?, completedAt: Int64?, completedBy: Int64?, completionNote: String?,
-            rowVersion: Int64, windowStart: Int64? = nil, windowEnd: Int64? = nil, requiredSkills: [String]? = nil,
-            timeZone: String? = nil, planID: Int64? = nil, planDate: String? = nil, checklist: ChecklistForm? = nil,
-            answers: [AnsweredItem]? = nil, plannedStart: Int64? = nil, durationMinutes: Int? = nil,
-            customerFirstName: String? = nil, visit: String? = nil
-        ) {
-            self.customerFirstName = customerFirstName
-            self.visit = visit
-            self.plannedStart = plannedStart
-            self.durationMinutes = durationMinutes
-            self.checklist = checklist
-            self.answers = answers
-            self.timeZone = timeZone
-            self.planID = planID
-            self.planDate = planDate
-            self.id = id
-            self.title = title
-            self.description = description
-            self.priority = priority
-            self.teamID = teamID
-            self.assigneeID = assigneeID
-            self.locationID = locationID
-            self.dueAt = dueAt
-            self.createdAt = createdAt
-            self.updatedAt = updatedAt
-            self.masterVersion = masterVersion
-            self.status = status
-            self.startedAt = startedAt
-            self.completedAt = completedAt
-            self.completedBy = completedBy
-            self.completionNote = completionNote
-            self.rowVersion = rowVersion
-            self.windowStart = windowStart
-            self.windowEnd = windowEnd
-            self.requiredSkills = requiredSkills
+        /// A task as a replica holds it (the field's columns as the field says) at `rowVersion`:
+        /// the one mapping of a task onto the page.
+        public init(_ task: FieldTask, rowVersion: Int64) {
+            (id, title, description, priority) = (task.id, task.title, task.description, task.priority.rawValue)
+            (teamID, assigneeID, locationID) = (task.teamID, task.assigneeID, task.locationID)
+            (dueAt, createdAt, updatedAt) = (
+                task.dueAt?.millisecondsSince1970, task.createdAt.millisecondsSince1970, task.updatedAt.millisecondsSince1970
+            )
+            (masterVersion, status) = (task.version, task.status.rawValue)
+            (startedAt, completedAt) = (task.startedAt?.millisecondsSince1970, task.completedAt?.millisecondsSince1970)
+            (completedBy, completionNote, self.rowVersion) = (task.completedBy, task.completionNote, rowVersion)
+            (windowStart, windowEnd) = (task.window?.start.millisecondsSince1970, task.window?.end.millisecondsSince1970)
+            requiredSkills = task.requiredSkills.isEmpty ? nil : task.requiredSkills
+            (timeZone, planID, planDate) = (task.timeZone, task.planID, task.planDate?.description)
+            checklist = task.checklist
+            answers = task.answers.isEmpty ? nil : AnsweredItem.list(task.answers)
+            (plannedStart, durationMinutes) = (task.plannedStart?.millisecondsSince1970, task.durationMinutes)
+            (customerFirstName, visit) = (task.customerFirstName, task.visit)
         }
     }
 

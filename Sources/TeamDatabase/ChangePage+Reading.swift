@@ -15,30 +15,11 @@ extension ChangePage {
                 epoch: clientEpoch, since: clientPosition, limit: limit)
             let (refetch, since, upTo, more) = (window.refetch, window.since, window.upTo, window.more)
             let range: StatementArguments = [since, upTo]
+            let reader = try ReplicaTaskReader(db)
             let tasks = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, title, description, priority, team_id, assignee_id, location_id, due_at, created_at, updated_at,
-                           master_version, status, started_at, completed_at, completed_by, completion_note, row_version,
-                           window_start, window_end, required_skills, time_zone, plan_id, plan_date, checklist, answers,
-                           planned_start, duration_minutes, customer_first_name, visit
-                    FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version
-                    """, arguments: range
-            ).map { r in
-                Task(
-                    id: r["id"], title: r["title"], description: r["description"], priority: r["priority"], teamID: r["team_id"],
-                    assigneeID: r["assignee_id"], locationID: r["location_id"],
-                    dueAt: r["due_at"], createdAt: r["created_at"], updatedAt: r["updated_at"], masterVersion: r["master_version"],
-                    status: r["status"], startedAt: r["started_at"],
-                    completedAt: r["completed_at"], completedBy: r["completed_by"], completionNote: r["completion_note"],
-                    rowVersion: r["row_version"],
-                    windowStart: r["window_start"], windowEnd: r["window_end"], requiredSkills: ReplicaSchema.skills(r["required_skills"]),
-                    timeZone: r["time_zone"], planID: r["plan_id"], planDate: r["plan_date"],
-                    checklist: try? FieldTask.checklist(json: r["checklist"]),
-                    answers: (try? FieldTask.answers(json: r["answers"])).flatMap { $0.isEmpty ? nil : AnsweredItem.list($0) },
-                    plannedStart: r["planned_start"], durationMinutes: r["duration_minutes"],
-                    customerFirstName: r["customer_first_name"], visit: r["visit"])
-            }
+                db, sql: "SELECT \(reader.selected) FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version",
+                arguments: range
+            ).map { try Task(ReplicaTaskReader.asTheFieldSays($0), rowVersion: $0["row_version"]) }
             let members = try Row.fetchAll(
                 db,
                 sql: """

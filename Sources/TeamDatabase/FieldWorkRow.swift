@@ -39,8 +39,8 @@ struct FieldWorkRow: FetchableRecord, Decodable {
         self.id = id
         assigneeID = facts.assigneeID
         status = facts.status
-        startedAt = facts.startedAt.map(ReplicaTransaction.millis)
-        completedAt = facts.completedAt.map(ReplicaTransaction.millis)
+        startedAt = facts.startedAt?.millisecondsSince1970
+        completedAt = facts.completedAt?.millisecondsSince1970
         completedBy = facts.completedBy
         completionNote = facts.completionNote
         requiredSkills = facts.requiredSkills.joined(separator: ",")
@@ -48,13 +48,12 @@ struct FieldWorkRow: FetchableRecord, Decodable {
 
     var facts: TaskFacts {
         TaskFacts(
-            assigneeID: assigneeID, status: status, startedAt: startedAt.map(Self.date), completedAt: completedAt.map(Self.date),
+            assigneeID: assigneeID, status: status, startedAt: startedAt.map(Date.init(millisecondsSince1970:)),
+            completedAt: completedAt.map(Date.init(millisecondsSince1970:)),
             completedBy: completedBy, completionNote: completionNote,
             requiredSkills: requiredSkills.split(separator: ",").map(String.init),
             checklist: try? FieldTask.checklist(json: checklist), answers: (try? FieldTask.answers(json: answers)) ?? [:])
     }
-
-    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 
     static let selectSQL = "SELECT \(Columns.allCases.map(\.rawValue).joined(separator: ", ")) FROM tasks WHERE id = ?"
 

@@ -108,7 +108,7 @@ public final class ReplicaBuild {
                     """
             ).execute(arguments: [
                 replica.kindName, replica.ownerID, ReplicaSchema.version, epoch, feedPosition,
-                ReplicaTransaction.millis(generatedAt),
+                generatedAt.millisecondsSince1970,
             ])
         }
         connection?.loaded = true

@@ -40,28 +40,12 @@ public struct ReplicaContents: Sendable {
     public static func read(path: String) throws -> ReplicaContents {
         return try readOnly(path: path) { db in
             let meta = try ReplicaMeta.read(db)
-            // The columns TaskSchema declares, those an older file lacks as NULL (its defaults then).
-            let has = Set(try db.columns(in: "tasks").map(\.name))
-            let selected = ReplicaSchema.taskColumns.map { has.contains($0.name) ? $0.name : "NULL AS \($0.name)" }
-            let tasks = try Row.fetchAll(
-                db, sql: "SELECT \(selected.joined(separator: ", ")), row_version FROM tasks ORDER BY id"
-            ).map { row -> TaskRow in
-                /// A column's value as the master last said it (`master_<column>` for the field's), or as the
-                /// field says; `.null` for a column that does not travel.
-                func value(_ name: String, field: Bool) -> TaskValue {
-                    guard let column = TaskSchema.position[name].map({ TaskSchema.columns[$0] }), column.replica != nil else {
-                        return .null
-                    }
-                    let stored = column.owner == .field && !field ? "master_\(column.replicaName)" : column.replicaName
-                    switch column.kind {
-                    case .text, .answers: return column.fromReplica(integer: nil, text: row[stored])
-                    case .integer, .date, .bool: return column.fromReplica(integer: row[stored], text: nil)
-                    }
-                }
+            let reader = try ReplicaTaskReader(db)
+            let tasks = try Row.fetchAll(db, sql: "SELECT \(reader.selected) FROM tasks ORDER BY id").map { row -> TaskRow in
                 // A value the master's view holds damaged marks the task, and reads as absent (lenient).
-                let strict = try? FieldTask(values: { value($0, field: false) })
-                let master = try strict ?? FieldTask(values: { value($0, field: false) }, lenient: true)
-                let field = try FieldTask(values: { value($0, field: true) }, lenient: true)
+                let strict = try? FieldTask(values: { ReplicaTaskReader.value(row, $0, field: false) })
+                let master = try strict ?? FieldTask(values: { ReplicaTaskReader.value(row, $0, field: false) }, lenient: true)
+                let field = try ReplicaTaskReader.asTheFieldSays(row)
                 let damaged = strict == nil
                 return TaskRow(
                     master: master, status: field.status, startedAt: field.startedAt, completedAt: field.completedAt,

@@ -35,7 +35,7 @@ public struct ReplicaMeta: Sendable, Equatable, Codable {
         return ReplicaMeta(
             kind: row["kind"], ownerID: row["owner_id"], schemaVersion: row["schema_version"], epoch: row["epoch"],
             feedPosition: row["feed_position"],
-            generatedAt: Date(timeIntervalSince1970: Double(row["generated_at"] as Int64) / 1000), rowCounter: row["row_counter"],
+            generatedAt: Date(millisecondsSince1970: row["generated_at"] as Int64), rowCounter: row["row_counter"],
             name: row["name"], slug: row["slug"]
         )
     }

@@ -236,12 +236,6 @@ public enum ReplicaSchema {
         }
     }
 
-    /// `required_skills` as stored (`climbing,electrical`) to the wire's list; nil when none.
-    public static func skills(_ stored: String?) -> [String]? {
-        guard let stored, !stored.isEmpty else { return nil }
-        return stored.split(separator: ",").map(String.init)
-    }
-
     /// Creates the tables of a new, empty replica.
     static func create(_ db: Database, for replica: ReplicaID) throws {
         try db.execute(sql: replica == .common ? commonTables : teamTables)

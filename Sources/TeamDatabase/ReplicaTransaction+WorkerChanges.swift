@@ -32,11 +32,11 @@ extension ReplicaTransaction {
                 if (change.blob?.utf8.count ?? 0) > 64 { kept.blob = nil }
                 if (change.mediaType?.utf8.count ?? 0) > 100 { kept.mediaType = nil }
                 if (change.signer?.utf8.count ?? 0) > WorkerChange.maximumSignerBytes { kept.signer = nil }
-                try record(kept, by: personID, made: Self.millis(kept.madeAt), receivedAt: receivedAt, rejection: reason)
+                try record(kept, by: personID, made: kept.madeAt.millisecondsSince1970, receivedAt: receivedAt, rejection: reason)
             }
             return .rejected(change.id, reason)
         }
-        let made = Self.millis(change.madeAt)
+        let made = change.madeAt.millisecondsSince1970
         if let taskID = change.taskID, let before = try FieldWorkRow.fetchOne(db, id: taskID) {
             let after = change.effect(on: before.facts, by: personID, at: change.effectiveTime(receivedAt: receivedAt))
             if after != before.facts { try FieldWorkRow(id: taskID, after).write(db, version: nextVersion()) }
@@ -60,7 +60,7 @@ extension ReplicaTransaction {
                 """
         ).execute(arguments: [
             change.id, personID, change.taskID, change.operation.rawValue,
-            String(decoding: payload, as: UTF8.self), made, Self.millis(receivedAt), rejection,
+            String(decoding: payload, as: UTF8.self), made, receivedAt.millisecondsSince1970, rejection,
         ])
     }
 

@@ -161,7 +161,7 @@ public final class ReplicaTransaction {
                 """
         ).execute(arguments: [
             refusal.personID, refusal.changeID, refusal.taskID, refusal.operation, refusal.rule,
-            refusal.reason, Self.millis(refusal.decidedAt), nextVersion(), refusal.decision,
+            refusal.reason, refusal.decidedAt.millisecondsSince1970, nextVersion(), refusal.decision,
         ])
     }
 
@@ -372,10 +372,6 @@ public final class ReplicaTransaction {
                 sql: "INSERT INTO memberships (team_id, person_id, row_version) VALUES (?, ?, ?)",
                 arguments: [teamID, personID, nextVersion()])
         }
-    }
-
-    static func millis(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 }
 

@@ -14,7 +14,7 @@ public struct WorkerChangeBatch: Sendable {
     public var waiting: Int
     /// When the oldest of them was received, if any.
     public var oldestReceivedAt: Date? {
-        changes.first.map { Date(timeIntervalSince1970: Double($0.receivedAt) / 1000) }
+        changes.first.map { Date(millisecondsSince1970: $0.receivedAt) }
     }
 
     /// The cursor after this batch is taken in.

@@ -245,10 +245,10 @@ public struct ChecklistAnswer: Sendable, Codable, Equatable, Hashable {
     }
 
     public init(value: String, by: Int64, at date: Date) {
-        self.init(value: value, by: by, at: Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        self.init(value: value, by: by, at: date.millisecondsSince1970)
     }
 
-    public var date: Date { Date(timeIntervalSince1970: Double(at) / 1000) }
+    public var date: Date { Date(millisecondsSince1970: at) }
 }
 
 /// Any key, to find fields a strict decoder does not know.

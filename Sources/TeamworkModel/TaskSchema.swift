@@ -145,7 +145,7 @@ public struct TaskColumn: Sendable {
     /// The value as a replica stores it: what `verify` compares.
     public func stored(_ value: TaskValue) -> TaskValue {
         switch value {
-        case .date(let date?): .integer(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        case .date(let date?): .integer(date.millisecondsSince1970)
         case .bool(let flag?): .integer(flag ? 1 : 0)
         case .date(nil), .bool(nil), .integer(nil), .text(nil): .null
         case .null, .integer, .text: value
@@ -157,7 +157,7 @@ public struct TaskColumn: Sendable {
         switch kind {
         case .integer: .integer(integer)
         case .text, .answers: .text(text)
-        case .date: .date(integer.map { Date(timeIntervalSince1970: Double($0) / 1000) })
+        case .date: .date(integer.map { Date(millisecondsSince1970: $0) })
         case .bool: .bool(integer.map { $0 != 0 })
         }
     }

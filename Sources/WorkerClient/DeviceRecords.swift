@@ -76,8 +76,8 @@ struct DeviceTaskRow: FetchableRecord, Decodable {
         var row = self
         row.assigneeID = facts.assigneeID
         row.status = facts.status
-        row.startedAt = facts.startedAt.map(LocalStore.millis)
-        row.completedAt = facts.completedAt.map(LocalStore.millis)
+        row.startedAt = facts.startedAt?.millisecondsSince1970
+        row.completedAt = facts.completedAt?.millisecondsSince1970
         row.completedBy = facts.completedBy
         row.completionNote = facts.completionNote
         row.answers = FieldTask.json(facts.answers)
@@ -148,7 +148,7 @@ struct OutboxRow: FetchableRecord, Decodable {
     var queued: QueuedChange {
         QueuedChange(
             changeID: changeID, replica: replica, operation: operation, taskID: taskID,
-            madeAt: Date(timeIntervalSince1970: Double(madeAt) / 1000), state: state, reason: reason,
+            madeAt: Date(millisecondsSince1970: madeAt), state: state, reason: reason,
             lastError: lastError)
     }
 }

@@ -23,7 +23,7 @@ extension LocalStore {
                     sql: "INSERT INTO positions VALUES (?, ?, ?, ?, ?)",
                     arguments: [
                         entry.person, entry.teams.map(String.init).joined(separator: ","), entry.latitude, entry.longitude,
-                        Int64((entry.reportedAt.timeIntervalSince1970 * 1000).rounded()),
+                        entry.reportedAt.millisecondsSince1970,
                     ])
             }
         }
@@ -36,7 +36,7 @@ extension LocalStore {
                 let teams = ($0["teams"] as String).split(separator: ",").compactMap { Int64($0) }
                 return LocalPosition(
                     personID: $0["person_id"], teamIDs: teams, latitude: $0["latitude"], longitude: $0["longitude"],
-                    reportedAt: Date(timeIntervalSince1970: Double($0["reported_at"] as Int64) / 1000))
+                    reportedAt: Date(millisecondsSince1970: $0["reported_at"] as Int64))
             }
         }
     }

@@ -161,7 +161,7 @@ extension LocalStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    changeID, replica, operation.rawValue, taskID, note, Self.millis(date), latitude, longitude, personID,
+                    changeID, replica, operation.rawValue, taskID, note, date.millisecondsSince1970, latitude, longitude, personID,
                     item, value, attachment?.blob, attachment?.size, attachment?.mediaType, attachment?.signer,
                 ])
             if let taskID, let row = try DeviceTaskRow.fetchOne(db, replica: replica, id: taskID) {
@@ -319,11 +319,7 @@ extension LocalStore {
     }
 
     static func date(_ millis: Int64?) -> Date? {
-        millis.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-    }
-
-    static func millis(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        millis.map { Date(millisecondsSince1970: $0) }
     }
 }
 
