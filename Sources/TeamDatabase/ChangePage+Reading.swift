@@ -15,7 +15,7 @@ extension ChangePage {
                 epoch: clientEpoch, since: clientPosition, limit: limit)
             let (refetch, since, upTo, more) = (window.refetch, window.since, window.upTo, window.more)
             let range: StatementArguments = [since, upTo]
-            let reader = try ReplicaTaskReader(db)
+            let reader = try ReplicaTaskReader(db, fieldOnly: true)
             let tasks = try Row.fetchAll(
                 db, sql: "SELECT \(reader.selected) FROM tasks WHERE row_version > ? AND row_version <= ? ORDER BY row_version",
                 arguments: range

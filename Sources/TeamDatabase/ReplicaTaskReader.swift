@@ -6,15 +6,17 @@ import TeamworkModel
 /// the one reader of a task row, for what `verify` compares (``ReplicaContents``) and for the
 /// pages devices pull (``ChangePage``).
 struct ReplicaTaskReader {
-    /// The select list: each column ``ReplicaSchema/taskColumns`` declares, `NULL` for one an
-    /// older file lacks (its defaults then), and `row_version`.
+    /// The select list: each column ``ReplicaSchema/taskColumns`` declares (without the master's
+    /// copies of the field's columns when only ``asTheFieldSays(_:)`` reads the rows), `NULL` for one
+    /// an older file lacks (its defaults then), and `row_version`.
     let selected: String
 
-    init(_ db: Database) throws {
+    init(_ db: Database, fieldOnly: Bool = false) throws {
         let has = Set(try db.columns(in: "tasks").map(\.name))
+        let copies = fieldOnly ? Set(TaskSchema.travelling.filter { $0.owner == .field }.map { "master_\($0.replicaName)" }) : []
+        let columns = ReplicaSchema.taskColumns.filter { !copies.contains($0.name) }
         selected =
-            (ReplicaSchema.taskColumns.map { has.contains($0.name) ? $0.name : "NULL AS \($0.name)" } + ["row_version"])
-            .joined(separator: ", ")
+            (columns.map { has.contains($0.name) ? $0.name : "NULL AS \($0.name)" } + ["row_version"]).joined(separator: ", ")
     }
 
     /// A column's value in `row` as the master last said it (`master_<column>` for the field's

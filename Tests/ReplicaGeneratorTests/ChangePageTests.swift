@@ -37,6 +37,22 @@ struct ChangePageTests {
         }
     }
 
+    /// A date cell damaged beyond what 64 bits of milliseconds hold is served as the nearest that
+    /// fits (the service stays up), and verify names the column: what a page is made from never traps.
+    @Test func aDateDamagedBeyondWhatMillisecondsHoldIsServedClampedAndVerifyNamesIt() async throws {
+        try await withGenerator { store, world, generator in
+            let task = try await store.createTask(try world.task("meter", team: world.red))
+            try await generator.rebuildAll()
+            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            try ReplicaSQL.run(path, "UPDATE tasks SET due_at = \(Int64.max), started_at = \(Int64.min) WHERE id = \(task.id)")
+            let page = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 100)
+            let served = try #require(page.tasks.first { $0.id == task.id })
+            #expect(served.dueAt == .max && served.startedAt == .min && served.title == "meter")
+            let drift = try await generator.verify().map(\.message)
+            #expect(drift.contains { $0.contains("task \(task.id) differs from the master in due_at") }, "\(drift)")
+        }
+    }
+
     @Test func aCaughtUpClientGetsOnlyWhatChangedAndTombstones() async throws {
         try await withGenerator { store, world, generator in
             var ids: [Int64] = []
