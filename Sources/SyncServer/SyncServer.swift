@@ -8,6 +8,7 @@ import ServerSupport
 import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel
+import UnixSignals
 import WebPages
 
 /// The sync endpoint: signed-in workers list the replicas they may read and
@@ -104,7 +105,7 @@ public enum SyncServer {
     public static func makeApplication(
         _ configuration: Configuration, services: [any Service] = [],
         logger: Logger = Logger(label: "teamwork.sync"),
-        onServerRunning: @escaping @Sendable () async -> Void = {}
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let store = SharedStore(endpoint: configuration.databaseURL, logger: logger)
         let stalled = StalledWrites()
@@ -151,7 +152,7 @@ public enum SyncServer {
                         "cannot accept connections in batches; a fleet reconnecting at once may overflow the backlog",
                         metadata: ["error": "\(error)"])
                 }
-                await onServerRunning()
+                await onServerRunning(channel)
             },
             logger: logger
         )
@@ -163,10 +164,12 @@ public enum SyncServer {
     /// cancelled, not left running without a server.
     public static func run(_ configuration: Configuration, services: [any Service] = [], logger: Logger) async throws {
         let bound = Locked(false)
+        let listening = Locked<(any Channel)?>(nil)
         let address = "\(configuration.host):\(configuration.port)"
         let scheme = configuration.tls == nil ? "http" : "https"
         let files = FileLimit.raise()
-        let app = try makeApplication(configuration, services: services, logger: logger) {
+        let app = try makeApplication(configuration, services: services, logger: logger) { channel in
+            listening.mutate { $0 = channel }
             bound.mutate { $0 = true }
             logger.info(
                 "serving",
@@ -177,8 +180,22 @@ public enum SyncServer {
                     "board": "\(configuration.board == nil ? "off" : "\(scheme)://\(address)/board")",
                 ])
         }
+        // SIGTERM or SIGINT first stops accepting, lets the accept loop take what was accepted, then
+        // shuts down gracefully: a connection accepted as the listening channel closed was dropped
+        // unserved, and NIO traps on that (apple/swift-nio#2813: "Deinited NIOAsyncWriter without
+        // calling finish()", met when devices reconnect as the service stops).
+        let group = ServiceGroup(
+            configuration: .init(services: [.init(service: app)], gracefulShutdownSignals: [], logger: logger))
+        let signals = Task {
+            for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) {
+                if let channel = listening.value { try? await channel.setOption(ChannelOptions.autoRead, value: false).get() }
+                try? await Task.sleep(for: .milliseconds(250))
+                await group.triggerGracefulShutdown()
+            }
+        }
+        defer { signals.cancel() }
         do {
-            try await app.runService()
+            try await group.run()
         } catch let error as IOError where !bound.value {
             throw TeamworkError(.configuration, "cannot listen on \(address): \(String(cString: strerror(error.errnoCode)))")
         }
