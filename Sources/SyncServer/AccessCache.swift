@@ -84,8 +84,9 @@ final class AccessCache: Service, Sendable {
     }
 
     /// The access a token gives, from memory when that is safe, else from the
-    /// master through `store`; `nil` for an unknown or revoked token.
-    func access(secret: String, store: SharedStore<any EndpointStore>, from address: String) async throws -> Access? {
+    /// master through `store`; `nil` for an unknown or revoked token. The caller's address (the key
+    /// unknown tokens count under) is worked out only for a token memory does not answer.
+    func access(secret: String, store: SharedStore<any EndpointStore>, from address: @autoclosure () -> String) async throws -> Access? {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let digest = TokenDigest(secret: secret)
         var (recall, load) = recall(digest, waiting: true)
@@ -96,7 +97,7 @@ final class AccessCache: Service, Sendable {
         }
         switch recall {
         case .known(let access): return access
-        case .missing(let asked): return try await lookUp(digest, secret: secret, store: store, asked: asked, from: address)
+        case .missing(let asked): return try await lookUp(digest, secret: secret, store: store, asked: asked, from: address())
         case .awaitLoad: preconditionFailure("not asked to wait")
         }
     }

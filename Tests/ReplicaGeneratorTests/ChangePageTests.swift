@@ -12,7 +12,7 @@ struct ChangePageTests {
         try await withGenerator { store, world, generator in
             for index in 0..<7 { _ = try await store.createTask(try world.task("task \(index)", team: world.red)) }
             try await generator.rebuildAll()
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             let meta = try ReplicaMeta.read(path: path)
 
             var pages: [ChangePage] = []
@@ -43,7 +43,7 @@ struct ChangePageTests {
         try await withGenerator { store, world, generator in
             let task = try await store.createTask(try world.task("meter", team: world.red))
             try await generator.rebuildAll()
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             try ReplicaSQL.run(path, "UPDATE tasks SET due_at = \(Int64.max), started_at = \(Int64.min) WHERE id = \(task.id)")
             let page = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 100)
             let served = try #require(page.tasks.first { $0.id == task.id })
@@ -58,7 +58,7 @@ struct ChangePageTests {
             var ids: [Int64] = []
             for index in 0..<20 { ids.append(try await store.createTask(try world.task("task \(index)", team: world.red)).id) }
             try await generator.rebuildAll()
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             let start = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 1_000)
 
             _ = try await store.updateTask(id: ids[3], try TaskChanges(title: "renamed"))
@@ -78,7 +78,7 @@ struct ChangePageTests {
         try await withGenerator { store, world, generator in
             _ = try await store.createTask(try world.task(team: world.red))
             try await generator.rebuildAll()
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             let first = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 100)
             #expect(try ChangePage.read(path: path, epoch: first.epoch, since: first.upTo + 50, limit: 100).refetch)
             try await generator.rebuildAll()
@@ -92,7 +92,7 @@ struct ChangePageTests {
             let task = try await store.createTask(try world.task(team: world.red, assignee: world.ann))
             try await generator.rebuildAll()
             try generator.simulateWorker(.team(world.red.id), task: task.id, status: .completed, note: "fixed", by: world.ann.id)
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             let page = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 100)
             #expect(page.tasks.first?.status == "completed" && page.tasks.first?.completionNote == "fixed")
         }

@@ -86,7 +86,7 @@ struct CrashAndRestartTests {
             try await generator.rebuildAll()
             _ = try await store.updateTask(id: task.id, try TaskChanges(title: "before the damage"))
             try await generator.catchUp()
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName)
+            let path = generator.file(of: .team(world.red.id))
             let inode = try FileManager.default.attributesOfItem(atPath: path.path)[.systemFileNumber] as? Int
             let handle = try FileHandle(forWritingTo: path)
             try handle.truncate(atOffset: 0)
@@ -103,10 +103,10 @@ struct CrashAndRestartTests {
     @Test func aDeletedCommonReplicaComesBackOnTheNextPass() async throws {
         try await withGenerator { store, world, generator in
             try await generator.rebuildAll()
-            try FileManager.default.removeItem(at: generator.configuration.directory.appending(path: ReplicaID.common.fileName))
+            try FileManager.default.removeItem(at: generator.file(of: .common))
             _ = try await store.updatePerson(id: world.ann.id, try PersonChanges(lastName: "Renamed"))
             try await generator.catchUp()
-            let meta = try ReplicaMeta.read(path: generator.configuration.directory.appending(path: ReplicaID.common.fileName).path)
+            let meta = try ReplicaMeta.read(path: generator.path(of: .common))
             #expect(meta.kind == "common")
             #expect(try await generator.verify().isEmpty)
         }

@@ -22,8 +22,14 @@ func withGenerator<R: Sendable>(
 }
 
 extension ReplicaGenerator {
+    /// Where this generator writes `replica`'s file.
+    func file(of replica: ReplicaID) -> URL { configuration.directory.appending(path: replica.fileName) }
+
+    /// The path of ``file(of:)``, as SQLite opens it.
+    func path(of replica: ReplicaID) -> String { file(of: replica).path }
+
     func contents(_ replica: ReplicaID) throws -> ReplicaContents {
-        try ReplicaContents.read(path: configuration.directory.appending(path: replica.fileName).path)
+        try ReplicaContents.read(path: path(of: replica))
     }
 
     /// Every team and personal replica file with the team or assignee of each task it holds.
@@ -38,7 +44,7 @@ extension ReplicaGenerator {
 
     /// Writes to a replica as the sync endpoint will: worker-owned fields only.
     func simulateWorker(_ replica: ReplicaID, task: Int64, status: TaskStatus, note: String?, by person: Int64) throws {
-        let queue = try DatabaseQueue(path: configuration.directory.appending(path: replica.fileName).path)
+        let queue = try DatabaseQueue(path: path(of: replica))
         defer { try? queue.close() }
         try queue.write { db in
             try db.execute(

@@ -46,7 +46,7 @@ struct PushWriteTests {
             let boTask = try await store.createTask(try world.task(team: world.red, assignee: world.bo))
             try await generator.rebuildAll()
             let red = ReplicaID.team(world.red.id)
-            let path = generator.configuration.directory.appending(path: red.fileName).path
+            let path = generator.path(of: red)
             // A write that fails inside SQLite for one change id, as a full disk or a damaged page would for a push.
             try ReplicaSQL.run(
                 path,

@@ -50,7 +50,7 @@ struct ReplicaGeneratorTests {
                     title: "blue job", assignment: try Assignment(teamID: world.blue.id, assigneeID: nil),
                     locationID: unused.id))
             try await generator.rebuildAll()
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }
             let rows = try queue.read { db in
@@ -86,7 +86,7 @@ struct ReplicaGeneratorTests {
             _ = try await store.createTask(try world.task(team: world.red))
             try await generator.rebuildAll()
             let before = try generator.contents(.team(world.red.id))
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             try ReplicaSQL.run(
                 path,
                 """
@@ -142,7 +142,7 @@ struct ReplicaGeneratorTests {
                 let contents = try generator.contents(.team(world.red.id))
                 #expect(contents.tasks.count == 30)
                 let versions = try ReplicaSQL.fetchInts(
-                    generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path,
+                    generator.path(of: .team(world.red.id)),
                     """
                     SELECT row_version FROM tasks UNION ALL SELECT row_version FROM members
                     UNION ALL SELECT row_version FROM locations
@@ -222,7 +222,7 @@ struct ReplicaGeneratorTests {
             try await store.removeTeam(id: green.id)
             try await generator.catchUp()
             #expect(
-                !FileManager.default.fileExists(atPath: generator.configuration.directory.appending(path: "team-\(green.id).sqlite").path))
+                !FileManager.default.fileExists(atPath: generator.path(of: .team(green.id))))
             let retired = try FileManager.default.contentsOfDirectory(
                 atPath: generator.configuration.directory.appending(path: "retired").path)
             #expect(retired.contains { $0.hasPrefix("team-\(green.id).sqlite.") })
@@ -255,7 +255,7 @@ struct ReplicaGeneratorTests {
         try await withGenerator { store, world, generator in
             let task = try await store.createTask(try world.task("x", team: world.red))
             try await generator.rebuildAll()
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             try ReplicaSQL.run(path, "UPDATE tasks SET title = 'tampered' WHERE id = \(task.id)")
             try ReplicaSQL.run(
                 path,
@@ -284,7 +284,7 @@ struct ReplicaGeneratorTests {
             _ = try await store.addPart(try NewPart(code: "FUSE-1", name: "Fuse", unit: "piece", unitPrice: nil, currency: nil))
             try await generator.rebuildAll()
             #expect(try await generator.verify().isEmpty)
-            let path = generator.configuration.directory.appending(path: ReplicaID.common.fileName).path
+            let path = generator.path(of: .common)
             try ReplicaSQL.run(path, "UPDATE parts SET unit_price = '0.01' WHERE id = \(cable.id)")
             try ReplicaSQL.run(
                 path,

@@ -58,7 +58,7 @@ struct RefusedChangeRetentionTests {
                     [WorkerChange(id: id, operation: operation, taskID: taskID, madeAt: at)],
                     to: .team(world.red.id), by: world.ann.id, receivedAt: at)
             }
-            let path = generator.configuration.directory.appending(path: ReplicaID.team(world.red.id).fileName).path
+            let path = generator.path(of: .team(world.red.id))
             #expect(try Self.changeIDs(path) == ["old-refused", "recent-refused", "old-accepted"])
             try await generator.rebuildAll()
             #expect(try Self.changeIDs(path) == ["recent-refused", "old-accepted"])

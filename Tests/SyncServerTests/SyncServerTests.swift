@@ -113,6 +113,26 @@ struct SyncServerTests {
         }
     }
 
+    /// The scheme is matched without regard to case (RFC 9110, 11.1), spaces and tabs around the token
+    /// are dropped; anything else around it, another scheme or no token is refused.
+    @Test func theTokenIsReadFromAnyCaseOfBearerAndBlanksAroundItButNothingElse() async throws {
+        try await withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let token = world.annToken
+            let expected: [(String, HTTPResponse.Status)] = [
+                ("Bearer \(token)", .ok), ("bearer \(token)", .ok), ("BEARER \(token)", .ok), ("Bearer  \t\(token) \t", .ok),
+                ("Basic \(token)", .unauthorized), ("Bearer", .unauthorized), ("Bearer ", .unauthorized),
+                ("Bearer \(token)x", .unauthorized),
+                ("Bearer x\(token)", .unauthorized), ("Bearer \(token) x", .unauthorized), ("Bearer\t\(token)", .unauthorized),
+                (token, .unauthorized), ("Bearer \(token.uppercased())", .unauthorized),
+            ]
+            for (value, status) in expected {
+                let response = try await client.execute(uri: uri, method: .get, headers: [.authorization: value])
+                #expect(response.status == status, "\(value.debugDescription)")
+            }
+        }
+    }
+
     @Test func anotherTeamsOrPersonsReplicaIs403() async throws {
         try await withServer { world, client in
             let blue = try await Self.get(client, "/v1/replicas/team-\(world.fixtures.blue.id)/changes", token: world.annToken)
