@@ -90,14 +90,18 @@ final class AccessCache: Service, Sendable {
         guard TokenSecret.isWellFormed(secret) else { return nil }
         let digest = TokenDigest(secret: secret)
         var (recall, load) = recall(digest, waiting: true)
+        var key: String?
         if case .awaitLoad = recall, let load {
+            // Read before waiting: a connection that closes meanwhile no longer has an address, and its
+            // unknown tokens would count under everybody's "unknown".
+            key = address()
             // Every live token is being loaded: this one is most likely in it.
             _ = try? await withDeadline(patience, timeout: { StoreUnavailable() }) { await load.value }
             (recall, _) = self.recall(digest, waiting: false)
         }
         switch recall {
         case .known(let access): return access
-        case .missing(let asked): return try await lookUp(digest, secret: secret, store: store, asked: asked, from: address())
+        case .missing(let asked): return try await lookUp(digest, secret: secret, store: store, asked: asked, from: key ?? address())
         case .awaitLoad: preconditionFailure("not asked to wait")
         }
     }

@@ -234,6 +234,16 @@ public enum SyncServer {
             store: store, cache: cache, limit: configuration.maximumRequestsPerPerson, secure: configuration.secureCookies)
         let blobs = BlobUploads(
             store: blobStore, maximumBytes: configuration.maximumBlobBytes, reserveBytes: configuration.blobReserveBytes)
+        // The workers' protocol first: the router tries a path's first component against each route's
+        // in the order they were added, and a fleet's pulls are nearly every request it answers.
+        router.group("v1")
+            .add(middleware: authenticator)
+            .get("replicas", use: pulls.list)
+            .get("positions", use: pulls.positions)
+            .get("replicas/:name/changes", use: pulls.changes)
+            .post("replicas/:name/changes", use: pushes.push)
+            .head("blobs/:digest", use: blobs.head)
+            .patch("blobs/:digest", use: blobs.patch)
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(
@@ -248,14 +258,6 @@ public enum SyncServer {
         CalendarFeeds(store: store).add(to: router)
         AppointmentPages(store: store, secure: configuration.tls != nil, company: configuration.company).add(to: router)
         FieldApp<SyncRequestContext>(store: store, secure: configuration.secureCookies).add(to: router)
-        router.group("v1")
-            .add(middleware: authenticator)
-            .get("replicas", use: pulls.list)
-            .get("positions", use: pulls.positions)
-            .get("replicas/:name/changes", use: pulls.changes)
-            .post("replicas/:name/changes", use: pushes.push)
-            .head("blobs/:digest", use: blobs.head)
-            .patch("blobs/:digest", use: blobs.patch)
         allowed.learn(from: router)
         return router
     }

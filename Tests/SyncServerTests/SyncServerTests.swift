@@ -1,5 +1,6 @@
 import CentralStore
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -113,8 +114,10 @@ struct SyncServerTests {
         }
     }
 
-    /// The scheme is matched without regard to case (RFC 9110, 11.1), spaces and tabs around the token
-    /// are dropped; anything else around it, another scheme or no token is refused.
+    /// The scheme is matched without regard to case (RFC 9110, 11.1), spaces and tabs between it and the
+    /// token are dropped (HTTP itself drops those around a field's value); anything else around the
+    /// token, another scheme, no token, two of them or a Unicode space is refused, and a bad header is
+    /// not made good by the phone app's cookie.
     @Test func theTokenIsReadFromAnyCaseOfBearerAndBlanksAroundItButNothingElse() async throws {
         try await withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
@@ -124,12 +127,22 @@ struct SyncServerTests {
                 ("Basic \(token)", .unauthorized), ("Bearer", .unauthorized), ("Bearer ", .unauthorized),
                 ("Bearer \(token)x", .unauthorized),
                 ("Bearer x\(token)", .unauthorized), ("Bearer \(token) x", .unauthorized), ("Bearer\t\(token)", .unauthorized),
-                (token, .unauthorized), ("Bearer \(token.uppercased())", .unauthorized),
+                (token, .unauthorized), ("Bearer \(token.uppercased())", .unauthorized), ("Bearer \u{A0}\(token)", .unauthorized),
+                ("Bearer \(token)\u{3000}", .unauthorized), ("Bearer \(token), Bearer \(token)", .unauthorized),
             ]
             for (value, status) in expected {
                 let response = try await client.execute(uri: uri, method: .get, headers: [.authorization: value])
                 #expect(response.status == status, "\(value.debugDescription)")
             }
+            var two = HTTPFields()
+            two.append(HTTPField(name: .authorization, value: "Bearer \(token)"))
+            two.append(HTTPField(name: .authorization, value: "Bearer \(token)"))
+            #expect(try await client.execute(uri: uri, method: .get, headers: two).status == .unauthorized)
+            var cookieToo: HTTPFields = [.authorization: "Basic \(token)", .cookie: "tw_device=\(token)"]
+            cookieToo[HTTPField.Name("X-Teamwork-App")!] = "\(world.fixtures.ann.id)"
+            #expect(try await client.execute(uri: uri, method: .get, headers: cookieToo).status == .unauthorized)
+            cookieToo[.authorization] = nil
+            #expect(try await client.execute(uri: uri, method: .get, headers: cookieToo).status == .ok)
         }
     }
 

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("A token secret's shape")
 struct TokenSecretTests {
-    static let body: String = String(repeating: "aZ09-_", count: 7) + "x"
+    static let body: String = String(repeating: "AZaz09-_", count: 5) + "Mm5"
     /// The body but its last character.
     static let most: String = String(body.dropLast())
 
@@ -13,13 +13,14 @@ struct TokenSecretTests {
         #expect(TokenSecret.isWellFormed("tw_" + Self.body))
     }
 
-    /// Look-alikes of a secret: a character short or over, another prefix, a byte outside base64url,
-    /// letters and digits outside ASCII, an accent combined into 44 characters of the 46 bytes a secret has.
-    static let lookAlikes: [String] = [
-        "", "tw_", "tw_" + most, "tw_" + body + "x", "TW_" + body, "tx_" + body, "tw_" + most + "=", "tw_" + most + "+",
-        "tw_" + most + " ", "tw_" + most + "é", "tw_" + most + "٣", "tw_" + String(most.dropLast(2)) + "e\u{301}",
-        "tw_" + most + "\0", " tw_" + most,
-    ]
+    /// Look-alikes of a secret: a character short or over, another prefix, a byte just outside each
+    /// range of base64url or from standard base64, letters and digits outside ASCII and an accent
+    /// combined in the 46 bytes a secret has, a NUL, a space before it.
+    static let lookAlikes: [String] =
+        [
+            "", "tw_", "tw_" + most, "tw_" + body + "x", "TW_" + body, "tx_" + body, "tw_" + most + "\0", " tw_" + most,
+            "tw_" + String(most.dropLast()) + "é", "tw_" + String(most.dropLast()) + "٣", "tw_" + String(most.dropLast(2)) + "e\u{301}",
+        ] + ["=", "+", "/", " ", ":", "@", "[", "`", "{", ".", "\u{7F}"].map { "tw_" + most + $0 }
 
     @Test(arguments: lookAlikes)
     func aLookAlikeIsNotWellFormed(_ text: String) {
