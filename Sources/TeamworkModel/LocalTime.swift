@@ -180,6 +180,10 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
 
     /// A zone by its IANA name; a one-line error naming `field` when the system's tz database does not know it.
     public init(_ name: String, field: String = "time zone") throws {
+        if let known = Self.known.value[name] {
+            self = known
+            return
+        }
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard trimmed.utf8.count <= 64, trimmed == "UTC" || Self.inDatabase(trimmed),
             let zone = TimeZone(identifier: trimmed)
@@ -188,7 +192,14 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
         }
         self.timeZone = zone
         self.name = trimmed
+        if trimmed == name { Self.known.mutate { $0[name] = self } }
     }
+
+    /// The zones found in the tz database, by name as given: a name is looked for there once per
+    /// process, not for every task a page shows (the look, links resolved and the file opened, was
+    /// a sixth of the board's time). Only names found, exactly as written, are kept, so what it
+    /// holds is bounded by the database, whatever names are asked for.
+    private static let known = Locked<[String: Zone]>([:])
 
     /// The day `instant` falls on, on a wall calendar in this zone.
     public func date(of instant: Date) -> LocalDate {

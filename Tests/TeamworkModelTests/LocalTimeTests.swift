@@ -92,6 +92,19 @@ struct LocalTimeTests {
         #expect(throws: TeamworkError.self) { try Zone(name) }
     }
 
+    /// A zone found once is remembered (the board asks for each task's); what is remembered answers as
+    /// the first look did: the same zone for the same name, the name trimmed for one with blanks around
+    /// it, and a name that is not a zone refused every time.
+    @Test func aZoneAskedAgainIsTheSameAndARefusedNameStaysRefused() throws {
+        for _ in 0..<3 {
+            let asked = try Zone("Europe/Vienna"), padded = try Zone("  Europe/Vienna ")
+            #expect(asked == padded && asked.name == "Europe/Vienna" && asked.timeZone.identifier == "Europe/Vienna")
+            #expect(throws: TeamworkError.self) { try Zone("Europe/Vienna\n") }
+            #expect(throws: TeamworkError.self) { try Zone("Europe/Viena") }
+            #expect(Zone.reading("Europe/Viena") == .utc)
+        }
+    }
+
     struct Golden: Decodable {
         struct Case: Decodable {
             var rule: String
