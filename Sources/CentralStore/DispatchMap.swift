@@ -62,6 +62,21 @@ public struct DispatchMap: Encodable, Sendable {
         public var reportedAt: Date?
         public var ageMinutes: Int?
         public var openTasks: Int?
+
+        /// The keys as written, snake_case: a key strategy converted each of a day's thousands of keys
+        /// at every encoding (a fifth of the board's time went to encoding the map).
+        enum CodingKeys: String, CodingKey {
+            case kind, title, status, priority, team, assignee, due, requires, late, site, name, teams
+            case taskID = "task_id"
+            case assigneeID = "assignee_id"
+            case windowStart = "window_start"
+            case windowEnd = "window_end"
+            case plannedStart = "planned_start"
+            case personID = "person_id"
+            case reportedAt = "reported_at"
+            case ageMinutes = "age_minutes"
+            case openTasks = "open_tasks"
+        }
     }
 
     public struct Filter: Sendable {
@@ -148,7 +163,6 @@ public struct DispatchMap: Encodable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        encoder.keyEncodingStrategy = .convertToSnakeCase
         return TerminalText.escapedJSON(try encoder.encode(self))
     }
 }
