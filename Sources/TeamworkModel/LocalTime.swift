@@ -192,14 +192,18 @@ public struct Zone: Sendable, Hashable, CustomStringConvertible {
         }
         self.timeZone = zone
         self.name = trimmed
-        if trimmed == name { Self.known.mutate { $0[name] = self } }
+        if trimmed == name { Self.known.mutate { if $0.count < Self.mostKnown { $0[name] = self } } }
     }
 
     /// The zones found in the tz database, by name as given: a name is looked for there once per
     /// process, not for every task a page shows (the look, links resolved and the file opened, was
     /// a sixth of the board's time). Only names found, exactly as written, are kept, so what it
-    /// holds is bounded by the database, whatever names are asked for.
+    /// holds is bounded by the database (and by ``mostKnown`` where a file system that ignores case
+    /// finds every spelling of a name). A zone the database drops in an upgrade of tzdata stays
+    /// known, with its old rules, until the process restarts.
     private static let known = Locked<[String: Zone]>([:])
+    /// The most zones ``known`` holds: Debian's tz database has about 600 names and their links.
+    static let mostKnown = 4_096
 
     /// The day `instant` falls on, on a wall calendar in this zone.
     public func date(of instant: Date) -> LocalDate {
