@@ -40,10 +40,7 @@ struct ChangePageTests {
     /// A date cell damaged beyond what 64 bits of milliseconds hold is served as the nearest that
     /// fits (the service stays up), and verify names the column: what a page is made from never traps.
     @Test func aDateDamagedBeyondWhatMillisecondsHoldIsServedClampedAndVerifyNamesIt() async throws {
-        try await withGenerator { store, world, generator in
-            let task = try await store.createTask(try world.task("meter", team: world.red))
-            try await generator.rebuildAll()
-            let path = generator.path(of: .team(world.red.id))
+        try await withRebuiltRedTask("meter") { _, generator, task, path in
             try ReplicaSQL.run(path, "UPDATE tasks SET due_at = \(Int64.max), started_at = \(Int64.min) WHERE id = \(task.id)")
             let page = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 100)
             let served = try #require(page.tasks.first { $0.id == task.id })

@@ -21,6 +21,18 @@ func withGenerator<R: Sendable>(
     }
 }
 
+/// A red team's task in replicas rebuilt just now, and the path of the red team's file: where the
+/// tests that damage a replica by hand (as a disk or a person might) start.
+func withRebuiltRedTask<R: Sendable>(
+    _ title: String, _ body: (Fixtures, ReplicaGenerator, FieldTask, String) async throws -> R
+) async throws -> R {
+    try await withGenerator { store, world, generator in
+        let task = try await store.createTask(try world.task(title, team: world.red))
+        try await generator.rebuildAll()
+        return try await body(world, generator, task, generator.path(of: .team(world.red.id)))
+    }
+}
+
 extension ReplicaGenerator {
     /// Where this generator writes `replica`'s file.
     func file(of replica: ReplicaID) -> URL { configuration.directory.appending(path: replica.fileName) }

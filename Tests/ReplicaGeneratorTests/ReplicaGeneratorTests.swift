@@ -252,10 +252,7 @@ struct ReplicaGeneratorTests {
     }
 
     @Test func verifyReportsDriftItDidNotCause() async throws {
-        try await withGenerator { store, world, generator in
-            let task = try await store.createTask(try world.task("x", team: world.red))
-            try await generator.rebuildAll()
-            let path = generator.path(of: .team(world.red.id))
+        try await withRebuiltRedTask("x") { world, generator, task, path in
             try ReplicaSQL.run(path, "UPDATE tasks SET title = 'tampered' WHERE id = \(task.id)")
             try ReplicaSQL.run(
                 path,
