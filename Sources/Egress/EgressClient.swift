@@ -154,6 +154,10 @@ public enum EgressClient {
                     .connect(to: socket).get()
             } catch {
                 promise.fail(error)
+                // The connect's timeout is what the one deadline left of itself: its running out is the
+                // deadline's, not an unreachable receiver (seen in CI: a loaded machine left 1 ms to connect
+                // and the operator read "cannot reach 127.0.0.1: Connect timeout (1 ms)").
+                if case ChannelError.connectTimeout = error { throw timedOut() }
                 throw EgressFailure("cannot reach \(host): \(Self.describe(error))")
             }
             // The connection counts against the budget until it is closed, whatever the caller does next.
