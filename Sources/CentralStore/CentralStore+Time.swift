@@ -118,7 +118,35 @@ extension CentralStore {
                         expected: hours.map { ($0.end.seconds - $0.start.seconds) / 60 } ?? 0)
                 }, open: open[person] ?? 0)
         }
-        return Timesheet(week: week, days: days, people: people)
+        return Timesheet(week: week, days: days, people: people, closed: try await payrollClosed())
+    }
+
+    /// The last period payroll closed, or `nil` when none is.
+    public func payrollClosed() async throws -> PayrollClose? {
+        try await rows(
+            """
+            SELECT c.week, c.through::text, nullif(btrim(p.first_name || ' ' || p.last_name), '') AS name, c.closed_at
+            FROM payroll_closes c LEFT JOIN people p ON p.id = c.closed_by ORDER BY c.through DESC, c.id DESC LIMIT 1
+            """
+        ).first.map { row in
+            let (week, through, name, at) = try row.decode((String, String, String?, Date).self)
+            return PayrollClose(week: week, through: try LocalDate(parsing: through), closedBy: name, closedAt: at)
+        }
+    }
+
+    /// Closes payroll through the Sunday of ISO week `week`, as the acting manager: from then on no time
+    /// entry on those days is recorded, changed or removed, by a worker or a manager. Forward only: a
+    /// week on or before the last one closed is refused, nothing changed.
+    public func closePayroll(week: String) async throws -> PayrollClose {
+        let sunday = try Timesheet.monday(ofWeek: week).adding(days: 6)
+        try await transaction { connection in
+            // Collected: an error the function raises comes with its rows.
+            _ = try await connection.query(
+                "SELECT teamwork_close_payroll(\(week), \(sunday.description)::date)", logger: logger
+            ).collect()
+        }
+        guard let closed = try await payrollClosed() else { throw TeamworkError.invalid("payroll was not closed") }
+        return closed
     }
 }
 

@@ -189,10 +189,14 @@ extension ReportCommand {
                 passed (a day the clocks change on has 23 or 25 hours); an entry over midnight counts on both \
                 days. Overtime is a day's time beyond the hours expected of the person that day (their working \
                 week and its exceptions; with none set, --hours Monday to Friday). Entries still running are \
-                counted nowhere and shown as open. --csv writes a row per person and day (formula-safe).
+                counted nowhere and shown as open. --csv writes a row per person and day (formula-safe). \
+                --close WEEK closes payroll through that week's Sunday (after the weeks closed before it): no \
+                time on those days is recorded, changed or removed from then on, by anyone; the sheet says who \
+                closed it and when.
                 """)
         @OptionGroup var connection: ConnectionOptions
-        @Option(help: "The ISO week, like 2026-W44.") var week: String
+        @Option(help: "The ISO week, like 2026-W44 (default: the week --close closes).") var week: String?
+        @Option(help: "Close payroll through this ISO week's Sunday, then show it.") var close: String?
         @Option(help: "Only this team's members (its slug).") var team: String?
         @Option(help: "The hours of someone with no working week set, Monday to Friday.") var hours = DayHours.usual.description
         @Flag(help: "Write CSV: a row per person and day, in minutes.") var csv = false
@@ -201,9 +205,12 @@ extension ReportCommand {
         func run() async throws {
             if csv && output.json { throw TeamworkError(.usage, "use --csv or --json, not both") }
             let usual = try DayHours(parsing: hours, field: "--hours")
+            guard let week = week ?? close else { throw TeamworkError(.usage, "give --week WEEK (or --close WEEK)") }
             _ = try Timesheet.monday(ofWeek: week)
+            if let close { _ = try Timesheet.monday(ofWeek: close) }
             let sheet = try await connection.withStore { store in
                 let teamID = try await team.asyncMap { try await store.team(reference: $0).id }
+                if let close { _ = try await store.closePayroll(week: close) }
                 return try await store.timesheet(week: week, team: teamID, usual: usual)
             }
             if output.json { return try Output.json(sheet) }
@@ -214,6 +221,7 @@ extension ReportCommand {
                 ["PERSON"] + sheet.days.map { String($0.weekdayName.prefix(3)) + " " + String(format: "%02d", $0.day) }
                 + ["WORK", "TRAVEL", "TOTAL", "EXPECTED", "OVERTIME", "OPEN"]
             Output.table(headers, sheet.people.map(Self.row))
+            if let closed = sheet.closed { Output.line(closed.sentence) }
             let open = sheet.people.reduce(0) { $0 + $1.open }
             if open > 0 {
                 Output.line("\(open) entr\(open == 1 ? "y is" : "ies are") still running (started, not completed): counted once they end.")

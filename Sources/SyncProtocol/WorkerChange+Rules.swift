@@ -77,10 +77,15 @@ extension WorkerChange {
             if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }
             if task.status == .completed { return "task \(taskID) is completed; reopen it to change what was used" }
         case .time:
-            // Several people may work on one task: anyone whose replica holds it records their own time,
-            // before or after it is completed.
+            // Time is recorded by who worked it: the task's assignee or its completer, before or after it is
+            // completed (the master also knows who held it earlier: teamwork_time_held).
             if note != nil { return "a time entry carries no note" }
             if let problem = TimeOnJob.problem(kind: item, value: value, receivedAt: receivedAt) { return problem }
+            if let value, let problem = TimeOnJob.staleProblem(value: value, receivedAt: receivedAt) { return problem }
+            if task.assigneeID != personID, task.completedBy != personID {
+                return
+                    "you record time only on a task you hold or held (task \(taskID) is \(task.assigneeID == nil ? "nobody's" : "someone else's"))"
+            }
         case .attach:
             if task.assigneeID == nil { return "claim task \(taskID) before working on it" }
             if task.assigneeID != personID { return "task \(taskID) is assigned to someone else" }

@@ -9,6 +9,8 @@ import Foundation
 public enum TimeOnJob {
     public enum Kind: String, Sendable, Codable, CaseIterable {
         case work, travel
+        /// Work first, as entries are listed.
+        public var order: Int { self == .work ? 0 : 1 }
     }
 
     /// The longest entry: a day.
@@ -50,6 +52,41 @@ public enum TimeOnJob {
             return "a time entry is after 2000-01-01 and ends at most a day after the server's clock"
         }
         return nil
+    }
+
+    /// A worker's entry begins at most this many days before it is sent (the master's window when payroll
+    /// has closed nothing more recent; a manager records older time).
+    public static let recentDays = 31
+
+    /// Why a worker's entry `value` received at `receivedAt` is too old to take, or `nil`.
+    public static func staleProblem(value: String, receivedAt: Date) -> String? {
+        guard let (start, _) = interval(value), start < receivedAt.addingTimeInterval(-Double(recentDays) * 86_400) else { return nil }
+        return "a time entry begins at most \(recentDays) days before it is sent; a manager records older time"
+    }
+
+    /// One of a person's entries, as an overlap is looked for among them.
+    public struct Span: Sendable, Equatable {
+        public var taskID: Int64
+        public var kind: String
+        public var start: Date
+        public var end: Date
+        public init(taskID: Int64, kind: String, start: Date, end: Date) {
+            (self.taskID, self.kind, self.start, self.end) = (taskID, kind, start, end)
+        }
+    }
+
+    /// Why `entry` cannot be kept beside the same person's `others`, or `nil`: a person's entries never
+    /// overlap (work or travel, across tasks; one ending as the next begins is fine). The entry it would
+    /// replace (same task and kind) and removed ones do not count; an entry of no length removes and
+    /// clashes with nothing. Names the first clash, as the master's `teamwork_time_clash` does.
+    public static func clash(_ entry: Span, among others: [Span]) -> String? {
+        guard entry.end > entry.start else { return nil }
+        let clash =
+            others
+            .filter { $0.end > $0.start && !($0.taskID == entry.taskID && $0.kind == entry.kind) }
+            .filter { $0.start < entry.end && $0.end > entry.start }
+            .min { ($0.start, $0.taskID, $0.kind) < ($1.start, $1.taskID, $1.kind) }
+        return clash.map { "it overlaps \($0.kind) on task \($0.taskID) from \(instant($0.start)) to \(instant($0.end))" }
     }
 
     /// Whole minutes from `start`'s minute to `end`'s: the time that passed, whatever the clocks did

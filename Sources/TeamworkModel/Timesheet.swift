@@ -66,8 +66,11 @@ public struct Timesheet: Sendable, Codable, Equatable {
         }
     }
 
-    public init(week: String, days: [LocalDate], people: [Person]) {
-        (self.week, self.days, self.people) = (week, days, people)
+    /// The last period payroll closed, if any: no time is recorded on or before its last day.
+    public var closed: PayrollClose?
+
+    public init(week: String, days: [LocalDate], people: [Person], closed: PayrollClose? = nil) {
+        (self.week, self.days, self.people, self.closed) = (week, days, people, closed)
     }
 
     /// The Monday of ISO week `text` (`2026-W44`), or a one-line error.
@@ -95,5 +98,24 @@ public struct Timesheet: Sendable, Codable, Equatable {
                     ]
                 }
             }
+    }
+}
+
+/// A period payroll closed (`report timesheet --close WEEK`): every day up to and including `through`
+/// (the week's Sunday, on each entry's task's clock) keeps its time as it is.
+public struct PayrollClose: Sendable, Codable, Equatable {
+    public var week: String
+    public var through: LocalDate
+    /// Who closed it (their name), and when.
+    public var closedBy: String?
+    public var closedAt: Date
+
+    public init(week: String, through: LocalDate, closedBy: String?, closedAt: Date) {
+        (self.week, self.through, self.closedBy, self.closedAt) = (week, through, closedBy, closedAt)
+    }
+
+    /// "Payroll is closed through 2026-11-29 (week 2026-W48), by Maria Dispatcher at 2026-11-30T09:00:00Z."
+    public var sentence: String {
+        "Payroll is closed through \(through) (week \(week))\(closedBy.map { ", by \($0)" } ?? "") at \(TimeOnJob.instant(closedAt))."
     }
 }

@@ -15,9 +15,9 @@ struct TimeCommand: AsyncParsableCommand {
             Your start and completion already keep your work's time, and completing a task starts your travel \
             to your next one of the day; this sets it yourself: time 12 --start 08:00 --end 10:30, \
             time 12 --minutes 90 (ending now, or at --end), time 12 --travel --minutes 25. Times are on the \
-            task's clock (today, or a date like 2026-11-30T08:00), at most 24 hours long. Recording again \
-            replaces your entry; --clear removes it. Anyone on the team may record their own time on a \
-            task, before or after it is completed.
+            task's clock (today, or a date like 2026-11-30T08:00), at most 24 hours long, beginning at most \
+            31 days ago, never overlapping your other entries. Recording again replaces your entry; --clear \
+            removes it. You record time on a task you hold or held, before or after it is completed.
             """
     )
     @Argument(help: "Task id.") var id: Int64
@@ -39,6 +39,11 @@ struct TimeCommand: AsyncParsableCommand {
         let value = TimeOnJob.value(start: interval.start, end: interval.end)
         // An entry that can never be taken is bad input (65), before the task's state is looked at.
         if let problem = TimeOnJob.problem(kind: kind.rawValue, value: value, receivedAt: now) { throw TeamworkError.invalid(problem) }
+        // A person's entries never overlap: this device checks what it recorded, the master everything.
+        let span = TimeOnJob.Span(taskID: id, kind: kind.rawValue, start: interval.start, end: interval.end)
+        if let clash = TimeOnJob.clash(span, among: try store.timeSpans(person: try WorkerHome().personID(store))) {
+            throw TeamworkError.conflict("this entry cannot be recorded: \(clash)")
+        }
         try TaskChange.queue(.time, id: id, item: kind.rawValue, value: value)
     }
 

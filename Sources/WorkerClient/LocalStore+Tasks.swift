@@ -374,22 +374,42 @@ extension LocalStore {
     /// What `person` recorded as time on task `taskID` from this device, an entry per kind: the latest
     /// not refused, and none once cleared (an interval of no length).
     public func timeEntries(taskID: Int64, person: Int64) throws -> [RecordedTime] {
+        try recordedTime(person: person, taskID: taskID).map {
+            RecordedTime(kind: $0.span.kind, start: $0.span.start, end: $0.span.end, state: $0.state)
+        }
+    }
+
+    /// Every entry `person` recorded from this device, on any task (the latest per task and kind, not
+    /// refused, not cleared): what a new entry must not overlap (``TimeOnJob/clash(_:among:)``).
+    public func timeSpans(person: Int64) throws -> [TimeOnJob.Span] {
+        try recordedTime(person: person, taskID: nil).map(\.span)
+    }
+
+    private func recordedTime(person: Int64, taskID: Int64?) throws -> [(span: TimeOnJob.Span, state: String)] {
         try queue.read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT item, value, state FROM outbox
-                    WHERE operation = 'time' AND task_id = ? AND person_id = ? AND state IN ('pending', 'accepted')
+                    SELECT task_id, item, value, state FROM outbox
+                    WHERE operation = 'time' AND (?1 IS NULL OR task_id = ?1) AND person_id = ?2 AND state IN ('pending', 'accepted')
                     ORDER BY seq
                     """, arguments: [taskID, person])
-            var latest: [String: RecordedTime] = [:]
+            var latest: [String: (span: TimeOnJob.Span, state: String)] = [:]
+            var order: [String] = []
             for row in rows {
-                guard let kind: String = row["item"], let value: String = row["value"], let span = TimeOnJob.interval(value) else {
-                    continue
-                }
-                latest[kind] = RecordedTime(kind: kind, start: span.start, end: span.end, state: row["state"])
+                guard let task: Int64 = row["task_id"], let kind: String = row["item"], let value: String = row["value"],
+                    let interval = TimeOnJob.interval(value)
+                else { continue }
+                let key = "\(task):\(kind)"
+                if latest[key] == nil { order.append(key) }
+                latest[key] = (TimeOnJob.Span(taskID: task, kind: kind, start: interval.start, end: interval.end), row["state"])
             }
-            return TimeOnJob.Kind.allCases.compactMap { latest[$0.rawValue] }.filter { $0.end > $0.start }
+            return order.compactMap { latest[$0] }.filter { $0.span.end > $0.span.start }
+                .sorted {
+                    ($0.span.taskID, TimeOnJob.Kind(rawValue: $0.span.kind)?.order ?? 2) < (
+                        $1.span.taskID, TimeOnJob.Kind(rawValue: $1.span.kind)?.order ?? 2
+                    )
+                }
         }
     }
 }

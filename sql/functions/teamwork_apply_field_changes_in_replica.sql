@@ -25,11 +25,15 @@
 --                             100 lines a person ('invalid_material'); the person's line for that part or
 --                             description is set (task_materials), unless a later one was recorded
 --                             already ('superseded')
---   time                      time on the task by anyone whose replica holds it, completed or not
---                             ('moved'): work or travel, an interval START/END in UTC that exists, ending
---                             no earlier than it starts, at most 24 hours long ('invalid_time'); sets the
---                             person's entry of that kind (time_entries, sql/0042), replacing an automatic
---                             one, unless a later one was recorded already ('superseded')
+--   time                      time on the task by someone who holds or held it (teamwork_time_held,
+--                             'not_held'), completed or not ('moved'): work or travel, an interval
+--                             START/END in UTC that exists, ending no earlier than it starts, at most 24
+--                             hours long, beginning at most 31 days before it was sent ('invalid_time'),
+--                             not on days payroll closed ('period_closed'), overlapping none of the
+--                             person's other entries ('time_overlap'); sets the person's entry of that
+--                             kind (time_entries, sql/0042), replacing an automatic one, unless a later
+--                             one was recorded already ('superseded') or a manager corrected it
+--                             ('corrected_by_manager': the dispatcher decides)
 --   answer                    the task's checklist item's latest answer, by the assignee of a task not
 --                             completed ('moved', 'already_completed', 'reassigned'), to an item the
 --                             task's checklist version has with a value it takes ('invalid_answer',
@@ -81,6 +85,7 @@ DECLARE
     v_part    public.parts%ROWTYPE;
     v_quantity numeric;
     v_line    bigint;
+    v_merged  jsonb;
 BEGIN
     IF p_replica ~ '^team-[0-9]+$' THEN
         v_team := substr(p_replica, 6)::bigint;
@@ -253,9 +258,39 @@ BEGIN
         RETURN QUERY SELECT b.change_id, b.task_id, true, NULL::text FROM unnest(v_bulk) b;
     END IF;
 
+    -- Entries that supersede each other merge: a time entry or a use that a later change of the
+    -- same person in this batch sets again (the same task and kind, or the same task and line) is
+    -- taken as merged into that one (applied, its ledger row naming the later change), with no
+    -- history and nothing to billing of its own: one push causes work by the entries it sets, not
+    -- by how often the phone sent them.
+    SELECT coalesce(jsonb_object_agg(m.position::text, m.later), '{}') INTO v_merged
+      FROM (SELECT x.position,
+                   last_value(x.change_id) OVER (PARTITION BY x.person_id, x.task_id, x.operation,
+                                                      CASE WHEN x.operation = 'time' THEN x.item
+                                                           ELSE coalesce(lower(x.item), '~' || lower(btrim(x.note))) END
+                                                 ORDER BY x.position ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS later,
+                   x.change_id
+              FROM unnest(v_rest) x
+             WHERE x.operation IN ('time', 'use') AND x.rejection IS NULL AND x.task_id IS NOT NULL) m
+     WHERE m.later <> m.change_id;
+
     -- Everything else, change by change.
     FOR c IN SELECT * FROM unnest(v_rest) x ORDER BY x.position
     LOOP
+        IF v_merged ? c.position::text THEN
+            INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
+                                       made_at, received_at, applied, conflict, detail, item, value)
+            VALUES (p_replica, c.position, c.change_id, c.person_id, c.task_id, c.operation, c.note, NULL, NULL,
+                    to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), true, NULL,
+                    'merged into the later change ' || (v_merged ->> c.position::text) || ' of the same sync',
+                    left(c.item, 100), left(c.value, 2000));
+            change_id := c.change_id;
+            task_id := c.task_id;
+            applied := true;
+            conflict := NULL;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
 
         v_applied := false;
         v_changed := false;
@@ -494,17 +529,43 @@ BEGIN
                     ELSIF c.note IS NOT NULL OR v_problem IS NOT NULL THEN
                         v_conflict := 'invalid_time';
                         v_detail := coalesce(v_problem, 'a time entry carries no note');
+                    ELSIF public.teamwork_time_instant(split_part(c.value, '/', 1))
+                          < to_timestamp(c.received_at / 1000.0) - interval '31 days' THEN
+                        -- TimeOnJob.recentDays: a worker's entry begins at most 31 days before it is sent.
+                        v_conflict := 'invalid_time';
+                        v_detail := 'a time entry begins at most 31 days before it is sent; a manager records older time';
+                    ELSIF NOT public.teamwork_time_held(t.id, c.person_id) THEN
+                        v_conflict := 'not_held';
+                        v_detail := format('person %s never held task %s: time is recorded by who worked it', c.person_id, t.id);
                     ELSE
-                        v_problem := public.teamwork_set_time_entry(t.id, c.person_id, c.item, c.value, 'worker', v_at, c.change_id);
-                        IF v_problem = 'superseded' THEN
-                            v_conflict := 'superseded';
-                            v_detail := 'a later entry of this time was recorded already (by a manager, or from another device)';
+                        -- One writer of a person's entries at a time: an overlap is looked for and refused under it.
+                        PERFORM 1 FROM public.people p WHERE p.id = c.person_id FOR NO KEY UPDATE;
+                        v_problem := coalesce(
+                            public.teamwork_time_closed(t.id, c.person_id, c.item, public.teamwork_time_instant(split_part(c.value, '/', 1))),
+                            'clash:' || public.teamwork_time_clash(t.id, c.person_id, c.item,
+                                public.teamwork_time_instant(split_part(c.value, '/', 1)),
+                                public.teamwork_time_instant(split_part(c.value, '/', 2))));
+                        IF v_problem LIKE 'clash:%' THEN
+                            v_conflict := 'time_overlap';
+                            v_detail := substr(v_problem, 7);
+                        ELSIF v_problem IS NOT NULL THEN
+                            v_conflict := 'period_closed';
+                            v_detail := v_problem;
                         ELSE
-                            v_applied := true;
-                            -- Time entered after the job was done changes what it cost: billing hears again (not for the same again).
-                            IF t.status = 'completed' AND v_problem = 'set' THEN
-                                PERFORM public.teamwork_outbox_add('task.costed', t.id,
-                                    public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
+                            v_problem := public.teamwork_set_time_entry(t.id, c.person_id, c.item, c.value, 'worker', v_at, c.change_id);
+                            IF v_problem = 'superseded' THEN
+                                v_conflict := 'superseded';
+                                v_detail := 'a later entry of this time was recorded already (from another device)';
+                            ELSIF v_problem = 'corrected' THEN
+                                v_conflict := 'corrected_by_manager';
+                                v_detail := 'a manager corrected this time; a later entry from the field waits for a decision';
+                            ELSE
+                                v_applied := true;
+                                -- Time entered after the job was done changes what it cost: billing hears again (not for the same again).
+                                IF t.status = 'completed' AND v_problem = 'set' THEN
+                                    PERFORM public.teamwork_outbox_add('task.costed', t.id,
+                                        public.teamwork_outbox_payload('task.costed', to_jsonb(t)) -> 'data');
+                                END IF;
                             END IF;
                         END IF;
                     END IF;

@@ -4,9 +4,10 @@
 -- carries it; no length removes the entry). The task's history names the manager
 -- (teamwork_actor_id) with the entry before and after, and a completed task's costs
 -- go to billing again (task.costed). Cancelled tasks included: the time was worked.
--- Refused with a reason (TWS01, TWS02) when the task is gone, the person unknown, or
--- the entry malformed, ending
--- before it starts or longer than a day. Definer: the manager's role only reads
+-- Refused with a reason (TWS01, TWS02) when the task is gone, the person unknown, the
+-- entry malformed, ending before it starts or longer than a day, on days payroll
+-- closed (teamwork_time_closed) or overlapping another of the person's entries
+-- (teamwork_time_clash). A manager records time for anyone, held or not. Definer: the manager's role only reads
 -- time_entries.
 CREATE OR REPLACE FUNCTION teamwork_correct_time(p_task bigint, p_person bigint, p_kind text, p_value text)
 RETURNS void
@@ -28,6 +29,15 @@ BEGIN
         RAISE EXCEPTION 'no person %', p_person USING ERRCODE = 'TWS02';
     END IF;
     v_problem := public.teamwork_time_problem(p_kind, p_value, now() + interval '24 hours');
+    IF v_problem IS NOT NULL THEN
+        RAISE EXCEPTION '%', v_problem USING ERRCODE = 'TWS01';
+    END IF;
+    -- One writer of a person's entries at a time; nothing on days payroll closed; no overlap.
+    PERFORM 1 FROM public.people p WHERE p.id = p_person FOR NO KEY UPDATE;
+    v_problem := coalesce(
+        public.teamwork_time_closed(p_task, p_person, p_kind, public.teamwork_time_instant(split_part(p_value, '/', 1))),
+        public.teamwork_time_clash(p_task, p_person, p_kind, public.teamwork_time_instant(split_part(p_value, '/', 1)),
+                                   public.teamwork_time_instant(split_part(p_value, '/', 2))));
     IF v_problem IS NOT NULL THEN
         RAISE EXCEPTION '%', v_problem USING ERRCODE = 'TWS01';
     END IF;

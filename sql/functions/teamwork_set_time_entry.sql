@@ -1,8 +1,9 @@
 -- Sets person p_person's entry of kind p_kind on task p_task to the interval
 -- p_value (checked first: teamwork_time_problem), from p_source ('worker': the field
 -- change p_change; 'manager': a correction) recorded at p_at. It replaces an
--- automatic entry; a worker's never replaces a later one ('superseded'); a
--- manager's always does. The same entry again changes nothing ('unchanged': no
+-- automatic entry; a worker's never replaces a later one ('superseded') nor a
+-- manager's correction ('corrected': the dispatcher decides); a manager's always
+-- replaces. The same entry again changes nothing ('unchanged': no
 -- cost goes to billing again). One function for both writers of an entry; 'set'
 -- when it was written.
 CREATE OR REPLACE FUNCTION teamwork_set_time_entry(
@@ -19,6 +20,9 @@ BEGIN
      WHERE x.task_id = p_task AND x.person_id = p_person AND x.kind = p_kind FOR UPDATE;
     IF FOUND AND e.source <> 'auto' AND e.started_at = v_from AND e.ended_at = v_to THEN
         RETURN 'unchanged';
+    END IF;
+    IF FOUND AND e.source = 'manager' AND p_source = 'worker' THEN
+        RETURN 'corrected';
     END IF;
     INSERT INTO public.time_entries AS x (task_id, person_id, kind, started_at, ended_at, source, recorded_at, change_id)
     VALUES (p_task, p_person, p_kind, v_from, v_to, p_source, p_at, p_change)

@@ -105,7 +105,7 @@ function materialProblem(change) {
 
 // Time on a task (TimeOnJob.swift): work or travel, an interval START/END of two instants in UTC to
 // the second, ending no earlier than it starts, at most 24 hours long.
-export const timeOnJob = { kinds: ["work", "travel"], longestMs: 86400000 };
+export const timeOnJob = { kinds: ["work", "travel"], longestMs: 86400000, recentDays: 31 };
 const strictInstant = (text) => {
   if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/.test(text)) return null;
   const ms = Date.parse(text);
@@ -131,7 +131,22 @@ function timeProblem(change, receivedAt) {
   if (span.start < limits.earliestMadeAt || span.end > receivedAt + limits.aheadMs) {
     return "a time entry is after 2000-01-01 and ends at most a day after the server's clock";
   }
+  if (span.start < receivedAt - timeOnJob.recentDays * 86400000) {
+    return `a time entry begins at most ${timeOnJob.recentDays} days before it is sent; a manager records older time`;
+  }
   return null;
+}
+
+// Why an entry {taskID, kind, start, end} cannot be kept beside the same person's `others`, or null
+// (TimeOnJob.clash): a person's entries never overlap, the one it replaces and removed ones aside.
+export function timeClash(entry, others) {
+  if (!(entry.end > entry.start)) return null;
+  const instant = (ms) => new Date(ms).toISOString().replace(".000Z", "Z");
+  const clash = others
+    .filter((o) => o.end > o.start && !(o.taskID === entry.taskID && o.kind === entry.kind))
+    .filter((o) => o.start < entry.end && o.end > entry.start)
+    .sort((a, b) => a.start - b.start || a.taskID - b.taskID || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))[0];
+  return clash ? `it overlaps ${clash.kind} on task ${clash.taskID} from ${instant(clash.start)} to ${instant(clash.end)}` : null;
 }
 
 function attachmentProblem(change, task, taskID) {
@@ -224,10 +239,15 @@ export function rejection(change, worker, task, inTeam, receivedAt) {
       if (task.status === "completed") return `task ${taskID} is completed; reopen it to change what was used`;
       return null;
     }
-    case "time":
-      // Several people may work on one task: anyone whose replica holds it records their own time.
+    case "time": {
+      // Time is recorded by who worked it: the task's assignee or its completer.
       if (change.note != null) return "a time entry carries no note";
-      return timeProblem(change, receivedAt);
+      const problem = timeProblem(change, receivedAt); if (problem) return problem;
+      if (task.assignee !== me && task.completedBy !== me) {
+        return `you record time only on a task you hold or held (task ${taskID} is ${task.assignee == null ? "nobody's" : "someone else's"})`;
+      }
+      return null;
+    }
     case "attach": {
       const problem = yours(); if (problem) return problem;
       if (task.status === "completed") return `task ${taskID} is completed; reopen it to add a file`;

@@ -202,7 +202,12 @@ function skillsIn(view, replica) {
 async function act(view, item, change) {
   const worker = { id: state.person, skills: skillsIn(view, item.replica) };
   const full = { id: changeID(), made_at: new Date().toISOString(), task_id: item.task.id, ...change };
-  const reason = rules.rejection(full, worker, item.facts, item.replica.startsWith("team-"), Date.now());
+  let reason = rules.rejection(full, worker, item.facts, item.replica.startsWith("team-"), Date.now());
+  if (!reason && change.operation === "time") {
+    // A person's entries never overlap: the phone checks what it recorded, the master everything.
+    const span = rules.timeInterval(change.value);
+    reason = rules.timeClash({ taskID: item.task.id, kind: change.item, ...span }, view.times);
+  }
   if (reason) {
     state.problem = refusal(reason);
     await render();
@@ -415,8 +420,8 @@ function materials(view, item, editable) {
 }
 
 // Time on the job: the entries this phone recorded on the task, and a form for work or travel from
-// one time to another today on the task's clock. Anyone holding the task records their own, before
-// or after it is completed; the rules of the field-change contract check it before it is queued.
+// one time to another today on the task's clock. Whoever holds or held the task records their own,
+// before or after it is completed, never overlapping their other entries; the rules of the field-change contract check it before it is queued.
 function timeOnJob(view, item) {
   const t = item.task, zone = t.time_zone;
   if (item.facts.status === "cancelled") return null;
