@@ -20,10 +20,34 @@ public enum FormGuard {
         return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
-    /// A `Set-Cookie` value for a page's own cookie, as every page sets it (Hummingbird's `Cookie`):
-    /// for `path` only, `maxAge` seconds (0 ends it), never readable by the page's script, never sent
-    /// along from another site, and only over TLS when the service serves TLS.
-    public static func cookie(_ name: String, _ value: String, path: String, maxAge: Int, secure: Bool) -> String {
-        Cookie(name: name, value: value, maxAge: maxAge, path: path, secure: secure, httpOnly: true, sameSite: .strict).description
+    /// What every cookie of the service's is named with: a browser takes a `__Host-` cookie only when
+    /// it is `Secure`, for `Path=/` and without a `Domain`, so a page of a sibling host (a subdomain)
+    /// cannot plant one of these names (RFC 6265bis, 4.1.3.2). Browsers take `Secure` cookies over
+    /// plain http from localhost, which the demo uses.
+    public static let cookiePrefix = "__Host-"
+
+    /// A `Set-Cookie` value for one of the service's cookies (`name` carries ``cookiePrefix``), as every
+    /// page sets it (Hummingbird's `Cookie`): for `maxAge` seconds (0 ends it), never readable by the
+    /// page's script, never sent along from another site, only over TLS (or to localhost).
+    public static func cookie(_ name: String, _ value: String, maxAge: Int) -> String {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/", secure: true, httpOnly: true, sameSite: .strict).description
+    }
+
+    /// The value of the one cookie named `name` the request carries, `nil` when it carries none. Two
+    /// cookies of one name are refused (400): one of them was planted (another port of the same host,
+    /// an older cookie under another path), and whichever came first would win.
+    public static func cookie(_ name: String, in request: Request) throws -> Substring? {
+        var found: Substring?
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let pair = pair.drop { $0 == " " || $0 == "\t" }
+                guard let equals = pair.firstIndex(of: "="), pair[..<equals] == name else { continue }
+                guard found == nil else {
+                    throw HTTPError(.badRequest, message: "two cookies named \(name) came with the request: one was planted; sign in again")
+                }
+                found = pair[pair.index(after: equals)...]
+            }
+        }
+        return found
     }
 }

@@ -46,6 +46,12 @@ struct ServerOptions: ParsableArguments {
             valueName: "url"))
     var boardOrigin: String?
     @Option(
+        name: .customLong("trusted-proxy"),
+        help: ArgumentHelp(
+            "A proxy in front of the service whose X-Forwarded-For is believed, by its IP address (repeatable): budgets per address count the client it names.",
+            valueName: "address"))
+    var trustedProxies: [String] = []
+    @Option(
         help: ArgumentHelp(
             "Where leaflet.js and leaflet.css are (default: Debian's libjs-leaflet, /usr/share/javascript/leaflet).", valueName: "dir"))
     var leafletDir: String?
@@ -82,6 +88,9 @@ struct ServerOptions: ParsableArguments {
                 throw ValidationError("--board-origin must be a scheme and a host, like https://dispatch.example.com (no path)")
             }
         }
+        for proxy in trustedProxies where SyncServer.proxyKey(proxy) == nil {
+            throw ValidationError("--trusted-proxy takes an IP address, like 10.0.0.2 or fd00::2 (not '\(proxy)')")
+        }
         if !(1...300).contains(pushLockTimeout) { throw ValidationError("--push-lock-timeout must be 1 to 300 seconds") }
         if let value = backlogValue, !(1...1_048_576).contains(value) { throw ValidationError("--backlog must be 1 to 1048576") }
         if backlog == nil, let text = environment["TEAMWORK_BACKLOG"], !text.isEmpty, Int(text) == nil {
@@ -112,6 +121,7 @@ struct ServerOptions: ParsableArguments {
         configuration.maximumBlobBytes = Int64(maxFileMb) * 1024 * 1024
         if let backlogValue { configuration.backlog = backlogValue }
         configuration.pushLockTimeout = .seconds(pushLockTimeout)
+        configuration.trustedProxies = Set(trustedProxies.compactMap(SyncServer.proxyKey))
         if !noBoard {
             var board = BoardConfiguration(databaseURL: boardURLText.flatMap { try? DatabaseURL(parsing: $0) } ?? configuration.databaseURL)
             if let tiles = tilesTemplate { board.tileURL = tiles }

@@ -82,6 +82,10 @@ public enum SyncServer {
         public var backlog = 4_096
         /// The dispatcher's board at `/board` (``BoardConfiguration``); no board when `nil`.
         public var board: BoardConfiguration?
+        /// Proxies whose `X-Forwarded-For` is believed (`--trusted-proxy`, as ``AddressLimiter/key(_:)``
+        /// writes them): from them, every per-address budget counts the client they name; from anyone
+        /// else, the header is ignored.
+        public var trustedProxies: Set<String> = []
         /// The company's name on the customers' pages (`--company`, as in their messages).
         public var company = "Teamwork"
         /// What `GET /health` says: 200 with the details when healthy, else 503.
@@ -207,6 +211,7 @@ public enum SyncServer {
         board: BoardRoutes<SyncRequestContext>? = nil
     ) throws -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
+        if !configuration.trustedProxies.isEmpty { router.add(middleware: ForwardedClient(trusted: configuration.trustedProxies)) }
         router.add(middleware: StreamSetup())
         let allowed = AllowedMethods<SyncRequestContext>()
         router.add(middleware: allowed)
@@ -278,8 +283,10 @@ public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
     /// The connection, asked for its peer's address only where it counts (the board's sign-in limit),
     /// and for its place among the open connections (a live-mode wait's).
     let channel: any Channel
-    /// Who connected.
-    public var remoteAddress: SocketAddress? { channel.remoteAddress }
+    /// Who connected: the client a trusted proxy named (``ForwardedClient``), else the peer.
+    public var remoteAddress: SocketAddress? { forwardedClient ?? channel.remoteAddress }
+    /// The client a trusted proxy named in `X-Forwarded-For`.
+    var forwardedClient: SocketAddress?
     /// Set by ``TokenAuthenticator`` for every request under `/v1`.
     public var person: Person?
     /// The caller's teams, by the master's memberships, as of the token check.

@@ -64,7 +64,7 @@ struct TokenAuthenticator: RouterMiddleware {
         }
         // The phone app lists its replicas at every sync: its cookie's age starts again.
         var response = try await next(request, Self.signedIn(context, access, secret: secret, release: release))
-        response.headers[values: .setCookie].append(FieldAppAccess.deviceCookie(secret, secure: secure))
+        response.headers[values: .setCookie].append(FieldAppAccess.deviceCookie(secret))
         return response
     }
 
@@ -81,8 +81,8 @@ struct TokenAuthenticator: RouterMiddleware {
     @inline(never)
     private static func bearer(_ request: Request, app: String?, _ context: SyncRequestContext) throws -> String {
         let header = request.headers[.authorization]
-        if header == nil, app != nil, let cookie = request.cookies[FieldAppAccess.cookie] {
-            return String(cookie.value)
+        if header == nil, app != nil, let cookie = try FormGuard.cookie(FieldAppAccess.cookie, in: request) {
+            return String(cookie)
         }
         guard let header, let token = bearerToken(header) else {
             context.logger.notice("refused: no token", metadata: ["path": "\(request.uri.path)"])

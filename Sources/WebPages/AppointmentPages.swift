@@ -26,7 +26,7 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     let secure: Bool
     /// The company's name, on every page (`--company`).
     let company: String
-    static var cookie: String { "tw_appointment" }
+    static var cookie: String { FormGuard.cookiePrefix + "tw_appointment" }
     /// Hours for people without a week set, as the day planner takes them.
     static var otherwise: DayHours { .usual }
     /// The page offers other times on the next two weeks, six at most.
@@ -96,7 +96,7 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
         guard let secret = secret(context), let facts = try await facts(secret, context) else { return notFound() }
-        let kept = request.cookies[Self.cookie].map { String($0.value) }
+        let kept = try FormGuard.cookie(Self.cookie, in: request).map(String.init)
         let csrf = kept.flatMap { $0.utf8.count == 43 ? $0 : nil } ?? TokenSecret.randomBase64URL()
         // "Cancel the visit" is a link to this question; only its own form cancels.
         let sure = request.uri.queryParameters.get("cancel") != nil
@@ -114,7 +114,7 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
         }
         // The page's own form, before anything is asked of the master: its token matches its cookie, and a
         // browser that says where it comes from says here.
-        let cookie = request.cookies[Self.cookie].map { String($0.value) } ?? ""
+        let cookie = try FormGuard.cookie(Self.cookie, in: request).map(String.init) ?? ""
         guard !FormGuard.crossSite(request), !cookie.isEmpty, FormGuard.matches(form["csrf"] ?? "", cookie) else {
             return respond(
                 AppointmentHTML.problem(AppointmentHTML.words(.en).forged, language: .en, back: "/appointment/\(secret)", company: company),
@@ -180,7 +180,7 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
             HTTPField.Name("Referrer-Policy")!: "no-referrer", HTTPField.Name("X-Content-Type-Options")!: "nosniff",
         ]
         if let csrf {
-            headers[values: .setCookie].append(FormGuard.cookie(Self.cookie, csrf, path: "/appointment", maxAge: 3600, secure: secure))
+            headers[values: .setCookie].append(FormGuard.cookie(Self.cookie, csrf, maxAge: 3600))
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html.text)))
     }

@@ -37,7 +37,7 @@ extension BoardRoutes {
         return try await act(request, context, refused: refused, body) { message, form, _ in
             if wantsJSON { return BoardPages.json(["message": message]) }
             var response = redirect(to: FormFields.back(form["back"]))
-            response.headers[values: .setCookie].append(cookie(Self.flashCookie, FormFields.encode(message), path: "/board", maxAge: 60))
+            response.headers[values: .setCookie].append(cookie(Self.flashCookie, FormFields.encode(message), maxAge: 60))
             return response
         }
     }

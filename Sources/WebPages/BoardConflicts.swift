@@ -37,7 +37,7 @@ extension BoardRoutes {
         if problem == nil, try query(request)["part"] == "live" {
             return BoardPages.response(BoardPages.conflictList(view, session: session), configuration: configuration)
         }
-        let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
+        let flash = self.flash(request)
         return BoardPages.response(
             BoardPages.layout(
                 title: "Conflicts", session: session, current: "conflicts", flash: problem == nil ? flash : nil,
@@ -190,6 +190,10 @@ extension BoardPages {
         case "invalid_material": "the part is not in the catalogue, is retired, or the quantity is out of bounds"
         case "invalid_time": "the time entry is not work or travel, ends before it starts, or lasts more than a day"
         case "superseded": "a later entry for that line or time was recorded first"
+        case "not_held": "they never held the task: time is recorded by who worked it"
+        case "time_overlap": "it overlaps another of their time entries"
+        case "period_closed": "payroll closed those days"
+        case "corrected_by_manager": "a manager had corrected that time; accept to replace the correction with theirs"
         default: "the master could not take it"
         }
     }

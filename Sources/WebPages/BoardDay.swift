@@ -183,7 +183,7 @@ extension BoardRoutes {
         if query["part"] == "live" {
             return BoardPages.response(BoardPages.live(view, session: session), configuration: configuration)
         }
-        let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
+        let flash = self.flash(request)
         return BoardPages.response(
             BoardPages.layout(
                 title: "Day board \(view.day)", session: session, current: "board", query: view.query, flash: flash,

@@ -39,9 +39,9 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     let planning = Budget<Int64>(perPrincipal: 1, total: 1)
     let logger: Logger
 
-    static var sessionCookie: String { "tw_session" }
-    static var signInCookie: String { "tw_signin" }
-    static var flashCookie: String { "tw_flash" }
+    static var sessionCookie: String { FormGuard.cookiePrefix + "tw_session" }
+    static var signInCookie: String { FormGuard.cookiePrefix + "tw_signin" }
+    static var flashCookie: String { FormGuard.cookiePrefix + "tw_flash" }
     /// The most a form's body may hold.
     static var formLimit: Int { 64 * 1024 }
 
@@ -140,7 +140,9 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     /// address (reserved before the master is asked), and an address whose cookies named no session
     /// ten times this minute is refused without asking, as for failed sign-ins.
     func session(_ request: Request, _ context: Context) async throws -> BoardSession? {
-        guard let secret = request.cookies[Self.sessionCookie]?.value, secret.utf8.count == 43 else { return nil }
+        guard let secret = (try FormGuard.cookie(Self.sessionCookie, in: request)).map(String.init), secret.utf8.count == 43 else {
+            return nil
+        }
         let digest = TokenDigest(secret: secret)
         let now = ContinuousClock.now
         let seen = recentSessions.mutate { $0[digest].map { now - $0 < .seconds(600) } ?? false }
@@ -179,20 +181,25 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     /// A page for the signed-in; anyone else goes to the sign-in page (told their session ended, if they had one).
     func page(_ request: Request, _ context: Context, _ body: (BoardSession) async throws -> Response) async throws -> Response {
         guard let session = try await session(request, context) else {
-            let had = request.cookies[Self.sessionCookie] != nil
+            let had = (try? FormGuard.cookie(Self.sessionCookie, in: request)) != nil
             var response = redirect(to: "/board/sign-in" + (had ? "?ended=1" : ""))
-            if had { response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", path: "/board", maxAge: 0)) }
+            if had { response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", maxAge: 0)) }
             return response
         }
         var response = try await body(session)
-        if request.cookies[Self.flashCookie] != nil {
-            response.headers[values: .setCookie].append(cookie(Self.flashCookie, "", path: "/board", maxAge: 0))
+        if (try? FormGuard.cookie(Self.flashCookie, in: request)) != nil {
+            response.headers[values: .setCookie].append(cookie(Self.flashCookie, "", maxAge: 0))
         }
         return response
     }
 
-    func cookie(_ name: String, _ value: String, path: String, maxAge: Int) -> String {
-        FormGuard.cookie(name, value, path: path, maxAge: maxAge, secure: secure)
+    /// The message the last action left for the next page (``flashCookie``), if any.
+    func flash(_ request: Request) -> String? {
+        (try? FormGuard.cookie(Self.flashCookie, in: request))?.removingPercentEncoding
+    }
+
+    func cookie(_ name: String, _ value: String, maxAge: Int) -> String {
+        FormGuard.cookie(name, value, maxAge: maxAge)
     }
 
     /// Whether a POST may act: its CSRF token is the session's and, when the browser says
@@ -240,7 +247,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
                 nonce: nonce, problem: problem,
                 notice: ended && problem == nil ? "Your session has ended: sign in again." : nil),
             status: status, configuration: configuration)
-        response.headers[values: .setCookie].append(cookie(Self.signInCookie, nonce, path: "/board/sign-in", maxAge: 1800))
+        response.headers[values: .setCookie].append(cookie(Self.signInCookie, nonce, maxAge: 1800))
         return response
     }
 
@@ -249,7 +256,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
         do { form = try await readForm(request) } catch let problem as BoardProblem {
             return signInPage(request, problem: problem.message, status: problem.status)
         }
-        let nonce = request.cookies[Self.signInCookie]?.value ?? ""
+        let nonce = (try FormGuard.cookie(Self.signInCookie, in: request)).map(String.init) ?? ""
         guard checkForgery(request, form, expected: nonce) else {
             logger.notice("board: sign-in refused: CSRF token missing or wrong")
             return signInPage(request, problem: "This form has expired or did not come from the board: sign in again.", status: .forbidden)
@@ -299,14 +306,16 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
             logger.info("board: signed in", metadata: ["person": "\(session.person.id)"])
             var response = redirect(to: "/board")
             let lifetime = Int(configuration.sessionLifetime.components.seconds)
-            response.headers[values: .setCookie].append(cookie(Self.sessionCookie, secret, path: "/board", maxAge: lifetime))
-            response.headers[values: .setCookie].append(cookie(Self.signInCookie, "", path: "/board/sign-in", maxAge: 0))
+            response.headers[values: .setCookie].append(cookie(Self.sessionCookie, secret, maxAge: lifetime))
+            response.headers[values: .setCookie].append(cookie(Self.signInCookie, "", maxAge: 0))
             return response
         }
     }
 
     func signOut(_ request: Request, _ context: Context) async throws -> Response {
-        guard let secret = request.cookies[Self.sessionCookie]?.value, let session = try await session(request, context) else {
+        guard let secret = (try FormGuard.cookie(Self.sessionCookie, in: request)).map(String.init),
+            let session = try await session(request, context)
+        else {
             return redirect(to: "/board/sign-in")
         }
         let form = try await readForm(request)
@@ -314,7 +323,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
         try await store.run { try await $0.closeBoardSession(secret: secret) }
         logger.info("board: signed out", metadata: ["person": "\(session.person.id)"])
         var response = redirect(to: "/board/sign-in")
-        response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", path: "/board", maxAge: 0))
+        response.headers[values: .setCookie].append(cookie(Self.sessionCookie, "", maxAge: 0))
         return response
     }
 

@@ -49,7 +49,7 @@ extension BoardRoutes {
         let now = Date()
         let view = try await read { try await TaskView.load($0, id: id, now: now) }
         let back = FormFields.back(try query(request)["back"])
-        let flash = request.cookies[Self.flashCookie]?.value.removingPercentEncoding
+        let flash = self.flash(request)
         return BoardPages.response(
             BoardPages.layout(
                 title: "Task \(id): \(view.task.title)", session: session, flash: problem == nil ? flash : nil, problem: problem?.message,

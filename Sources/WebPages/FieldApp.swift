@@ -34,7 +34,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     static var cookie: String { FieldAppAccess.cookie }
     static var header: HTTPField.Name { FieldAppAccess.header }
     /// The pairing form's CSRF cookie.
-    static var pairCookie: String { "tw_pair" }
+    static var pairCookie: String { FormGuard.cookiePrefix + "tw_pair" }
 
     public init(store: SharedStore<any EndpointStore>, secure: Bool) {
         (self.store, self.secure) = (store, secure)
@@ -113,7 +113,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         guard let form = FormFields(Substring(String(buffer: buffer))) else {
             return page(FieldAppHTML.problem(words.unreadable, words), status: .badRequest)
         }
-        let cookie = request.cookies[Self.pairCookie].map { String($0.value) } ?? ""
+        let cookie = try FormGuard.cookie(Self.pairCookie, in: request).map(String.init) ?? ""
         guard !FormGuard.crossSite(request), !cookie.isEmpty, FormGuard.matches(form["csrf"] ?? "", cookie) else {
             return page(FieldAppHTML.problem(words.forged, words), status: .forbidden)
         }
@@ -137,7 +137,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         defer { place.release() }
         // The phone's previous sign-in (the same person's, or whoever had the phone before) ends
         // with this one: a phone holds one person's token at a time, and none lingers unseen.
-        let previous = request.cookies[Self.cookie].map { String($0.value) }.flatMap { TokenSecret.isWellFormed($0) ? $0 : nil }
+        let previous = try FormGuard.cookie(Self.cookie, in: request).map(String.init).flatMap { TokenSecret.isWellFormed($0) ? $0 : nil }
         guard
             let redeemed = try await store.run({ store -> CentralStore.RedeemedPairing? in
                 guard let redeemed = try await store.redeemPairing(code: code, deviceName: name) else { return nil }
@@ -159,8 +159,8 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         // `#paired`: the app shows nothing it kept until the service says whose phone it is now.
         headers[.location] = "/app/#paired"
         headers[.cacheControl] = "no-store"
-        headers[values: .setCookie].append(FieldAppAccess.deviceCookie(redeemed.secret, secure: secure))
-        headers[values: .setCookie].append(FormGuard.cookie(Self.pairCookie, "", path: "/app/pair", maxAge: 0, secure: secure))
+        headers[values: .setCookie].append(FieldAppAccess.deviceCookie(redeemed.secret))
+        headers[values: .setCookie].append(FormGuard.cookie(Self.pairCookie, "", maxAge: 0))
         return Response(status: .seeOther, headers: headers)
     }
 
@@ -171,7 +171,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         guard request.headers[Self.header] != nil, !FormGuard.crossSite(request) else {
             return Response(status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"])
         }
-        if let secret = request.cookies[Self.cookie].map({ String($0.value) }), TokenSecret.isWellFormed(secret) {
+        if let secret = try FormGuard.cookie(Self.cookie, in: request).map(String.init), TokenSecret.isWellFormed(secret) {
             let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
             guard limiter.allows(address), case .success(let place) = signOuts.reserve(for: address) else {
                 return Response(status: .tooManyRequests, headers: [.contentType: "text/plain; charset=utf-8"])
@@ -180,7 +180,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
             if try await !store.run({ try await $0.signOutDevice(secret: secret) }) { limiter.failed(address) }
         }
         var headers: HTTPFields = [.cacheControl: "no-store"]
-        headers[values: .setCookie].append(FormGuard.cookie(Self.cookie, "", path: "/", maxAge: 0, secure: secure))
+        headers[values: .setCookie].append(FormGuard.cookie(Self.cookie, "", maxAge: 0))
         return Response(status: .noContent, headers: headers)
     }
 
@@ -197,7 +197,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
         if let csrf {
-            headers[values: .setCookie].append(FormGuard.cookie(Self.pairCookie, csrf, path: "/app/pair", maxAge: 900, secure: secure))
+            headers[values: .setCookie].append(FormGuard.cookie(Self.pairCookie, csrf, maxAge: 900))
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html.text)))
     }
@@ -286,15 +286,15 @@ enum FieldAppHTML {
 /// is asking who that is: a request for another person than the cookie's is refused (412), so
 /// what one person queued never goes out under whoever paired the phone after them.
 public enum FieldAppAccess {
-    public static let cookie = "tw_device"
+    public static let cookie = FormGuard.cookiePrefix + "tw_device"
     public static let header = HTTPField.Name("X-Teamwork-App")!
     /// How long a phone stays signed in without being used (the token itself lasts until revoked;
     /// the cookie is set again at every listing): 400 days, the most a browser keeps a cookie.
     public static let cookieSeconds = 400 * 86_400
 
     /// The cookie that holds a phone's token.
-    public static func deviceCookie(_ secret: String, secure: Bool) -> String {
-        FormGuard.cookie(cookie, secret, path: "/", maxAge: cookieSeconds, secure: secure)
+    public static func deviceCookie(_ secret: String) -> String {
+        FormGuard.cookie(cookie, secret, maxAge: cookieSeconds)
     }
 
     /// Whether a request's header names someone else than `person` (a number that is not theirs).

@@ -175,11 +175,11 @@ struct BoardBenchmark: AsyncParsableCommand {
         let answer = try await LocalHTTP.request(
             .post, port: port, "/board/sign-in",
             headers: [
-                "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                "Cookie": "__Host-tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
             ], body: Data("csrf=\(nonce)&token=\(token)".utf8))
         guard answer.status == 303,
             let session = answer.header("set-cookie")?.split(separator: "\n")
-                .first(where: { $0.hasPrefix("tw_session=") })?.split(separator: ";").first
+                .first(where: { $0.hasPrefix("__Host-tw_session=") })?.split(separator: ";").first
         else {
             throw TeamworkError(.internal, "sign-in failed: \(answer.status) \(answer.text.prefix(200))")
         }
@@ -282,7 +282,7 @@ extension BoardBenchmark {
                             (try? await LocalHTTP.request(
                                 .post, port: port, "/board/sign-in",
                                 headers: [
-                                    "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                                    "Cookie": "__Host-tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
                                 ], body: Data("csrf=\(nonce)&token=tw_\(TokenSecret.randomBase64URL())".utf8), timeout: .seconds(60)
                             ).status) ?? -1
                         statuses.mutate { $0[status, default: 0] += 1 }

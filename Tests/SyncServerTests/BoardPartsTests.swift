@@ -22,18 +22,18 @@ struct BoardPartsTests {
         #expect(page.text == "<p title=\"&lt;script&gt;\">&lt;script&gt;<br></p>", "Strings escaped, HTML kept")
     }
 
-    /// Every cookie a page sets (the board's session, sign-in and flash; the customer page's token)
-    /// is out of the page script's reach, never sent along from another site, for its path alone,
-    /// and Secure whenever the service serves TLS.
-    @Test func aPageCookieIsHttpOnlySameSiteStrictForItsPathAndSecureUnderTLS() {
-        let plain = FormGuard.cookie("tw_session", "abc", path: "/board", maxAge: 3600, secure: false)
-        let parts = Set(plain.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
-        #expect(plain.hasPrefix("tw_session=abc;"), "\(plain)")
-        #expect(parts.isSuperset(of: ["httponly", "samesite=strict", "path=/board", "max-age=3600"]), "\(plain)")
-        #expect(!parts.contains("secure"), "\(plain)")
-        let ended = FormGuard.cookie("tw_session", "", path: "/board", maxAge: 0, secure: true)
+    /// Every cookie the service sets (the phone's token, the board's session, sign-in and flash, the
+    /// customer page's token) is a `__Host-` cookie (Secure, `Path=/`, no Domain: no sibling host can
+    /// plant one), out of the page script's reach and never sent along from another site.
+    @Test func aCookieIsAHostCookieHttpOnlyAndSameSiteStrict() {
+        let set = FormGuard.cookie(FormGuard.cookiePrefix + "tw_session", "abc", maxAge: 3600)
+        let parts = Set(set.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        #expect(set.hasPrefix("__Host-tw_session=abc;"), "\(set)")
+        #expect(parts.isSuperset(of: ["httponly", "samesite=strict", "path=/", "max-age=3600", "secure"]), "\(set)")
+        #expect(!parts.contains { $0.hasPrefix("domain") }, "\(set)")
+        let ended = FormGuard.cookie(FormGuard.cookiePrefix + "tw_session", "", maxAge: 0)
         let endedParts = Set(ended.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
-        #expect(endedParts.isSuperset(of: ["secure", "max-age=0", "httponly", "samesite=strict"]), "\(ended)")
+        #expect(endedParts.isSuperset(of: ["secure", "max-age=0", "httponly", "samesite=strict", "path=/"]), "\(ended)")
     }
 
     @Test func scriptJSONCannotCloseItsElement() {

@@ -138,11 +138,40 @@ struct SyncServerTests {
             two.append(HTTPField(name: .authorization, value: "Bearer \(token)"))
             two.append(HTTPField(name: .authorization, value: "Bearer \(token)"))
             #expect(try await client.execute(uri: uri, method: .get, headers: two).status == .unauthorized)
-            var cookieToo: HTTPFields = [.authorization: "Basic \(token)", .cookie: "tw_device=\(token)"]
+            var cookieToo: HTTPFields = [.authorization: "Basic \(token)", .cookie: "__Host-tw_device=\(token)"]
             cookieToo[HTTPField.Name("X-Teamwork-App")!] = "\(world.fixtures.ann.id)"
             #expect(try await client.execute(uri: uri, method: .get, headers: cookieToo).status == .unauthorized)
             cookieToo[.authorization] = nil
             #expect(try await client.execute(uri: uri, method: .get, headers: cookieToo).status == .ok)
+        }
+    }
+
+    /// Issue 64, hole 3 (seen failing on a28f529: a `tw_device` cookie a sibling origin planted signed
+    /// the phone in as the insider, and of two such cookies the first won). The phone signs in only
+    /// with a `__Host-` cookie, which no other host can set, and two cookies of that name are refused.
+    @Test func aPlantedOrDoubledPhoneCookieSignsNobodyIn() async throws {
+        try await withServer { world, client in
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let app = HTTPField.Name("X-Teamwork-App")!
+            let status: @Sendable (String) async throws -> HTTPResponse.Status = { cookie in
+                var headers: HTTPFields = [.cookie: cookie]
+                headers[app] = "\(world.fixtures.ann.id)"
+                return try await client.execute(uri: uri, method: .get, headers: headers).status
+            }
+            // A sibling origin plants a token under the old, unprefixed name: it signs nobody in.
+            let planted = try await status("tw_device=\(world.annToken)")
+            let own = try await status("__Host-tw_device=\(world.annToken)")
+            // Two of one name: one was planted from another port of the host; neither is taken.
+            let doubled = try await status("__Host-tw_device=\(world.cyToken); __Host-tw_device=\(world.annToken)")
+            #expect(planted == .unauthorized && own == .ok && doubled == .badRequest, "\(planted) \(own) \(doubled)")
+            var split = HTTPFields()
+            split[app] = "\(world.fixtures.ann.id)"
+            split.append(HTTPField(name: .cookie, value: "__Host-tw_device=\(world.annToken)"))
+            split.append(HTTPField(name: .cookie, value: "__Host-tw_device=\(world.cyToken)"))
+            #expect(try await client.execute(uri: uri, method: .get, headers: split).status == .badRequest)
+            // A name that merely ends the same is another cookie.
+            let lookAlike = try await status("x__Host-tw_device=\(world.cyToken); __Host-tw_device=\(world.annToken)")
+            #expect(lookAlike == .ok)
         }
     }
 

@@ -71,8 +71,8 @@ struct BoardTests {
         func sessionCookie(_ page: BrowserPage) async throws -> String {
             try await signIn(page, token: maxToken)
             let cookies = try await page.send("Network.getCookies", ["urls": [board]])
-            let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
-            return "tw_session=\(secret)"
+            let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "__Host-tw_session" }?["value"].string)
+            return "__Host-tw_session=\(secret)"
         }
 
         /// Runs one statement on the master, as its owner (what an operator's psql would do).
@@ -807,7 +807,7 @@ struct BoardTests {
                 try await scene.signIn(page, token: scene.annToken)
                 #expect(try await page.url().hasSuffix("/board/sign-in"))
                 #expect(try await page.html().contains("a worker's token does not open it"))
-                #expect(try await page.evaluate("document.cookie").string?.contains("tw_session") != true)
+                #expect(try await page.evaluate("document.cookie").string?.contains("__Host-tw_session") != true)
                 // Max signs in; his session expires: the next page asks him to sign in again.
                 try await scene.signIn(page, token: scene.maxToken)
                 #expect(try await page.url().hasSuffix("/board"))
@@ -819,14 +819,14 @@ struct BoardTests {
                 // Signed in again, then out: the old cookie is worth nothing even if kept.
                 try await scene.signIn(page, token: scene.maxToken)
                 let cookies = try await page.send("Network.getCookies", ["urls": [scene.board]])
-                let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["value"].string)
-                #expect(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["httpOnly"].bool == true)
-                #expect(cookies["cookies"].array.first { $0["name"].string == "tw_session" }?["sameSite"].string == "Strict")
+                let secret = try #require(cookies["cookies"].array.first { $0["name"].string == "__Host-tw_session" }?["value"].string)
+                #expect(cookies["cookies"].array.first { $0["name"].string == "__Host-tw_session" }?["httpOnly"].bool == true)
+                #expect(cookies["cookies"].array.first { $0["name"].string == "__Host-tw_session" }?["sameSite"].string == "Strict")
                 let port = try #require(scene.service.port)
-                #expect(try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"]).status == 200)
+                #expect(try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "__Host-tw_session=\(secret)"]).status == 200)
                 try await page.clickAndWaitForNavigation("form.signout button")
                 #expect(try await page.url().hasSuffix("/board/sign-in"))
-                let after = try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "tw_session=\(secret)"])
+                let after = try await LocalHTTP.request(port: port, "/board", headers: ["Cookie": "__Host-tw_session=\(secret)"])
                 #expect(after.status == 303 && after.header("location")?.contains("/board/sign-in") == true)
                 // Revoking the token a session was opened with ends the session too.
                 try await scene.signIn(page, token: scene.maxToken)
@@ -913,7 +913,7 @@ struct BoardTests {
                 let answer = try await LocalHTTP.request(
                     .post, port: port, "/board/sign-in",
                     headers: [
-                        "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                        "Cookie": "__Host-tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
                     ], body: Data("csrf=\(nonce)&token=tw_\(String(repeating: "x", count: 43))".utf8))
                 statuses.append(answer.status)
             }

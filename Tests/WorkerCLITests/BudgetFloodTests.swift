@@ -37,7 +37,7 @@ struct BudgetFloodTests {
             return try await LocalHTTP.request(
                 .post, port: port, "/board/sign-in",
                 headers: [
-                    "Cookie": "tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
+                    "Cookie": "__Host-tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded",
                 ], body: Data("csrf=\(nonce)&token=\(token)".utf8), timeout: .seconds(30), host: host)
         }
     }
@@ -183,7 +183,7 @@ struct BudgetFloodTests {
             let signedIn = try await scene.signIn(token: scene.maxToken)
             let cookie = try #require(
                 signedIn.header("set-cookie")?.split(separator: "\n")
-                    .first { $0.hasPrefix("tw_session=") }?.split(separator: ";").first.map(String.init))
+                    .first { $0.hasPrefix("__Host-tw_session=") }?.split(separator: ";").first.map(String.init))
             let page = try await LocalHTTP.request(port: scene.port, "/board/tasks/\(scene.task)", headers: ["Cookie": cookie])
             let csrf = try #require(page.text.firstMatch(of: /name="csrf" value="([A-Za-z0-9_-]{43})"/)?.1)
             let watched = try await Self.flood(scene, 50) { index in
@@ -239,7 +239,7 @@ struct BudgetFloodTests {
         try await Self.withScene { scene in
             let watched = try await Self.flood(scene, 500) { _ in
                 (try? await LocalHTTP.request(
-                    port: scene.port, "/board", headers: ["Cookie": "tw_session=\(TokenSecret.randomBase64URL())"]
+                    port: scene.port, "/board", headers: ["Cookie": "__Host-tw_session=\(TokenSecret.randomBase64URL())"]
                 ).status) ?? -1
             }
             let counts = watched.counts

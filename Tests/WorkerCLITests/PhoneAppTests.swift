@@ -560,7 +560,7 @@ struct PhoneAppTests {
             let paired = try await post("code=\(code)&csrf=\(token)&name=Ann%27s+Pixel")
             #expect(paired.status == 303 && paired.header("location") == "/app/#paired")
             let cookie = try #require(
-                paired.header("set-cookie")?.split(separator: "\n").first { $0.hasPrefix("tw_device=") }.map(String.init))
+                paired.header("set-cookie")?.split(separator: "\n").first { $0.hasPrefix("__Host-tw_device=") }.map(String.init))
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"))
             let device = try #require(cookie.split(separator: ";").first.map(String.init))
             // Used once.
@@ -571,7 +571,7 @@ struct PhoneAppTests {
             #expect(try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Cookie": device]).status == 401)
             let listed = try await LocalHTTP.request(port: port, "/v1/replicas", headers: ["Cookie": device, "X-Teamwork-App": "new"])
             #expect(listed.status == 200 && listed.text.contains("\"person\":\(scene.ann)"))
-            #expect(listed.header("set-cookie")?.hasPrefix("tw_device=") == true, "the cookie's age starts again")
+            #expect(listed.header("set-cookie")?.hasPrefix("__Host-tw_device=") == true, "the cookie's age starts again")
             // The app acting for someone else than the cookie's person is refused.
             let other = try await scene.people("bo")
             #expect(
@@ -588,7 +588,7 @@ struct PhoneAppTests {
                     group.addTask {
                         try await LocalHTTP.request(
                             .post, port: port, "/app/sign-out",
-                            headers: ["Cookie": "tw_device=\(TokenSecret.generate())", "X-Teamwork-App": "1"]
+                            headers: ["Cookie": "__Host-tw_device=\(TokenSecret.generate())", "X-Teamwork-App": "1"]
                         ).status
                     }
                 }
