@@ -73,9 +73,11 @@ struct TimeRecordedByWhoWorkedItTests {
                         ("time", second, Self.at(Self.day, "12:40"), "travel", again),
                     ]
                 ) == ["time_overlap", "time_overlap"])
-            let detail = try await world.sql(
-                "SELECT detail FROM field_changes WHERE task_id = \(second) AND conflict = 'time_overlap' ORDER BY id LIMIT 1"
-            ).first!.decode(String.self)
+            let detail = try #require(
+                try await world.sql(
+                    "SELECT detail FROM field_changes WHERE task_id = \(second) AND conflict = 'time_overlap' ORDER BY id LIMIT 1"
+                ).first
+            ).decode(String.self)
             #expect(
                 detail
                     == "it overlaps work on task \(first) from \(TimeOnJob.instant(Self.at(Self.day, "08:00"))) to \(TimeOnJob.instant(Self.at(Self.day, "12:00")))"
