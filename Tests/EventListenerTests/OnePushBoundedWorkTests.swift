@@ -38,7 +38,7 @@ struct OnePushBoundedWorkTests {
                 )
             }
             let outcomes = try await world.apply(ann, flood)
-            #expect(outcomes.allSatisfy { $0 == nil }, "every change is taken, exactly once")
+            #expect(outcomes.allSatisfy { $0 == nil }, "no change is a conflict: the last sets the entry, the others it supersedes")
             #expect(try await world.store.timeEntries(ofTask: task).first?.minutes == 1_000, "the last entry is the one that stands")
             let pending = try await Self.count(
                 world,

@@ -119,4 +119,35 @@ struct TimeRecordedByWhoWorkedItTests {
             #expect(try await world.entries(task) == ["ann work 08:00-11:30 manager"])
         }
     }
+
+    @Test func nothingIsRecordedChangedOrRemovedOnDaysPayrollClosedByAWorkerOrAManager() async throws {
+        try await TimeOnJobTests.withWorld { world in
+            let ann = world.fixtures.ann
+            world.store.actorID = world.fixtures.manager.id
+            let task = try await world.task("Pump", for: ann, day: Self.day, from: "08:00", to: "10:00")
+            let morning = TimeOnJob.value(start: Self.at(Self.day, "08:00"), end: Self.at(Self.day, "10:00"))
+            #expect(try await world.apply(ann, [("time", task, Self.at(Self.day, "10:05"), "work", morning)]) == [nil])
+            // Payroll closes week 44 (Monday 26 October to Sunday 1 November, on the task's clock).
+            let closed = try await world.store.closePayroll(week: "2026-W44")
+            #expect(closed.through.description == "2026-11-01" && closed.closedBy == "max Test")
+            #expect(try await world.store.timesheet(week: "2026-W44").closed == closed)
+            // Her later change of that entry, or its removal, is refused; her Monday after is taken.
+            let longer = TimeOnJob.value(start: Self.at(Self.day, "08:00"), end: Self.at(Self.day, "11:00"))
+            let gone = TimeOnJob.value(start: Self.at("2026-11-02", "07:00"), end: Self.at("2026-11-02", "07:00"))
+            let monday = TimeOnJob.value(start: Self.at("2026-11-02", "07:30"), end: Self.at("2026-11-02", "08:00"))
+            let later = try await world.task("Boiler", for: ann, day: "2026-11-02", from: "08:00", to: "10:00")
+            #expect(try await world.apply(ann, [("time", task, Self.at("2026-11-02", "09:00"), "work", longer)]) == ["period_closed"])
+            #expect(try await world.apply(ann, [("time", task, Self.at("2026-11-02", "09:01"), "work", gone)]) == ["period_closed"])
+            #expect(try await world.apply(ann, [("time", later, Self.at("2026-11-02", "09:02"), "travel", monday)]) == [nil])
+            #expect(try await world.entries(task) == ["ann work 08:00-10:00 worker"])
+            // The manager cannot change it either, and closing goes forward only.
+            await #expect(throws: (any Error).self) {
+                _ = try await world.store.correctTime(
+                    taskID: task, personID: ann.id, kind: .work, start: Self.at(Self.day, "08:00"), end: Self.at(Self.day, "09:00"))
+            }
+            await #expect(throws: (any Error).self) { _ = try await world.store.closePayroll(week: "2026-W43") }
+            await #expect(throws: (any Error).self) { _ = try await world.store.closePayroll(week: "2026-W54") }
+            #expect(try await world.store.payrollClosed() == closed)
+        }
+    }
 }

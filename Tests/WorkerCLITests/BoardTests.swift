@@ -622,7 +622,8 @@ struct BoardTests {
             // And her travel there.
             #expect(
                 try await WorkerTool.run(
-                    home, "time", String(task), "--travel", "--start", "2026-11-20T07:40:00Z", "--end", "2026-11-20T08:00:00Z"
+                    home, "time", String(task), "--travel", "--start", "\(RecentFriday.day)T07:40:00Z", "--end",
+                    "\(RecentFriday.day)T08:00:00Z"
                 ).status == 0)
             #expect(try await WorkerTool.run(home, "sync").status == 0)
             try await expectEventually("the master has both answers and both lines", within: .seconds(30)) {

@@ -118,9 +118,15 @@ struct ChaosTests {
                                 ["used", String(task.id), "CHAOS-1", "2"], ["used", String(task.id), "CHAOS-1", "3.5"],
                                 ["used", String(task.id), "--line", "Tape", "1"],
                                 // Time on it: work, corrected, and the travel there.
-                                ["time", String(task.id), "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T09:00:00Z"],
-                                ["time", String(task.id), "--start", "2026-11-20T08:00:00Z", "--minutes", "75"],
-                                ["time", String(task.id), "--travel", "--start", "2026-11-20T07:30:00Z", "--end", "2026-11-20T08:00:00Z"],
+                                [
+                                    "time", String(task.id), "--start", "\(RecentFriday.day)T08:00:00Z", "--end",
+                                    "\(RecentFriday.day)T09:00:00Z",
+                                ],
+                                ["time", String(task.id), "--start", "\(RecentFriday.day)T08:00:00Z", "--minutes", "75"],
+                                [
+                                    "time", String(task.id), "--travel", "--start", "\(RecentFriday.day)T07:30:00Z", "--end",
+                                    "\(RecentFriday.day)T08:00:00Z",
+                                ],
                             ]
                         }
                         steps.append(["complete", String(task.id), "--note", "done \(task.id) by \(person.firstName)"])
@@ -348,7 +354,9 @@ struct ChaosTests {
                             "\($0.kind.rawValue) \(ISODate.format($0.startedAt)) \($0.minutes ?? -1) \($0.source) \($0.personID == change.person)"
                         }
                         #expect(
-                            time == ["travel 2026-11-20T07:30:00Z 30 worker true", "work 2026-11-20T08:00:00Z 75 worker true"],
+                            time == [
+                                "travel \(RecentFriday.day)T07:30:00Z 30 worker true", "work \(RecentFriday.day)T08:00:00Z 75 worker true",
+                            ],
                             "task \(task.id)'s time on the master: \(time)")
                     }
                 }

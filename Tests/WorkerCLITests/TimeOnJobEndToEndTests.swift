@@ -24,17 +24,20 @@ struct TimeOnJobEndToEndTests {
             try await setup.server.stop()
             #expect(try await worker("start", id).status == 0)
             for arguments in [
-                ["time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T10:00:00Z"],
-                ["time", id, "--start", "2026-11-20T08:00:00Z", "--minutes", "150"],
-                ["time", id, "--travel", "--minutes", "25", "--end", "2026-11-20T08:00:00Z"],
+                ["time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--end", "\(RecentFriday.day)T10:00:00Z"],
+                ["time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--minutes", "150"],
+                ["time", id, "--travel", "--minutes", "25", "--end", "\(RecentFriday.day)T08:00:00Z"],
             ] {
                 let run = try await WorkerTool.run(setup.annHome, arguments)
                 #expect(run.status == 0 && run.stdout.contains("queued"), "\(arguments): \(run.stderr)")
             }
             // Hostile times are bad input (65): one line, nothing queued.
             for (arguments, message) in [
-                (["time", id, "--start", "2026-11-20T10:00:00Z", "--end", "2026-11-20T09:00:00Z"], "ends after it starts"),
-                (["time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-21T08:00:01Z"], "at most 24 hours"),
+                (
+                    ["time", id, "--start", "\(RecentFriday.day)T10:00:00Z", "--end", "\(RecentFriday.day)T09:00:00Z"],
+                    "ends after it starts"
+                ),
+                (["time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--end", "\(RecentFriday.next)T08:00:01Z"], "at most 24 hours"),
                 (["time", id, "--minutes", "1441"], "--minutes is 1 to 1440"),
                 (["time", id, "--minutes", "0"], "--minutes is 1 to 1440"),
                 (["time", id, "--start", "yesterday", "--end", "10:00"], "--start must be"),
@@ -66,7 +69,7 @@ struct TimeOnJobEndToEndTests {
                     "\($0.kind.rawValue) \(ISODate.format($0.startedAt)) \($0.minutes.map(String.init) ?? "open") \($0.source)"
                 }
             }
-            let recorded = ["travel 2026-11-20T07:35:00Z 25 worker", "work 2026-11-20T08:00:00Z 150 worker"]
+            let recorded = ["travel \(RecentFriday.day)T07:35:00Z 25 worker", "work \(RecentFriday.day)T08:00:00Z 150 worker"]
             #expect(try await entries() == recorded)
             let ledger = try await CentralStore.withStore(setup.url) { store in
                 try await store.rows("SELECT count(*)::int FROM field_changes WHERE task_id = \(task.id) AND operation = 'time'")
@@ -95,19 +98,24 @@ struct TimeOnJobEndToEndTests {
 
             // A manager corrects the finished job; the history names them, with the entry before and after.
             let corrected = try await manager.ok(
-                "task", "time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T11:00:00Z", "--actor", "max@example.org")
+                "task", "time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--end", "\(RecentFriday.day)T11:00:00Z", "--actor",
+                "max@example.org")
             #expect(corrected.contains("Labour: 3:00 work, 0:25 travel."), "\(corrected)")
             let history = try await manager.ok("task", "history", id)
             #expect(
-                history.contains("max Test") && history.contains("2026-11-20T10:30:00Z") && history.contains("2026-11-20T11:00:00Z"),
+                history.contains("max Test") && history.contains("\(RecentFriday.day)T10:30:00Z")
+                    && history.contains("\(RecentFriday.day)T11:00:00Z"),
                 "\(history)")
             let after = try await entries()
             for (arguments, code) in [
                 (
-                    ["task", "time", id, "--start", "2026-11-20T10:00:00Z", "--end", "2026-11-20T09:00:00Z"],
+                    ["task", "time", id, "--start", "\(RecentFriday.day)T10:00:00Z", "--end", "\(RecentFriday.day)T09:00:00Z"],
                     TeamworkError.Code.invalidInput
                 ),
-                (["task", "time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-21T09:00:00Z"], .invalidInput),
+                (
+                    ["task", "time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--end", "\(RecentFriday.next)T09:00:00Z"],
+                    .invalidInput
+                ),
                 (["task", "time", id, "--minutes", "-5"], .usage),
                 (["task", "time", id, "--person", "nobody@example.org", "--minutes", "5"], .notFound),
             ] {
@@ -117,13 +125,29 @@ struct TimeOnJobEndToEndTests {
             #expect(try await entries() == after, "refusals changed nothing")
 
             // Payroll's week: her Friday, work and travel, beyond nothing (within 07:00-16:00).
-            let csv = try await manager.ok("report", "timesheet", "--week", "2026-W47", "--team", "red", "--csv")
-            let friday = csv.split(separator: "\r\n").first { $0.hasPrefix("\(setup.world.ann.id),") && $0.contains("2026-11-20") }
+            let csv = try await manager.ok("report", "timesheet", "--week", RecentFriday.week, "--team", "red", "--csv")
+            let friday = csv.split(separator: "\r\n").first {
+                $0.hasPrefix("\(setup.world.ann.id),") && $0.contains(RecentFriday.day.description)
+            }
             #expect(friday?.hasSuffix(",180,25,205,540,0") == true, "\(csv)")
-            let table = try await manager.ok("report", "timesheet", "--week", "2026-W47")
-            #expect(table.contains("Week 2026-W47") && table.contains("3:25"), "\(table)")
+            let table = try await manager.ok("report", "timesheet", "--week", RecentFriday.week)
+            #expect(table.contains("Week \(RecentFriday.week)") && table.contains("3:25"), "\(table)")
             let bad = try await manager.run(["report", "timesheet", "--week", "2026-53"])
             #expect(bad.status == TeamworkError.Code.invalidInput.exitStatus && bad.errorLines.count == 1, "\(bad.stderr)")
+
+            // Payroll closes the week, naming who did: its days keep their time, the manager's correction included.
+            let closing = try await manager.ok("report", "timesheet", "--close", RecentFriday.week, "--actor", "max@example.org")
+            let sunday = RecentFriday.day.adding(days: 2)
+            #expect(closing.contains("Payroll is closed through \(sunday) (week \(RecentFriday.week)), by max Test"), "\(closing)")
+            let late = try await manager.run(
+                ["task", "time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--end", "\(RecentFriday.day)T12:00:00Z"]
+                    + ["--actor", "max@example.org"])
+            #expect(
+                late.status == TeamworkError.Code.conflict.exitStatus && late.stderr.contains("payroll closed the days up to \(sunday)")
+                    && late.errorLines.count == 1, "\(late.stderr)")
+            let twice = try await manager.run(["report", "timesheet", "--close", RecentFriday.week, "--actor", "max@example.org"])
+            #expect(twice.status == TeamworkError.Code.conflict.exitStatus && twice.stderr.contains("already"), "\(twice.stderr)")
+            #expect(try await entries() == after, "nothing changed on the closed days")
         }
     }
 
@@ -139,7 +163,9 @@ struct TimeOnJobEndToEndTests {
             let id = String(task.id)
             try await service("replicate")
             #expect(try await worker("login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
-            #expect(try await worker("time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T09:15:00Z").status == 0)
+            #expect(
+                try await worker("time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--end", "\(RecentFriday.day)T09:15:00Z").status
+                    == 0)
             #expect(try await worker("used", id, "--line", "Tape", "2").status == 0)
             // The dispatcher gives the job to the blue team before her changes reach the master.
             _ = try await manager.ok("task", "assign", id, "--team", "blue", "--assignee", "cy@example.org")
@@ -165,7 +191,8 @@ struct TimeOnJobEndToEndTests {
                 ])
             #expect(lines.map { "\($0.name) \($0.quantity) \($0.personID)" } == ["Tape 2 \(setup.world.ann.id)"])
             let history = try await manager.ok("task", "history", id)
-            #expect(history.contains("max Test") && history.contains("2026-11-20T09:15:00Z") && history.contains("Tape"), "\(history)")
+            #expect(
+                history.contains("max Test") && history.contains("\(RecentFriday.day)T09:15:00Z") && history.contains("Tape"), "\(history)")
         }
     }
 }

@@ -290,7 +290,7 @@ struct WebhookTests {
             #expect(try await WorkerTool.run(ann, "login", "--server", service.url, "--token", token).status == 0)
             for arguments in [
                 ["start", id], ["used", id, "CBL-3", "12.5"], ["used", id, "PUMP-1", "1"], ["used", id, "--line", "Sealant", "2"],
-                ["time", id, "--travel", "--start", "2026-11-20T07:40:00Z", "--end", "2026-11-20T08:00:00Z"],
+                ["time", id, "--travel", "--start", "\(RecentFriday.day)T07:40:00Z", "--end", "\(RecentFriday.day)T08:00:00Z"],
                 ["complete", id, "--note", "pump replaced"],
             ] {
                 let run = try await WorkerTool.run(ann, arguments)
@@ -327,8 +327,8 @@ struct WebhookTests {
                 #expect(
                     labour.entries.first
                         == .init(
-                            kind: "travel", worker: .init(id: annID, name: "Ann Field"), startedAt: "2026-11-20T07:40:00Z",
-                            endedAt: "2026-11-20T08:00:00Z", minutes: 20, source: "worker"))
+                            kind: "travel", worker: .init(id: annID, name: "Ann Field"), startedAt: "\(RecentFriday.day)T07:40:00Z",
+                            endedAt: "\(RecentFriday.day)T08:00:00Z", minutes: 20, source: "worker"))
                 let work = labour.entries.filter { $0.kind == "work" }
                 #expect(
                     work.count <= 1 && work.allSatisfy { $0.source == "auto" } && labour.workMinutes == work.map(\.minutes).reduce(0, +))
@@ -345,7 +345,9 @@ struct WebhookTests {
             #expect(again.totals == [Total(currency: "EUR", amount: "1200.00"), Total(currency: "SEK", amount: "125.00")])
             // Time she enters after the job was done changes its cost too: billing hears again, once.
             #expect(
-                try await WorkerTool.run(ann, "time", id, "--start", "2026-11-20T08:00:00Z", "--end", "2026-11-20T09:30:00Z").status == 0)
+                try await WorkerTool.run(
+                    ann, "time", id, "--start", "\(RecentFriday.day)T08:00:00Z", "--end", "\(RecentFriday.day)T09:30:00Z"
+                ).status == 0)
             #expect(try await WorkerTool.run(ann, "sync").status == 0)
             #expect(try await eventually(within: .seconds(30)) { try receiver.taken().count == 4 }, "\(receiver.shown())")
             #expect(try await Self.events(url, task: task.id) == ["task.completed": 1, "task.costed": 3])

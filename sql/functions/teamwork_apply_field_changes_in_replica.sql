@@ -260,9 +260,10 @@ BEGIN
 
     -- Entries that supersede each other merge: a time entry or a use that a later change of the
     -- same person in this batch sets again (the same task and kind, or the same task and line) is
-    -- taken as merged into that one (applied, its ledger row naming the later change), with no
-    -- history and nothing to billing of its own: one push causes work by the entries it sets, not
-    -- by how often the phone sent them.
+    -- superseded by it at once: its ledger row says so (not applied, no conflict, nothing for the
+    -- dispatcher to decide), with no history and nothing to billing of its own. One push causes
+    -- work by the entries it sets, not by how often the phone sent them; the later change meets
+    -- every rule.
     SELECT coalesce(jsonb_object_agg(m.position::text, m.later), '{}') INTO v_merged
       FROM (SELECT x.position,
                    last_value(x.change_id) OVER (PARTITION BY x.person_id, x.task_id, x.operation,
@@ -281,12 +282,12 @@ BEGIN
             INSERT INTO public.field_changes (replica, position, change_id, person_id, task_id, operation, note, latitude, longitude,
                                        made_at, received_at, applied, conflict, detail, item, value)
             VALUES (p_replica, c.position, c.change_id, c.person_id, c.task_id, c.operation, c.note, NULL, NULL,
-                    to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), true, NULL,
-                    'merged into the later change ' || (v_merged ->> c.position::text) || ' of the same sync',
+                    to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0), false, NULL,
+                    'superseded by the later change ' || (v_merged ->> c.position::text) || ' of the same sync',
                     left(c.item, 100), left(c.value, 2000));
             change_id := c.change_id;
             task_id := c.task_id;
-            applied := true;
+            applied := false;
             conflict := NULL;
             RETURN NEXT;
             CONTINUE;
