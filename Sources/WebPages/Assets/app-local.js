@@ -61,6 +61,24 @@ export async function wipe(person) {
   await request(indexedDB.deleteDatabase(databaseName(person)));
 }
 
+// A phone holds only its own person: everything this browser kept of anyone else (`person` null:
+// of everyone) goes, their databases whole (tasks, notes, unsent photos and work), the web
+// storage the app wrote for them and any cache that is not the app's own files. Run when the
+// phone is paired for someone, signed out, revoked or its person deactivated.
+export async function forgetOthers(person) {
+  const keep = person == null ? null : databaseName(person);
+  const names = new Set();
+  if (indexedDB.databases) for (const { name } of await indexedDB.databases()) if (name) names.add(name);
+  for (const name of names) if (name.startsWith("teamwork-person-") && name !== keep) await request(indexedDB.deleteDatabase(name));
+  try { sessionStorage.clear(); } catch { /* storage may be unavailable: nothing kept there then */ }
+  if (person == null) {
+    for (const key of Object.keys(localStorage)) if (key.startsWith("teamwork.")) localStorage.removeItem(key);
+  }
+  if (typeof caches !== "undefined") {
+    for (const name of await caches.keys()) if (!name.startsWith("teamwork-app-")) await caches.delete(name);
+  }
+}
+
 export class Local {
   constructor(db, person) { this.db = db; this.person = person; }
   close() { this.db.close(); }
@@ -90,16 +108,36 @@ export class Local {
 
   // Lets go of the copies the person may no longer read (taken off a team): their tasks, sites and
   // members leave the phone in one transaction, and the person is told which team went.
+  // Everything of the team goes with it: what was used and the time recorded on its tasks, the
+  // messages about them, its unsent work and the photos and signatures not yet uploaded for it.
   async keepOnly(names) {
     const gone = (await this.all("replicas")).filter((r) => r.name !== "common" && !names.has(r.name));
     if (!gone.length) return;
-    await this.write(["replicas", "tasks", "members", "locations", "notices"], async (s) => {
+    const stores = ["replicas", "tasks", "members", "locations", "notices", "used", "time", "queue", "files"];
+    await this.write(stores, async (s) => {
       const now = Date.now();
+      const goneNames = new Set(gone.map((r) => r.name));
+      const tasks = new Set();
       for (const replica of gone) {
-        for (const name of ["tasks", "members", "locations"]) {
-          s[name].delete(IDBKeyRange.bound([replica.name, -Infinity], [replica.name, Infinity]));
-        }
+        const range = IDBKeyRange.bound([replica.name, -Infinity], [replica.name, Infinity]);
+        for (const task of await request(s.tasks.getAll(range))) tasks.add(task.id);
+        for (const name of ["tasks", "members", "locations"]) s[name].delete(range);
         s.replicas.delete(replica.name);
+      }
+      const kept = new Set((await request(s.tasks.getAll())).filter((t) => !goneNames.has(t.replica)).map((t) => t.id));
+      const theirs = (taskID) => taskID != null && tasks.has(taskID) && !kept.has(taskID);
+      const files = new Set();
+      for (const entry of await request(s.queue.getAll())) {
+        if (!goneNames.has(entry.replica)) continue;
+        if (entry.change.blob) files.add(entry.change.blob);
+        s.queue.delete(entry.seq);
+      }
+      for (const entry of await request(s.queue.getAll())) if (entry.change.blob) files.delete(entry.change.blob);
+      for (const digest of files) s.files.delete(digest);
+      for (const name of ["used", "time", "notices"]) {
+        for (const row of await request(s[name].getAll())) if (theirs(row.taskID)) s[name].delete(row.key);
+      }
+      for (const replica of gone) {
         if (replica.kind === "team") s.notices.put({ key: `gone:${replica.name}:${now}`, at: now, taskID: null, text: text("teamGone", replica.title || replica.name) });
       }
     });

@@ -4,7 +4,7 @@
 // next change (live mode). Signed in by the phone's cookie, which the script never sees; every
 // request carries the app's header, which a page of another site cannot send.
 
-import { open, wipe } from "./local.js";
+import { open, wipe, forgetOthers } from "./local.js";
 import { text } from "./words.js";
 
 export class SignedOut extends Error {}
@@ -290,4 +290,4 @@ export function exclusively(person, body) {
   return navigator.locks ? navigator.locks.request(`teamwork-sync-${person}`, body) : body();
 }
 
-export { open, wipe };
+export { open, wipe, forgetOthers };

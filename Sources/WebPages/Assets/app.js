@@ -4,7 +4,7 @@
 // on the page as text (textContent), never as markup.
 
 import * as rules from "./rules.js";
-import { open, wipe, listing, actAs, sync, exclusively, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
+import { open, wipe, forgetOthers, listing, actAs, sync, exclusively, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
 import { text, time, language, refusal } from "./words.js";
 
 const state = {
@@ -71,6 +71,8 @@ function syncNow() {
         if (state.local) state.local.close();
         state.person = list.person;
         localStorage.setItem("teamwork.person", String(list.person));
+        // Nothing of whoever had the phone before stays on it, unsent work included.
+        await forgetOthers(list.person);
         state.local = await open(list.person);
       }
       actAs(list.person);
@@ -131,8 +133,7 @@ async function signedOut() {
   state.signedOut = state.signedOut || state.person != null;
   if (state.local) state.local.close();
   if (state.person) await wipe(state.person);
-  localStorage.removeItem("teamwork.person");
-  localStorage.removeItem("teamwork.replicas");
+  await forgetOthers(null);
   state.local = null;
   state.person = null;
   state.stopped = true;
