@@ -163,6 +163,19 @@ extension CentralStore {
         return RedeemedPairing(personID: person, tokenID: token, pairingID: pairing, secret: secret)
     }
 
+    /// Whose phone pairing code `code` would pair ("Ann Field"), before anything is redeemed; `nil`
+    /// when the code is not live (unknown, used, expired, its person gone or in another role).
+    public func pairingPerson(code: String) async throws -> String? {
+        do {
+            return try await rows("SELECT first_name, last_name FROM teamwork_pairing_person(\(code))").first.map { row in
+                let (first, last) = try row.decode((String, String).self)
+                return "\(first) \(last)".trimmingCharacters(in: .whitespaces)
+            }
+        } catch {
+            throw StoreError.map(error)
+        }
+    }
+
     /// Cancels a person's pairing links not yet used; how many there were.
     public func cancelPairings(personID: Int64) async throws -> Int {
         try await transaction { connection in

@@ -14,6 +14,7 @@ public protocol EndpointStore: Sendable {
     ) async throws
         -> [(personID: Int64, teamIDs: [Int64], latitude: Double, longitude: Double, reportedAt: Date)]
     func redeemPairing(code: String, deviceName: String) async throws -> CentralStore.RedeemedPairing?
+    func pairingPerson(code: String) async throws -> String?
     @discardableResult func signOutDevice(secret: String) async throws -> Bool
     func appointmentLink(secret: String) async throws -> CentralStore.AppointmentLink?
     func task(id: Int64) async throws -> FieldTask

@@ -46,7 +46,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
             guard request.uri.path == "/app" else { return Self.file("index.html") ?? Self.missing() }
             return Response(status: .movedPermanently, headers: [.location: "/app/"])
         }
-        router.get("app/pair") { request, _ in pairPage(request) }
+        router.get("app/pair") { request, context in try await pairPage(request, context) }
         router.post("app/pair") { request, context in try await pair(request, context) }
         router.post("app/sign-out") { request, context in try await signOut(request, context) }
         router.get("app/:file") { _, context in Self.file(context.parameters.get("file") ?? "") ?? Self.missing() }
@@ -88,15 +88,25 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
 
     // MARK: Pairing
 
-    /// The pairing link's page: a form that names the phone. Nothing is redeemed by opening it (a
-    /// link preview or a scanner that follows links does not use the code up).
-    func pairPage(_ request: Request) -> Response {
+    /// The pairing link's page: whose phone it pairs, and a form that names the phone; a link used
+    /// up or expired says so at once. Nothing is redeemed by opening it (a link preview or a scanner
+    /// that follows links does not use the code up). Looking the code up is budgeted as pairing is:
+    /// counted against the address as it starts (given back for a live code), two at once.
+    func pairPage(_ request: Request, _ context: Context) async throws -> Response {
+        let words = FieldAppHTML.words(request)
         let code = request.uri.queryParameters.get("code") ?? ""
-        guard Self.isCode(code) else {
-            return page(FieldAppHTML.problem(FieldAppHTML.words(request).badLink, FieldAppHTML.words(request)), status: .badRequest)
+        guard Self.isCode(code) else { return page(FieldAppHTML.problem(words.badLink, words), status: .badRequest) }
+        let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
+        guard limiter.attempt(address), case .success(let place) = pairings.reserve(for: address) else {
+            return page(FieldAppHTML.problem(words.tooMany, words), status: .tooManyRequests)
         }
+        defer { place.release() }
+        guard let person = try await store.run({ try await $0.pairingPerson(code: code) }) else {
+            return page(FieldAppHTML.problem(words.usedUp, words), status: .gone)
+        }
+        limiter.succeeded(address)
         let csrf = TokenSecret.randomBase64URL()
-        return page(FieldAppHTML.pair(code: code, csrf: csrf, words: FieldAppHTML.words(request)), csrf: csrf)
+        return page(FieldAppHTML.pair(code: code, csrf: csrf, person: person, words: words), csrf: csrf)
     }
 
     func pair(_ request: Request, _ context: Context) async throws -> Response {
@@ -126,9 +136,12 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         guard (1...60).contains(name.unicodeScalars.count),
             !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else {
+            guard let person = try await store.run({ try await $0.pairingPerson(code: code) }) else {
+                return page(FieldAppHTML.problem(words.usedUp, words), status: .gone)
+            }
             limiter.succeeded(address)
             return page(
-                FieldAppHTML.pair(code: code, csrf: cookie, words: words, problem: words.nameRule), csrf: cookie,
+                FieldAppHTML.pair(code: code, csrf: cookie, person: person, words: words, problem: words.nameRule), csrf: cookie,
                 status: .unprocessableContent)
         }
         guard case .success(let place) = pairings.reserve(for: address) else {
@@ -208,6 +221,8 @@ enum FieldAppHTML {
     struct Words {
         var lang, title, intro, nameLabel, nameHint, pairButton, badLink, usedUp, tooMany, unreadable, forged, nameRule,
             problemTitle: String
+        /// Whose phone the link pairs; `{name}` is the person's name.
+        var forWhom: String
     }
 
     static let english = Words(
@@ -217,7 +232,8 @@ enum FieldAppHTML {
         usedUp: "This pairing link is used up or has expired. Ask your dispatcher for a new one.",
         tooMany: "Too many tries from here. Wait a minute and try again.", unreadable: "The form could not be read.",
         forged: "This form did not come from this page. Open the pairing link again.",
-        nameRule: "A name is 1 to 60 characters on one line.", problemTitle: "Pairing did not work")
+        nameRule: "A name is 1 to 60 characters on one line.", problemTitle: "Pairing did not work",
+        forWhom: "This link pairs this phone for {name}. Not {name}? Close this page and ask your dispatcher for a link of your own.")
     static let swedish = Words(
         lang: "sv", title: "Koppla den här telefonen", intro: "Telefonen visar dagens arbete och fungerar utan täckning.",
         nameLabel: "Telefonens namn", nameHint: "Så att arbetsledaren kan skilja dina telefoner åt, t.ex. ”Annas Pixel”.",
@@ -225,7 +241,8 @@ enum FieldAppHTML {
         usedUp: "Kopplingslänken är redan använd eller har gått ut. Be arbetsledaren om en ny.",
         tooMany: "För många försök härifrån. Vänta en minut och försök igen.", unreadable: "Formuläret gick inte att läsa.",
         forged: "Formuläret kom inte från den här sidan. Öppna kopplingslänken igen.",
-        nameRule: "Ett namn är 1 till 60 tecken på en rad.", problemTitle: "Kopplingen fungerade inte")
+        nameRule: "Ett namn är 1 till 60 tecken på en rad.", problemTitle: "Kopplingen fungerade inte",
+        forWhom: "Länken kopplar telefonen till {name}. Är du inte {name}? Stäng sidan och be arbetsledaren om en egen länk.")
 
     static func words(_ request: Request) -> Words {
         let accepted = request.headers[.acceptLanguage] ?? ""
@@ -254,12 +271,14 @@ enum FieldAppHTML {
         """
     }
 
-    static func pair(code: String, csrf: String, words: Words, problem: String? = nil) -> HTML {
+    static func pair(code: String, csrf: String, person: String, words: Words, problem: String? = nil) -> HTML {
         let error: HTML = problem.map { "<p class=\"problem\" role=\"alert\" id=\"name-problem\">\($0)</p>" } ?? .empty
+        let whom = words.forWhom.replacingOccurrences(of: "{name}", with: TerminalText.inline(person))
         return frame(
             words.title, lang: words.lang,
             """
             <h1>\(words.title)</h1>
+            <p class="for-whom" id="for-whom">\(whom)</p>
             <p>\(words.intro)</p>
             \(error)
             <form method="post" action="/app/pair">

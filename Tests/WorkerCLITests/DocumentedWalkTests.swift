@@ -255,6 +255,9 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "report labour --from 2026-12-01 --to 2026-12-07")
                 let week = try await walk.run("teamwork-manager", "report timesheet --week 2026-W49")
                 #expect(week?.stdout.contains("person_id,person,date,work_minutes") == true, "payroll's CSV: \(week?.stdout ?? "")")
+                // A week before the walk's own days (it runs on the wall clock's, from 2026-12-07 on).
+                let closed = try await walk.run("teamwork-manager", "report timesheet --close 2026-W48")
+                #expect(closed?.stdout.contains("Payroll is closed through 2026-11-29 (week 2026-W48)") == true, "\(closed?.stdout ?? "")")
 
                 // The service, once per run.
                 try await walk.run("teamwork-service", "replicate --full")
@@ -298,7 +301,7 @@ struct DocumentedWalkTests {
                 #expect(used?.stdout.contains("CBL-3x2.5") == true && used?.stdout.contains("Cable ties") == true, "\(used?.stdout ?? "")")
                 // Her time: the work, and the drive there.
                 try await walk.run("teamwork-worker", "time 12 --start 08:00 --end 10:30")
-                try await walk.run("teamwork-worker", "time 12 --travel --minutes 25")
+                try await walk.run("teamwork-worker", "time 12 --travel --start 07:35 --end 08:00")
                 let time = try await walk.run("teamwork-worker", "time 12")
                 #expect(time?.stdout.contains("2:30") == true && time?.stdout.contains("0:25") == true, "\(time?.stdout ?? "")")
                 try await walk.run("teamwork-worker", "start 12")

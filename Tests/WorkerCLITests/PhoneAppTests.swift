@@ -570,6 +570,8 @@ struct PhoneAppTests {
             let form = try await LocalHTTP.request(url: link)
             #expect(form.status == 200 && form.header("cache-control") == "no-store")
             #expect(form.header("content-security-policy")?.contains("script-src 'self'") == true)
+            // The page says whose phone it pairs before anything is redeemed (a forwarded link is seen for what it is).
+            #expect(form.text.contains("This link pairs this phone for Ann Field. Not Ann Field?"), "\(form.text)")
             let csrf = try #require(form.header("set-cookie")?.split(separator: ";").first.map(String.init))
             let token = String(csrf.split(separator: "=")[1])
             func post(_ fields: String, headers: [String: String] = [:]) async throws -> LocalHTTP.Response {
@@ -588,8 +590,12 @@ struct PhoneAppTests {
                 paired.header("set-cookie")?.split(separator: "\n").first { $0.hasPrefix("__Host-tw_device=") }.map(String.init))
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"))
             let device = try #require(cookie.split(separator: ";").first.map(String.init))
-            // Used once.
+            // Used once; the link then says so at once, with no form to fill in.
             #expect(try await post("code=\(code)&csrf=\(token)&name=again").status == 410)
+            let usedUp = try await LocalHTTP.request(url: link)
+            #expect(usedUp.status == 410 && usedUp.text.contains("used up") && !usedUp.text.contains("<form"), "\(usedUp.text)")
+            let madeUp = try await LocalHTTP.request(url: scene.service.url + "/app/pair?code=" + String(repeating: "A", count: 43))
+            #expect(madeUp.status == 410 && !madeUp.text.contains("<form"))
 
             // The cookie alone (what a cross-site form or image would carry) signs nobody in.
             let port = try #require(URLComponents(string: scene.service.url)?.port)
