@@ -43,10 +43,15 @@ public protocol BlobStore: Sendable {
     func head(_ digest: BlobDigest, count: Int) throws -> [UInt8]
     /// Frees at least `bytes` by removing files no attachment has claimed: whole files every holder
     /// still has pending, sent before `before`, and unfinished uploads begun before `before` other than
-    /// those under way (`sparing`). Taken from whoever holds the most such bytes first, their oldest
-    /// first (``JunkEviction``); nothing at all when they hold less than `bytes`. Each file's marks
-    /// are read again just before it goes. How many bytes it freed.
-    func evictUnclaimed(atLeast bytes: Int64, before: Date, sparing: Set<UploadKey>) throws -> Int64
+    /// those under way (`sparing`); for `proof` (an upload announced for a task its sender holds), files
+    /// nobody announced go whatever their age. Taken from whoever holds the most such bytes first,
+    /// their oldest first (``JunkEviction``); nothing at all when they hold less than `bytes`. Each
+    /// file's marks are read again just before it goes. How many bytes it freed.
+    func evictUnclaimed(atLeast bytes: Int64, before: Date, sparing: Set<UploadKey>, proof: Bool) throws -> Int64
+    /// Marks `person`'s upload of `digest` as announced proof: sent for a task they hold, its
+    /// attachment to follow. An announced file is never removed to make room for files nobody
+    /// announced, however young it is.
+    func announce(_ digest: BlobDigest, by person: Uploader) throws
 }
 
 /// Which unclaimed files go first when an upload needs room on a full disk: the person holding the

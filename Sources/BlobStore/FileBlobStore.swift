@@ -11,6 +11,7 @@ import Foundation
 ///     ROOT/holders/<sha256>/<person>      who sent it whole, and when (the file's time)
 ///     ROOT/pending/<person>/<sha256>      sent whole, not yet named by an attachment of theirs
 ///     ROOT/sent/<person>/<sha256>         sent whole, for a day (the daily budget)
+///     ROOT/announced/<person>/<sha256>    sent as proof for a task they hold, until claimed or gone
 ///
 /// A reader never sees half a blob.
 public struct FileBlobStore: BlobStore {
@@ -21,7 +22,7 @@ public struct FileBlobStore: BlobStore {
 
     public init(root: URL) throws {
         self.root = root
-        for folder in ["", "partial", "holders", "pending", "sent"].map({ root.appending(path: $0) }) {
+        for folder in ["", "partial", "holders", "pending", "sent", "announced"].map({ root.appending(path: $0) }) {
             try Self.folder(folder.path)
         }
     }
@@ -52,6 +53,16 @@ public struct FileBlobStore: BlobStore {
     func pendingPath(of digest: BlobDigest, by person: Uploader) -> String { root.appending(path: "pending/\(person)/\(digest.hex)").path }
 
     func sentPath(of digest: BlobDigest, by person: Uploader) -> String { root.appending(path: "sent/\(person)/\(digest.hex)").path }
+
+    func announcedPath(of digest: BlobDigest, by person: Uploader) -> String {
+        root.appending(path: "announced/\(person)/\(digest.hex)").path
+    }
+
+    public func announce(_ digest: BlobDigest, by person: Uploader) throws {
+        try Self.mark(announcedPath(of: digest, by: person))
+    }
+
+    func isAnnounced(_ digest: BlobDigest, by person: Uploader) -> Bool { Self.size(announcedPath(of: digest, by: person)) != nil }
 
     static func size(_ path: String) -> Int64? {
         var info = stat()
@@ -153,6 +164,7 @@ public struct FileBlobStore: BlobStore {
 
     public func claim(_ digest: BlobDigest, by person: Uploader) throws {
         unlink(pendingPath(of: digest, by: person))
+        unlink(announcedPath(of: digest, by: person))
     }
 
     public func pending(of person: Uploader) throws -> (files: Int, bytes: Int64, sentLastDay: Int64) {
@@ -232,14 +244,22 @@ public struct FileBlobStore: BlobStore {
 
     public func remove(_ digest: BlobDigest) throws {
         unlink(path(of: digest))
-        try? FileManager.default.removeItem(atPath: root.appending(path: "holders/\(digest.hex)").path)
+        let holders = root.appending(path: "holders/\(digest.hex)").path
+        for person in (try? FileManager.default.contentsOfDirectory(atPath: holders)) ?? [] {
+            if let person = Uploader(person) { unlink(announcedPath(of: digest, by: person)) }
+        }
+        try? FileManager.default.removeItem(atPath: holders)
     }
 
     public func discard(_ entry: BlobInventory.Upload) throws {
         switch (entry.person, entry.pending) {
         case (nil, _): unlink(root.appending(path: "partial/\(entry.digest.hex)").path)
-        case (let person?, false): unlink(partialPath(of: entry.digest, by: person))
-        case (let person?, true): unlink(pendingPath(of: entry.digest, by: person))
+        case (let person?, false):
+            unlink(partialPath(of: entry.digest, by: person))
+            if Self.size(holderPath(of: entry.digest, by: person)) == nil { unlink(announcedPath(of: entry.digest, by: person)) }
+        case (let person?, true):
+            unlink(pendingPath(of: entry.digest, by: person))
+            unlink(announcedPath(of: entry.digest, by: person))
         }
     }
 
@@ -247,11 +267,12 @@ public struct FileBlobStore: BlobStore {
         if let person = entry.person { unlink(sentPath(of: entry.digest, by: person)) }
     }
 
-    public func evictUnclaimed(atLeast bytes: Int64, before: Date, sparing: Set<UploadKey>) throws -> Int64 {
+    public func evictUnclaimed(atLeast bytes: Int64, before: Date, sparing: Set<UploadKey>, proof: Bool) throws -> Int64 {
         let inventory = try inventory()
         var candidates: [JunkEviction.Candidate] = []
-        for upload in inventory.partial where upload.time < before {
+        for upload in inventory.partial {
             guard let person = upload.person, !sparing.contains(UploadKey(digest: upload.digest, person: person)),
+                upload.time < before || (proof && !isAnnounced(upload.digest, by: person)),
                 let size = Self.size(partialPath(of: upload.digest, by: person))
             else { continue }
             candidates.append(
@@ -259,9 +280,10 @@ public struct FileBlobStore: BlobStore {
         }
         // A whole file is junk only while every holder still has it pending (no attachment of anyone's names it).
         let pendingBy = Dictionary(grouping: inventory.pending, by: \.digest)
-        for blob in inventory.complete where blob.sent < before {
+        for blob in inventory.complete {
             guard let marks = pendingBy[blob.digest], let size = Self.size(path(of: blob.digest)), unclaimed(blob.digest),
-                let first = marks.min(by: { $0.time < $1.time }), let person = first.person
+                let first = marks.min(by: { $0.time < $1.time }), let person = first.person,
+                blob.sent < before || (proof && !marks.contains { $0.person.map { isAnnounced(blob.digest, by: $0) } ?? false })
             else { continue }
             candidates.append(.init(person: person, time: first.time, bytes: size, item: .complete(blob.digest)))
         }
@@ -272,8 +294,11 @@ public struct FileBlobStore: BlobStore {
             case .partial(let upload):
                 unlink(partialPath(of: upload.digest, by: upload.person))
             case .complete(let digest):
-                // Claimed, or sent again, since the inventory was taken: it stays.
-                guard unclaimed(digest), let sent = lastSent(digest), sent < before else { continue }
+                // Claimed, or sent again (unless nobody announced it and proof needs the room), since the inventory was taken: it stays.
+                guard unclaimed(digest), let sent = lastSent(digest),
+                    sent < before
+                        || (proof && !(pendingBy[digest] ?? []).contains { $0.person.map { isAnnounced(digest, by: $0) } ?? false })
+                else { continue }
                 for mark in pendingBy[digest] ?? [] { try discard(mark) }
                 try remove(digest)
             }

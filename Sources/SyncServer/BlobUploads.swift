@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import ServerSupport
+import TeamDatabase
 import TeamworkModel
 
 #if canImport(Glibc)
@@ -28,8 +29,14 @@ import TeamworkModel
 /// ``allowance`` in uploads unfinished or not yet named by an attachment of
 /// theirs, and sends at most ``dailyBytes`` a day (507, for them only), and two
 /// uploads of the same blob by one person never interleave (503).
+///
+/// A piece may say what it is proof of, `Upload-For: {task id}`: when the sender holds that task
+/// (its assignee, not completed or cancelled, in a replica of theirs) the file is announced proof,
+/// and on a full disk files nobody announced make room for it whatever their age (docs/security.md).
 struct BlobUploads: Sendable {
     let store: any BlobStore
+    /// The replicas a piece's `Upload-For` is checked against.
+    let replicas: ReplicaConnections?
     let maximumBytes: Int64
     /// Uploads one person may have going at once.
     let uploads: Budget<Int64>
@@ -50,12 +57,13 @@ struct BlobUploads: Sendable {
     }
 
     init(
-        store: any BlobStore, maximumBytes: Int64, maximumPerPerson: Int = 2,
+        store: any BlobStore, replicas: ReplicaConnections? = nil, maximumBytes: Int64, maximumPerPerson: Int = 2,
         allowance: (files: Int, bytes: Int64) = (200, 256 * 1024 * 1024), dailyBytes: Int64 = 1024 * 1024 * 1024,
         reserveBytes: Int64 = 256 * 1024 * 1024
     ) {
         self.reserveBytes = reserveBytes
         self.store = store
+        self.replicas = replicas
         self.maximumBytes = maximumBytes
         uploads = Budget(perPrincipal: maximumPerPerson)
         self.allowance = allowance
@@ -65,6 +73,29 @@ struct BlobUploads: Sendable {
     static let offsetHeader = HTTPField.Name("Upload-Offset")!
     static let lengthHeader = HTTPField.Name("Upload-Length")!
     static let completeHeader = HTTPField.Name("Upload-Complete")!
+    static let forHeader = HTTPField.Name("Upload-For")!
+
+    /// Whether the piece is announced proof: `Upload-For` names a task `person` holds (its assignee,
+    /// neither completed nor cancelled) in one of the replicas they read. 400 for a header that is
+    /// not a task id; a task they do not hold makes it an upload like any other.
+    func isProof(_ request: Request, person: Int64, teams: [Team]) throws -> Bool {
+        guard let text = request.headers[Self.forHeader] else { return false }
+        guard let task = Int64(text), task > 0 else { throw HTTPError(.badRequest, message: "Upload-For names a task by its id") }
+        guard let replicas else { return false }
+        for replica in teams.map({ ReplicaID.team($0.id) }) + [ReplicaID.person(person)] {
+            let held = try? replicas.withConnection(to: replica) { queue in
+                try queue.read { db in
+                    try Bool.fetchOne(
+                        db,
+                        sql: """
+                            SELECT EXISTS (SELECT 1 FROM tasks WHERE id = ? AND assignee_id = ? AND status NOT IN ('completed', 'cancelled'))
+                            """, arguments: [task, person]) ?? false
+                }
+            }
+            if held == true { return true }
+        }
+        return false
+    }
 
     static func digest(_ context: SyncRequestContext) throws -> BlobDigest {
         guard let text = context.parameters.get("digest"), let digest = BlobDigest(hex: text) else {
@@ -91,6 +122,8 @@ struct BlobUploads: Sendable {
     @Sendable func patch(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson().id
         let digest = try Self.digest(context)
+        let (teams, uploads) = (context.teams, self)
+        let proof = try await blockingWork { try uploads.isProof(request, person: person, teams: teams) }
         guard let offsetText = request.headers[Self.offsetHeader], let offset = Int64(offsetText), offset >= 0,
             let lengthText = request.headers[Self.lengthHeader], let length = Int64(lengthText), length > 0
         else {
@@ -147,13 +180,16 @@ struct BlobUploads: Sendable {
         // Room for every upload under way and some to spare: a full disk would break the replicas beside the blobs.
         // Short of it, files no attachment has claimed make room, the biggest holder's oldest first (JunkEviction).
         let folder = Self.folderOf(store)
+        if proof { try await blockingWork { try store.announce(digest, by: person) } }
         let short = everyone + reserveBytes - Self.freeBytes(at: folder)
         if short >= 0 {
             let underWay = Set(active.value.map { UploadKey(digest: $0.digest, person: $0.person) })
             // Not a file sent in the last ten minutes: its attachment may be on its way (a push claims it
-            // after it is stored).
+            // after it is stored); but proof, announced for a task its sender holds, goes before files nobody announced.
             let before = Date().addingTimeInterval(-Self.evictionGrace)
-            let freed = try await blockingWork { try store.evictUnclaimed(atLeast: short + 1, before: before, sparing: underWay) }
+            let freed = try await blockingWork {
+                try store.evictUnclaimed(atLeast: short + 1, before: before, sparing: underWay, proof: proof)
+            }
             if freed > 0 { context.logger.notice("made room for an upload: removed unclaimed files", metadata: ["bytes": "\(freed)"]) }
             guard Self.freeBytes(at: folder) > everyone + reserveBytes else {
                 throw HTTPError(Self.insufficientStorage, message: "the server is short of disk space; try again later")

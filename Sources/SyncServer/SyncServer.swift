@@ -230,15 +230,15 @@ public enum SyncServer {
             configuration: configuration, store: store, cache: cache, watch: watch, connections: connections,
             stalled: stalled)
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
-        let pushQueue = PushQueue(
-            directory: directory, connections: ReplicaConnections(directory: directory),
-            lockTimeout: configuration.pushLockTimeout)
+        let replicaConnections = ReplicaConnections(directory: directory)
+        let pushQueue = PushQueue(directory: directory, connections: replicaConnections, lockTimeout: configuration.pushLockTimeout)
         let blobStore = try FileBlobStore(root: configuration.blobsFolder)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue, blobs: blobStore)
         let authenticator = TokenAuthenticator(
             store: store, cache: cache, limit: configuration.maximumRequestsPerPerson, secure: configuration.secureCookies)
         let blobs = BlobUploads(
-            store: blobStore, maximumBytes: configuration.maximumBlobBytes, reserveBytes: configuration.blobReserveBytes)
+            store: blobStore, replicas: replicaConnections, maximumBytes: configuration.maximumBlobBytes,
+            reserveBytes: configuration.blobReserveBytes)
         // The workers' protocol first: the router tries a path's first component against each route's
         // in the order they were added, and a fleet's pulls are nearly every request it answers.
         router.group("v1")

@@ -256,14 +256,17 @@ public struct SyncClient: Sendable {
         return Self.blobState(answer.response)
     }
 
-    /// Sends `bytes`, the piece of blob `digest` (of `length` bytes in all) that starts at `offset`; returns
-    /// where the server then stands. A server that holds another offset answers it (409), not an error.
-    func sendBlob(_ digest: String, offset: Int64, length: Int64, _ bytes: Data) async throws -> (offset: Int64, complete: Bool) {
-        let answer = try await exchange(
-            "PATCH", "v1/blobs/\(digest)", body: bytes,
-            headers: [
-                "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(length),
-            ], also: [409])
+    /// Sends `bytes`, the piece of blob `digest` (of `length` bytes in all) that starts at `offset`, as proof
+    /// for task `task` (`Upload-For`); returns where the server then stands. A server that holds another
+    /// offset answers it (409), not an error.
+    func sendBlob(
+        _ digest: String, offset: Int64, length: Int64, _ bytes: Data, for task: Int64? = nil
+    ) async throws -> (offset: Int64, complete: Bool) {
+        var headers = [
+            "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(length),
+        ]
+        if let task { headers["Upload-For"] = String(task) }
+        let answer = try await exchange("PATCH", "v1/blobs/\(digest)", body: bytes, headers: headers, also: [409])
         return Self.blobState(answer.response)
     }
 

@@ -147,7 +147,7 @@ public struct Synchronizer: Sendable {
                 continue
             }
             do {
-                let sent = try await upload(blob, size: size)
+                let sent = try await upload(blob, size: size, for: change.taskID)
                 if sent > 0 {
                     report.uploadedBytes += sent
                     report.uploadedFiles += 1
@@ -178,13 +178,14 @@ public struct Synchronizer: Sendable {
     /// Bytes per upload request: a piece a slow link (100 kbit/s) sends well within a request's deadline.
     static let uploadPiece = 256 * 1024
 
-    /// Uploads the kept file `digest` from where the server stands; the bytes sent (0 when the server had it).
-    private func upload(_ digest: String, size: Int64) async throws -> Int64 {
+    /// Uploads the kept file `digest` from where the server stands, as proof for task `task` (it goes
+    /// before files nobody announced on a full disk); the bytes sent (0 when the server had it).
+    private func upload(_ digest: String, size: Int64, for task: Int64?) async throws -> Int64 {
         var (offset, complete) = try await client.blobState(digest)
         guard !complete else { return 0 }
         if offset == size {
             // Every byte is there but the file was not finished (the server stopped right then): finish it.
-            (offset, complete) = try await client.sendBlob(digest, offset: size, length: size, Data())
+            (offset, complete) = try await client.sendBlob(digest, offset: size, length: size, Data(), for: task)
             if complete { return 0 }
         }
         guard let file = FileHandle(forReadingAtPath: store.blobPath(digest)) else {
@@ -202,7 +203,7 @@ public struct Synchronizer: Sendable {
                 throw SyncClient.Failure(kind: .rejected, message: "the file \(digest.prefix(12))… on this device is shorter than its size")
             }
             let before = offset
-            (offset, complete) = try await client.sendBlob(digest, offset: offset, length: size, piece)
+            (offset, complete) = try await client.sendBlob(digest, offset: offset, length: size, piece, for: task)
             // Bytes the server took: a piece answered with another offset (409) took none.
             sent += max(0, offset - before)
             // The server moves on with every piece; one that does not, three times over, is not going to.

@@ -182,6 +182,54 @@ struct BlobOwnershipTests {
         }
     }
 
+    /// Issue 64, hole 6 (seen failing on a28f529: young junk, never evicted for ten minutes, had a
+    /// teammate's real photo refused 507, and a flooder could renew it). A file announced as proof
+    /// for a task its sender holds (`Upload-For`) makes room from files nobody announced, however
+    /// young; announcing a task one does not hold buys nothing.
+    @Test func youngJunkNeverCrowdsOutProofAnnouncedForATaskItsSenderHolds() async throws {
+        try await Self.withSmallDisk(megabytes: 40) { disk in
+            try await SyncServerTests().withServer(
+                configure: {
+                    $0.blobsDirectory = disk
+                    $0.blobReserveBytes = 8 * 1024 * 1024
+                }
+            ) { world, client in
+                // Cy fills the disk with files of 4 MB, just sent, until it is full.
+                var junk: [String] = []
+                for seed in 0..<20 {
+                    let bytes = BlobUploadTests.photo(4 * 1024 * 1024, seed: UInt64(500 + seed))
+                    let digest = BlobDigest(of: bytes).hex
+                    let sent = try await BlobUploadTests.send(client, digest, token: world.cyToken, offset: 0, length: bytes.count, bytes)
+                    if sent.status.code == 507 { break }
+                    #expect(sent.status == .created, "junk \(seed): \(sent.status)")
+                    junk.append(digest)
+                }
+                #expect(junk.count >= 6, "\(junk.count)")
+                let photo = BlobUploadTests.photo(10 * 1024 * 1024, seed: 9)
+                let digest = BlobDigest(of: photo).hex
+                // Not announced, Ann's photo waits like anyone's (the junk is younger than ten minutes).
+                let plain = try await BlobUploadTests.send(client, digest, token: world.annToken, offset: 0, length: photo.count, photo)
+                #expect(plain.status.code == 507)
+                // Cy announcing his next file for Ann's task buys nothing: he does not hold it.
+                let more = BlobUploadTests.photo(4 * 1024 * 1024, seed: 600)
+                let claimed = try await BlobUploadTests.send(
+                    client, BlobDigest(of: more).hex, token: world.cyToken, offset: 0, length: more.count, more, for: String(world.redTask))
+                #expect(claimed.status.code == 507)
+                let malformed = try await BlobUploadTests.send(
+                    client, digest, token: world.annToken, offset: 0, length: photo.count, photo, for: "task 1")
+                #expect(malformed.status == .badRequest)
+                // Announced for her own task, it goes in: Cy's young junk makes the room.
+                let proof = try await BlobUploadTests.send(
+                    client, digest, token: world.annToken, offset: 0, length: photo.count, photo, for: String(world.redTask))
+                #expect(proof.status == .created, "\(proof.status)")
+                let store = try FileBlobStore(root: disk)
+                let kept = try junk.filter { try store.state(of: BlobDigest(hex: $0)!) != .absent }
+                #expect(kept.count < junk.count, "Cy's junk made the room")
+                #expect(try store.state(of: BlobDigest(hex: digest)!) != .absent)
+            }
+        }
+    }
+
     @Test func theBiggestHolderOfUnclaimedFilesLosesTheirOldestFirst() {
         let day = Date(timeIntervalSince1970: 1_800_000_000)
         func file(_ seed: UInt8) -> JunkEviction.Candidate.Item { .complete(BlobDigest(of: [seed])) }

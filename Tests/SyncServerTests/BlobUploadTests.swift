@@ -39,12 +39,13 @@ struct BlobUploadTests {
 
     static func send(
         _ client: any TestClientProtocol, _ digest: String, token: String, offset: Int, length: Int,
-        _ bytes: some Collection<UInt8>
+        _ bytes: some Collection<UInt8>, for task: String? = nil
     ) async throws -> TestResponse {
-        let headers: HTTPFields = [
+        var headers: HTTPFields = [
             .authorization: "Bearer \(token)", .contentType: "application/offset+octet-stream",
             HTTPField.Name("Upload-Offset")!: String(offset), HTTPField.Name("Upload-Length")!: String(length),
         ]
+        if let task { headers[HTTPField.Name("Upload-For")!] = task }
         return try await client.execute(uri: "/v1/blobs/\(digest)", method: .patch, headers: headers, body: ByteBuffer(bytes: bytes))
     }
 

@@ -162,7 +162,7 @@ async function uploadFiles(local, entries, report) {
     if (change.operation !== "attach" || !change.blob) { sendable.push(entry); continue; }
     const file = await local.get("files", change.blob);
     if (file) {
-      const refusal = await upload(change.blob, file.blob);
+      const refusal = await upload(change.blob, file.blob, change.task_id);
       if (refusal === "later") { held.add(change.task_id); continue; }
       if (refusal) {
         // The service will never take this file: its attachment is refused; the task's later changes wait.
@@ -177,9 +177,10 @@ async function uploadFiles(local, entries, report) {
   return { sendable, held };
 }
 
-// Uploads one kept file; null when the service holds it whole, "later" when not this time, or
+// Uploads one kept file, as proof for task `taskID` (Upload-For: on a full disk it goes before
+// files nobody announced); null when the service holds it whole, "later" when not this time, or
 // the service's reason when it will never take it.
-async function upload(digest, blob) {
+async function upload(digest, blob, taskID) {
   const path = `/v1/blobs/${digest}`;
   const where = (response) => ({
     offset: Number(response.headers.get("Upload-Offset") || "0"), complete: response.headers.get("Upload-Complete") === "?1",
@@ -195,7 +196,10 @@ async function upload(digest, blob) {
     try {
       response = await call(path, {
         method: "PATCH", raw: blob.slice(offset, Math.min(blob.size, offset + piece)),
-        headers: { "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(blob.size) },
+        headers: {
+          "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), "Upload-Length": String(blob.size),
+          ...(taskID != null ? { "Upload-For": String(taskID) } : {}),
+        },
       });
     } catch (error) {
       if (error instanceof SignedOut) throw error;
