@@ -6,21 +6,41 @@ extension CentralStore {
     /// Gives `personID` a calendar feed, replacing any they had; the secret is returned here and never again.
     public func issueCalendarFeed(personID: Int64) async throws -> String {
         _ = try await person(id: personID)
-        var generator = SystemRandomNumberGenerator()
-        let secret =
-            "twcal_"
-            + Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        try await transaction { connection in
+        // Signed with the service's link key (teamwork_link_secret): a made-up feed address costs the service nothing.
+        return try await transaction { connection in
+            let secret = try await connection.query("SELECT teamwork_link_secret('twcal_')", logger: logger).collect()[0]
+                .decode(String.self)
             try await connection.query(
                 """
-                INSERT INTO calendar_feeds (person_id, secret_hash, created_by)
-                VALUES (\(personID), sha256(convert_to(\(secret), 'UTF8')), \(actorID))
+                INSERT INTO calendar_feeds (person_id, secret_hash, created_by, signed)
+                VALUES (\(personID), sha256(convert_to(\(secret), 'UTF8')), \(actorID), true)
                 ON CONFLICT (person_id) DO UPDATE SET secret_hash = excluded.secret_hash, created_by = excluded.created_by,
-                                                      created_at = now()
+                                                      created_at = now(), signed = true
                 """, logger: logger)
+            return secret
         }
-        return secret
+    }
+
+    /// The keys public links are checked with, and whether unsigned links made before keys existed
+    /// are still live (appointment links, calendar feeds): ``LinkKeys`` in the service.
+    public func linkKeys() async throws -> (keys: [(id: Int, key: [UInt8])], legacyAppointments: Bool, legacyFeeds: Bool) {
+        let rows = try await rows("SELECT id, key, legacy_appointments, legacy_feeds FROM teamwork_link_keys()")
+        var keys: [(id: Int, key: [UInt8])] = []
+        var legacy = (false, false)
+        for row in rows {
+            let (id, key, appointments, feeds) = try row.decode((Int32, ByteBuffer, Bool, Bool).self)
+            keys.append((Int(id), Array(key.readableBytesView)))
+            legacy = (appointments, feeds)
+        }
+        return (keys, legacy.0, legacy.1)
+    }
+
+    /// Makes a new link key when the newest is at least `every` old (the one before checks links for
+    /// 31 days more); true when it did.
+    @discardableResult
+    public func rotateLinkKey(every: Duration) async throws -> Bool {
+        try await rows("SELECT teamwork_rotate_link_key(make_interval(secs => \(Double(every.components.seconds))))")[0]
+            .decode(Bool.self)
     }
 
     /// Ends `personID`'s calendar feed; false when they had none.

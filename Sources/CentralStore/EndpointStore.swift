@@ -24,6 +24,8 @@ public protocol EndpointStore: Sendable {
     func appointmentOffers(taskID: Int64, days: Int, limit: Int, otherwise: DayHours, now: Date) async throws -> [TimeWindow]
     func answerAppointment(secret: String, answer: AppointmentAnswer, moveTo: TimeWindow?) async throws -> String
     func calendarPerson(secret: String) async throws -> Person?
+    func linkKeys() async throws -> (keys: [(id: Int, key: [UInt8])], legacyAppointments: Bool, legacyFeeds: Bool)
+    @discardableResult func rotateLinkKey(every: Duration) async throws -> Bool
     func calendarWork(personID: Int64, from: Date, limit: Int) async throws -> (tasks: [FieldTask], sites: [Int64: Location])
 }
 

@@ -260,8 +260,9 @@ public enum SyncServer {
             }
         }
         board?.add(to: router)
-        CalendarFeeds(store: store).add(to: router)
-        AppointmentPages(store: store, secure: configuration.tls != nil, company: configuration.company).add(to: router)
+        let linkKeys = LinkKeys(store: store)
+        CalendarFeeds(store: store, keys: linkKeys).add(to: router)
+        AppointmentPages(store: store, keys: linkKeys, secure: configuration.tls != nil, company: configuration.company).add(to: router)
         FieldApp<SyncRequestContext>(store: store, secure: configuration.secureCookies).add(to: router)
         allowed.learn(from: router)
         return router

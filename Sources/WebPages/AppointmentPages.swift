@@ -23,6 +23,8 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     /// Looks at one link, known or not: 20 a minute (a page that can still be answered costs the
     /// master a few dozen reads for its free times, on the connection every device's token check shares).
     let views = AddressLimiter(perAddress: 20)
+    /// Tells made-up links from real ones before anything is looked up.
+    let keys: LinkKeys
     let secure: Bool
     /// The company's name, on every page (`--company`).
     let company: String
@@ -33,8 +35,8 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     static var offerDays: Int { 14 }
     static var offerLimit: Int { 6 }
 
-    public init(store: SharedStore<any EndpointStore>, secure: Bool, company: String) {
-        (self.store, self.secure, self.company) = (store, secure, company)
+    public init(store: SharedStore<any EndpointStore>, keys: LinkKeys, secure: Bool, company: String) {
+        (self.store, self.keys, self.secure, self.company) = (store, keys, secure, company)
     }
 
     public func add(to router: Router<Context>) {
@@ -76,6 +78,8 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     /// Looks the secret up within the budgets; nil for an unknown one (counted against the address).
     /// The free times are read only when `withOffers` and the link can still answer.
     func facts(_ secret: String, _ context: Context, withOffers: Bool = true) async throws -> Facts? {
+        // A made-up link costs nothing: not a budget, not the master.
+        guard await keys.verdict(secret, kind: .appointment) != .madeUp else { return nil }
         let address = AddressLimiter.key(context.remoteAddress?.ipAddress)
         guard limiter.allows(address), views.allows(secret) else { throw TooMany() }
         views.failed(secret)

@@ -19,7 +19,10 @@ public struct CalendarFeeds<Context: RemoteAddressRequestContext>: Sendable {
     let lookups = Budget<String>(perPrincipal: 4, total: 32)
     let limiter = AddressLimiter(perAddress: 30)
 
-    public init(store: SharedStore<any EndpointStore>) { self.store = store }
+    /// Tells made-up feed addresses from real ones before anything is looked up.
+    let keys: LinkKeys
+
+    public init(store: SharedStore<any EndpointStore>, keys: LinkKeys) { (self.store, self.keys) = (store, keys) }
 
     public func add(to router: Router<Context>) {
         router.get("calendar/:file") { request, context in try await feed(request, context) }
@@ -37,6 +40,8 @@ public struct CalendarFeeds<Context: RemoteAddressRequestContext>: Sendable {
                     || (97...122).contains($0)
             })
         else { throw notFound }
+        // A made-up address costs nothing: not a budget, not the master.
+        guard await keys.verdict(secret, kind: .calendar) != .madeUp else { throw notFound }
         guard limiter.allows(address) else { throw TooManyLookups() }
         guard case .success(let place) = lookups.reserve(for: address) else { throw PageBusy() }
         defer { place.release() }

@@ -234,10 +234,11 @@ struct CustomerMessagesEndToEndTests {
                 try await page.clickAndWaitForNavigation("a.keep")
                 #expect(try await page.html().contains("Bekräfta besöket"))
                 let pageCookies = try await page.send("Network.getCookies", ["urls": [link]])
-                let pageToken = try #require(pageCookies["cookies"].array.first { $0["name"].string == "tw_appointment" }?["value"].string)
+                let pageToken = try #require(
+                    pageCookies["cookies"].array.first { $0["name"].string == "__Host-tw_appointment" }?["value"].string)
                 let unasked = try await LocalHTTP.request(
                     .post, port: service.port!, String(link.dropFirst(service.url.count)),
-                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "tw_appointment=\(pageToken)"],
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "__Host-tw_appointment=\(pageToken)"],
                     body: Data("csrf=\(pageToken)&answer=cancel".utf8))
                 #expect(unasked.status == 422 && unasked.text.contains("Ja, avboka besöket"), "a cancel not asked first is the question")
                 #expect(
@@ -258,16 +259,16 @@ struct CustomerMessagesEndToEndTests {
 
                 // Used: the same link again is refused, with or without its form's token; a forged one is unknown.
                 let cookies = try await page.send("Network.getCookies", ["urls": [link]])
-                let csrf = try #require(cookies["cookies"].array.first { $0["name"].string == "tw_appointment" }?["value"].string)
+                let csrf = try #require(cookies["cookies"].array.first { $0["name"].string == "__Host-tw_appointment" }?["value"].string)
                 let path = String(link.dropFirst(service.url.count))
                 let again = try await LocalHTTP.request(
                     .post, port: service.port!, path,
-                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "tw_appointment=\(csrf)"],
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "__Host-tw_appointment=\(csrf)"],
                     body: Data("csrf=\(csrf)&answer=confirmed".utf8))
                 #expect(again.status == 409 && again.text.contains("redan besvarat"), "\(again.status) \(again.text)")
                 let forged = try await LocalHTTP.request(
                     .post, port: service.port!, path,
-                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "tw_appointment=\(csrf)"],
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "__Host-tw_appointment=\(csrf)"],
                     body: Data("answer=confirmed".utf8))
                 #expect(forged.status == 403, "no token: refused before anything is asked of the master")
 
@@ -529,7 +530,7 @@ struct CustomerMessagesEndToEndTests {
         }
     }
 
-    @Test func aFloodOfMadeUpLinksIsCutOffPerAddressAndARealCustomerElsewhereStillAnswers() async throws {
+    @Test func aFloodOfMadeUpLinksCostsNothingAndTheRealCustomerIsAnsweredThroughout() async throws {
         try await Self.withScratch("links") { url, folder, manager in
             _ = try await manager.ok("team", "add", "red", "--name", "Red", "--time-zone", "Europe/Stockholm")
             _ = try await manager.ok("person", "add", "--first", "Ann", "--last", "Field", "--email", "ann@example.org")
@@ -551,17 +552,30 @@ struct CustomerMessagesEndToEndTests {
                 ], port: port, log: folder.path + "/service.log")
             try await service.start()
             defer { service.stopInBackground() }
-            // 200 made-up links at once from one address: refused (404), then cut off (429) or turned away (503).
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for index in 0..<200 {
+            // 300 made-up links at once (issue 64, seen failing on a28f529: each cost a master lookup from one
+            // shared budget, and under a flood from many addresses the real customer got 503): a link carries a
+            // MAC of the service's, so every made-up one is 404 before any budget or the master is asked, and the
+            // customer, at this address too, opens their page throughout.
+            let (statuses, real) = try await withThrowingTaskGroup(of: ([Int], Bool).self) { group in
+                for index in 0..<300 {
                     group.addTask {
-                        try await LocalHTTP.request(port: port, "/appointment/twa_" + String(format: "%043d", index)).status
+                        ([try await LocalHTTP.request(port: port, "/appointment/twa_" + String(format: "%042dA", index)).status], false)
                     }
                 }
-                return try await group.reduce(into: []) { $0.append($1) }
+                // The customer looks at their page five times, one after another, while the flood goes on.
+                group.addTask {
+                    var seen: [Int] = []
+                    for _ in 0..<5 { seen.append(try await LocalHTTP.request(port: port, "/appointment/\(secret)").status) }
+                    return (seen, true)
+                }
+                return try await group.reduce(into: ([Int](), [Int]())) { $1.1 ? ($0.1 += $1.0) : ($0.0 += $1.0) }
             }
-            #expect(statuses.allSatisfy { [404, 429, 503].contains($0) }, "\(statuses)")
-            #expect(statuses.filter { $0 == 404 }.count <= 30 + 4, "at most a minute's worth reach the master: \(statuses)")
+            #expect(statuses.allSatisfy { $0 == 404 }, "none reached a budget: \(Set(statuses))")
+            #expect(real.allSatisfy { $0 == 200 }, "the customer throughout: \(real)")
+            // The real link with one character changed is made up too.
+            var changed = Array(secret)
+            changed[24] = changed[24] == "A" ? "B" : "A"
+            #expect(try await LocalHTTP.request(port: port, "/appointment/\(String(changed))").status == 404)
             // The customer, at another address, opens their page and answers.
             let page = try await LocalHTTP.request(port: port, "/appointment/\(secret)", host: "::1")
             #expect(page.status == 200 && page.text.contains("Confirm the visit"), "\(page.status)")

@@ -1,8 +1,8 @@
 -- A new link secret for task p_task's appointment at p_sequence (NULL when that
 -- is no longer its appointment, or its window has begun), bound to the booking
--- it is for (a booking made anew is another: this link never answers for it): 32 random bytes
--- (two v4 UUIDs' worth, from pg_strong_random), made, hashed and kept here so
--- no role can write a link of its own. It expires when the window starts, or
+-- it is for (a booking made anew is another: this link never answers for it): a
+-- secret signed with the service's link key (teamwork_link_secret), made, hashed
+-- and kept here so no role can write a link of its own. It expires when the window starts, or
 -- in 30 days.
 CREATE OR REPLACE FUNCTION teamwork_issue_appointment_link(p_task bigint, p_sequence integer) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
@@ -17,10 +17,9 @@ BEGIN
     IF v_expires IS NULL OR v_expires <= now() THEN
         RETURN NULL;
     END IF;
-    v_secret := 'twa_' || translate(encode(decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'),
-                                           'base64'), '+/=', '-_');
-    INSERT INTO public.appointment_links (secret_hash, task_id, booking, sequence, expires_at)
-    VALUES (sha256(convert_to(v_secret, 'UTF8')), p_task, v_booking, p_sequence, v_expires);
+    v_secret := public.teamwork_link_secret('twa_');
+    INSERT INTO public.appointment_links (secret_hash, task_id, booking, sequence, expires_at, signed)
+    VALUES (sha256(convert_to(v_secret, 'UTF8')), p_task, v_booking, p_sequence, v_expires, true);
     RETURN v_secret;
 END
 $$;
