@@ -66,7 +66,7 @@ public enum TerminalText {
         return Data(escaped.utf8)
     }
 
-    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x0A, 0x09: false
         case 0x00...0x1F, 0x7F...0x9F: true

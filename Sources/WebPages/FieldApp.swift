@@ -132,9 +132,8 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
         guard Self.isCode(code) else {
             return page(FieldAppHTML.problem(words.badLink, words), status: .badRequest)
         }
-        // Counted as the master counts it (code points), one line.
-        guard (1...60).contains(name.unicodeScalars.count),
-            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        // Counted as the master counts it (code points), one line, with nothing that turns text around on a page (bidi controls).
+        guard (1...60).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: TerminalText.isUnsafe)
         else {
             guard let person = try await store.run({ try await $0.pairingPerson(code: code) }) else {
                 return page(FieldAppHTML.problem(words.usedUp, words), status: .gone)

@@ -584,6 +584,8 @@ struct PhoneAppTests {
             #expect(try await post("code=\(code)&csrf=\(token)&name=x", headers: ["Sec-Fetch-Site": "cross-site"]).status == 403)
             #expect(try await post("code=\(code)&csrf=wrong&name=x").status == 403)
             #expect(try await post("code=\(code)&csrf=\(token)&name=").status == 422)
+            // A name that turns text around where the dispatcher reads it (RIGHT-TO-LEFT OVERRIDE) is no phone's name.
+            #expect(try await post("code=\(code)&csrf=\(token)&name=Ann%E2%80%AEexe.lxP").status == 422)
             let paired = try await post("code=\(code)&csrf=\(token)&name=Ann%27s+Pixel")
             #expect(paired.status == 303 && paired.header("location") == "/app/#paired")
             let cookie = try #require(

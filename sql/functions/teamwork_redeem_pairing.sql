@@ -14,8 +14,8 @@ BEGIN
     IF p_secret IS NULL OR p_secret !~ '^tw_[A-Za-z0-9_-]{43}$' THEN
         RAISE EXCEPTION 'a token is tw_ and 43 URL-safe characters' USING ERRCODE = 'TWS01';
     END IF;
-    IF p_label IS NULL OR length(p_label) NOT BETWEEN 1 AND 60 OR p_label ~ '[[:cntrl:]]' THEN
-        RAISE EXCEPTION 'a device''s name is one line of 1 to 60 characters' USING ERRCODE = 'TWS01';
+    IF p_label IS NULL OR length(p_label) NOT BETWEEN 1 AND 60 OR p_label ~ '[[:cntrl:]\u0080-\u009F\u202A-\u202E\u2066-\u2069]' THEN
+        RAISE EXCEPTION 'a device''s name is one line of 1 to 60 characters, with no bidirectional controls' USING ERRCODE = 'TWS01';
     END IF;
     IF p_code IS NULL OR p_code !~ '^[A-Za-z0-9_-]{43}$' THEN
         RETURN;
