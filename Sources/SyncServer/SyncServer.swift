@@ -63,11 +63,6 @@ public enum SyncServer {
         /// Bytes kept free on the blob folder's disk: an upload that would eat into them makes room by
         /// removing files no attachment has claimed, or is refused (507).
         public var blobReserveBytes: Int64 = 256 * 1024 * 1024
-        /// Whether cookies are set `Secure`: the service serves TLS, or browsers reach it over HTTPS
-        /// through a proxy (the board's `--board-origin https://…`).
-        public var secureCookies: Bool {
-            tls != nil || board?.publicOrigin?.lowercased().hasPrefix("https://") == true
-        }
         /// ``blobsDirectory``, or its default.
         public var blobsFolder: URL { blobsDirectory ?? FileBlobStore.defaultRoot(replicas: replicasDirectory) }
         /// Called after worker changes are stored in a replica (by name, `team-12`):
@@ -235,7 +230,7 @@ public enum SyncServer {
         let blobStore = try FileBlobStore(root: configuration.blobsFolder)
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue, blobs: blobStore)
         let authenticator = TokenAuthenticator(
-            store: store, cache: cache, limit: configuration.maximumRequestsPerPerson, secure: configuration.secureCookies)
+            store: store, cache: cache, limit: configuration.maximumRequestsPerPerson)
         let blobs = BlobUploads(
             store: blobStore, replicas: replicaConnections, maximumBytes: configuration.maximumBlobBytes,
             reserveBytes: configuration.blobReserveBytes)
@@ -262,8 +257,8 @@ public enum SyncServer {
         board?.add(to: router)
         let linkKeys = LinkKeys(store: store)
         CalendarFeeds(store: store, keys: linkKeys).add(to: router)
-        AppointmentPages(store: store, keys: linkKeys, secure: configuration.tls != nil, company: configuration.company).add(to: router)
-        FieldApp<SyncRequestContext>(store: store, secure: configuration.secureCookies).add(to: router)
+        AppointmentPages(store: store, keys: linkKeys, company: configuration.company).add(to: router)
+        FieldApp<SyncRequestContext>(store: store).add(to: router)
         allowed.learn(from: router)
         return router
     }

@@ -16,13 +16,10 @@ struct TokenAuthenticator: RouterMiddleware {
     let store: SharedStore<any EndpointStore>
     let cache: AccessCache
     let inFlight: Budget<Int64>
-    /// Whether the phone app's cookie is set `Secure` (the service serves TLS).
-    let secure: Bool
 
-    init(store: SharedStore<any EndpointStore>, cache: AccessCache, limit: Int, secure: Bool = false) {
+    init(store: SharedStore<any EndpointStore>, cache: AccessCache, limit: Int) {
         self.store = store
         self.cache = cache
-        self.secure = secure
         inFlight = Budget(perPrincipal: limit)
     }
 

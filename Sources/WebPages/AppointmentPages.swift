@@ -25,7 +25,6 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     let views = AddressLimiter(perAddress: 20)
     /// Tells made-up links from real ones before anything is looked up.
     let keys: LinkKeys
-    let secure: Bool
     /// The company's name, on every page (`--company`).
     let company: String
     static var cookie: String { FormGuard.cookiePrefix + "tw_appointment" }
@@ -35,8 +34,8 @@ public struct AppointmentPages<Context: RemoteAddressRequestContext>: Sendable {
     static var offerDays: Int { 14 }
     static var offerLimit: Int { 6 }
 
-    public init(store: SharedStore<any EndpointStore>, keys: LinkKeys, secure: Bool, company: String) {
-        (self.store, self.keys, self.secure, self.company) = (store, keys, secure, company)
+    public init(store: SharedStore<any EndpointStore>, keys: LinkKeys, company: String) {
+        (self.store, self.keys, self.company) = (store, keys, company)
     }
 
     public func add(to router: Router<Context>) {

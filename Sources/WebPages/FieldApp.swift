@@ -21,7 +21,6 @@ import TeamworkModel
 ///     GET  /app/                the app; its files beside it
 public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     let store: SharedStore<any EndpointStore>
-    let secure: Bool
     /// Failed pairings per address a minute: a code is 256 random bits, but nobody gets to try
     /// at the speed of the network, nor make the master work for junk.
     let limiter = AddressLimiter(perAddress: 10)
@@ -36,9 +35,7 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     /// The pairing form's CSRF cookie.
     static var pairCookie: String { FormGuard.cookiePrefix + "tw_pair" }
 
-    public init(store: SharedStore<any EndpointStore>, secure: Bool) {
-        (self.store, self.secure) = (store, secure)
-    }
+    public init(store: SharedStore<any EndpointStore>) { self.store = store }
 
     public func add(to router: Router<Context>) {
         // The service worker's scope is `/app/`: the app's address ends in a slash.
