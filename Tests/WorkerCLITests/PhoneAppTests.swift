@@ -638,6 +638,38 @@ struct PhoneAppTests {
         }
     }
 
+    /// A manager's paired phone holds a token of its own; it signs in the phone app, never the board
+    /// (issue 64: it did, so a token taken from a phone opened a dispatcher's session).
+    @Test func aManagersPhoneTokenNeverSignsInToTheBoard() async throws {
+        try await Self.withScene { scene in
+            let link = try await scene.pairingLink("max@example.org")
+            let code = String(link.split(separator: "code=")[1])
+            let form = try await LocalHTTP.request(url: link)
+            let csrf = try #require(form.header("set-cookie")?.split(separator: ";").first.map(String.init))
+            let paired = try await LocalHTTP.request(
+                url: scene.service.url + "/app/pair", method: .post,
+                headers: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": csrf],
+                body: Data("code=\(code)&csrf=\(csrf.split(separator: "=")[1])&name=Max%27s+phone".utf8))
+            let cookie = try #require(
+                paired.header("set-cookie")?.split(separator: "\n").first { $0.hasPrefix("__Host-tw_device=") }.map(String.init))
+            let token = try #require(cookie.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last.map(String.init))
+            let port = try #require(URLComponents(string: scene.service.url)?.port)
+            let signIn = try await LocalHTTP.request(port: port, "/board/sign-in")
+            let nonce = try #require(signIn.header("set-cookie")?.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last)
+            let answer = try await LocalHTTP.request(
+                .post, port: port, "/board/sign-in",
+                headers: ["Cookie": "__Host-tw_signin=\(nonce)", "Content-Type": "application/x-www-form-urlencoded"],
+                body: Data("csrf=\(nonce)&token=\(token)".utf8))
+            #expect(answer.status == 401 && answer.header("set-cookie")?.contains("__Host-tw_session=") != true, "\(answer.status)")
+            // The phone app takes it.
+            #expect(
+                try await LocalHTTP.request(
+                    port: port, "/v1/replicas", headers: ["Cookie": "__Host-tw_device=\(token)", "X-Teamwork-App": "new"]
+                )
+                .status == 200)
+        }
+    }
+
     @Test func theDispatcherPairsAPhoneFromTheBoardWithALinkAndAQRCodeThatReadsBackToIt() async throws {
         try await Self.withScene { scene in
             let token = try await scene.manager.ok("person", "token", "issue", "max@example.org").trimmingCharacters(

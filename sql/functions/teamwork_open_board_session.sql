@@ -1,7 +1,8 @@
 -- Signs a dispatcher in to the board with their access token's secret: the
 -- person is the token's, never a value the caller names. Outcomes: 'signed_in'
 -- (a session stored under the SHA-256 of `p_session_secret`, with its CSRF
--- token, for `p_seconds`), 'unknown' (no such live token, or its person left),
+-- token, for `p_seconds`), 'unknown' (no such live token, its person left, or it is a
+-- phone's, made by pairing),
 -- 'not_a_manager' (a worker's token). A person holds at most 20 sessions: the
 -- oldest end first. Expired sessions are deleted on the way.
 CREATE OR REPLACE FUNCTION teamwork_open_board_session(p_token text, p_session_secret text, p_csrf text, p_seconds integer)
@@ -22,7 +23,9 @@ BEGIN
     DELETE FROM public.board_sessions s WHERE s.expires_at < now();
     SELECT a.id, p.id, p.role INTO v_token, v_person, v_role
     FROM public.access_tokens a JOIN public.people p ON p.id = a.person_id
-    WHERE a.token_hash = sha256(convert_to(p_token, 'UTF8')) AND a.revoked_at IS NULL AND p.deactivated_at IS NULL;
+    WHERE a.token_hash = sha256(convert_to(p_token, 'UTF8')) AND a.revoked_at IS NULL AND p.deactivated_at IS NULL
+      -- A phone's token (made by pairing) signs in the phone app only, never the board.
+      AND NOT EXISTS (SELECT 1 FROM public.device_pairings d WHERE d.token_id = a.id);
     IF v_token IS NULL THEN
         RETURN QUERY SELECT 'unknown'::text, NULL::bigint, NULL::timestamptz;
         RETURN;
