@@ -6,18 +6,10 @@ extension CentralStore {
     /// Gives `personID` a calendar feed, replacing any they had; the secret is returned here and never again.
     public func issueCalendarFeed(personID: Int64) async throws -> String {
         _ = try await person(id: personID)
-        // Signed with the service's link key (teamwork_link_secret): a made-up feed address costs the service nothing.
+        // Signed with the service's link key (teamwork_issue_calendar_feed): a made-up feed address costs the service nothing.
         return try await transaction { connection in
-            let secret = try await connection.query("SELECT teamwork_link_secret('twcal_')", logger: logger).collect()[0]
+            try await connection.query("SELECT teamwork_issue_calendar_feed(\(personID))", logger: logger).collect()[0]
                 .decode(String.self)
-            try await connection.query(
-                """
-                INSERT INTO calendar_feeds (person_id, secret_hash, created_by, signed)
-                VALUES (\(personID), sha256(convert_to(\(secret), 'UTF8')), \(actorID), true)
-                ON CONFLICT (person_id) DO UPDATE SET secret_hash = excluded.secret_hash, created_by = excluded.created_by,
-                                                      created_at = now(), signed = true
-                """, logger: logger)
-            return secret
         }
     }
 

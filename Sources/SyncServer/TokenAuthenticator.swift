@@ -59,9 +59,12 @@ struct TokenAuthenticator: RouterMiddleware {
         guard app != nil, request.method == .get, request.uri.path == "/v1/replicas" else {
             return try await next(request, Self.signedIn(context, access, secret: secret, release: release))
         }
-        // The phone app lists its replicas at every sync: its cookie's age starts again.
+        // The phone app lists its replicas at every sync: its cookie's age starts again (a legacy one is replaced).
         var response = try await next(request, Self.signedIn(context, access, secret: secret, release: release))
         response.headers[values: .setCookie].append(FieldAppAccess.deviceCookie(secret))
+        if (try? FormGuard.cookie(FieldAppAccess.legacyCookie, in: request)) != nil {
+            response.headers[values: .setCookie].append(FieldAppAccess.legacyCookieEnd)
+        }
         return response
     }
 
@@ -78,8 +81,10 @@ struct TokenAuthenticator: RouterMiddleware {
     @inline(never)
     private static func bearer(_ request: Request, app: String?, _ context: SyncRequestContext) throws -> String {
         let header = request.headers[.authorization]
-        if header == nil, app != nil, let cookie = try FormGuard.cookie(FieldAppAccess.cookie, in: request) {
-            return String(cookie)
+        if header == nil, app != nil {
+            if let cookie = try FormGuard.cookie(FieldAppAccess.cookie, in: request) { return String(cookie) }
+            // A phone paired before cookies were __Host- ones: its cookie is taken once more, and replaced (below).
+            if let cookie = try FormGuard.cookie(FieldAppAccess.legacyCookie, in: request) { return String(cookie) }
         }
         guard let header, let token = bearerToken(header) else {
             context.logger.notice("refused: no token", metadata: ["path": "\(request.uri.path)"])

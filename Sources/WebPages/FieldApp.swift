@@ -130,7 +130,8 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
             return page(FieldAppHTML.problem(words.badLink, words), status: .badRequest)
         }
         // Counted as the master counts it (code points), one line, with nothing that turns text around on a page (bidi controls).
-        guard (1...60).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: TerminalText.isUnsafe)
+        guard (1...60).contains(name.unicodeScalars.count),
+            !name.unicodeScalars.contains(where: { TerminalText.isUnsafe($0) || $0.properties.generalCategory == .control })
         else {
             guard let person = try await store.run({ try await $0.pairingPerson(code: code) }) else {
                 return page(FieldAppHTML.problem(words.usedUp, words), status: .gone)
@@ -302,6 +303,13 @@ enum FieldAppHTML {
 /// what one person queued never goes out under whoever paired the phone after them.
 public enum FieldAppAccess {
     public static let cookie = FormGuard.cookiePrefix + "tw_device"
+    /// The cookie phones paired before every cookie was a `__Host-` one hold (`Path=/`): taken when
+    /// no `__Host-` cookie came (two of it are refused as any two cookies of one name), and replaced
+    /// by ``cookie`` at the phone's next sync, so that an upgrade signs no phone out and loses none
+    /// of its unsent work.
+    public static let legacyCookie = "tw_device"
+    /// Ends ``legacyCookie``.
+    public static let legacyCookieEnd = "tw_device=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict"
     public static let header = HTTPField.Name("X-Teamwork-App")!
     /// How long a phone stays signed in without being used (the token itself lasts until revoked;
     /// the cookie is set again at every listing): 400 days, the most a browser keeps a cookie.

@@ -48,38 +48,50 @@ struct LinkSecretTests {
         }
     }
 
-    @Test func aLinkTheMasterMakesChecksWithItsKeyAndRotationKeepsTheOneBeforeFor31Days() async throws {
+    /// The 32 bytes of a secret after its prefix.
+    static func body(_ secret: String, prefix: String) -> [UInt8] {
+        let text = secret.dropFirst(prefix.count).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        return Array(Data(base64Encoded: text + "=") ?? Data())
+    }
+
+    @Test func aLinkTheMasterMakesChecksWithItsKeyAndRotationKeepsTheOneBeforeFor31DaysAndAFeedsForItsLife() async throws {
         try await TestDatabase.withFresh { url in
             try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
                 let first = try await store.linkKeys()
                 #expect(first.keys.count == 1 && !first.legacyAppointments && !first.legacyFeeds)
                 let link = try await Self.secret(store, "twa_")
                 #expect(link.hasPrefix("twa_") && link.utf8.count == 47)
-                let body = Array(
-                    Data(
-                        base64Encoded: link.dropFirst(4).replacingOccurrences(of: "-", with: "+")
-                            .replacingOccurrences(of: "_", with: "/") + "=")!)
+                let body = Self.body(link, prefix: "twa_")
                 let key = SymmetricKey(data: try #require(first.keys.first).key)
                 let mac = Array(HMAC<SHA256>.authenticationCode(for: Array("twa_".utf8) + body[0..<20], using: key)).prefix(12)
-                #expect(Array(mac) == Array(body[20...]))
+                #expect(body.count == 32 && Array(mac) == Array(body[20...]))
                 #expect(body[0] == UInt8(truncatingIfNeeded: first.keys[0].id))
                 await #expect(throws: (any Error).self) { _ = try await Self.secret(store, "twx_") }
+                // Ann's calendar feed, signed with the first key.
+                let feed = try await store.issueCalendarFeed(personID: world.ann.id)
+                #expect(Self.body(feed, prefix: "twcal_")[0] == UInt8(truncatingIfNeeded: first.keys[0].id))
                 // Not old enough: nothing rotates. Asked to rotate now: a new key, the old one still listed.
                 let early = try await store.rotateLinkKey(every: .seconds(86_400))
                 let now = try await store.rotateLinkKey(every: .zero)
                 #expect(!early && now)
                 let second = try await store.linkKeys()
                 #expect(second.keys.count == 2)
-                let newer = try await Self.secret(store, "twcal_")
-                let newerBody = Array(
-                    Data(
-                        base64Encoded: newer.dropFirst(6).replacingOccurrences(of: "-", with: "+")
-                            .replacingOccurrences(of: "_", with: "/") + "=")!)
-                #expect(newerBody[0] == UInt8(truncatingIfNeeded: second.keys[1].id))
-                // A retired key stops checking 31 days after it was retired.
+                // The key before still signs for ten minutes (every service reads the keys every five), then the new one.
+                let soon = try await Self.secret(store, "twa_")
+                #expect(Self.body(soon, prefix: "twa_")[0] == UInt8(truncatingIfNeeded: second.keys[0].id))
+                _ = try await store.connection.query(
+                    "UPDATE link_keys SET created_at = now() - interval '11 minutes' WHERE id = \(second.keys[1].id)", logger: store.logger
+                ).collect()
+                let later = try await Self.secret(store, "twa_")
+                #expect(Self.body(later, prefix: "twa_")[0] == UInt8(truncatingIfNeeded: second.keys[1].id))
+                // Retired 32 days ago, the first key still checks Ann's feed, which it signed; issued anew, it goes.
                 _ = try await store.connection.query(
                     "UPDATE link_keys SET retired_at = now() - interval '32 days' WHERE retired_at IS NOT NULL", logger: store.logger
                 ).collect()
+                let kept = try await store.linkKeys().keys.map(\.id)
+                #expect(kept == second.keys.map(\.id))
+                _ = try await store.issueCalendarFeed(personID: world.ann.id)
                 let left = try await store.linkKeys().keys.map(\.id)
                 #expect(left == [second.keys[1].id])
             }

@@ -68,6 +68,9 @@ struct OnePushBoundedWorkTests {
                 """
             ).map { try $0.decode(String.self) }
             #expect(waiting.count == 2 && waiting.allSatisfy { $0.contains("\"minutes\": 90") }, "\(waiting)")
+            #expect(
+                try await Self.count(world, "SELECT count(*)::int FROM outbox_events WHERE event = 'task.costed'") == 1,
+                "an event merged away goes with its deliveries")
 
             // A new task after the flood is the next thing each subscriber hears, not the thousand-and-first.
             _ = try await world.task("Urgent", for: ann, day: Self.day, from: "14:00", to: "15:00")

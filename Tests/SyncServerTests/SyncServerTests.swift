@@ -146,32 +146,45 @@ struct SyncServerTests {
         }
     }
 
-    /// Issue 64, hole 3 (seen failing on a28f529: a `tw_device` cookie a sibling origin planted signed
-    /// the phone in as the insider, and of two such cookies the first won). The phone signs in only
-    /// with a `__Host-` cookie, which no other host can set, and two cookies of that name are refused.
+    /// Issue 64, hole 3 (seen failing on a28f529: a `tw_device` cookie a sibling origin planted beside
+    /// the phone's own signed the phone in as the insider, the first of two winning). The phone signs in
+    /// with a `__Host-` cookie, which no other host can set; two cookies of one name are refused; a phone
+    /// paired before (its `tw_device` alone) is signed in once more and given the `__Host-` cookie, so an
+    /// upgrade signs no phone out (which would delete its unsent work).
     @Test func aPlantedOrDoubledPhoneCookieSignsNobodyIn() async throws {
         try await withServer { world, client in
             let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
             let app = HTTPField.Name("X-Teamwork-App")!
+            let (ann, cy) = (world.annToken, world.cyToken)
             let status: @Sendable (String) async throws -> HTTPResponse.Status = { cookie in
                 var headers: HTTPFields = [.cookie: cookie]
                 headers[app] = "\(world.fixtures.ann.id)"
                 return try await client.execute(uri: uri, method: .get, headers: headers).status
             }
-            // A sibling origin plants a token under the old, unprefixed name: it signs nobody in.
-            let planted = try await status("tw_device=\(world.annToken)")
-            let own = try await status("__Host-tw_device=\(world.annToken)")
-            // Two of one name: one was planted from another port of the host; neither is taken.
-            let doubled = try await status("__Host-tw_device=\(world.cyToken); __Host-tw_device=\(world.annToken)")
-            #expect(planted == .unauthorized && own == .ok && doubled == .badRequest, "\(planted) \(own) \(doubled)")
+            let own = try await status("__Host-tw_device=\(ann)")
+            // Planted beside the phone's own: the __Host- cookie is the phone's, whatever else comes.
+            let besideHost = try await status("tw_device=\(cy); __Host-tw_device=\(ann)")
+            // Two of one name (one planted from another port of the host, or from a subdomain): neither is taken.
+            let doubled = try await status("__Host-tw_device=\(cy); __Host-tw_device=\(ann)")
+            let doubledLegacy = try await status("tw_device=\(cy); tw_device=\(ann)")
+            #expect(own == .ok && besideHost == .ok && doubled == .badRequest && doubledLegacy == .badRequest)
             var split = HTTPFields()
             split[app] = "\(world.fixtures.ann.id)"
-            split.append(HTTPField(name: .cookie, value: "__Host-tw_device=\(world.annToken)"))
-            split.append(HTTPField(name: .cookie, value: "__Host-tw_device=\(world.cyToken)"))
+            split.append(HTTPField(name: .cookie, value: "__Host-tw_device=\(ann)"))
+            split.append(HTTPField(name: .cookie, value: "__Host-tw_device=\(cy)"))
             #expect(try await client.execute(uri: uri, method: .get, headers: split).status == .badRequest)
             // A name that merely ends the same is another cookie.
-            let lookAlike = try await status("x__Host-tw_device=\(world.cyToken); __Host-tw_device=\(world.annToken)")
+            let lookAlike = try await status("x__Host-tw_device=\(cy); __Host-tw_device=\(ann)")
             #expect(lookAlike == .ok)
+            // A phone paired before __Host- cookies: taken, and at its listing given the new cookie, the old one ended.
+            var legacy: HTTPFields = [.cookie: "tw_device=\(ann)"]
+            legacy[app] = "new"
+            let listed = try await client.execute(uri: "/v1/replicas", method: .get, headers: legacy)
+            let set = listed.headers[values: .setCookie]
+            #expect(listed.status == .ok)
+            #expect(
+                set.contains { $0.hasPrefix("__Host-tw_device=\(ann);") }
+                    && set.contains { $0.hasPrefix("tw_device=;") && $0.contains("Max-Age=0") })
         }
     }
 

@@ -46,13 +46,19 @@ struct TrustedProxyTests {
         }
     }
 
-    @Test func onlyAddressesAreTakenFromTheHeader() {
+    @Test func onlyAddressesAreTakenFromTheHeader() throws {
         let trusted: Set<String> = ["10.0.0.2"]
         #expect(ForwardedClient.client(["198.51.100.7"], trusted: trusted)?.ipAddress == "198.51.100.7")
         #expect(ForwardedClient.client(["198.51.100.7, 10.0.0.2"], trusted: trusted)?.ipAddress == "198.51.100.7")
         #expect(ForwardedClient.client(["junk, 198.51.100.7"], trusted: trusted)?.ipAddress == "198.51.100.7")
         #expect(ForwardedClient.client(["198.51.100.7", "2001:db8::1"], trusted: trusted)?.ipAddress == "2001:db8::1")
-        #expect(ForwardedClient.client(["198.51.100.7:443"], trusted: trusted) == nil)
+        #expect(ForwardedClient.client(["198.51.100.7:443"], trusted: trusted)?.ipAddress == "198.51.100.7")
+        #expect(ForwardedClient.client(["[2001:db8::1]:443, 10.0.0.2"], trusted: trusted)?.ipAddress == "2001:db8::1")
+        // A neighbour in a trusted proxy's IPv6 network is not the proxy (budgets count a /64; trust does not).
+        let six: Set<String> = [try #require(SyncServer.proxyKey("2001:db8::2"))]
+        #expect(SyncServer.proxyKey("2001:db8::3") != SyncServer.proxyKey("2001:db8::2"))
+        #expect(ForwardedClient.client(["198.51.100.7, 2001:db8::3"], trusted: six)?.ipAddress == "2001:db8::3")
+        #expect(ForwardedClient.client(["198.51.100.7, 2001:DB8::2"], trusted: six)?.ipAddress == "198.51.100.7")
         #expect(ForwardedClient.client([], trusted: trusted) == nil)
     }
 }

@@ -531,7 +531,7 @@ BEGIN
                         v_conflict := 'invalid_time';
                         v_detail := coalesce(v_problem, 'a time entry carries no note');
                     ELSIF public.teamwork_time_instant(split_part(c.value, '/', 1))
-                          < to_timestamp(c.received_at / 1000.0) - interval '31 days' THEN
+                          < to_timestamp(c.received_at / 1000.0) - interval '744 hours' THEN
                         -- TimeOnJob.recentDays: a worker's entry begins at most 31 days before it is sent.
                         v_conflict := 'invalid_time';
                         v_detail := 'a time entry begins at most 31 days before it is sent; a manager records older time';
@@ -539,8 +539,10 @@ BEGIN
                         v_conflict := 'not_held';
                         v_detail := format('person %s never held task %s: time is recorded by who worked it', c.person_id, t.id);
                     ELSE
-                        -- One writer of a person's entries at a time: an overlap is looked for and refused under it.
+                        -- One writer of a person's entries at a time: an overlap is looked for and refused under it;
+                        -- and no payroll close meanwhile (it waits for this transaction).
                         PERFORM 1 FROM public.people p WHERE p.id = c.person_id FOR NO KEY UPDATE;
+                        LOCK TABLE public.payroll_closes IN SHARE MODE;
                         v_problem := coalesce(
                             public.teamwork_time_closed(t.id, c.person_id, c.item, public.teamwork_time_instant(split_part(c.value, '/', 1))),
                             'clash:' || public.teamwork_time_clash(t.id, c.person_id, c.item,

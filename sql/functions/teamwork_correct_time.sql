@@ -34,6 +34,7 @@ BEGIN
     END IF;
     -- One writer of a person's entries at a time; nothing on days payroll closed; no overlap.
     PERFORM 1 FROM public.people p WHERE p.id = p_person FOR NO KEY UPDATE;
+    LOCK TABLE public.payroll_closes IN SHARE MODE;
     v_problem := coalesce(
         public.teamwork_time_closed(p_task, p_person, p_kind, public.teamwork_time_instant(split_part(p_value, '/', 1))),
         public.teamwork_time_clash(p_task, p_person, p_kind, public.teamwork_time_instant(split_part(p_value, '/', 1)),

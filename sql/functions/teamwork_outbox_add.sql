@@ -17,15 +17,17 @@ BEGIN
         RETURN;
     END IF;
     IF p_event = 'task.costed' THEN
+        -- (The statement sees the deliveries as they were before it: those it removes are told apart by id.)
         WITH gone AS (
             DELETE FROM public.webhook_deliveries d USING public.outbox_events e
              WHERE e.id = d.event_id AND e.event = 'task.costed' AND e.task_id = p_task_id
                AND d.state = 'pending' AND d.attempts = 0 AND d.next_attempt_at <= now()
-            RETURNING d.event_id
+            RETURNING d.id, d.event_id
         )
         DELETE FROM public.outbox_events e
          WHERE e.id IN (SELECT g.event_id FROM gone g)
-           AND NOT EXISTS (SELECT 1 FROM public.webhook_deliveries d WHERE d.event_id = e.id);
+           AND NOT EXISTS (SELECT 1 FROM public.webhook_deliveries d
+                            WHERE d.event_id = e.id AND d.id NOT IN (SELECT g.id FROM gone g));
     END IF;
     INSERT INTO public.outbox_events (event, task_id, payload)
     VALUES (p_event, p_task_id, jsonb_build_object(

@@ -1,8 +1,8 @@
 -- Makes a new key for public links when the newest is at least p_every old (the
 -- service asks every so often with 90 days; a manager with 0 to rotate now): new
--- links are signed with it, and the one before is retired, still checking links
--- for 31 days. True when it rotated. Calendar feeds made with a key retired over 31
--- days ago stop working: issue them anew (person calendar).
+-- links are signed with it ten minutes on (teamwork_signed_secret), and the one
+-- before is retired, still checking links for 31 days, and calendar feeds it signed
+-- for as long as they live. True when it rotated.
 CREATE OR REPLACE FUNCTION teamwork_rotate_link_key(p_every interval) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN

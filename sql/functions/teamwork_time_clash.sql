@@ -15,6 +15,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
      WHERE p_to > p_from AND e.person_id = p_person AND e.ended_at > e.started_at
        AND NOT (e.task_id = p_task AND e.kind = p_kind)
        AND e.started_at < p_to AND e.ended_at > p_from
+       -- An entry lasts at most a day (time_entries' CHECK): only those begun since the day before can reach it.
+       AND e.started_at > p_from - interval '24 hours'
      ORDER BY e.started_at, e.task_id, e.kind
      LIMIT 1
 $$;

@@ -69,9 +69,12 @@ function syncNow() {
       if (state.person !== list.person) {
         // Another person paired this phone: their own copy, never the last one's.
         if (state.local) state.local.close();
+        const before = Number(localStorage.getItem("teamwork.person")) || null;
         state.person = list.person;
         localStorage.setItem("teamwork.person", String(list.person));
-        // Nothing of whoever had the phone before stays on it, unsent work included.
+        // Nothing of whoever had the phone before stays on it, unsent work included (their database by
+        // name too, for a browser that cannot list its databases).
+        if (before && before !== list.person) await wipe(before);
         await forgetOthers(list.person);
         state.local = await open(list.person);
       }
