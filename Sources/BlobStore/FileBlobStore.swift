@@ -160,6 +160,7 @@ public struct FileBlobStore: BlobStore {
 
     public func discardPartial(_ digest: BlobDigest, by person: Uploader) throws {
         unlink(partialPath(of: digest, by: person))
+        if Self.size(holderPath(of: digest, by: person)) == nil { unlink(announcedPath(of: digest, by: person)) }
     }
 
     public func claim(_ digest: BlobDigest, by person: Uploader) throws {

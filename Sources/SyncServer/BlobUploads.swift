@@ -122,8 +122,6 @@ struct BlobUploads: Sendable {
     @Sendable func patch(_ request: Request, context: SyncRequestContext) async throws -> Response {
         let person = try context.requirePerson().id
         let digest = try Self.digest(context)
-        let (teams, uploads) = (context.teams, self)
-        let proof = try await blockingWork { try uploads.isProof(request, person: person, teams: teams) }
         guard let offsetText = request.headers[Self.offsetHeader], let offset = Int64(offsetText), offset >= 0,
             let lengthText = request.headers[Self.lengthHeader], let length = Int64(lengthText), length > 0
         else {
@@ -135,6 +133,10 @@ struct BlobUploads: Sendable {
         }
         let place = try begin(digest, person: person)
         defer { end(digest, person: person, place) }
+        // Whether it is proof, read from the sender's replicas within their uploads' budget.
+        let (teams, uploads) = (context.teams, self)
+        let proof = try await blockingWork { try uploads.isProof(request, person: person, teams: teams) }
+        var announced = false
         let store = store
         let state = try await blockingWork { try store.state(of: digest, for: person) }
         if case .complete = state { return Self.answer(state) }
@@ -180,7 +182,6 @@ struct BlobUploads: Sendable {
         // Room for every upload under way and some to spare: a full disk would break the replicas beside the blobs.
         // Short of it, files no attachment has claimed make room, the biggest holder's oldest first (JunkEviction).
         let folder = Self.folderOf(store)
-        if proof { try await blockingWork { try store.announce(digest, by: person) } }
         let short = everyone + reserveBytes - Self.freeBytes(at: folder)
         if short >= 0 {
             let underWay = Set(active.value.map { UploadKey(digest: $0.digest, person: $0.person) })
@@ -219,6 +220,11 @@ struct BlobUploads: Sendable {
                 let (chunk, at) = (bytes, kept)
                 try await blockingWork { try store.append(chunk, to: digest, by: person, at: at) }
                 kept += Int64(bytes.count)
+                // Announced once its first bytes are kept: a piece refused before leaves no mark.
+                if proof, !announced {
+                    try await blockingWork { try store.announce(digest, by: person) }
+                    announced = true
+                }
             }
             if kept == offset, head.isEmpty, offset < length {
                 throw HTTPError(.badRequest, message: "a piece of a file has at least one byte")

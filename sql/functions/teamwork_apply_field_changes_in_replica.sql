@@ -227,8 +227,14 @@ BEGIN
       INTO v_checkins, v_rest
       FROM unnest(v_rest) b;
 
+    -- Everyone whose position or time this batch writes, locked at once in id order (a time entry
+    -- is written under its person's lock, below): two batches that share people never wait on each
+    -- other in a circle.
+    PERFORM 1 FROM public.people
+     WHERE id IN (SELECT b.person_id FROM unnest(v_checkins) b
+                  UNION SELECT b.person_id FROM unnest(v_rest) b WHERE b.operation = 'time' AND b.rejection IS NULL)
+     ORDER BY id FOR NO KEY UPDATE;
     IF cardinality(v_checkins) > 0 THEN
-        PERFORM 1 FROM public.people WHERE id IN (SELECT b.person_id FROM unnest(v_checkins) b) ORDER BY id FOR NO KEY UPDATE;
         WITH latest AS (
             SELECT DISTINCT ON (b.person_id) b.person_id, b.latitude, b.longitude,
                    least(to_timestamp(b.made_at / 1000.0), to_timestamp(b.received_at / 1000.0)) AS seen
