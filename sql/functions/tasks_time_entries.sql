@@ -7,10 +7,6 @@
 -- Travel that arrives counts from the later of its own start and the end of the
 -- person's last work before they arrived (teamwork_travel_from): however their
 -- changes were batched, a drive never overlaps a job they did on the way.
---
--- Nothing is counted on days payroll closed (teamwork_time_closed): an entry that
--- begins on one is left open (counted nowhere) rather than ended, and a closed one
--- there is never run again, however the worker's times were dated.
 CREATE OR REPLACE FUNCTION tasks_time_entries() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN
@@ -27,9 +23,7 @@ BEGIN
     -- (Of no length when both came in the same second: it ends the running entry all the same.)
     INSERT INTO public.time_entries AS e (task_id, person_id, kind, started_at, ended_at, source, recorded_at)
     SELECT n.id, n.completed_by, 'work', coalesce(n.started_at, n.completed_at),
-           CASE WHEN n.completed_at <= coalesce(n.started_at, n.completed_at) + interval '24 hours'
-                     AND public.teamwork_time_closed(n.id, n.completed_by, 'work', coalesce(n.started_at, n.completed_at)) IS NULL
-                THEN n.completed_at END,
+           CASE WHEN n.completed_at <= coalesce(n.started_at, n.completed_at) + interval '24 hours' THEN n.completed_at END,
            'auto', n.completed_at
       FROM new_rows n JOIN old_rows o ON o.id = n.id
      WHERE n.status = 'completed' AND o.status IS DISTINCT FROM 'completed' AND n.completed_by IS NOT NULL
@@ -38,8 +32,7 @@ BEGIN
             OR EXISTS (SELECT 1 FROM public.time_entries x WHERE x.task_id = n.id AND x.kind = 'work' AND x.person_id = n.completed_by))
     -- recorded_at is the completion: on a conflict it ends the running entry.
     ON CONFLICT (task_id, person_id, kind) DO UPDATE SET ended_at = excluded.recorded_at, recorded_at = excluded.recorded_at
-     WHERE e.source = 'auto' AND excluded.recorded_at BETWEEN e.started_at AND e.started_at + interval '24 hours'
-       AND public.teamwork_time_closed(e.task_id, e.person_id, 'work', e.started_at) IS NULL;
+     WHERE e.source = 'auto' AND excluded.recorded_at BETWEEN e.started_at AND e.started_at + interval '24 hours';
 
     -- A start folded into its completion (one batch) arrived there too: travel there ends
     -- at the start, and travel begun to any other task is dropped (they went here instead).
@@ -54,7 +47,6 @@ BEGIN
           FROM arrived a
          WHERE e.task_id = a.id AND e.person_id = a.person AND e.kind = 'travel' AND e.source = 'auto' AND e.ended_at IS NULL
            AND a.at BETWEEN e.started_at AND e.started_at + interval '24 hours'
-           AND public.teamwork_time_closed(e.task_id, e.person_id, 'travel', e.started_at) IS NULL
     )
     DELETE FROM public.time_entries e USING arrived a
      WHERE e.person_id = a.person AND e.task_id <> a.id AND e.kind = 'travel' AND e.source = 'auto'
@@ -64,9 +56,7 @@ BEGIN
     -- same statement started already has its travel ended there.
     INSERT INTO public.time_entries (task_id, person_id, kind, started_at, ended_at, source, recorded_at)
     SELECT nx.id, n.completed_by, 'travel', public.teamwork_travel_from(n.completed_by, n.completed_at, nx.started_at),
-           CASE WHEN nx.started_at <= n.completed_at + interval '24 hours'
-                     AND public.teamwork_time_closed(nx.id, n.completed_by, 'travel', n.completed_at) IS NULL
-                THEN nx.started_at END, 'auto',
+           CASE WHEN nx.started_at <= n.completed_at + interval '24 hours' THEN nx.started_at END, 'auto',
            coalesce(nx.started_at, n.completed_at)
       FROM new_rows n JOIN old_rows o ON o.id = n.id
       CROSS JOIN LATERAL (
@@ -95,14 +85,12 @@ BEGIN
         SELECT s.id, s.person, 'work', s.at, 'auto', s.at FROM started s
         ON CONFLICT (task_id, person_id, kind) DO UPDATE SET ended_at = NULL
          WHERE e.source = 'auto' AND e.ended_at IS NOT NULL
-           AND public.teamwork_time_closed(e.task_id, e.person_id, 'work', e.started_at) IS NULL
     ), arrived AS (
         UPDATE public.time_entries e
            SET started_at = public.teamwork_travel_from(s.person, e.started_at, s.at), ended_at = s.at, recorded_at = s.at
           FROM started s
          WHERE e.task_id = s.id AND e.person_id = s.person AND e.kind = 'travel' AND e.source = 'auto' AND e.ended_at IS NULL
            AND s.at BETWEEN e.started_at AND e.started_at + interval '24 hours'
-           AND public.teamwork_time_closed(e.task_id, e.person_id, 'travel', e.started_at) IS NULL
     )
     DELETE FROM public.time_entries e USING started s
      WHERE e.person_id = s.person AND e.task_id <> s.id AND e.kind = 'travel' AND e.source = 'auto'
@@ -129,8 +117,7 @@ BEGIN
       FROM left_behind l
      WHERE e.task_id = l.id AND e.kind = 'work' AND e.source = 'auto' AND e.ended_at IS NULL
        AND (l.cancelled OR e.person_id IS DISTINCT FROM l.assignee)
-       AND now() BETWEEN e.started_at AND e.started_at + interval '24 hours'
-       AND public.teamwork_time_closed(e.task_id, e.person_id, 'work', e.started_at) IS NULL;
+       AND now() BETWEEN e.started_at AND e.started_at + interval '24 hours';
     RETURN NULL;
 END
 $$;
