@@ -39,7 +39,10 @@ struct TimeOnJobTests {
         }
 
         /// `person`'s changes, made at the times given, taken in by the listener in one batch.
-        mutating func apply(_ person: Person, _ changes: [(String, Int64, Date, String?, String?)]) async throws -> [String?] {
+        /// Received a second after each was made, unless `received` says when the batch reached the service.
+        mutating func apply(
+            _ person: Person, _ changes: [(String, Int64, Date, String?, String?)], received: Date? = nil
+        ) async throws -> [String?] {
             var recorded: [RecordedWorkerChange] = []
             for (operation, task, made, item, value) in changes {
                 position += 1
@@ -47,7 +50,9 @@ struct TimeOnJobTests {
                 recorded.append(
                     RecordedWorkerChange(
                         position: position, changeID: "time-\(position)", personID: person.id, taskID: task, operation: operation,
-                        note: operation == "complete" ? "done" : nil, madeAt: ms, receivedAt: ms + 1000, item: item, value: value,
+                        note: operation == "complete" ? "done" : nil, madeAt: ms,
+                        receivedAt: received.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } ?? ms + 1000, item: item,
+                        value: value,
                         blob: nil, size: nil, mediaType: nil, signer: nil))
             }
             let outcome = try await store.applyFieldChanges(

@@ -150,4 +150,56 @@ struct TimeRecordedByWhoWorkedItTests {
             #expect(try await world.store.payrollClosed() == closed)
         }
     }
+
+    /// Time kept by a worker's own start and completion is held to the rules a worker's own
+    /// entry is (the review of issue 64: a phone's start and completion, dated back into a
+    /// closed week, a month ago or across other work, counted there). Such an entry stays
+    /// open, counted nowhere, until the worker or a manager enters the time; the job is done.
+    @Test func aStartAndCompletionDatedOnClosedDaysLongAgoOrAcrossOtherWorkCountNothing() async throws {
+        try await TimeOnJobTests.withWorld { world in
+            let ann = world.fixtures.ann
+            world.store.actorID = world.fixtures.manager.id
+            _ = try await world.store.closePayroll(week: "2026-W44")
+            // On days payroll closed.
+            let closed = try await world.task("Pump", for: ann, day: Self.day, from: "08:00", to: "10:00")
+            let onClosedDays = try await world.apply(
+                ann, [("start", closed, Self.at(Self.day, "08:00"), nil, nil), ("complete", closed, Self.at(Self.day, "12:00"), nil, nil)])
+            #expect(onClosedDays == [nil, nil])
+            let closedStatus = try await world.store.task(id: closed).status
+            #expect(closedStatus == .completed)
+            #expect(try await world.entries(closed) == ["ann work 08:00-… auto"])
+            let sheet = try await world.store.timesheet(week: "2026-W44")
+            #expect(sheet.people.first { $0.personID == ann.id }?.total == 0)
+
+            // More than 31 days before the service received them (week 45 is open).
+            let old = try await world.task("Valve", for: ann, day: "2026-11-03", from: "08:00", to: "10:00")
+            let longAgo = try await world.apply(
+                ann,
+                [("start", old, Self.at("2026-11-03", "08:00"), nil, nil), ("complete", old, Self.at("2026-11-03", "11:00"), nil, nil)],
+                received: Self.at("2026-12-05", "12:00"))
+            #expect(longAgo == [nil, nil])
+            #expect(try await world.entries(old) == ["ann work 08:00-… auto"])
+
+            // Across work she entered herself on another task: the later sitting is not counted twice.
+            let first = try await world.task("Meter", for: ann, day: "2026-11-10", from: "08:00", to: "10:00")
+            let second = try await world.task("Boiler", for: ann, day: "2026-11-10", from: "08:00", to: "10:00")
+            let entered = TimeOnJob.value(start: Self.at("2026-11-10", "08:00"), end: Self.at("2026-11-10", "10:00"))
+            #expect(try await world.apply(ann, [("time", first, Self.at("2026-11-10", "10:00"), "work", entered)]) == [nil])
+            let across = try await world.apply(
+                ann,
+                [
+                    ("start", second, Self.at("2026-11-10", "09:00"), nil, nil),
+                    ("complete", second, Self.at("2026-11-10", "11:00"), nil, nil),
+                ])
+            #expect(across == [nil, nil])
+            #expect(try await world.entries(second) == ["ann work 09:00-… auto"])
+
+            // Her own work the next day, dated as it happened and sent at once, counts as always.
+            let fine = try await world.task("Tap", for: ann, day: "2026-11-11", from: "08:00", to: "10:00")
+            _ = try await world.apply(
+                ann,
+                [("start", fine, Self.at("2026-11-11", "08:00"), nil, nil), ("complete", fine, Self.at("2026-11-11", "09:30"), nil, nil)])
+            #expect(try await world.entries(fine) == ["ann work 08:00-09:30 auto"])
+        }
+    }
 }

@@ -7,6 +7,11 @@
 -- Travel that arrives counts from the later of its own start and the end of the
 -- person's last work before they arrived (teamwork_travel_from): however their
 -- changes were batched, a drive never overlaps a job they did on the way.
+--
+-- An entry ends and counts only as a worker's own entry would (teamwork_time_counts:
+-- a day long at most, recent, not on days payroll closed, overlapping nothing else
+-- of theirs); otherwise it stays open, counted nowhere, and a closed one on days
+-- payroll closed never runs again, however the device dated the work.
 CREATE OR REPLACE FUNCTION tasks_time_entries() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 BEGIN
@@ -23,7 +28,8 @@ BEGIN
     -- (Of no length when both came in the same second: it ends the running entry all the same.)
     INSERT INTO public.time_entries AS e (task_id, person_id, kind, started_at, ended_at, source, recorded_at)
     SELECT n.id, n.completed_by, 'work', coalesce(n.started_at, n.completed_at),
-           CASE WHEN n.completed_at <= coalesce(n.started_at, n.completed_at) + interval '24 hours' THEN n.completed_at END,
+           CASE WHEN public.teamwork_time_counts(n.id, n.completed_by, 'work', coalesce(n.started_at, n.completed_at), n.completed_at)
+                THEN n.completed_at END,
            'auto', n.completed_at
       FROM new_rows n JOIN old_rows o ON o.id = n.id
      WHERE n.status = 'completed' AND o.status IS DISTINCT FROM 'completed' AND n.completed_by IS NOT NULL
@@ -32,7 +38,7 @@ BEGIN
             OR EXISTS (SELECT 1 FROM public.time_entries x WHERE x.task_id = n.id AND x.kind = 'work' AND x.person_id = n.completed_by))
     -- recorded_at is the completion: on a conflict it ends the running entry.
     ON CONFLICT (task_id, person_id, kind) DO UPDATE SET ended_at = excluded.recorded_at, recorded_at = excluded.recorded_at
-     WHERE e.source = 'auto' AND excluded.recorded_at BETWEEN e.started_at AND e.started_at + interval '24 hours';
+     WHERE e.source = 'auto' AND public.teamwork_time_counts(e.task_id, e.person_id, 'work', e.started_at, excluded.recorded_at);
 
     -- A start folded into its completion (one batch) arrived there too: travel there ends
     -- at the start, and travel begun to any other task is dropped (they went here instead).
@@ -46,7 +52,9 @@ BEGIN
            SET started_at = public.teamwork_travel_from(a.person, e.started_at, a.at), ended_at = a.at, recorded_at = a.at
           FROM arrived a
          WHERE e.task_id = a.id AND e.person_id = a.person AND e.kind = 'travel' AND e.source = 'auto' AND e.ended_at IS NULL
-           AND a.at BETWEEN e.started_at AND e.started_at + interval '24 hours'
+           AND a.at >= e.started_at
+           AND public.teamwork_time_counts(e.task_id, e.person_id, 'travel',
+                                           public.teamwork_travel_from(a.person, e.started_at, a.at), a.at)
     )
     DELETE FROM public.time_entries e USING arrived a
      WHERE e.person_id = a.person AND e.task_id <> a.id AND e.kind = 'travel' AND e.source = 'auto'
@@ -56,7 +64,10 @@ BEGIN
     -- same statement started already has its travel ended there.
     INSERT INTO public.time_entries (task_id, person_id, kind, started_at, ended_at, source, recorded_at)
     SELECT nx.id, n.completed_by, 'travel', public.teamwork_travel_from(n.completed_by, n.completed_at, nx.started_at),
-           CASE WHEN nx.started_at <= n.completed_at + interval '24 hours' THEN nx.started_at END, 'auto',
+           CASE WHEN public.teamwork_time_counts(nx.id, n.completed_by, 'travel',
+                                                 public.teamwork_travel_from(n.completed_by, n.completed_at, nx.started_at),
+                                                 nx.started_at)
+                THEN nx.started_at END, 'auto',
            coalesce(nx.started_at, n.completed_at)
       FROM new_rows n JOIN old_rows o ON o.id = n.id
       CROSS JOIN LATERAL (
@@ -85,12 +96,15 @@ BEGIN
         SELECT s.id, s.person, 'work', s.at, 'auto', s.at FROM started s
         ON CONFLICT (task_id, person_id, kind) DO UPDATE SET ended_at = NULL
          WHERE e.source = 'auto' AND e.ended_at IS NOT NULL
+           AND public.teamwork_time_closed(e.task_id, e.person_id, 'work', e.started_at) IS NULL
     ), arrived AS (
         UPDATE public.time_entries e
            SET started_at = public.teamwork_travel_from(s.person, e.started_at, s.at), ended_at = s.at, recorded_at = s.at
           FROM started s
          WHERE e.task_id = s.id AND e.person_id = s.person AND e.kind = 'travel' AND e.source = 'auto' AND e.ended_at IS NULL
-           AND s.at BETWEEN e.started_at AND e.started_at + interval '24 hours'
+           AND s.at >= e.started_at
+           AND public.teamwork_time_counts(e.task_id, e.person_id, 'travel',
+                                           public.teamwork_travel_from(s.person, e.started_at, s.at), s.at)
     )
     DELETE FROM public.time_entries e USING started s
      WHERE e.person_id = s.person AND e.task_id <> s.id AND e.kind = 'travel' AND e.source = 'auto'
@@ -117,7 +131,7 @@ BEGIN
       FROM left_behind l
      WHERE e.task_id = l.id AND e.kind = 'work' AND e.source = 'auto' AND e.ended_at IS NULL
        AND (l.cancelled OR e.person_id IS DISTINCT FROM l.assignee)
-       AND now() BETWEEN e.started_at AND e.started_at + interval '24 hours';
+       AND public.teamwork_time_counts(e.task_id, e.person_id, 'work', e.started_at, now());
     RETURN NULL;
 END
 $$;

@@ -204,6 +204,9 @@ BEGIN
 
         IF v_plan IS NOT NULL THEN
             PERFORM set_config('teamwork.field_changes', v_plan::text, true);
+            -- Automatic time is held to a window before when the work reached the service (teamwork_time_counts).
+            PERFORM set_config('teamwork.received_at',
+                               (SELECT to_timestamp(max(b.received_at) / 1000.0)::text FROM unnest(v_fast) b), true);
             UPDATE public.tasks t
                SET assignee_id = coalesce((e.value ->> 'assignee')::bigint, t.assignee_id),
                    status = coalesce(e.value ->> 'status', t.status),
@@ -213,6 +216,7 @@ BEGIN
                    completion_note = coalesce(e.value ->> 'note', t.completion_note)
               FROM jsonb_each(v_plan) e WHERE t.id = e.key::bigint;
             PERFORM set_config('teamwork.field_changes', '', true);
+            PERFORM set_config('teamwork.received_at', '', true);
         END IF;
     END IF;
 
@@ -305,6 +309,7 @@ BEGIN
         v_detail := NULL;
         v_at := least(to_timestamp(c.made_at / 1000.0), to_timestamp(c.received_at / 1000.0));
         PERFORM set_config('teamwork.actor_id', c.person_id::text, true);
+        PERFORM set_config('teamwork.received_at', to_timestamp(c.received_at / 1000.0)::text, true);
         PERFORM set_config('teamwork.field_change', c.change_id, true);
 
         IF c.rejection IS NOT NULL THEN
@@ -643,6 +648,7 @@ BEGIN
     END LOOP;
 
     PERFORM set_config('teamwork.field_change', '', true);
+    PERFORM set_config('teamwork.received_at', '', true);
     INSERT INTO public.listener_cursors AS lc (source, position, change_id) VALUES (p_source, p_position, p_change_id)
     ON CONFLICT (source) DO UPDATE SET position = excluded.position, change_id = excluded.change_id, updated_at = now();
 END
