@@ -314,7 +314,7 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: [
                 "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
-                "HTMLText", "WebPages", "ServerSupport",
+                "HTMLText", "WebPages", "ServerSupport", "HTTPFetch",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
