@@ -131,6 +131,15 @@ let package = Package(
             name: "BlobStore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // Blobs in an S3-compatible bucket shared by every service host (SigV4 over the egress client).
+        .target(
+            name: "ObjectStore",
+            dependencies: [
+                "BlobStore", "Egress", "TeamworkModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // What both web surfaces (the sync endpoint and the board) share: one shared connection to the
         // master, budgets and per-address limits, 405 from the routes as registered, a 503 for a master away.
         .target(
@@ -173,7 +182,7 @@ let package = Package(
         .target(
             name: "SyncServer",
             dependencies: [
-                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "ServerSupport", "WebPages",
+                "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "ObjectStore", "ServerSupport", "WebPages",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -221,7 +230,7 @@ let package = Package(
         .target(
             name: "ManagerCLI",
             dependencies: [
-                "TeamworkModel", "BlobStore",
+                "TeamworkModel", "BlobStore", "ObjectStore",
                 "CentralStore",
                 "LocalPostgres",
                 "CommandLineSupport",
@@ -242,7 +251,7 @@ let package = Package(
             dependencies: [
                 "TeamworkModel", "CentralStore", "ReplicaGenerator", "SyncServer", "WebPages", "EventListener", "CommandLineSupport",
                 "LocalPostgres", "RoadTravel", "Outbox", "Egress",
-                "BlobStore",
+                "BlobStore", "ObjectStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -276,7 +285,7 @@ let package = Package(
         .target(
             name: "TeamworkTestSupport",
             dependencies: [
-                "CentralStore", "LocalPostgres", "TeamworkModel",
+                "CentralStore", "LocalPostgres", "TeamworkModel", "ObjectStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -314,7 +323,7 @@ let package = Package(
             name: "SyncServerTests",
             dependencies: [
                 "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
-                "HTMLText", "WebPages", "ServerSupport", "HTTPFetch",
+                "HTMLText", "WebPages", "ServerSupport", "HTTPFetch", "ObjectStore", "BlobStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

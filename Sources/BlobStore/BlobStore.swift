@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Where the service keeps blobs (photos, signatures, PDFs): one small
@@ -11,6 +12,13 @@ import Foundation
 /// theirs names it (``claim(_:by:)``): what a person holds pending, or has
 /// unfinished, is what their upload allowance counts.
 public protocol BlobStore: Sendable {
+    /// Where the store is, for messages (a folder, or a bucket at its endpoint).
+    var location: String { get }
+    /// Bytes of an upload gathered before ``append(_:to:by:at:)`` keeps them (0: each piece as it comes).
+    var pieceBytes: Int { get }
+    /// Bytes free on the disk holding the store, for the uploads' reserve; `nil` when the store is
+    /// not on a disk of the service's own (an object store gives room itself).
+    func freeBytes() -> Int64?
     /// Where `person`'s upload of `digest` stands: complete once they hold it, else what they sent so far.
     func state(of digest: BlobDigest, for person: Uploader) throws -> BlobState
     /// Whether the blob is whole in the store, whoever sent it (`.absent` or `.complete`).
@@ -52,6 +60,15 @@ public protocol BlobStore: Sendable {
     /// attachment to follow. An announced file is never removed to make room for files nobody
     /// announced, however young it is.
     func announce(_ digest: BlobDigest, by person: Uploader) throws
+}
+
+extension BlobStore {
+    /// What the stored bytes of `digest` hash to, read in pieces (a damaged or swapped file shows).
+    public func digestOfStored(_ digest: BlobDigest) throws -> BlobDigest {
+        var hasher = SHA256()
+        try read(digest) { hasher.update(data: $0) }
+        return BlobDigest(hex: hasher.finalize().map { String(format: "%02x", $0) }.joined())!
+    }
 }
 
 /// Which unclaimed files go first when an upload needs room on a full disk: the person holding the
@@ -113,6 +130,10 @@ public struct BlobInventory: Sendable {
         public var person: Uploader?
         public var time: Date
         public var pending: Bool
+
+        public init(digest: BlobDigest, person: Uploader?, time: Date, pending: Bool) {
+            (self.digest, self.person, self.time, self.pending) = (digest, person, time, pending)
+        }
     }
 
     /// Complete blobs, each with the latest time someone sent it whole (the file's own time when nobody is recorded).
@@ -121,4 +142,8 @@ public struct BlobInventory: Sendable {
     public var pending: [Upload]
     /// Marks of files each person sent whole (their daily budget's measure), with when.
     public var sent: [Upload]
+
+    public init(complete: [(digest: BlobDigest, sent: Date)], partial: [Upload], pending: [Upload], sent: [Upload]) {
+        (self.complete, self.partial, self.pending, self.sent) = (complete, partial, pending, sent)
+    }
 }

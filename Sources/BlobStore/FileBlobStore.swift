@@ -20,6 +20,17 @@ public struct FileBlobStore: BlobStore {
     /// Where the service keeps blobs unless told otherwise: `blobs` in its replica folder.
     public static func defaultRoot(replicas: URL) -> URL { replicas.appending(path: "blobs") }
 
+    public var location: String { root.path }
+
+    public var pieceBytes: Int { 0 }
+
+    /// Free bytes on the file system holding the folder (for an unprivileged writer).
+    public func freeBytes() -> Int64? {
+        var info = statvfs()
+        guard statvfs(root.path, &info) == 0 else { return 0 }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
     public init(root: URL) throws {
         self.root = root
         for folder in ["", "partial", "holders", "pending", "sent", "announced"].map({ root.appending(path: $0) }) {

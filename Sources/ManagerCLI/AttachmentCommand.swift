@@ -2,6 +2,7 @@ import ArgumentParser
 import BlobStore
 import CentralStore
 import Foundation
+import ObjectStore
 import TeamworkModel
 
 #if canImport(Glibc)
@@ -17,36 +18,38 @@ struct AttachmentCommand: AsyncParsableCommand {
         subcommands: [Get.self]
     )
 
-    /// Where the service keeps blobs: --blobs, else TEAMWORK_BLOBS, else `blobs` in the service's
-    /// replica folder (TEAMWORK_REPLICAS, else the local default's).
-    static func blobsFolder(_ given: String?) -> URL {
+    /// Where the service keeps blobs: --blobs, else TEAMWORK_BLOBS (a folder, or an S3-compatible
+    /// bucket, s3://BUCKET?endpoint=URL&region=R), else `blobs` in the service's replica folder
+    /// (TEAMWORK_REPLICAS, else the local default's).
+    static func blobs(_ given: String?) throws -> BlobLocation {
         let environment = ProcessInfo.processInfo.environment
-        if let folder = given ?? environment["TEAMWORK_BLOBS"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            return URL(fileURLWithPath: folder)
-        }
         let replicas =
             environment["TEAMWORK_REPLICAS"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? DatabaseTarget.home.appending(path: "replicas")
-        return FileBlobStore.defaultRoot(replicas: replicas)
+        return try BlobLocation.parse(
+            given ?? environment["TEAMWORK_BLOBS"].flatMap({ $0.isEmpty ? nil : $0 }),
+            default: FileBlobStore.defaultRoot(replicas: replicas))
     }
 
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Copy one attachment's file out of the service's blob folder (on the service's machine), checked against its SHA-256."
+            abstract: "Copy one attachment's file out of the service's blob folder or bucket, checked against its SHA-256."
         )
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Attachment id.") var id: Int64
         @Option(help: ArgumentHelp("Write the file here.", valueName: "file")) var output: String
         @Option(
-            help: ArgumentHelp("The service's blob folder (default: TEAMWORK_BLOBS, else blobs in its replica folder).", valueName: "dir"))
+            help: ArgumentHelp(
+                "The service's blob folder or s3://BUCKET?endpoint=URL&region=R (default: TEAMWORK_BLOBS, else blobs in its replica folder).",
+                valueName: "dir|s3-url"))
         var blobs: String?
 
         func run() async throws {
             let attachment = try await connection.withStore { try await $0.attachment(id: id) }
             guard let digest = BlobDigest(hex: attachment.sha256) else { throw TeamworkError(.internal, "attachment \(id) names no blob") }
-            let store = try FileBlobStore(root: AttachmentCommand.blobsFolder(blobs))
-            guard case .complete = try store.state(of: digest) else {
-                throw TeamworkError.notFound("attachment \(id)'s file \(digest.hex) is not in \(store.root.path) (see --blobs)")
+            let store = try AttachmentCommand.blobs(blobs).open()
+            guard case .complete = try await blockingWork({ try store.state(of: digest) }) else {
+                throw TeamworkError.notFound("attachment \(id)'s file \(digest.hex) is not in \(store.location) (see --blobs)")
             }
             let scratch = output + ".part-\(getpid())"
             guard FileManager.default.createFile(atPath: scratch, contents: nil, attributes: [.posixPermissions: 0o600]),
@@ -56,8 +59,10 @@ struct AttachmentCommand: AsyncParsableCommand {
             }
             defer { unlink(scratch) }
             do {
-                try store.read(digest) { try handle.write(contentsOf: $0) }
-                try handle.close()
+                try await blockingWork {
+                    try store.read(digest) { try handle.write(contentsOf: $0) }
+                    try handle.close()
+                }
             } catch {
                 throw TeamworkError(.cannotWrite, "cannot write \(output): \(error)")
             }

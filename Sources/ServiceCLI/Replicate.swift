@@ -3,6 +3,7 @@ import BlobStore
 import CentralStore
 import Foundation
 import Logging
+import ObjectStore
 import ReplicaGenerator
 import TeamworkModel
 
@@ -105,7 +106,10 @@ struct Verify: AsyncParsableCommand {
     )
     @OptionGroup var options: ServiceOptions
     @Flag(help: "Print the drift as JSON lines.") var json = false
-    @Option(help: ArgumentHelp("The blob folder of the sync endpoint (default: blobs in the replicas folder).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the sync endpoint keeps files: a folder, or s3://BUCKET?endpoint=URL&region=R (default: blobs in the replicas folder).",
+            valueName: "dir|s3-url"))
     var blobs: String?
 
     func run() async throws {
@@ -113,17 +117,15 @@ struct Verify: AsyncParsableCommand {
         let drift = try await generator.verify()
         var blobProblems: [String] = []
         // Every file an attachment names is in the blob store, whole: its bytes hash to its name.
-        let store = try FileBlobStore(
-            root: blobs.map { URL(fileURLWithPath: $0) }
-                ?? FileBlobStore.defaultRoot(replicas: generator.configuration.directory))
+        let store = try BlobLocation.parse(blobs, default: FileBlobStore.defaultRoot(replicas: generator.configuration.directory)).open()
         let referenced = try await CentralStore.withStore(generator.configuration.databaseURL) { try await $0.referencedBlobs() }
         for hex in referenced.sorted() {
             guard let digest = BlobDigest(hex: hex) else { continue }
-            guard case .complete = try store.state(of: digest) else {
-                blobProblems.append("blob \(hex), named by an attachment, is not in \(store.root.path)")
+            guard case .complete = try await blockingWork({ try store.state(of: digest) }) else {
+                blobProblems.append("blob \(hex), named by an attachment, is not in \(store.location)")
                 continue
             }
-            let actual = try BlobDigest(ofFileAt: store.path(of: digest))
+            let actual = try await blockingWork { try store.digestOfStored(digest) }
             if actual != digest {
                 blobProblems.append("blob \(hex) is damaged: its bytes hash to \(actual.hex)")
             }
@@ -140,7 +142,7 @@ struct Verify: AsyncParsableCommand {
         for problem in blobProblems {
             if json {
                 let data = try JSONSerialization.data(
-                    withJSONObject: ["blobs": store.root.path, "message": problem], options: [.sortedKeys])
+                    withJSONObject: ["blobs": store.location, "message": problem], options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
                 print(problem)

@@ -90,7 +90,7 @@ struct RunAll: AsyncParsableCommand {
         let window = stallAfter ?? max(30, sweep * 3)
         var configuration = SyncServer.Configuration(
             databaseURL: generator.configuration.databaseURL, replicasDirectory: generator.configuration.directory)
-        server.apply(to: &configuration)
+        try server.apply(to: &configuration)
         configuration.pushed = { listener.wake([$0]) }
         configuration.watchLooked = { status.passed(.watch) }
         configuration.metrics = { registry.emitToString() + status.progressMetrics() }
@@ -192,7 +192,7 @@ struct RunAll: AsyncParsableCommand {
         services.append(
             BlobSweep(
                 databaseURL: generator.configuration.databaseURL,
-                store: try FileBlobStore(root: configuration.blobsFolder),
+                store: try configuration.openBlobStore(),
                 logger: logger))
         if let keeper = LocalClusterKeeper.forLocalDefault(options, logger: logger) { services.append(keeper) }
         if let notifier = SystemdNotifier.fromEnvironment() {

@@ -24,7 +24,7 @@ struct Serve: AsyncParsableCommand {
         var configuration = SyncServer.Configuration(
             databaseURL: generator.configuration.databaseURL,
             replicasDirectory: generator.configuration.directory)
-        server.apply(to: &configuration)
+        try server.apply(to: &configuration)
         // The endpoint's own figures and its one loop's progress, as `run` reports them.
         let status = ServiceStatus(parts: [.watch])
         configuration.watchLooked = { status.passed(.watch) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CentralStore
 import Foundation
+import ObjectStore
 import RoadTravel
 import SyncServer
 import WebPages
@@ -14,7 +15,9 @@ struct ServerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
     var tlsKey: String?
     @Option(
-        help: ArgumentHelp("Where workers' photos, signatures and PDFs are kept (default: blobs in the replicas folder).", valueName: "dir")
+        help: ArgumentHelp(
+            "Where workers' photos, signatures and PDFs are kept: a folder, or an S3-compatible bucket shared by every host, s3://BUCKET?endpoint=URL&region=R, with keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default: blobs in the replicas folder).",
+            valueName: "dir|s3-url")
     )
     var blobs: String?
     @Option(help: "The largest file a worker may upload, in MB.") var maxFileMb = 25
@@ -113,11 +116,16 @@ struct ServerOptions: ParsableArguments {
     }
 
     /// `configuration` with this address and TLS.
-    func apply(to configuration: inout SyncServer.Configuration) {
+    func apply(to configuration: inout SyncServer.Configuration) throws {
         configuration.host = host
         configuration.port = port
         configuration.tls = tls
-        configuration.blobsDirectory = blobs.map { URL(fileURLWithPath: $0) }
+        if let blobs {
+            switch try BlobLocation.parse(blobs, default: configuration.blobsFolder) {
+            case .folder(let folder): configuration.blobsDirectory = folder
+            case .bucket(let bucket): configuration.blobBucket = bucket
+            }
+        }
         configuration.maximumBlobBytes = Int64(maxFileMb) * 1024 * 1024
         if let backlogValue { configuration.backlog = backlogValue }
         configuration.pushLockTimeout = .seconds(pushLockTimeout)

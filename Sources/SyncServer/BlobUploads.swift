@@ -181,9 +181,8 @@ struct BlobUploads: Sendable {
         }
         // Room for every upload under way and some to spare: a full disk would break the replicas beside the blobs.
         // Short of it, files no attachment has claimed make room, the biggest holder's oldest first (JunkEviction).
-        let folder = Self.folderOf(store)
-        let short = everyone + reserveBytes - Self.freeBytes(at: folder)
-        if short >= 0 {
+        if let free = store.freeBytes(), everyone + reserveBytes - free >= 0 {
+            let short = everyone + reserveBytes - free
             let underWay = Set(active.value.map { UploadKey(digest: $0.digest, person: $0.person) })
             // Not a file sent in the last ten minutes: its attachment may be on its way (a push claims it
             // after it is stored); but proof, announced for a task its sender holds, goes before files nobody announced.
@@ -192,40 +191,60 @@ struct BlobUploads: Sendable {
                 try store.evictUnclaimed(atLeast: short + 1, before: before, sparing: underWay, proof: proof)
             }
             if freed > 0 { context.logger.notice("made room for an upload: removed unclaimed files", metadata: ["bytes": "\(freed)"]) }
-            guard Self.freeBytes(at: folder) > everyone + reserveBytes else {
+            guard (store.freeBytes() ?? .max) > everyone + reserveBytes else {
                 throw HTTPError(Self.insufficientStorage, message: "the server is short of disk space; try again later")
             }
         }
         var kept = offset
         var head: [UInt8] = []
-        do {
-            for try await piece in request.body {
-                var bytes = Array(piece.readableBytesView)
-                if kept + Int64(head.count + bytes.count) > length {
-                    // The body and its Upload-Length disagree: nothing of it is kept, the device starts again.
-                    try await blockingWork { try store.discardPartial(digest, by: person) }
-                    return Self.answer(.absent, status: .conflict)
-                }
-                // The type from the first bytes, before any of them is kept.
-                if kept == 0 && head.count < BlobMediaType.sniffedBytes {
-                    head += bytes
-                    guard head.count >= BlobMediaType.sniffedBytes || Int64(head.count) == length else { continue }
-                    bytes = head
-                    head = []
-                    guard BlobMediaType.sniff(bytes) != nil else {
-                        throw HTTPError(
-                            .unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
-                    }
-                }
-                let (chunk, at) = (bytes, kept)
-                try await blockingWork { try store.append(chunk, to: digest, by: person, at: at) }
-                kept += Int64(bytes.count)
-                // Announced once its first bytes are kept: a piece refused before leaves no mark.
-                if proof, !announced {
-                    try await blockingWork { try store.announce(digest, by: person) }
-                    announced = true
-                }
+        // Bytes read and not yet kept: gathered to the store's piece size (an object store keeps each piece as an object).
+        var gathered: [UInt8] = []
+        let pieceBytes = store.pieceBytes
+        func keep() async throws {
+            guard !gathered.isEmpty else { return }
+            let (chunk, at) = (gathered, kept)
+            try await blockingWork { try store.append(chunk, to: digest, by: person, at: at) }
+            kept += Int64(chunk.count)
+            gathered = []
+            // Announced once its first bytes are kept: a piece refused before leaves no mark.
+            if proof, !announced {
+                try await blockingWork { try store.announce(digest, by: person) }
+                announced = true
             }
+        }
+        do {
+            do {
+                for try await piece in request.body {
+                    var bytes = Array(piece.readableBytesView)
+                    if kept + Int64(gathered.count + head.count + bytes.count) > length {
+                        // The body and its Upload-Length disagree: nothing of it is kept, the device starts again.
+                        try await blockingWork { try store.discardPartial(digest, by: person) }
+                        return Self.answer(.absent, status: .conflict)
+                    }
+                    // The type from the first bytes, before any of them is kept.
+                    if kept == 0 && gathered.isEmpty && head.count < BlobMediaType.sniffedBytes {
+                        head += bytes
+                        guard head.count >= BlobMediaType.sniffedBytes || Int64(head.count) == length else { continue }
+                        bytes = head
+                        head = []
+                        guard BlobMediaType.sniff(bytes) != nil else {
+                            throw HTTPError(
+                                .unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
+                        }
+                    }
+                    gathered += bytes
+                    if gathered.count >= pieceBytes { try await keep() }
+                }
+            } catch let error as HTTPError {
+                throw error
+            } catch let error as BlobError {
+                throw error
+            } catch {
+                // The connection broke: what arrived is kept, for the device to resume from.
+                try? await keep()
+                throw error
+            }
+            try await keep()
             if kept == offset, head.isEmpty, offset < length {
                 throw HTTPError(.badRequest, message: "a piece of a file has at least one byte")
             }
@@ -237,9 +256,8 @@ struct BlobUploads: Sendable {
                     throw HTTPError(
                         .unsupportedMediaType, message: "only JPEG, PNG, HEIC and PDF files are taken, told from their first bytes")
                 }
-                let chunk = head
-                try await blockingWork { try store.append(chunk, to: digest, by: person, at: 0) }
-                kept = Int64(head.count)
+                gathered = head
+                try await keep()
             }
         } catch let error as HTTPError {
             throw error
@@ -266,15 +284,6 @@ struct BlobUploads: Sendable {
 
     /// How long a file is safe from eviction after it was sent (or its upload began).
     static let evictionGrace: TimeInterval = 600
-
-    static func folderOf(_ store: any BlobStore) -> String { (store as? FileBlobStore)?.root.path ?? "/" }
-
-    /// Free bytes on the file system holding `path` (for an unprivileged writer).
-    static func freeBytes(at path: String) -> Int64 {
-        var info = statvfs()
-        guard statvfs(path, &info) == 0 else { return 0 }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
-    }
 
     static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
 

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ObjectStore
 import ServerSupport
 import ServiceLifecycle
 import TeamDatabase
@@ -63,8 +64,15 @@ public enum SyncServer {
         /// Bytes kept free on the blob folder's disk: an upload that would eat into them makes room by
         /// removing files no attachment has claimed, or is refused (507).
         public var blobReserveBytes: Int64 = 256 * 1024 * 1024
+        /// Where uploaded files are kept when in an S3-compatible bucket, shared by every host; ``blobsDirectory`` is not used then.
+        public var blobBucket: S3Location?
         /// ``blobsDirectory``, or its default.
         public var blobsFolder: URL { blobsDirectory ?? FileBlobStore.defaultRoot(replicas: replicasDirectory) }
+        /// The store uploaded files are kept in: the bucket, else the folder.
+        public func openBlobStore() throws -> any BlobStore {
+            if let blobBucket { return S3BlobStore(client: S3Client(location: blobBucket)) }
+            return try FileBlobStore(root: blobsFolder)
+        }
         /// Called after worker changes are stored in a replica (by name, `team-12`):
         /// wakes a listener running in the same process.
         public var pushed: (@Sendable (String) -> Void)?
@@ -124,7 +132,8 @@ public enum SyncServer {
         if let boardConfiguration = configuration.board {
             // The board reads and acts through its own role (a manager's), on connections of its own.
             let routes = try BoardRoutes<SyncRequestContext>(
-                configuration: boardConfiguration, blobsFolder: configuration.blobsFolder, secure: configuration.tls != nil, logger: logger)
+                configuration: boardConfiguration, blobs: try configuration.openBlobStore(), secure: configuration.tls != nil,
+                logger: logger)
             board = routes
             parts += routes.services
         }
@@ -227,7 +236,7 @@ public enum SyncServer {
         let directory = try ReplicaDirectory(configuration.replicasDirectory)
         let replicaConnections = ReplicaConnections(directory: directory)
         let pushQueue = PushQueue(directory: directory, connections: replicaConnections, lockTimeout: configuration.pushLockTimeout)
-        let blobStore = try FileBlobStore(root: configuration.blobsFolder)
+        let blobStore = try configuration.openBlobStore()
         let pushes = ReplicaPushes(configuration: configuration, pulls: pulls, directory: directory, queue: pushQueue, blobs: blobStore)
         let authenticator = TokenAuthenticator(
             store: store, cache: cache, limit: configuration.maximumRequestsPerPerson)

@@ -23,7 +23,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     /// (``BoardConfiguration/actionConnections`` at most).
     let changes: StorePool
     let feed: FeedWatch
-    let blobs: FileBlobStore
+    let blobs: any BlobStore
     let secure: Bool
     let limiter: AddressLimiter
     /// Sign-ins being answered, by address: each costs a round trip on ``store``'s connection.
@@ -46,16 +46,16 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     static var formLimit: Int { 64 * 1024 }
 
     /// The board for `configuration`, on connections of its own (its database role, a manager's), showing
-    /// the proof-of-work files kept in `blobsFolder`. `secure`: the service itself serves HTTPS.
+    /// the proof-of-work files kept in `blobs`. `secure`: the service itself serves HTTPS.
     /// Run ``services`` beside the server: its shared connection and the feed it waits on.
-    public init(configuration: BoardConfiguration, blobsFolder: URL, secure: Bool, logger: Logger) throws {
+    public init(configuration: BoardConfiguration, blobs: any BlobStore, secure: Bool, logger: Logger) throws {
         self.init(
             configuration: configuration,
             store: SharedStore(
                 manager: configuration.databaseURL, name: "board's reads", maximum: configuration.readConnections, logger: logger),
             changes: StorePool(
                 configuration.databaseURL, name: "board's changes", maximum: configuration.actionConnections, logger: logger),
-            feed: FeedWatch(url: configuration.databaseURL, logger: logger), blobs: try FileBlobStore(root: blobsFolder),
+            feed: FeedWatch(url: configuration.databaseURL, logger: logger), blobs: blobs,
             secure: secure, logger: logger)
     }
 
@@ -63,7 +63,7 @@ public struct BoardRoutes<Context: RemoteAddressRequestContext>: Sendable {
     public var services: [any Service] { [store, changes, feed] }
 
     init(
-        configuration: BoardConfiguration, store: SharedStore<any BoardReads>, changes: StorePool, feed: FeedWatch, blobs: FileBlobStore,
+        configuration: BoardConfiguration, store: SharedStore<any BoardReads>, changes: StorePool, feed: FeedWatch, blobs: any BlobStore,
         secure: Bool,
         logger: Logger
     ) {

@@ -1,5 +1,6 @@
 import BlobStore
 import Foundation
+import HTTPFetch
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -9,6 +10,10 @@ import TeamworkTestSupport
 import Testing
 
 @testable import CentralStore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -123,6 +128,24 @@ struct BlobUploadTests {
         port: Int, _ digest: String, token: String, offset: Int, length: Int, _ piece: ArraySlice<UInt8>
     ) async throws -> (status: Int, offset: String?) {
         try await rawPatch(port: port, digest, token: token, offset: offset, length: length, declared: piece.count, piece, answered: true)!
+    }
+
+    /// A PATCH of `piece` at `offset` through URLSession, on a connection of its own with two minutes for
+    /// the answer (a big file's finish on a loaded machine): the answer's status and Upload-Offset.
+    static func patchAlone(
+        port: Int, _ digest: String, token: String, offset: Int, length: Int, _ piece: ArraySlice<UInt8>
+    ) async throws -> (status: Int, offset: String?) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/blobs/\(digest)")!)
+        request.httpMethod = "PATCH"
+        request.timeoutInterval = 120
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/offset+octet-stream", forHTTPHeaderField: "Content-Type")
+        request.setValue(String(offset), forHTTPHeaderField: "Upload-Offset")
+        request.setValue(String(length), forHTTPHeaderField: "Upload-Length")
+        request.httpBody = Data(piece)
+        let (_, response) = try await HTTPFetch.data(for: request)
+        let answer = try #require(response as? HTTPURLResponse)
+        return (answer.statusCode, answer.value(forHTTPHeaderField: "Upload-Offset"))
     }
 
     /// Sends the headers of a PATCH of `length` bytes and only `sent` of them, then drops the connection: a phone losing signal.

@@ -30,6 +30,10 @@ struct DocumentedWalkTests {
         "teamwork-service replicate --sweep 5": "runs until SIGTERM: ServiceCommandTests, ServiceFailureTests",
         "teamwork-service serve --host 127.0.0.1 --port 8080 --tls-cert F --tls-key F": "needs a certificate: HTTPSTests",
         "teamwork-worker watch": "runs until Ctrl-C: WatchEndToEndTests",
+        "teamwork-service run --blobs s3://teamwork-blobs?endpoint=http://10.0.0.9:8333&region=us-east-1":
+            "needs an object store: ObjectStoreTests (two hosts on one SeaweedFS bucket)",
+        "teamwork-service verify --blobs s3://teamwork-blobs?endpoint=…": "needs an object store: ObjectStoreTests",
+        "teamwork-manager attachment get 12 --output 12.jpg --blobs s3://…": "needs an object store: ObjectStoreTests",
         "teamwork-service listen": "runs until SIGTERM: ListenerProcessTests",
         "teamwork-service run": "README's `run` line is run above; plain `run`: ServiceCommandTests",
         "teamwork-manager person absence add bo@example.org --from now --to 2026-12-01 --reason sick":
