@@ -266,7 +266,7 @@ let package = Package(
             name: "teamwork-bench",
             dependencies: [
                 "CentralStore", "ReplicaGenerator", "TeamDatabase", "LocalPostgres", "TeamworkModel", "CommandLineSupport",
-                "SyncServer", "WorkerClient", "EventListener", "TeamworkTestSupport", "BlobStore", "DayPlanner",
+                "SyncServer", "WorkerClient", "EventListener", "TeamworkTestSupport", "BlobStore", "ObjectStore", "DayPlanner",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

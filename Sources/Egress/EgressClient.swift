@@ -175,8 +175,7 @@ public enum EgressClient {
                 _ = try? await channel.closeFuture.get()
             }
             var head = HTTPRequestHead(version: .http1_1, method: request.method, uri: Self.target(request.url))
-            let defaultPort = (scheme == "https" && port == 443) || (scheme == "http" && port == 80)
-            head.headers.add(name: "Host", value: (host.contains(":") ? "[\(host)]" : host) + (defaultPort ? "" : ":\(port)"))
+            head.headers.add(name: "Host", value: Self.hostHeader(request.url))
             for (name, value) in request.headers { head.headers.add(name: name, value: value) }
             if !request.body.isEmpty || request.method == .POST || request.method == .PUT {
                 head.headers.replaceOrAdd(name: "Content-Length", value: String(request.body.count))
@@ -199,6 +198,16 @@ public enum EgressClient {
                 throw EgressFailure("\(host): \(Self.describe(error))")
             }
         }
+    }
+
+    /// The `Host` header for `url`: its host (an IPv6 one in brackets), and its port unless the scheme's own.
+    /// (Signed as it is sent: S3's signature covers it.)
+    public static func hostHeader(_ url: URL) -> String {
+        let host = url.host ?? ""
+        let scheme = url.scheme?.lowercased() ?? "http"
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        let defaultPort = (scheme == "https" && port == 443) || (scheme == "http" && port == 80)
+        return (host.contains(":") ? "[\(host)]" : host) + (defaultPort ? "" : ":\(port)")
     }
 
     /// The request line's target: the path and query, `/` when empty.

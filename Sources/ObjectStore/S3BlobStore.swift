@@ -42,7 +42,8 @@ public struct S3BlobStore: BlobStore {
 
     func blobKey(_ digest: BlobDigest) -> String { "blobs/\(digest.hex)" }
     func partialPrefix(_ digest: BlobDigest, by person: Uploader) -> String { "partial/\(person)/\(digest.hex)/" }
-    func pieceKey(_ digest: BlobDigest, by person: Uploader, at offset: Int64) -> String {
+    /// The object holding the piece of `person`'s upload of `digest` that begins at `offset`.
+    public func pieceKey(_ digest: BlobDigest, by person: Uploader, at offset: Int64) -> String {
         partialPrefix(digest, by: person) + String(format: "%016llx", offset)
     }
     func holderKey(_ digest: BlobDigest, by person: Uploader) -> String { "holders/\(digest.hex)/\(person)" }
@@ -70,8 +71,10 @@ public struct S3BlobStore: BlobStore {
         let prefix = partialPrefix(digest, by: person)
         var held: Int64 = 0
         var kept: [S3Object] = []
+        // A piece left over from a race or a failed removal is passed by, never a wall the offset cannot get past.
         for piece in try await client.list(prefix).sorted(by: { $0.key < $1.key }) {
-            guard let offset = Int64(piece.key.dropFirst(prefix.count), radix: 16), offset == held else { break }
+            guard let offset = Int64(piece.key.dropFirst(prefix.count), radix: 16), offset <= held else { break }
+            guard offset == held, piece.size > 0 else { continue }
             kept.append(piece)
             held += piece.size
         }
@@ -130,7 +133,7 @@ public struct S3BlobStore: BlobStore {
                 }
                 let actual = S3Client.hex(hasher.finalize())
                 guard actual == digest.hex else {
-                    for piece in pieces { try await client.delete(piece.key) }
+                    try await removePieces(digest, by: person)
                     throw BlobError.digestMismatch(expected: digest.hex, actual: actual)
                 }
                 if !stored {
@@ -153,13 +156,21 @@ public struct S3BlobStore: BlobStore {
             try await client.put("pending/\(person)/\(digest.hex)/\(size)", Data())
             try await client.put("sent/\(person)/\(digest.hex)/\(size)", Data())
             try await client.put(holderKey(digest, by: person), Data())
-            for piece in pieces { try await client.delete(piece.key) }
+            try await removePieces(digest, by: person)
+        }
+    }
+
+    /// Removes every piece of the upload, the first (which dates it for the sweep) last: one left by a
+    /// failure partway is still found and swept.
+    func removePieces(_ digest: BlobDigest, by person: Uploader) async throws {
+        for piece in try await client.list(partialPrefix(digest, by: person)).sorted(by: { $0.key > $1.key }) {
+            try await client.delete(piece.key)
         }
     }
 
     public func discardPartial(_ digest: BlobDigest, by person: Uploader) throws {
         try wait { [self] in
-            for piece in try await client.list(partialPrefix(digest, by: person)) { try await client.delete(piece.key) }
+            try await removePieces(digest, by: person)
             if try await client.head(holderKey(digest, by: person)) == nil { try await client.delete(announcedKey(digest, by: person)) }
         }
     }
@@ -174,7 +185,7 @@ public struct S3BlobStore: BlobStore {
     public func pending(of person: Uploader) throws -> (files: Int, bytes: Int64, sentLastDay: Int64) {
         try wait { [self] in
             let partial = try await client.list("partial/\(person)/")
-            let uploads = Set(partial.map { $0.key.split(separator: "/")[2] })
+            let uploads = Set(partial.compactMap { object in object.key.split(separator: "/").dropFirst(2).first })
             var (files, bytes) = (uploads.count, partial.reduce(Int64(0)) { $0 + $1.size })
             for mark in try await client.list("pending/\(person)/") {
                 files += 1
@@ -191,8 +202,11 @@ public struct S3BlobStore: BlobStore {
     /// The size a mark's key carries (its last part).
     static func size(in key: String) -> Int64 { key.split(separator: "/").last.flatMap { Int64($0) } ?? 0 }
 
+    /// When someone last sent it whole; now when the store cannot tell (the sweep then keeps it a while longer).
     public func lastSent(_ digest: BlobDigest) -> Date? {
-        (try? wait { [self] in try await client.list("holders/\(digest.hex)/").map(\.modified).max() }) ?? nil
+        do { return try wait { [self] in try await client.list("holders/\(digest.hex)/").map(\.modified).max() } } catch {
+            return client.clock()
+        }
     }
 
     public func read(_ digest: BlobDigest, _ body: (Data) throws -> Void) throws {
@@ -210,20 +224,22 @@ public struct S3BlobStore: BlobStore {
 
     public func inventory() throws -> BlobInventory {
         try wait { [self] in
-            let holders = Dictionary(grouping: try await client.list("holders/"), by: { $0.key.split(separator: "/")[1] })
+            let holders = Dictionary(
+                grouping: try await client.list("holders/"), by: { $0.key.split(separator: "/").dropFirst().first ?? "" })
             let complete = try await client.list("blobs/").compactMap { object -> (digest: BlobDigest, sent: Date)? in
                 guard let digest = BlobDigest(hex: String(object.key.dropFirst("blobs/".count))) else { return nil }
                 return (digest, holders[Substring(digest.hex)]?.map(\.modified).max() ?? object.modified)
             }
-            // An upload began when its first piece was kept.
-            var partial: [BlobInventory.Upload] = []
+            // An upload began when its first piece was kept (its earliest, should the first be gone).
+            var began: [UploadKey: Date] = [:]
             for object in try await client.list("partial/") {
                 let parts = object.key.split(separator: "/")
-                guard parts.count == 4, let person = Uploader(parts[1]), let digest = BlobDigest(hex: String(parts[2])),
-                    Int64(parts[3], radix: 16) == 0
-                else { continue }
-                partial.append(.init(digest: digest, person: person, time: object.modified, pending: false))
+                guard parts.count == 4, let person = Uploader(parts[1]), let digest = BlobDigest(hex: String(parts[2])) else { continue }
+                let key = UploadKey(digest: digest, person: person)
+                began[key] = min(began[key] ?? object.modified, object.modified)
             }
+            let partial = began.map { BlobInventory.Upload(digest: $0.key.digest, person: $0.key.person, time: $0.value, pending: false) }
+                .sorted { ($0.time, $0.digest.hex) < ($1.time, $1.digest.hex) }
             func marks(_ folder: String, pending: Bool) async throws -> [BlobInventory.Upload] {
                 try await client.list(folder + "/").compactMap { object in
                     let parts = object.key.split(separator: "/")

@@ -52,7 +52,8 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         let region = query["region"] ?? environment["AWS_REGION"] ?? "us-east-1"
         let endpointText = query["endpoint"] ?? "https://s3.\(region).amazonaws.com"
         guard let endpoint = URL(string: endpointText), let scheme = endpoint.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            endpoint.host?.isEmpty == false, endpoint.path.isEmpty || endpoint.path == "/", endpoint.query == nil
+            endpoint.host?.isEmpty == false, endpoint.path.isEmpty || endpoint.path == "/", endpoint.query == nil, endpoint.user == nil,
+            endpoint.password == nil
         else { throw TeamworkError(.usage, "the object store's endpoint is an http(s)://host[:port] address, not \(endpointText)") }
         guard region.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }), !region.isEmpty else {
             throw TeamworkError(.usage, "\(region) is not a region name")
@@ -61,8 +62,11 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The keys requests are signed with.
-public struct S3Credentials: Sendable, Equatable {
+/// The keys requests are signed with. Printed, it shows the access key only.
+public struct S3Credentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "S3Credentials(\(accessKey), secret withheld)" }
+    public var debugDescription: String { description }
+
     public var accessKey: String
     public var secretKey: String
     public var sessionToken: String?
@@ -179,7 +183,9 @@ public struct S3Client: Sendable {
             var query = [("list-type", "2"), ("prefix", prefix)]
             if let token { query.append(("continuation-token", token)) }
             let answer = try await send(.GET, key: nil, query: query, expect: [200], bodyLimit: 8 << 20)
-            let page = ListPage(answer.body)
+            guard let page = ListPage(answer.body) else {
+                throw S3Failure(status: answer.status, code: nil, description: "the object store's listing of \(prefix) is not XML")
+            }
             objects += page.objects
             token = page.truncated ? page.next : nil
         } while token != nil
@@ -271,7 +277,7 @@ public struct S3Client: Sendable {
         let stamp = Self.stamp.string(from: now)
         let day = String(stamp.prefix(8))
         let payload = Self.hex(SHA256.hash(data: body))
-        let host = (url.host ?? "") + (url.port.map { ":\($0)" } ?? "")
+        let host = EgressClient.hostHeader(url)
         var headers: [(String, String)] = [("host", host), ("x-amz-content-sha256", payload), ("x-amz-date", stamp)]
         if let token = location.credentials.sessionToken { headers.append(("x-amz-security-token", token)) }
         headers += extra.map { ($0.0.lowercased(), $0.1.trimmingCharacters(in: .whitespaces)) }
@@ -346,11 +352,11 @@ public struct S3Client: Sendable {
         var truncated = false
         var next: String?
 
-        init(_ body: Data) {
+        init?(_ body: Data) {
             let reader = ElementReader(names: ["Key", "Size", "LastModified", "IsTruncated", "NextContinuationToken"])
             let parser = XMLParser(data: body)
             parser.delegate = reader
-            _ = parser.parse()
+            guard parser.parse() else { return nil }
             var current: S3Object?
             for (name, value) in reader.found {
                 switch name {

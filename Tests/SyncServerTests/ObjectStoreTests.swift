@@ -142,6 +142,36 @@ struct ObjectStoreTests {
         }
     }
 
+    /// A piece left over (two hosts writing one person's upload at once, or a removal that failed
+    /// partway) is passed by: the offset still gets past it, the file is whole and right, and
+    /// nothing of the upload stays once it is (the review of the bucket: it was a wall for a day).
+    @Test func aPieceLeftOverFromARaceNeitherStopsTheUploadNorOutlivesIt() async throws {
+        try await ObjectStoreServer.with { bucket in
+            let client = S3Client(location: bucket)
+            let store = S3BlobStore(client: client)
+            let photo = BlobUploadTests.photo(300_000, seed: 68)
+            let digest = BlobDigest(of: photo)
+            try await blockingWork {
+                try store.append(photo[0..<100_000], to: digest, by: 7, at: 0)
+                // A shorter piece at an offset inside the first (as a race between two hosts leaves it).
+                try store.announce(digest, by: 7)
+            }
+            try await client.put(store.pieceKey(digest, by: 7, at: 50_000), Data(photo[50_000..<60_000]))
+            let before = try await blockingWork { (try store.state(of: digest, for: 7), try store.inventory().partial.count) }
+            #expect(before.0 == .partial(100_000) && before.1 == 1, "one upload, held to 100,000 bytes")
+            try await blockingWork {
+                try store.append(photo[100_000...], to: digest, by: 7, at: 100_000)
+                try store.finish(digest, by: 7)
+            }
+            let after = try await blockingWork {
+                (try store.state(of: digest, for: 7), try store.digestOfStored(digest), try store.pending(of: 7))
+            }
+            #expect(after.0 == .complete(300_000) && after.1 == digest)
+            #expect(after.2.files == 1 && after.2.bytes == 300_000, "the file pending once, no piece counted")
+            #expect(try await client.list("partial/").isEmpty)
+        }
+    }
+
     @Test func anObjectStoreIsNamedByItsBucketAndEndpointWithItsKeysNeverOnTheCommandLine() throws {
         let keys = ["AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"]
         let named = try #require(
