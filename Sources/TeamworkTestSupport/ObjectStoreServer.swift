@@ -43,7 +43,7 @@ public enum ObjectStoreServer {
             "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])",
             "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])", "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])",
             "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.config=\(folder.appending(path: "s3.json").path)",
-            "-volume.max=8", "-master.volumeSizeLimitMB=64",
+            "-volume.max=64", "-master.volumeSizeLimitMB=128",
         ]
         let log = FileHandle(forWritingAtPath: "/dev/null")
         process.standardOutput = log

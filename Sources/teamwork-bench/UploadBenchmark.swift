@@ -170,6 +170,7 @@ struct UploadBenchmark: AsyncParsableCommand {
                                 ],
                                 body: Data(bytes[offset..<end]), timeout: .seconds(60))
                             guard [200, 201].contains(answer.status) else {
+                                if failed == 0 { print("a failed piece: \(answer.status) \(answer.text.prefix(200))") }
                                 failed += 1
                                 break
                             }
