@@ -15,9 +15,9 @@ import Testing
 @testable import CentralStore
 
 /// Issue 65: files in an S3-compatible bucket that every service host shares, tried against a real
-/// SeaweedFS (`weed server -s3`) and read back by boto3, a client nobody here wrote. Seen failing
-/// on 19e9d1d: `--blobs s3://…` was a folder named `s3:` and an upload begun on one host was unknown
-/// to the other (HEAD there answered offset 0).
+/// SeaweedFS (`weed server -s3`) and read back by boto3, a client nobody here wrote. Before it (bac8c92,
+/// as issue 65 reports), `--blobs s3://…` was a folder named `s3:` and an upload begun on one host was
+/// unknown to the other (HEAD there answered offset 0); these tests could not be built there.
 @Suite("Files in an object store shared by two hosts")
 struct ObjectStoreTests {
     /// Two sync endpoints on one master and one bucket, each with a replica folder of its own.
