@@ -321,21 +321,17 @@ public struct S3Client: Sendable {
         .replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    static let stamp: DateFormatter = {
+    /// SigV4's time stamp, and HTTP's dates (Last-Modified): fixed formats, in UTC.
+    static let stamp = posixFormatter("yyyyMMdd'T'HHmmss'Z'")
+    static let httpDate = posixFormatter("EEE, dd MMM yyyy HH:mm:ss zzz")
+
+    static func posixFormatter(_ format: String) -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        formatter.dateFormat = format
         return formatter
-    }()
-
-    static let httpDate: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter
-    }()
+    }
 
     /// The text of the first element `name` in an XML answer.
     static func element(_ name: String, in body: Data) -> String? {
