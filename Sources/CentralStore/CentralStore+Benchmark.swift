@@ -85,6 +85,11 @@ extension CentralStore {
     }
 
     /// Changes one task of every team in one transaction (a fan-out to every team's devices).
+    /// How many changes whose id matches `pattern` (SQL LIKE) the ledger holds.
+    @_spi(Benchmark) public func benchmarkCount(changesLike pattern: String) async throws -> Int {
+        try await rows("SELECT count(*)::int FROM field_changes WHERE change_id LIKE \(pattern)")[0].decode(Int.self)
+    }
+
     @_spi(Benchmark) public func benchmarkTouchOneTaskPerTeam() async throws -> Int {
         try await transaction { connection in
             try await connection.query(

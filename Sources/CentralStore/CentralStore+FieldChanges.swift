@@ -28,6 +28,19 @@ extension CentralStore {
         }
     }
 
+    /// Which of `changeIDs` made by `personID` the master's ledger holds (applied, decided by a
+    /// rule or set aside): those a device sent again may stop being kept. One indexed statement
+    /// (the ledger's key is the person and the change id).
+    public func settledChanges(of personID: Int64, among changeIDs: [String]) async throws -> Set<String> {
+        guard !changeIDs.isEmpty else { return [] }
+        return Set(
+            try await rows(
+                """
+                SELECT change_id FROM field_changes WHERE person_id = \(personID) AND change_id = ANY(\(changeIDs))
+                """
+            ).map { try $0.decode(String.self) })
+    }
+
     /// Records one change the master could not take at all (the batch holding
     /// it failed, and so did the change alone) as an `invalid` conflict with
     /// `reason`, and moves the cursor of `source` past it, in one transaction:

@@ -13,6 +13,7 @@ public protocol EndpointStore: Sendable {
         visibleTo personID: Int64
     ) async throws
         -> [(personID: Int64, teamIDs: [Int64], latitude: Double, longitude: Double, reportedAt: Date)]
+    func settledChanges(of personID: Int64, among changeIDs: [String]) async throws -> Set<String>
     func redeemPairing(code: String, deviceName: String) async throws -> CentralStore.RedeemedPairing?
     func pairingPerson(code: String) async throws -> String?
     @discardableResult func signOutDevice(secret: String) async throws -> Bool

@@ -184,6 +184,9 @@ public struct WorkerChangeResult: Sendable, Codable, Equatable {
     public var reason: String?
     /// Accepted earlier already: this push was a retry.
     public var duplicate: Bool
+    /// In the master's ledger: taken in for good, so the device may stop keeping it. Said only in
+    /// answer to a push of changes sent again (``PushRequest/resent``); absent otherwise.
+    public var settled: Bool?
 
     public static func accepted(_ id: String, duplicate: Bool = false) -> WorkerChangeResult {
         WorkerChangeResult(id: id, status: .accepted, reason: nil, duplicate: duplicate)
@@ -191,5 +194,10 @@ public struct WorkerChangeResult: Sendable, Codable, Equatable {
 
     public static func rejected(_ id: String, _ reason: String) -> WorkerChangeResult {
         WorkerChangeResult(id: id, status: .rejected, reason: reason, duplicate: false)
+    }
+
+    /// A change sent again that the master's ledger already holds: nothing is taken again.
+    public static func settled(_ id: String) -> WorkerChangeResult {
+        WorkerChangeResult(id: id, status: .accepted, reason: nil, duplicate: true, settled: true)
     }
 }

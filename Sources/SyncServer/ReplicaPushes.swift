@@ -3,6 +3,7 @@ import CentralStore
 import Foundation
 import Hummingbird
 import NIOPosix
+import ServerSupport
 import ServiceLifecycle
 import TeamDatabase
 import TeamworkModel
@@ -49,20 +50,24 @@ struct ReplicaPushes: Sendable {
         guard directory.exists(replica) else {
             throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
         }
+        // Changes sent again that the master already holds are answered so, and not taken again.
+        let settled = pushed.resent ? await ledgerHolds(pushed.changes, of: person.id, context: context) : []
+        let fresh = pushed.changes.filter { !settled.contains($0.id) }
         // An attachment counts only with its file whole on the server, sent by this person, as the change describes it.
         let blobs = blobs
-        let verdicts = try await blockingWork { try Self.attachmentVerdicts(pushed.changes, by: person.id, blobs) }
+        let verdicts = try await blockingWork { try Self.attachmentVerdicts(fresh, by: person.id, blobs) }
         let results: [WorkerChangeResult]
         do {
-            let taken = try await queue.push(pushed.changes.filter { verdicts[$0.id] == nil }, to: replica, by: person.id)
+            let taken = try await queue.push(fresh.filter { verdicts[$0.id] == nil }, to: replica, by: person.id)
             // One result per change, in the push's order; an attachment whose file is not whole yet gets
             // none, so it stays queued on the device and goes again once its file is uploaded.
             var next = taken.makeIterator()
             results = pushed.changes.compactMap { change in
+                if settled.contains(change.id) { return .settled(change.id) }
                 switch verdicts[change.id] {
-                case .none: next.next()
-                case .waitingForFile: nil
-                case .misdescribed(let reason): .rejected(change.id, reason)
+                case .none: return next.next()
+                case .waitingForFile: return nil
+                case .misdescribed(let reason): return .rejected(change.id, reason)
                 }
             }
         } catch let busy as ReplicaBusy {
@@ -102,6 +107,24 @@ struct ReplicaPushes: Sendable {
 }
 
 extension ReplicaPushes {
+    /// Of changes a device sends again, those `person` made that the master's ledger holds, asked
+    /// within 2 s on the endpoint's own connections. With no answer in time (the master away or
+    /// failing over), none: the changes are then taken into this host's replica like any push and its
+    /// listener brings them to the master later, where the ledger takes each change once.
+    func ledgerHolds(_ changes: [WorkerChange], of person: Int64, context: SyncRequestContext) async -> Set<String> {
+        let (ids, store) = (changes.map(\.id), pulls.store)
+        do {
+            return try await withDeadline(.seconds(2), timeout: { StoreUnavailable() }) {
+                try await store.run { try await $0.settledChanges(of: person, among: ids) }
+            }
+        } catch {
+            context.logger.notice(
+                "cannot ask the master which changes sent again it holds; taking them in here",
+                metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
     enum AttachmentVerdict: Equatable {
         /// Its file is not whole on the server (yet).
         case waitingForFile

@@ -233,6 +233,7 @@ struct Sync: AsyncParsableCommand {
             var line = "Synced: pulled \(report.pulledRows), pushed \(report.pushed), \(report.rejected) rejected"
             if report.uploadedFiles > 0 { line += ", uploaded \(quantity(report.uploadedFiles, "file")) (\(report.uploadedBytes) bytes)" }
             if report.waiting > 0 { line += ", \(report.waiting) still queued" }
+            if report.resent > 0 { line += ", \(report.resent) sent again (not yet confirmed by the master)" }
             if !report.removed.isEmpty { line += "; removed \(report.removed.joined(separator: ", ")) (no longer yours)" }
             TeamworkWorker.say(line + (report.rejected > 0 || report.waiting > 0 ? ". See `teamwork-worker status`." : "."))
         } catch let failure as SyncClient.Failure {

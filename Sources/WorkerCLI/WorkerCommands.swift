@@ -268,6 +268,8 @@ struct Status: AsyncParsableCommand {
     struct Summary: Encodable {
         var lastSync: String?
         var queued: [QueuedChange]
+        /// Sent and accepted, not yet confirmed by the master: sent again at each sync until it is.
+        var unconfirmed: Int
         /// Files of queued attachments still to upload, and their bytes.
         var filesWaiting: Int
         var bytesWaiting: Int64
@@ -281,7 +283,7 @@ struct Status: AsyncParsableCommand {
         let files = try store.filesWaiting()
         let summary = Summary(
             lastSync: try store.setting("last_sync"), queued: outbox.filter { $0.state == "pending" },
-            filesWaiting: files.count, bytesWaiting: files.bytes,
+            unconfirmed: try store.unconfirmedCount(), filesWaiting: files.count, bytesWaiting: files.bytes,
             rejected: outbox.filter { $0.state == "rejected" || $0.state == "refused" })
         if output.json { return try output.print(summary) }
         // Instants on this device's own clock, as the worker reads it.
@@ -289,6 +291,10 @@ struct Status: AsyncParsableCommand {
         let lastSync = summary.lastSync.flatMap { try? ISODate.parse($0, field: "last_sync") }.map { here.format($0) } ?? summary.lastSync
         TeamworkWorker.say("Last sync: \(lastSync ?? "never")")
         TeamworkWorker.say("Queued: \(quantity(summary.queued.count, "change")) waiting for the next sync")
+        if summary.unconfirmed > 0 {
+            TeamworkWorker.say(
+                "Sent, not yet confirmed by the master: \(quantity(summary.unconfirmed, "change")) (sent again at each sync until it is)")
+        }
         if summary.filesWaiting > 0 {
             TeamworkWorker.say("Files to upload: \(summary.filesWaiting) (\(summary.bytesWaiting) bytes)")
         }

@@ -274,19 +274,47 @@ extension LocalStore {
             let reason = "refused by the master: " + refusal.reason + (refusal.decision.map { "; the dispatcher decided: " + $0 } ?? "")
             try db.execute(
                 sql: """
-                    UPDATE outbox SET state = 'refused', reason = ?, last_error = NULL
+                    UPDATE outbox SET state = 'refused', reason = ?, last_error = NULL, unconfirmed = 0
                     WHERE change_id = ? AND state IN ('accepted', 'pending', 'refused', 'rejected')
                     """, arguments: [reason, refusal.changeID])
         }
     }
 
+    /// What the server said of each change. An accepted change stays unconfirmed, and is sent again
+    /// at each sync (``unconfirmed(madeBy:limit:)``), until a host says the master's ledger holds it:
+    /// the host that accepted it may lose it with its disk before its listener takes it to the master.
     func record(_ results: [WorkerChangeResult]) throws {
         try queue.write { db in
             for result in results {
                 try db.execute(
-                    sql: "UPDATE outbox SET state = ?, reason = ?, last_error = NULL WHERE change_id = ?",
-                    arguments: [result.status.rawValue, result.reason, result.id])
+                    sql: "UPDATE outbox SET state = ?, reason = ?, last_error = NULL, unconfirmed = ? WHERE change_id = ?",
+                    arguments: [
+                        result.status.rawValue, result.reason, result.status == .accepted && result.settled != true, result.id,
+                    ])
             }
+        }
+    }
+
+    /// Changes `person` made that a host accepted and the master has not confirmed yet, oldest first,
+    /// at most `limit`.
+    public func unconfirmed(madeBy person: Int64, limit: Int) throws -> [(replica: String, change: WorkerChange)] {
+        try queue.read { db in
+            try OutboxRow.fetchAll(
+                db, sql: "SELECT * FROM outbox WHERE state = 'accepted' AND unconfirmed AND person_id = ? ORDER BY seq LIMIT ?",
+                arguments: [person, limit]
+            ).compactMap { row in row.change.map { (row.replica, $0) } }
+        }
+    }
+
+    /// How many accepted changes wait for the master's confirmation.
+    public func unconfirmedCount() throws -> Int {
+        try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM outbox WHERE state = 'accepted' AND unconfirmed") ?? 0 }
+    }
+
+    /// Stops sending `changeIDs` again: the replica they went to is no longer the worker's, so no host can take them.
+    func giveUpConfirming(_ changeIDs: [String]) throws {
+        try queue.write { db in
+            for id in changeIDs { try db.execute(sql: "UPDATE outbox SET unconfirmed = 0 WHERE change_id = ?", arguments: [id]) }
         }
     }
 

@@ -157,6 +157,10 @@ public struct LocalStore: Sendable {
                     UPDATE replicas SET position = 0, epoch = NULL WHERE name = 'common';
                     """)
         }
+        migrator.registerMigration("v12: accepted changes the master has not confirmed") { db in
+            // Changes accepted before this version count as confirmed: they were taken long ago.
+            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN unconfirmed INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 

@@ -77,10 +77,11 @@ public struct SyncClient: Sendable {
         try await request("GET", "v1/positions", as: PositionListing.self)
     }
 
-    func push(_ changes: [WorkerChange], to replica: String) async throws -> [WorkerChangeResult] {
+    /// `resent`: changes accepted before and sent again, unconfirmed by the master (``PushRequest/resent``).
+    func push(_ changes: [WorkerChange], to replica: String, resent: Bool = false) async throws -> [WorkerChangeResult] {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
-        let body = try encoder.encode(PushRequest(changes: changes))
+        let body = try encoder.encode(PushRequest(changes: changes, resent: resent))
         return try await request("POST", "v1/replicas/\(replica)/changes", body: body, as: PushResponse.self).results
     }
 

@@ -16,6 +16,12 @@ public struct Synchronizer: Sendable {
         public var pulledRows = 0
         public var pushed = 0
         public var rejected = 0
+        /// Changes accepted at an earlier sync and sent again, the master not having confirmed them.
+        public var resent = 0
+        /// Of those, changes a host said the master holds: no longer kept for sending again.
+        public var confirmed = 0
+        /// Accepted changes still waiting for the master's confirmation after this sync.
+        public var unconfirmed = 0
         public var refetched: [String] = []
         public var removed: [String] = []
         /// Files of attachments uploaded this time, and the bytes sent (a resumed upload sends only the rest).
@@ -56,7 +62,10 @@ public struct Synchronizer: Sendable {
             try store.moveWaitingCheckins(to: home)
         }
 
-        let serverTrouble = try await pushQueued(listed: names, by: listing.person, report: &report)
+        // What hosts accepted before and the master has not confirmed goes first, ahead of the newer
+        // changes that may follow from it (a completion after a start).
+        var serverTrouble = try await resendUnconfirmed(listed: names, by: listing.person, report: &report)
+        if serverTrouble == nil { serverTrouble = try await pushQueued(listed: names, by: listing.person, report: &report) }
 
         for local in try store.replicas() {
             guard wanted.first(where: { $0.name == local.name })?.available == true else { continue }
@@ -80,6 +89,7 @@ public struct Synchronizer: Sendable {
         try store.set("last_sync", ISODate.format(Date()))
         try store.pruneBlobs()
         report.waiting = try store.pending().count
+        report.unconfirmed = try store.unconfirmedCount()
         if let serverTrouble {
             throw SyncClient.Failure(
                 kind: .unreachable,
@@ -121,6 +131,44 @@ public struct Synchronizer: Sendable {
                     default:
                         try await setAsideRefused(batch, in: replica, failure: failure, report: &report)
                     }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Sends again, at most ``pushSize`` a sync, the changes hosts accepted that the master has not
+    /// confirmed: the host that accepted one may have died with its disk before its listener took it
+    /// to the master. The host asked answers those the master's ledger holds as settled (they are no
+    /// longer kept) and takes the rest like any push; the ledger takes each change once, whichever
+    /// hosts carry it. Returns the failure that stopped it when the server is in trouble.
+    private func resendUnconfirmed(
+        listed names: Set<String>, by person: Int64, report: inout Report
+    ) async throws
+        -> SyncClient.Failure?
+    {
+        let kept = Dictionary(grouping: try store.unconfirmed(madeBy: person, limit: pushSize), by: \.replica)
+        for (replica, entries) in kept.sorted(by: { $0.key < $1.key }) {
+            let batch = entries.map(\.change)
+            guard names.contains(replica) else {
+                try store.giveUpConfirming(batch.map(\.id))
+                report.problems.append(
+                    "\(quantity(batch.count, "change")) sent to \(replica) cannot be confirmed: you no longer have \(replica)")
+                continue
+            }
+            do {
+                let results = try await client.push(batch, to: replica, resent: true)
+                try store.record(results)
+                report.resent += results.filter { $0.status == .accepted && $0.settled != true }.count
+                report.confirmed += results.filter { $0.settled == true }.count
+                report.rejected += results.filter { $0.status == .rejected }.count
+            } catch let failure as SyncClient.Failure {
+                switch (failure.kind, failure.status) {
+                case (.unreachable, _): return failure
+                case (.refused, 401): throw failure
+                default:
+                    // Kept, and tried again at the next sync.
+                    report.problems.append("\(replica): changes not confirmed yet could not be sent again: \(failure.message)")
                 }
             }
         }

@@ -34,7 +34,8 @@ struct LoadBenchmark: AsyncParsableCommand {
     @Option(help: "Port for the service.") var port = 18_282
     @Option(help: "Live fan-outs measured one after another (the first after the service started writes to cold files).")
     var fanOuts = 3
-    @Option(help: "Measure only these, comma-separated: noop, first, push, fanout, restart, waits (the /health ceiling always).")
+    @Option(
+        help: "Measure only these, comma-separated: noop, first, push, resend, fanout, restart, waits (the /health ceiling always).")
     var only: String?
     @Option(
         help:
@@ -143,6 +144,33 @@ struct LoadBenchmark: AsyncParsableCommand {
             try writeRequests(workers.map { "POST \($0.secret) /v1/replicas/team-\($0.teamID)/changes" })
             let push = try measure("push", connections: 16)
             print(push.line("push of one check-in, 16 connections", ceiling: health))
+        }
+
+        if runs("resend") {
+            // What keeping a change until the master confirms it costs (docs/protocol.md): each worker's
+            // one check-in, pushed once and taken in by the listener, then sent again as a device does at
+            // its next sync, and answered "settled" from the master's ledger.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, worker) in workers.enumerated() {
+                    if index >= 32 { try await group.next() }
+                    group.addTask {
+                        let response = try await LocalHTTP.request(
+                            .post, port: port, "/v1/replicas/team-\(worker.teamID)/changes",
+                            headers: ["Authorization": "Bearer \(worker.secret)", "Content-Type": "application/json"],
+                            body: Data(Self.resentBody(String(index), resent: false).utf8), timeout: .seconds(60))
+                        guard response.status == 200 else { throw TeamworkError(.internal, "a first push answered \(response.status)") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let deadline = ContinuousClock.now + .seconds(120)
+            while try await CentralStore.withStore(url, { try await $0.benchmarkCount(changesLike: "bench-resend-%") }) < workers.count {
+                guard ContinuousClock.now < deadline else { throw TeamworkError(.unavailable, "the listener did not take the pushes in") }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            try writeRequests(workers.enumerated().map { "RESEND \($1.secret) /v1/replicas/team-\($1.teamID)/changes \($0)" })
+            let resend = try measure("resend", connections: 16)
+            print(resend.line("the same check-in sent again, answered settled from the master's ledger, 16 connections", ceiling: health))
         }
 
         let (_, filesAfterRequests, peakAfterRequests) = Self.memory(service)
@@ -279,8 +307,8 @@ struct LoadBenchmark: AsyncParsableCommand {
         end
         init = function(args)
             for line in io.lines(args[1]) do
-                local method, token, path = line:match("(%S+) (%S+) (%S+)")
-                table.insert(reqs, {method = method, token = token, path = path})
+                local method, token, path, index = line:match("(%S+) (%S+) (%S+) ?(%S*)")
+                table.insert(reqs, {method = method, token = token, path = path, index = index})
             end
             math.randomseed(os.time() * 100 + thread_id)
         end
@@ -294,9 +322,20 @@ struct LoadBenchmark: AsyncParsableCommand {
                     thread_id, counter, os.time(), os.date("!%Y-%m-%dT%H:%M:%SZ"))
                 return wrk.format("POST", r.path, headers, body)
             end
+            if r.method == "RESEND" then
+                headers["Content-Type"] = "application/json"
+                local body = string.format('\(LoadBenchmark.resentBody("%s", resent: true))', r.index)
+                return wrk.format("POST", r.path, headers, body)
+            end
             return wrk.format("GET", r.path, headers)
         end
         """
+
+    /// Worker `index`'s one check-in of the resend phase, as first pushed or as sent again.
+    static func resentBody(_ index: String, resent: Bool) -> String {
+        #"{"changes":[{"id":"bench-resend-\#(index)","operation":"checkin","made_at":"2026-01-05T08:00:00Z","latitude":59.33,"longitude":18.06}]"#
+            + (resent ? #","resent":true}"# : "}")
+    }
 
     struct WrkResult {
         var requestsPerSecond: Double

@@ -27,15 +27,19 @@ struct PhoneAppTests {
 
         var app: String { service.url + "/app/" }
 
-        /// A one-time pairing link for `who`, as the dispatcher prints it.
-        func pairingLink(_ who: String = "ann@example.org") async throws -> String {
-            let out = try await manager.ok("person", "device", "pair", who, "--server", service.url)
+        /// A one-time pairing link for `who`, as the dispatcher prints it; to `server`, else the scene's service.
+        func pairingLink(_ who: String = "ann@example.org", server: String? = nil) async throws -> String {
+            let out = try await manager.ok("person", "device", "pair", who, "--server", server ?? service.url)
             return try #require(out.split(separator: "\n").map(String.init).first { $0.contains("/app/pair?code=") })
         }
 
         /// Opens the link on `page`, names the phone and waits for the app's first sync.
-        func pair(_ page: BrowserPage, name: String = "Ann's Pixel", who: String = "ann@example.org") async throws {
-            try await page.open(try await pairingLink(who))
+        func pair(
+            _ page: BrowserPage, name: String = "Ann's Pixel", who: String = "ann@example.org", server: String? = nil
+        )
+            async throws
+        {
+            try await page.open(try await pairingLink(who, server: server))
             try await page.fill("#name", with: name)
             try await page.clickAndWaitForNavigation("form[action='/app/pair'] button")
             try await page.waitUntil("location.pathname === '/app/' && location.hash === ''")
@@ -778,6 +782,69 @@ struct PhoneAppTests {
             // Opened again, the app has nothing left to send.
             try await page.open(scene.app)
             try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(10))
+        }
+    }
+
+    /// Issue 65: two hosts behind one haproxy address. Host A (the sync endpoint alone, so no
+    /// listener of its carries the pushes) accepts the phone's start and completion, then dies with
+    /// its disk. The phone kept both in its `sent` store; its next sync, through the same address,
+    /// reaches host B, sends them again, and the master takes each once.
+    @Test func aCompletionAcceptedByAHostThatDiesWithItsDiskReachesTheMasterFromThePhoneThroughTheOtherHost() async throws {
+        try await Self.withScene { scene in
+            // Host B is the scene's service, stopped until A is gone; A serves a folder generated once.
+            try await scene.service.stop()
+            let made = try await scene.manager.run([
+                "task", "create", "--actor", "max@example.org", "--title", "Fit seal", "--team", "red", "--assignee",
+                "ann@example.org", "--json",
+            ])
+            let job = try JSONOutput.decode(FieldTask.self, made.stdout).id
+            let folderA = scene.folder.appending(path: "host-a")
+            let generated = try await Tool.service.run([
+                "replicate", "--once", "--database-url", scene.url.connectionString, "--replicas", folderA.path,
+            ])
+            #expect(generated.status == 0, "\(generated.stderr)")
+            let portA = ServiceProcess.freePort()
+            let hostA = ServiceProcess(
+                ["serve", "--database-url", scene.url.connectionString, "--replicas", folderA.path, "--port", String(portA)],
+                port: portA, log: scene.folder.path + "/a.log")
+            try await hostA.start()
+            defer { if hostA.isRunning { hostA.stopInBackground() } }
+            try await ProxyServer.with(hosts: [portA, try #require(scene.service.port)]) { address in
+                let page = try await Self.phone()
+                defer { Task { await page.close() } }
+                try await scene.pair(page, server: address)
+                _ = try await page.evaluate("location.hash = '#task/\(job)'")
+                try await page.waitUntil("document.querySelector('#start')", within: .seconds(20))
+                try await page.click("#start")
+                try await page.waitUntil("document.querySelector('#complete')")
+                try await Self.type(page, "#note", "Seal fitted")
+                try await Self.submit(page, "#complete")
+                try await page.waitUntil(
+                    "document.body.dataset.pending === '0' && document.body.dataset.unconfirmed === '2'", within: .seconds(20))
+
+                _ = try await hostA.stop(signal: SIGKILL)
+                try FileManager.default.removeItem(at: folderA)
+                try await scene.service.start()
+                #expect(try await scene.task(job).status == .assigned, "nothing of A's reached the master")
+                let arrived = try await eventually(within: .seconds(40), every: .seconds(1)) {
+                    _ = try await page.evaluate("document.querySelector('#sync')?.click() || true")
+                    return try await scene.task(job).status == .completed
+                }
+                if !arrived { Issue.record("\(try await page.html())\n\(scene.service.logTail())") }
+                let ledger = try await CentralStore.withStore(scene.url) { store in
+                    try await store.rows(
+                        PostgresQuery(unsafeSQL: "SELECT operation FROM field_changes WHERE task_id = \(job) ORDER BY operation")
+                    ).map { try $0.decode(String.self) }
+                }
+                #expect(ledger == ["complete", "start"], "each change once in the ledger")
+                #expect(try await scene.task(job).completionNote == "Seal fitted")
+                // A sync after the master took them learns so: the phone keeps nothing more.
+                let settled = try await eventually(within: .seconds(20), every: .seconds(1)) {
+                    _ = try await page.evaluate("document.querySelector('#sync')?.click() || true")
+                    return try await page.evaluate("document.body.dataset.unconfirmed").string == "0"
+                }
+                #expect(settled)
+            }
         }
     }
 

@@ -139,4 +139,79 @@ struct SeveralInstancesTests {
             }
         }
     }
+
+    /// Issue 65: host A answered a push 200 and kept it in its own replica file, which only A's
+    /// listener reads; A is killed for good with its disk, and the worker's next sync goes to host B.
+    /// The device keeps each change a host accepted until a host says the master holds it, and sends
+    /// it again at each sync until then; the ledger takes it once, also when A's disk comes back.
+    @Test func aCompletionAcceptedByAHostThatDiesWithItsDiskReachesTheMasterOnceThroughTheOtherHost() async throws {
+        try await TestDatabase.withFresh { url in
+            let base = FileManager.default.temporaryDirectory.appending(path: "lost-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: base) }
+            let (world, job, token) = try await CentralStore.withStore(url) { store in
+                let world = try await Fixtures.seed(store)
+                let job = try await store.createTask(try world.task("the job A took", team: world.red, assignee: world.ann))
+                return (world, job.id, try await store.issueToken(personID: world.ann.id, label: "").secret)
+            }
+            let (folderA, folderB, keptA) = (base.appending(path: "a"), base.appending(path: "b"), base.appending(path: "a-kept"))
+            // Host A: a generated folder and only the sync endpoint, so no listener of A's carries the push.
+            let generated = try await Tool.service.run([
+                "replicate", "--once", "--database-url", url.connectionString, "--replicas", folderA.path,
+            ])
+            #expect(generated.status == 0, "\(generated.stderr)")
+            let portA = ServiceProcess.freePort()
+            let hostA = ServiceProcess(
+                ["serve", "--database-url", url.connectionString, "--replicas", folderA.path, "--port", String(portA)], port: portA,
+                log: base.path + "/a.log")
+            try await hostA.start()
+            defer { if hostA.isRunning { hostA.stopInBackground() } }
+
+            let home = base.appending(path: "ann")
+            let worker = { (arguments: [String]) async throws -> Tool.Run in try await WorkerTool.run(home, arguments) }
+            #expect(try await worker(["login", "--server", hostA.url, "--token", token]).status == 0)
+            #expect(try await worker(["complete", String(job), "--note", "done before A died"]).status == 0)
+            let viaA = try await worker(["sync"])
+            #expect(viaA.status == 0 && viaA.stdout.contains("pushed 1"), "\(viaA.stdout) \(viaA.stderr)")
+            let kept = try await worker(["status"])
+            #expect(kept.stdout.contains("Sent, not yet confirmed by the master: 1 change"), "\(kept.stdout)")
+            try FileManager.default.copyItem(at: folderA, to: keptA)
+            _ = try await hostA.stop(signal: SIGKILL)
+            try FileManager.default.removeItem(at: folderA)
+
+            let hostB = Self.run(url, folder: folderB, log: base.path + "/b.log")
+            try await hostB.start()
+            defer { if hostB.isRunning { hostB.stopInBackground() } }
+            try await expectEventually("B holds the team's tasks") {
+                await Self.replicaHolds("the job A took", folder: folderB, team: world.red)
+            }
+            try WorkerNetworkTests.moveServer(home, to: hostB.url)
+            let viaB = try await worker(["sync"])
+            #expect(viaB.status == 0 && viaB.stdout.contains("1 sent again"), "\(viaB.stdout) \(viaB.stderr)")
+            try await expectEventually("the completion A accepted reaches the master through B", within: .seconds(20)) {
+                try await CentralStore.withStore(url) { try await $0.task(id: job).status == .completed }
+            }
+
+            // A's disk comes back after all: its listener takes in what A had, and the ledger keeps the change once.
+            let listened = try await Tool.service.run([
+                "listen", "--once", "--database-url", url.connectionString, "--replicas", keptA.path,
+            ])
+            #expect(listened.status == 0, "\(listened.stderr)")
+            let (ledger, history) = try await CentralStore.withStore(url) { store in
+                (
+                    try await store.rows("SELECT count(*)::int FROM field_changes")[0].decode(Int.self),
+                    try await store.rows("SELECT count(*)::int FROM task_history WHERE field_change_id IS NOT NULL")[0]
+                        .decode(Int.self)
+                )
+            }
+            #expect(ledger == 1 && history == 1, "the completion once in the ledger and once in the history")
+
+            // Once a host says the master holds it, the device stops sending it.
+            let settled = try await worker(["sync"])
+            #expect(settled.status == 0 && !settled.stdout.contains("sent again"), "\(settled.stdout)")
+            let status = try await worker(["status"])
+            #expect(!status.stdout.contains("not yet confirmed"), "\(status.stdout)")
+            #expect(try await Tool.service.run(["verify", "--database-url", url.connectionString, "--replicas", folderB.path]).status == 0)
+        }
+    }
 }

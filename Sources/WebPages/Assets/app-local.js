@@ -19,7 +19,7 @@
 
 import { text, day } from "./words.js";
 
-const version = 3;
+const version = 4;
 export const databaseName = (person) => `teamwork-person-${person}`;
 
 function request(req) {
@@ -50,6 +50,8 @@ export async function open(person) {
     }
     // Version 3: time on the job.
     if (from < 3) db.createObjectStore("time", { keyPath: "key" });
+    // Version 4: changes a host accepted, kept until the master confirms them (docs/protocol.md).
+    if (from < 4) db.createObjectStore("sent", { keyPath: "seq" });
   };
   const db = await request(req);
   // Signing out deletes the database: a copy open elsewhere (the service worker) lets go at once.

@@ -81,7 +81,33 @@ export async function sync(local, person, replicas) {
   return report;
 }
 
+// Changes a host accepted and the master has not confirmed go again first, at most a push's worth
+// (oldest first): that host may have died with its disk before its listener took them to the
+// master. The host answers those the master holds "settled"; the ledger takes each change once.
+async function resend(local, names, report) {
+  const kept = (await local.all("sent")).sort((a, b) => a.seq - b.seq).slice(0, batch);
+  const byReplica = new Map();
+  for (const entry of kept) {
+    if (!byReplica.has(entry.replica)) byReplica.set(entry.replica, []);
+    byReplica.get(entry.replica).push(entry);
+  }
+  for (const [replica, entries] of byReplica) {
+    if (!names.has(replica)) {
+      // No host can take them any more: the worker no longer has that team.
+      await local.write(["sent"], async (s) => { for (const entry of entries) s.sent.delete(entry.seq); });
+      continue;
+    }
+    const response = await call(`/v1/replicas/${encodeURIComponent(replica)}/changes`, {
+      method: "POST", body: { changes: entries.map((e) => e.change), resent: true },
+    });
+    // Refused as a whole (a 4xx): kept, and tried again at the next sync.
+    if (!response.ok) continue;
+    await settle(local, entries, (await response.json()).results, report, "sent");
+  }
+}
+
 async function push(local, names, report) {
+  await resend(local, names, report);
   const queued = (await local.all("queue")).sort((a, b) => a.seq - b.seq);
   const byReplica = new Map();
   for (const entry of queued) {
@@ -128,17 +154,21 @@ async function pushOne(local, replica, entry, report) {
   await settle(local, [entry], [{ id: entry.change.id, status: "rejected", reason }], report);
 }
 
-// The service's answers: accepted changes leave the queue; refused ones leave it too, and the
-// worker is told why (the task shows the master's copy again).
-async function settle(local, entries, results, report) {
+// The service's answers to changes from the queue, or sent again from `sent`: an accepted change
+// leaves the queue for `sent`, where it stays until the service says the master holds it
+// (settled); a refused one leaves both, and the worker is told why (the task shows the master's
+// copy again).
+async function settle(local, entries, results, report, from = "queue") {
   const byID = new Map(results.map((r) => [r.id, r]));
-  await local.write(["queue", "notices", "tasks", "used", "time"], async (s) => {
+  await local.write(["queue", "sent", "notices", "tasks", "used", "time"], async (s) => {
     for (const entry of entries) {
       const result = byID.get(entry.change.id);
       if (!result) continue;
-      s.queue.delete(entry.seq);
-      if (result.status === "accepted") report.sent += 1;
-      else {
+      s[from].delete(entry.seq);
+      if (result.status === "accepted") {
+        if (!result.settled) s.sent.put(entry);
+        if (from === "queue") report.sent += 1;
+      } else {
         report.refused += 1;
         s.notices.put({ key: `refused:${entry.change.id}`, at: Date.now(), taskID: entry.change.task_id, text: text("refused", entry.change.task_id, result.reason) });
         if (entry.change.operation === "complete") await local.refusedCompletion(s, entry.replica, entry.change.task_id, entry.change.id);

@@ -160,8 +160,9 @@ async function nameOf(person) {
 
 async function signOut() {
   if (state.local) {
-    const queued = await state.local.all("queue");
-    if (queued.length && !confirm(text("signOutLoses", queued.length))) return;
+    // Sent changes the master has not confirmed count too: they are kept to be sent again.
+    const unsent = (await state.local.all("queue")).length + (await state.local.all("sent")).length;
+    if (unsent && !confirm(text("signOutLoses", unsent))) return;
   }
   const response = await fetch("/app/sign-out", { method: "POST", headers: { "X-Teamwork-App": String(state.person) }, credentials: "same-origin" })
     .catch(() => null);
@@ -174,8 +175,8 @@ async function signOut() {
 
 async function snapshot() {
   if (!state.local) return null;
-  const [tasks, queue, notices, locations, members, files, parts, used, times] = await Promise.all(
-    ["tasks", "queue", "notices", "locations", "members", "files", "parts", "used", "time"].map((name) => state.local.all(name)));
+  const [tasks, queue, notices, locations, members, files, parts, used, times, sent] = await Promise.all(
+    ["tasks", "queue", "notices", "locations", "members", "files", "parts", "used", "time", "sent"].map((name) => state.local.all(name)));
   const byTask = new Map();
   for (const entry of queue.sort((a, b) => a.seq - b.seq)) {
     const id = entry.change.task_id;
@@ -193,7 +194,7 @@ async function snapshot() {
   }
   const sites = new Map(locations.map((l) => [l.id, l]));
   parts.sort((a, b) => a.code.toLowerCase().localeCompare(b.code.toLowerCase()));
-  return { tasks: [...shown.values()], queue, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)), parts, used, times };
+  return { tasks: [...shown.values()], queue, unconfirmed: sent.length, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)), parts, used, times };
 }
 
 function skillsIn(view, replica) {
@@ -265,6 +266,8 @@ async function render() {
   if (!view) return;
   renderStatus(view);
   document.body.dataset.pending = String(view.queue.length);
+  // Sent, kept until the master confirms them (sent again at each sync until then).
+  document.body.dataset.unconfirmed = String(view.unconfirmed);
   const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, view.notices.map((n) => [n.key, n.text]),
     view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length]), view.used.map((u) => [u.key, u.quantity]), view.times.map((e) => [e.key, e.start, e.end]), view.parts.map((p) => [p.id, p.row_version])]);
   if (print === shownPrint) return;
