@@ -80,14 +80,70 @@ public struct CentralStore: Sendable {
     /// may take to end by itself before its connection is closed under it.
     static let cancellationGrace = Duration.seconds(3)
 
-    /// Opens a connection, giving up as soon as the calling task is cancelled
-    /// (a connection that arrives after that is closed, never leaked).
+    /// Opens a connection to the first of the URL's hosts that answers and, with
+    /// `target_session_attrs` other than `any`, takes writes (libpq's order and meaning); the error
+    /// of the last host tried when none does. Gives up as soon as the calling task is cancelled.
     static func open(_ url: DatabaseURL, logger: Logger) async throws -> PostgresConnection {
+        try await openWithHost(url, logger: logger).connection
+    }
+
+    /// ``open(_:logger:)``, and which of the URL's hosts it reached (its index).
+    static func openWithHost(_ url: DatabaseURL, logger: Logger) async throws -> (connection: PostgresConnection, host: Int) {
+        var failure: any Error = TeamworkError(.unavailable, "no database host in \(url.displayString)")
+        for (index, endpoint) in url.endpoints.enumerated() {
+            try Task.checkCancellation()
+            let connection: PostgresConnection
+            do {
+                connection = try await open(url, at: endpoint, logger: logger)
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                failure = error
+                continue
+            }
+            do {
+                if try await takes(url.targetSession, connection, logger: logger) { return (connection, index) }
+                failure = TeamworkError(
+                    .unavailable,
+                    "the database at \(Self.describe(endpoint)) does not take writes (a standby), as \(url.displayString) asks")
+            } catch {
+                failure = StoreError.map(error, connecting: url)
+            }
+            try? await connection.close()
+        }
+        throw failure
+    }
+
+    /// Whether the server behind `connection` is one `target` accepts: for `read-write`, its sessions
+    /// take writes; for `primary`, it is not in recovery.
+    static func takes(_ target: DatabaseURL.TargetSession, _ connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        switch target {
+        case .any:
+            return true
+        case .readWrite:
+            let rows = try await connection.query("SELECT current_setting('transaction_read_only') = 'off'", logger: logger).collect()
+            return try rows.first?.decode(Bool.self) == true
+        case .primary:
+            let rows = try await connection.query("SELECT NOT pg_is_in_recovery()", logger: logger).collect()
+            return try rows.first?.decode(Bool.self) == true
+        }
+    }
+
+    static func describe(_ endpoint: DatabaseURL.Endpoint) -> String {
+        switch endpoint {
+        case .tcp(let host, let port): "\(host):\(port)"
+        case .unixSocket(let path): path
+        }
+    }
+
+    /// Opens a connection to one host, giving up as soon as the calling task is cancelled
+    /// (a connection that arrives after that is closed, never leaked).
+    private static func open(_ url: DatabaseURL, at endpoint: DatabaseURL.Endpoint, logger: Logger) async throws -> PostgresConnection {
         // Whichever comes second, the caller giving up or the connection arriving, closes it: a
         // connection is never dropped unclosed (postgres-nio asserts on that, and it leaks a socket).
         let handover = Locked<(gaveUp: Bool, arrived: PostgresConnection?)>((false, nil))
         do {
-            let configuration = try url.connectionConfiguration()
+            let configuration = try url.connectionConfiguration(to: endpoint)
             let limit = Duration.nanoseconds(configuration.options.connectTimeout.nanoseconds) + .seconds(5)
             let connection = try await TeamworkModel.withDeadline(limit, timeout: { QueryDeadlineExceeded(limit: limit) }) {
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)

@@ -5,6 +5,20 @@ import TeamworkModel
 /// Turns PostgreSQL failures into `TeamworkError`s with messages for people.
 /// Messages name constraints and fields, never the values (which may be personal data).
 enum StoreError {
+    /// What a write on a standby is told: the start of its message, by which a pool knows to look for the primary.
+    static let standby = "the database does not take writes here (a standby)"
+
+    /// Whether `error` is a write refused because the server is a standby (SQLSTATE 25006).
+    static func isStandby(_ error: any Error) -> Bool {
+        if let psql = error as? PSQLError { return psql.serverInfo?[.sqlState] == "25006" }
+        if let transaction = error as? PostgresTransactionError,
+            let inner = transaction.closureError ?? transaction.beginError ?? transaction.commitError
+        {
+            return isStandby(inner)
+        }
+        return (error as? TeamworkError)?.message.hasPrefix(standby) == true
+    }
+
     static func map(_ error: any Error, connecting url: DatabaseURL? = nil) -> any Error {
         if error is TeamworkError || error is CancellationError { return error }
         if let deadline = error as? QueryDeadlineExceeded { return TeamworkError(.unavailable, deadline.description) }
@@ -86,6 +100,9 @@ enum StoreError {
             return TeamworkError(.unavailable, "the database has no connection left (\(message)); try again shortly")
         case "57P01", "57P02", "57P03", "08006", "08001", "08004":
             return TeamworkError(.unavailable, "the database is not available (\(message))")
+        case "25006":
+            // A host that is (again) a standby: the caller finds the primary anew (``StorePool``, ``CentralStore/open``).
+            return TeamworkError(.unavailable, "\(standby) (\(message))")
         case "42P01", "42883":
             return TeamworkError(.configuration, "the database schema is missing or old: run `teamwork-manager db migrate`")
         default:

@@ -38,27 +38,41 @@ public final class StorePool: Service, Sendable {
     /// is handed on only when it comes back from a check or a body. Its own 30 s would outlast a
     /// lease's deadline; 2 s costs a `SELECT 1` per resting connection every 2 s.
     static let restingCheck = Duration.seconds(2)
-    let client: PostgresClient
+    /// One client per host of the URL (several after libpq's syntax), each opening connections only
+    /// while it is the one in use: ``current``, the host found taking writes.
+    let clients: [PostgresClient]
+    let url: DatabaseURL
+    /// Which of ``clients`` calls use: the first host until the pool has looked, then the one found
+    /// answering and taking writes; looked for again when the master cannot be reached or a write
+    /// is refused as on a standby (a failover).
+    let current = Locked(0)
+    var client: PostgresClient { clients[current.value] }
     let logger: Logger
     /// Whether connecting works, from the pool's log and its leases.
     let health = Locked(Health())
 
     public init(_ url: DatabaseURL, name: String, maximum: Int, leaseDeadline: Duration = .seconds(10), logger: Logger) {
         precondition(maximum >= 1, "a pool holds at least one connection")
-        var configuration = url.clientConfiguration()
-        configuration.options.minimumConnections = 0
-        configuration.options.maximumConnections = maximum
-        configuration.options.keepAliveBehavior = .init(frequency: Self.restingCheck)
-        (self.name, self.maximum, self.leaseDeadline, self.logger) = (name, maximum, leaseDeadline, logger)
+        (self.name, self.maximum, self.leaseDeadline, self.logger, self.url) = (name, maximum, leaseDeadline, logger, url)
         let health = self.health
         var background = Logger(label: logger.label) { _ in PoolWatch(inner: logger.handler, health: health, url: url) }
         background[metadataKey: "pool"] = "\(name)"
-        client = PostgresClient(configuration: configuration, backgroundLogger: background)
+        clients = url.endpoints.map { endpoint in
+            var configuration = url.clientConfiguration(to: endpoint)
+            configuration.options.minimumConnections = 0
+            configuration.options.maximumConnections = maximum
+            configuration.options.keepAliveBehavior = .init(frequency: Self.restingCheck)
+            return PostgresClient(configuration: configuration, backgroundLogger: background)
+        }
     }
 
-    /// Keeps the pool's connections until the process shuts down (or this task is cancelled).
+    /// Keeps the pool's connections until the process shuts down (or this task is cancelled). With
+    /// several hosts, first looks for the one taking writes.
     public func run() async throws {
-        await client.run()
+        if clients.count > 1 { probe() }
+        await withDiscardingTaskGroup { group in
+            for client in clients { group.addTask { await client.run() } }
+        }
     }
 
     /// Runs `body` on a store over one of the pool's connections, given back when it ends.
@@ -98,6 +112,8 @@ public final class StorePool: Service, Sendable {
                                 return result
                             } catch {
                                 if error is QueryDeadlineExceeded || Task.isCancelled { try? await connection.close() }
+                                // A write refused as on a standby: the primary moved (a failover); look for it.
+                                if StoreError.isStandby(error) { self.probe(force: true) }
                                 throw error
                             }
                         }
@@ -158,7 +174,11 @@ public final class StorePool: Service, Sendable {
     /// answer ends the failing; meanwhile the pool keeps trying to connect by itself, with its growing
     /// pause. (A lease alone proves nothing: a resting connection to a host that went silent is
     /// handed out as readily as a working one.)
-    private func probe() {
+    ///
+    /// With several hosts the probe is the search for the primary instead: a connection opened as
+    /// ``CentralStore/open(_:logger:)`` opens one (libpq's order, `target_session_attrs`), and the host
+    /// it reached becomes ``current``.
+    private func probe(force: Bool = false) {
         guard
             probing.mutate({ busy in
                 defer { busy = true }
@@ -166,6 +186,31 @@ public final class StorePool: Service, Sendable {
             })
         else { return }
         let (client, limit, health, probing, logger) = (client, leaseDeadline, health, probing, logger)
+        if clients.count > 1 {
+            let (url, current, name) = (url, current, name)
+            Task {
+                defer { probing.mutate { $0 = false } }
+                do {
+                    let (connection, index) = try await TeamworkModel.withDeadline(limit, timeout: { CancellationError() }) {
+                        try await CentralStore.openWithHost(url, logger: logger)
+                    }
+                    try? await connection.close()
+                    let before = current.mutate { now in
+                        defer { now = index }
+                        return now
+                    }
+                    if before != index {
+                        logger.notice(
+                            "the master moved: this pool now uses another host",
+                            metadata: ["pool": "\(name)", "host": "\(CentralStore.describe(url.endpoints[index]))"])
+                    }
+                    health.mutate { $0.failing = nil }
+                } catch {
+                    if force { health.mutate { $0.failing = "\(StoreError.standby): \(error)" } }
+                }
+            }
+            return
+        }
         Task {
             defer { probing.mutate { $0 = false } }
             try? await TeamworkModel.withDeadline(limit, timeout: { CancellationError() }) {

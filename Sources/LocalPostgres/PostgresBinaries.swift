@@ -4,6 +4,8 @@ import Foundation
 struct PostgresBinaries: Sendable {
     var initdb: String
     var pgCtl: String
+    /// Their folder, for the others (`pg_basebackup`).
+    var directory: String { (pgCtl as NSString).deletingLastPathComponent }
 
     /// Uses `explicit`, else `TEAMWORK_PG_BIN`, else the newest
     /// `/usr/lib/postgresql/<version>/bin`, else `initdb` on the `PATH`.

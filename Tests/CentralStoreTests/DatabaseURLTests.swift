@@ -42,6 +42,32 @@ struct DatabaseURLTests {
         #expect(throws: TeamworkError.self) { try DatabaseURL(parsing: "postgres://u@db.example/d?sslrootcert=/nonexistent/ca.pem") }
     }
 
+    /// Issue 65: refused before ("database URL must look like postgres://user:password@host:5432/database").
+    @Test func severalHostsAreTriedInOrderAndTheTargetSessionIsKept() throws {
+        let url = try DatabaseURL(
+            parsing: "postgres://max:pw@db1.example:5432,db2.example:5433,[fd00::7]/teamwork?target_session_attrs=read-write")
+        #expect(
+            url.endpoints == [
+                .tcp(host: "db1.example", port: 5432), .tcp(host: "db2.example", port: 5433), .tcp(host: "fd00::7", port: 5432),
+            ])
+        #expect(url.targetSession == .readWrite && url.tlsMode == .require && url.username == "max" && url.database == "teamwork")
+        #expect(try DatabaseURL(parsing: url.connectionString) == url)
+        #expect(url.displayString == "max@db1.example:5432,db2.example:5433,[fd00::7]:5432/teamwork")
+        let local = try DatabaseURL(parsing: "postgres://u@127.0.0.1:5432,localhost:5433/d?target_session_attrs=primary")
+        #expect(local.tlsMode == .prefer && local.targetSession == .primary)
+        let sockets = try DatabaseURL(parsing: "postgres://u@/d?host=/run/a,/run/b&port=5432,5433")
+        #expect(sockets.endpoints == [.unixSocket(path: "/run/a/.s.PGSQL.5432"), .unixSocket(path: "/run/b/.s.PGSQL.5433")])
+        #expect(try DatabaseURL(parsing: sockets.connectionString) == sockets)
+    }
+
+    @Test(arguments: [
+        "postgres://u@h1,h2/d?target_session_attrs=standby", "postgres://u@h1:x,h2/d", "postgres://u@h1,,h2/d",
+        "postgres://u@/d?host=/a,/b&port=1,2,3",
+    ])
+    func aHostListThatCannotBeFollowedIsAConfigurationError(_ text: String) {
+        #expect(throws: TeamworkError.self) { try DatabaseURL(parsing: text) }
+    }
+
     @Test(arguments: ["mysql://u@h/d", "not a url", "postgres:///d", "postgres://u@h/d?sslmode=sometimes"])
     func malformedURLsAreConfigurationErrors(_ text: String) {
         #expect(throws: TeamworkError.self) { try DatabaseURL(parsing: text) }
