@@ -144,7 +144,8 @@ extension CentralStore {
 
     /// Takes up to `limit` due deliveries, the oldest first and at most one per subscription
     /// (each subscription's events go in order), and holds them for `lease`: another instance
-    /// leaves them alone meanwhile, and should this one die mid-send they are due again after it.
+    /// leaves them alone meanwhile (also one claiming at the same moment), and should this one die
+    /// mid-send they are due again after it.
     public func claimDueDeliveries(limit: Int, lease: Duration) async throws -> [DueDelivery] {
         let seconds = Double(lease.components.seconds)
         // One statement through ``rows(_:)``: within the store's query deadline, so a master that goes away
@@ -161,8 +162,13 @@ extension CentralStore {
                  ORDER BY d.subscription_id, d.id
                  LIMIT \(limit)
             ), held AS (
+                -- The lock re-checks what makes a delivery due on the row as it is now: another host that
+                -- claimed it since this statement began (and committed) has moved it on, and it is left
+                -- alone (checking only "id IN due", two hosts sent the same delivery: seen 7 in 300).
                 UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => \(seconds))
-                  FROM (SELECT id FROM webhook_deliveries WHERE id IN (SELECT id FROM due) FOR UPDATE SKIP LOCKED) t
+                  FROM (SELECT id FROM webhook_deliveries
+                         WHERE id IN (SELECT id FROM due) AND state = 'pending' AND next_attempt_at <= now()
+                           FOR UPDATE SKIP LOCKED) t
                  WHERE d.id = t.id
                 RETURNING d.*
             )

@@ -7,7 +7,7 @@ import TeamworkModel
 #endif
 
 /// An haproxy of the test's own (Debian's, which CI installs) in front of several service hosts on
-/// loopback ports: one address, each device kept on one host while it answers (by its address), a
+/// loopback ports: one address, each device kept on one host while it answers (by its token), a
 /// host whose port refuses connections taken out within a second and back when it listens again. Stopped after
 /// `body`. The same configuration as docs/operations.md's, but for the ports.
 public enum ProxyServer {
@@ -37,8 +37,12 @@ public enum ProxyServer {
             bind 127.0.0.1:\(port)
             default_backend hosts
         backend hosts
-            # Each host's replica files have their own epochs: a device that alternated would refetch.
-            balance source
+            # A device stays on one host while it answers, by its token (a phone's cookie, a device's
+            # bearer token): each host's replica files have their own epochs, and a device that
+            # alternated would refetch. Consistent hashing moves only the devices of a host that went.
+            http-request set-var(txn.device) req.cook(__Host-tw_device)
+            http-request set-var(txn.device) req.hdr(Authorization) if { req.hdr(Authorization) -m found }
+            balance hash var(txn.device)
             hash-type consistent
 
         """

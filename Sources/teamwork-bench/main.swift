@@ -8,7 +8,7 @@ struct TeamworkBench: AsyncParsableCommand {
         abstract: "Measure Teamwork on this machine.",
         subcommands: [
             ReplicaBenchmark.self, SyncBenchmark.self, ListenerBenchmark.self, LoadBenchmark.self, UploadBenchmark.self,
-            BoardBenchmark.self, AppBenchmark.self, VRPTWBenchmark.self, DayBenchmark.self,
+            BoardBenchmark.self, AppBenchmark.self, VRPTWBenchmark.self, DayBenchmark.self, FailoverBenchmark.self,
         ]
     )
 }
