@@ -69,7 +69,8 @@ public final class StorePool: Service, Sendable {
     /// Keeps the pool's connections until the process shuts down (or this task is cancelled). With
     /// several hosts, first looks for the one taking writes.
     public func run() async throws {
-        if clients.count > 1 { probe() }
+        guard clients.count > 1 else { return await clients[0].run() }
+        probe()
         await withDiscardingTaskGroup { group in
             for client in clients { group.addTask { await client.run() } }
         }

@@ -102,6 +102,44 @@ public struct LocalCluster: Sendable {
         return true
     }
 
+    /// A backup of the running cluster in `directory` (`pg_basebackup`, with the WAL it needs),
+    /// as an operator takes one: restored with ``restore(_:into:)``.
+    public func baseBackup(into directory: URL) throws {
+        let binaries = try PostgresBinaries.locate(configuration.binDirectory)
+        let runner = try ServerUser(rootServerUser: configuration.rootServerUser)
+        try runner.prepare(directory: directory.deletingLastPathComponent(), mode: 0o755)
+        let result = try runner.run(
+            binaries.directory + "/pg_basebackup",
+            [
+                "-h", socketDirectory.path, "-p", String(configuration.port), "-U", Self.superuser, "-D", directory.path,
+                "-X", "stream", "-c", "fast",
+            ])
+        guard result.status == 0 else { throw LocalClusterError("pg_basebackup failed: \(result.lastLine)") }
+    }
+
+    /// A cluster made from a backup taken by ``baseBackup(into:)``: its data copied into
+    /// `configuration`'s folder, listening where `configuration` says; started with ``ensureRunning()``.
+    public static func restore(_ backup: URL, into configuration: Configuration) throws -> LocalCluster {
+        let cluster = LocalCluster(configuration)
+        let runner = try ServerUser(rootServerUser: configuration.rootServerUser)
+        try runner.prepare(directory: configuration.directory, mode: 0o700)
+        let copied = try runner.run("/bin/cp", ["-a", backup.path, cluster.dataDirectory.path])
+        guard copied.status == 0 else { throw LocalClusterError("cannot copy the backup: \(copied.lastLine)") }
+        let settings = """
+
+            # Restored from a backup: listening here.
+            port = \(configuration.port)
+            unix_socket_directories = '\(cluster.socketDirectory.path.replacingOccurrences(of: "'", with: "''"))'
+            listen_addresses = ''
+
+            """
+        let handle = try FileHandle(forWritingTo: cluster.dataDirectory.appending(path: "postgresql.conf"))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(settings.utf8))
+        return cluster
+    }
+
     private func isRunning(binaries: PostgresBinaries, runner: ServerUser) throws -> Bool {
         try runner.run(binaries.pgCtl, ["-D", dataDirectory.path, "status"]).status == 0
     }

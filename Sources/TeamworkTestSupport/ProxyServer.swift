@@ -59,15 +59,23 @@ public enum ProxyServer {
         let pid = try ChildProcess.spawn(
             [haproxy(), "-db", "-f", file.path], environment: nil, standardOutput: folder.path + "/log",
             standardError: folder.path + "/log")
-        defer {
+        // Waited for on a Dispatch thread, never on the cooperative pool the other tests share.
+        func stop() async {
             kill(pid, SIGTERM)
-            _ = try? ChildProcess.wait(pid)
+            if (try? await ChildProcess.wait(pid, within: .seconds(10))) == nil {
+                kill(pid, SIGKILL)
+                _ = try? await ChildProcess.wait(pid, within: .seconds(10))
+            }
         }
-        guard try await eventually(within: .seconds(20), every: .milliseconds(50), { ServiceProcess.accepts(port) }) else {
-            let log = (try? String(contentsOfFile: folder.path + "/log", encoding: .utf8)) ?? ""
-            throw TeamworkError(
-                .internal, "haproxy did not listen within 20 s (is it installed? apt-get install haproxy): \(log.suffix(1_000))")
+        return try await withCleanup {
+            guard try await eventually(within: .seconds(20), every: .milliseconds(50), { ServiceProcess.accepts(port) }) else {
+                let log = (try? String(contentsOfFile: folder.path + "/log", encoding: .utf8)) ?? ""
+                throw TeamworkError(
+                    .internal, "haproxy did not listen within 20 s (is it installed? apt-get install haproxy): \(log.suffix(1_000))")
+            }
+            return try await body("http://127.0.0.1:\(port)")
+        } cleanup: {
+            await stop()
         }
-        return try await body("http://127.0.0.1:\(port)")
     }
 }

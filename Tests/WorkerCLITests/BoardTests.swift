@@ -229,6 +229,37 @@ struct BoardTests {
         }
     }
 
+    /// Issue 65: two hosts on one master, each with its own replica folder. Ann's completion goes
+    /// through host A (its listener takes it to the master); the dispatcher watches the board of host
+    /// B, which shows it without a reload, as it shows its own host's work.
+    @Test func aBoardOnOneHostShowsWorkAnotherHostTookInLive() async throws {
+        try await Self.withBoard { scene in
+            let hostA = ServiceProcess.run(
+                databaseURL: scene.url.connectionString, replicas: scene.folder.appending(path: "host-a"),
+                log: scene.folder.path + "/host-a.log")
+            try await hostA.start()
+            defer { hostA.stopInBackground() }
+            try await Self.withPage { page in
+                try await scene.signIn(page, token: scene.maxToken)
+                _ = try await page.evaluate("window.sameDocument = 'yes'")
+                let annTask = try #require(scene.ids["ann"])
+                let home = scene.folder.appending(path: "ann-via-a")
+                #expect(try await WorkerTool.run(home, "login", "--server", hostA.url, "--token", scene.annToken).status == 0)
+                #expect(try await WorkerTool.run(home, "complete", String(annTask), "--note", "Done through A").status == 0)
+                // Host A generates its own folder first: until then her change waits on the device.
+                let pushed = try await eventually(within: .seconds(30), every: .milliseconds(300)) {
+                    try await WorkerTool.run(home, "sync").stdout.contains("pushed 1")
+                }
+                #expect(pushed, "\(hostA.logTail())")
+                #expect(try await eventually(within: .seconds(20)) { try await scene.task(annTask).status == .completed })
+                let mastered = ContinuousClock.now
+                try await page.waitUntil("document.querySelector('#task-\(annTask).status-completed')", within: .seconds(5))
+                print("board on host B: host A's field completion appeared \(ContinuousClock.now - mastered) after the master had it")
+                #expect(try await page.evaluate("window.sameDocument").string == "yes", "no reload")
+            }
+        }
+    }
+
     /// Ann starts and completes her task offline while Max gives it to Bo: her phone's sync is
     /// refused (the replica has it as Bo's), and the finished job must not vanish. The card shows a
     /// mark within 2 s of the master recording it, without a reload; the inbox says who did what, when

@@ -17,21 +17,30 @@ import Testing
 @Suite("A PostgreSQL failover, followed", .serialized)
 struct FailoverTests {
     /// A primary and its standby of the test's own on two loopback ports; both stopped and removed after `body`.
+    /// Two clusters and what a test starts on them: never beside the other heavy tests (MachineAlone).
     static func withPair(synchronous: Bool, _ body: (StreamingPair, DatabaseURL) async throws -> Void) async throws {
+        try await MachineAlone.run { try await pair(synchronous: synchronous, body) }
+    }
+
+    private static func pair(synchronous: Bool, _ body: (StreamingPair, DatabaseURL) async throws -> Void) async throws {
         let directory = URL(fileURLWithPath: "/tmp/tw-fo-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         chmod(directory.path, 0o755)
         defer { try? FileManager.default.removeItem(at: directory) }
         let pair = StreamingPair(directory: directory, primaryPort: ServiceProcess.freePort(), standbyPort: ServiceProcess.freePort())
-        defer { pair.stop() }
-        try await blockingWork { try pair.start(synchronous: synchronous) }
-        let admin = try DatabaseURL(
-            parsing: "postgres://postgres@127.0.0.1:\(pair.primaryPort),127.0.0.1:\(pair.standbyPort)/postgres"
-                + "?sslmode=disable&target_session_attrs=read-write")
-        _ = try await CentralStore.withStore(admin) { try await $0.createDatabaseIfMissing("teamwork") }
-        let url = admin.with(database: "teamwork")
-        try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
-        try await body(pair, url)
+        // pg_ctl is waited for on a Dispatch thread, never on the cooperative pool the other tests share.
+        try await withCleanup {
+            try await blockingWork { try pair.start(synchronous: synchronous) }
+            let admin = try DatabaseURL(
+                parsing: "postgres://postgres@127.0.0.1:\(pair.primaryPort),127.0.0.1:\(pair.standbyPort)/postgres"
+                    + "?sslmode=disable&target_session_attrs=read-write")
+            _ = try await CentralStore.withStore(admin) { try await $0.createDatabaseIfMissing("teamwork") }
+            let url = admin.with(database: "teamwork")
+            try await CentralStore.withStore(url) { try await Migrator().migrate($0) }
+            try await body(pair, url)
+        } cleanup: {
+            _ = try? await blockingWork { pair.stop() }
+        }
     }
 
     @Test func aPrimaryKilledWhileAWorkerSyncsLosesNothingOnceTheStandbyIsPromotedAndTheServiceFindsItByItself() async throws {

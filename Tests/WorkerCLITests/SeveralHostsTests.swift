@@ -170,6 +170,11 @@ struct SeveralHostsTests {
     /// a flood of events reaches a Standard Webhooks receiver (verified by the standardwebhooks
     /// package) with each event sent once, not once per host.
     @Test func twoHostsClaimingTheOutboxAtOnceSendEachWebhookOnceUnderAFlood() async throws {
+        // Two services and a flood: never beside the other heavy tests (MachineAlone).
+        try await MachineAlone.run { try await Self.webhookFlood() }
+    }
+
+    static func webhookFlood() async throws {
         try await TestDatabase.withFresh { url in
             let folder = FileManager.default.temporaryDirectory.appending(path: "two-hooks-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -213,6 +218,57 @@ struct SeveralHostsTests {
                     .decode((Int, Int).self)
             }
             #expect(attempts.0 == flood && attempts.1 == flood, "delivered once each: \(attempts)")
+        }
+    }
+
+    /// Texts too: both hosts run the customer messages' sender on one master; a visit booked for
+    /// each of 60 customers is texted to each once (the SMS endpoint verifies each request's
+    /// signature with the standardwebhooks package), not once per host.
+    @Test func twoHostsSendingCustomerTextsAtOnceTextEachBookingOnce() async throws {
+        try await MachineAlone.run { try await Self.textFlood() }
+    }
+
+    static func textFlood() async throws {
+        try await TestDatabase.withFresh { url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "two-texts-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let secret = "whsec_" + Data((0..<24).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            let port = ServiceProcess.freePort()
+            let receiver = try WebhookTests.Receiver(port: port, secrets: [secret], folder: folder)
+            defer { receiver.stop() }
+            try await receiver.listening()
+            let hosts = ["a", "b"].map { name in
+                let host = ServiceProcess.run(
+                    databaseURL: url.connectionString, replicas: folder.appending(path: name), log: folder.path + "/\(name).log")
+                host.arguments += ["--sms-url", "http://127.0.0.1:\(port)/sms", "--webhooks-allow-private", "--message-retry", "0.2"]
+                host.environment["TEAMWORK_SMS_SECRET"] = secret
+                return host
+            }
+            for host in hosts { try await host.start() }
+            defer { for host in hosts where host.isRunning { host.stopInBackground() } }
+
+            let customers = 60
+            try await CentralStore.withStore(url) { store in
+                let team = try await store.addTeam(try NewTeam(slug: "red", name: "Red"))
+                // A visit the day after tomorrow: booked now, no reminder or "on the way" yet, whatever the hour.
+                let start = Date().addingTimeInterval(2 * 86_400)
+                for number in 1...customers {
+                    let customer = try await store.addCustomer(
+                        try NewCustomer(name: "Customer \(number)", phone: "+46 70 \(100 + number) 00 00", consent: true))
+                    let task = try NewTask(
+                        title: "Visit \(number)", assignment: try Assignment(teamID: team.id, assigneeID: nil),
+                        window: try TimeWindow(start: start, end: start.addingTimeInterval(3600)), customerID: customer.id)
+                    _ = try await store.createTask(task)
+                }
+            }
+            let arrived = try await eventually(within: .seconds(90)) { try receiver.taken().count >= customers }
+            if !arrived { Issue.record("\(try receiver.taken().count) of \(customers) texts\n\(hosts[0].logTail(10))") }
+            // A moment for a second sending of any of them to show.
+            try await Task.sleep(for: .seconds(2))
+            let lines = try receiver.lines()
+            #expect(lines.count == customers, "each booking texted once, not once per host: \(lines.count) requests for \(customers)")
+            #expect(Set(lines.compactMap(\.to)).count == customers && lines.allSatisfy { $0.verified && $0.`repeat` == false })
         }
     }
 }
