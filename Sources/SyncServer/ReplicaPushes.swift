@@ -21,6 +21,11 @@ struct ReplicaPushes: Sendable {
     let queue: PushQueue
     /// Where uploaded files are: an attachment counts only once its file is whole there.
     let blobs: any BlobStore
+    /// Ledger checks of changes sent again under way: one per person, one in all, so that pushes sent
+    /// again never take the endpoint's master connections from token checks. A push that finds no
+    /// place goes without the check: its changes are taken into the replica, which costs the master
+    /// nothing now and is applied once later (the ledger's key).
+    let ledgerChecks = Budget<Int64>(perPrincipal: 1, total: 1)
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
         let person = try context.requirePerson()
@@ -108,11 +113,13 @@ struct ReplicaPushes: Sendable {
 
 extension ReplicaPushes {
     /// Of changes a device sends again, those `person` made that the master's ledger holds, asked
-    /// within 2 s on the endpoint's own connections. With no answer in time (the master away or
-    /// failing over), none: the changes are then taken into this host's replica like any push and its
+    /// within 2 s on the endpoint's own connections, one check at a time (``ledgerChecks``). With no
+    /// answer in time (the master away or failing over) or another check under way, none: the changes are then taken into this host's replica like any push and its
     /// listener brings them to the master later, where the ledger takes each change once.
     func ledgerHolds(_ changes: [WorkerChange], of person: Int64, context: SyncRequestContext) async -> Set<String> {
         let (ids, store) = (changes.map(\.id), pulls.store)
+        guard case .success(let place) = ledgerChecks.reserve(for: person) else { return [] }
+        defer { place.release() }
         do {
             return try await withDeadline(.seconds(2), timeout: { StoreUnavailable() }) {
                 try await store.run { try await $0.settledChanges(of: person, among: ids) }

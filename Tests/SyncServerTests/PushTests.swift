@@ -1,4 +1,5 @@
 import CentralStore
+import EventListener
 import Foundation
 import GRDB
 import Hummingbird
@@ -55,6 +56,51 @@ struct PushTests {
             #expect(
                 task.status == "completed" && task.completionNote == "meter swapped, serial 4411"
                     && task.completedBy == world.fixtures.ann.id)
+        }
+    }
+
+    /// Issue 65: a change sent again (`"resent": true`) that the master's ledger holds is answered
+    /// settled and not taken again; one it does not hold is taken like any push. A flood of pushes
+    /// sent again, 24 at once, asks the master one at a time and leaves the endpoint's connections
+    /// free: a device never seen before signs in meanwhile; every push is answered.
+    @Test func changesSentAgainAreSettledFromTheLedgerAndAFloodOfThemLeavesTokenChecksTheirConnections() async throws {
+        try await server.withServer(.live) { world, client in
+            let port = try #require(client.port)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            let change = Self.change("sent-1", "complete", task: world.redTask, note: "done")
+            func post(_ body: String, token: String) async throws -> (Int, Results?) {
+                let answer = try await LocalHTTP.request(
+                    .post, port: port, uri, headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
+                    body: Data(body.utf8), timeout: .seconds(60))
+                return (answer.status, try? JSONDecoder().decode(Results.self, from: answer.body))
+            }
+            let resent = "{\"changes\": [\(change)], \"resent\": true}"
+            // Not in the ledger yet: taken again like any push (a duplicate in this replica).
+            #expect(try await post(Self.body(change), token: world.annToken).1?.accepted == 1)
+            let early = try await post(resent, token: world.annToken).1
+            #expect(early?.results.first?.settled == nil && early?.results.first?.duplicate == true, "\(String(describing: early))")
+            // The listener takes it in; sent again now, it is settled, and nothing more is written.
+            _ = try await EventListener(.init(databaseURL: world.url, directory: world.folder)).once()
+            let written = try pending(world, .team(world.fixtures.red.id))
+            let settled = try await post(resent, token: world.annToken).1
+            #expect(settled?.results.first?.settled == true && settled?.accepted == 1, "\(String(describing: settled))")
+            #expect(try pending(world, .team(world.fixtures.red.id)) == written)
+
+            // The flood, and a new device signing in beside it.
+            let newcomer = try await CentralStore.withStore(world.url) {
+                try await $0.issueToken(personID: world.fixtures.bo.id, label: "").secret
+            }
+            let flood = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<24 { group.addTask { try await post(resent, token: world.annToken).0 } }
+                let listing = try await LocalHTTP.request(
+                    port: port, "/v1/replicas", headers: ["Authorization": "Bearer \(newcomer)"], timeout: .seconds(60))
+                #expect(listing.status == 200, "a new device signs in during the flood")
+                var statuses: [Int] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(flood.allSatisfy { $0 == 200 || $0 == 429 }, "\(flood)")
+            #expect(try pending(world, .team(world.fixtures.red.id)) == written, "settled or a duplicate: nothing written twice")
         }
     }
 
