@@ -100,9 +100,8 @@ public struct DatabaseURL: Sendable, Equatable {
             return port
         }
         func port(_ index: Int) -> Int { (ports.count == 1 ? ports[0] : index < ports.count ? ports[index] : nil) ?? 5432 }
-        if let hosts = query["host"].map({ $0.split(separator: ",").map(String.init) }), !hosts.isEmpty, listed == nil,
-            hosts.contains(where: { $0.hasPrefix("/") }) || components.host?.isEmpty != false
-        {
+        // Query parameters win over the URI's parts, as in libpq.
+        if let hosts = query["host"].map({ $0.split(separator: ",").map(String.init) }), !hosts.isEmpty, listed == nil {
             guard ports.count <= 1 || ports.count == hosts.count else {
                 throw TeamworkError(.configuration, "database URL has \(hosts.count) hosts but \(ports.count) ports")
             }
@@ -110,11 +109,18 @@ public struct DatabaseURL: Sendable, Equatable {
                 host.hasPrefix("/") ? .unixSocket(path: "\(host)/.s.PGSQL.\(port(index))") : .tcp(host: host, port: port(index))
             }
         } else if let listed {
-            endpoints = listed.map { .tcp(host: $0.host, port: $0.port ?? port(0)) }
+            guard ports.count <= 1 || ports.count == listed.count else {
+                throw TeamworkError(.configuration, "database URL has \(listed.count) hosts but \(ports.count) ports")
+            }
+            endpoints = listed.enumerated().map { index, host in .tcp(host: host.host, port: host.port ?? port(index)) }
         } else if let host = components.host, !host.isEmpty {
             endpoints = [.tcp(host: host, port: components.port ?? port(0))]
         } else {
             throw TeamworkError(.configuration, "database URL needs a host, or ?host=/socket/folder for a unix socket")
+        }
+        let sockets = endpoints.filter { if case .unixSocket = $0 { true } else { false } }.count
+        guard sockets == 0 || sockets == endpoints.count else {
+            throw TeamworkError(.configuration, "database URL hosts must be all unix socket folders or all network hosts")
         }
         username = components.user.flatMap { $0.removingPercentEncoding } ?? query["user"] ?? "postgres"
         password = components.password.flatMap { $0.removingPercentEncoding } ?? query["password"]
@@ -208,8 +214,9 @@ public struct DatabaseURL: Sendable, Equatable {
             return ((path as NSString).deletingLastPathComponent, path.split(separator: ".").last.map(String.init) ?? "5432")
         }
         if sockets.count == endpoints.count {
+            let tls = tlsMode == .disable ? "" : "&sslmode=\(tlsMode.rawValue)"
             return "postgres://\(user)\(secret)@/\(name)?host=\(sockets.map(\.folder).joined(separator: ","))"
-                + "&port=\(sockets.map(\.port).joined(separator: ","))\(target)"
+                + "&port=\(sockets.map(\.port).joined(separator: ","))\(tls)\(target)"
         }
         let root =
             rootCertificate.map { "&sslrootcert=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""

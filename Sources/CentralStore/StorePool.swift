@@ -188,11 +188,14 @@ public final class StorePool: Service, Sendable {
         else { return }
         let (client, limit, health, probing, logger) = (client, leaseDeadline, health, probing, logger)
         if clients.count > 1 {
+            // Each host may take its whole connect timeout (one that drops packets answers nothing): the
+            // search has that for every host, not a lease's few seconds (which never got past a silent first host).
             let (url, current, name) = (url, current, name)
+            let search = max(limit, (Duration.seconds(10) + .seconds(5)) * clients.count)
             Task {
                 defer { probing.mutate { $0 = false } }
                 do {
-                    let (connection, index) = try await TeamworkModel.withDeadline(limit, timeout: { CancellationError() }) {
+                    let (connection, index) = try await TeamworkModel.withDeadline(search, timeout: { CancellationError() }) {
                         try await CentralStore.openWithHost(url, logger: logger)
                     }
                     try? await connection.close()
@@ -207,7 +210,7 @@ public final class StorePool: Service, Sendable {
                     }
                     health.mutate { $0.failing = nil }
                 } catch {
-                    if force { health.mutate { $0.failing = "\(StoreError.standby): \(error)" } }
+                    if force { health.mutate { $0.failing = "no host of \(url.displayString) takes writes: \(error)" } }
                 }
             }
             return

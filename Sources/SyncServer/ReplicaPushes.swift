@@ -23,8 +23,8 @@ struct ReplicaPushes: Sendable {
     let blobs: any BlobStore
     /// Ledger checks of changes sent again under way: one per person, one in all, so that pushes sent
     /// again never take the endpoint's master connections from token checks. A push that finds no
-    /// place goes without the check: its changes are taken into the replica, which costs the master
-    /// nothing now and is applied once later (the ledger's key).
+    /// place goes without the check: its changes are taken into the replica (applied once later, the
+    /// ledger's key), and any this replica refuses are kept on the device for a later sync.
     let ledgerChecks = Budget<Int64>(perPrincipal: 1, total: 1)
 
     @Sendable func push(_ request: Request, context: SyncRequestContext) async throws -> PushResponse {
@@ -55,8 +55,12 @@ struct ReplicaPushes: Sendable {
         guard directory.exists(replica) else {
             throw HTTPError(.notFound, message: "\(replica.name) has not been generated yet; try again shortly")
         }
-        // Changes sent again that the master already holds are answered so, and not taken again.
-        let settled = pushed.resent ? await ledgerHolds(pushed.changes, of: person.id, context: context) : []
+        // Changes sent again that the master already holds are answered so, and not taken again. When the
+        // ledger cannot be asked (`nil`), they are taken like any push, but a refusal by this replica's
+        // rules is not said: the master may hold the change already (its effect is then what the rules
+        // see), so the device keeps it and sends it again later, when the ledger can answer.
+        let ledger = pushed.resent ? await ledgerHolds(pushed.changes, of: person.id, context: context) : []
+        let settled = ledger ?? []
         let fresh = pushed.changes.filter { !settled.contains($0.id) }
         // An attachment counts only with its file whole on the server, sent by this person, as the change describes it.
         let blobs = blobs
@@ -69,11 +73,13 @@ struct ReplicaPushes: Sendable {
             var next = taken.makeIterator()
             results = pushed.changes.compactMap { change in
                 if settled.contains(change.id) { return .settled(change.id) }
+                let result: WorkerChangeResult?
                 switch verdicts[change.id] {
-                case .none: return next.next()
-                case .waitingForFile: return nil
-                case .misdescribed(let reason): return .rejected(change.id, reason)
+                case .none: result = next.next()
+                case .waitingForFile: result = nil
+                case .misdescribed(let reason): result = .rejected(change.id, reason)
                 }
+                return ledger == nil && result?.status == .rejected ? nil : result
             }
         } catch let busy as ReplicaBusy {
             context.logger.warning("a push found the replica locked", metadata: ["replica": "\(replica.name)", "error": "\(busy)"])
@@ -85,7 +91,8 @@ struct ReplicaPushes: Sendable {
             throw HTTPError(.serviceUnavailable, message: "\(replica.name) cannot take changes right now; try again")
         }
         // Files now named by an attachment of their sender's no longer count against the sender's allowance.
-        let claimed = Set(results.filter { $0.status == .accepted }.map(\.id))
+        // (Not a change sent again that was settled: nothing of it was taken here, its body is only the device's word.)
+        let claimed = Set(results.filter { $0.status == .accepted && $0.settled != true }.map(\.id))
         let named = pushed.changes.filter { $0.operation == .attach && claimed.contains($0.id) }.compactMap {
             $0.blob.flatMap(BlobDigest.init(hex:))
         }
@@ -114,11 +121,11 @@ struct ReplicaPushes: Sendable {
 extension ReplicaPushes {
     /// Of changes a device sends again, those `person` made that the master's ledger holds, asked
     /// within 2 s on the endpoint's own connections, one check at a time (``ledgerChecks``). With no
-    /// answer in time (the master away or failing over) or another check under way, none: the changes are then taken into this host's replica like any push and its
+    /// answer in time (the master away or failing over) or another check under way, `nil`: the changes are then taken into this host's replica like any push and its
     /// listener brings them to the master later, where the ledger takes each change once.
-    func ledgerHolds(_ changes: [WorkerChange], of person: Int64, context: SyncRequestContext) async -> Set<String> {
+    func ledgerHolds(_ changes: [WorkerChange], of person: Int64, context: SyncRequestContext) async -> Set<String>? {
         let (ids, store) = (changes.map(\.id), pulls.store)
-        guard case .success(let place) = ledgerChecks.reserve(for: person) else { return [] }
+        guard case .success(let place) = ledgerChecks.reserve(for: person) else { return nil }
         defer { place.release() }
         do {
             return try await withDeadline(.seconds(2), timeout: { StoreUnavailable() }) {
@@ -128,7 +135,7 @@ extension ReplicaPushes {
             context.logger.notice(
                 "cannot ask the master which changes sent again it holds; taking them in here",
                 metadata: ["error": "\(error)"])
-            return []
+            return nil
         }
     }
 

@@ -102,12 +102,19 @@ extension LocalStore {
         }
     }
 
-    /// Removes the kept files no queued change needs any more (the server has them, or they were refused).
-    /// In a write transaction: a change queued meanwhile (its file placed in its own transaction) is either
-    /// seen as needing its file or not placed yet.
+    /// Removes the kept files no queued change needs any more (the master has them, or they were refused):
+    /// an attachment accepted but not yet confirmed keeps its file, which goes again with it should the
+    /// host that took it be lost. In a write transaction: a change queued meanwhile (its file placed in
+    /// its own transaction) is either seen as needing its file or not placed yet.
     func pruneBlobs() throws {
         try queue.write { db in
-            let needed = Set(try String.fetchAll(db, sql: "SELECT DISTINCT blob FROM outbox WHERE state = 'pending' AND blob IS NOT NULL"))
+            let needed = Set(
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT DISTINCT blob FROM outbox
+                         WHERE (state = 'pending' OR (state = 'accepted' AND unconfirmed)) AND blob IS NOT NULL
+                        """))
             for name in (try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []
             where BlobDigest(hex: name) != nil && !needed.contains(name) {
                 unlink(blobPath(name))

@@ -306,9 +306,17 @@ extension LocalStore {
         }
     }
 
-    /// How many accepted changes wait for the master's confirmation.
+    /// How many accepted changes of the signed-in person wait for the master's confirmation (another
+    /// person's are never sent again under this one's token).
     public func unconfirmedCount() throws -> Int {
-        try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM outbox WHERE state = 'accepted' AND unconfirmed") ?? 0 }
+        try queue.read { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM outbox WHERE state = 'accepted' AND unconfirmed
+                       AND person_id IS (SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'person_id')
+                    """) ?? 0
+        }
     }
 
     /// Stops sending `changeIDs` again: the replica they went to is no longer the worker's, so no host can take them.

@@ -149,26 +149,33 @@ public struct Synchronizer: Sendable {
     {
         let kept = Dictionary(grouping: try store.unconfirmed(madeBy: person, limit: pushSize), by: \.replica)
         for (replica, entries) in kept.sorted(by: { $0.key < $1.key }) {
-            let batch = entries.map(\.change)
             guard names.contains(replica) else {
-                try store.giveUpConfirming(batch.map(\.id))
+                try store.giveUpConfirming(entries.map(\.change.id))
                 report.problems.append(
-                    "\(quantity(batch.count, "change")) sent to \(replica) cannot be confirmed: you no longer have \(replica)")
+                    "\(quantity(entries.count, "change")) sent to \(replica) cannot be confirmed: you no longer have \(replica)")
                 continue
             }
+            // Files first, as for any push: the host asked may not have the file of an attachment another took.
+            let (sendable, trouble) = try await uploadFiles(of: entries, report: &report)
+            if let trouble { return trouble }
+            let batch = sendable.map(\.change)
+            guard !batch.isEmpty else { continue }
             do {
-                let results = try await client.push(batch, to: replica, resent: true)
-                try store.record(results)
-                report.resent += results.filter { $0.status == .accepted && $0.settled != true }.count
-                report.confirmed += results.filter { $0.settled == true }.count
-                report.rejected += results.filter { $0.status == .rejected }.count
+                try recordResent(try await client.push(batch, to: replica, resent: true), in: &report)
             } catch let failure as SyncClient.Failure {
                 switch (failure.kind, failure.status) {
                 case (.unreachable, _): return failure
                 case (.refused, 401): throw failure
                 default:
-                    // Kept, and tried again at the next sync.
-                    report.problems.append("\(replica): changes not confirmed yet could not be sent again: \(failure.message)")
+                    // Refused as a whole (a 4xx: too big, one bad change): one at a time, so one change the
+                    // server will never take is refused alone and never holds back the others.
+                    for change in batch {
+                        do {
+                            try recordResent(try await client.push([change], to: replica, resent: true), in: &report)
+                        } catch let single as SyncClient.Failure where single.kind == .rejected || single.status == 403 {
+                            try record([.rejected(change.id, single.message)], in: &report)
+                        }
+                    }
                 }
             }
         }
@@ -281,6 +288,14 @@ public struct Synchronizer: Sendable {
                 try record([.rejected(change.id, single.message)], in: &report)
             }
         }
+    }
+
+    /// What a host said of changes sent again: settled ones are confirmed, the rest sent again.
+    private func recordResent(_ results: [WorkerChangeResult], in report: inout Report) throws {
+        try store.record(results)
+        report.resent += results.filter { $0.status == .accepted && $0.settled != true }.count
+        report.confirmed += results.filter { $0.settled == true }.count
+        report.rejected += results.filter { $0.status == .rejected }.count
     }
 
     private func record(_ results: [WorkerChangeResult], in report: inout Report) throws {

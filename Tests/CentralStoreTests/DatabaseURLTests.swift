@@ -58,11 +58,18 @@ struct DatabaseURLTests {
         let sockets = try DatabaseURL(parsing: "postgres://u@/d?host=/run/a,/run/b&port=5432,5433")
         #expect(sockets.endpoints == [.unixSocket(path: "/run/a/.s.PGSQL.5432"), .unixSocket(path: "/run/b/.s.PGSQL.5433")])
         #expect(try DatabaseURL(parsing: sockets.connectionString) == sockets)
+        // A port per host, in the query; and the query's hosts win over the URI's, as in libpq.
+        let ported = try DatabaseURL(parsing: "postgres://u@h1,h2/d?port=5432,5433")
+        #expect(ported.endpoints == [.tcp(host: "h1", port: 5432), .tcp(host: "h2", port: 5433)])
+        #expect(
+            try DatabaseURL(parsing: "postgres://u@ignored/d?host=h1,h2").endpoints == [
+                .tcp(host: "h1", port: 5432), .tcp(host: "h2", port: 5432),
+            ])
     }
 
     @Test(arguments: [
         "postgres://u@h1,h2/d?target_session_attrs=standby", "postgres://u@h1:x,h2/d", "postgres://u@h1,,h2/d",
-        "postgres://u@/d?host=/a,/b&port=1,2,3",
+        "postgres://u@/d?host=/a,/b&port=1,2,3", "postgres://u@/d?host=/run/a,db.example", "postgres://u@h1,h2/d?port=1,2,3",
     ])
     func aHostListThatCannotBeFollowedIsAConfigurationError(_ text: String) {
         #expect(throws: TeamworkError.self) { try DatabaseURL(parsing: text) }

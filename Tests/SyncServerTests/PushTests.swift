@@ -1,4 +1,3 @@
-import CentralStore
 import EventListener
 import Foundation
 import GRDB
@@ -10,6 +9,8 @@ import TeamDatabase
 import TeamworkModel
 import TeamworkTestSupport
 import Testing
+
+@testable import CentralStore
 
 @Suite("Sync endpoint: pushes")
 struct PushTests {
@@ -101,6 +102,45 @@ struct PushTests {
             }
             #expect(flood.allSatisfy { $0 == 200 || $0 == 429 }, "\(flood)")
             #expect(try pending(world, .team(world.fixtures.red.id)) == written, "settled or a duplicate: nothing written twice")
+        }
+    }
+
+    /// A change sent again is judged by this replica's rules only once the master said it does not
+    /// hold it: while the ledger cannot answer (here its table is locked, as a master away would be),
+    /// a refusal by the rules is not said, since the master may hold the change and this replica then
+    /// shows its effect (seen in review: a completion the master held came back "refused" from the
+    /// host a device moved to, and the phone undid it). Once the ledger answers, the refusal stands.
+    @Test func aChangeSentAgainIsNotRefusedWhileTheLedgerCannotSayWhetherTheMasterHoldsIt() async throws {
+        try await server.withServer(.live) { world, client in
+            let port = try #require(client.port)
+            let uri = "/v1/replicas/team-\(world.fixtures.red.id)/changes"
+            func post(_ body: String) async throws -> Results? {
+                let answer = try await LocalHTTP.request(
+                    .post, port: port, uri, headers: ["Authorization": "Bearer \(world.annToken)", "Content-Type": "application/json"],
+                    body: Data(body.utf8), timeout: .seconds(60))
+                return try? JSONDecoder().decode(Results.self, from: answer.body)
+            }
+            #expect(try await post(Self.body(Self.change("done-1", "complete", task: world.redTask, note: "done")))?.accepted == 1)
+            let lateStart = "{\"changes\": [\(Self.change("start-0", "start", task: world.redTask))], \"resent\": true}"
+            // The ledger's table held by a transaction until told: the endpoint's check waits, then gives up.
+            let (locked, lockedNow) = AsyncStream.makeStream(of: Void.self)
+            let (released, release) = AsyncStream.makeStream(of: Void.self)
+            let holding = Task {
+                try await CentralStore.withStore(world.url) { store in
+                    try await store.transaction { connection in
+                        try await connection.query("LOCK TABLE field_changes IN ACCESS EXCLUSIVE MODE", logger: store.logger)
+                        lockedNow.yield()
+                        for await _ in released { break }
+                    }
+                }
+            }
+            for await _ in locked { break }
+            let unsure = try await post(lateStart)
+            release.yield()
+            try await holding.value
+            #expect(unsure?.results.isEmpty == true, "kept on the device, not refused: \(String(describing: unsure))")
+            let sure = try await post(lateStart)
+            #expect(sure?.rejected == 1, "the master does not hold it: the replica's refusal stands: \(String(describing: sure))")
         }
     }
 

@@ -97,12 +97,27 @@ async function resend(local, names, report) {
       await local.write(["sent"], async (s) => { for (const entry of entries) s.sent.delete(entry.seq); });
       continue;
     }
-    const response = await call(`/v1/replicas/${encodeURIComponent(replica)}/changes`, {
-      method: "POST", body: { changes: entries.map((e) => e.change), resent: true },
-    });
-    // Refused as a whole (a 4xx): kept, and tried again at the next sync.
-    if (!response.ok) continue;
-    await settle(local, entries, (await response.json()).results, report, "sent");
+    // Files first, as for any push: the host asked may not have the file of an attachment another took.
+    const { sendable } = await uploadFiles(local, entries, report);
+    if (!sendable.length) continue;
+    const path = `/v1/replicas/${encodeURIComponent(replica)}/changes`;
+    const response = await call(path, { method: "POST", body: { changes: sendable.map((e) => e.change), resent: true } });
+    if (response.ok) {
+      await settle(local, sendable, (await response.json()).results, report, "sent");
+      continue;
+    }
+    // Refused as a whole (a 4xx): one at a time, so one change the service will never take is
+    // refused alone and never holds back the others.
+    for (const entry of sendable) {
+      const one = await call(path, { method: "POST", body: { changes: [entry.change], resent: true } });
+      if (one.ok) {
+        await settle(local, [entry], (await one.json()).results, report, "sent");
+        continue;
+      }
+      let reason = `${one.status}`;
+      try { reason = (await one.json()).error?.message ?? reason; } catch { /* not JSON */ }
+      await settle(local, [entry], [{ id: entry.change.id, status: "rejected", reason }], report, "sent");
+    }
   }
 }
 
@@ -160,11 +175,13 @@ async function pushOne(local, replica, entry, report) {
 // copy again).
 async function settle(local, entries, results, report, from = "queue") {
   const byID = new Map(results.map((r) => [r.id, r]));
-  await local.write(["queue", "sent", "notices", "tasks", "used", "time"], async (s) => {
+  await local.write(["queue", "sent", "notices", "tasks", "used", "time", "files"], async (s) => {
     for (const entry of entries) {
       const result = byID.get(entry.change.id);
       if (!result) continue;
       s[from].delete(entry.seq);
+      // A photo or signature stays on the phone until the master holds its attachment (or it is refused).
+      if (entry.change.blob && (result.settled || result.status !== "accepted")) s.files.delete(entry.change.blob);
       if (result.status === "accepted") {
         if (!result.settled) s.sent.put(entry);
         if (from === "queue") report.sent += 1;
@@ -200,7 +217,6 @@ async function uploadFiles(local, entries, report) {
         held.add(change.task_id);
         continue;
       }
-      await local.write(["files"], async (s) => { s.files.delete(change.blob); });
     }
     sendable.push(entry);
   }
