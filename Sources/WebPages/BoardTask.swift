@@ -291,9 +291,11 @@ extension BoardPages {
         let zone = view.task.zone
         let rows: [HTML] = view.time.map { entry in
             """
-            <tr><td>\(entry.kind.rawValue)</td><th scope="row">\(entry.personName ?? String(entry.personID))</th>\
-            <td>\(when(entry.startedAt, in: zone))</td><td>\(entry.endedAt.map { when($0, in: zone) } ?? "running")</td>\
-            <td class="number">\(entry.minutes.map(TimeOnJob.hours) ?? "-")</td><td>\(entry.origin)</td></tr>
+            <tr><td data-label="Kind">\(entry.kind.rawValue)</td><th scope="row">\(entry.personName ?? String(entry.personID))</th>\
+            <td data-label="From">\(when(entry.startedAt, in: zone))</td>\
+            <td data-label="To">\(entry.endedAt.map { when($0, in: zone) } ?? "running")</td>\
+            <td class="number" data-label="Hours">\(entry.minutes.map(TimeOnJob.hours) ?? "-")</td>\
+            <td data-label="From where">\(entry.origin)</td></tr>
             """
         }
         let totals = TimeEntry.totals(view.time)

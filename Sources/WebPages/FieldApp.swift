@@ -40,13 +40,13 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     public func add(to router: Router<Context>) {
         // The service worker's scope is `/app/`: the app's address ends in a slash.
         router.get("app") { request, _ in
-            guard request.uri.path == "/app" else { return Self.file("index.html") ?? Self.missing() }
+            guard request.uri.path == "/app" else { return Self.file("index.html", request) ?? Self.missing() }
             return Response(status: .movedPermanently, headers: [.location: "/app/"])
         }
         router.get("app/pair") { request, context in try await pairPage(request, context) }
         router.post("app/pair") { request, context in try await pair(request, context) }
         router.post("app/sign-out") { request, context in try await signOut(request, context) }
-        router.get("app/:file") { _, context in Self.file(context.parameters.get("file") ?? "") ?? Self.missing() }
+        router.get("app/:file") { request, context in Self.file(context.parameters.get("file") ?? "", request) ?? Self.missing() }
     }
 
     // MARK: Files
@@ -56,14 +56,26 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
     static var assets: [String: FieldAppFiles.Asset] { FieldAppFiles.assets }
     public static var version: String { FieldAppFiles.version }
 
-    static func file(_ name: String) -> Response? {
+    static func file(_ name: String, _ request: Request) -> Response? {
         guard let asset = assets[name] else { return nil }
         var headers = securityHeaders
-        headers[.contentType] = asset.contentType
         // Asked again every time the network is there (the service worker answers when it is not).
         headers[.cacheControl] = "no-cache"
         headers[.eTag] = asset.etag
+        // The phone holds this very file already: 304 and no body (RFC 9110, 13.1.2), not its bytes again.
+        if let held = request.headers[.ifNoneMatch], holds(held, asset.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = asset.contentType
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: asset.bytes))
+    }
+
+    /// Whether an `If-None-Match` field names `etag` (by weak comparison, as the field asks) or is `*`.
+    static func holds(_ field: String, _ etag: String) -> Bool {
+        field.split(separator: ",").contains { entry in
+            let tag = entry.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
     }
 
     static func missing() -> Response {

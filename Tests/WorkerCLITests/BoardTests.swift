@@ -461,7 +461,15 @@ struct BoardTests {
                         "Math.round(document.querySelector('[data-person=\"\(bo)\"]').getBoundingClientRect().height)"
                     ).int
                     #expect((empty ?? 9999) < 120, "a worker with nothing that day is one line: \(empty ?? -1) px")
+                    // With time on it (issue 66: its table was 431 px wide at 390).
+                    let max = try #require(scene.people["max"])
+                    _ = try await CentralStore.withStore(scene.url, actorID: max) { store in
+                        try await store.correctTime(
+                            taskID: scene.ids["ann"]!, personID: try #require(scene.people["ann"]), kind: .travel,
+                            start: Date(timeIntervalSinceNow: -7_200), end: Date(timeIntervalSinceNow: -5_400))
+                    }
                     try await page.open(scene.board + "/tasks/\(scene.ids["ann"]!)")
+                    #expect(try await page.html().contains("Time on the job"))
                     let taskOverflow = try await page.evaluate("document.documentElement.scrollWidth - window.innerWidth").int ?? -1
                     #expect(taskOverflow <= 0, "the task page does not scroll sideways at \(width) px (\(taskOverflow) px)")
                     try await page.open(scene.board)
