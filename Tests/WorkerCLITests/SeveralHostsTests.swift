@@ -264,8 +264,13 @@ struct SeveralHostsTests {
             }
             let arrived = try await eventually(within: .seconds(90)) { try receiver.taken().count >= customers }
             if !arrived { Issue.record("\(try receiver.taken().count) of \(customers) texts\n\(hosts[0].logTail(10))") }
-            // A moment for a second sending of any of them to show.
-            try await Task.sleep(for: .seconds(2))
+            // Every message recorded as sent by the master: no host holds one in flight that could still go again.
+            let settled = try await eventually(within: .seconds(30)) {
+                try await CentralStore.withStore(url) { store in
+                    try await store.rows("SELECT count(*)::int FROM customer_messages WHERE state = 'pending'")[0].decode(Int.self) == 0
+                }
+            }
+            #expect(settled, "every text recorded as sent")
             let lines = try receiver.lines()
             #expect(lines.count == customers, "each booking texted once, not once per host: \(lines.count) requests for \(customers)")
             #expect(Set(lines.compactMap(\.to)).count == customers && lines.allSatisfy { $0.verified && $0.`repeat` == false })
