@@ -52,11 +52,15 @@ let package = Package(
             name: "RoadTravel",
             dependencies: ["DayPlanner", "Egress", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
 
+        // Web Push's two formats: a message encrypted for one subscription (RFC 8291) and the VAPID
+        // token that names the sender (RFC 8292). No network; the push sender and the endpoint share it.
+        .target(name: "WebPush", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+
         // The outbox's deliveries: Standard Webhooks signatures, the destination rule, the delivering service.
         .target(
             name: "Outbox",
             dependencies: [
-                "CentralStore", "TeamworkModel", "Egress", "DayPlanner",
+                "CentralStore", "TeamworkModel", "Egress", "DayPlanner", "WebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -183,7 +187,7 @@ let package = Package(
             name: "SyncServer",
             dependencies: [
                 "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "ObjectStore", "ServerSupport", "WebPages",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "WebPush", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -343,7 +347,7 @@ let package = Package(
             dependencies: [
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
                 "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI",
-                "CommandLineSupport", "HTTPFetch", "Outbox", "Egress",
+                "CommandLineSupport", "HTTPFetch", "Outbox", "Egress", "WebPush",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -34,6 +34,10 @@ public protocol OutboxStore: Sendable {
         deliveryID: Int64, status: Int?, error: String?, delivered: Bool, retryIn: Duration?, pauseAfter: Int
     ) async throws
     func pendingDeliveries() async throws -> Int
+    func claimDuePushes(limit: Int, perPhone: Int, lease: Duration) async throws -> [CentralStore.DuePush]
+    func recordPush(_ push: CentralStore.DuePush, outcome: CentralStore.PushOutcome) async throws
+    func pendingPushes() async throws -> Int
+    func pushKey(proposed: (privateKey: [UInt8], publicKey: [UInt8])) async throws -> (privateKey: [UInt8], publicKey: [UInt8])
     func task(id: Int64) async throws -> FieldTask
     func location(id: Int64) async throws -> Location
     func person(id: Int64) async throws -> Person

@@ -188,6 +188,23 @@ struct RunAll: AsyncParsableCommand {
             MessageService(
                 databaseURL: generator.configuration.databaseURL, settings: messageSettings, logger: Logger(label: "teamwork.messages"),
                 progress: messageProgress))
+        // The phones' push messages (Web Push), with their progress on /health and /metrics.
+        var pushSettings = PushService.Settings()
+        pushSettings.egress = webhookSettings.egress
+        pushSettings.stallWindow = webhookSettings.stallWindow
+        pushSettings.retryBase = webhookSettings.retryBase
+        pushSettings.contact = PushService.contact(publicURL: messageSettings.publicURL)
+        let pushProgress = Self.senderProgress(
+            registry, subsystem: "push", sent: ("sent", "Pushes the phones' push services took"),
+            failed: "Push attempts that failed (retried, or dropped)", pending: "Push messages waiting to go"
+        ) {
+            status.passed(.pushes)
+            egressSeen()
+        }
+        services.append(
+            PushService(
+                databaseURL: generator.configuration.databaseURL, settings: pushSettings, logger: Logger(label: "teamwork.push"),
+                progress: pushProgress))
         // The endpoint's blob folder, kept to what attachments need.
         services.append(
             BlobSweep(

@@ -22,6 +22,8 @@ final class ServiceStatus: Sendable {
         case webhooks
         /// The customers' messages: each look at what is due.
         case messages
+        /// The phones' push messages: each look at what is due.
+        case pushes
     }
 
     private struct State {

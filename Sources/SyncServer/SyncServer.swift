@@ -243,6 +243,7 @@ public enum SyncServer {
         let blobs = BlobUploads(
             store: blobStore, replicas: replicaConnections, maximumBytes: configuration.maximumBlobBytes,
             reserveBytes: configuration.blobReserveBytes)
+        let pushSubscriptions = PushSubscriptions(store: store)
         // The workers' protocol first: the router tries a path's first component against each route's
         // in the order they were added, and a fleet's pulls are nearly every request it answers.
         router.group("v1")
@@ -253,6 +254,9 @@ public enum SyncServer {
             .post("replicas/:name/changes", use: pushes.push)
             .head("blobs/:digest", use: blobs.head)
             .patch("blobs/:digest", use: blobs.patch)
+            .get("push", use: pushSubscriptions.key)
+            .put("push", use: pushSubscriptions.keep)
+            .delete("push", use: pushSubscriptions.end)
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ -> Response in
                 Response(

@@ -1,5 +1,6 @@
 import BlobStore
 import CentralStore
+import Crypto
 import Foundation
 import HTTPTypes
 import ReplicaGenerator
@@ -7,6 +8,7 @@ import SyncProtocol
 import TeamworkModel
 import TeamworkTestSupport
 import Testing
+import WebPush
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -83,6 +85,11 @@ struct ProtocolContractTests {
             let text = Data("plain text".utf8)
 
             let red = "team-\(world.red.id)", blue = "team-\(world.blue.id)"
+            // A phone's push subscription, as a browser gives it.
+            let p256dh = WebPush.base64URL(P256.KeyAgreement.PrivateKey().publicKey.x963Representation)
+            let subscription = Data(
+                #"{"endpoint":"https://push.example.org/send/abc","expirationTime":null,"keys":{"p256dh":"\#(p256dh)","auth":"AAECAwQFBgcICQoLDA0ODw"}}"#
+                    .utf8)
             let changes = "/v1/replicas/{name}/changes"
             let calls: [Call] = [
                 Call(method: "GET", template: "/health", path: "/health", status: 200),
@@ -143,6 +150,16 @@ struct ProtocolContractTests {
                     headers: piece(0, 26 * 1024 * 1024 + 1), status: 400),
                 Call(method: "PATCH", template: blob, path: "/v1/blobs/\(digest)", token: ann, body: photo, status: 400),
                 Call(method: "POST", template: changes, path: "/v1/replicas/\(red)/changes", token: ann, body: attach, status: 200),
+                Call(method: "GET", template: "/v1/push", path: "/v1/push", token: ann, status: 200),
+                Call(method: "GET", template: "/v1/push", path: "/v1/push", status: 401),
+                Call(method: "PUT", template: "/v1/push", path: "/v1/push", token: ann, body: subscription, status: 204),
+                Call(method: "PUT", template: "/v1/push", path: "/v1/push", token: ann, body: Data("{".utf8), status: 400),
+                Call(
+                    method: "PUT", template: "/v1/push", path: "/v1/push", token: ann,
+                    body: Data(#"{"endpoint":"ftp://push.example.org/","keys":{"p256dh":"AA","auth":"AA"}}"#.utf8), status: 422),
+                Call(method: "PUT", template: "/v1/push", path: "/v1/push", token: ann, body: Data(count: 5000), status: 413),
+                Call(method: "PUT", template: "/v1/push", path: "/v1/push", body: subscription, status: 401),
+                Call(method: "DELETE", template: "/v1/push", path: "/v1/push", token: ann, status: 204),
             ]
             for call in calls {
                 let method: HTTPRequest.Method =
@@ -150,6 +167,8 @@ struct ProtocolContractTests {
                     case "POST": .post
                     case "HEAD": .head
                     case "PATCH": .patch
+                    case "PUT": .put
+                    case "DELETE": .delete
                     default: .get
                     }
                 var headers = call.headers

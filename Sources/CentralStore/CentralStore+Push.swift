@@ -1,0 +1,133 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import TeamworkModel
+
+/// Web Push (migration 0050, docs/phone.md "Notifications"): the service's VAPID key, the phones'
+/// subscriptions (kept with their tokens) and the messages that wait for them.
+extension CentralStore {
+    /// One phone's due messages, sent as one push: the subscription and what to tell it.
+    public struct DuePush: Sendable {
+        public struct Message: Sendable, Equatable {
+            public var id: Int64
+            public var kind: String
+            public var taskID: Int64
+        }
+
+        public var tokenID: Int64
+        public var endpoint: String
+        public var p256dh: [UInt8]
+        public var auth: [UInt8]
+        /// The most attempts any of its messages has had.
+        public var attempts: Int
+        public var messages: [Message]
+    }
+
+    /// What came of sending a phone's push.
+    public enum PushOutcome: Sendable, Equatable {
+        /// The push service took it: the messages are done.
+        case sent
+        /// Try again after the delay.
+        case retry(after: Duration, reason: String)
+        /// The subscription has ended (404 or 410 from the push service, or an address the service may not reach): it goes.
+        case gone(reason: String)
+        /// No more attempts: the messages are dropped (the phone syncs anyway).
+        case dropped(reason: String)
+    }
+
+    /// The VAPID key pair every host signs with: the one kept, or `proposed` when none is kept yet.
+    public func pushKey(proposed: (privateKey: [UInt8], publicKey: [UInt8])) async throws -> (privateKey: [UInt8], publicKey: [UInt8]) {
+        let row = try await rows(
+            """
+            SELECT private_key, public_key FROM teamwork_push_key(\(ByteBuffer(bytes: proposed.privateKey)), \(ByteBuffer(bytes: proposed.publicKey)))
+            """)[0]
+        let (privateKey, publicKey) = try row.decode((ByteBuffer, ByteBuffer).self)
+        return (Array(privateKey.readableBytesView), Array(publicKey.readableBytesView))
+    }
+
+    /// Keeps the push subscription of the phone holding `secret`; false when the token is not live.
+    public func setPushSubscription(secret: String, endpoint: String, p256dh: [UInt8], auth: [UInt8]) async throws -> Bool {
+        guard TokenSecret.isWellFormed(secret) else { return false }
+        return try await rows(
+            """
+            SELECT teamwork_set_push_subscription(\(secret), \(endpoint), \(ByteBuffer(bytes: p256dh)), \(ByteBuffer(bytes: auth)))
+            """)[0].decode(Bool.self)
+    }
+
+    /// Ends the push subscription of the phone holding `secret`; true when there was one.
+    @discardableResult
+    public func removePushSubscription(secret: String) async throws -> Bool {
+        guard TokenSecret.isWellFormed(secret) else { return false }
+        return try await rows("SELECT teamwork_remove_push_subscription(\(secret))")[0].decode(Bool.self)
+    }
+
+    /// Takes the due messages of up to `limit` phones (at most `perPhone` each, the oldest first)
+    /// and holds them for `lease`. First drops what no longer needs saying: a message a day old,
+    /// and news of work that is no longer the phone's person's.
+    public func claimDuePushes(limit: Int, perPhone: Int = 50, lease: Duration) async throws -> [DuePush] {
+        _ = try await rows(
+            """
+            DELETE FROM push_messages m
+             WHERE m.queued_at < now() - interval '1 day'
+                OR (m.kind IN ('assigned', 'changed') AND m.due_at <= now()
+                    AND NOT EXISTS (SELECT 1 FROM tasks t JOIN push_subscriptions s ON s.token_id = m.token_id
+                                     WHERE t.id = m.task_id AND t.assignee_id = s.person_id))
+            """)
+        let seconds = Double(lease.components.seconds)
+        return try await rows(
+            """
+            WITH due AS (
+                SELECT token_id FROM push_messages WHERE due_at <= now() GROUP BY token_id ORDER BY min(id) LIMIT \(limit)
+            ), held AS (
+                UPDATE push_messages m SET due_at = now() + make_interval(secs => \(seconds))
+                  FROM (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY token_id ORDER BY id) AS place
+                                          FROM push_messages WHERE token_id IN (SELECT token_id FROM due) AND due_at <= now()) c
+                         WHERE c.place <= \(perPhone)) t
+                 WHERE m.id = t.id AND m.due_at <= now()
+                RETURNING m.*
+            )
+            SELECT s.token_id, s.endpoint, s.p256dh, s.auth, max(h.attempts) AS attempts,
+                   array_agg(h.id ORDER BY h.id) AS ids, array_agg(h.kind ORDER BY h.id) AS kinds,
+                   array_agg(h.task_id ORDER BY h.id) AS tasks
+              FROM held h JOIN push_subscriptions s ON s.token_id = h.token_id
+             GROUP BY s.token_id
+             ORDER BY min(h.id)
+            """
+        ).map { row in
+            let r = row.makeRandomAccess()
+            let ids = try r["ids"].decode([Int64].self)
+            let kinds = try r["kinds"].decode([String].self)
+            let tasks = try r["tasks"].decode([Int64].self)
+            return DuePush(
+                tokenID: try r["token_id"].decode(Int64.self), endpoint: try r["endpoint"].decode(String.self),
+                p256dh: Array(try r["p256dh"].decode(ByteBuffer.self).readableBytesView),
+                auth: Array(try r["auth"].decode(ByteBuffer.self).readableBytesView),
+                attempts: Int(try r["attempts"].decode(Int32.self)),
+                messages: zip(ids, zip(kinds, tasks)).map { DuePush.Message(id: $0, kind: $1.0, taskID: $1.1) })
+        }
+    }
+
+    /// Records what came of a phone's push (``PushOutcome``).
+    public func recordPush(_ push: DuePush, outcome: PushOutcome) async throws {
+        let ids = push.messages.map(\.id)
+        switch outcome {
+        case .sent, .dropped:
+            _ = try await rows("DELETE FROM push_messages WHERE id = ANY(\(ids))")
+        case .gone:
+            _ = try await rows("DELETE FROM push_subscriptions WHERE token_id = \(push.tokenID)")
+        case .retry(let delay, let reason):
+            let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+            _ = try await rows(
+                """
+                UPDATE push_messages SET attempts = attempts + 1, last_error = \(String(reason.prefix(300))),
+                       due_at = now() + make_interval(secs => \(seconds))
+                 WHERE id = ANY(\(ids))
+                """)
+        }
+    }
+
+    /// Messages waiting to be pushed (for /health and /metrics).
+    public func pendingPushes() async throws -> Int {
+        Int(try await rows("SELECT count(*) FROM push_messages")[0].decode(Int64.self))
+    }
+}
