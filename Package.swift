@@ -52,6 +52,9 @@ let package = Package(
             name: "RoadTravel",
             dependencies: ["DayPlanner", "Egress", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
 
+        // The system's zlib (gzip for the files the service serves as built).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+
         // Web Push's two formats: a message encrypted for one subscription (RFC 8291) and the VAPID
         // token that names the sender (RFC 8292). No network; the push sender and the endpoint share it.
         .target(name: "WebPush", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -149,7 +152,7 @@ let package = Package(
         .target(
             name: "ServerSupport",
             dependencies: [
-                "TeamworkModel", "CentralStore",
+                "TeamworkModel", "CentralStore", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -176,7 +179,7 @@ let package = Package(
                 .embedInCode("Assets/app.html"), .embedInCode("Assets/app.js"), .embedInCode("Assets/app-rules.js"),
                 .embedInCode("Assets/app-local.js"), .embedInCode("Assets/app-sync.js"), .embedInCode("Assets/app-words.js"),
                 .embedInCode("Assets/app.css"), .embedInCode("Assets/app-sw.js"), .embedInCode("Assets/app-sw-sync.js"),
-                .embedInCode("Assets/app.webmanifest"),
+                .embedInCode("Assets/app-notify.js"), .embedInCode("Assets/app.webmanifest"),
                 // The install icons: PNGs drawn from icon.svg and app-icon-maskable.svg (docs/phone.md).
                 .embedInCode("Assets/app-icon-192.png"), .embedInCode("Assets/app-icon-512.png"),
                 .embedInCode("Assets/app-icon-maskable-512.png"),

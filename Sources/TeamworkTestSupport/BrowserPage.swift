@@ -125,13 +125,17 @@ public final class BrowserPage: @unchecked Sendable {
 
     /// Sends one DevTools command to the page (or the browser) and returns its result; 30 s at most.
     @discardableResult
-    public func send(_ method: String, _ parameters: [String: Any] = [:], inSession: Bool = true) async throws -> JSON {
+    public func send(
+        _ method: String, _ parameters: [String: Any] = [:], inSession: Bool = true, sessionID: String? = nil
+    ) async throws
+        -> JSON
+    {
         let id = state.mutate { state -> Int in
             state.next += 1
             return state.next
         }
         var message: [String: Any] = ["id": id, "method": method, "params": parameters]
-        if inSession { message["sessionId"] = session }
+        if inSession { message["sessionId"] = sessionID ?? session }
         var data = try JSONSerialization.data(withJSONObject: message)
         data.append(0)
         let timeout = Task { [weak self] in
@@ -226,6 +230,26 @@ public final class BrowserPage: @unchecked Sendable {
         let result = try await send("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true])
         if let exception = result["exceptionDetails"].value {
             throw TeamworkError(.internal, "the page's script failed: \(exception)")
+        }
+        return result["result"]["value"]
+    }
+
+    /// Runs `expression` in the service worker whose script's address ends in `script` (attached as
+    /// DevTools attaches to a worker) and returns its value; promises are awaited.
+    public func evaluateInServiceWorker(_ expression: String, script: String) async throws -> JSON {
+        let targets = try await send("Target.getTargets", [:], inSession: false)
+        guard
+            let target = targets["targetInfos"].array.first(where: {
+                $0["type"].string == "service_worker" && $0["url"].string?.hasSuffix(script) == true
+            })?["targetId"].string
+        else { throw TeamworkError(.internal, "no service worker runs \(script)") }
+        let attached = try await send("Target.attachToTarget", ["targetId": target, "flatten": true], inSession: false)
+        let worker = attached["sessionId"].string ?? ""
+        defer { Task { _ = try? await self.send("Target.detachFromTarget", ["sessionId": worker], inSession: false) } }
+        let result = try await send(
+            "Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true], sessionID: worker)
+        if let exception = result["exceptionDetails"].value {
+            throw TeamworkError(.internal, "the service worker's script failed: \(exception)")
         }
         return result["result"]["value"]
     }

@@ -53,29 +53,17 @@ public struct FieldApp<Context: RemoteAddressRequestContext>: Sendable {
 
     /// The app's files by the name they are served under, and a version of them all (the service
     /// worker keeps one cache per version, so a new build replaces every file at once).
-    static var assets: [String: FieldAppFiles.Asset] { FieldAppFiles.assets }
+    static var assets: [String: StaticFile] { FieldAppFiles.assets }
     public static var version: String { FieldAppFiles.version }
 
     static func file(_ name: String, _ request: Request) -> Response? {
         guard let asset = assets[name] else { return nil }
         var headers = securityHeaders
-        // Asked again every time the network is there (the service worker answers when it is not).
+        // Asked again every time the network is there (the service worker answers when it is not):
+        // the phone holding this very file gets 304 and no body (RFC 9110, 13.1.2), not its bytes again.
         headers[.cacheControl] = "no-cache"
-        headers[.eTag] = asset.etag
-        // The phone holds this very file already: 304 and no body (RFC 9110, 13.1.2), not its bytes again.
-        if let held = request.headers[.ifNoneMatch], holds(held, asset.etag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentType] = asset.contentType
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: asset.bytes))
-    }
-
-    /// Whether an `If-None-Match` field names `etag` (by weak comparison, as the field asks) or is `*`.
-    static func holds(_ field: String, _ etag: String) -> Bool {
-        field.split(separator: ",").contains { entry in
-            let tag = entry.trimmingCharacters(in: .whitespaces)
-            return tag == "*" || tag == etag || tag == "W/" + etag
-        }
+        let (status, fields, body) = asset.response(to: request.head, headers: headers)
+        return Response(status: status, headers: fields, body: body.map { .init(byteBuffer: $0) } ?? .init())
     }
 
     static func missing() -> Response {
@@ -341,12 +329,6 @@ public enum FieldAppAccess {
 
 /// The phone app's files (``FieldApp``), embedded in the binary.
 enum FieldAppFiles {
-    struct Asset: Sendable {
-        let contentType: String
-        let bytes: ByteBuffer
-        let etag: String
-    }
-
     static let sources: [(String, String, [UInt8])] = [
         ("index.html", "text/html; charset=utf-8", PackageResources.app_html),
         ("app.js", "text/javascript; charset=utf-8", PackageResources.app_js),
@@ -354,6 +336,7 @@ enum FieldAppFiles {
         ("local.js", "text/javascript; charset=utf-8", PackageResources.app_local_js),
         ("sync.js", "text/javascript; charset=utf-8", PackageResources.app_sync_js),
         ("words.js", "text/javascript; charset=utf-8", PackageResources.app_words_js),
+        ("notify.js", "text/javascript; charset=utf-8", PackageResources.app_notify_js),
         ("app.css", "text/css; charset=utf-8", PackageResources.app_css),
         ("manifest.webmanifest", "application/manifest+json", PackageResources.app_webmanifest),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
@@ -372,8 +355,8 @@ enum FieldAppFiles {
         }
         return hash.finalize().map { String(format: "%02x", $0) }.joined().prefix(12).description
     }()
-    static let assets: [String: Asset] = {
-        var assets: [String: Asset] = [:]
+    static let assets: [String: StaticFile] = {
+        var assets: [String: StaticFile] = [:]
         for (name, type, bytes) in sources + icons {
             assets[name] = asset(type, bytes)
         }
@@ -387,8 +370,5 @@ enum FieldAppFiles {
         return assets
     }()
 
-    static func asset(_ type: String, _ bytes: [UInt8]) -> Asset {
-        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined().prefix(16)
-        return Asset(contentType: type, bytes: ByteBuffer(bytes: bytes), etag: "\"\(digest)\"")
-    }
+    static func asset(_ type: String, _ bytes: [UInt8]) -> StaticFile { StaticFile(contentType: type, bytes: bytes) }
 }

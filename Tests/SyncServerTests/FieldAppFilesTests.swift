@@ -28,4 +28,47 @@ struct FieldAppFilesTests {
             }
         }
     }
+
+    /// Issue 66: seen on main, every file went uncompressed (231 KiB for a first load). A browser that
+    /// takes gzip gets each text file gzipped, with a tag of its own and `Vary`, and gunzip (the
+    /// system's, not ours) gives back the very bytes sent to a browser that does not; the gzipped
+    /// copy's tag gets 304 too. An image is sent as it is.
+    @Test func textFilesGoGzippedToABrowserThatTakesItAndGunzipToTheSameBytes() async throws {
+        try await SyncServerTests().withServer { _, client in
+            var plain = 0, packed = 0
+            for path in ["/app/", "/app/app.js", "/app/app.css", "/app/sync.js", "/app/sw.js", "/app/manifest.webmanifest"] {
+                let identity = try await client.execute(uri: path, method: .get, headers: [.acceptEncoding: "identity"])
+                #expect(identity.status == .ok && identity.headers[.contentEncoding] == nil, "\(path)")
+                let gzipped = try await client.execute(uri: path, method: .get, headers: [.acceptEncoding: "br;q=1, gzip;q=0.8"])
+                #expect(gzipped.headers[.contentEncoding] == "gzip" && gzipped.headers[.vary] == "Accept-Encoding", "\(path)")
+                #expect(gzipped.headers[.eTag] != identity.headers[.eTag], "\(path): one tag per coding")
+                #expect(gzipped.body.readableBytes < identity.body.readableBytes, "\(path): \(gzipped.body.readableBytes)")
+                let unpacked = try Self.gunzip(Data(gzipped.body.readableBytesView))
+                #expect(unpacked == Data(identity.body.readableBytesView), "\(path)")
+                let held = try await client.execute(
+                    uri: path, method: .get, headers: [.acceptEncoding: "gzip", .ifNoneMatch: try #require(gzipped.headers[.eTag])])
+                #expect(held.status == .notModified, "\(path)")
+                let refused = try await client.execute(uri: path, method: .get, headers: [.acceptEncoding: "gzip;q=0, *"])
+                #expect(refused.headers[.contentEncoding] == nil, "\(path): gzip;q=0 is a refusal")
+                (plain, packed) = (plain + identity.body.readableBytes, packed + gzipped.body.readableBytes)
+            }
+            #expect(packed * 3 < plain, "\(packed) of \(plain) bytes")
+            let icon = try await client.execute(uri: "/app/icon-192.png", method: .get, headers: [.acceptEncoding: "gzip"])
+            #expect(icon.status == .ok && icon.headers[.contentEncoding] == nil)
+        }
+    }
+
+    static func gunzip(_ data: Data) throws -> Data {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "gz-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appending(path: "f.gz")
+        try data.write(to: file)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gzip", "-d", file.path]
+        try process.run()
+        process.waitUntilExit()
+        return try Data(contentsOf: folder.appending(path: "f"))
+    }
 }

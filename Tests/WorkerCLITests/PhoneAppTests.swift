@@ -785,6 +785,76 @@ struct PhoneAppTests {
         }
     }
 
+    /// Issue 66: notifications are offered once the day is on the phone, with what they are for
+    /// (not at first open); "Turn on" asks the browser then. A push delivered to the service worker
+    /// with the app closed (DevTools' ServiceWorker.deliverPushMessage, as the push service would)
+    /// syncs and shows the new work from the phone's own copy: its title, when and where; the
+    /// tap's handler opens the task's page in the app's window. (Headless chromium has no push
+    /// service to subscribe with, and DevTools no way to click a notification: the service's side
+    /// is WebPushTests'; the tap is its handler run in the service worker.)
+    @Test func aPushWithTheAppClosedShowsTheNewWorkFromThePhonesCopyAndItsTapOpensTheTask() async throws {
+        try await Self.withScene { scene in
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            try await page.waitUntil("navigator.serviceWorker.controller", within: .seconds(20))
+            try await page.waitUntil("document.querySelector('#notifications-offer')")
+            #expect(
+                try await page.evaluate("document.querySelector('#notifications-offer').textContent").string?.contains("which job") == true)
+            #expect(try await Self.axe(page).isEmpty)
+            _ = try await page.send(
+                "Browser.grantPermissions", ["origin": scene.service.url, "permissions": ["notifications"]], inSession: false)
+            try await page.click("#notifications-on")
+            // Headless chromium grants the permission, then has no push service: the worker is told so in one line.
+            do {
+                try await page.waitUntil(
+                    "Notification.permission === 'granted' && (document.querySelector('#notifications-off') || document.querySelector('.problem'))",
+                    within: .seconds(30))
+            } catch {
+                Issue.record("\(try await page.evaluate("Notification.permission + ' ' + document.querySelector('main').textContent"))")
+                throw error
+            }
+            let said = try await page.evaluate("document.querySelector('.problem')?.textContent ?? 'on'").string ?? ""
+            #expect(said == "on" || said.hasPrefix("Notifications could not be turned on:"), "\(said)")
+
+            _ = try await page.send("ServiceWorker.enable")
+            let leak = try JSONOutput.decode(
+                FieldTask.self,
+                try await scene.manager.ok(
+                    "task", "create", "--title", "Burst pipe", "--team", "red", "--assignee", "ann@example.org", "--location", "1",
+                    "--priority", "urgent", "--json"))
+            try await page.open("about:blank")
+            let registration = try #require(
+                page.events("ServiceWorker.workerRegistrationUpdated").flatMap { $0["registrations"].array }
+                    .first { $0["scopeURL"].string?.hasSuffix("/app/") == true && $0["isDeleted"].bool != true }?["registrationId"].string)
+            _ = try await page.send(
+                "ServiceWorker.deliverPushMessage",
+                [
+                    "origin": scene.service.url, "registrationId": registration,
+                    "data": #"{"v":1,"news":[{"kind":"assigned","task":\#(leak.id)}]}"#,
+                ])
+            let shown =
+                "self.registration.getNotifications().then((all) => all.map((n) => ({ title: n.title, body: n.body, task: n.data?.task ?? null })))"
+            var notifications: [BrowserPage.JSON] = []
+            let appeared = try await eventually(within: .seconds(20), every: .milliseconds(200)) {
+                notifications = try await page.evaluateInServiceWorker(shown, script: "/app/sw.js").array
+                return !notifications.isEmpty
+            }
+            #expect(appeared, "no notification was shown")
+            let first = try #require(notifications.first)
+            #expect(first["title"].string == "New work for you")
+            #expect(
+                first["body"].string?.hasPrefix("Burst pipe") == true && first["body"].string?.contains("Substation 7") == true, "\(first)")
+            #expect(first["task"].int == Int(leak.id))
+
+            // The tap: the app's window goes to the task.
+            try await page.open(scene.app)
+            try await page.waitUntil("document.body.dataset.synced")
+            _ = try await page.evaluateInServiceWorker("self.teamworkOpen({ task: \(leak.id) }).then(() => true)", script: "/app/sw.js")
+            try await page.waitUntil("location.hash === '#task/\(leak.id)' && document.querySelector('h1')?.textContent === 'Burst pipe'")
+        }
+    }
+
     /// Issue 65: two hosts behind one haproxy address. Host A (the sync endpoint alone, so no
     /// listener of its carries the pushes) accepts the phone's start and completion, then dies with
     /// its disk. The phone kept both in its `sent` store; its next sync, through the same address,

@@ -33,3 +33,44 @@ self.addEventListener("fetch", (event) => {
     return fetch(event.request);
   })());
 });
+
+// Web Push (docs/phone.md, "Notifications"): a push names tasks and what happened to them, never
+// what they say. Every push shows a notification (browsers require it): where the worker can sync
+// here (sw.js), from the phone's own copy, synced first (self.teamworkNews); otherwise, or when that
+// fails, a plain one. A tap opens the task (or the day, for several).
+self.addEventListener("push", (event) => {
+  let news = [];
+  try { news = (event.data && event.data.json().news) || []; } catch { news = []; }
+  event.waitUntil((async () => {
+    let shown = null;
+    try { shown = self.teamworkNews ? await self.teamworkNews(news) : null; } catch { shown = null; }
+    if (!shown) {
+      const swedish = (self.navigator.language || "").toLowerCase().startsWith("sv");
+      shown = { title: "Teamwork", body: swedish ? "Något nytt om ditt arbete. Öppna Teamwork för att se det." : "News about your work. Open Teamwork to see it.",
+        task: news.length === 1 ? news[0].task : null };
+    }
+    await self.registration.showNotification(shown.title, {
+      body: shown.body, tag: "teamwork-work", renotify: true, icon: "/app/icon-192.png", data: { task: shown.task ?? null },
+    });
+  })());
+});
+
+// Where a tap on a notification leads: the task's page, or the day.
+const notificationTarget = (data) => (data && Number.isInteger(data.task) && data.task > 0 ? `/app/#task/${data.task}` : "/app/");
+
+// An open window of the app goes there; else one is opened.
+self.teamworkOpen = async (data) => {
+  const target = notificationTarget(data);
+  for (const client of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
+    if (new URL(client.url).pathname.startsWith("/app/")) {
+      await client.focus().catch(() => {});
+      return client.navigate(target);
+    }
+  }
+  return self.clients.openWindow(target);
+};
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  event.waitUntil(self.teamworkOpen(event.notification.data));
+});

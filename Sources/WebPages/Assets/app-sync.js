@@ -48,6 +48,25 @@ export async function listing() {
   return response.json();
 }
 
+// Web Push (docs/phone.md, "Notifications"): the service's VAPID key (as pushManager.subscribe takes
+// it), and this phone's subscription kept with its sign-in or ended.
+export async function pushKey() {
+  const response = await call("/v1/push");
+  if (!response.ok) throw new Offline(`${response.status}`);
+  const key = (await response.json()).public_key;
+  return Uint8Array.from(atob(key.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+}
+
+export async function keepPushSubscription(subscription) {
+  const response = await call("/v1/push", { method: "PUT", body: subscription });
+  if (!response.ok) throw new Error((await response.json().catch(() => ({}))).error?.message ?? `${response.status}`);
+}
+
+export async function endPushSubscription() {
+  const response = await call("/v1/push", { method: "DELETE" });
+  if (!response.ok) throw new Offline(`${response.status}`);
+}
+
 // A change's id: a random UUID (version 4). From getRandomValues, which a page served without
 // HTTPS has too (randomUUID is for secure pages only).
 export function changeID() {

@@ -6,6 +6,7 @@
 import * as rules from "./rules.js";
 import { open, wipe, forgetOthers, listing, actAs, sync, exclusively, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
 import { text, time, language, refusal } from "./words.js";
+import * as notify from "./notify.js";
 
 const state = {
   person: Number(localStorage.getItem("teamwork.person")) || null,
@@ -86,6 +87,9 @@ function syncNow() {
       state.online = true;
       state.lastSync = Date.now();
       state.problem = null;
+      // The subscription the browser holds is the one the service keeps for this sign-in.
+      await notify.keepCurrent().catch(() => {});
+      state.notifications = await notify.notificationState().catch(() => "unsupported");
     } catch (error) {
       if (error instanceof SignedOut) await signedOut();
       else if (error instanceof PersonChanged) again = true;
@@ -134,6 +138,7 @@ async function signedOut() {
   // A phone that was never paired is "not paired", not "signed out"; one signed out already (by
   // its live wait, before a sync asked) stays "signed out".
   state.signedOut = state.signedOut || state.person != null;
+  await notify.forget().catch(() => {});
   if (state.local) state.local.close();
   if (state.person) await wipe(state.person);
   await forgetOthers(null);
@@ -268,7 +273,7 @@ async function render() {
   document.body.dataset.pending = String(view.queue.length);
   // Sent, kept until the master confirms them (sent again at each sync until then).
   document.body.dataset.unconfirmed = String(view.unconfirmed);
-  const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, view.notices.map((n) => [n.key, n.text]),
+  const print = JSON.stringify([location.hash, state.problem, state.lastSync != null, state.notifications, view.notices.map((n) => [n.key, n.text]),
     view.tasks.map((i) => [i.task.id, i.task.row_version, i.queued.length]), view.used.map((u) => [u.key, u.quantity]), view.times.map((e) => [e.key, e.start, e.end]), view.parts.map((p) => [p.id, p.row_version])]);
   if (print === shownPrint) return;
   shownPrint = print;
@@ -337,11 +342,46 @@ function dayPage(view) {
       mine.length ? el("ol", { class: "tasks", id: "mine" }, mine.map((i) => taskCard(view, i, false))) : el("p", {}, text("nothing"))),
     el("section", { "aria-labelledby": "free-title" }, el("h2", { id: "free-title" }, text("free")),
       free.length ? el("ul", { class: "tasks", id: "free" }, free.map((i) => taskCard(view, i, true))) : el("p", {}, text("noFree"))),
+    notificationsOffer(),
     el("p", { class: "actions" },
       el("button", { type: "button", id: "sync", onclick: () => syncNow() }, text("syncNow")), " ",
       el("button", { type: "button", id: "sign-out", class: "secondary", onclick: () => signOut() }, text("signOut"))),
+    notificationsLine(),
     state.lastSync ? el("p", { class: "hint" }, text("lastSync", time(state.lastSync, Intl.DateTimeFormat().resolvedOptions().timeZone))) : null,
   ];
+}
+
+// Notifications are offered once the day is on the phone (never at first open), with what they
+// are for; "Not now" leaves a button at the foot of the day.
+function notificationsOffer() {
+  if (state.notifications !== "off" || state.lastSync == null) return null;
+  return el("section", { class: "offer", id: "notifications-offer", "aria-labelledby": "notify-title" },
+    el("h2", { id: "notify-title" }, text("notifyAsk")), el("p", {}, text("notifyWhy")),
+    el("p", { class: "actions" },
+      el("button", { type: "button", id: "notifications-on", onclick: () => notificationsTurn(notify.turnOn) }, text("notifyOn")), " ",
+      el("button", { type: "button", id: "notifications-later", class: "secondary", onclick: () => notificationsTurn(async () => notify.later()) }, text("notifyLater"))));
+}
+
+function notificationsLine() {
+  switch (state.notifications) {
+  case "on": return el("p", { class: "hint", id: "notifications" }, text("notifyIsOn"), " ",
+    el("button", { type: "button", class: "small secondary", id: "notifications-off", onclick: () => notificationsTurn(notify.turnOff) }, text("notifyOff")));
+  case "declined": return el("p", { class: "hint", id: "notifications" },
+    el("button", { type: "button", class: "small secondary", id: "notifications-on", onclick: () => notificationsTurn(notify.turnOn) }, text("notifyOn")));
+  case "blocked": return el("p", { class: "hint", id: "notifications" }, text("notifyBlocked"));
+  default: return null;
+  }
+}
+
+async function notificationsTurn(change) {
+  try {
+    await change();
+    state.problem = null;
+  } catch (error) {
+    state.problem = text("notifyFailed", error.message || String(error));
+  }
+  state.notifications = await notify.notificationState().catch(() => "unsupported");
+  await render();
 }
 
 function taskPage(view, id) {
