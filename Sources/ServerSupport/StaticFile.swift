@@ -66,13 +66,15 @@ public struct StaticFile: Sendable {
     }
 }
 
-/// gzip (RFC 1952) through the system's zlib, at its best compression: done once per file at start.
+/// gzip (RFC 1952) through the system's zlib: at its best (9) for files compressed once at start,
+/// at zlib's usual 6 for pages of changes compressed as they are read.
 public enum Gzip {
-    public static func compress(_ input: [UInt8]) -> [UInt8]? {
+    public static func compress(_ input: [UInt8], level: Int32 = 9) -> [UInt8]? {
         var stream = z_stream()
         // 15 window bits, +16 for a gzip header and trailer; memory level 9.
         guard
-            deflateInit2_(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+            deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+                == Z_OK
         else { return nil }
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 32)

@@ -28,8 +28,10 @@ final class PageCache: Sendable {
     }
 
     /// `body`: the encoded page and a newline, as sent (shared by every answer, never copied: a stream
-    /// sends it as one of its lines, a plain answer as its body); `epoch`: the file's, as the page says.
-    typealias Answer = (body: ByteBuffer, upTo: Int64, refetch: Bool, more: Bool, epoch: String)
+    /// sends it as one of its lines, a plain answer as its body); `packed`: the same gzipped, for a
+    /// plain answer to a client that takes gzip (a page of some size, when smaller); `epoch`: the
+    /// file's, as the page says.
+    typealias Answer = (body: ByteBuffer, packed: ByteBuffer?, upTo: Int64, refetch: Bool, more: Bool, epoch: String)
 
     /// What keeping one entry costs besides its page and key strings (dictionary and order slots).
     static let entryOverhead = 160
@@ -164,7 +166,8 @@ final class PageCache: Sendable {
     }
 
     private static func cost(_ key: Key, _ answer: Answer) -> Int {
-        answer.body.readableBytes + key.path.utf8.count + (key.epoch?.utf8.count ?? 0) + answer.epoch.utf8.count + entryOverhead
+        answer.body.readableBytes + (answer.packed?.readableBytes ?? 0) + key.path.utf8.count + (key.epoch?.utf8.count ?? 0)
+            + answer.epoch.utf8.count + entryOverhead
     }
 
     /// Keeps a page (one of more than an eighth of the budget is not kept), the

@@ -90,8 +90,8 @@ struct ReplicaPulls: Sendable {
         // The stamp is taken before the read, so a change made meanwhile ends the wait at once.
         let first = try await read(stamp, asked.epoch, asked.since)
         if asked.stream > .zero { return try streamed(asked, from: (stamp, first), read: read, person: person, context: context) }
-        guard asked.wait > .zero, !first.refetch, first.upTo == asked.since else { return Self.respond(first.body) }
-        return try await waited(asked, from: stamp, read: read, person: person, context: context)
+        guard asked.wait > .zero, !first.refetch, first.upTo == asked.since else { return Self.respond(first, to: request) }
+        return try await waited(asked, from: stamp, read: read, person: person, request: request, context: context)
     }
 
     /// The request's replica (404, 403) and parameters (400).
@@ -164,7 +164,7 @@ struct ReplicaPulls: Sendable {
     /// (empty) one when the time is up.
     @inline(never)
     private func waited(
-        _ asked: Asked, from stamp: FileVersion?, read: Read, person: Person,
+        _ asked: Asked, from stamp: FileVersion?, read: Read, person: Person, request: Request,
         context: SyncRequestContext
     ) async throws -> Response {
         context.releaseSlot?()
@@ -176,11 +176,17 @@ struct ReplicaPulls: Sendable {
             return true
         }
         try await recheck(context, replica: asked.replica)
-        return Self.respond(try await read(end.seen ?? FileVersion(path: asked.path), asked.epoch, asked.since).body)
+        return Self.respond(try await read(end.seen ?? FileVersion(path: asked.path), asked.epoch, asked.since), to: request)
     }
 
-    private static func respond(_ body: ByteBuffer) -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+    /// A page as a plain answer: gzipped to a client that takes it (the phone's browser does), as it is otherwise.
+    private static func respond(_ answer: PageCache.Answer, to request: Request) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .vary: "Accept-Encoding"]
+        if let packed = answer.packed, StaticFile.accepts("gzip", request.headers[.acceptEncoding]) {
+            headers[.contentEncoding] = "gzip"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: packed))
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: answer.body))
     }
 
     /// `wait=N` or `stream=N`: whole seconds up to ``SyncServer/Configuration/maximumWait``.
@@ -203,11 +209,17 @@ struct ReplicaPulls: Sendable {
         return { stamp, epoch, since in
             let fetch = { @Sendable () async throws -> PageCache.Answer in
                 if replica == .common {
-                    let page = try await blockingWork { try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                    return (body: try Self.line(page, encoder), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
+                    return try await blockingWork {
+                        let page = try CommonPage.read(path: path, epoch: epoch, since: since, limit: limit)
+                        let (body, packed) = try Self.line(page, encoder)
+                        return (body: body, packed: packed, upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
+                    }
                 }
-                let page = try await blockingWork { try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit) }
-                return (body: try Self.line(page, encoder), upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
+                return try await blockingWork {
+                    let page = try ChangePage.read(path: path, epoch: epoch, since: since, limit: limit)
+                    let (body, packed) = try Self.line(page, encoder)
+                    return (body: body, packed: packed, upTo: page.upTo, refetch: page.refetch, more: page.more, epoch: page.epoch)
+                }
             }
             do {
                 guard let stamp else { return try await fetch() }
@@ -220,15 +232,18 @@ struct ReplicaPulls: Sendable {
         }
     }
 
-    /// The page as one line: a stream sends it as it is, and JSON allows the newline after a plain answer's body.
-    private static func line<Page: Encodable>(_ page: Page, _ encoder: JSONEncoder) throws -> ByteBuffer {
-        let encoded = try encoder.encode(page)
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(encoded.count + 1)
-        buffer.writeBytes(encoded)
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        return buffer
+    /// The page as one line: a stream sends it as it is, and JSON allows the newline after a plain
+    /// answer's body; and gzipped, once for every device that asks, when it is a page of some size.
+    private static func line<Page: Encodable>(_ page: Page, _ encoder: JSONEncoder) throws -> (ByteBuffer, ByteBuffer?) {
+        var encoded = try encoder.encode(page)
+        encoded.append(UInt8(ascii: "\n"))
+        let packed =
+            encoded.count >= packedFrom ? Gzip.compress(Array(encoded), level: 6).flatMap { $0.count < encoded.count ? $0 : nil } : nil
+        return (ByteBuffer(data: encoded), packed.map { ByteBuffer(bytes: $0) })
     }
+
+    /// The smallest page worth gzipping (a "nothing new" page is a few dozen bytes).
+    static let packedFrom = 2048
 
     @inline(never)
     private static func unreadable(_ name: String, _ error: any Error, logger: Logger) -> any Error {

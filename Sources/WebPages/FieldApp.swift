@@ -361,8 +361,13 @@ enum FieldAppFiles {
             assets[name] = asset(type, bytes)
         }
         // The service worker learns the version it caches under from its first line.
-        let files = (["/app/"] + sources.map { "/app/\($0.0)" }.filter { $0 != "/app/index.html" }).map { "\"\($0)\"" }
-        let head = Array("const VERSION = \"\(version)\";\nconst FILES = [\(files.joined(separator: ", "))];\n".utf8)
+        // Each file with its tag: the worker installs from the browser's HTTP cache what the page just
+        // fetched when its tag is this build's (no request), and fetches only the rest.
+        let files = sources.map { name, _, _ in
+            let path = name == "index.html" ? "/app/" : "/app/\(name)"
+            return "\"\(path)\": \(assets[name]!.etag)"
+        }
+        let head = Array("const VERSION = \"\(version)\";\nconst FILES = {\(files.joined(separator: ", "))};\n".utf8)
         // A module that also sends the queue in the background; its caching part alone for a
         // browser without module service workers.
         assets["sw.js"] = asset("text/javascript; charset=utf-8", head + PackageResources.app_sw_sync_js + PackageResources.app_sw_js)

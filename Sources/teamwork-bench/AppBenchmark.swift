@@ -53,19 +53,15 @@ struct AppBenchmark: AsyncParsableCommand {
         service.arguments[0] = binary
         try await service.start()
         defer { service.stopInBackground() }
-        let app = service.url + "/app/"
 
-        // What a first load brings over the wire: the page and every file it asks for.
-        var bytes = 0
-        for file in ["", "app.js", "rules.js", "local.js", "sync.js", "words.js", "app.css", "manifest.webmanifest", "icon.svg", "sw.js"] {
-            let answer = try await LocalHTTP.request(url: app + file)
-            guard answer.status == 200 else { throw TeamworkError(.internal, "/app/\(file): \(answer.status)") }
-            bytes += answer.body.count + answer.headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 } + 17
-        }
+        // The phone reaches the service through a relay that counts every byte each way: the first
+        // load is what a phone pays for at the wire, from the pairing link to a working day.
+        let relay = try CountingRelay(to: port)
+        defer { relay.stop() }
+        let app = "http://127.0.0.1:\(relay.port)/app/"
         print(
             "machine: \(ProcessInfo.processInfo.processorCount) cores; \(tasks) tasks for one worker on \(day); chromium at 390 px; "
                 + "teamwork-service run (\(binary))")
-        print(String(format: "first load: %.1f KB over the wire (10 files, uncompressed, headers included)", Double(bytes) / 1024))
 
         let page = try await BrowserPage.launch(width: 390, height: 844, mobile: true)
         do {
@@ -79,6 +75,19 @@ struct AppBenchmark: AsyncParsableCommand {
             try await page.waitUntil("document.querySelectorAll('#mine .task').length >= \(tasks)", within: .seconds(60))
             print(String(format: "first sync after pairing: %.0f ms to the whole day on screen", Self.ms(ContinuousClock.now - first)))
             try await page.waitUntil("navigator.serviceWorker.controller", within: .seconds(20))
+            // Settled: the service worker installed and nothing more coming (a live wait stays open, unanswered).
+            _ = try await page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+            var last = -1
+            while relay.down + relay.up != last {
+                last = relay.down + relay.up
+                try await Task.sleep(for: .seconds(2))
+            }
+            print(
+                String(
+                    format: "first load, pairing link to a working day (every request, the service worker's too, headers included): "
+                        + "%.1f KiB at the wire (%.1f KiB down, %.1f KiB up, %d requests, %d connections)",
+                    Double(relay.down + relay.up) / 1024, Double(relay.down) / 1024, Double(relay.up) / 1024, relay.requests,
+                    relay.connections))
 
             // Live: a new assignment in the worker's team, from the master to the phone's screen without a reload.
             var live: [Double] = []

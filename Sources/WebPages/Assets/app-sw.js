@@ -1,15 +1,28 @@
-// The phone app's service worker (docs/phone.md). VERSION and FILES are written above by the
-// service (FieldApp.swift): one cache per version of the app's files, so a new build replaces
-// them all at once. The app's files come from the cache first (it opens with no network); the
+// The phone app's service worker (docs/phone.md). VERSION and FILES (each file's address and
+// tag) are written above by the service (FieldApp.swift): one cache per version of the app's
+// files, so a new build replaces them all at once. The app's files come from the cache first (it opens with no network); the
 // protocol (/v1) and the pairing pages always go to the network. As a module (sw.js) it also
 // sends the queue in the background (app-sw-sync.js); a browser without module service workers
 // gets this part alone (sw-basic.js).
 const CACHE = `teamwork-app-${VERSION}`;
 
+// A file the page has just fetched is in the browser's HTTP cache: taken from there, with no
+// request, when its tag is this build's (FILES; either coding's); any other is fetched.
+async function fetchForCache(file, tag) {
+  const held = await fetch(new Request(file, { cache: "force-cache" })).catch(() => null);
+  const heldTag = held && held.ok ? (held.headers.get("ETag") || "").replace(/^W\//, "").replace(/"/g, "").replace(/-gz$/, "") : null;
+  if (heldTag === tag) return held;
+  const fresh = await fetch(new Request(file, { cache: "no-cache" }));
+  if (!fresh.ok) throw new Error(`${file}: ${fresh.status}`);
+  return fresh;
+}
+
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
-    await cache.addAll(FILES.map((file) => new Request(file, { cache: "no-cache" })));
+    const files = Object.entries(FILES);
+    const responses = await Promise.all(files.map(([file, tag]) => fetchForCache(file, tag)));
+    await Promise.all(files.map(([file], index) => cache.put(file, responses[index])));
     await self.skipWaiting();
   })());
 });
