@@ -465,8 +465,16 @@ struct PhoneAppTests {
             try await scene.service.start()
             try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(40))
             try await page.waitUntil(
-                "[...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Task \(free)') && n.textContent.includes('someone else'))",
+                "[...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Read meter') && n.textContent.includes('someone else'))",
                 within: .seconds(20))
+            // Issue 66: seen on main, "Task 2: the change was refused: …" (cards show no numbers). The notice names the
+            // task's title and what became of it.
+            try await page.waitUntil(
+                "[...document.querySelectorAll('.notice')].some(n => n.textContent.startsWith('“Read meter”') && n.textContent.includes('It went to Bo Berg'))",
+                within: .seconds(20))
+            #expect(
+                try await page.evaluate("[...document.querySelectorAll('.notice')].some(n => /Task \\d/.test(n.textContent))").bool == false
+            )
             try await page.waitUntil("!document.querySelector('#mine [data-task=\"\(free)\"]')", within: .seconds(20))
             #expect(try await scene.task(free).assigneeID == scene.people("bo"))
         }
@@ -522,12 +530,12 @@ struct PhoneAppTests {
                 "conflicts", "dismiss", String(dismissed), "--reason", "Bo does it with the HV kit", "--actor", "max@example.org")
             try await page.waitUntil(
                 """
-                [...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Task \(tasks[0])')
+                [...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Reset breaker')
                   && n.textContent.includes('accepted your completion'))
                 """, within: .seconds(20))
             try await page.waitUntil(
                 """
-                [...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Task \(tasks[1])')
+                [...document.querySelectorAll('.notice')].some(n => n.textContent.includes('Replace fuse')
                   && n.textContent.includes('Bo does it with the HV kit'))
                 """, within: .seconds(20))
             // The dismissed one is not worded as accepted.
@@ -894,6 +902,85 @@ struct PhoneAppTests {
             try await scene.service.stop()
             try await page.open("http://127.0.0.1:\(relay.port)/app/")
             try await page.waitUntil("document.querySelectorAll('#mine .task').length >= 201", within: .seconds(20))
+        }
+    }
+
+    /// Issue 66, one hand, seen on main: a card said its date three times and "Priority: normal";
+    /// every checklist answer had its own Save; the photo was the browser's raw file input; sign-out
+    /// was one unconfirmed tap. Now a card says one time (the window here, the due time left to the
+    /// task's page) and its priority only when it is not normal; a choice is saved when made and a
+    /// number when it leaves its field (one the rules refuse stays, marked not saved); the camera
+    /// opens from a button and a thumbnail shows what was taken; sign-out asks first, saying the way back.
+    @Test func aCardSaysOneTimeAnswersAreSavedAsGivenThePhotoShowsAndSignOutAsksFirst() async throws {
+        try await Self.withScene { scene in
+            let storm = try JSONOutput.decode(
+                FieldTask.self,
+                try await scene.manager.ok(
+                    "task", "create", "--actor", "max@example.org", "--title", "Storm check", "--team", "red", "--assignee",
+                    "ann@example.org", "--window", "2031-06-02T10:00/PT2H", "--due", "2031-06-03", "--priority", "high", "--json"))
+            let page = try await Self.phone()
+            defer { Task { await page.close() } }
+            try await scene.pair(page)
+            let swap = scene.ids["swap"]!
+            try await page.waitUntil("document.querySelector('#mine [data-task=\"\(storm.id)\"]')")
+            let card = try #require(
+                try await page.evaluate("document.querySelector('#mine [data-task=\"\(storm.id)\"]').textContent").string)
+            #expect(card.contains("Window") && !card.contains("Due") && card.contains("Priority: high"), "\(card)")
+            #expect(try await page.evaluate("document.querySelector('main').textContent.includes('Priority: normal')").bool == false)
+
+            _ = try await page.evaluate("location.hash = '#task/\(swap)'")
+            try await page.waitUntil("document.querySelector('#item-seal-value')")
+            #expect(
+                try await page.evaluate("document.querySelectorAll('.checklist form.item button[type=submit]').length").int == 1,
+                "the signature's alone")
+            func give(_ selector: String, _ value: String, event: String) async throws {
+                _ = try await page.evaluate(
+                    """
+                    (() => { const e = document.querySelector(\(String(reflecting: selector))); e.value = \(String(reflecting: value));
+                      e.dispatchEvent(new Event(\(String(reflecting: event)), {bubbles: true})); return true; })()
+                    """)
+            }
+            try await give("#item-seal-value", "intact", event: "change")
+            try await page.waitUntil("document.querySelector('[data-answered=\"seal\"]')")
+            try await give("#item-reading-value", "-5", event: "input")
+            try await page.waitUntil("document.querySelector('#item-reading .unsaved-note')")
+            try await give("#item-reading-value", "-5", event: "change")
+            try await page.waitUntil("document.querySelector('.problem')?.textContent.includes('the least taken is 0')")
+            #expect(
+                try await page.evaluate("!!document.querySelector('#item-reading .unsaved-note')").bool == true, "refused: still not saved")
+            try await give("#item-reading-value", "4821", event: "change")
+            try await page.waitUntil(
+                "document.querySelector('[data-answered=\"reading\"]') && !document.querySelector('#item-reading .unsaved-note')")
+
+            #expect(
+                try await page.evaluate("document.querySelector('label[for=\"item-photo-file\"].camera-button')?.textContent").string
+                    == "📷 Take a photo")
+            let photo = scene.folder.appending(path: "meter.png")
+            try Self.png(width: 64, height: 48).write(to: photo)
+            try await page.setFiles("#item-photo-file", [photo.path])
+            try await page.waitUntil("document.querySelector('#item-photo img.thumb')?.src.startsWith('blob:')", within: .seconds(15))
+            try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(20))
+
+            // Sign-out asks first; dismissed, nothing happens.
+            _ = try await page.evaluate("location.hash = ''")
+            try await page.waitUntil("document.querySelector('#sign-out')")
+            // Nothing left to lose first (the office confirms what it took at the next sync).
+            let confirmed = try await eventually(within: .seconds(30), every: .seconds(1)) {
+                _ = try await page.evaluate("document.querySelector('#sync').click() || true")
+                return try await page.evaluate("document.body.dataset.unconfirmed === '0' && document.body.dataset.pending === '0'").bool
+                    == true
+            }
+            #expect(confirmed, "the office confirmed what it took")
+            _ = try await page.evaluate("setTimeout(() => document.querySelector('#sign-out').click(), 0); true")
+            let asked = try await eventually(within: .seconds(10), every: .milliseconds(100)) {
+                !page.events("Page.javascriptDialogOpening").isEmpty
+            }
+            #expect(asked, "sign-out asked nothing")
+            let message = page.events("Page.javascriptDialogOpening").first?["message"].string ?? ""
+            #expect(message.contains("new pairing link"), "\(message)")
+            _ = try await page.send("Page.handleJavaScriptDialog", ["accept": false])
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await page.evaluate("!!document.querySelector('#mine')").bool == true, "still signed in")
         }
     }
 

@@ -165,14 +165,14 @@ export class Local {
       for (const task of page.tasks) {
         const before = await request(s.tasks.get([replica.name, task.id]));
         if (before && before.assignee_id === person && task.assignee_id !== person && task.status !== "completed") {
-          s.notices.put({ key: `taken:${task.id}:${task.row_version}`, at: now, taskID: task.id, text: text("takenAway", task.id, task.title) });
+          s.notices.put({ key: `taken:${task.id}:${task.row_version}`, at: now, taskID: task.id, text: text("takenAway", task.title) });
         } else if (before && task.assignee_id === person && before.plan_date && task.plan_date && before.plan_date !== task.plan_date) {
-          s.notices.put({ key: `moved:${task.id}:${task.row_version}`, at: now, taskID: task.id, text: text("moved", task.id, task.title, day(task.plan_date)) });
+          s.notices.put({ key: `moved:${task.id}:${task.row_version}`, at: now, taskID: task.id, text: text("moved", task.title, day(task.plan_date)) });
         }
         // A completion of theirs the master set aside, now completed by them: the dispatcher accepted it.
         const setAside = before?.set_aside_completion;
         if (setAside && task.status === "completed" && task.completed_by === person) {
-          s.notices.put({ key: `accepted:${setAside}`, at: now, taskID: task.id, text: text("accepted", task.id, task.title) });
+          s.notices.put({ key: `accepted:${setAside}`, at: now, taskID: task.id, text: text("accepted", task.title) });
           s.tasks.put({ ...task, replica: replica.name });
         } else {
           s.tasks.put({ ...task, replica: replica.name, ...(setAside ? { set_aside_completion: setAside } : {}) });
@@ -186,21 +186,25 @@ export class Local {
         if (store === "tasks") {
           const before = await request(s.tasks.get([replica.name, gone.id]));
           if (before && before.assignee_id === person && before.status !== "completed" && !page.refetch) {
-            s.notices.put({ key: `taken:${gone.id}:${gone.row_version}`, at: now, taskID: gone.id, text: text("takenAway", gone.id, before.title) });
+            s.notices.put({ key: `taken:${gone.id}:${gone.row_version}`, at: now, taskID: gone.id, text: text("takenAway", before.title) });
           }
         }
         s[store].delete([replica.name, gone.id]);
       }
       for (const refusal of page.refused || []) {
         if (refusal.person_id !== person) continue;
+        const title = (await titleOf(s, replica.name, refusal.task_id)) ?? text("aTask");
         const said = refusal.decision
-          ? text("decided", refusal.task_id, refusal.reason, refusal.decision) : text("refused", refusal.task_id, refusal.reason);
+          ? text("decided", title, refusal.reason, refusal.decision) : text("refused", title, refusal.reason);
         // A decision is news when it comes: it stands on top, above the refusal it decides (once: the
         // same words arriving again, as after a rebuild, keep their place).
         const key = `refused:${refusal.change_id}`;
         const before = await request(s.notices.get(key));
         const at = before && before.text === said ? before.at : refusal.decision ? now : refusal.decided_at;
-        s.notices.put({ key, at, taskID: refusal.task_id, text: said });
+        s.notices.put({
+          key, at, taskID: refusal.task_id, text: said,
+          ...(refusal.decision ? {} : { kind: "refused", replica: replica.name, reason: refusal.reason, title }),
+        });
         if (refusal.operation === "complete") await setAside(s, person, replica.name, refusal.task_id, refusal.change_id, refusal.decision);
         this.forgetEntry(s, { operation: refusal.operation, id: refusal.change_id });
       }
@@ -261,6 +265,13 @@ export class Local {
   }
 }
 
+// A task's title as the phone's copy has it (in a transaction that holds `tasks`), or null.
+export async function titleOf(s, replica, taskID) {
+  if (taskID == null) return null;
+  const task = await request(s.tasks.get([replica, taskID]));
+  return task ? task.title : null;
+}
+
 // A completion of the person's the master did not take waits for the dispatcher's decision: until
 // then the task remembers it (a dismissal, `decision`, forgets it), so that the task arriving
 // completed by them says the dispatcher accepted it; one already completed by them was accepted.
@@ -272,7 +283,7 @@ async function setAside(s, person, replica, taskID, changeID, decision) {
   if (decision) {
     s.tasks.put(rest);
   } else if (task.status === "completed" && task.completed_by === person) {
-    s.notices.put({ key: `accepted:${changeID}`, at: Date.now(), taskID, text: text("accepted", taskID, task.title) });
+    s.notices.put({ key: `accepted:${changeID}`, at: Date.now(), taskID, text: text("accepted", task.title) });
   } else {
     s.tasks.put({ ...rest, set_aside_completion: changeID });
   }

@@ -4,7 +4,7 @@
 // next change (live mode). Signed in by the phone's cookie, which the script never sees; every
 // request carries the app's header, which a page of another site cannot send.
 
-import { open, wipe, forgetOthers } from "./local.js";
+import { open, wipe, forgetOthers, titleOf } from "./local.js";
 import { text } from "./words.js";
 
 export class SignedOut extends Error {}
@@ -206,7 +206,12 @@ async function settle(local, entries, results, report, from = "queue") {
         if (from === "queue") report.sent += 1;
       } else {
         report.refused += 1;
-        s.notices.put({ key: `refused:${entry.change.id}`, at: Date.now(), taskID: entry.change.task_id, text: text("refused", entry.change.task_id, result.reason) });
+        // Worded as it is shown (app.js): the task's title and what became of it by then.
+        const title = (await titleOf(s, entry.replica, entry.change.task_id)) ?? text("aTask");
+        s.notices.put({
+          key: `refused:${entry.change.id}`, at: Date.now(), taskID: entry.change.task_id, text: text("refused", title, result.reason),
+          kind: "refused", replica: entry.replica, reason: result.reason, title,
+        });
         if (entry.change.operation === "complete") await local.refusedCompletion(s, entry.replica, entry.change.task_id, entry.change.id);
         local.forgetEntry(s, entry.change);
       }

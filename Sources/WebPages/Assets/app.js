@@ -59,9 +59,13 @@ async function begin() {
   live();
 }
 
-// One sync at a time; a call while one runs waits for it.
+// One sync at a time; a call while one runs waits for it, and one more sync follows (a change
+// queued during a sync may have missed its push: it waited for the next trigger, seen in a test).
 function syncNow() {
-  if (state.syncing) return state.syncing;
+  if (state.syncing) {
+    state.syncAgain = true;
+    return state.syncing;
+  }
   let again = false;
   state.syncing = (async () => {
     renderStatus();
@@ -105,7 +109,11 @@ function syncNow() {
     }
   })();
   // Paired for someone else meanwhile: ask again whose phone it is, once, at once.
-  return state.syncing.then(() => (again ? syncNow() : undefined));
+  return state.syncing.then(() => {
+    if (!again && !state.syncAgain) return undefined;
+    state.syncAgain = false;
+    return state.stopped ? undefined : syncNow();
+  });
 }
 
 // Live: wait for the next change while online (a new assignment shows without a reload); when
@@ -168,6 +176,8 @@ async function signOut() {
     // Sent changes the master has not confirmed count too: they are kept to be sent again.
     const unsent = (await state.local.all("queue")).length + (await state.local.all("sent")).length;
     if (unsent && !confirm(text("signOutLoses", unsent))) return;
+    // Nothing would be lost, but the way back takes the dispatcher: said before, not after.
+    if (!unsent && !confirm(text("signOutSure"))) return;
   }
   const response = await fetch("/app/sign-out", { method: "POST", headers: { "X-Teamwork-App": String(state.person) }, credentials: "same-origin" })
     .catch(() => null);
@@ -199,7 +209,9 @@ async function snapshot() {
   }
   const sites = new Map(locations.map((l) => [l.id, l]));
   parts.sort((a, b) => a.code.toLowerCase().localeCompare(b.code.toLowerCase()));
-  return { tasks: [...shown.values()], queue, unconfirmed: sent.length, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(files.map((f) => f.digest)), parts, used, times };
+  const blobs = new Map(files.map((f) => [f.digest, f.blob]));
+  for (const [digest, url] of thumbnails) if (!blobs.has(digest)) { URL.revokeObjectURL(url); thumbnails.delete(digest); }
+  return { tasks: [...shown.values()], queue, unconfirmed: sent.length, notices: notices.sort((a, b) => b.at - a.at), sites, members, files: new Set(blobs.keys()), blobs, parts, used, times };
 }
 
 function skillsIn(view, replica) {
@@ -253,7 +265,17 @@ function renderStatus(view) {
 // What the worker has typed and not saved yet, by the control's id: a render (a sync in the
 // background, a live update) never takes it away.
 const drafts = new Map();
-main.addEventListener("input", (event) => { if (event.target.id && event.target.type !== "file") drafts.set(event.target.id, event.target.value); });
+main.addEventListener("input", (event) => {
+  if (event.target.id && event.target.type !== "file") drafts.set(event.target.id, event.target.value);
+  markUnsaved(event.target);
+});
+
+// A checklist answer typed and not saved yet (or refused by the rules) says so beside its field.
+function markUnsaved(control) {
+  if (!control || !/^item-.+-value$/.test(control.id || "") || control.dataset.unsaved) return;
+  control.dataset.unsaved = "true";
+  control.after(el("span", { class: "unsaved-note" }, text("unsaved")));
+}
 main.addEventListener("change", (event) => { if (event.target.id && event.target.type !== "file") drafts.set(event.target.id, event.target.value); });
 let shownPrint = null;
 
@@ -285,6 +307,7 @@ async function render() {
   for (const [id, value] of drafts) {
     const control = document.getElementById(id);
     if (control) control.value = value;
+    markUnsaved(control);
   }
 }
 
@@ -294,11 +317,28 @@ function notices(view, taskID = null) {
   if (!shown.length) return [problem];
   return [problem, el("section", { class: "notices", "aria-labelledby": "notices-title" },
     el("h2", { id: "notices-title" }, text("notices")),
-    el("ul", {}, shown.map((n) => el("li", { class: "notice" }, el("span", {}, n.text), " ",
+    el("ul", {}, shown.map((n) => el("li", { class: "notice" }, el("span", {}, noticeText(view, n)), " ",
       el("button", { type: "button", class: "small", onclick: async () => {
         await state.local.write(["notices"], async (s) => { s.notices.delete(n.key); });
         await render();
       } }, text("dismiss"))))))];
+}
+
+// A refusal is worded as it is shown: the task's title and what became of it since (another
+// has it, it was cancelled or done by someone else, it left the list).
+function noticeText(view, n) {
+  if (n.kind !== "refused") return n.text;
+  const item = view.tasks.find((i) => i.task.id === n.taskID);
+  const nameOf = (id) => { const m = view.members.find((x) => x.person_id === id); return m ? `${m.first_name} ${m.last_name}` : null; };
+  let outcome = null;
+  if (!item) outcome = n.taskID == null ? null : text("notOnList");
+  else if (item.facts.status === "cancelled") outcome = text("wasCancelled");
+  else if (item.facts.status === "completed" && item.facts.completedBy != null && item.facts.completedBy !== state.person) {
+    outcome = nameOf(item.facts.completedBy) ? text("doneBy", nameOf(item.facts.completedBy)) : null;
+  } else if (item.facts.assignee != null && item.facts.assignee !== state.person && nameOf(item.facts.assignee)) {
+    outcome = text("wentTo", nameOf(item.facts.assignee));
+  }
+  return text("refused", item ? item.task.title : n.title ?? text("aTask"), n.reason, outcome);
 }
 
 function whenLine(task) {
@@ -307,7 +347,30 @@ function whenLine(task) {
   if (task.planned_start != null) parts.push(`${text("eta")} ${time(task.planned_start, zone)}`);
   if (task.window_start != null) parts.push(`${text("window")} ${time(task.window_start, zone)}–${time(task.window_end, zone).split(" ").pop()}`);
   if (task.due_at != null) parts.push(`${text("due")} ${time(task.due_at, zone)}`);
-  return parts.join(" · ");
+  return parts.length ? parts.join(" · ") + clockOf(zone) : "";
+}
+
+// A card's one time: when the worker is expected, else the window, else the due time.
+function cardWhen(task) {
+  const zone = task.time_zone;
+  const line = task.planned_start != null ? `${text("eta")} ${time(task.planned_start, zone)}`
+    : task.window_start != null ? `${text("window")} ${time(task.window_start, zone)}–${time(task.window_end, zone).split(" ").pop()}`
+    : task.due_at != null ? `${text("due")} ${time(task.due_at, zone)}` : null;
+  return line ? line + clockOf(zone) : null;
+}
+
+const phoneZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+// Whose clock a time is on, said when it is not the phone's own: " (Stockholm time)". Times of a
+// task are on its site's clock; the phone's own (the last sync) are on the phone's.
+function clockOf(zone) {
+  return zone && !sameClock(zone) ? ` ${text("zoneTime", zone.split("/").pop().replace(/_/g, " "))}` : "";
+}
+
+function sameClock(zone) {
+  const now = new Date();
+  const at = (z) => { try { return time(now.getTime(), z); } catch { return null; } };
+  return at(zone) === at(phoneZone);
 }
 
 function order(item) {
@@ -323,10 +386,13 @@ function taskCard(view, item, claimable) {
       el("span", { class: "title" }, t.title),
       el("span", { class: "badge" }, text("status")[item.facts.status] ?? item.facts.status),
       item.queued.length ? el("span", { class: "queued" }, text("queuedNote")) : null),
-    el("p", { class: "when" }, whenLine(t)),
+    cardWhen(t) ? el("p", { class: "when" }, cardWhen(t)) : null,
     site ? el("p", { class: "where" }, site.name, site.street ? ` · ${site.street}` : "") : null,
-    el("p", { class: "meta" }, `${text("priority")}: ${t.priority}`,
-      (t.required_skills || []).length ? ` · ${text("skills")}: ${t.required_skills.join(", ")}` : ""),
+    // Priority only when it is not the usual.
+    t.priority !== "normal" || (t.required_skills || []).length
+      ? el("p", { class: "meta" }, [t.priority !== "normal" ? `${text("priority")}: ${text("priorities")[t.priority] ?? t.priority}` : null,
+        (t.required_skills || []).length ? `${text("skills")}: ${t.required_skills.join(", ")}` : null].filter(Boolean).join(" · "))
+      : null,
     claimable ? el("button", { type: "button", class: "claim", onclick: () => act(view, item, { operation: "claim" }) }, text("claim")) : null);
 }
 
@@ -347,7 +413,8 @@ function dayPage(view) {
       el("button", { type: "button", id: "sync", onclick: () => syncNow() }, text("syncNow")), " ",
       el("button", { type: "button", id: "sign-out", class: "secondary", onclick: () => signOut() }, text("signOut"))),
     notificationsLine(),
-    state.lastSync ? el("p", { class: "hint" }, text("lastSync", time(state.lastSync, Intl.DateTimeFormat().resolvedOptions().timeZone))) : null,
+    state.lastSync ? el("p", { class: "hint" }, text("lastSync", time(state.lastSync, phoneZone)),
+      view.tasks.some((i) => !sameClock(i.task.time_zone)) ? ` ${text("phoneClock")}` : "") : null,
   ];
 }
 
@@ -553,10 +620,16 @@ function checklist(view, item, editable) {
             : spec.kind === "number"
               ? el("input", { id: `${id}-value`, inputmode: "decimal", value: answer?.value ?? "", "aria-describedby": `${id}-range` })
               : el("textarea", { id: `${id}-value`, rows: 2 }, answer?.value ?? "");
-          return el("form", { class: "item", id, onsubmit: (event) => { event.preventDefault(); save(input.value.trim() === "" && spec.kind !== "text" ? input.value : input.value); } },
+          // Saved as it is given: a choice when made, a number or text when it leaves its field (Enter too).
+          const give = () => {
+            if (input.value === (answer?.value ?? "") || (spec.kind === "choice" && input.value === "")) return;
+            save(input.value);
+          };
+          input.addEventListener("change", give);
+          return el("form", { class: "item", id, onsubmit: (event) => { event.preventDefault(); give(); } },
             el("label", { for: `${id}-value` }, label, done),
             spec.kind === "number" ? el("span", { class: "hint", id: `${id}-range` }, text("range", spec.min, spec.max, spec.unit)) : null,
-            input, el("button", { type: "submit" }, text("save")));
+            input);
         }
         case "photo": return photoItem(view, item, spec, id, label, done);
         case "signature": return signatureItem(view, item, spec, id, label, done);
@@ -595,11 +668,24 @@ async function scaled(file) {
   return new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.8));
 }
 
+// The camera straight away (a button, not the browser's file picker), and a thumbnail of what was
+// taken while the phone keeps it.
 function photoItem(view, item, spec, id, label, done) {
-  const input = el("input", { type: "file", id: `${id}-file`, accept: "image/*", capture: "environment", onchange: async () => {
+  const input = el("input", { type: "file", id: `${id}-file`, class: "camera", accept: "image/*", capture: "environment", onchange: async () => {
     if (input.files && input.files[0]) await attach(view, item, spec, await scaled(input.files[0]));
   } });
-  return el("div", { class: "item", id }, el("label", { for: `${id}-file` }, label, done, el("span", { class: "hint" }, ` ${text("photo")}`)), input);
+  const digest = item.facts.answers[spec.key]?.value;
+  const kept = digest ? view.blobs.get(digest) : null;
+  return el("div", { class: "item", id }, el("p", { class: "label" }, label, done),
+    kept ? el("img", { class: "thumb", src: thumbnail(digest, kept), alt: `${spec.label}: ${text("photoTaken")}`, width: 120 }) : null,
+    input, el("label", { for: `${id}-file`, class: "button camera-button" }, digest ? text("photoAgain") : text("photo")));
+}
+
+// One object URL per photo kept, let go when the photo leaves the phone.
+const thumbnails = new Map();
+function thumbnail(digest, blob) {
+  if (!thumbnails.has(digest)) thumbnails.set(digest, URL.createObjectURL(blob));
+  return thumbnails.get(digest);
 }
 
 function signatureItem(view, item, spec, id, label, done) {
