@@ -28,7 +28,7 @@ public protocol EndpointStore: Sendable {
     func linkKeys() async throws -> (keys: [(id: Int, key: [UInt8])], legacyAppointments: Bool, legacyFeeds: Bool)
     @discardableResult func rotateLinkKey(every: Duration) async throws -> Bool
     func calendarWork(personID: Int64, from: Date, limit: Int) async throws -> (tasks: [FieldTask], sites: [Int64: Location])
-    func pushKey(proposed: (privateKey: [UInt8], publicKey: [UInt8])) async throws -> (privateKey: [UInt8], publicKey: [UInt8])
+    func pushPublicKey(proposed: (privateKey: [UInt8], publicKey: [UInt8])) async throws -> [UInt8]
     func setPushSubscription(secret: String, endpoint: String, p256dh: [UInt8], auth: [UInt8]) async throws -> Bool
     @discardableResult func removePushSubscription(secret: String) async throws -> Bool
 }

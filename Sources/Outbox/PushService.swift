@@ -16,7 +16,9 @@ import WebPush
 /// never a word of the task (the phone shows its own copy).
 public struct PushService: Service {
     public struct Settings: Sendable {
-        public var concurrency = 8
+        /// Pushes in flight at once: half the egress budget's at most, so a push service that hangs
+        /// leaves webhooks and texts their connections.
+        public var concurrency = 4
         public var timeout: Duration = .seconds(10)
         public var attempts = 8
         public var retryBase: Duration = .seconds(2)
@@ -134,7 +136,7 @@ public struct PushService: Service {
         }
         let request: EgressClient.Request
         do {
-            let urgent = push.messages.contains { $0.kind == "assigned" || $0.kind == "refused" }
+            let urgent = push.messages.contains { ["assigned", "refused", "taken"].contains($0.kind) }
             request = EgressClient.Request(
                 method: .POST, url: url,
                 headers: [

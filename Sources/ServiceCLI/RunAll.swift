@@ -190,7 +190,11 @@ struct RunAll: AsyncParsableCommand {
                 progress: messageProgress))
         // The phones' push messages (Web Push), with their progress on /health and /metrics.
         var pushSettings = PushService.Settings()
-        pushSettings.egress = webhookSettings.egress
+        // A push's address comes from a phone, not from an operator: public addresses only, whatever the
+        // webhooks may reach (a push service of the tests' own with TEAMWORK_PUSH_ALLOW_PRIVATE=1).
+        let pushPrivate = optionOrEnvironment(nil, "TEAMWORK_PUSH_ALLOW_PRIVATE") == "1"
+        pushSettings.egress = EgressPolicy(allowPrivate: pushPrivate)
+        configuration.pushAllowsLoopback = pushPrivate
         pushSettings.stallWindow = webhookSettings.stallWindow
         pushSettings.retryBase = webhookSettings.retryBase
         pushSettings.contact = PushService.contact(publicURL: messageSettings.publicURL)

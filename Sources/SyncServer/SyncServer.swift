@@ -91,6 +91,9 @@ public enum SyncServer {
         public var trustedProxies: Set<String> = []
         /// The company's name on the customers' pages (`--company`, as in their messages).
         public var company = "Teamwork"
+        /// A phone's push subscription may name `http` on this machine's loopback (a push service of
+        /// the tests' own; TEAMWORK_PUSH_ALLOW_PRIVATE=1): never for a real one.
+        public var pushAllowsLoopback = false
         /// What `GET /health` says: 200 with the details when healthy, else 503.
         public var health: (@Sendable () async -> (healthy: Bool, details: [String: String]))?
 
@@ -243,7 +246,7 @@ public enum SyncServer {
         let blobs = BlobUploads(
             store: blobStore, replicas: replicaConnections, maximumBytes: configuration.maximumBlobBytes,
             reserveBytes: configuration.blobReserveBytes)
-        let pushSubscriptions = PushSubscriptions(store: store)
+        let pushSubscriptions = PushSubscriptions(store: store, allowsLoopback: configuration.pushAllowsLoopback)
         // The workers' protocol first: the router tries a path's first component against each route's
         // in the order they were added, and a fleet's pulls are nearly every request it answers.
         router.group("v1")

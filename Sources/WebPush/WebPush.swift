@@ -39,7 +39,9 @@ public enum WebPush {
         /// section 3), the token for the endpoint's origin, expiring at `expires` (at most 24 hours on).
         public func authorization(endpoint: URL, subject: String, expires: Date) throws -> String {
             guard let scheme = endpoint.scheme, let host = endpoint.host else { throw WebPushError("not an absolute address") }
-            let origin = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (endpoint.port.map { ":\($0)" } ?? "")
+            // The origin as RFC 6454 serialises it: a scheme's own port is not written.
+            let port = endpoint.port.flatMap { ($0 == 443 && scheme == "https") || ($0 == 80 && scheme == "http") ? nil : $0 }
+            let origin = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)" + (port.map { ":\($0)" } ?? "")
             let header = Data(#"{"typ":"JWT","alg":"ES256"}"#.utf8)
             let claims = try JSONSerialization.data(
                 withJSONObject: ["aud": origin, "exp": Int(expires.timeIntervalSince1970), "sub": subject], options: [.sortedKeys])
@@ -49,8 +51,9 @@ public enum WebPush {
         }
     }
 
-    /// The most plaintext one message may carry: one record of 4096 bytes less the tag (16) and the delimiter (1).
-    public static let maximumPayload = 4096 - 16 - 1
+    /// The most plaintext one message may carry (RFC 8291, section 4): 4096 bytes of body less the
+    /// header (86), the tag (16) and the delimiter (1).
+    public static let maximumPayload = 4096 - 86 - 16 - 1
 
     /// `payload` encrypted for `keys` (RFC 8291, section 4): one `aes128gcm` record, its header
     /// holding a fresh salt and the sender's fresh ECDH key. `salt` and `senderKey` are for tests

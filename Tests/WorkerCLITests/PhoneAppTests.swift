@@ -918,6 +918,11 @@ struct PhoneAppTests {
                 try await scene.manager.ok(
                     "task", "create", "--actor", "max@example.org", "--title", "Storm check", "--team", "red", "--assignee",
                     "ann@example.org", "--window", "2031-06-02T10:00/PT2H", "--due", "2031-06-03", "--priority", "high", "--json"))
+            for index in 1...9 {
+                _ = try await scene.manager.ok(
+                    "part", "add", "--code", "FUSE-\(index)", "--name", "Fuse \(index * 10) A", "--unit", "piece", "--price", "4.00",
+                    "--currency", "SEK")
+            }
             let page = try await Self.phone()
             defer { Task { await page.close() } }
             try await scene.pair(page)
@@ -960,6 +965,16 @@ struct PhoneAppTests {
             try await page.setFiles("#item-photo-file", [photo.path])
             try await page.waitUntil("document.querySelector('#item-photo img.thumb')?.src.startsWith('blob:')", within: .seconds(15))
             try await page.waitUntil("document.body.dataset.pending === '0'", within: .seconds(20))
+
+            // A part found by typing a word of its name: the one match is chosen.
+            try await page.waitUntil("document.querySelector('#used-search')")
+            try await give("#used-search", "cable", event: "input")
+            #expect(try await page.evaluate("document.querySelector('#used-part').value").string == "CBL-3")
+            #expect(try await page.evaluate("document.querySelector('#used-found').textContent").string == "1 part match")
+            try await give("#used-search", "fuse", event: "input")
+            #expect(
+                try await page.evaluate("[...document.querySelector('#used-part').options].filter(o => !o.hidden && o.value).length").int
+                    == 9)
 
             // Sign-out asks first; dismissed, nothing happens.
             _ = try await page.evaluate("location.hash = ''")

@@ -158,6 +158,12 @@ struct ProtocolContractTests {
                     method: "PUT", template: "/v1/push", path: "/v1/push", token: ann,
                     body: Data(#"{"endpoint":"ftp://push.example.org/","keys":{"p256dh":"AA","auth":"AA"}}"#.utf8), status: 422),
                 Call(method: "PUT", template: "/v1/push", path: "/v1/push", token: ann, body: Data(count: 5000), status: 413),
+                // A push service on this machine: only where the service allows it for its tests.
+                Call(
+                    method: "PUT", template: "/v1/push", path: "/v1/push", token: ann,
+                    body: Data(
+                        #"{"endpoint":"http://127.0.0.1:9/push/abc","keys":{"p256dh":"\#(p256dh)","auth":"AAECAwQFBgcICQoLDA0ODw"}}"#.utf8),
+                    status: 422),
                 Call(method: "PUT", template: "/v1/push", path: "/v1/push", body: subscription, status: 401),
                 Call(method: "DELETE", template: "/v1/push", path: "/v1/push", token: ann, status: 204),
             ]

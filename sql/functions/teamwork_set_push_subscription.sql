@@ -11,7 +11,9 @@ DECLARE
 BEGIN
     SELECT a.id, a.person_id INTO v_token, v_person
       FROM public.access_tokens a JOIN public.people p ON p.id = a.person_id
-     WHERE a.token_hash = sha256(convert_to(p_secret, 'UTF8')) AND a.revoked_at IS NULL AND p.deactivated_at IS NULL;
+     WHERE a.token_hash = sha256(convert_to(p_secret, 'UTF8')) AND a.revoked_at IS NULL AND p.deactivated_at IS NULL
+       -- A revocation committing meanwhile waits for this, and its trigger then ends what was kept.
+       FOR SHARE OF a;
     IF v_token IS NULL THEN
         RETURN false;
     END IF;

@@ -37,6 +37,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 self.teamworkNews = async (news) => {
   if (!news.length) return null;
   const wanted = [...new Set(news.map((n) => n.task))];
+  // Work taken away leaves the copy with the sync: its title is read first.
+  const before = await titlesHeld(wanted).catch(() => new Map());
   let found = null;
   for (let round = 0; round < 3 && !found; round += 1) {
     if (round) await sleep(1500);
@@ -44,19 +46,21 @@ self.teamworkNews = async (news) => {
       const tasks = new Map();
       for (const task of await local.all("tasks")) if (wanted.includes(task.id)) tasks.set(task.id, task);
       const sites = new Map((await local.all("locations")).map((l) => [l.id, l]));
-      return wanted.every((id) => tasks.has(id)) || round === 2 ? { tasks, sites } : null;
+      const taken = new Set(news.filter((n) => n.kind === "taken").map((n) => n.task));
+      return wanted.every((id) => tasks.has(id) || taken.has(id)) || round === 2 ? { tasks, sites } : null;
     });
   }
   if (!found) return null;
   const line = (id) => {
     const task = found.tasks.get(id);
-    if (!task) return null;
+    if (!task) return before.get(id) ?? null;
     const site = found.sites.get(task.location_id);
     const when = task.planned_start ?? task.window_start ?? task.due_at;
     return [task.title, when != null ? time(when, task.time_zone) : null, site ? site.name : null].filter(Boolean).join(" · ");
   };
   if (news.length === 1 || wanted.length === 1) {
     const first = news[0];
+    if (first.kind === "taken") return before.has(first.task) ? { title: text("pushTaken"), body: before.get(first.task), task: null } : null;
     const task = found.tasks.get(first.task);
     if (!task) return null;
     const title = task.status === "cancelled" ? text("pushCancelled", task.title)
@@ -66,6 +70,18 @@ self.teamworkNews = async (news) => {
   }
   return { title: text("pushSeveral", wanted.length), body: wanted.map(line).filter(Boolean).join("\n") || text("pushOpen"), task: null };
 };
+
+// The titles the phone's copy holds of `ids` now, whoever is signed in.
+async function titlesHeld(ids) {
+  let list;
+  try { list = await listing(); } catch { return new Map(); }
+  const local = await open(list.person);
+  try {
+    return new Map((await local.all("tasks")).filter((t) => ids.includes(t.id)).map((t) => [t.id, t.title]));
+  } finally {
+    local.close();
+  }
+}
 
 // The browser renewed the subscription: the service keeps the new one (with the same key).
 self.addEventListener("pushsubscriptionchange", (event) => {

@@ -8,12 +8,15 @@ const CACHE = `teamwork-app-${VERSION}`;
 
 // A file the page has just fetched is in the browser's HTTP cache: taken from there, with no
 // request, when its tag is this build's (FILES; either coding's); any other is fetched.
+// A fresh file of another build (a host not yet updated behind the same address) fails the
+// install: the browser tries again later, and no version's cache mixes two builds.
+const tagOf = (response) => (response.headers.get("ETag") || "").replace(/^W\//, "").replace(/"/g, "").replace(/-gz$/, "");
+
 async function fetchForCache(file, tag) {
   const held = await fetch(new Request(file, { cache: "force-cache" })).catch(() => null);
-  const heldTag = held && held.ok ? (held.headers.get("ETag") || "").replace(/^W\//, "").replace(/"/g, "").replace(/-gz$/, "") : null;
-  if (heldTag === tag) return held;
+  if (held && held.ok && tagOf(held) === tag) return held;
   const fresh = await fetch(new Request(file, { cache: "no-cache" }));
-  if (!fresh.ok) throw new Error(`${file}: ${fresh.status}`);
+  if (!fresh.ok || tagOf(fresh) !== tag) throw new Error(`${file}: ${fresh.status}, not this build's`);
   return fresh;
 }
 
@@ -56,7 +59,10 @@ self.addEventListener("push", (event) => {
   try { news = (event.data && event.data.json().news) || []; } catch { news = []; }
   event.waitUntil((async () => {
     let shown = null;
-    try { shown = self.teamworkNews ? await self.teamworkNews(news) : null; } catch { shown = null; }
+    // At most 8 s of syncing first: a browser ends a push's work that runs long, and a push that
+    // shows nothing costs the subscription on some.
+    const limit = new Promise((resolve) => setTimeout(() => resolve(null), 8000));
+    try { shown = self.teamworkNews ? await Promise.race([self.teamworkNews(news), limit]) : null; } catch { shown = null; }
     if (!shown) {
       const swedish = (self.navigator.language || "").toLowerCase().startsWith("sv");
       shown = { title: "Teamwork", body: swedish ? "Något nytt om ditt arbete. Öppna Teamwork för att se det." : "News about your work. Open Teamwork to see it.",

@@ -513,6 +513,21 @@ function materials(view, item, editable) {
   const offered = view.parts.filter((p) => !p.retired || held.has(p.code.toLowerCase()));
   const part = el("select", { id: "used-part" }, el("option", { value: "" }, text("usedOther")),
     offered.map((p) => el("option", { value: p.code }, `${p.code} · ${p.name} (${p.unit})`)));
+  // A part found by its code or a word of its name, typed: the list keeps only what matches, and
+  // one match is chosen.
+  const search = el("input", { id: "used-search", type: "search", autocomplete: "off", maxlength: 60, oninput: () => {
+    const words = search.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    const matching = [];
+    for (const option of part.options) {
+      if (!option.value) continue;
+      option.hidden = !words.every((w) => option.textContent.toLowerCase().includes(w));
+      if (!option.hidden) matching.push(option);
+    }
+    if (matching.length === 1) part.value = matching[0].value;
+    else if (part.selectedOptions[0]?.hidden) part.value = "";
+    found.textContent = words.length ? text("partsFound", matching.length) : "";
+  } });
+  const found = el("span", { class: "hint", id: "used-found", role: "status" });
   const line = el("input", { id: "used-line", maxlength: 200, autocomplete: "off" });
   const quantity = el("input", { id: "used-quantity", inputmode: "decimal", autocomplete: "off", required: true });
   return el("section", { class: "materials", "aria-labelledby": "used-title" },
@@ -527,6 +542,7 @@ function materials(view, item, editable) {
       if (wrong) { state.problem = refusal(wrong); await render(); return; }
       await act(view, item, change);
     } },
+      offered.length > 8 ? [el("label", { for: "used-search" }, text("partSearch")), search, found] : null,
       el("label", { for: "used-part" }, text("usedPart")), part,
       el("label", { for: "used-line" }, text("usedLine")), line,
       el("label", { for: "used-quantity" }, text("usedQuantity")), quantity,
