@@ -14,6 +14,9 @@ extension CentralStore {
             public var taskID: Int64
             /// As claimed: the same news coming again meanwhile moves it on (the message is sent again).
             public var generation: Int32 = 0
+            /// When the task last changed on the master (ms since 1970), as claimed: the phone shows the
+            /// news once its copy is at least this recent. Nil for a task no longer there.
+            public var taskChangedAt: Int64? = nil
         }
 
         public var tokenID: Int64
@@ -112,8 +115,9 @@ extension CentralStore {
             )
             SELECT s.token_id, s.endpoint, s.p256dh, s.auth, max(h.attempts) AS attempts,
                    array_agg(h.id ORDER BY h.id) AS ids, array_agg(h.kind ORDER BY h.id) AS kinds,
-                   array_agg(h.task_id ORDER BY h.id) AS tasks, array_agg(h.generation ORDER BY h.id) AS generations
-              FROM held h JOIN push_subscriptions s ON s.token_id = h.token_id
+                   array_agg(h.task_id ORDER BY h.id) AS tasks, array_agg(h.generation ORDER BY h.id) AS generations,
+                   array_agg(coalesce(floor(extract(epoch FROM t.updated_at) * 1000)::bigint, 0) ORDER BY h.id) AS changed
+              FROM held h JOIN push_subscriptions s ON s.token_id = h.token_id LEFT JOIN tasks t ON t.id = h.task_id
              GROUP BY s.token_id
              ORDER BY min(h.id)
             """
@@ -123,13 +127,16 @@ extension CentralStore {
             let kinds = try r["kinds"].decode([String].self)
             let tasks = try r["tasks"].decode([Int64].self)
             let generations = try r["generations"].decode([Int32].self)
+            let changed = try r["changed"].decode([Int64].self)
             return DuePush(
                 tokenID: try r["token_id"].decode(Int64.self), endpoint: try r["endpoint"].decode(String.self),
                 p256dh: Array(try r["p256dh"].decode(ByteBuffer.self).readableBytesView),
                 auth: Array(try r["auth"].decode(ByteBuffer.self).readableBytesView),
                 attempts: Int(try r["attempts"].decode(Int32.self)),
                 messages: ids.indices.map {
-                    DuePush.Message(id: ids[$0], kind: kinds[$0], taskID: tasks[$0], generation: generations[$0])
+                    DuePush.Message(
+                        id: ids[$0], kind: kinds[$0], taskID: tasks[$0], generation: generations[$0],
+                        taskChangedAt: changed[$0] > 0 ? changed[$0] : nil)
                 })
         }
     }

@@ -112,9 +112,13 @@ public struct PushService: Service {
         return try WebPush.VAPIDKey(privateKey: Data(kept.privateKey))
     }
 
-    /// What a push says: `{"v":1,"news":[{"kind":"assigned","task":12},…]}`.
+    /// What a push says: `{"v":1,"news":[{"kind":"assigned","task":12,"at":1765100000000},…]}`:
+    /// which task, what happened, and when the task last changed (the phone waits for its copy to
+    /// be that recent before it shows the news).
     static func payload(_ push: CentralStore.DuePush) -> Data {
-        let news = push.messages.map { #"{"kind":"\#($0.kind)","task":\#($0.taskID)}"# }.joined(separator: ",")
+        let news = push.messages.map { message in
+            #"{"kind":"\#(message.kind)","task":\#(message.taskID)"# + (message.taskChangedAt.map { #","at":\#($0)"# } ?? "") + "}"
+        }.joined(separator: ",")
         return Data(#"{"v":1,"news":[\#(news)]}"#.utf8)
     }
 

@@ -50,6 +50,11 @@ struct WebPushTests {
                 struct News: Decodable, Equatable {
                     var kind: String
                     var task: Int64
+                    /// When the task last changed (ms): not compared.
+                    var at: Int64? = nil
+
+                    init(kind: String, task: Int64) { (self.kind, self.task) = (kind, task) }
+                    static func == (a: News, b: News) -> Bool { a.kind == b.kind && a.task == b.task }
                 }
 
                 var v: Int
@@ -192,6 +197,9 @@ struct WebPushTests {
                 #expect(taken.verified && taken.decrypted && taken.problem == nil, "\(receiver.shown())")
                 #expect(taken.key == publicKey, "signed with the key phones subscribe with")
                 #expect(taken.payload?.news == [.init(kind: "assigned", task: task.id)])
+                // With when the task last changed, for the phone to wait for a copy that recent.
+                let changedAt = try await CentralStore.withStore(url) { try await $0.task(id: task.id).updatedAt.millisecondsSince1970 }
+                #expect(taken.payload?.news.first?.at.map { abs($0 - changedAt) <= 1 } == true, "\(taken.payload?.news ?? [])")
                 #expect(taken.claims?.sub.hasPrefix("mailto:") == true && taken.urgency == "high" && taken.ttl == "86400")
                 #expect(!receiver.shown().contains("Secret"), "nothing of what the task says")
                 #expect(try await kept() == 0)

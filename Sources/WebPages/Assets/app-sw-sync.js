@@ -46,8 +46,9 @@ self.teamworkNews = async (news) => {
       const tasks = new Map();
       for (const task of await local.all("tasks")) if (wanted.includes(task.id)) tasks.set(task.id, task);
       const sites = new Map((await local.all("locations")).map((l) => [l.id, l]));
-      const taken = new Set(news.filter((n) => n.kind === "taken").map((n) => n.task));
-      return wanted.every((id) => tasks.has(id) || taken.has(id)) || round === 2 ? { tasks, sites } : null;
+      // Each task's copy at least as recent as the news (a "changed" must not show the old window).
+      const current = (n) => n.kind === "taken" || (tasks.has(n.task) && !(n.at > (tasks.get(n.task).updated_at ?? 0)));
+      return news.every(current) || round === 2 ? { tasks, sites } : null;
     });
   }
   if (!found) return null;

@@ -528,6 +528,20 @@ function materials(view, item, editable) {
     found.textContent = words.length ? text("partsFound", matching.length) : "";
   } });
   const found = el("span", { class: "hint", id: "used-found", role: "status" });
+  // Where the browser reads barcodes (BarcodeDetector: Chrome on Android), a photo of the part's
+  // label finds it: its code goes in the search.
+  const scan = "BarcodeDetector" in window
+    ? el("input", { type: "file", id: "used-scan", class: "camera", accept: "image/*", capture: "environment", onchange: async () => {
+      try {
+        const codes = await new BarcodeDetector().detect(await createImageBitmap(scan.files[0]));
+        search.value = codes.length ? codes[0].rawValue : "";
+        search.dispatchEvent(new Event("input"));
+        if (!codes.length) found.textContent = text("noBarcode");
+      } catch (error) {
+        found.textContent = text("noBarcode");
+      }
+    } })
+    : null;
   const line = el("input", { id: "used-line", maxlength: 200, autocomplete: "off" });
   const quantity = el("input", { id: "used-quantity", inputmode: "decimal", autocomplete: "off", required: true });
   return el("section", { class: "materials", "aria-labelledby": "used-title" },
@@ -542,7 +556,8 @@ function materials(view, item, editable) {
       if (wrong) { state.problem = refusal(wrong); await render(); return; }
       await act(view, item, change);
     } },
-      offered.length > 8 ? [el("label", { for: "used-search" }, text("partSearch")), search, found] : null,
+      offered.length > 8 ? [el("label", { for: "used-search" }, text("partSearch")), search,
+        scan ? [" ", scan, el("label", { for: "used-scan", class: "button camera-button" }, text("scanPart"))] : null, found] : null,
       el("label", { for: "used-part" }, text("usedPart")), part,
       el("label", { for: "used-line" }, text("usedLine")), line,
       el("label", { for: "used-quantity" }, text("usedQuantity")), quantity,
