@@ -888,11 +888,11 @@ struct PhoneAppTests {
             try await page.waitUntil("document.querySelectorAll('#mine .task').length >= 201", within: .seconds(30))
             try await page.waitUntil("navigator.serviceWorker.controller", within: .seconds(20))
             _ = try await page.evaluate("navigator.serviceWorker.ready.then(() => true)")
-            var last = -1
-            while relay.down + relay.up != last {
-                last = relay.down + relay.up
-                try await Task.sleep(for: .seconds(2))
+            // A working day: the service worker installed, the first sync done and the live wait begun (it stays open).
+            let live = try await eventually(within: .seconds(30), every: .milliseconds(100)) {
+                relay.requestLines.contains { $0.contains("&wait=") }
             }
+            #expect(live, "the app began its live wait: \(relay.requestLines)")
             let bytes = relay.down + relay.up
             #expect(bytes <= 150 * 1024, "\(bytes) bytes in \(relay.requests) requests: \(relay.requestLines)")
             for file in ["/app/", "/app/app.js", "/app/rules.js", "/app/notify.js", "/app/manifest.webmanifest"] {
@@ -994,8 +994,10 @@ struct PhoneAppTests {
             let message = page.events("Page.javascriptDialogOpening").first?["message"].string ?? ""
             #expect(message.contains("new pairing link"), "\(message)")
             _ = try await page.send("Page.handleJavaScriptDialog", ["accept": false])
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(try await page.evaluate("!!document.querySelector('#mine')").bool == true, "still signed in")
+            // Still signed in: the next sync succeeds (a revoked token would sign the phone out).
+            let synced = try await page.evaluate("document.body.dataset.synced").string ?? ""
+            _ = try await page.evaluate("document.querySelector('#sync').click() || true")
+            try await page.waitUntil("document.body.dataset.synced !== \(String(reflecting: synced)) && !!document.querySelector('#mine')")
         }
     }
 
