@@ -1,11 +1,12 @@
 # Teamwork's tools in an image: teamwork-manager and teamwork-service.
 #   docker build -t teamwork .
 # docker-compose.yml uses it for the migration step and the service.
-# The toolchain the code needs (6.2 or later: InlineArray), as CI builds it; the versions pinned in Package.resolved.
+# The toolchain the code needs (6.2 or later: InlineArray), as CI builds it; the versions pinned exactly in Package.swift
+# (Package.resolved is not in git: it is resolved here, from a clean clone).
 FROM swift:6.3-noble AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY Package.swift Package.resolved ./
+COPY Package.swift ./
 COPY Plugins ./Plugins
 COPY Sources ./Sources
 COPY Tests ./Tests
