@@ -181,7 +181,8 @@ let package = Package(
                 .embedInCode("Assets/app.html"), .embedInCode("Assets/app.js"), .embedInCode("Assets/app-rules.js"),
                 .embedInCode("Assets/app-local.js"), .embedInCode("Assets/app-sync.js"), .embedInCode("Assets/app-words.js"),
                 .embedInCode("Assets/app.css"), .embedInCode("Assets/app-sw.js"), .embedInCode("Assets/app-sw-sync.js"),
-                .embedInCode("Assets/app-notify.js"), .embedInCode("Assets/app.webmanifest"),
+                .embedInCode("Assets/app-notify.js"), .embedInCode("Assets/app-fields.js"),
+                .embedInCode("Assets/app.webmanifest"),
                 // The install icons: PNGs drawn from icon.svg and app-icon-maskable.svg (docs/phone.md).
                 .embedInCode("Assets/app-icon-192.png"), .embedInCode("Assets/app-icon-512.png"),
                 .embedInCode("Assets/app-icon-maskable-512.png"),
@@ -269,6 +270,9 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "teamwork-service", dependencies: ["ServiceCLI"]),
+
+        // Writes what the task's declaration (TaskSchema) gives outside Swift: scripts/declare runs it.
+        .executableTarget(name: "teamwork-declare", dependencies: ["TeamworkModel"]),
 
         // Measurements: prints figures, asserts nothing.
         .executableTarget(

@@ -9,68 +9,32 @@ import TeamworkModel
 /// client has none, the page says `refetch` and starts from 0, and the client
 /// replaces its copy once it has read every page.
 public struct ChangePage: Sendable, Codable, Equatable {
+    /// A task as a replica holds it (the field's columns as the field says) at `rowVersion`: its columns as
+    /// ``TaskSchema`` declares them, and nothing else (a column added there travels with no change here).
+    /// Read as the task it carries (`page.tasks[0].title`).
+    @dynamicMemberLookup
     public struct Task: Sendable, Codable, Equatable {
-        public var id: Int64
-        public var title: String
-        public var description: String
-        public var priority: String
-        public var teamID: Int64?
-        public var assigneeID: Int64?
-        public var locationID: Int64?
-        public var dueAt: Int64?
-        public var createdAt: Int64
-        public var updatedAt: Int64
-        public var masterVersion: Int
-        /// What the field says: worker-owned fields as they stand in the replica.
-        public var status: String
-        public var startedAt: Int64?
-        public var completedAt: Int64?
-        public var completedBy: Int64?
-        public var completionNote: String?
+        /// The task as a device may know it: the columns that travel, the others absent.
+        public var task: FieldTask
         public var rowVersion: Int64
-        /// The appointment window (milliseconds), both or neither. Absent from
-        /// servers before replica schema 3, as is ``requiredSkills``.
-        public var windowStart: Int64?
-        public var windowEnd: Int64?
-        /// Skills whoever goes must have; absent or empty when none.
-        public var requiredSkills: [String]?
-        /// The IANA zone its times are read in (its site's, else its team's); absent
-        /// from servers before replica schema 5, which meant UTC.
-        public var timeZone: String?
-        /// The plan that made it and the plan's day (`2026-12-07`) it stands for; absent for a task made by hand.
-        public var planID: Int64?
-        public var planDate: String?
-        /// The checklist version it carries and the latest answer to each item, as the field says;
-        /// absent from servers before replica schema 7 (no checklists then).
-        public var checklist: ChecklistForm?
-        public var answers: [AnsweredItem]?
-        /// When the day planner expects work to start (milliseconds), and its minutes on site; absent
-        /// when not planned or not said, and from servers before replica schema 8.
-        public var plannedStart: Int64?
-        public var durationMinutes: Int?
-        /// The customer's first name and how the booked visit stands (`none`, `confirmed`, `move`,
-        /// `cancel`); absent when there is none, and from servers before replica schema 11.
-        public var customerFirstName: String?
-        public var visit: String?
 
-        /// A task as a replica holds it (the field's columns as the field says) at `rowVersion`:
-        /// the one mapping of a task onto the page.
         public init(_ task: FieldTask, rowVersion: Int64) {
-            (id, title, description, priority) = (task.id, task.title, task.description, task.priority.rawValue)
-            (teamID, assigneeID, locationID) = (task.teamID, task.assigneeID, task.locationID)
-            (dueAt, createdAt, updatedAt) = (
-                task.dueAt?.millisecondsSince1970, task.createdAt.millisecondsSince1970, task.updatedAt.millisecondsSince1970
-            )
-            (masterVersion, status) = (task.version, task.status.rawValue)
-            (startedAt, completedAt) = (task.startedAt?.millisecondsSince1970, task.completedAt?.millisecondsSince1970)
-            (completedBy, completionNote, self.rowVersion) = (task.completedBy, task.completionNote, rowVersion)
-            (windowStart, windowEnd) = (task.window?.start.millisecondsSince1970, task.window?.end.millisecondsSince1970)
-            requiredSkills = task.requiredSkills.isEmpty ? nil : task.requiredSkills
-            (timeZone, planID, planDate) = (task.timeZone, task.planID, task.planDate?.description)
-            checklist = task.checklist
-            answers = task.answers.isEmpty ? nil : AnsweredItem.list(task.answers)
-            (plannedStart, durationMinutes) = (task.plannedStart?.millisecondsSince1970, task.durationMinutes)
-            (customerFirstName, visit) = (task.customerFirstName, task.visit)
+            self.task = TaskSchema.travelled(task)
+            self.rowVersion = rowVersion
+        }
+
+        public subscript<Value>(dynamicMember path: KeyPath<FieldTask, Value>) -> Value { task[keyPath: path] }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: TeamworkJSON.Key.self)
+            task = try TaskSchema.decode(from: container)
+            rowVersion = try container.decode(Int64.self, forKey: .init("rowVersion"))
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: TeamworkJSON.Key.self)
+            try TaskSchema.encode(task, into: &container)
+            try container.encode(rowVersion, forKey: .init("rowVersion"))
         }
     }
 

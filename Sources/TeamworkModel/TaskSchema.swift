@@ -16,8 +16,10 @@ public enum TaskSchema {
         .init("id", .integer, replica: "INTEGER PRIMARY KEY") { .integer($0.id) },
         .init("title", .text, replica: "TEXT NOT NULL") { .text($0.title) },
         .init("description", .text, replica: "TEXT NOT NULL") { .text($0.description) },
-        .init("priority", .text, replica: "TEXT NOT NULL") { .text($0.priority.rawValue) },
-        .init("status", .text, replica: "TEXT NOT NULL", owner: .field) { .text($0.status.rawValue) },
+        .init("priority", .text, replica: "TEXT NOT NULL", wire: .oneOf(Priority.allCases.map(\.rawValue))) { .text($0.priority.rawValue) },
+        .init("status", .text, replica: "TEXT NOT NULL", owner: .field, wire: .oneOf(TaskStatus.allCases.map(\.rawValue))) {
+            .text($0.status.rawValue)
+        },
         .init("team_id", .integer, replica: "INTEGER") { .integer($0.teamID) },
         .init("assignee_id", .integer, replica: "INTEGER", owner: .claimable) { .integer($0.assigneeID) },
         .init("location_id", .integer, replica: "INTEGER") { .integer($0.locationID) },
@@ -33,34 +35,72 @@ public enum TaskSchema {
         .init("version", .integer, replica: "INTEGER NOT NULL", replicaName: "master_version") { .integer(Int64($0.version)) },
         // Comma-separated, sorted; '' when none.
         .init(
-            "required_skills", .text, master: "array_to_string(k.required_skills, ',')", replica: "TEXT NOT NULL DEFAULT ''"
+            "required_skills", .text, master: "array_to_string(k.required_skills, ',')", replica: "TEXT NOT NULL DEFAULT ''",
+            wire: .list(item: "^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$", most: Skills.mostPerTask),
+            about: "skills whoever does the task must have, sorted; absent when none"
         ) { .text($0.requiredSkills.joined(separator: ",")) },
-        .init("window_start", .date, replica: "INTEGER") { .date($0.window?.start) },
-        .init("window_end", .date, replica: "INTEGER") { .date($0.window?.end) },
-        // The IANA zone its times are read in (its site's, else its team's).
-        .init("time_zone", .text, replica: "TEXT NOT NULL DEFAULT 'UTC'") { .text($0.timeZone) },
-        // The plan that made it and the plan's day it stands for (2026-12-07); NULL for a task made by hand.
-        .init("plan_id", .integer, replica: "INTEGER") { .integer($0.planID) },
-        .init("plan_date", .text, master: "k.plan_date::text", replica: "TEXT") { .text($0.planDate?.description) },
-        // The checklist version it carries (JSON of a ChecklistForm), NULL when none.
-        .init("checklist", .text, master: checklistForm, replica: "TEXT") { .text($0.checklist.map(FieldTask.json)) },
-        // The latest answer per item ({"key": {"value", "by", "at"}}): worker-owned, as status is.
-        .init("answers", .answers, master: "k.answers::text", replica: "TEXT NOT NULL DEFAULT '{}'", owner: .field) {
-            .text(FieldTask.json($0.answers))
+        .init(
+            "window_start", .date, replica: "INTEGER",
+            about:
+                "start of the appointment window, \(TaskColumn.milliseconds); present with window_end or not at all (absent from servers before replica schema 3)"
+        ) { .date($0.window?.start) },
+        .init("window_end", .date, replica: "INTEGER", about: "end of the appointment window, \(TaskColumn.milliseconds)") {
+            .date($0.window?.end)
         },
+        // The IANA zone its times are read in (its site's, else its team's).
+        .init(
+            "time_zone", .text, replica: "TEXT NOT NULL DEFAULT 'UTC'", wire: .pattern("^[A-Za-z][A-Za-z0-9_+/-]{0,63}$"),
+            about:
+                "the IANA time zone the task's times are read in (its site's, else its team's): its due day, its window and which day is today; absent from servers before replica schema 5, which meant UTC"
+        ) { .text($0.timeZone) },
+        // The plan that made it and the plan's day it stands for (2026-12-07); NULL for a task made by hand.
+        .init(
+            "plan_id", .integer, replica: "INTEGER",
+            about: "the recurring plan that made the task; absent for a task made by hand (and from servers before replica schema 6)"
+        ) { .integer($0.planID) },
+        .init(
+            "plan_date", .text, master: "k.plan_date::text", replica: "TEXT", wire: .day,
+            about: "the plan's day this task stands for (2026-12-07), on the task's wall clock; with plan_id"
+        ) { .text($0.planDate?.description) },
+        // The checklist version it carries (JSON of a ChecklistForm), NULL when none.
+        .init(
+            "checklist", .text, master: checklistForm, replica: "TEXT", wire: .checklist,
+            about:
+                "the checklist version the task carries (it keeps the version it got); absent when none and from servers before replica schema 7"
+        ) { .text($0.checklist.map(FieldTask.json)) },
+        // The latest answer per item ({"key": {"value", "by", "at"}}): worker-owned, as status is.
+        .init(
+            "answers", .answers, master: "k.answers::text", replica: "TEXT NOT NULL DEFAULT '{}'", owner: .field, wire: .answers,
+            about:
+                "the latest answer to each item of the checklist, as the field says (the master's once it has taken them); absent when none"
+        ) { .text(FieldTask.json($0.answers)) },
         // When the day planner expects work to start, and its minutes on site.
-        .init("duration_minutes", .integer, replica: "INTEGER") { .integer($0.durationMinutes.map(Int64.init)) },
+        .init(
+            "duration_minutes", .integer, replica: "INTEGER", shown: .init("on site", sv: "på plats", unit: "min"),
+            about: "the minutes on site the plan counts on; absent when not said"
+        ) { .integer($0.durationMinutes.map(Int64.init)) },
         .init("pinned", .bool) { .bool($0.pinned) },
-        .init("planned_start", .date, replica: "INTEGER") { .date($0.plannedStart) },
+        .init(
+            "planned_start", .date, replica: "INTEGER",
+            about:
+                "when the day planner expects work to start (its ETA), \(TaskColumn.milliseconds); absent when not planned (and from servers before replica schema 8)"
+        ) { .date($0.plannedStart) },
         // Customers never go to devices: their contact details stay on the master.
         .init("customer_id", .integer) { .integer($0.customerID) },
         // What the worker may know of the customer (docs/phone.md): a first name to greet, and how the
         // booked visit stands. Derived: they travel again whenever the appointment, the customer or the
         // site's customer changes (sql/0035_visits_reach_the_field.sql), and an erased customer's name goes.
-        .init("customer_first_name", .text, master: customerFirstName, replica: "TEXT", derived: true) { .text($0.customerFirstName) },
-        .init("visit", .text, master: "(SELECT a.answer FROM appointments a WHERE a.task_id = k.id)", replica: "TEXT", derived: true) {
-            .text($0.visit)
-        },
+        .init(
+            "customer_first_name", .text, master: customerFirstName, replica: "TEXT", derived: true,
+            about:
+                "the first name of the task's customer (its own, else its site's), never contact details; absent when none or erased (and from servers before replica schema 11)"
+        ) { .text($0.customerFirstName) },
+        .init(
+            "visit", .text, master: "(SELECT a.answer FROM appointments a WHERE a.task_id = k.id)", replica: "TEXT", derived: true,
+            wire: .oneOf(["none", "confirmed", "move", "cancel"]),
+            about:
+                "how the customer answered the booked visit: none (not yet), confirmed, move (asked for another time), cancel; absent when no visit is booked"
+        ) { .text($0.visit) },
     ]
 
     /// The task's own customer, else its site's; the first word of their name, none once erased.
@@ -121,11 +161,52 @@ public struct TaskColumn: Sendable {
     public let derived: Bool
     /// Its value in a task.
     public let value: @Sendable (FieldTask) -> TaskValue
+    /// How it travels in a page of changes, under ``wireKey`` (see ``Wire``).
+    public let wire: Wire
+    /// What it means, for the readers of the protocol (docs/openapi.json says it).
+    public let about: String?
+    /// How a device shows it, where nothing else does: `teamwork-worker task show` and the phone's
+    /// task page list such columns under their label; nil: shown in its own way, or not at all.
+    public let shown: Label?
+
+    /// How a column's value is written in a page of changes (JSON). Each form says how it is
+    /// described in docs/openapi.json too.
+    public enum Wire: Sendable, Equatable {
+        /// By its kind: a number, a string, a boolean; a date as milliseconds since 1970 (UTC).
+        case value
+        /// A string, one of these.
+        case oneOf([String])
+        /// A string matching this pattern.
+        case pattern(String)
+        /// A day, `2026-12-07`.
+        case day
+        /// Stored comma-separated; a list of strings matching `item`, at most `most`, absent when empty.
+        case list(item: String, most: Int)
+        /// Stored as JSON text of a ``ChecklistForm``; the form itself.
+        case checklist
+        /// Stored as JSON text of the answers by item; a list of ``AnsweredItem``s, absent when empty.
+        case answers
+    }
+
+    /// What a device calls a column it shows (``shown``): English, Swedish, and a unit after its value.
+    public struct Label: Sendable, Equatable {
+        public let english: String
+        public let swedish: String
+        public let unit: String?
+
+        public init(_ english: String, sv swedish: String, unit: String? = nil) {
+            (self.english, self.swedish, self.unit) = (english, swedish, unit)
+        }
+    }
 
     init(
         _ name: String, _ kind: Kind, master: String? = nil, replica: String? = nil, replicaName: String? = nil,
-        owner: Owner = .master, derived: Bool = false, value: @escaping @Sendable (FieldTask) -> TaskValue
+        owner: Owner = .master, derived: Bool = false, wire: Wire = .value, shown: Label? = nil, about: String? = nil,
+        value: @escaping @Sendable (FieldTask) -> TaskValue
     ) {
+        self.wire = wire
+        self.shown = shown
+        self.about = about
         self.derived = derived
         self.name = name
         self.kind = kind
@@ -141,6 +222,15 @@ public struct TaskColumn: Sendable {
 
     /// What the master's select names it.
     public var selectedName: String { "task_\(name)" }
+
+    /// Its key in a page of changes (snake_case, as every key of the protocol): its name in a replica.
+    public var wireKey: String { replicaName }
+
+    /// Every page of changes carries it (the replica holds it NOT NULL and from its first schema).
+    public var wireRequired: Bool {
+        guard let replica else { return false }
+        return replica.contains("PRIMARY KEY") || (replica.contains("NOT NULL") && !replica.contains("DEFAULT"))
+    }
 
     /// The value as a replica stores it: what `verify` compares.
     public func stored(_ value: TaskValue) -> TaskValue {

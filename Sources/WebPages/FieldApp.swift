@@ -337,6 +337,7 @@ enum FieldAppFiles {
         ("sync.js", "text/javascript; charset=utf-8", PackageResources.app_sync_js),
         ("words.js", "text/javascript; charset=utf-8", PackageResources.app_words_js),
         ("notify.js", "text/javascript; charset=utf-8", PackageResources.app_notify_js),
+        ("fields.js", "text/javascript; charset=utf-8", PackageResources.app_fields_js),
         ("app.css", "text/css; charset=utf-8", PackageResources.app_css),
         ("manifest.webmanifest", "application/manifest+json", PackageResources.app_webmanifest),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),

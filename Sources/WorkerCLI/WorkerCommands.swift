@@ -66,7 +66,7 @@ struct Tasks: AsyncParsableCommand {
                 let when = (task.window.map { $0.compact(in: zone, withZone: zones.count > 1) } ?? due) + (task.isLate(at: now) ? " !" : "")
                 let eta = task.expectedArrival(at: now).map { zone.time(of: $0.at).short + ($0.runningLate ? " late" : "") } ?? "-"
                 return [String(task.id), when] + (planned ? [eta] : []) + [
-                    task.priority, task.status.rawValue, task.title, task.address ?? "-",
+                    task.priority.rawValue, task.status.rawValue, task.title, task.address ?? "-",
                 ]
             }, maxWidth: 60)
     }
@@ -82,23 +82,24 @@ struct Show: AsyncParsableCommand {
         guard let task = try store.task(id: id) else { throw TeamworkError.notFound("no task \(id) on this device") }
         if output.json { return try output.print(task) }
         let assignee = try task.assigneeID.map { id in try store.personName(id).map { "\($0) (\(id))" } ?? String(id) }
-        let lines: [(String, String)] = [
-            ("id", String(task.id)), ("title", task.title), ("description", task.description), ("priority", task.priority),
-            ("status", task.status.rawValue + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
-            ("due", task.dueAt.map { task.zone.format($0) } ?? "-"),
-            ("window", task.window.map { $0.compact(in: task.zone) + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
-            (
-                "expected",
-                task.expectedArrival(at: Date()).map { task.zone.format($0.at) + ($0.runningLate ? " (running late)" : "") } ?? "-"
-            ),
-            ("on site", task.durationMinutes.map { "\($0) min" } ?? "-"),
-            ("time zone", task.timeZone),
-            ("plan", task.planID.map { "plan \($0), the occurrence of \(task.planDate ?? "-")" } ?? "-"),
-            ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),
-            ("checklist", task.checklist.map { $0.summary(AnsweredItem.answers(task.answers)) } ?? "-"),
-            ("location", task.location ?? "-"),
-            ("note", task.completionNote ?? "-"),
-        ]
+        let declared: [(String, String)] = task.shownColumns.map { ($0.label, $0.value) }
+        let lines: [(String, String)] =
+            [
+                ("id", String(task.id)), ("title", task.title), ("description", task.description), ("priority", task.priority.rawValue),
+                ("status", task.status.rawValue + (task.isOverdue(at: Date()) ? " (overdue)" : "")), ("assignee", assignee ?? "-"),
+                ("due", task.dueAt.map { task.zone.format($0) } ?? "-"),
+                ("window", task.window.map { $0.compact(in: task.zone) + (task.isPastWindow(at: Date()) ? " (past)" : "") } ?? "-"),
+                (
+                    "expected",
+                    task.expectedArrival(at: Date()).map { task.zone.format($0.at) + ($0.runningLate ? " (running late)" : "") } ?? "-"
+                ),
+                ("time zone", task.timeZone),
+                ("plan", task.planID.map { "plan \($0), the occurrence of \(task.planDate?.description ?? "-")" } ?? "-"),
+                ("requires", task.requiredSkills.isEmpty ? "-" : task.requiredSkills.joined(separator: ", ")),
+                ("checklist", task.checklist.map { $0.summary(task.answers) } ?? "-"),
+                ("location", task.location ?? "-"),
+                ("note", task.completionNote ?? "-"),
+            ] + declared
         TextOutput.details(
             lines.map { key, value in
                 // The title is one line wherever it shows; a description or a note keeps its lines.
@@ -133,7 +134,7 @@ struct TaskChange {
         var hint: String?
         if operation == .attach, item == nil, let attachment, let checklist = task.checklist {
             let kind: ChecklistItem.Kind = attachment.signer == nil ? .photo : .signature
-            let answered = AnsweredItem.answers(task.answers)
+            let answered = task.answers
             let open = checklist.items.filter { $0.kind == kind && answered[$0.key] == nil }.map(\.key)
             if open.count == 1, attachment.mediaType.hasPrefix("image/") {
                 item = open[0]
@@ -180,7 +181,7 @@ struct TaskChange {
     /// For a completion refused for missing answers: the command that answers each.
     static func howToAnswer(_ task: LocalTask, operation: WorkerChange.Operation) -> String {
         guard operation == .complete, let checklist = task.checklist else { return "" }
-        let missing = checklist.missing(in: AnsweredItem.answers(task.answers))
+        let missing = checklist.missing(in: task.answers)
         guard !missing.isEmpty else { return "" }
         let ways = missing.compactMap { key -> String? in
             guard let item = checklist.item(key) else { return nil }
@@ -344,14 +345,15 @@ struct ChecklistCommand: AsyncParsableCommand {
             if output.json { return try output.print([String: String]()) }
             return TeamworkWorker.say("Task \(id) has no checklist.")
         }
-        let answers = AnsweredItem.answers(task.answers)
+        let answers = task.answers
         if output.json {
             struct Listing: Encodable {
                 var checklist: ChecklistForm
                 var answers: [AnsweredItem]
                 var missing: [String]
             }
-            return try output.print(Listing(checklist: checklist, answers: task.answers, missing: checklist.missing(in: answers)))
+            return try output.print(
+                Listing(checklist: checklist, answers: AnsweredItem.list(task.answers), missing: checklist.missing(in: answers)))
         }
         TeamworkWorker.say(
             "\(TerminalText.inline(checklist.name)) (version \(checklist.version)) for task \(id): \(TerminalText.inline(task.title))")

@@ -3,47 +3,44 @@ import GRDB
 import SyncProtocol
 import TeamworkModel
 
-/// A task as the device holds it.
+/// A task as the device holds it: the columns ``TaskSchema`` says travel (a column added there is kept, read
+/// back and printed by `task show --json` with no change here), the site as a person reads it, and its copy.
+/// Read as the task it carries (`task.title`, `task.window`).
+@dynamicMemberLookup
 public struct LocalTask: Sendable, Codable, Equatable {
     public var replica: String
-    public var id: Int64
-    public var title: String
-    public var description: String
-    public var priority: String
-    public var teamID: Int64?
-    public var assigneeID: Int64?
-    public var dueAt: Date?
-    public var status: TaskStatus
-    public var startedAt: Date?
-    public var completedAt: Date?
-    public var completedBy: Int64?
-    public var completionNote: String?
+    public var task: FieldTask
+    /// Where it is: the site's name, street, city and country, then its coordinates.
     public var location: String?
-    /// The appointment window, when the customer expects you.
-    public var window: TimeWindow?
-    /// Skills the task requires.
-    public var requiredSkills: [String]
-    /// The IANA zone its times are read in (its site's, else its team's), whatever the device's own.
-    public var timeZone: String
 
-    /// The plan that made it and the plan's day it stands for; nil for a task made by hand.
-    public var planID: Int64?
-    public var planDate: String?
-    /// The checklist version it carries, and the latest answer to each item (the device's queued ones
-    /// included), by item key (a list: JSON key strategies would rename keys of an object).
-    public var checklist: ChecklistForm?
-    public var answers: [AnsweredItem]
-    /// When the day planner expects work to start, and its minutes on site (nil: not said).
-    public var plannedStart: Date?
-    public var durationMinutes: Int?
+    public init(replica: String, task: FieldTask, location: String?) {
+        (self.replica, self.task, self.location) = (replica, task, location)
+    }
+
+    public subscript<Value>(dynamicMember path: KeyPath<FieldTask, Value>) -> Value { task[keyPath: path] }
+
+    enum CodingKeys: String, CodingKey { case replica, location }
+
+    /// The task's own keys (``FieldTask``'s), with `replica` and `location` beside them.
+    public init(from decoder: any Decoder) throws {
+        task = try FieldTask(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        replica = try container.decode(String.self, forKey: .replica)
+        location = try container.decodeIfPresent(String.self, forKey: .location)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try task.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(replica, forKey: .replica)
+        try container.encodeIfPresent(location, forKey: .location)
+    }
 
     /// The ETA at `now` (see ``ExpectedArrival``).
     public func expectedArrival(at now: Date) -> ExpectedArrival? {
-        ExpectedArrival(planned: plannedStart, status: status, due: dueAt, window: window, now: now)
+        ExpectedArrival(planned: task.plannedStart, status: task.status, due: task.dueAt, window: task.window, now: now)
     }
 
-    /// Its zone (UTC should this device's tz database lack the name).
-    public var zone: Zone { Zone.reading(timeZone) }
     /// Where the task is as a person reads it (the site's name, street, city), without its coordinates.
     public var address: String? {
         location.map { text in text.range(of: " (", options: .backwards).map { String(text[..<$0.lowerBound]) } ?? text }
@@ -52,25 +49,33 @@ public struct LocalTask: Sendable, Codable, Equatable {
     /// What the shared rules need to know of it (see `WorkerChange.rejection`).
     public var facts: TaskFacts {
         TaskFacts(
-            assigneeID: assigneeID, status: status, startedAt: startedAt, completedAt: completedAt, completedBy: completedBy,
-            completionNote: completionNote, requiredSkills: requiredSkills, checklist: checklist, answers: AnsweredItem.answers(answers))
+            assigneeID: task.assigneeID, status: task.status, startedAt: task.startedAt, completedAt: task.completedAt,
+            completedBy: task.completedBy, completionNote: task.completionNote, requiredSkills: task.requiredSkills,
+            checklist: task.checklist, answers: task.answers)
     }
 
-    public var isClosed: Bool { status.isClosed }
-
-    public func isOverdue(at now: Date) -> Bool {
-        guard let dueAt, !isClosed else { return false }
-        return dueAt < now
-    }
-
-    /// Its window ended before `now` and it still needs work.
-    public func isPastWindow(at now: Date) -> Bool {
-        guard let window, !isClosed else { return false }
-        return window.end < now
-    }
-
+    public var isClosed: Bool { task.status.isClosed }
+    public func isOverdue(at now: Date) -> Bool { task.isOverdue(at: now) }
+    public func isPastWindow(at now: Date) -> Bool { task.isPastWindow(at: now) }
     /// Overdue or past its window: flagged with `!`.
-    public func isLate(at now: Date) -> Bool { isOverdue(at: now) || isPastWindow(at: now) }
+    public func isLate(at now: Date) -> Bool { task.isLate(at: now) }
+
+    /// The columns the declaration says a device shows by their label (``TaskColumn/shown``) that have a value:
+    /// label and value as `task show` prints them.
+    public var shownColumns: [(label: String, value: String)] {
+        TaskSchema.travelling.compactMap { column in
+            guard let label = column.shown else { return nil }
+            let text: String? =
+                switch column.value(task) {
+                case .integer(let value): value.map(String.init)
+                case .text(let value): value
+                case .date(let value): value.map { task.zone.format($0) }
+                case .bool(let value): value.map { $0 ? "yes" : "no" }
+                case .null: nil
+                }
+            return text.map { (label.english, $0 + (label.unit.map { " \($0)" } ?? "")) }
+        }
+    }
 }
 
 /// A change waiting on the device, or what the server said of it.
@@ -102,33 +107,16 @@ extension LocalStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT k.replica, k.id, k.title, k.description, k.priority, k.team_id, k.assignee_id, k.due_at, k.status,
-                           k.started_at, k.completed_at, k.completion_note, k.completed_by,
-                           nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
-                             || ' (' || l.latitude || ', ' || l.longitude || ')' AS location,
-                           k.window_start, k.window_end, k.required_skills, k.time_zone, k.plan_id, k.plan_date, k.checklist, k.answers,
-                           k.planned_start, k.duration_minutes
+                    SELECT k.*, nullif(trim(l.name || ', ' || l.street || ', ' || l.city || ', ' || l.country, ', '), '')
+                             || ' (' || l.latitude || ', ' || l.longitude || ')' AS location_text
                     FROM tasks k LEFT JOIN locations l ON l.replica = k.replica AND l.id = k.location_id
                     WHERE (?1 IS NULL OR k.assignee_id = ?1) AND (?2 IS NULL OR k.replica = ?2)
                     ORDER BY coalesce(k.planned_start, k.window_start, k.due_at) IS NULL,
                              coalesce(k.planned_start, k.window_start, k.due_at), k.due_at,
                              CASE k.priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END, k.id
                     """, arguments: [assignee, replica]
-            ).map { r in
-                let (start, end) = (Self.date(r["window_start"]), Self.date(r["window_end"]))
-                let skills: String = r["required_skills"]
-                return LocalTask(
-                    replica: r["replica"], id: r["id"], title: r["title"], description: r["description"], priority: r["priority"],
-                    teamID: r["team_id"], assigneeID: r["assignee_id"],
-                    dueAt: Self.date(r["due_at"]), status: TaskStatus(rawValue: r["status"]) ?? .open,
-                    startedAt: Self.date(r["started_at"]), completedAt: Self.date(r["completed_at"]),
-                    completedBy: r["completed_by"], completionNote: r["completion_note"], location: r["location"],
-                    window: start.flatMap { s in end.flatMap { try? TimeWindow(start: s, end: $0) } },
-                    requiredSkills: skills.split(separator: ",").map(String.init), timeZone: r["time_zone"],
-                    planID: r["plan_id"], planDate: r["plan_date"], checklist: try? FieldTask.checklist(json: r["checklist"]),
-                    answers: AnsweredItem.list((try? FieldTask.answers(json: r["answers"])) ?? [:]),
-                    plannedStart: Self.date(r["planned_start"]), durationMinutes: r["duration_minutes"]
-                )
+            ).compactMap { row in
+                Self.task(row).map { LocalTask(replica: row["replica"], task: $0, location: row["location_text"]) }
             }.filter { task in
                 (statuses.isEmpty || statuses.contains(task.status.rawValue))
                     && (day.map { TimeWindow.falls(on: $0, due: task.dueAt, window: task.window, in: task.zone) } ?? true)

@@ -57,6 +57,7 @@ public struct LocalStore: Sendable {
             }
         }
         try migrator.migrate(queue)
+        try queue.write { try declareTaskColumns($0) }
         try queue.read { _ = try Int.fetchOne($0, sql: "SELECT count(*) FROM tasks") }
         return queue
     }
@@ -273,24 +274,7 @@ public struct LocalStore: Sendable {
             for page in pages {
                 for task in page.tasks {
                     // Shown as the server has it; the device's queued changes are played over it below.
-                    try db.execute(
-                        sql: """
-                            INSERT OR REPLACE INTO tasks (replica, id, title, description, priority, team_id, assignee_id, location_id,
-                                due_at, status, started_at, completed_at, completed_by, completion_note, window_start, window_end,
-                                required_skills, server_assignee_id, server_status, server_started_at, server_completed_at,
-                                server_completed_by, server_completion_note, time_zone, plan_id, plan_date, checklist, answers,
-                                server_answers, planned_start, duration_minutes)
-                            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?7, ?10, ?11, ?12, ?13, ?14, ?18,
-                                    ?19, ?20, ?21, ?22, ?22, ?23, ?24)
-                            """,
-                        arguments: [
-                            name, task.id, task.title, task.description, task.priority, task.teamID, task.assigneeID,
-                            task.locationID, task.dueAt, task.status, task.startedAt, task.completedAt,
-                            task.completedBy, task.completionNote, task.windowStart, task.windowEnd,
-                            (task.requiredSkills ?? []).joined(separator: ","), task.timeZone ?? "UTC",
-                            task.planID, task.planDate, task.checklist.map(FieldTask.json),
-                            FieldTask.json(AnsweredItem.answers(task.answers ?? [])), task.plannedStart, task.durationMinutes,
-                        ])
+                    try Self.insert(task.task, into: name, db)
                 }
                 for member in page.members {
                     try db.execute(

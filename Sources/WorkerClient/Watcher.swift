@@ -171,7 +171,7 @@ public struct Watcher: Sendable {
                 if old.status != task.status { changed.append("status \(old.status.rawValue) → \(task.status.rawValue)") }
                 if old.window != task.window { changed.append("window \(task.window.map { $0.compact(in: task.zone) } ?? "none")") }
                 if old.dueAt != task.dueAt { changed.append("due \(task.dueAt.map { task.zone.format($0) } ?? "none")") }
-                if old.priority != task.priority { changed.append("priority \(task.priority)") }
+                if old.priority != task.priority { changed.append("priority \(task.priority.rawValue)") }
                 if old.location != task.location { changed.append("site \(task.address ?? "none")") }
                 if old.requiredSkills != task.requiredSkills {
                     changed.append("needs \(task.requiredSkills.isEmpty ? "no skill" : task.requiredSkills.joined(separator: ", "))")
@@ -193,7 +193,7 @@ public struct Watcher: Sendable {
         static func due(_ task: LocalTask) -> String {
             let due =
                 task.window.map { ", \($0.compact(in: task.zone))" } ?? task.dueAt.map { ", due \(task.zone.format($0))" } ?? ""
-            return due + (task.priority == "normal" ? "" : ", \(task.priority)")
+            return due + (task.priority == .normal ? "" : ", \(task.priority.rawValue)")
         }
     }
 }

@@ -44,7 +44,8 @@ struct ChangePageTests {
             try ReplicaSQL.run(path, "UPDATE tasks SET due_at = \(Int64.max), started_at = \(Int64.min) WHERE id = \(task.id)")
             let page = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 100)
             let served = try #require(page.tasks.first { $0.id == task.id })
-            #expect(served.dueAt == .max && served.startedAt == .min && served.title == "meter")
+            #expect(
+                served.dueAt?.millisecondsSince1970 == .max && served.startedAt?.millisecondsSince1970 == .min && served.title == "meter")
             let drift = try await generator.verify().map(\.message)
             #expect(drift.contains { $0.contains("task \(task.id) differs from the master in due_at") }, "\(drift)")
         }
@@ -91,7 +92,7 @@ struct ChangePageTests {
             try generator.simulateWorker(.team(world.red.id), task: task.id, status: .completed, note: "fixed", by: world.ann.id)
             let path = generator.path(of: .team(world.red.id))
             let page = try ChangePage.read(path: path, epoch: nil, since: 0, limit: 100)
-            #expect(page.tasks.first?.status == "completed" && page.tasks.first?.completionNote == "fixed")
+            #expect(page.tasks.first?.status == .completed && page.tasks.first?.completionNote == "fixed")
         }
     }
 }

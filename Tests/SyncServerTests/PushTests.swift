@@ -55,7 +55,7 @@ struct PushTests {
             let page = try SyncServerTests.decode(ChangePage.self, try await SyncServerTests.get(client, uri, token: boToken))
             let task = try #require(page.tasks.first { $0.id == world.redTask })
             #expect(
-                task.status == "completed" && task.completionNote == "meter swapped, serial 4411"
+                task.status == .completed && task.completionNote == "meter swapped, serial 4411"
                     && task.completedBy == world.fixtures.ann.id)
         }
     }

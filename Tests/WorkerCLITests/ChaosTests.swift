@@ -406,7 +406,7 @@ struct ChaosTests {
                     let truth = try #require(master.first { $0.id == task.id })
                     #expect(
                         task.status == truth.status && task.title == truth.title && task.completionNote == truth.completionNote
-                            && task.assigneeID == truth.assigneeID && AnsweredItem.answers(task.answers) == truth.answers
+                            && task.assigneeID == truth.assigneeID && task.answers == truth.answers
                             && task.checklist == truth.checklist,
                         "\(plan.person.firstName)'s device holds task \(task.id) as the master does")
                 }

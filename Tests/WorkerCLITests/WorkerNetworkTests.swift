@@ -166,6 +166,12 @@ struct WorkerNetworkTests {
                 try db.execute(sql: "PRAGMA user_version = 1")
                 try db.execute(sql: "INSERT INTO replicas (name, kind, title, slug) VALUES (?, 'team', 'Red', 'red')", arguments: [red])
                 try db.execute(sql: "INSERT INTO settings VALUES ('person_id', ?)", arguments: [String(setup.world.ann.id)])
+                // A task as the first release kept it: none of the columns declared since (TaskSchema).
+                try db.execute(
+                    sql: """
+                        INSERT INTO tasks (replica, id, title, description, priority, team_id, assignee_id, status)
+                        VALUES (?, ?, 'as the first release kept it', '', 'normal', ?, ?, 'assigned')
+                        """, arguments: [red, setup.annTask, setup.world.red.id, setup.world.ann.id])
                 try db.execute(
                     sql: """
                         INSERT INTO outbox (change_id, replica, operation, task_id, note, made_at)
@@ -177,10 +183,18 @@ struct WorkerNetworkTests {
             try JSONSerialization.data(withJSONObject: config).write(to: setup.annHome.appending(path: "config.json"))
 
             await #expect(try Self.queuedCount(setup.annHome).contains("Queued: 1"), "the queue survives the upgrade")
+            // The columns declared since are added to the file; its task reads before the next sync fills them.
+            let before = try JSONOutput.decode(
+                [LocalTask].self, try await WorkerTool.run(setup.annHome, ["tasks", "--all", "--json"]).stdout)
+            #expect(before.map(\.title) == ["as the first release kept it"] && before.first?.version == 0)
             let sync = try await WorkerTool.run(setup.annHome, "sync")
             #expect(sync.status == 0 && sync.stdout.contains("pushed 1, 0 rejected"), "\(sync.stdout) \(sync.stderr)")
             let file = setup.folder.appending(path: ReplicaID.team(setup.world.red.id).fileName).path
             #expect(try ReplicaContents.read(path: file).acceptedWorkerChanges == 1)
+            let after = try JSONOutput.decode(
+                [LocalTask].self, try await WorkerTool.run(setup.annHome, ["tasks", "--all", "--json"]).stdout)
+            let task = try #require(after.first { $0.id == setup.annTask })
+            #expect(task.title != "as the first release kept it" && task.version >= 1 && task.createdAt.timeIntervalSince1970 > 0)
             let files = try FileManager.default.contentsOfDirectory(atPath: setup.annHome.path)
             #expect(!files.contains { $0.contains("damaged") }, "nothing set aside")
         }

@@ -7,6 +7,7 @@ import * as rules from "./rules.js";
 import { open, wipe, forgetOthers, listing, actAs, sync, exclusively, waitForChange, SignedOut, Offline, PersonChanged, changeID } from "./sync.js";
 import { text, time, language, refusal } from "./words.js";
 import * as notify from "./notify.js";
+import * as fields from "./fields.js";
 
 const state = {
   person: Number(localStorage.getItem("teamwork.person")) || null,
@@ -475,6 +476,7 @@ function taskPage(view, id) {
       t.customer_first_name || t.visit ? [el("dt", {}, text("customer")),
         el("dd", { id: "visit", "data-visit": t.visit ?? "" }, [t.customer_first_name, t.visit ? text("visits")[t.visit] ?? t.visit : null].filter(Boolean).join(" · "))] : null,
       (t.required_skills || []).length ? [el("dt", {}, text("skills")), el("dd", {}, t.required_skills.join(", "))] : null,
+      ...declared(t),
       site ? [el("dt", {}, text("address")), el("dd", {}, [site.name, site.street, [site.postal_code, site.city].filter(Boolean).join(" ")].filter(Boolean).join(", "), " ",
         el("a", { href: `geo:${site.latitude},${site.longitude}?q=${site.latitude},${site.longitude}`, class: "map" }, text("openMap")))] : null),
     t.description ? [el("h2", {}, text("description")), el("p", { class: "description" }, t.description)] : null,
@@ -491,6 +493,15 @@ function taskPage(view, id) {
       act(view, item, { operation: "complete", note: note.value });
     } }, el("label", { for: "note" }, text("note")), note, el("button", { type: "submit" }, text("complete"))) : null,
   ];
+}
+
+// The columns the task's declaration says the page lists under their label (fields.js), those with a value.
+function declared(t) {
+  return fields.shown.filter((f) => t[f.key] != null).map((f) => {
+    const value = f.kind === "date" ? time(t[f.key], t.time_zone) : f.kind === "bool" ? text(t[f.key] ? "yes" : "no") : String(t[f.key]);
+    const label = f.label[language] ?? f.label.en;
+    return [el("dt", {}, label.charAt(0).toUpperCase() + label.slice(1)), el("dd", { "data-column": f.key }, f.unit ? `${value} ${f.unit}` : value)];
+  });
 }
 
 // What was used on the job: the lines this phone recorded, and (while the task is the worker's

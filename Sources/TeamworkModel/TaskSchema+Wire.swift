@@ -1,0 +1,67 @@
+import Foundation
+
+/// A task on the wire, from ``TaskSchema`` alone: the columns that travel, each under its ``TaskColumn/wireKey``
+/// and in its ``TaskColumn/Wire`` form. A page of changes (`ChangePage.Task`), the device's copy, the phone's
+/// field list (`app-fields.js`) and the task object of docs/openapi.json follow from here (`scripts/declare`
+/// writes the last two; a test compares them).
+extension TaskSchema {
+    /// `task` as a device may know it: the columns that travel, the others absent.
+    public static func travelled(_ task: FieldTask) -> FieldTask {
+        (try? FieldTask(values: { name in position[name].map { columns[$0] }.flatMap { $0.replica == nil ? nil : $0.value(task) } ?? .null }
+        ))
+            ?? task
+    }
+
+    /// Writes the travelling columns of `task` into `container` (keys as the model spells them; an encoder that
+    /// converts to snake_case writes each column's wire key). An absent value, an empty list or no answers are left out.
+    public static func encode(_ task: FieldTask, into container: inout KeyedEncodingContainer<TeamworkJSON.Key>) throws {
+        for column in travelling {
+            let key = TeamworkJSON.Key(TeamworkJSON.propertyName(column.wireKey))
+            switch (column.wire, column.value(task)) {
+            case (.list, .text(let text?)) where !text.isEmpty:
+                try container.encode(text.split(separator: ",").map(String.init), forKey: key)
+            case (.list, _): break
+            case (.checklist, .text(let json?)):
+                if let form = try FieldTask.checklist(json: json) { try container.encode(form, forKey: key) }
+            case (.answers, .text(let json)):
+                let answers = try FieldTask.answers(json: json)
+                if !answers.isEmpty { try container.encode(AnsweredItem.list(answers), forKey: key) }
+            case (_, .integer(let value)): try container.encodeIfPresent(value, forKey: key)
+            case (_, .text(let value)): try container.encodeIfPresent(value, forKey: key)
+            case (_, .date(let value)): try container.encodeIfPresent(value?.millisecondsSince1970, forKey: key)
+            case (_, .bool(let value)): try container.encodeIfPresent(value, forKey: key)
+            case (_, .null): break
+            }
+        }
+    }
+
+    /// A task from the travelling columns in `container` (a column it lacks reads as absent, as from an older
+    /// server). A value of the wrong type, or a task without a column every page carries, throws a decoding error.
+    public static func decode(from container: KeyedDecodingContainer<TeamworkJSON.Key>) throws -> FieldTask {
+        var values: [String: TaskValue] = [:]
+        for column in travelling {
+            let key = TeamworkJSON.Key(TeamworkJSON.propertyName(column.wireKey))
+            values[column.name] =
+                switch (column.wire, column.kind) {
+                case (.list, _): .text(try container.decodeIfPresent([String].self, forKey: key)?.joined(separator: ","))
+                case (.checklist, _): .text(try container.decodeIfPresent(ChecklistForm.self, forKey: key).map(FieldTask.json))
+                case (.answers, _):
+                    .text(FieldTask.json(AnsweredItem.answers(try container.decodeIfPresent([AnsweredItem].self, forKey: key) ?? [])))
+                case (_, .integer): .integer(try container.decodeIfPresent(Int64.self, forKey: key))
+                case (_, .text), (_, .answers): .text(try container.decodeIfPresent(String.self, forKey: key))
+                case (_, .date): .date(try container.decodeIfPresent(Int64.self, forKey: key).map { Date(millisecondsSince1970: $0) })
+                case (_, .bool): .bool(try container.decodeIfPresent(Bool.self, forKey: key))
+                }
+        }
+        do {
+            return try FieldTask(values: { values[$0] ?? .null }, lenient: true)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath, debugDescription: "\(error)"))
+        }
+    }
+}
+
+extension TaskColumn {
+    /// How a date travels, as the protocol's readers are told.
+    public static let milliseconds = "milliseconds since 1970-01-01 UTC"
+}
