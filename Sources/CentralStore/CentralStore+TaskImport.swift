@@ -7,10 +7,12 @@ extension CentralStore {
     /// needs a `team`, an `assignee`, or both. `location` is a site's id or its name;
     /// `checklist` a checklist's name (its latest version); `duration` minutes on site (1 to 720);
     /// `customer` a customer's id or email (else the site's customer hears of it).
-    public static let taskImportColumns = [
-        "title", "description", "priority", "team", "assignee", "location", "due", "requires", "window", "checklist",
-        "duration", "customer",
-    ]
+    /// And each column a manager sets by name (``DeclaredValues``), under its name.
+    public static let taskImportColumns =
+        [
+            "title", "description", "priority", "team", "assignee", "location", "due", "requires", "window", "checklist",
+            "duration", "customer",
+        ] + DeclaredValues.settable.map(\.name)
 
     /// Creates every task in the CSV text, or none: the first bad row stops the
     /// import with an error that names its line and column, and nothing is written.
@@ -177,12 +179,18 @@ struct ImportDirectory {
             customerID = customers[customer.lowercased()]
             if customerID == nil { throw fail("customer", "no such customer (an id or an email)") }
         }
-        return try checked("title") {
+        var declared = DeclaredValues()
+        for column in DeclaredValues.settable {
+            if let value = values[column.name] { try checked(column.name) { try declared.set(column.name, to: value) } }
+        }
+        var task = try checked("title") {
             try NewTask(
                 title: values["title"] ?? "", description: values["description"] ?? "", priority: priority,
                 assignment: assignment, locationID: locationID, dueAt: due, requiredSkills: requires, window: window,
                 checklist: nonEmpty("checklist"), durationMinutes: duration, customerID: customerID
             )
         }
+        task.declared = declared
+        return task
     }
 }

@@ -27,11 +27,11 @@ extension CentralStore {
             """
             INSERT INTO tasks AS k (title, description, priority, team_id, assignee_id, location_id, due_at, created_by,
                                     required_skills, window_start, window_end, checklist_id, checklist_version,
-                                    duration_minutes, customer_id)
+                                    duration_minutes, customer_id\(declaredColumns: new.declared))
             VALUES (\(new.title), \(new.description), \(new.priority.rawValue), \(new.assignment.teamID),
                     \(new.assignment.assigneeID), \(new.locationID), \(new.dueAt), \(actorID),
                     \(new.requiredSkills), \(new.window?.start), \(new.window?.end), \(checklist?.id), \(checklist?.version),
-                    \(new.durationMinutes), \(new.customerID))
+                    \(new.durationMinutes), \(new.customerID)\(declaredValues: new.declared))
             RETURNING \(unescaped: Columns.task)
             """,
             logger: logger
@@ -143,6 +143,7 @@ extension CentralStore {
                                             ELSE duration_minutes END,
                     pinned = coalesce(\(changes.pinned), pinned),
                     customer_id = CASE WHEN \(changes.customerID != nil) THEN \(changes.customerID ?? nil) ELSE customer_id END
+                    \(declaredSets: changes.declared)
                 WHERE k.id = \(id) AND (\(version)::integer IS NULL OR k.version = \(version))
                 RETURNING \(unescaped: Columns.task)
                 """,
@@ -307,6 +308,40 @@ extension CentralStore {
                 position: p, entity: entity, entityID: entityID, operation: op, teamID: team, oldTeamID: oldTeam,
                 assigneeID: assignee, oldAssigneeID: oldAssignee, changedAt: at
             )
+        }
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// `, name, …`: the columns a manager set by name (``DeclaredValues``), for an INSERT's column list. The names
+    /// are the declaration's own (TaskSchema), never a caller's text.
+    mutating func appendInterpolation(declaredColumns declared: DeclaredValues) {
+        for (column, _) in declared.ordered { appendLiteral(", \(column.name)") }
+    }
+
+    /// `, $n, …`: their values, bound, in the same order.
+    mutating func appendInterpolation(declaredValues declared: DeclaredValues) {
+        for (_, value) in declared.ordered {
+            appendLiteral(", ")
+            append(value)
+        }
+    }
+
+    /// `, name = $n, …`: for an UPDATE's SET list.
+    mutating func appendInterpolation(declaredSets declared: DeclaredValues) {
+        for (column, value) in declared.ordered {
+            appendLiteral(", \(column.name) = ")
+            append(value)
+        }
+    }
+
+    private mutating func append(_ value: TaskValue) {
+        switch value {
+        case .text(let text): appendInterpolation(text)
+        case .integer(let number): appendInterpolation(number)
+        case .date(let date): appendInterpolation(date)
+        case .bool(let flag): appendInterpolation(flag)
+        case .null: appendLiteral("NULL")
         }
     }
 }

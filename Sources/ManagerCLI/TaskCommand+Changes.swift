@@ -36,6 +36,7 @@ extension TaskCommand {
         @Flag(inversion: .prefixedNo, help: "Pinned: the day planner leaves it with whoever has it.") var pin: Bool?
         @Option(help: "The customer (id or email) its messages go to, instead of its site's.") var customer: String?
         @Flag(help: "Its messages go to its site's customer (if any).") var siteCustomer = false
+        @Option(help: ArgumentHelp(stringLiteral: DeclaredValues.help)) var set: [String] = []
         @OptionGroup var version: VersionOption
         @OptionGroup var output: OutputOptions
 
@@ -49,6 +50,7 @@ extension TaskCommand {
         }
 
         func run() async throws {
+            let declared = try DeclaredValues(assignments: set)
             let task = try await connection.withStore { store in
                 // Times are read on the task's wall clock: the zone it has, or will have at its new location.
                 let zone: Zone
@@ -61,7 +63,7 @@ extension TaskCommand {
                     zone = .utc
                 }
                 let dueAt: Date?? = clearDue ? .some(nil) : try due.map { .some(try ISODate.parse($0, field: "due", in: zone)) }
-                let changes = try TaskChanges(
+                var changes = try TaskChanges(
                     title: title, description: description, priority: try priority.map(Priority.parse),
                     locationID: clearLocation ? .some(nil) : location.map { .some($0) }, dueAt: dueAt,
                     requiredSkills: try requires.map { try Skills.parse($0, most: Skills.mostPerTask, field: "requires") },
@@ -71,6 +73,7 @@ extension TaskCommand {
                     customerID: siteCustomer
                         ? .some(nil) : try await customer.asyncMap { .some(try await store.customer(reference: $0).id) }
                 )
+                changes.declared = declared
                 guard !changes.isEmpty else { throw TeamworkError(.usage, "nothing to change; see --help") }
                 return try await store.updateTask(id: id, changes, expectedVersion: version.expectVersion)
             }
@@ -225,7 +228,7 @@ extension TaskCommand {
                 assignee (email or id), location (a site's name or id), due (ISO 8601), requires (skills, separated by commas), \
                 window (an ISO 8601 interval, 2026-12-01T09:00Z/2026-12-01T12:00Z or 2026-12-01T09:00Z/PT3H), \
                 checklist (a checklist's name), duration (minutes on site), customer (a customer's email or id; else the \
-                site's customer). \
+                site's customer), and each column set by name (as --set of task create: \(DeclaredValues.settable.map(\.name).joined(separator: ", "))). \
                 Each row needs a team, an assignee, or both. Any bad row stops the import with its line and column, \
                 and nothing is created.
                 """

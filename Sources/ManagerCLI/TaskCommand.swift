@@ -65,10 +65,12 @@ struct TaskCommand: AsyncParsableCommand {
         @Option(help: "A checklist the worker fills in, by name (its latest version; the task keeps it).") var checklist: String?
         @Option(help: "Minutes on site (1 to 720; default: the team's).") var duration: Int?
         @Option(help: "The customer (id or email) its messages go to, when not its site's.") var customer: String?
+        @Option(help: ArgumentHelp(stringLiteral: DeclaredValues.help)) var set: [String] = []
         @Flag(help: "Assign even if the assignee lacks a required skill (the history records it).") var force = false
         @OptionGroup var output: OutputOptions
 
         func run() async throws {
+            let declared = try DeclaredValues(assignments: set)
             let priority = try Priority.parse(priority)
             let requiredSkills = try Skills.parse(requires, most: Skills.mostPerTask, field: "requires")
             if team == nil && assignee == nil { throw TeamworkError(.usage, "give --team, --assignee, or both") }
@@ -80,12 +82,13 @@ struct TaskCommand: AsyncParsableCommand {
                 let dueAt = try due.map { try ISODate.parse($0, field: "due", in: zone) }
                 let window = try window.map { try TimeWindow.parse($0, in: zone) }
                 let customerID = try await customer.asyncMap { try await store.customer(reference: $0).id }
-                let new = try NewTask(
+                var new = try NewTask(
                     title: title, description: description, priority: priority,
                     assignment: try Assignment(teamID: teamID, assigneeID: assigneeID), locationID: location, dueAt: dueAt,
                     requiredSkills: requiredSkills, window: window, checklist: checklist, durationMinutes: duration,
                     customerID: customerID
                 )
+                new.declared = declared
                 return try await store.createTask(new, force: force)
             }
             if output.json {

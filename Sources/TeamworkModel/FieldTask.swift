@@ -47,6 +47,9 @@ public struct FieldTask: Sendable, Codable, Equatable, Identifiable {
     /// `cancel`), as a device may know them; derived on the master (TaskSchema).
     public var customerFirstName: String?
     public var visit: String?
+    /// The customer's or the office's reference for the job (a work order or purchase order number), as a
+    /// manager set it: the worker sees it, to quote it on the paperwork.
+    public var reference: String?
 
     public init(
         id: Int64, title: String, description: String, priority: Priority, status: TaskStatus,
@@ -192,6 +195,8 @@ public struct NewTask: Sendable, Equatable {
     public var durationMinutes: Int?
     /// Its own customer; nil: its site's.
     public var customerID: Int64?
+    /// What it has in the columns a manager sets by their key (``TaskColumn/manager``).
+    public var declared = DeclaredValues()
 
     public init(
         title: String, description: String = "", priority: Priority = .normal,
@@ -234,6 +239,8 @@ public struct TaskChanges: Sendable, Equatable {
     public var pinned: Bool?
     /// Its own customer, `.some(nil)` its site's.
     public var customerID: Int64??
+    /// The columns a manager sets by their key (``TaskColumn/manager``) that change; a cleared one is absent after.
+    public var declared = DeclaredValues()
 
     public init(
         title: String? = nil, description: String? = nil, priority: Priority? = nil,
@@ -257,7 +264,7 @@ public struct TaskChanges: Sendable, Equatable {
     public var isEmpty: Bool {
         title == nil && description == nil && priority == nil && locationID == nil && dueAt == nil
             && requiredSkills == nil && window == nil && checklist == nil && durationMinutes == nil && pinned == nil
-            && customerID == nil
+            && customerID == nil && declared.isEmpty
     }
 }
 

@@ -61,6 +61,26 @@ extension TaskSchema {
     }
 }
 
+extension FieldTask {
+    /// The columns the declaration says are shown by their label (``TaskColumn/shown``) that have a value, label
+    /// and value as a person reads them (a date on the task's clock, the unit after a number): what
+    /// `teamwork-worker task show`, the phone and the board list.
+    public var shownColumns: [(label: String, value: String)] {
+        TaskSchema.columns.compactMap { column in
+            guard let label = column.shown else { return nil }
+            let text: String? =
+                switch column.value(self) {
+                case .integer(let value): value.map(String.init)
+                case .text(let value): value
+                case .date(let value): value.map { zone.format($0) }
+                case .bool(let value): value.map { $0 ? "yes" : "no" }
+                case .null: nil
+                }
+            return text.map { (label.english, $0 + (label.unit.map { " \($0)" } ?? "")) }
+        }
+    }
+}
+
 extension TaskColumn {
     /// How a date travels, as the protocol's readers are told.
     public static let milliseconds = "milliseconds since 1970-01-01 UTC"

@@ -101,6 +101,10 @@ public enum TaskSchema {
             about:
                 "how the customer answered the booked visit: none (not yet), confirmed, move (asked for another time), cancel; absent when no visit is booked"
         ) { .text($0.visit) },
+        .init(
+            "reference", .text, replica: "TEXT", manager: .line(bytes: 100), shown: .init("reference", sv: "referens"),
+            about: "the customer's or the office's reference for the job (a work order or purchase order number); absent when none"
+        ) { .text($0.reference) },
     ]
 
     /// The task's own customer, else its site's; the first word of their name, none once erased.
@@ -165,6 +169,9 @@ public struct TaskColumn: Sendable {
     public let wire: Wire
     /// What it means, for the readers of the protocol (docs/openapi.json says it).
     public let about: String?
+    /// What a manager may set it to by its name (`teamwork-manager task create|update --set NAME=VALUE`, the
+    /// board's task page, a task import's column of that name); nil: set in its own way, or never by hand.
+    public let manager: Setting?
     /// How a device shows it, where nothing else does: `teamwork-worker task show` and the phone's
     /// task page list such columns under their label; nil: shown in its own way, or not at all.
     public let shown: Label?
@@ -188,6 +195,12 @@ public struct TaskColumn: Sendable {
         case answers
     }
 
+    /// What a manager may give a column (``manager``).
+    public enum Setting: Sendable, Equatable {
+        /// One line of text, 1 to `bytes` bytes of UTF-8; empty clears it.
+        case line(bytes: Int)
+    }
+
     /// What a device calls a column it shows (``shown``): English, Swedish, and a unit after its value.
     public struct Label: Sendable, Equatable {
         public let english: String
@@ -201,9 +214,10 @@ public struct TaskColumn: Sendable {
 
     init(
         _ name: String, _ kind: Kind, master: String? = nil, replica: String? = nil, replicaName: String? = nil,
-        owner: Owner = .master, derived: Bool = false, wire: Wire = .value, shown: Label? = nil, about: String? = nil,
-        value: @escaping @Sendable (FieldTask) -> TaskValue
+        owner: Owner = .master, derived: Bool = false, wire: Wire = .value, manager: Setting? = nil, shown: Label? = nil,
+        about: String? = nil, value: @escaping @Sendable (FieldTask) -> TaskValue
     ) {
+        self.manager = manager
         self.wire = wire
         self.shown = shown
         self.about = about
@@ -336,5 +350,6 @@ extension FieldTask {
             customerFirstName: value("customer_first_name").text,
             visit: value("visit").text
         )
+        reference = value("reference").text
     }
 }

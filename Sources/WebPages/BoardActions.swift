@@ -195,6 +195,17 @@ extension BoardRoutes {
                 return "Task \(task.id): \(task.durationMinutes.map { "\($0) min on site" } ?? "the team's minutes on site")"
                     + (task.pinned ? ", pinned" : ", not pinned")
             }
+        case "details":
+            return try await act(request, context, refused: refused) { store, form in
+                var changes = try TaskChanges()
+                // The columns the form carries (an older page lacks a column declared since: it is left as it is).
+                for column in DeclaredValues.settable {
+                    if let value = form[column.name] { try changes.declared.set(column.name, to: value) }
+                }
+                guard !changes.isEmpty else { throw BoardProblem(.unprocessableContent, "nothing to save") }
+                let task = try await store.updateTask(id: id, changes, expectedVersion: try form.version())
+                return "Task \(task.id): details saved"
+            }
         case "cancel":
             return try await act(request, context, refused: refused) { store, form in
                 let task = try await store.cancelTask(id: id, expectedVersion: try form.version())

@@ -101,6 +101,9 @@ enum BoardPages {
     // MARK: Times
 
     /// `35 min`, `2 h 05 min`.
+    /// A label as a heading of the board shows it: its first letter upper case.
+    static func capitalized(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
+
     static func duration(minutes: Int) -> String {
         minutes < 60 ? "\(minutes) min" : "\(minutes / 60) h " + (minutes % 60 < 10 ? "0" : "") + "\(minutes % 60) min"
     }

@@ -110,11 +110,12 @@ extension BoardPages {
                 task.expectedArrival(at: Date()).map { when($0.at, in: zone) + ($0.runningLate ? ": running late" : "") }
                     ?? "not planned"
             ),
-            ("On site", task.durationMinutes.map { "\($0) min" } ?? "the team's default"),
             ("Pinned", task.pinned ? "yes: the day planner leaves it with whoever has it" : "no"),
             ("Needs", task.requiredSkills.isEmpty ? "no particular skill" : task.requiredSkills.joined(separator: ", ")),
             ("Time zone", zone.name),
         ]
+        // What the declaration says is shown by its label (TaskSchema): minutes on site, the reference, …
+        facts += task.shownColumns.map { (BoardPages.capitalized($0.label), $0.value) }
         if let note = task.completionNote { facts.append(("Completion note", note)) }
         if let day = task.planDate, let plan = task.planID { facts.append(("Plan", "plan \(plan), occurrence of \(day)")) }
         let factRows: [HTML] = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }
@@ -164,6 +165,7 @@ extension BoardPages {
                 <label>Minutes on site <input type="number" name="minutes" min="1" max="720" value="\(task.durationMinutes.map(String.init) ?? "")" placeholder="team's"></label>
                 <label><input type="checkbox" name="pinned" value="1"\(task.pinned ? HTML(" checked") : .empty)> pinned: stays with its assignee</label>
                 <button type="submit">Save</button></fieldset></form>
+                \(details(task, hidden: hidden()))
                 <form method="get" action="/board/tasks/\(task.id)/cancel"><input type="hidden" name="back" value="\(back)">\
                 <button type="submit" class="danger">Cancel this task…</button></form>
                 </section>
@@ -182,6 +184,25 @@ extension BoardPages {
             \(attachments(view))
             \(history(view, zone: zone))
             <p class="permalink"><a href="\(here)">Link to this task</a></p>
+            """
+    }
+
+    /// A form for the columns a manager sets by name (TaskSchema's `manager`): each under its label.
+    static func details(_ task: FieldTask, hidden: HTML) -> HTML {
+        let fields: [HTML] = DeclaredValues.settable.map { column in
+            let label = BoardPages.capitalized(column.shown?.english ?? column.name)
+            switch column.manager! {
+            case .line(let bytes):
+                return """
+                    <label>\(label) <input type="text" name="\(column.name)" maxlength="\(bytes)" \
+                    value="\(column.value(task).text ?? "")"></label>
+                    """
+            }
+        }
+        guard !fields.isEmpty else { return .empty }
+        return """
+            <form method="post" action="/board/tasks/\(task.id)/details">\(hidden)<fieldset><legend>Details</legend>\(fields)
+            <button type="submit">Save</button></fieldset></form>
             """
     }
 

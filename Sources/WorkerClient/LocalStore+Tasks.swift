@@ -59,23 +59,6 @@ public struct LocalTask: Sendable, Codable, Equatable {
     public func isPastWindow(at now: Date) -> Bool { task.isPastWindow(at: now) }
     /// Overdue or past its window: flagged with `!`.
     public func isLate(at now: Date) -> Bool { task.isLate(at: now) }
-
-    /// The columns the declaration says a device shows by their label (``TaskColumn/shown``) that have a value:
-    /// label and value as `task show` prints them.
-    public var shownColumns: [(label: String, value: String)] {
-        TaskSchema.travelling.compactMap { column in
-            guard let label = column.shown else { return nil }
-            let text: String? =
-                switch column.value(task) {
-                case .integer(let value): value.map(String.init)
-                case .text(let value): value
-                case .date(let value): value.map { task.zone.format($0) }
-                case .bool(let value): value.map { $0 ? "yes" : "no" }
-                case .null: nil
-                }
-            return text.map { (label.english, $0 + (label.unit.map { " \($0)" } ?? "")) }
-        }
-    }
 }
 
 /// A change waiting on the device, or what the server said of it.

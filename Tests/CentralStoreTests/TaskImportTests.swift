@@ -54,7 +54,7 @@ struct TaskImportTests {
         ),
         (
             "title,team,colour\nok,red,blue\n",
-            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window, checklist, duration, customer"
+            "line 1: unknown column 'colour'; the columns are title, description, priority, team, assignee, location, due, requires, window, checklist, duration, customer, reference"
         ),
         ("team\nred\n", "line 1: the header needs a 'title' column"),
         ("title,team\nok,red\n\"broken,red\n", "line 3: a quoted field is never closed"),

@@ -10,7 +10,7 @@ import Testing
     static let at = Date(millisecondsSince1970: 1_796_000_000_000)
 
     static var everything: FieldTask {
-        FieldTask(
+        var task = FieldTask(
             id: 7, title: "Meter", description: "swap it", priority: .high, status: .inProgress, teamID: 2, assigneeID: 3,
             locationID: 4, dueAt: at, createdBy: 1, createdAt: at, updatedAt: at, startedAt: at, completedAt: nil, completedBy: nil,
             completionNote: "half done", version: 5, requiredSkills: ["climbing", "electrical"],
@@ -19,6 +19,8 @@ import Testing
             checklist: ChecklistForm(name: "Visit", version: 1, items: [ChecklistItem(key: "reading", kind: .number, label: "Reading")]),
             answers: ["reading": ChecklistAnswer(value: "42", by: 3, at: 1_796_000_000_000)], durationMinutes: 45, pinned: true,
             plannedStart: at, customerID: 11, customerFirstName: "Eva", visit: "confirmed")
+        task.reference = "WO-1182"
+        return task
     }
 
     func wire(_ task: ChangePage.Task) throws -> [String: Any] {
@@ -46,6 +48,7 @@ import Testing
         let received = try TeamworkJSON.decoder().decode(ChangePage.Task.self, from: encoder.encode(sent))
         #expect(received == sent)
         #expect(received.customerFirstName == "Eva" && received.durationMinutes == 45 && received.rowVersion == 12)
+        #expect(received.reference == "WO-1182")
     }
 
     @Test func aTaskFromAnOlderServerReadsWithTheDefaultsOfWhatItLacks() throws {

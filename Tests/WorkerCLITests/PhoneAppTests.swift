@@ -756,10 +756,12 @@ struct PhoneAppTests {
             try await page.waitUntil("document.querySelector('#visit')?.dataset.visit === 'confirmed'", within: .seconds(20))
             // A column the declaration says the page shows by its label (TaskSchema, fields.js): minutes on site.
             #expect(try await page.evaluate("document.querySelector('[data-column=\"duration_minutes\"]') === null").bool == true)
-            _ = try await scene.manager.ok("task", "update", String(visit), "--duration", "45", "--actor", "max@example.org")
+            _ = try await scene.manager.ok(
+                "task", "update", String(visit), "--duration", "45", "--set", "reference=WO-7 <b>", "--actor", "max@example.org")
             try await page.waitUntil(
                 "document.querySelector('[data-column=\"duration_minutes\"]')?.textContent === '45 min'"
-                    + " && document.querySelector('[data-column=\"duration_minutes\"]').previousElementSibling.textContent === 'On site'",
+                    + " && document.querySelector('[data-column=\"duration_minutes\"]').previousElementSibling.textContent === 'On site'"
+                    + " && document.querySelector('[data-column=\"reference\"]')?.textContent === 'WO-7 <b>'",
                 within: .seconds(20))
             // Erased: the name goes from the phone too.
             _ = try await scene.manager.ok("customer", "erase", "karin@example.se", "--yes")
