@@ -1,3 +1,5 @@
+import TeamworkModel
+
 /// One numbered schema change from `sql/NNNN_name.sql`, embedded at build time.
 public struct Migration: Sendable, Equatable {
     public var version: Int
@@ -14,16 +16,8 @@ public struct Migration: Sendable, Equatable {
     /// `db status` reports one whose text differs from what was applied.
     public var checksum: String { Self.checksum(of: sql) }
 
-    /// FNV-1a of the text's UTF-8, as 16 hex digits.
-    static func checksum(of text: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
+    /// The text's ``Fingerprint``.
+    static func checksum(of text: String) -> String { Fingerprint.of(text) }
 
     /// The statements of the file, one at a time, as the extended protocol needs them.
     public var statements: [String] { SQLScript.statements(in: sql) }

@@ -123,6 +123,7 @@ enum StoreError {
         "locations_longitude_check": "longitude must be between -180 and 180",
         "teams_slug_check": "slug must be 1-40 characters of a-z, 0-9 and '-'",
         "teams_color_check": "colour must be #rrggbb",
+        "tasks_reference_one_line": "reference is one line of at most 100 bytes, without control or invisible formatting characters",
     ]
 
     private static let missingReference: [String: String] = [

@@ -14,12 +14,14 @@ public struct ChangePage: Sendable, Codable, Equatable {
     /// Read as the task it carries (`page.tasks[0].title`).
     @dynamicMemberLookup
     public struct Task: Sendable, Codable, Equatable {
-        /// The task as a device may know it: the columns that travel, the others absent.
+        /// The task: as a replica holds it when sent, as a device may know it when received (what travels).
         public var task: FieldTask
         public var rowVersion: Int64
 
+        /// `task` as a replica holds it (only what travels is written: ``TaskSchema/travelled(_:)`` is what a
+        /// device reads back).
         public init(_ task: FieldTask, rowVersion: Int64) {
-            self.task = TaskSchema.travelled(task)
+            self.task = task
             self.rowVersion = rowVersion
         }
 

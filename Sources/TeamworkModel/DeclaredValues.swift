@@ -40,8 +40,8 @@ public struct DeclaredValues: Sendable, Equatable {
         switch column.manager! {
         case .line(let bytes):
             let line = text.trimmingCharacters(in: .whitespaces)
-            guard !line.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw TeamworkError.invalid("\(name) is one line of text")
+            guard !line.unicodeScalars.contains(where: Self.breaksALine) else {
+                throw TeamworkError.invalid("\(name) is one line of text, without control or invisible formatting characters")
             }
             guard line.utf8.count <= bytes else { throw TeamworkError.invalid("\(name) has at most \(bytes) bytes") }
             values[name] = .text(line.isEmpty ? nil : line)
@@ -49,6 +49,16 @@ public struct DeclaredValues: Sendable, Equatable {
     }
 
     public var isEmpty: Bool { values.isEmpty }
+
+    /// What a line of text never holds: controls (C0, C1, DEL), line and paragraph separators (U+2028, U+2029), and
+    /// the invisible formatting characters (bidirectional overrides, zero-width ones) that make a text read as
+    /// another. The master holds the same rule (sql/0053).
+    static func breaksALine(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
+    }
 
     /// Each column given a value, in the declaration's order.
     public var ordered: [(column: TaskColumn, value: TaskValue)] {

@@ -103,6 +103,7 @@ extension TaskColumn {
             case (.value, .text), (.value, .answers): [("type", "string")]
             case (.value, .bool): [("type", "boolean")]
             }
+        if case .line(let bytes) = manager { schema.append(("maxLength", .number(bytes))) }
         if let about {
             schema.append(("description", .string(about)))
         } else if kind == .date {

@@ -12,25 +12,31 @@ extension TaskSchema {
             ?? task
     }
 
-    /// Writes the travelling columns of `task` into `container` (keys as the model spells them; an encoder that
-    /// converts to snake_case writes each column's wire key). An absent value, an empty list or no answers are left out.
+    /// The travelling columns and their keys as the model spells them (an encoder that converts to snake_case
+    /// writes each column's wire key; the protocol's decoder reads it back so).
+    static let wireKeys: [(column: TaskColumn, key: TeamworkJSON.Key)] = travelling.map {
+        ($0, TeamworkJSON.Key(TeamworkJSON.propertyName($0.wireKey)))
+    }
+
+    /// Writes the travelling columns of `task` into `container`. An absent value, an empty list or no answers are
+    /// left out. The checklist and the answers are written from the task's own values (no JSON text between).
     public static func encode(_ task: FieldTask, into container: inout KeyedEncodingContainer<TeamworkJSON.Key>) throws {
-        for column in travelling {
-            let key = TeamworkJSON.Key(TeamworkJSON.propertyName(column.wireKey))
-            switch (column.wire, column.value(task)) {
-            case (.list, .text(let text?)) where !text.isEmpty:
-                try container.encode(text.split(separator: ",").map(String.init), forKey: key)
-            case (.list, _): break
-            case (.checklist, .text(let json?)):
-                if let form = try FieldTask.checklist(json: json) { try container.encode(form, forKey: key) }
-            case (.answers, .text(let json)):
-                let answers = try FieldTask.answers(json: json)
-                if !answers.isEmpty { try container.encode(AnsweredItem.list(answers), forKey: key) }
-            case (_, .integer(let value)): try container.encodeIfPresent(value, forKey: key)
-            case (_, .text(let value)): try container.encodeIfPresent(value, forKey: key)
-            case (_, .date(let value)): try container.encodeIfPresent(value?.millisecondsSince1970, forKey: key)
-            case (_, .bool(let value)): try container.encodeIfPresent(value, forKey: key)
-            case (_, .null): break
+        for (column, key) in wireKeys {
+            switch column.wire {
+            case .checklist: try container.encodeIfPresent(task.checklist, forKey: key)
+            case .answers: if !task.answers.isEmpty { try container.encode(AnsweredItem.list(task.answers), forKey: key) }
+            case .list:
+                if case .text(let text?) = column.value(task), !text.isEmpty {
+                    try container.encode(text.split(separator: ",").map(String.init), forKey: key)
+                }
+            case .value, .oneOf, .pattern, .day:
+                switch column.value(task) {
+                case .integer(let value): try container.encodeIfPresent(value, forKey: key)
+                case .text(let value): try container.encodeIfPresent(value, forKey: key)
+                case .date(let value): try container.encodeIfPresent(value?.millisecondsSince1970, forKey: key)
+                case .bool(let value): try container.encodeIfPresent(value, forKey: key)
+                case .null: break
+                }
             }
         }
     }
@@ -39,22 +45,25 @@ extension TaskSchema {
     /// server). A value of the wrong type, or a task without a column every page carries, throws a decoding error.
     public static func decode(from container: KeyedDecodingContainer<TeamworkJSON.Key>) throws -> FieldTask {
         var values: [String: TaskValue] = [:]
-        for column in travelling {
-            let key = TeamworkJSON.Key(TeamworkJSON.propertyName(column.wireKey))
-            values[column.name] =
-                switch (column.wire, column.kind) {
-                case (.list, _): .text(try container.decodeIfPresent([String].self, forKey: key)?.joined(separator: ","))
-                case (.checklist, _): .text(try container.decodeIfPresent(ChecklistForm.self, forKey: key).map(FieldTask.json))
-                case (.answers, _):
-                    .text(FieldTask.json(AnsweredItem.answers(try container.decodeIfPresent([AnsweredItem].self, forKey: key) ?? [])))
-                case (_, .integer): .integer(try container.decodeIfPresent(Int64.self, forKey: key))
-                case (_, .text), (_, .answers): .text(try container.decodeIfPresent(String.self, forKey: key))
-                case (_, .date): .date(try container.decodeIfPresent(Int64.self, forKey: key).map { Date(millisecondsSince1970: $0) })
-                case (_, .bool): .bool(try container.decodeIfPresent(Bool.self, forKey: key))
-                }
+        var checklist: ChecklistForm?
+        var answers: [AnsweredItem] = []
+        for (column, key) in wireKeys {
+            switch (column.wire, column.kind) {
+            case (.checklist, _): checklist = try container.decodeIfPresent(ChecklistForm.self, forKey: key)
+            case (.answers, _): answers = try container.decodeIfPresent([AnsweredItem].self, forKey: key) ?? []
+            case (.list, _): values[column.name] = .text(try container.decodeIfPresent([String].self, forKey: key)?.joined(separator: ","))
+            case (_, .integer): values[column.name] = .integer(try container.decodeIfPresent(Int64.self, forKey: key))
+            case (_, .text), (_, .answers): values[column.name] = .text(try container.decodeIfPresent(String.self, forKey: key))
+            case (_, .date):
+                values[column.name] = .date(try container.decodeIfPresent(Int64.self, forKey: key).map { Date(millisecondsSince1970: $0) })
+            case (_, .bool): values[column.name] = .bool(try container.decodeIfPresent(Bool.self, forKey: key))
+            }
         }
         do {
-            return try FieldTask(values: { values[$0] ?? .null }, lenient: true)
+            var task = try FieldTask(values: { values[$0] ?? .null }, lenient: true)
+            task.checklist = checklist
+            task.answers = AnsweredItem.answers(answers)
+            return task
         } catch {
             throw DecodingError.dataCorrupted(.init(codingPath: container.codingPath, debugDescription: "\(error)"))
         }

@@ -103,7 +103,8 @@ public enum TaskSchema {
         ) { .text($0.visit) },
         .init(
             "reference", .text, replica: "TEXT", manager: .line(bytes: 100), shown: .init("reference", sv: "referens"),
-            about: "the customer's or the office's reference for the job (a work order or purchase order number); absent when none"
+            about:
+                "the customer's or the office's reference for the job (a work order or purchase order number): one line of at most 100 bytes of UTF-8; absent when none"
         ) { .text($0.reference) },
     ]
 

@@ -165,7 +165,6 @@ extension BoardPages {
                 <label>Minutes on site <input type="number" name="minutes" min="1" max="720" value="\(task.durationMinutes.map(String.init) ?? "")" placeholder="team's"></label>
                 <label><input type="checkbox" name="pinned" value="1"\(task.pinned ? HTML(" checked") : .empty)> pinned: stays with its assignee</label>
                 <button type="submit">Save</button></fieldset></form>
-                \(details(task, hidden: hidden()))
                 <form method="get" action="/board/tasks/\(task.id)/cancel"><input type="hidden" name="back" value="\(back)">\
                 <button type="submit" class="danger">Cancel this task…</button></form>
                 </section>
@@ -177,6 +176,7 @@ extension BoardPages {
             \(task.description.isEmpty ? HTML.empty : "<p class=\"description\">\(task.description)</p>")
             <dl class="facts">\(factRows)</dl>
             \(actions)
+            \(details(task, hidden: hidden()))
             \(checklist(view))
             \(customer(view, hidden: hidden()))
             \(materials(view))
@@ -187,7 +187,8 @@ extension BoardPages {
             """
     }
 
-    /// A form for the columns a manager sets by name (TaskSchema's `manager`): each under its label.
+    /// A form for the columns a manager sets by name (TaskSchema's `manager`), each under its label: a closed task's
+    /// too (the office's order number often comes after the work).
     static func details(_ task: FieldTask, hidden: HTML) -> HTML {
         let fields: [HTML] = DeclaredValues.settable.map { column in
             let label = BoardPages.capitalized(column.shown?.english ?? column.name)
@@ -201,8 +202,9 @@ extension BoardPages {
         }
         guard !fields.isEmpty else { return .empty }
         return """
-            <form method="post" action="/board/tasks/\(task.id)/details">\(hidden)<fieldset><legend>Details</legend>\(fields)
-            <button type="submit">Save</button></fieldset></form>
+            <section aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>
+            <form method="post" action="/board/tasks/\(task.id)/details">\(hidden)\(fields)
+            <button type="submit">Save</button></form></section>
             """
     }
 

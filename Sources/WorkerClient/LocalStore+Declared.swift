@@ -21,18 +21,35 @@ extension LocalStore {
         return type + (column.kind == .text || column.kind == .answers ? " DEFAULT ''" : " DEFAULT 0")
     }
 
-    /// Adds what the declaration has and the file lacks (run at every open, after the migrations); when it added
-    /// any, the team and personal copies are taken again from their start at the next sync, which fills them.
+    /// Which declaration wrote a row (`declared_by`): the columns' names and types, hashed. A row another
+    /// declaration wrote (an older teamwork-worker still running when a newer one added columns) lacks what
+    /// this one holds.
+    static let declaration: String = Fingerprint.of(declaredColumns.map { "\($0.name) \($0.type)" }.joined(separator: "\n"))
+
+    /// Adds what the declaration has and the file lacks (run at every open, after the migrations), and has the
+    /// copies holding rows another declaration wrote taken again from their start at the next sync, which
+    /// fills them. A file with task columns this declaration lacks was written by a newer teamwork-worker:
+    /// refused, untouched.
     static func declareTaskColumns(_ db: Database) throws {
         let has = Set(try db.columns(in: "tasks").map(\.name))
-        let missing = declaredColumns.filter { !has.contains($0.name) }
-        for column in missing { try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column.name) \(column.type)") }
-        if !missing.isEmpty { try db.execute(sql: "UPDATE replicas SET position = 0, epoch = NULL WHERE kind <> 'common'") }
+        let known = Set(["replica", "declared_by"] + declaredColumns.map(\.name))
+        if let newer = has.subtracting(known).sorted().first {
+            throw TeamworkError(
+                .configuration, "this device's file was written by a newer teamwork-worker (tasks.\(newer)); update this one")
+        }
+        for column in declaredColumns where !has.contains(column.name) {
+            try db.execute(sql: "ALTER TABLE tasks ADD COLUMN \(column.name) \(column.type)")
+        }
+        try db.execute(
+            sql: """
+                UPDATE replicas SET position = 0, epoch = NULL
+                WHERE name IN (SELECT DISTINCT replica FROM tasks WHERE declared_by IS NOT ?) AND (position <> 0 OR epoch IS NOT NULL)
+                """, arguments: [declaration])
     }
 
     /// One task as the server sent it, shown so and kept as the server's view.
     static let insertTask: String = {
-        let names = ["replica"] + declaredColumns.map(\.name)
+        let names = ["replica", "declared_by"] + declaredColumns.map(\.name)
         return "INSERT OR REPLACE INTO tasks (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
     }()
 
@@ -44,7 +61,7 @@ extension LocalStore {
             case .null, .date, .bool: .null
             }
         }
-        try db.execute(sql: insertTask, arguments: StatementArguments([replica.databaseValue] + values))
+        try db.execute(sql: insertTask, arguments: StatementArguments([replica.databaseValue, declaration.databaseValue] + values))
     }
 
     /// A `tasks` row as the task it holds, the device's shown values in the field's columns; nil for a row

@@ -57,7 +57,14 @@ public struct LocalStore: Sendable {
             }
         }
         try migrator.migrate(queue)
-        try queue.write { try declareTaskColumns($0) }
+        do {
+            try queue.write { try declareTaskColumns($0) }
+        } catch let error as TeamworkError {
+            throw error
+        } catch {
+            // Not damage (the file stays where it is): busy with another process, or full.
+            throw TeamworkError(.unavailable, "\(path): could not add the task's declared columns: \(error)")
+        }
         try queue.read { _ = try Int.fetchOne($0, sql: "SELECT count(*) FROM tasks") }
         return queue
     }
@@ -161,6 +168,11 @@ public struct LocalStore: Sendable {
         migrator.registerMigration("v12: accepted changes the master has not confirmed") { db in
             // Changes accepted before this version count as confirmed: they were taken long ago.
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN unconfirmed INTEGER NOT NULL DEFAULT 0")
+        }
+        migrator.registerMigration("v13: the task's columns as TaskSchema declares them") { db in
+            // From here on the declaration adds the task's columns at each open (LocalStore+Declared.swift); a
+            // teamwork-worker from before this version refuses the file (it would write rows without them).
+            try db.execute(sql: "ALTER TABLE tasks ADD COLUMN declared_by TEXT")
         }
         return migrator
     }

@@ -46,7 +46,7 @@ import Testing
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let received = try TeamworkJSON.decoder().decode(ChangePage.Task.self, from: encoder.encode(sent))
-        #expect(received == sent)
+        #expect(received.task == TaskSchema.travelled(Self.everything) && received.rowVersion == sent.rowVersion)
         #expect(received.customerFirstName == "Eva" && received.durationMinutes == 45 && received.rowVersion == 12)
         #expect(received.reference == "WO-1182")
     }

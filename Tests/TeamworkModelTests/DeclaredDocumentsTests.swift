@@ -27,6 +27,27 @@ import Testing
         #expect(Set(keys) == Set(TaskSchema.travelling.map(\.wireKey) + ["row_version"]))
     }
 
+    /// The board's Details form names its fields after the columns, beside its own hidden ones.
+    @Test func noColumnSetByNameIsNamedAsAFieldEveryBoardFormCarries() {
+        #expect(Set(DeclaredValues.settable.map(\.name)).isDisjoint(with: ["csrf", "version", "back"]))
+        #expect(!DeclaredValues.settable.isEmpty)
+    }
+
+    @Test func aValueSetByNameIsOneLineWithoutInvisibleCharacters() throws {
+        var values = DeclaredValues()
+        try values.set("reference", to: "  WO-1182 åäö  ")
+        #expect(values.ordered.first?.value == .text("WO-1182 åäö"))
+        for bad in ["a\nb", "a\u{2028}b", "a\u{202E}b", "a\u{200B}b", "a\u{85}b", "a\u{7F}b"] {
+            #expect(throws: TeamworkError.self, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })") {
+                try values.set("reference", to: bad)
+            }
+        }
+        #expect(throws: TeamworkError.self) { try values.set("reference", to: String(repeating: "å", count: 51)) }
+        try values.set("reference", to: String(repeating: "å", count: 50))
+        try values.set("reference", to: " ")
+        #expect(values.ordered.first?.value == .text(nil))
+    }
+
     /// A wire key read back by the protocol's decoder, then written by an encoder that converts to snake_case, is
     /// itself again: the page's keys are the declaration's whichever way they are spelled in between.
     @Test func everyWireKeySurvivesTheProtocolsKeyConversions() throws {

@@ -220,6 +220,7 @@ struct DocumentedWalkTests {
                 try await walk.run("teamwork-manager", "task update 12 --title")
                 try await walk.run("teamwork-manager", "task assign 12 --team red --assignee bo@example.org")
                 try await walk.run("teamwork-manager", "task update 12 --window")
+                try await walk.run("teamwork-manager", "task update 12 --set")
                 try await walk.run("teamwork-manager", "suggest 12")
                 try await walk.run("teamwork-manager", "day plan --team red --on 2026-12-01")
                 try await walk.run("teamwork-manager", "person hours ann@example.org")

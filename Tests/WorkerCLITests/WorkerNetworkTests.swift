@@ -155,6 +155,22 @@ struct WorkerNetworkTests {
         }
     }
 
+    /// A task column this tool does not declare means a newer teamwork-worker wrote the file: refused and left
+    /// as it is (nothing set aside, nothing rewritten without it).
+    @Test func aDeviceFileWithATaskColumnThisToolDoesNotDeclareIsRefusedAndLeftAsItIs() async throws {
+        try await WorkerEndToEndTests().withSetup { setup in
+            #expect(try await WorkerTool.run(setup.annHome, "login", "--server", setup.server.url, "--token", setup.annToken).status == 0)
+            let file = setup.annHome.appending(path: "local.sqlite").path
+            let queue = try DatabaseQueue(path: file)
+            try await queue.write { try $0.execute(sql: "ALTER TABLE tasks ADD COLUMN from_a_newer_tool TEXT") }
+            try queue.close()
+            let refused = try await WorkerTool.run(setup.annHome, "tasks")
+            #expect(refused.status != 0 && refused.stderr.contains("written by a newer teamwork-worker"), "\(refused.stderr)")
+            let files = try FileManager.default.contentsOfDirectory(atPath: setup.annHome.path)
+            #expect(!files.contains { $0.contains("damaged") }, "nothing set aside")
+        }
+    }
+
     @Test func aDeviceDatabaseOfTheFirstReleaseKeepsItsQueuedWorkAcrossTheUpgrade() async throws {
         try await WorkerEndToEndTests().withSetup { setup in
             // The device as the first release left it: schema version 1, signed in, one completion queued offline.
