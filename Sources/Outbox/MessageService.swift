@@ -28,7 +28,7 @@ public struct MessageService: Service {
         }
     }
 
-    public struct Settings: Sendable {
+    public struct Settings: SenderConfiguration {
         public var smtp: SMTPSettings?
         public var sms: SMSTarget?
         /// Where customers open their links: `https://visits.example.com` (links are `/appointment/SECRET`).
@@ -41,15 +41,10 @@ public struct MessageService: Service {
         public var reminderTime = LocalTime(hour: 9, minute: 0)!
         /// Messages to one customer in 24 hours, at most.
         public var dailyLimit = 10
-        public var concurrency = 4
-        public var attempts = 8
-        public var retryBase: Duration = .seconds(30)
-        public var retryMaximum: Duration = .seconds(3600)
-        /// Which addresses the SMS endpoint may be at.
-        public var egress = EgressPolicy()
-        public var poll: Duration = .milliseconds(500)
-        /// The window /health judges the sender's passes by: idle, it looks four times within it (at most every 5 s).
-        public var stallWindow: Duration = .seconds(30)
+        /// A text's deadline is `timeout` (an email's conversation has the relay's, ``SMTPSettings``); the egress
+        /// policy says where the SMS endpoint may be.
+        public var sending = SenderSettings(
+            concurrency: 4, timeout: .seconds(10), attempts: 8, retryBase: .seconds(30), retryMaximum: .seconds(3600))
         /// What time it is for reminders and for a visit being over.
         public var clock = WallClock.system
 
@@ -102,9 +97,9 @@ public struct MessageService: Service {
     /// lacks wait, saying why); each outcome is recorded as soon as it is known, so a crash while one
     /// is held leaves only that one to go again.
     static func sender(settings: Settings, logger: Logger) -> OutboxSender<(CentralStore.DueMessage, Outgoing), SendOutcome> {
-        // Held for as long as one conversation may take (the relay is cut off then) and a margin; a text: its 10 s.
+        // Held for as long as one conversation may take (the relay is cut off then) and a margin; a text: its timeout.
         // Taken again just before sending, so composing does not eat into it.
-        let lease = max(settings.smtp?.totalTimeout ?? .seconds(10), .seconds(10)) + .seconds(5)
+        let lease = max(settings.smtp?.totalTimeout ?? settings.timeout, settings.timeout) + .seconds(5)
         return OutboxSender(
             concurrency: settings.concurrency,
             claim: { store, limit in
@@ -193,7 +188,7 @@ public struct MessageService: Service {
             guard let sms = settings.sms else { return SendOutcome(sent: false, error: "no SMS channel", permanent: true) }
             let body = (try? JSONEncoder().encode(["id": id, "to": to, "text": text])) ?? Data()
             let outcome = await WebhookService.post(
-                body, to: sms.url, id: id, secrets: [sms.secret], timeout: .seconds(10), egress: settings.egress)
+                body, to: sms.url, id: id, secrets: [sms.secret], timeout: settings.timeout, egress: settings.egress)
             return SendOutcome(
                 sent: outcome.delivered, error: outcome.error ?? outcome.status.map { "HTTP \($0)" } ?? "", permanent: outcome.final)
         }

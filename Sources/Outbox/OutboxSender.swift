@@ -1,9 +1,47 @@
 import CentralStore
+import Egress
 import Logging
 import ServiceLifecycle
 import TeamworkModel
 
-/// How the outbox's senders (webhooks, customers' messages) go: up to `concurrency` sends in
+/// What every sender of the outbox has (webhooks, customers' messages, the phones' pushes), each with its own
+/// defaults: sends in flight at once, each attempt's deadline, attempts in all and their full-jitter backoff
+/// (`retryBase` doubling up to `retryMaximum`), where it may connect, how often it looks, and the window /health
+/// judges its passes by. A sender's settings carry one (``SenderConfiguration``) and read as their own.
+public struct SenderSettings: Sendable {
+    public var concurrency: Int
+    public var timeout: Duration
+    public var attempts: Int
+    public var retryBase: Duration
+    public var retryMaximum: Duration
+    /// Which addresses it may connect to.
+    public var egress = EgressPolicy()
+    /// How often the outbox is looked at while something is in flight or waits.
+    public var poll: Duration = .milliseconds(500)
+    /// The window /health judges the sender's passes by: idle, it looks four times within it (at most every 5 s).
+    public var stallWindow: Duration = .seconds(30)
+
+    public init(concurrency: Int, timeout: Duration, attempts: Int, retryBase: Duration, retryMaximum: Duration) {
+        (self.concurrency, self.timeout, self.attempts) = (concurrency, timeout, attempts)
+        (self.retryBase, self.retryMaximum) = (retryBase, retryMaximum)
+    }
+}
+
+/// A sender's settings: ``SenderSettings`` (`settings.retryBase` reads and writes `settings.sending.retryBase`) and
+/// what is its own.
+@dynamicMemberLookup
+public protocol SenderConfiguration: Sendable {
+    var sending: SenderSettings { get set }
+}
+
+extension SenderConfiguration {
+    public subscript<Value>(dynamicMember path: WritableKeyPath<SenderSettings, Value>) -> Value {
+        get { sending[keyPath: path] }
+        set { sending[keyPath: path] = newValue }
+    }
+}
+
+/// How the outbox's senders (webhooks, customers' messages, pushes) go: up to `concurrency` sends in
 /// flight, and a slot that frees is filled at once with what is due, so one slow receiver or relay
 /// holds its own slot and nothing else. (In passes that each waited for their slowest send, one
 /// conversation held for its 30 s deadline held back every message due behind it: seen in CI.)

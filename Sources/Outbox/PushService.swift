@@ -15,21 +15,15 @@ import WebPush
 /// the messages, said in one log line. What a push says: which tasks and what happened to them,
 /// never a word of the task (the phone shows its own copy).
 public struct PushService: Service {
-    public struct Settings: Sendable {
+    public struct Settings: SenderConfiguration {
         /// Pushes in flight at once: half the egress budget's at most, so a push service that hangs
         /// leaves webhooks and texts their connections.
-        public var concurrency = 4
-        public var timeout: Duration = .seconds(10)
-        public var attempts = 8
-        public var retryBase: Duration = .seconds(2)
-        public var retryMaximum: Duration = .seconds(900)
+        public var sending = SenderSettings(
+            concurrency: 4, timeout: .seconds(10), attempts: 8, retryBase: .seconds(2), retryMaximum: .seconds(900))
         /// Who sends (RFC 8292's `sub`): a `mailto:` or `https:` address push services may write to.
         public var contact = "mailto:dispatch@localhost"
         /// How long a push service keeps a message for a phone that is off (seconds): a day, as the master does.
         public var timeToLive = 86_400
-        public var egress = EgressPolicy()
-        public var poll: Duration = .milliseconds(500)
-        public var stallWindow: Duration = .seconds(30)
 
         public init() {}
     }

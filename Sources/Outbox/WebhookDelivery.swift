@@ -45,19 +45,10 @@ public enum WebhookDestination {
 /// while it is sent; should the service die mid-send, it goes again once the hold ends, with the same
 /// `webhook-id`, for the receiver to drop as a repeat.
 public struct WebhookService: Service {
-    public struct Settings: Sendable {
-        public var concurrency = 8
-        public var timeout: Duration = .seconds(10)
-        public var attempts = 10
-        public var retryBase: Duration = .seconds(2)
-        public var retryMaximum: Duration = .seconds(1800)
+    public struct Settings: SenderConfiguration {
+        public var sending = SenderSettings(
+            concurrency: 8, timeout: .seconds(10), attempts: 10, retryBase: .seconds(2), retryMaximum: .seconds(1800))
         public var pauseAfter = 50
-        /// Which addresses deliveries may go to.
-        public var egress = EgressPolicy()
-        /// How often the outbox is looked at when nothing is due.
-        public var poll: Duration = .milliseconds(500)
-        /// The window /health judges the sender's passes by: idle, it looks four times within it (at most every 5 s).
-        public var stallWindow: Duration = .seconds(30)
 
         public init() {}
     }
