@@ -28,10 +28,14 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
     ],
     targets: [
-        // Domain model (value types, validation, errors, local time read from the system's tz database) and the
+        // Domain model (value types, validation, errors, local time read from the system's tz database, a task's
+        // declaration) and the
         // small primitives every layer shares (retrying, deadlines, a lock, work off the cooperative threads).
         // No network and no database.
         .target(name: "TeamworkModel"),
+
+        // Formats others read: CSV tables (RFC 4180), iCalendar (RFC 5545) and QR codes. No network, no database.
+        .target(name: "TeamworkFormats", dependencies: ["TeamworkModel"]),
 
         // One HTTP request over Foundation's URLSession as Teamwork's clients make it (no cookies,
         // no cache, no redirects; cancellation safe on Linux).
@@ -65,6 +69,7 @@ let package = Package(
         .target(
             name: "Outbox",
             dependencies: [
+                "TeamworkFormats",
                 "CentralStore", "TeamworkModel", "Egress", "DayPlanner", "WebPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -85,6 +90,7 @@ let package = Package(
         .target(
             name: "CentralStore",
             dependencies: [
+                "TeamworkFormats",
                 "TeamworkModel",
                 "LocalPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -168,6 +174,7 @@ let package = Package(
         .target(
             name: "WebPages",
             dependencies: [
+                "TeamworkFormats",
                 "TeamworkModel", "CentralStore", "BlobStore", "HTMLText", "ServerSupport", "DayPlanner", "RoadTravel",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -240,6 +247,7 @@ let package = Package(
         .target(
             name: "ManagerCLI",
             dependencies: [
+                "TeamworkFormats",
                 "TeamworkModel", "BlobStore", "ObjectStore",
                 "CentralStore",
                 "LocalPostgres",
@@ -298,6 +306,7 @@ let package = Package(
         .target(
             name: "TeamworkTestSupport",
             dependencies: [
+                "TeamworkFormats",
                 "CentralStore", "LocalPostgres", "TeamworkModel", "ObjectStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -311,7 +320,11 @@ let package = Package(
                 "Egress", "TeamworkModel", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
-        .testTarget(name: "TeamworkModelTests", dependencies: ["TeamworkModel", "TeamworkTestSupport"]),
+        .testTarget(
+            name: "TeamworkModelTests",
+            dependencies: [
+                "TeamworkFormats", "TeamworkModel", "TeamworkTestSupport",
+            ]),
         .testTarget(
             name: "DayPlannerTests",
             dependencies: ["DayPlanner", "RoadTravel", "TeamworkModel", .product(name: "Logging", package: "swift-log")]),
@@ -351,9 +364,11 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The end-to-end suites: the built tools and the service as processes, a browser, the peers nobody here wrote.
         .testTarget(
-            name: "WorkerCLITests",
+            name: "EndToEndTests",
             dependencies: [
+                "TeamworkFormats",
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
                 "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI",
                 "CommandLineSupport", "HTTPFetch", "Outbox", "Egress", "WebPush",

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import TeamworkFormats
 import TeamworkModel
 
 extension CentralStore {

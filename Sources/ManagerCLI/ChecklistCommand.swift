@@ -1,6 +1,7 @@
 import ArgumentParser
 import CentralStore
 import Foundation
+import TeamworkFormats
 import TeamworkModel
 
 /// Checklists: what a worker checks, reads or chooses on a job, as proof of work

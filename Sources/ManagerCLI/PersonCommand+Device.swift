@@ -1,6 +1,7 @@
 import ArgumentParser
 import CentralStore
 import Foundation
+import TeamworkFormats
 import TeamworkModel
 
 extension PersonCommand {

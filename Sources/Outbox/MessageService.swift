@@ -4,6 +4,7 @@ import Egress
 import Foundation
 import Logging
 import ServiceLifecycle
+import TeamworkFormats
 import TeamworkModel
 
 /// Sends the customers' messages from the outbox (docs/integrations.md): email over SMTP with an

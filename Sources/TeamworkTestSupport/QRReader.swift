@@ -1,5 +1,6 @@
 import Foundation
 import LocalPostgres
+import TeamworkFormats
 import TeamworkModel
 
 /// Reads a QR code with a decoder nobody here wrote (zxing-cpp from PyPI, with numpy;

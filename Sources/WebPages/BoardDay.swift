@@ -3,6 +3,7 @@ import Foundation
 import HTMLText
 import Hummingbird
 import ServerSupport
+import TeamworkFormats
 import TeamworkModel
 
 /// One day of the chosen teams, as the board shows it: a column per worker and

@@ -2,6 +2,7 @@ import CentralStore
 import Foundation
 import HTMLText
 import Hummingbird
+import TeamworkFormats
 import TeamworkModel
 
 extension BoardRoutes {

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import ServerSupport
+import TeamworkFormats
 import TeamworkModel
 
 /// `GET /calendar/{secret}.ics`: a worker's assigned work from today on, as iCalendar, for the

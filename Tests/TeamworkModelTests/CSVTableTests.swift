@@ -1,3 +1,4 @@
+import TeamworkFormats
 import TeamworkModel
 import Testing
 

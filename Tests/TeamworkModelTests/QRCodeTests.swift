@@ -1,4 +1,5 @@
 import Foundation
+import TeamworkFormats
 import TeamworkModel
 import TeamworkTestSupport
 import Testing

@@ -2,7 +2,7 @@
 // queues one: a port of SyncProtocol's WorkerChange+Rules.swift and TaskFacts.swift (the
 // CLI device and the sync endpoint) and Checklist.swift. The same table of cases that holds
 // those and the master's PL/pgSQL (Tests/Contract/field-changes.json) is run against this
-// file in a real browser (Tests/WorkerCLITests/PhoneAppTests.swift), so a rule cannot differ
+// file in a real browser (Tests/EndToEndTests/PhoneAppTests.swift), so a rule cannot differ
 // in one place.
 //
 // A task here is what the rules need: {status, assignee, startedAt, completedAt, completedBy,

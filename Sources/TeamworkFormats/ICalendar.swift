@@ -1,4 +1,5 @@
 import Foundation
+import TeamworkModel
 
 /// iCalendar text (RFC 5545) as Teamwork writes it: CRLF line ends, lines folded at 75 octets,
 /// text values escaped, times in UTC. One writer for every calendar Teamwork sends.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import PostgresNIO
+import TeamworkFormats
 import TeamworkModel
 import TeamworkTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import BlobStore
 import Foundation
 import PostgresNIO
+import TeamworkFormats
 import TeamworkModel
 import TeamworkTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import LocalPostgres
 import Logging
+import TeamworkFormats
 import TeamworkModel
 import TeamworkTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import TeamworkModel
 
 /// A CSV file (RFC 4180: commas, double-quoted fields, `""` for a quote, line
 /// breaks inside quotes) read into a header and records that remember the line

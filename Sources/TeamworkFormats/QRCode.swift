@@ -1,3 +1,5 @@
+import TeamworkModel
+
 /// A QR code (ISO/IEC 18004) of some text in byte mode, error correction level M (15% of it
 /// can be lost), versions 1 to 10 (up to 213 bytes): a phone's pairing link, on the board and in
 /// a terminal. Mask pattern chosen by the standard's penalty rules. After the standard's own
