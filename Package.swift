@@ -165,7 +165,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            resources: [.embedInCode("Assets/icon.svg")]
         ),
 
         // Everything a browser sees: the dispatcher's web app (`/board`: pages, actions, the live feed, its
@@ -181,24 +182,32 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.embedInCode("Assets/board.css"), .embedInCode("Assets/board.js"), .embedInCode("Assets/map.js")]
+        ),
+
+        // The field worker's phone app at /app (docs/phone.md): its pages and routes, and its files under the names
+        // they are served by (plain JavaScript modules, no build step; sw-cache.js and sw-sync.js make /app/sw.js).
+        .target(
+            name: "PhoneApp",
+            dependencies: [
+                "TeamworkModel", "CentralStore", "HTMLText", "ServerSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             resources: [
-                .embedInCode("Assets/board.css"), .embedInCode("Assets/board.js"), .embedInCode("Assets/map.js"),
-                .embedInCode("Assets/icon.svg"),
-                // The field worker's phone app (FieldApp, docs/phone.md).
-                .embedInCode("Assets/app.html"), .embedInCode("Assets/app.js"), .embedInCode("Assets/app-rules.js"),
-                .embedInCode("Assets/app-local.js"), .embedInCode("Assets/app-sync.js"), .embedInCode("Assets/app-words.js"),
-                .embedInCode("Assets/app.css"), .embedInCode("Assets/app-sw.js"), .embedInCode("Assets/app-sw-sync.js"),
-                .embedInCode("Assets/app-notify.js"), .embedInCode("Assets/app-fields.js"),
-                .embedInCode("Assets/app.webmanifest"),
-                // The install icons: PNGs drawn from icon.svg and app-icon-maskable.svg (docs/phone.md).
-                .embedInCode("Assets/app-icon-192.png"), .embedInCode("Assets/app-icon-512.png"),
-                .embedInCode("Assets/app-icon-maskable-512.png"),
+                .embedInCode("Files/index.html"), .embedInCode("Files/app.js"), .embedInCode("Files/rules.js"),
+                .embedInCode("Files/local.js"), .embedInCode("Files/sync.js"), .embedInCode("Files/words.js"),
+                .embedInCode("Files/notify.js"), .embedInCode("Files/fields.js"), .embedInCode("Files/app.css"),
+                .embedInCode("Files/sw-cache.js"), .embedInCode("Files/sw-sync.js"), .embedInCode("Files/manifest.webmanifest"),
+                // The install icons: PNGs drawn from ServerSupport's icon.svg and icon-maskable.svg (scripts/app-icons).
+                .embedInCode("Files/icon-192.png"), .embedInCode("Files/icon-512.png"), .embedInCode("Files/icon-maskable-512.png"),
             ]
         ),
 
         .target(
             name: "SyncServer",
             dependencies: [
+                "PhoneApp",
                 "TeamworkModel", "CentralStore", "TeamDatabase", "SyncProtocol", "BlobStore", "ObjectStore", "ServerSupport", "WebPages",
                 "WebPush", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -348,6 +357,7 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
+                "PhoneApp",
                 "SyncServer", "ReplicaGenerator", "EventListener", "TeamDatabase", "CentralStore", "TeamworkTestSupport", "TeamworkModel",
                 "HTMLText", "WebPages", "ServerSupport", "HTTPFetch", "ObjectStore", "BlobStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -368,6 +378,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
+                "PhoneApp",
                 "TeamworkFormats",
                 "TeamworkTestSupport", "CentralStore", "ReplicaGenerator", "TeamDatabase", "TeamworkModel", "LocalPostgres",
                 "WorkerClient", "EventListener", "WorkerCLI", "teamwork-worker", "teamwork-service", "ManagerCLI", "ServiceCLI",

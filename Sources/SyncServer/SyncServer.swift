@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ObjectStore
+import PhoneApp
 import ServerSupport
 import ServiceLifecycle
 import TeamDatabase

@@ -1,9 +1,9 @@
 import CentralStore
 import Foundation
 import Hummingbird
+import PhoneApp
 import ServerSupport
 import TeamworkModel
-import WebPages
 
 /// Checks `Authorization: Bearer <token>` against the central store (through
 /// ``AccessCache``) and puts the person and their teams in the context; refuses with 401 (and logs it) otherwise. One

@@ -2,7 +2,7 @@ import Foundation
 
 /// A task on the wire, from ``TaskSchema`` alone: the columns that travel, each under its ``TaskColumn/wireKey``
 /// and in its ``TaskColumn/Wire`` form. A page of changes (`ChangePage.Task`), the device's copy, the phone's
-/// field list (`app-fields.js`) and the task object of docs/openapi.json follow from here (`scripts/declare`
+/// field list (`fields.js`) and the task object of docs/openapi.json follow from here (`scripts/declare`
 /// writes the last two; a test compares them).
 extension TaskSchema {
     /// `task` as a device may know it: the columns that travel, the others absent.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import ServerSupport
 
 /// The board's stylesheet and scripts (`Assets/`, embedded in the binary as SwiftPM resources),
 /// served from `/board/static/` under names that carry a hash of their bytes (`board.3f9c1a2b7d.css`):
@@ -21,7 +22,7 @@ enum BoardAssets {
             asset("board.css", PackageResources.board_css),
             asset("board.js", PackageResources.board_js),
             asset("map.js", PackageResources.map_js),
-            asset("icon.svg", PackageResources.icon_svg),
+            asset("icon.svg", Icon.svg),
         ].map { ($0.name, $0) })
 
     /// The served names, by file name.

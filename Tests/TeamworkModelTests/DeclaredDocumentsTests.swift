@@ -10,8 +10,8 @@ import Testing
         .deletingLastPathComponent()
 
     @Test func thePhonesFieldListIsTheDeclarationsAsWritten() throws {
-        let file = try String(contentsOf: Self.root.appending(path: "Sources/WebPages/Assets/app-fields.js"), encoding: .utf8)
-        #expect(file == TaskSchema.phoneModule, "Sources/WebPages/Assets/app-fields.js is not the declaration's: run scripts/declare")
+        let file = try String(contentsOf: Self.root.appending(path: "Sources/PhoneApp/Files/fields.js"), encoding: .utf8)
+        #expect(file == TaskSchema.phoneModule, "Sources/PhoneApp/Files/fields.js is not the declaration's: run scripts/declare")
         #expect(file.contains(#""key": "duration_minutes""#))
     }
 

@@ -330,27 +330,27 @@ public enum FieldAppAccess {
 /// The phone app's files (``FieldApp``), embedded in the binary.
 enum FieldAppFiles {
     static let sources: [(String, String, [UInt8])] = [
-        ("index.html", "text/html; charset=utf-8", PackageResources.app_html),
+        ("index.html", "text/html; charset=utf-8", PackageResources.index_html),
         ("app.js", "text/javascript; charset=utf-8", PackageResources.app_js),
-        ("rules.js", "text/javascript; charset=utf-8", PackageResources.app_rules_js),
-        ("local.js", "text/javascript; charset=utf-8", PackageResources.app_local_js),
-        ("sync.js", "text/javascript; charset=utf-8", PackageResources.app_sync_js),
-        ("words.js", "text/javascript; charset=utf-8", PackageResources.app_words_js),
-        ("notify.js", "text/javascript; charset=utf-8", PackageResources.app_notify_js),
-        ("fields.js", "text/javascript; charset=utf-8", PackageResources.app_fields_js),
+        ("rules.js", "text/javascript; charset=utf-8", PackageResources.rules_js),
+        ("local.js", "text/javascript; charset=utf-8", PackageResources.local_js),
+        ("sync.js", "text/javascript; charset=utf-8", PackageResources.sync_js),
+        ("words.js", "text/javascript; charset=utf-8", PackageResources.words_js),
+        ("notify.js", "text/javascript; charset=utf-8", PackageResources.notify_js),
+        ("fields.js", "text/javascript; charset=utf-8", PackageResources.fields_js),
         ("app.css", "text/css; charset=utf-8", PackageResources.app_css),
-        ("manifest.webmanifest", "application/manifest+json", PackageResources.app_webmanifest),
-        ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
+        ("manifest.webmanifest", "application/manifest+json", PackageResources.manifest_webmanifest),
+        ("icon.svg", "image/svg+xml", Icon.svg),
     ]
     /// What "Add to home screen" fetches once, online: not kept in the offline cache.
     static let icons: [(String, String, [UInt8])] = [
-        ("icon-192.png", "image/png", PackageResources.app_icon_192_png),
-        ("icon-512.png", "image/png", PackageResources.app_icon_512_png),
-        ("icon-maskable-512.png", "image/png", PackageResources.app_icon_maskable_512_png),
+        ("icon-192.png", "image/png", PackageResources.icon_192_png),
+        ("icon-512.png", "image/png", PackageResources.icon_512_png),
+        ("icon-maskable-512.png", "image/png", PackageResources.icon_maskable_512_png),
     ]
     static let version: String = {
         var hash = SHA256()
-        for (name, _, bytes) in sources + [("sw", "", PackageResources.app_sw_js + PackageResources.app_sw_sync_js)] {
+        for (name, _, bytes) in sources + [("sw", "", PackageResources.sw_cache_js + PackageResources.sw_sync_js)] {
             hash.update(data: Array(name.utf8))
             hash.update(data: bytes)
         }
@@ -371,8 +371,8 @@ enum FieldAppFiles {
         let head = Array("const VERSION = \"\(version)\";\nconst FILES = {\(files.joined(separator: ", "))};\n".utf8)
         // A module that also sends the queue in the background; its caching part alone for a
         // browser without module service workers.
-        assets["sw.js"] = asset("text/javascript; charset=utf-8", head + PackageResources.app_sw_sync_js + PackageResources.app_sw_js)
-        assets["sw-basic.js"] = asset("text/javascript; charset=utf-8", head + PackageResources.app_sw_js)
+        assets["sw.js"] = asset("text/javascript; charset=utf-8", head + PackageResources.sw_sync_js + PackageResources.sw_cache_js)
+        assets["sw-basic.js"] = asset("text/javascript; charset=utf-8", head + PackageResources.sw_cache_js)
         return assets
     }()
 

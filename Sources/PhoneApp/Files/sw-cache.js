@@ -2,7 +2,7 @@
 // tag) are written above by the service (FieldApp.swift): one cache per version of the app's
 // files, so a new build replaces them all at once. The app's files come from the cache first (it opens with no network); the
 // protocol (/v1) and the pairing pages always go to the network. As a module (sw.js) it also
-// sends the queue in the background (app-sw-sync.js); a browser without module service workers
+// sends the queue in the background (sw-sync.js); a browser without module service workers
 // gets this part alone (sw-basic.js).
 const CACHE = `teamwork-app-${VERSION}`;
 

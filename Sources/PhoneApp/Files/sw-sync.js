@@ -1,4 +1,4 @@
-// Background Sync for the phone app's service worker (a module: sw.js is this and app-sw.js).
+// Background Sync for the phone app's service worker (a module: /app/sw.js is this and sw-cache.js).
 // Where the browser allows it, what the worker queued is sent when the network returns even with
 // the app closed: the same sync the app runs, for whoever the phone is signed in as, one at a time
 // with the page's (a lock per person).
@@ -31,7 +31,7 @@ self.addEventListener("sync", (event) => {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// A push's notification from the phone's own copy (app-sw.js shows it): synced first, and again
+// A push's notification from the phone's own copy (sw-cache.js shows it): synced first, and again
 // (up to three times in 5 s) while a task it names has not reached the phone's copy yet (the
 // master told before the team's copy was written). Null when it cannot be said from the copy.
 self.teamworkNews = async (news) => {
