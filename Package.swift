@@ -197,7 +197,8 @@ let package = Package(
             resources: [
                 .embedInCode("Files/index.html"), .embedInCode("Files/app.js"), .embedInCode("Files/rules.js"),
                 .embedInCode("Files/local.js"), .embedInCode("Files/sync.js"), .embedInCode("Files/words.js"),
-                .embedInCode("Files/notify.js"), .embedInCode("Files/fields.js"), .embedInCode("Files/app.css"),
+                .embedInCode("Files/notify.js"), .embedInCode("Files/fields.js"), .embedInCode("Files/dom.js"),
+                .embedInCode("Files/work.js"), .embedInCode("Files/app.css"),
                 .embedInCode("Files/sw-cache.js"), .embedInCode("Files/sw-sync.js"), .embedInCode("Files/manifest.webmanifest"),
                 // The install icons: PNGs drawn from ServerSupport's icon.svg and icon-maskable.svg (scripts/app-icons).
                 .embedInCode("Files/icon-192.png"), .embedInCode("Files/icon-512.png"), .embedInCode("Files/icon-maskable-512.png"),

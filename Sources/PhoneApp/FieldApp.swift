@@ -338,6 +338,8 @@ enum FieldAppFiles {
         ("words.js", "text/javascript; charset=utf-8", PackageResources.words_js),
         ("notify.js", "text/javascript; charset=utf-8", PackageResources.notify_js),
         ("fields.js", "text/javascript; charset=utf-8", PackageResources.fields_js),
+        ("dom.js", "text/javascript; charset=utf-8", PackageResources.dom_js),
+        ("work.js", "text/javascript; charset=utf-8", PackageResources.work_js),
         ("app.css", "text/css; charset=utf-8", PackageResources.app_css),
         ("manifest.webmanifest", "application/manifest+json", PackageResources.manifest_webmanifest),
         ("icon.svg", "image/svg+xml", Icon.svg),
