@@ -32,8 +32,16 @@ import Testing
     @Test func aTaskTravelsUnderTheDeclaredKeysInTheirFormsAndComesBackTheSame() throws {
         let sent = ChangePage.Task(Self.everything, rowVersion: 12)
         let object = try wire(sent)
-        #expect(
-            Set(object.keys) == Set(TaskSchema.travelling.map(\.wireKey) + ["row_version"]).subtracting(["completed_at", "completed_by"]))
+        // Every key is a travelling column's (or the row's version), and each set here is there.
+        #expect(Set(object.keys).isSubset(of: Set(TaskSchema.travelling.map(\.wireKey) + ["row_version"])))
+        let set = [
+            "id", "title", "description", "priority", "status", "team_id", "assignee_id", "location_id", "due_at", "created_at",
+            "updated_at", "started_at", "completion_note", "master_version", "required_skills", "window_start", "window_end",
+            "time_zone", "plan_id", "plan_date", "checklist", "answers", "duration_minutes", "planned_start", "customer_first_name",
+            "visit", "reference", "row_version",
+        ]
+        #expect(Set(set).isSubset(of: Set(object.keys)), "\(Set(set).subtracting(object.keys))")
+        #expect(object["completed_at"] == nil && object["completed_by"] == nil, "absent values are left out")
         #expect(object["due_at"] as? Int64 == 1_796_000_000_000)
         #expect(object["master_version"] as? Int == 5)
         #expect(object["required_skills"] as? [String] == ["climbing", "electrical"])
