@@ -73,7 +73,7 @@ extension TaskSchema {
 extension FieldTask {
     /// The columns the declaration says are shown by their label (``TaskColumn/shown``) that have a value, label
     /// and value as a person reads them (a date on the task's clock, the unit after a number): what
-    /// `teamwork-worker task show`, the phone and the board list.
+    /// `teamwork-worker show`, the phone and the board list.
     public var shownColumns: [(label: String, value: String)] {
         TaskSchema.columns.compactMap { column in
             guard let label = column.shown else { return nil }

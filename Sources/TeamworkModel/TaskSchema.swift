@@ -173,7 +173,7 @@ public struct TaskColumn: Sendable {
     /// What a manager may set it to by its name (`teamwork-manager task create|update --set NAME=VALUE`, the
     /// board's task page, a task import's column of that name); nil: set in its own way, or never by hand.
     public let manager: Setting?
-    /// How a device shows it, where nothing else does: `teamwork-worker task show` and the phone's
+    /// How a device shows it, where nothing else does: `teamwork-worker show` and the phone's
     /// task page list such columns under their label; nil: shown in its own way, or not at all.
     public let shown: Label?
 
