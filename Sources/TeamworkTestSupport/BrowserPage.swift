@@ -221,8 +221,10 @@ public final class BrowserPage: @unchecked Sendable {
 
     /// The document as markup (works with scripts off too).
     public func html() async throws -> String {
-        let root = try await send("DOM.getDocument", ["depth": 0])["root"]["nodeId"].int ?? 0
-        return try await send("DOM.getOuterHTML", ["nodeId": root])["outerHTML"].string ?? ""
+        try await retryingForgottenNodes {
+            let root = try await send("DOM.getDocument", ["depth": 0])["root"]["nodeId"].int ?? 0
+            return try await send("DOM.getOuterHTML", ["nodeId": root])["outerHTML"].string ?? ""
+        }
     }
 
     /// Runs `expression` in the page (scripts on) and returns its value; promises are awaited.
@@ -267,17 +269,12 @@ public final class BrowserPage: @unchecked Sendable {
     /// replaces the element between the lookup and the measure (the board re-rendering a column for
     /// a live update) makes DevTools forget the node: the element is looked up again (2 s at most).
     public func centre(of selector: String) async throws -> (x: Double, y: Double) {
-        let deadline = ContinuousClock.now + .seconds(2)
-        while true {
-            do {
-                let node = try await node(selector)
-                try await send("DOM.scrollIntoViewIfNeeded", ["nodeId": node])
-                let quad = try await send("DOM.getContentQuads", ["nodeId": node])["quads"].array.first?.array.compactMap(\.double) ?? []
-                guard quad.count == 8 else { throw TeamworkError(.internal, "\(selector) has no box on the page") }
-                return ((quad[0] + quad[2] + quad[4] + quad[6]) / 4, (quad[1] + quad[3] + quad[5] + quad[7]) / 4)
-            } catch  where "\(error)".contains("Could not find node with given id") && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+        try await retryingForgottenNodes {
+            let node = try await node(selector)
+            try await send("DOM.scrollIntoViewIfNeeded", ["nodeId": node])
+            let quad = try await send("DOM.getContentQuads", ["nodeId": node])["quads"].array.first?.array.compactMap(\.double) ?? []
+            guard quad.count == 8 else { throw TeamworkError(.internal, "\(selector) has no box on the page") }
+            return ((quad[0] + quad[2] + quad[4] + quad[6]) / 4, (quad[1] + quad[3] + quad[5] + quad[7]) / 4)
         }
     }
 
@@ -317,22 +314,45 @@ public final class BrowserPage: @unchecked Sendable {
         try await waitForNewDocument(since: counts)
     }
 
+    /// Does `body` with the node of the first element `selector` matches. A page that replaces the
+    /// element between the lookup and the use (the phone app rendering its page again after a sync)
+    /// makes DevTools forget the node: the element is looked up again (2 s at most). Seen in CI: a
+    /// photo given to a file input the app had just rendered anew.
+    private func withNode(_ selector: String, _ body: (Int) async throws -> Void) async throws {
+        try await retryingForgottenNodes { try await body(try await node(selector)) }
+    }
+
+    /// `body` again while DevTools says it forgot a node `body` looked up (the page replaced it), 2 s at most.
+    private func retryingForgottenNodes<T>(_ body: () async throws -> T) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            do {
+                return try await body()
+            } catch  where "\(error)".contains("Could not find node with given id") && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
     /// Fills an `<input>` with `text` (its value, as a form sends it; scripts off too).
     public func fill(_ selector: String, with text: String) async throws {
-        let node = try await node(selector)
-        try await send("DOM.setAttributeValue", ["nodeId": node, "name": "value", "value": text])
+        try await withNode(selector) { node in
+            try await send("DOM.setAttributeValue", ["nodeId": node, "name": "value", "value": text])
+        }
     }
 
     /// Chooses the option of a `<select>` with this value (scripts off too: sets its `selected`).
     public func choose(_ value: String, in selector: String) async throws {
-        let option = try await node("\(selector) option[value=\"\(value)\"]")
-        try await send("DOM.setAttributeValue", ["nodeId": option, "name": "selected", "value": "selected"])
+        try await withNode("\(selector) option[value=\"\(value)\"]") { option in
+            try await send("DOM.setAttributeValue", ["nodeId": option, "name": "selected", "value": "selected"])
+        }
     }
 
     /// Gives a file `<input>` these files, as a person picking them (or taking a photo) does.
     public func setFiles(_ selector: String, _ paths: [String]) async throws {
-        let node = try await node(selector)
-        try await send("DOM.setFileInputFiles", ["nodeId": node, "files": paths])
+        try await withNode(selector) { node in
+            try await send("DOM.setFileInputFiles", ["nodeId": node, "files": paths])
+        }
     }
 
     /// Draws one stroke with the mouse (pointer events) through `points`, each a fraction of the
